@@ -1,0 +1,52 @@
+# Build options. BURST_WITH_* are tri-state: AUTO enables a backend when it is found,
+# ON requires it (configure fails with a hint when missing), OFF skips it.
+set(BURST_WITH_CUDA AUTO CACHE STRING "Build CUDA kernels (AUTO|ON|OFF)")
+set(BURST_WITH_NCCL AUTO CACHE STRING "Build the NCCL communicator (AUTO|ON|OFF)")
+set(BURST_WITH_MPI AUTO CACHE STRING "Build the MPI communicator (AUTO|ON|OFF)")
+foreach(opt BURST_WITH_CUDA BURST_WITH_NCCL BURST_WITH_MPI)
+  set_property(CACHE ${opt} PROPERTY STRINGS AUTO ON OFF)
+  if(NOT ${opt} MATCHES "^(AUTO|ON|OFF)$")
+    message(FATAL_ERROR "${opt}=${${opt}} is not valid; use AUTO, ON or OFF")
+  endif()
+endforeach()
+
+option(BURST_BUILD_TESTS "Build the Catch2 test suite" ON)
+option(BURST_BUILD_FUZZERS "Build libFuzzer targets (needs clang)" OFF)
+option(BURST_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+option(BURST_WERROR "Treat warnings as errors" OFF)
+
+# Warnings for our own targets only (third-party headers are system includes).
+add_library(burst_warnings INTERFACE)
+add_library(burst::warnings ALIAS burst_warnings)
+target_compile_options(burst_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion
+    $<$<BOOL:${BURST_WERROR}>:-Werror>>)
+
+if(BURST_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# Helper: resolve a tri-state option against whether the backend was found.
+function(burst_resolve_backend opt found hint)
+  if(${opt} STREQUAL "OFF")
+    set(${opt}_ENABLED OFF PARENT_SCOPE)
+  elseif(${found})
+    set(${opt}_ENABLED ON PARENT_SCOPE)
+  elseif(${opt} STREQUAL "ON")
+    message(FATAL_ERROR "${opt}=ON but it was not found. ${hint}")
+  else()
+    set(${opt}_ENABLED OFF PARENT_SCOPE)
+  endif()
+endfunction()
+
+function(burst_print_configuration)
+  message(STATUS "burst ${PROJECT_VERSION} configuration:")
+  message(STATUS "  build type     ${CMAKE_BUILD_TYPE}")
+  message(STATUS "  CUDA           ${BURST_WITH_CUDA_ENABLED} (${BURST_WITH_CUDA})")
+  message(STATUS "  NCCL           ${BURST_WITH_NCCL_ENABLED} (${BURST_WITH_NCCL})")
+  message(STATUS "  MPI            ${BURST_WITH_MPI_ENABLED} (${BURST_WITH_MPI})")
+  message(STATUS "  tests          ${BURST_BUILD_TESTS}")
+  message(STATUS "  fuzzers        ${BURST_BUILD_FUZZERS}")
+  message(STATUS "  sanitizers     ${BURST_SANITIZE}")
+endfunction()

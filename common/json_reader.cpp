@@ -1,0 +1,218 @@
+#include "common/json_reader.hpp"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/text.hpp"
+#include "common/units.hpp"
+
+namespace burst {
+namespace {
+
+// Line and column (1-based) of a byte offset.
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
+  std::size_t line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+// JSON pointer escaping (RFC 6901).
+std::string escape_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+Json parse_json_text(std::string_view text, const std::string& source) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    const auto [line, column] = line_column(text, e.byte == 0 ? 0 : e.byte - 1);
+    std::string what = e.what();
+    if (const auto pos = what.find("; "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw Error(Problem{fmt::format("{}:{}:{}", source, line, column), "invalid JSON: " + what, "", ""});
+  }
+}
+
+Json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(Problem{path, "cannot open file", "", "check the path and permissions"});
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_json_text(buffer.str(), path);
+}
+
+std::string JsonReader::child(std::string_view pointer, std::string_view key) {
+  return fmt::format("{}/{}", pointer, escape_token(key));
+}
+std::string JsonReader::child(std::string_view pointer, std::size_t index) {
+  return fmt::format("{}/{}", pointer, index);
+}
+
+std::string JsonReader::where(std::string_view pointer) const {
+  return fmt::format("{}:{}", source_, pointer.empty() ? "/" : pointer);
+}
+
+void JsonReader::problem(std::string_view pointer, std::string what, std::string valid, std::string hint) {
+  problems_.add(where(pointer), std::move(what), std::move(valid), std::move(hint));
+}
+
+const Json* JsonReader::field(const Json& obj, std::string_view pointer, std::string_view key, bool required,
+                              std::string_view type_name) {
+  if (!obj.is_object()) return nullptr;
+  const auto it = obj.find(key);
+  if (it == obj.end()) {
+    if (required) problem(child(pointer, key), fmt::format("missing required field '{}'", key), std::string(type_name));
+    return nullptr;
+  }
+  return &*it;
+}
+
+const Json* JsonReader::object(const Json& obj, std::string_view pointer, std::string_view key, bool required) {
+  const Json* v = field(obj, pointer, key, required, "an object");
+  if (v && !v->is_object()) {
+    problem(child(pointer, key), fmt::format("expected an object, found {}", v->type_name()));
+    return nullptr;
+  }
+  return v;
+}
+
+const Json* JsonReader::array(const Json& obj, std::string_view pointer, std::string_view key, bool required) {
+  const Json* v = field(obj, pointer, key, required, "an array");
+  if (v && !v->is_array()) {
+    problem(child(pointer, key), fmt::format("expected an array, found {}", v->type_name()));
+    return nullptr;
+  }
+  return v;
+}
+
+std::optional<std::string> JsonReader::string(const Json& obj, std::string_view pointer, std::string_view key,
+                                              bool required) {
+  const Json* v = field(obj, pointer, key, required, "a string");
+  if (!v) return std::nullopt;
+  if (!v->is_string()) {
+    problem(child(pointer, key), fmt::format("expected a string, found {}", v->type_name()));
+    return std::nullopt;
+  }
+  return v->get<std::string>();
+}
+
+std::optional<double> JsonReader::number(const Json& obj, std::string_view pointer, std::string_view key,
+                                         bool required) {
+  const Json* v = field(obj, pointer, key, required, "a number");
+  if (!v) return std::nullopt;
+  if (!v->is_number()) {
+    problem(child(pointer, key), fmt::format("expected a number, found {}", v->type_name()));
+    return std::nullopt;
+  }
+  return v->get<double>();
+}
+
+std::optional<std::int64_t> JsonReader::integer(const Json& obj, std::string_view pointer, std::string_view key,
+                                                bool required, std::int64_t min, std::int64_t max) {
+  const Json* v = field(obj, pointer, key, required, "an integer");
+  if (!v) return std::nullopt;
+  if (!v->is_number_integer()) {
+    problem(child(pointer, key), fmt::format("expected an integer, found {}", v->dump()));
+    return std::nullopt;
+  }
+  if (v->is_number_unsigned() && v->get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+    problem(child(pointer, key), "integer is too large");
+    return std::nullopt;
+  }
+  const auto value = v->get<std::int64_t>();
+  if (value < min || value > max) {
+    problem(child(pointer, key), fmt::format("{} is out of range", value), fmt::format("{} to {}", min, max));
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<bool> JsonReader::boolean(const Json& obj, std::string_view pointer, std::string_view key,
+                                        bool required) {
+  const Json* v = field(obj, pointer, key, required, "true or false");
+  if (!v) return std::nullopt;
+  if (!v->is_boolean()) {
+    problem(child(pointer, key), fmt::format("expected true or false, found {}", v->type_name()));
+    return std::nullopt;
+  }
+  return v->get<bool>();
+}
+
+template <class Parse>
+std::optional<double> JsonReader::unit_field(const Json& obj, std::string_view pointer, std::string_view key,
+                                             bool required, Parse parse) {
+  const Json* v = field(obj, pointer, key, required, "a string with a unit");
+  if (!v) return std::nullopt;
+  const std::string at = where(child(pointer, key));
+  if (!v->is_string()) {
+    problem(child(pointer, key), fmt::format("expected a string with a unit, found {}", v->dump()), "",
+            "units go inside the string, e.g. \"200GBps\"");
+    return std::nullopt;
+  }
+  try {
+    return parse(v->get<std::string>(), at);
+  } catch (const Error& e) {
+    for (const auto& p : e.problems()) problems_.add(p);
+    return std::nullopt;
+  }
+}
+
+std::optional<double> JsonReader::bandwidth(const Json& obj, std::string_view pointer, std::string_view key,
+                                            bool required) {
+  return unit_field(obj, pointer, key, required, units::parse_bandwidth);
+}
+std::optional<double> JsonReader::duration(const Json& obj, std::string_view pointer, std::string_view key,
+                                           bool required) {
+  return unit_field(obj, pointer, key, required, units::parse_duration);
+}
+std::optional<double> JsonReader::bytes(const Json& obj, std::string_view pointer, std::string_view key,
+                                        bool required) {
+  return unit_field(obj, pointer, key, required, units::parse_bytes);
+}
+std::optional<double> JsonReader::flop_rate(const Json& obj, std::string_view pointer, std::string_view key,
+                                            bool required) {
+  return unit_field(obj, pointer, key, required, units::parse_flop_rate);
+}
+
+std::optional<std::string> JsonReader::choice(const Json& obj, std::string_view pointer, std::string_view key,
+                                              const std::vector<std::string>& choices, bool required) {
+  auto value = string(obj, pointer, key, required);
+  if (!value) return std::nullopt;
+  for (const auto& c : choices) {
+    if (*value == c) return value;
+  }
+  problem(child(pointer, key), fmt::format("'{}' is not valid", *value), text::join(choices),
+          text::did_you_mean(*value, choices));
+  return std::nullopt;
+}
+
+void JsonReader::reject_unknown_keys(const Json& obj, std::string_view pointer,
+                                     const std::vector<std::string>& allowed) {
+  if (!obj.is_object()) return;
+  for (const auto& [key, value] : obj.items()) {
+    bool known = false;
+    for (const auto& a : allowed) known = known || key == a;
+    if (!known) {
+      problem(child(pointer, key), fmt::format("unknown field '{}'", key), text::join(allowed),
+              text::did_you_mean(key, allowed));
+    }
+  }
+}
+
+}  // namespace burst

@@ -1,0 +1,32 @@
+// Progress for long work, on stderr (stdout carries data). On a terminal it redraws one line;
+// otherwise it prints a line at every 10% so logs stay short. Silent when disabled.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace burst {
+
+class Progress {
+ public:
+  Progress(std::string label, std::int64_t total, bool enabled);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+
+  void update(std::int64_t done);
+  void finish();
+
+ private:
+  std::string label_;
+  std::int64_t total_;
+  bool enabled_;
+  bool tty_;
+  int last_decile_ = -1;
+  bool finished_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+}  // namespace burst

@@ -1,0 +1,31 @@
+// burst: plan and run long-sequence transformer training across GPU clusters.
+// Exit codes: 0 success, 1 internal failure, 2 bad input or usage.
+#include <cstdio>
+#include <exception>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "tools/burst/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"burst: topology-aware planning and simulation of long-sequence attention"};
+  app.set_version_flag("--version", std::string("burst ") + BURST_VERSION);
+  app.require_subcommand(1);
+  burst::cli::add_topo_command(app);
+  burst::cli::add_simulate_command(app);
+  burst::cli::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const burst::Error& e) {
+    for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
+    return 2;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "internal error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
