@@ -21,6 +21,12 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string closest(std::string_view word, const std::vector<std::string>& candidates) {
+  // A word that starts a candidate ("rail" for "rail-optimized") is the likeliest intent.
+  if (!word.empty()) {
+    for (const auto& c : candidates) {
+      if (c.size() > word.size() && c.compare(0, word.size(), word) == 0) return c;
+    }
+  }
   std::string best;
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const auto& c : candidates) {

@@ -51,6 +51,7 @@ struct Device {
   DeviceKind kind;
   std::string name;  // unique within the node: "gpu0", "nvswitch", "pcie-sw1", "cpu0", "nic2"
   int ports = 1;     // NICs: network ports NCCL would use as separate nets
+  double port_bandwidth_Bps = 0;  // NICs: bandwidth of each network port, per direction
 };
 
 // An undirected link of the node template; it carries `bandwidth_Bps` in each direction.
@@ -131,12 +132,24 @@ class Topology {
   // Stable fingerprint of the whole description (hex), for plans to refer to.
   [[nodiscard]] std::string hash() const;
 
+  // The same cluster with another node count (what `--nodes N` does to a file or preset).
+  [[nodiscard]] Topology with_nodes(int nodes) const;
+  // Position of a GPU's NIC among the node's NICs (its rail), or -1 when the node has none.
+  [[nodiscard]] int nic_rail(int gpu) const;
+  // Bandwidth of one node's spine uplink (sum of its NICs / oversubscription).
+  [[nodiscard]] double spine_bandwidth() const { return spine_Bps_; }
+
  private:
   std::string name_;
   GpuSpec gpu_;
   std::shared_ptr<const NodeTemplate> node_;
   int nodes_;
   Fabric fabric_;
+  // Derived once in the constructor; see "Global link ids" in topology.cpp.
+  LinkId template_dirs_ = 0;         // directed template links per node (2 x links)
+  int nics_per_node_ = 0;
+  std::vector<int> rail_of_device_;  // template device index -> NIC position, -1 if not a NIC
+  double spine_Bps_ = 0;
 };
 
 }  // namespace burst::topo

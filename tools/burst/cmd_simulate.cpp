@@ -1,4 +1,126 @@
+// burst simulate: predict one attention layer (forward + backward) under one strategy or all
+// of them, on a topology, for a model and sequence length. Data on stdout (a table, or JSON
+// with --json); progress on stderr.
+#include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "simulator/engine/chrome_trace.hpp"
+#include "simulator/layer_simulation.hpp"
+#include "simulator/models/model.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/job_options.hpp"
+#include "tools/burst/simulation_table.hpp"
+
 namespace burst::cli {
-void add_simulate_command(CLI::App&) {}
+namespace {
+
+struct SimulateOptions {
+  JobOptions job;
+  std::string strategy = "all";
+  std::string engine = "event";
+  std::string trace;
+  bool json = false;
+  // Overrides of the strategy's defaults, for what-if questions.
+  std::optional<std::string> layout, backward, ring;
+  std::optional<int> inner, ulysses;
+  bool no_overlap = false;
+};
+
+void apply_overrides(const SimulateOptions& o, sim::AttentionStrategy& s) {
+  if (o.layout) s.layout = *o.layout == "contiguous" ? sim::Layout::Contiguous
+                           : *o.layout == "zigzag"   ? sim::Layout::Zigzag
+                                                     : sim::Layout::Striped;
+  if (o.backward) s.backward = *o.backward == "q_ring" ? sim::BackwardMode::QRing : sim::BackwardMode::KvRing;
+  if (o.ring) s.ring = *o.ring == "double" ? sim::RingKind::Double : sim::RingKind::Flat;
+  if (o.inner) s.inner = *o.inner;
+  if (o.ulysses) s.ulysses = *o.ulysses;
+  if (o.no_overlap) s.overlap = false;
+}
+
+void run(const SimulateOptions& o) {
+  const Job job = resolve_job(o.job);
+  std::vector<std::string> names = o.strategy == "all" ? sim::strategy_names() : std::vector{o.strategy};
+  if (!o.trace.empty() && names.size() != 1) {
+    throw Error(Problem{"--trace", "a trace needs one strategy", "", "add --strategy burst (or another name)"});
+  }
+  sim::LayerSimOptions options;
+  options.engine = o.engine;
+  options.models = job.models;
+  options.progress = !o.json;
+
+  std::vector<sim::LayerSimulation> results;
+  sim::LayerRuns runs;
+  for (const auto& name : names) {
+    sim::AttentionStrategy strategy = sim::strategy_preset(name, job.shape, *job.topology);
+    apply_overrides(o, strategy);
+    if (options.progress) fmt::print(stderr, "simulating {} ...\n", name);
+    results.push_back(sim::simulate_attention_layer(job.shape, job.mask, strategy, *job.topology, options,
+                                                    o.trace.empty() ? nullptr : &runs));
+  }
+
+  if (!o.trace.empty()) {
+    if (!results.front().not_applicable.empty()) {
+      throw Error(Problem{"--strategy", fmt::format("{} cannot run here: {}", names.front(),
+                                                   results.front().not_applicable)});
+    }
+    std::ofstream out(o.trace);
+    if (!out) throw Error(Problem{"--trace", fmt::format("cannot write '{}'", o.trace)});
+    sim::write_chrome_trace(out, {{"forward", &runs.forward.graph, &runs.forward.result},
+                                  {"backward", &runs.backward.graph, &runs.backward.result}},
+                            *job.topology);
+    if (!out) throw Error(Problem{"--trace", fmt::format("writing '{}' failed", o.trace)});
+    fmt::print(stderr, "trace written to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
+  }
+
+  if (o.json) {
+    Json out = job_json(job);
+    out["engine"] = o.engine;
+    Json list = Json::array();
+    for (const auto& r : results) list.push_back(sim::to_json(r));
+    if (results.size() == 1) {
+      out.update(list.front());
+    } else {
+      out["strategies"] = list;
+    }
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("{}\n", describe_job(job));
+  print_simulation_table(results);
+}
+
+}  // namespace
+
+void add_simulate_command(CLI::App& app) {
+  auto options = std::make_shared<SimulateOptions>();
+  CLI::App* cmd = app.add_subcommand("simulate", "Predict one attention layer (forward + backward) per strategy");
+  add_job_options(*cmd, options->job);
+  cmd->add_option("--strategy", options->strategy, "Strategy family, or 'all' to compare them side by side")
+      ->check(CLI::IsMember([] {
+        auto names = sim::strategy_names();
+        names.push_back("all");
+        return names;
+      }()))
+      ->capture_default_str();
+  cmd->add_option("--engine", options->engine, "Simulation engine: event (contention) or analytic (fast)")
+      ->check(CLI::IsMember(sim::engine_names()))
+      ->capture_default_str();
+  cmd->add_option("--trace", options->trace, "Write a Chrome trace (Perfetto) of the layer to this file");
+  cmd->add_flag("--json", options->json, "Print the results as JSON on stdout");
+  cmd->add_option("--layout", options->layout, "Override the layout")
+      ->check(CLI::IsMember({"contiguous", "zigzag", "striped"}));
+  cmd->add_option("--backward", options->backward, "Override the backward mode")
+      ->check(CLI::IsMember({"kv_ring", "q_ring"}));
+  cmd->add_option("--ring", options->ring, "Override the ring kind")->check(CLI::IsMember({"flat", "double"}));
+  cmd->add_option("--inner", options->inner, "Override the double ring's inner size")->check(CLI::PositiveNumber);
+  cmd->add_option("--ulysses", options->ulysses, "Override the Ulysses (head-parallel) degree")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-overlap", options->no_overlap, "Disable double buffering (transfers wait for compute)");
+  cmd->callback([options] { run(*options); });
+}
+
 }  // namespace burst::cli

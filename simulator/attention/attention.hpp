@@ -1,0 +1,89 @@
+// Lowering one attention layer to task graphs, per strategy.
+//
+// A strategy splits the world of P = gpu_count ranks into Ulysses groups of U consecutive
+// ranks (heads split U ways by all-to-all) and a context-parallel ring of P/U groups over the
+// sequence. The ring is flat (one ring over all ranks) or double (inner ring = ranks of a
+// node over NVLink, outer ring = same local rank across nodes, so the next node's block
+// crosses IB while the inner ring computes). The layout decides which tokens each ring rank
+// owns: contiguous, zigzag (2P chunks, rank r holds r and 2P-1-r) or striped (token t on rank
+// t mod P). Forward circulates K,V; backward circulates either K,V with their dK,dV
+// accumulators (RingAttention) or the query side Q, dO, D, lse with dQ one step behind
+// (BurstAttention). Blocks the mask leaves empty get no compute, and a block stops travelling
+// once no later rank needs it.
+//
+// Forward and backward are separate graphs: in training they run far apart in time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "simulator/task_graph.hpp"
+#include "topologies/topology.hpp"
+
+namespace burst::sim {
+
+enum class MaskKind : std::uint8_t { Full, Causal, SlidingWindow, Document };
+struct Mask {
+  MaskKind kind = MaskKind::Causal;
+  std::int64_t window = 0;   // SlidingWindow: a query sees keys q-window < k <= q
+  std::int64_t doc_len = 0;  // Document: causal within documents of this many tokens
+};
+// "full", "causal", "sliding:W", "document:L" (W, L token counts, e.g. "sliding:4K").
+[[nodiscard]] Mask parse_mask(std::string_view text, std::string_view field);
+[[nodiscard]] std::string to_string(const Mask& mask);
+
+enum class Layout : std::uint8_t { Contiguous, Zigzag, Striped };
+enum class RingKind : std::uint8_t { Flat, Double };
+enum class BackwardMode : std::uint8_t { KvRing, QRing };
+[[nodiscard]] const char* to_string(Layout layout);         // "contiguous", "zigzag", "striped"
+[[nodiscard]] const char* to_string(RingKind ring);         // "flat", "double"
+[[nodiscard]] const char* to_string(BackwardMode backward); // "kv_ring", "q_ring"
+
+struct AttentionShape {
+  int heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  std::int64_t seq = 0;  // tokens per sequence
+  int batch = 1;
+  int dtype_bytes = 2;   // bf16 activations on the wire
+};
+
+struct AttentionStrategy {
+  std::string name;                  // family, e.g. "burst", "megatron-cp"
+  int ulysses = 1;                   // head-parallel degree U (consecutive ranks of a node)
+  RingKind ring = RingKind::Flat;
+  int inner = 0;                     // double ring: inner ring size (0: ring ranks per node)
+  Layout layout = Layout::Zigzag;
+  BackwardMode backward = BackwardMode::QRing;
+  int dkv_bytes = 2;                 // K,V-ring backward: bytes per element of travelling dK,dV
+  int dq_bytes = 2;                  // Q-ring backward: bytes per element of travelling dQ
+  bool overlap = true;               // double buffering: next transfer in flight during compute
+};
+
+[[nodiscard]] std::vector<std::string> strategy_names();
+// The family's defaults as used in practice (see docs/strategies.md) for this shape and
+// topology. Throws burst::Error for an unknown name (with did-you-mean).
+[[nodiscard]] AttentionStrategy strategy_preset(std::string_view name, const AttentionShape& shape,
+                                                const topo::Topology& topology);
+// Why the strategy cannot run this job on this topology ("" if it can): heads not divisible
+// by the Ulysses degree, sequence not divisible as the layout needs, inner size not dividing
+// the ring, and so on.
+[[nodiscard]] std::string check_applicable(const AttentionStrategy& strategy, const AttentionShape& shape,
+                                           const Mask& mask, const topo::Topology& topology);
+
+struct LoweredAttention {
+  TaskGraph forward;
+  TaskGraph backward;
+  // Per rank: FLOPs actually computed (empty blocks excluded), forward and backward.
+  std::vector<double> forward_flops;
+  std::vector<double> backward_flops;
+};
+
+// Throws burst::Error when check_applicable() says the strategy cannot run.
+[[nodiscard]] LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask,
+                                               const AttentionStrategy& strategy,
+                                               const topo::Topology& topology);
+
+}  // namespace burst::sim

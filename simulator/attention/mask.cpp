@@ -1,0 +1,239 @@
+// Masks: parsing, printing and exact pair counting (see mask.hpp for the diagonal trick).
+#include "simulator/attention/mask.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
+
+namespace burst::sim {
+namespace {
+
+constexpr std::string_view kValidMasks = "full, causal, sliding:W, document:L (W, L in tokens, e.g. sliding:4K)";
+
+// Floor and ceiling of n / d for d > 0 and any sign of n.
+std::int64_t floor_div(std::int64_t n, std::int64_t d) {
+  const std::int64_t q = n / d;
+  return (n % d != 0 && n < 0) ? q - 1 : q;
+}
+std::int64_t ceil_div(std::int64_t n, std::int64_t d) { return -floor_div(-n, d); }
+
+// sum over t <= x of N(t), N(t) = max(0, min(n, m, n - t, m + t)): the number of (i, j) of an
+// n x m grid with i - j <= x. N rises 1..p-1 from t = 1-m, stays at p = min(n, m) on
+// [p - m, n - p], then falls to 1 at t = n - 1.
+std::int64_t diagonal_prefix(std::int64_t n, std::int64_t m, std::int64_t x) {
+  if (x <= -m) return 0;
+  if (x >= n - 1) return n * m;
+  const std::int64_t p = std::min(n, m);
+  if (x < p - m) {
+    const std::int64_t y = x + m;  // N(t) = m + t, summed for t = 1-m .. x
+    return y * (y + 1) / 2;
+  }
+  if (x <= n - p) return p * (p - 1) / 2 + (x - (p - m) + 1) * p;
+  const std::int64_t tail = n - x - 1;  // N(t) = n - t for t = x+1 .. n-1: 1 .. tail
+  return n * m - tail * (tail + 1) / 2;
+}
+
+// (i, j) in [0, n) x [0, m) with t0 <= i - j <= t1.
+std::int64_t diagonal_pairs(std::int64_t n, std::int64_t m, std::int64_t t0, std::int64_t t1) {
+  t0 = std::max(t0, 1 - m);
+  t1 = std::min(t1, n - 1);
+  if (t0 > t1) return 0;
+  return diagonal_prefix(n, m, t1) - diagonal_prefix(n, m, t0 - 1);
+}
+
+// Bounds lo <= q - k <= hi of a band mask; `unbounded` stands for no bound on that side.
+constexpr std::int64_t kUnbounded = INT64_MAX;
+struct Band {
+  std::int64_t lo;  // -kUnbounded: none
+  std::int64_t hi;  // kUnbounded: none
+};
+
+// Pairs of two same-stride progressions with lo <= q - k <= hi.
+std::int64_t band_pairs(const Progression& q, const Progression& k, std::int64_t stride, Band band) {
+  if (q.count <= 0 || k.count <= 0) return 0;
+  const std::int64_t d = q.start - k.start;  // q - k = d + t * stride
+  const std::int64_t t0 = band.lo == -kUnbounded ? 1 - k.count : ceil_div(band.lo - d, stride);
+  const std::int64_t t1 = band.hi == kUnbounded ? q.count - 1 : floor_div(band.hi - d, stride);
+  return diagonal_pairs(q.count, k.count, t0, t1);
+}
+
+// The elements of p inside [lo, hi], as a progression of the same stride.
+Progression clip(const Progression& p, std::int64_t lo, std::int64_t hi) {
+  const std::int64_t first = std::max<std::int64_t>(0, ceil_div(lo - p.start, p.stride));
+  const std::int64_t last = std::min(p.count - 1, floor_div(hi - p.start, p.stride));
+  if (last < first) return {p.start, 0, p.stride};
+  return {p.start + first * p.stride, last - first + 1, p.stride};
+}
+
+// Document mask for same-stride progressions: causal pairs inside each document of L tokens.
+std::int64_t document_pairs(const Progression& q, const Progression& k, std::int64_t stride, std::int64_t len) {
+  if (q.count <= 0 || k.count <= 0) return 0;
+  const std::int64_t q_last = q.start + (q.count - 1) * stride;
+  const std::int64_t k_last = k.start + (k.count - 1) * stride;
+  const std::int64_t d_lo = std::max(q.start, k.start) / len;
+  const std::int64_t d_hi = std::min(q_last, k_last) / len;
+  if (d_lo > d_hi) return 0;
+  const auto in_doc = [&](std::int64_t doc) {
+    const std::int64_t lo = doc * len, hi = lo + len - 1;
+    return band_pairs(clip(q, lo, hi), clip(k, lo, hi), stride, {0, kUnbounded});
+  };
+  // Interior documents lie inside both progressions' spans [start, start + count * stride),
+  // so each piece is "every token of the document congruent to start mod stride".
+  const std::int64_t span_lo = std::max(q.start, k.start);
+  const std::int64_t span_hi = std::min(q.start + q.count * stride, k.start + k.count * stride);
+  const std::int64_t i_lo = std::max(d_lo, ceil_div(span_lo, len));
+  const std::int64_t i_hi = std::min(d_hi, floor_div(span_hi, len) - 1);
+  std::int64_t total = 0;
+  if (i_lo > i_hi) {
+    for (std::int64_t doc = d_lo; doc <= d_hi; ++doc) total += in_doc(doc);  // at most 3 documents
+    return total;
+  }
+  for (std::int64_t doc = d_lo; doc < i_lo; ++doc) total += in_doc(doc);
+  for (std::int64_t doc = i_hi + 1; doc <= d_hi; ++doc) total += in_doc(doc);
+  const std::int64_t interior = i_hi - i_lo + 1;
+  const std::int64_t period = stride / std::gcd(len, stride);
+  const std::int64_t counted = std::min(interior, period);
+  const std::int64_t remainder = interior % period;
+  std::int64_t one_period = 0, head = 0;
+  for (std::int64_t x = 0; x < counted; ++x) {
+    if (x == remainder) head = one_period;
+    one_period += in_doc(i_lo + x);
+  }
+  if (interior < period) return total + one_period;
+  return total + (interior / period) * one_period + head;
+}
+
+// Keys of k a single query q may see: [lo, hi] (inclusive), by mask.
+Band keys_of_query(const Mask& mask, std::int64_t q) {
+  switch (mask.kind) {
+    case MaskKind::Full: return {-kUnbounded, kUnbounded};
+    case MaskKind::Causal: return {-kUnbounded, q};
+    case MaskKind::SlidingWindow: return {q - mask.window + 1, q};
+    case MaskKind::Document: return {(q / mask.doc_len) * mask.doc_len, q};
+  }
+  return {0, -1};
+}
+// Queries that may see a single key k.
+Band queries_of_key(const Mask& mask, std::int64_t k) {
+  switch (mask.kind) {
+    case MaskKind::Full: return {-kUnbounded, kUnbounded};
+    case MaskKind::Causal: return {k, kUnbounded};
+    case MaskKind::SlidingWindow: return {k, k + mask.window - 1};
+    case MaskKind::Document: return {k, (k / mask.doc_len + 1) * mask.doc_len - 1};
+  }
+  return {0, -1};
+}
+
+std::int64_t count_in(const Progression& p, Band band) {
+  const std::int64_t lo = band.lo == -kUnbounded ? p.start : band.lo;
+  const std::int64_t hi = band.hi == kUnbounded ? p.start + (p.count - 1) * p.stride : band.hi;
+  return clip(p, lo, hi).count;
+}
+
+// Different strides: one O(1) count per element of the shorter progression.
+std::int64_t mixed_stride_pairs(const Mask& mask, const Progression& q, const Progression& k) {
+  std::int64_t total = 0;
+  if (q.count <= k.count) {
+    for (std::int64_t i = 0; i < q.count; ++i) total += count_in(k, keys_of_query(mask, q.start + i * q.stride));
+  } else {
+    for (std::int64_t j = 0; j < k.count; ++j) total += count_in(q, queries_of_key(mask, k.start + j * k.stride));
+  }
+  return total;
+}
+
+[[noreturn]] void bad_mask(std::string_view field, std::string what, std::string hint) {
+  throw Error(Problem{std::string(field), std::move(what), std::string(kValidMasks), std::move(hint)});
+}
+
+std::int64_t mask_parameter(std::string_view text, std::string_view field, std::string_view kind,
+                            std::string_view name) {
+  const std::int64_t value = units::parse_tokens(text, field);
+  if (value < 1) {
+    bad_mask(field, fmt::format("{} of '{}' must be at least 1 token, got {}", name, kind, value),
+             fmt::format("write it like \"{}:4K\"", kind));
+  }
+  return value;
+}
+
+}  // namespace
+
+void TokenSet::add(const Progression& p) {
+  if (size >= static_cast<int>(parts.size())) throw std::logic_error("TokenSet: more than two progressions");
+  parts[static_cast<std::size_t>(size++)] = p;
+}
+
+std::int64_t TokenSet::tokens() const {
+  std::int64_t total = 0;
+  for (int i = 0; i < size; ++i) total += parts[static_cast<std::size_t>(i)].count;
+  return total;
+}
+
+std::int64_t allowed_pairs(const Mask& mask, const Progression& q, const Progression& k) {
+  if (q.count <= 0 || k.count <= 0) return 0;
+  if (mask.kind == MaskKind::Full) return q.count * k.count;
+  // A single element has no stride of its own: give it the other's.
+  std::int64_t stride = q.stride;
+  if (q.count == 1) stride = k.stride;
+  else if (k.count != 1 && k.stride != q.stride) return mixed_stride_pairs(mask, q, k);
+  const Progression qs{q.start, q.count, stride}, ks{k.start, k.count, stride};
+  switch (mask.kind) {
+    case MaskKind::Causal: return band_pairs(qs, ks, stride, {0, kUnbounded});
+    case MaskKind::SlidingWindow: return band_pairs(qs, ks, stride, {0, mask.window - 1});
+    case MaskKind::Document: return document_pairs(qs, ks, stride, mask.doc_len);
+    case MaskKind::Full: break;
+  }
+  return q.count * k.count;
+}
+
+std::int64_t allowed_pairs(const Mask& mask, const TokenSet& q, const TokenSet& k) {
+  std::int64_t total = 0;
+  for (int i = 0; i < q.size; ++i) {
+    for (int j = 0; j < k.size; ++j) {
+      total += allowed_pairs(mask, q.parts[static_cast<std::size_t>(i)], k.parts[static_cast<std::size_t>(j)]);
+    }
+  }
+  return total;
+}
+
+Mask parse_mask(std::string_view text, std::string_view field) {
+  const std::size_t colon = text.find(':');
+  const std::string_view kind = text.substr(0, colon);
+  const bool has_parameter = colon != std::string_view::npos;
+  const std::string_view parameter = has_parameter ? text.substr(colon + 1) : std::string_view{};
+  if (kind == "full" || kind == "causal") {
+    if (has_parameter) bad_mask(field, fmt::format("'{}' takes no parameter, got '{}'", kind, text), fmt::format("write \"{}\"", kind));
+    return Mask{kind == "full" ? MaskKind::Full : MaskKind::Causal, 0, 0};
+  }
+  if (kind == "sliding" || kind == "document") {
+    const bool sliding = kind == "sliding";
+    const std::string_view name = sliding ? "the window" : "the document length";
+    if (!has_parameter || parameter.empty()) {
+      bad_mask(field, fmt::format("'{}' needs {} in tokens", kind, name), fmt::format("write it like \"{}:4K\"", kind));
+    }
+    const std::int64_t value = mask_parameter(parameter, field, kind, name);
+    return sliding ? Mask{MaskKind::SlidingWindow, value, 0} : Mask{MaskKind::Document, 0, value};
+  }
+  if (text.empty()) bad_mask(field, "empty mask", "write \"causal\" for a decoder");
+  bad_mask(field, fmt::format("unknown mask '{}'", text),
+           text::did_you_mean(kind, {"full", "causal", "sliding", "document"}));
+}
+
+std::string to_string(const Mask& mask) {
+  switch (mask.kind) {
+    case MaskKind::Full: return "full";
+    case MaskKind::Causal: return "causal";
+    case MaskKind::SlidingWindow: return "sliding:" + units::format_tokens(mask.window);
+    case MaskKind::Document: return "document:" + units::format_tokens(mask.doc_len);
+  }
+  return "?";
+}
+
+}  // namespace burst::sim

@@ -1,0 +1,53 @@
+// Exact counting of the (query, key) pairs a mask allows between two token sets.
+//
+// Every layout gives a ring rank its tokens as one or two arithmetic progressions
+// {start, count, stride}: contiguous is one range (stride 1), zigzag two ranges, striped one
+// progression of stride P. The work of a block (its FLOPs) is the number of allowed pairs,
+// so the lowering needs that number for every (query block, key block) pair: a million of
+// them for a 1024-rank ring. Counting token by token would cost c^2 per block; instead:
+//
+// For two progressions with the same stride S, q = a + i*S and k = b + j*S, so
+//   q - k = (a - b) + (i - j) * S.
+// Every mask here is a condition lo <= q - k <= hi (full: none; causal: 0 <= q - k; sliding
+// window W: 0 <= q - k <= W - 1), i.e. a range of diagonals t = i - j. The number of (i, j) on
+// diagonal t of an n x m grid is N(t) = max(0, min(n, m, n - t, m + t)): a trapezoid, so its
+// prefix sum has a closed form and a block costs O(1).
+//
+// The document mask (causal inside documents of L tokens) cuts both progressions at document
+// boundaries and sums the causal count per document. Documents fully inside both spans repeat
+// with period S / gcd(L, S) (shifting a document by lcm(L, S) tokens shifts both pieces
+// equally), so only one period of documents is counted, plus at most two partial documents at
+// each end.
+//
+// Progressions of different strides (never produced by our layouts, accepted for generality)
+// fall back to one O(1) count per element of the shorter progression.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "simulator/attention/attention.hpp"
+
+namespace burst::sim {
+
+struct Progression {
+  std::int64_t start = 0;
+  std::int64_t count = 0;
+  std::int64_t stride = 1;  // >= 1
+};
+
+// The tokens of one ring rank: at most two progressions (zigzag), stored inline so that
+// a million of them cost no heap allocation.
+struct TokenSet {
+  std::array<Progression, 2> parts{};
+  int size = 0;
+
+  void add(const Progression& p);  // throws std::logic_error past two parts (a lowering bug)
+  [[nodiscard]] std::int64_t tokens() const;
+};
+
+// Allowed (query, key) pairs, per sequence and per head: queries from q, keys from k.
+[[nodiscard]] std::int64_t allowed_pairs(const Mask& mask, const Progression& q, const Progression& k);
+[[nodiscard]] std::int64_t allowed_pairs(const Mask& mask, const TokenSet& q, const TokenSet& k);
+
+}  // namespace burst::sim

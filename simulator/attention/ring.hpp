@@ -1,0 +1,67 @@
+// Ring orders: who computes with whose block at every step.
+//
+// World rank g in 0..P-1 (P = nodes x gpus per node). Ulysses groups are U consecutive world
+// ranks, inside one node (U divides the GPUs per node) or spanning whole nodes (DeepSpeed-
+// Ulysses over the whole world). Group k is ring rank k, so there are R = P / U ring ranks;
+// member j of every group forms its own ring over the groups: U rings of R ranks, each for
+// H/U heads, all running the same schedule on the same tokens.
+//
+// A ring of R ranks is seen as N outer positions x I inner positions (ring rank k = n*I + l):
+//   flat ring    I = R, N = 1: rank k receives from k-1 every step.
+//   double ring  I = ring ranks per node (or a given inner size dividing R), N = R / I: the
+//                inner ring circulates blocks inside a node over NVLink, the outer ring passes
+//                each node's blocks to the same inner position of the next node over IB.
+// At step t = o*I + i (outer step o, inner step i), ring rank (n, l) holds the block owned by
+// ring rank ((n - o) mod N, (l - i) mod I). With N = 1 this is the flat ring's (k - t) mod R.
+// Every rank sees every block exactly once and every step is a permutation: check_ring()
+// verifies both, and that every world rank sits in exactly one ring once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "simulator/attention/attention.hpp"
+
+namespace burst::sim {
+
+// The shape of the world a strategy runs on (all the lowering needs of a topology).
+struct World {
+  int nodes = 0;
+  int gpus_per_node = 0;
+  [[nodiscard]] int size() const { return nodes * gpus_per_node; }
+};
+[[nodiscard]] World world_of(const topo::Topology& topology);
+
+struct RingGeometry {
+  int world = 1;    // P
+  int ulysses = 1;  // U
+  int ring = 1;     // R = P / U ring ranks
+  int inner = 1;    // I
+  int outer = 1;    // N = R / I
+
+  [[nodiscard]] int world_rank(int ring_rank, int member) const { return ring_rank * ulysses + member; }
+  // The owner (ring rank) of the block `ring_rank` holds at `step` (0 <= step < ring).
+  [[nodiscard]] int block_at(int ring_rank, int step) const;
+  // The ring rank holding `block` at `step`: block_at(visitor(b, t), t) == b.
+  [[nodiscard]] int visitor(int block, int step) const;
+};
+
+// Ring ranks per node for a Ulysses degree (1 when a Ulysses group spans nodes).
+[[nodiscard]] int ring_ranks_per_node(int ulysses, const World& world);
+// The geometry of a strategy that check_applicable() accepts.
+[[nodiscard]] RingGeometry ring_geometry(const AttentionStrategy& strategy, const World& world);
+
+// Problems with a geometry's schedule or rank mapping, one line each; empty when every ring
+// visits every rank exactly once.
+[[nodiscard]] std::vector<std::string> check_ring(const RingGeometry& geometry);
+
+// The rings as world-rank orders, for plans and traces: level "flat" (one per Ulysses member),
+// or "intra" (one per outer position) and "inter" (one per inner position) for a double ring.
+struct RingOrder {
+  std::string level;
+  int member = 0;  // Ulysses member j the ring belongs to
+  std::vector<int> order;
+};
+[[nodiscard]] std::vector<RingOrder> ring_orders(const RingGeometry& geometry);
+
+}  // namespace burst::sim

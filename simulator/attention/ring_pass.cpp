@@ -1,0 +1,284 @@
+// A ring pass as tasks: computes where the mask allows pairs, hops where a later rank needs
+// the block, and the dependencies that make it a double-buffered pipeline.
+//
+// Step t = o*I + i (ring.hpp): rank (n, l) computes with the block of ((n-o) mod N, (l-i) mod I).
+// Blocks move along two kinds of hop:
+//   inner hop  (n, l-1) -> (n, l) before inner step i+1: the block the sender used at step t;
+//   outer hop  (n-1, l) -> (n, l) before outer step o+1: the block the sender started outer
+//              step o with (its "outer block"), which then circulates the receiving node.
+// A flat ring is N = 1 (only inner hops); a pure outer ring is I = 1.
+//
+// Double buffering (pass.overlap): each rank has two buffers per ring level. The hop for step
+// t+1 is issued as step t starts: it needs the block at the sender (the hop that brought it
+// there) and a free buffer at the receiver (its compute up to step t-1 done, and the hop that
+// forwarded the block it is about to overwrite). So it flies while both ends compute step t.
+// An outer hop is issued when outer step o starts and has I inner steps to arrive. Without
+// overlap a hop waits for the computes of step t at both ends (and, for the outer ring, for
+// the end of the outer step).
+//
+// Skipping: block b's journey is a tree (the outer chain, with an inner circulation hanging
+// off every node). A hop is made only if its receiver or a rank after it on that branch needs
+// the block: last_inner[b][o] is the last inner step at outer step o whose rank needs it,
+// last_outer[b] the last outer step with any need. Blocks with no allowed pair get no compute.
+//
+// Backward accumulators (dK,dV in the K,V ring, dQ in the Q ring) cannot be copied, so they
+// follow one path: the ranks that compute on the block, in step order, each hop issued after
+// the sender's compute and the accumulator's arrival there, i.e. one step behind the block.
+// After the last of them, one direct hop returns it to the owner. With full journeys that is
+// R hops per block (R-1 along the ring, one home), the closed form in lowering.hpp.
+#include "simulator/attention/ring_pass.hpp"
+
+#include <algorithm>
+
+#include "simulator/attention/layout.hpp"
+
+namespace burst::sim {
+
+PairTable::PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring_size) : ring_(ring_size) {
+  std::vector<TokenSet> tokens;
+  tokens.reserve(static_cast<std::size_t>(ring_size));
+  for (int r = 0; r < ring_size; ++r) tokens.push_back(ring_tokens(layout, seq, ring_size, r));
+  pairs_.resize(static_cast<std::size_t>(ring_size) * static_cast<std::size_t>(ring_size));
+  std::size_t x = 0;
+  for (int q = 0; q < ring_size; ++q) {
+    for (int k = 0; k < ring_size; ++k) {
+      pairs_[x++] = allowed_pairs(mask, tokens[static_cast<std::size_t>(q)], tokens[static_cast<std::size_t>(k)]);
+    }
+  }
+}
+
+namespace {
+
+using Ids = std::vector<TaskId>;
+
+std::size_t at(int index) { return static_cast<std::size_t>(index); }
+
+class PassBuilder {
+ public:
+  PassBuilder(const RingGeometry& g, const PairTable& table, const RingPass& pass, const Ids& own_block_deps,
+              TaskGraph& graph, std::vector<double>& flops)
+      : g_(g), table_(table), pass_(pass), own_deps_(own_block_deps), graph_(graph), flops_(flops) {
+    const auto p = at(g.world);
+    for (Ids* v : {&cur_, &next_, &outer_cur_, &outer_next_, &last_comp_, &prev_comp_, &inner_out_, &inner_sent_,
+                   &outer_out_, &outer_sent_, &acc_hop_, &acc_comp_}) {
+      v->assign(p, -1);
+    }
+    acc_at_.assign(p, -1);
+    plan_journeys();
+    reserve();
+  }
+
+  RingPassEnd run() {
+    for (int t = 0; t < g_.ring; ++t) step(t);
+    RingPassEnd end;
+    end.accumulator_home.assign(at(g_.world), -1);
+    if (pass_.accumulator_bytes > 0) return_accumulators(end);
+    end.last_compute = std::move(last_comp_);
+    return end;
+  }
+
+ private:
+  std::int64_t pairs(int visitor, int block) const {
+    return pass_.queries_travel ? table_.at(block, visitor) : table_.at(visitor, block);
+  }
+
+  void plan_journeys() {
+    const int n_outer = g_.outer, n_inner = g_.inner;
+    last_inner_.assign(at(g_.ring) * at(n_outer), -1);
+    last_outer_.assign(at(g_.ring), -1);
+    for (int b = 0; b < g_.ring; ++b) {
+      for (int o = 0; o < n_outer; ++o) {
+        int last = -1;
+        for (int i = n_inner - 1; i >= 0 && last < 0; --i) {
+          if (pairs(g_.visitor(b, o * n_inner + i), b) > 0) last = i;
+        }
+        last_inner_[at(b) * at(n_outer) + at(o)] = last;
+        if (last >= 0) last_outer_[at(b)] = o;
+      }
+    }
+  }
+
+  // Exact task counts, so that a million-task graph is allocated once.
+  void reserve() {
+    std::size_t computes = 0, hops = 0;
+    for (int q = 0; q < g_.ring; ++q) {
+      for (int k = 0; k < g_.ring; ++k) computes += table_.at(q, k) > 0 ? 1 : 0;
+    }
+    for (int b = 0; b < g_.ring; ++b) {
+      for (int o = 0; o < g_.outer; ++o) {
+        if (o >= 1 && o <= last_outer_[at(b)]) ++hops;
+        hops += at(std::max(0, last_inner_[at(b) * at(g_.outer) + at(o)]));
+      }
+    }
+    const std::size_t u = at(g_.ulysses);
+    const std::size_t accumulators = pass_.accumulator_bytes > 0 ? computes : 0;
+    const std::size_t tasks = u * (computes + hops + accumulators);
+    graph_.reserve(graph_.size() + tasks, graph_.size() * 3 + tasks * 3 + at(g_.world) * u);
+  }
+
+  // The tasks that put `w`'s block of step (o, i) in place: the hop that brought it, or the
+  // rank's own block (the all-to-all into it, if any).
+  void push_held(int w, int i, int o) {
+    if (i > 0) {
+      deps_.push_back(cur_[at(w)]);
+    } else if (o > 0) {
+      deps_.push_back(outer_cur_[at(w)]);
+    } else if (!own_deps_.empty()) {
+      const auto per_rank = at(g_.ulysses - 1);
+      const auto first = own_deps_.begin() + static_cast<std::ptrdiff_t>(at(w) * per_rank);
+      deps_.insert(deps_.end(), first, first + static_cast<std::ptrdiff_t>(per_rank));
+    }
+  }
+
+  void step(int t) {
+    const int o = t / g_.inner, i = t % g_.inner;
+    if (i == 0 && o > 0) {
+      std::swap(outer_cur_, outer_next_);
+      std::fill(outer_next_.begin(), outer_next_.end(), -1);
+    }
+    computes(t, o, i);
+    inner_hops(t, o, i);
+    const bool last_inner_step = i + 1 == g_.inner;
+    if (o + 1 < g_.outer && (pass_.overlap ? i == 0 : last_inner_step)) outer_hops(o);
+  }
+
+  void computes(int t, int o, int i) {
+    for (int k = 0; k < g_.ring; ++k) {
+      const int b = g_.block_at(k, t);
+      const std::int64_t p = pairs(k, b);
+      for (int j = 0; j < g_.ulysses; ++j) {
+        const int w = g_.world_rank(k, j);
+        prev_comp_[at(w)] = last_comp_[at(w)];
+        if (p == 0) continue;
+        deps_.clear();
+        push_held(w, i, o);
+        const double f = static_cast<double>(p) * pass_.flops_per_pair;
+        const TaskId id = graph_.add_compute(
+            TaskGraph::ComputeSpec{.gpu = w, .stream = 0, .phase = pass_.phase, .kernel = pass_.kernel, .flops = f,
+                                   .block_q = pass_.block_tokens, .block_k = pass_.block_tokens, .step = t},
+            deps_);
+        flops_[at(w)] += f;
+        last_comp_[at(w)] = id;
+        if (pass_.accumulator_bytes > 0) follow_accumulator(g_.world_rank(b, j), w, id, t);
+      }
+    }
+  }
+
+  // The owner's accumulator moves from the previous computing visitor to `w`.
+  void follow_accumulator(int owner, int w, TaskId compute, int t) {
+    const auto x = at(owner);
+    if (acc_at_[x] >= 0) {
+      acc_hop_[x] = graph_.add_transfer(
+          TaskGraph::TransferSpec{.src = acc_at_[x], .dst = w, .channel = kChannelAccumulator, .phase = pass_.phase,
+                                  .payload = pass_.accumulator_payload, .bytes = pass_.accumulator_bytes, .step = t},
+          {acc_comp_[x], acc_hop_[x]});
+    }
+    acc_at_[x] = w;
+    acc_comp_[x] = compute;
+  }
+
+  void inner_hops(int t, int o, int i) {
+    std::fill(next_.begin(), next_.end(), -1);
+    std::fill(inner_sent_.begin(), inner_sent_.end(), -1);
+    if (i + 1 < g_.inner) {
+      for (int k = 0; k < g_.ring; ++k) {
+        const int n = k / g_.inner, l = k % g_.inner;
+        const int sender = n * g_.inner + (l + g_.inner - 1) % g_.inner;
+        const int b = g_.block_at(sender, t);
+        if (i + 1 > last_inner_[at(b) * at(g_.outer) + at(o)]) continue;
+        for (int j = 0; j < g_.ulysses; ++j) {
+          const int w = g_.world_rank(k, j), ws = g_.world_rank(sender, j);
+          deps_.clear();
+          push_held(ws, i, o);
+          if (pass_.overlap) {
+            deps_.push_back(prev_comp_[at(w)]);
+            deps_.push_back(inner_out_[at(w)]);
+          } else {
+            deps_.push_back(last_comp_[at(ws)]);
+            deps_.push_back(last_comp_[at(w)]);
+          }
+          const TaskId id = graph_.add_transfer(
+              TaskGraph::TransferSpec{.src = ws, .dst = w, .channel = kChannelInner, .phase = pass_.phase,
+                                      .payload = pass_.block_payload, .bytes = pass_.block_bytes, .step = t + 1},
+              deps_);
+          next_[at(w)] = id;
+          inner_sent_[at(ws)] = id;
+        }
+      }
+    }
+    std::swap(cur_, next_);
+    std::swap(inner_out_, inner_sent_);
+  }
+
+  void outer_hops(int o) {
+    std::fill(outer_sent_.begin(), outer_sent_.end(), -1);
+    for (int k = 0; k < g_.ring; ++k) {
+      const int n = k / g_.inner, l = k % g_.inner;
+      const int sender = ((n + g_.outer - 1) % g_.outer) * g_.inner + l;
+      const int b = g_.block_at(sender, o * g_.inner);
+      if (o + 1 > last_outer_[at(b)]) continue;
+      for (int j = 0; j < g_.ulysses; ++j) {
+        const int w = g_.world_rank(k, j), ws = g_.world_rank(sender, j);
+        deps_.clear();
+        push_held(ws, 0, o);
+        if (pass_.overlap) {
+          deps_.push_back(prev_comp_[at(w)]);
+          deps_.push_back(outer_out_[at(w)]);
+        } else {
+          deps_.push_back(last_comp_[at(ws)]);
+          deps_.push_back(last_comp_[at(w)]);
+        }
+        const TaskId id = graph_.add_transfer(
+            TaskGraph::TransferSpec{.src = ws, .dst = w, .channel = kChannelOuter, .phase = pass_.phase,
+                                    .payload = pass_.block_payload, .bytes = pass_.block_bytes,
+                                    .step = (o + 1) * g_.inner},
+            deps_);
+        outer_next_[at(w)] = id;
+        outer_sent_[at(ws)] = id;
+      }
+    }
+    std::swap(outer_out_, outer_sent_);
+  }
+
+  void return_accumulators(RingPassEnd& end) {
+    for (int owner = 0; owner < g_.world; ++owner) {
+      const auto x = at(owner);
+      if (acc_at_[x] < 0) continue;
+      if (acc_at_[x] == owner) {
+        end.accumulator_home[x] = acc_comp_[x];
+        continue;
+      }
+      end.accumulator_home[x] = graph_.add_transfer(
+          TaskGraph::TransferSpec{.src = acc_at_[x], .dst = owner, .channel = kChannelAccumulator, .phase = pass_.phase,
+                                  .payload = pass_.accumulator_payload, .bytes = pass_.accumulator_bytes,
+                                  .step = g_.ring},
+          {acc_comp_[x], acc_hop_[x]});
+    }
+  }
+
+  const RingGeometry& g_;
+  const PairTable& table_;
+  const RingPass& pass_;
+  const Ids& own_deps_;
+  TaskGraph& graph_;
+  std::vector<double>& flops_;
+
+  std::vector<int> last_inner_, last_outer_;  // journey ends, see the head comment
+  Ids cur_, next_;                  // per world rank: hop that brought this (next) inner step's block
+  Ids outer_cur_, outer_next_;      // per world rank: hop that brought this (next) outer step's block
+  Ids last_comp_, prev_comp_;       // per world rank: last compute so far / before this step
+  Ids inner_out_, inner_sent_;      // per world rank: inner hop it sent last step / this step
+  Ids outer_out_, outer_sent_;      // per world rank: outer hop it sent last outer step / this one
+  Ids acc_hop_, acc_comp_;          // per owner: accumulator's latest hop, latest compute on it
+  std::vector<int> acc_at_;         // per owner: world rank holding the accumulator (-1: none yet)
+  Ids deps_;                        // scratch, reused for every task
+};
+
+}  // namespace
+
+RingPassEnd lower_ring_pass(const RingGeometry& geometry, const PairTable& table, const RingPass& pass,
+                            const std::vector<TaskId>& own_block_deps, TaskGraph& graph, std::vector<double>& flops) {
+  return PassBuilder(geometry, table, pass, own_block_deps, graph, flops).run();
+}
+
+}  // namespace burst::sim

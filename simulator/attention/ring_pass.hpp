@@ -1,0 +1,57 @@
+// One pass of a ring over a layer: every rank meets every block once, computing where the
+// mask allows pairs, while the blocks travel. Used for the forward (K,V circulate) and both
+// backward modes (K,V with trailing dK,dV, or the query pack with trailing dQ).
+//
+// Internal to simulator/attention: lowering.cpp builds the phases out of passes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "simulator/attention/mask.hpp"
+#include "simulator/attention/ring.hpp"
+#include "simulator/task_graph.hpp"
+
+namespace burst::sim {
+
+// Allowed pairs between the queries of ring rank q and the keys of ring rank k, per head and
+// sequence: R x R numbers, shared by the U rings (they hold the same tokens).
+class PairTable {
+ public:
+  PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring_size);
+  [[nodiscard]] std::int64_t at(int q, int k) const {
+    return pairs_[static_cast<std::size_t>(q) * static_cast<std::size_t>(ring_) + static_cast<std::size_t>(k)];
+  }
+  [[nodiscard]] int ring() const { return ring_; }
+
+ private:
+  int ring_;
+  std::vector<std::int64_t> pairs_;
+};
+
+struct RingPass {
+  Phase phase = Phase::Forward;
+  KernelKind kernel = KernelKind::AttentionForward;
+  double flops_per_pair = 0;       // FLOPs of one allowed (query, key) pair, all local heads and batch
+  std::int64_t block_tokens = 0;   // tokens per ring rank (compute tasks' block_q and block_k)
+  Payload block_payload = Payload::KV;
+  double block_bytes = 0;          // one hop of the travelling block
+  Payload accumulator_payload = Payload::DKV;
+  double accumulator_bytes = 0;    // one hop of the trailing accumulator; 0: none (forward)
+  bool queries_travel = false;     // Q ring: the travelling block holds queries, the visitor keys
+  bool overlap = true;             // double buffering
+};
+
+// Per world rank, what the rest of the phase waits for once the ring is done.
+struct RingPassEnd {
+  std::vector<TaskId> last_compute;      // the rank's last compute (-1: none)
+  std::vector<TaskId> accumulator_home;  // its own block's accumulator back home (-1: none)
+};
+
+// Appends the pass to `graph` and adds each rank's FLOPs to `flops`. `own_block_deps` holds,
+// per world rank, U-1 tasks (the Ulysses all-to-all into it) that its own block waits for;
+// empty when U = 1.
+RingPassEnd lower_ring_pass(const RingGeometry& geometry, const PairTable& table, const RingPass& pass,
+                            const std::vector<TaskId>& own_block_deps, TaskGraph& graph, std::vector<double>& flops);
+
+}  // namespace burst::sim

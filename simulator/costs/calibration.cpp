@@ -1,0 +1,252 @@
+// Default calibration tables, their JSON form ("burst.calibration/1") and the merge of a user's
+// file onto them. The numbers are explained, with sources, in docs/cost-models.md; the fitted
+// ones (link efficiencies, NVL and NET latencies) are re-derived by tests/engine/test_fit.cpp
+// from copies of the measurement files.
+#include "simulator/costs/calibration.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/units.hpp"
+
+namespace burst::sim {
+namespace {
+
+using Points = std::vector<std::pair<double, double>>;
+
+const std::vector<std::string> kKernelNames = {"attn_fwd", "attn_bwd", "gemm", "elementwise"};
+const std::vector<std::string> kLinkNames = {"nvlink", "pcie", "inter-socket", "shm", "network"};
+const std::vector<std::string> kClassNames = {"NVL", "SHM", "PIX", "PXB", "PHB", "SYS", "NET"};
+
+Points scaled(const Points& points, double factor) {
+  Points out = points;
+  for (auto& p : out) p.second *= factor;
+  return out;
+}
+
+// Ampere (A100/A800) and the fallback for unknown GPUs. Attention: the shape of the
+// FlashAttention-2 paper's A100 curves (head dim 128), peaking at 0.72 (fwd, ~225 of 312 TF)
+// and 0.58 (bwd). GEMM: Azure ND A100 v4 cuBLASLt FP16 square GEMMs, TFLOPS / 312.
+ComputeCalibration ampere() {
+  ComputeCalibration c;  // gpu = "*"
+  c.kernels[0].points = {{256, 0.30}, {512, 0.48}, {1024, 0.58}, {2048, 0.65}, {4096, 0.69}, {8192, 0.72}};
+  c.kernels[1].points = {{256, 0.24}, {512, 0.38}, {1024, 0.46}, {2048, 0.52}, {4096, 0.56}, {8192, 0.58}};
+  c.kernels[2].points = {{1024, 0.383}, {2048, 0.711}, {4096, 0.731}, {8192, 0.813}, {16384, 0.822}};
+  c.kernels[3].points = {{1, 0.05}};
+  return c;
+}
+
+// Hopper (H100/H200/H800) running FlashAttention-2: the Ampere attention curves scaled by the
+// ratio of the Azure benchmark's FA2 efficiencies, (327.9/989) / (179.5/312) = 0.576.
+// GEMM: Azure ND H100 v5 cuBLASLt (FP8 run, TFLOPS / 1979) as a proxy for BF16 efficiency.
+ComputeCalibration hopper(const std::string& pattern) {
+  const ComputeCalibration a = ampere();
+  ComputeCalibration c;
+  c.gpu = pattern;
+  const double ratio = (327.9 / 989.0) / (179.5 / 312.0);
+  c.kernels[0].points = scaled(a.kernels[0].points, ratio);
+  c.kernels[1].points = scaled(a.kernels[1].points, ratio);
+  c.kernels[2].points = {{1024, 0.139}, {2048, 0.511}, {4096, 0.615}, {8192, 0.652}, {16384, 0.696}};
+  c.kernels[3].points = a.kernels[3].points;
+  return c;
+}
+
+bool valid_fraction(double v) { return std::isfinite(v) && v > 0 && v <= 1; }
+
+// [[tokens, efficiency], ...] with tokens an integer or a token string ("8K").
+std::optional<Points> read_curve(JsonReader& reader, const Json& curve, const std::string& pointer) {
+  if (!curve.is_array() || curve.empty()) {
+    reader.problem(pointer, "expected a non-empty array of [tokens, efficiency] pairs", "",
+                   "e.g. [[\"1K\", 0.55], [\"8K\", 0.72]]");
+    return std::nullopt;
+  }
+  Points points;
+  bool ok = true;
+  for (std::size_t i = 0; i < curve.size(); ++i) {
+    const std::string at = JsonReader::child(pointer, i);
+    const Json& p = curve[i];
+    if (!p.is_array() || p.size() != 2 || !p[1].is_number()) {
+      reader.problem(at, fmt::format("expected [tokens, efficiency], found {}", p.dump()), "",
+                     "e.g. [\"8K\", 0.72]");
+      ok = false;
+      continue;
+    }
+    double tokens = 0;
+    if (p[0].is_number()) {
+      tokens = p[0].get<double>();
+    } else if (p[0].is_string()) {
+      try {
+        tokens = static_cast<double>(units::parse_tokens(p[0].get<std::string>(), reader.where(at + "/0")));
+      } catch (const Error& e) {
+        for (const auto& problem : e.problems()) reader.problem(at + "/0", problem.what, problem.valid, problem.hint);
+        ok = false;
+        continue;
+      }
+    }
+    if (!(tokens >= 1)) {
+      reader.problem(at + "/0", fmt::format("block size {} is not a positive token count", p[0].dump()));
+      ok = false;
+      continue;
+    }
+    const double eff = p[1].get<double>();
+    if (!valid_fraction(eff)) {
+      reader.problem(at + "/1", fmt::format("efficiency {} is not in (0, 1]", eff), "a fraction of peak");
+      ok = false;
+      continue;
+    }
+    if (!points.empty() && tokens <= points.back().first) {
+      reader.problem(at + "/0", "block sizes must increase along the curve");
+      ok = false;
+      continue;
+    }
+    points.emplace_back(tokens, eff);
+  }
+  if (!ok) return std::nullopt;
+  return points;
+}
+
+void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string at = JsonReader::child("/compute", i);
+    const Json& entry = list[i];
+    if (!entry.is_object()) {
+      reader.problem(at, fmt::format("expected an object, found {}", entry.type_name()));
+      continue;
+    }
+    std::vector<std::string> allowed = {"gpu"};
+    allowed.insert(allowed.end(), kKernelNames.begin(), kKernelNames.end());
+    reader.reject_unknown_keys(entry, at, allowed);
+    const auto gpu = reader.string(entry, at, "gpu");
+    if (!gpu) continue;
+    if (gpu->empty()) {
+      reader.problem(JsonReader::child(at, "gpu"), "empty GPU pattern", "\"*\" or part of a GPU model name");
+      continue;
+    }
+    auto it = std::find_if(out.compute.begin(), out.compute.end(),
+                           [&](const ComputeCalibration& c) { return c.gpu == *gpu; });
+    if (it == out.compute.end()) {
+      ComputeCalibration fresh = out.compute_for("*");
+      fresh.gpu = *gpu;
+      out.compute.push_back(fresh);
+      it = out.compute.end() - 1;
+    }
+    for (std::size_t k = 0; k < kKernelNames.size(); ++k) {
+      const auto found = entry.find(kKernelNames[k]);
+      if (found == entry.end()) continue;
+      if (auto curve = read_curve(reader, *found, JsonReader::child(at, kKernelNames[k]))) {
+        it->kernels[k].points = std::move(*curve);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+double EfficiencyCurve::at(double tokens) const {
+  if (tokens <= 0 || tokens >= points.back().first) return points.back().second;
+  if (tokens <= points.front().first) return points.front().second;
+  const auto hi = std::upper_bound(points.begin(), points.end(), tokens,
+                                   [](double t, const std::pair<double, double>& p) { return t < p.first; });
+  const auto lo = hi - 1;
+  const double x = std::log2(tokens), x0 = std::log2(lo->first), x1 = std::log2(hi->first);
+  return lo->second + (hi->second - lo->second) * (x - x0) / (x1 - x0);
+}
+
+const ComputeCalibration& Calibration::compute_for(std::string_view gpu_model) const {
+  const ComputeCalibration* best = nullptr;
+  for (const auto& c : compute) {
+    if (c.gpu == "*") {
+      if (!best) best = &c;
+    } else if (gpu_model.find(c.gpu) != std::string_view::npos &&
+               (!best || best->gpu == "*" || c.gpu.size() > best->gpu.size())) {
+      best = &c;
+    }
+  }
+  return *best;  // "*" is always present (default_calibration, and apply_calibration keeps it)
+}
+
+Calibration default_calibration() {
+  Calibration c;
+  c.compute = {ampere(), hopper("H100"), hopper("H200"), hopper("H800")};
+  // By topo::LinkKind: nvlink, pcie, inter-socket, shm, network.
+  c.link_efficiency = {0.658, 0.80, 0.70, 1.0, 0.984};
+  // By topo::PathClass: NVL, SHM, PIX, PXB, PHB, SYS, NET.
+  c.latency_s = {3.1e-6, 1e-6, 4e-6, 4e-6, 5e-6, 6e-6, 3.8e-6};
+  return c;
+}
+
+Calibration apply_calibration(Calibration base, const Json& doc, const std::string& source) {
+  Problems problems;
+  JsonReader reader(source, problems);
+  if (!doc.is_object()) {
+    reader.problem("", fmt::format("expected a JSON object, found {}", doc.type_name()), "",
+                   "a calibration file looks like {\"schema\": \"burst.calibration/1\", ...}");
+    problems.throw_if_any();
+  }
+  reader.reject_unknown_keys(doc, "", {"schema", "compute", "link_efficiency", "latency"});
+  reader.choice(doc, "", "schema", {"burst.calibration/1"});
+  if (const Json* compute = reader.array(doc, "", "compute", false)) read_compute(reader, *compute, base);
+  if (const Json* links = reader.object(doc, "", "link_efficiency", false)) {
+    reader.reject_unknown_keys(*links, "/link_efficiency", kLinkNames);
+    for (std::size_t k = 0; k < kLinkNames.size(); ++k) {
+      if (const auto v = reader.number(*links, "/link_efficiency", kLinkNames[k], false)) {
+        if (valid_fraction(*v)) {
+          base.link_efficiency[k] = *v;
+        } else {
+          reader.problem(JsonReader::child("/link_efficiency", kLinkNames[k]),
+                         fmt::format("efficiency {} is not in (0, 1]", *v), "a fraction of the raw bandwidth");
+        }
+      }
+    }
+  }
+  if (const Json* latency = reader.object(doc, "", "latency", false)) {
+    reader.reject_unknown_keys(*latency, "/latency", kClassNames);
+    for (std::size_t k = 0; k < kClassNames.size(); ++k) {
+      if (const auto v = reader.duration(*latency, "/latency", kClassNames[k], false)) {
+        if (*v >= 0) {
+          base.latency_s[k] = *v;
+        } else {
+          reader.problem(JsonReader::child("/latency", kClassNames[k]), "latency must not be negative");
+        }
+      }
+    }
+  }
+  problems.throw_if_any();
+  return base;
+}
+
+Calibration read_calibration_file(const std::string& path) {
+  return apply_calibration(default_calibration(), read_json_file(path), path);
+}
+
+Json calibration_to_json(const Calibration& calibration) {
+  Json doc = Json::object();
+  doc["schema"] = "burst.calibration/1";
+  Json compute = Json::array();
+  for (const auto& c : calibration.compute) {
+    Json entry = Json::object();
+    entry["gpu"] = c.gpu;
+    for (std::size_t k = 0; k < kKernelNames.size(); ++k) {
+      Json curve = Json::array();
+      for (const auto& [tokens, eff] : c.kernels[k].points) {
+        curve.push_back(Json::array({units::format_tokens(static_cast<std::int64_t>(tokens)), eff}));
+      }
+      entry[kKernelNames[k]] = curve;
+    }
+    compute.push_back(entry);
+  }
+  doc["compute"] = compute;
+  Json links = Json::object();
+  for (std::size_t k = 0; k < kLinkNames.size(); ++k) links[kLinkNames[k]] = calibration.link_efficiency[k];
+  doc["link_efficiency"] = links;
+  Json latency = Json::object();
+  for (std::size_t k = 0; k < kClassNames.size(); ++k) {
+    latency[kClassNames[k]] = units::format_duration(calibration.latency_s[k]);
+  }
+  doc["latency"] = latency;
+  return doc;
+}
+
+}  // namespace burst::sim

@@ -1,0 +1,30 @@
+// Engines by name, and helpers both engines share.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/text.hpp"
+#include "simulator/engine/engines.hpp"
+
+namespace burst::sim {
+
+std::vector<std::string> engine_names() { return {"event", "analytic"}; }
+
+std::unique_ptr<Engine> make_engine(std::string_view name) {
+  if (name == "event") return make_event_engine();
+  if (name == "analytic") return make_analytic_engine();
+  const auto names = engine_names();
+  throw Error(Problem{"--engine", fmt::format("unknown engine '{}'", name), text::join(names),
+                      text::did_you_mean(name, names)});
+}
+
+int streams_per_gpu(const TaskGraph& graph) {
+  int streams = 1;
+  for (const Task& t : graph.tasks()) {
+    if (t.kind == TaskKind::Compute) streams = std::max(streams, t.stream + 1);
+  }
+  return streams;
+}
+
+}  // namespace burst::sim

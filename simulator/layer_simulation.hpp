@@ -1,0 +1,63 @@
+// Simulating one attention layer (forward and backward) under one strategy, and the figures
+// a person reads off it: time per phase, the communication left exposed (not hidden behind
+// compute), bytes per rank by link class, and compute imbalance across ranks.
+//
+// exposed_comm_s = phase time - the largest compute busy time of any rank: the time the
+// slowest-computing rank still spends waiting on data. imbalance = max / mean busy time.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "common/json_reader.hpp"
+#include "simulator/attention/attention.hpp"
+#include "simulator/cost_model.hpp"
+#include "simulator/engine/engine.hpp"
+
+namespace burst::sim {
+
+constexpr std::size_t kPathClasses = 7;  // topo::PathClass values
+
+struct PhaseFigures {
+  double time_s = 0;
+  double compute_max_s = 0;     // busiest rank's compute time
+  double exposed_comm_s = 0;
+  double imbalance = 1;         // max / mean compute time over ranks
+  double flops_total = 0;
+  double bytes_per_rank = 0;    // mean over ranks of bytes sent
+  double bytes_per_rank_max = 0;
+  std::array<double, kPathClasses> bytes_per_rank_by_class{};  // mean bytes sent per rank, by path class
+  std::size_t tasks = 0;
+};
+
+struct LayerSimulation {
+  AttentionStrategy strategy;
+  std::string not_applicable;  // non-empty: the strategy cannot run here, and why
+  PhaseFigures forward, backward;
+};
+
+struct LayerSimOptions {
+  std::string engine = "event";
+  CostModels models;            // make_cost_models() when empty
+  bool progress = false;
+};
+
+// A phase graph and the engine's result, kept when the caller wants a trace.
+struct PhaseRun {
+  TaskGraph graph{0};
+  SimResult result;
+};
+struct LayerRuns {
+  PhaseRun forward, backward;
+};
+
+// Never throws for a strategy that does not apply: returns it with not_applicable set.
+// Fills `runs` (when given) with the graphs and engine results, for traces.
+[[nodiscard]] LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask& mask,
+                                                       const AttentionStrategy& strategy,
+                                                       const topo::Topology& topology,
+                                                       const LayerSimOptions& options, LayerRuns* runs = nullptr);
+
+[[nodiscard]] Json to_json(const LayerSimulation& sim);
+
+}  // namespace burst::sim

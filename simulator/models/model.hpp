@@ -1,0 +1,36 @@
+// Transformer model dimensions: what the simulator needs to cost attention and dense layers.
+//
+// Presets are the models BurstEngine evaluates (burst-7b, burst-14b) and public ones whose
+// numbers are cross-checked in tests/data/models (Hugging Face config.json vs NVIDIA NeMo), plus
+// tiny ones the CPU runtime trains. head_dim = hidden / heads for all of them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace burst::sim {
+
+struct ModelSpec {
+  std::string name;
+  int layers = 0;
+  int hidden = 0;
+  int ffn = 0;           // intermediate size of the MLP
+  int heads = 0;
+  int kv_heads = 0;      // < heads: grouped-query attention
+  int head_dim = 0;
+  std::int64_t vocab = 0;
+  bool gated_mlp = true; // SwiGLU (three matrices) vs GELU (two)
+  std::string activation; // "silu" or "gelu"
+
+  // Parameters of one decoder layer and of the whole model (embedding and LM head untied).
+  [[nodiscard]] double layer_params() const;
+  [[nodiscard]] double total_params() const;
+};
+
+[[nodiscard]] std::vector<std::string> model_preset_names();
+// Throws burst::Error with a did-you-mean for unknown names.
+[[nodiscard]] ModelSpec model_preset(std::string_view name);
+
+}  // namespace burst::sim

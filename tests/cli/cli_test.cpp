@@ -1,0 +1,115 @@
+// What a user sees from `burst`: the JSON contracts of topo show and simulate, golden error
+// messages for bad input (every problem reported at once, exit code 2), and files written.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#include "common/json_reader.hpp"
+#include "tests/cli/run_cli.hpp"
+
+using burst::Json;
+using burst::test::run_cli;
+
+namespace {
+
+const std::string kData = BURST_TEST_DATA;
+
+std::vector<std::string> error_lines(const std::string& err) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < err.size()) {
+    const std::size_t end = err.find('\n', start);
+    const std::string line = err.substr(start, end - start);
+    if (line.rfind("error: ", 0) == 0) lines.push_back(line);
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("topo show --json reports BurstEngine's cluster") {
+  const auto run = run_cli("topo show a800-4hca --nodes 4 --json");
+  REQUIRE(run.exit_code == 0);
+  const Json j = Json::parse(run.out);
+  CHECK(j["nodes"] == 4);
+  CHECK(j["gpus_per_node"] == 8);
+  CHECK(j["gpus"] == 32);
+  CHECK(j["gpu"]["peak_bf16_flops"].get<double>() == Approx(312e12));
+  CHECK(j["gpu"]["memory_bytes"].get<double>() == Approx(80.0 * 1024 * 1024 * 1024));
+  CHECK(j["nets_per_node"] == 4);
+  CHECK(j["intra_node"]["class"] == "NVL");
+  CHECK(j["intra_node"]["bandwidth_Bps"].get<double>() == Approx(200e9));
+  // 4 HDR HCAs (25 GB/s each) shared by 8 GPUs: 12.5 GB/s per GPU per direction.
+  CHECK(j["inter_node"]["bandwidth_Bps_per_gpu"].get<double>() == Approx(12.5e9));
+}
+
+TEST_CASE("an unknown preset gets a did-you-mean and exit code 2") {
+  const auto run = run_cli("topo show a800-4hc");
+  CHECK(run.exit_code == 2);
+  CHECK(run.out.empty());
+  CHECK(run.err.find("did you mean 'a800-4hca'?") != std::string::npos);
+}
+
+TEST_CASE("simulate reports every bad option at once") {
+  const auto run = run_cli("simulate --topology a800-4hca --nodes 4 --model burst-14 --seq 1.5M --mask slidin:4K");
+  CHECK(run.exit_code == 2);
+  const auto lines = error_lines(run.err);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "error: --model: unknown model 'burst-14' (valid: burst-7b, burst-14b, llama2-7b, llama3-8b, "
+                    "qwen2.5-7b, qwen2.5-14b, tiny-mha, tiny-gqa; hint: did you mean 'burst-14b'?)");
+  CHECK(lines[1].find("error: --seq: '1.5M' is not a whole number of tokens") == 0);
+  CHECK(lines[2].find("error: --mask:") == 0);
+  CHECK(lines[2].find("sliding") != std::string::npos);
+}
+
+TEST_CASE("simulate --json carries the per-layer figures") {
+  const auto run = run_cli("simulate --topology a800-4hca --nodes 2 --model llama2-7b --seq 256K --strategy burst --json");
+  REQUIRE(run.exit_code == 0);
+  const Json j = Json::parse(run.out);
+  for (const char* key : {"forward_s", "backward_s", "exposed_comm_s", "comm_bytes_forward", "comm_bytes_backward",
+                          "imbalance"}) {
+    INFO(key);
+    CHECK(j.contains(key));
+  }
+  CHECK(j["forward_s"].get<double>() > 0);
+  CHECK(j["backward_s"].get<double>() > j["forward_s"].get<double>());
+  // A double ring over 2 nodes moves bytes over NVLink and over the network.
+  CHECK(j["forward"]["comm_bytes_per_rank_by_class"].contains("NVL"));
+  CHECK(j["forward"]["comm_bytes_per_rank_by_class"].contains("NET"));
+  CHECK(j["topology"]["gpus"] == 16);
+}
+
+TEST_CASE("simulate --trace writes a Chrome trace with compute and link tracks") {
+  const std::string path = "/tmp/burst-cli-trace-test.json";
+  std::remove(path.c_str());
+  const auto run = run_cli("simulate --topology dgx-h100 --nodes 2 --model tiny-gqa --seq 64K --strategy burst --trace " +
+                           path);
+  REQUIRE(run.exit_code == 0);
+  const Json trace = burst::read_json_file(path);
+  REQUIRE(trace.contains("traceEvents"));
+  std::size_t compute = 0, counters = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e["ph"] == "X") ++compute;
+    if (e["ph"] == "C") ++counters;
+  }
+  CHECK(compute > 0);
+  CHECK(counters > 0);
+  std::remove(path.c_str());
+}
+
+TEST_CASE("every strategy side by side, including those that cannot run") {
+  const auto run = run_cli("simulate --topology a800-4hca --nodes 4 --model burst-14b --seq 1M --strategy all --json");
+  REQUIRE(run.exit_code == 0);
+  const Json j = Json::parse(run.out);
+  REQUIRE(j["strategies"].size() == 7);
+  for (const auto& s : j["strategies"]) {
+    if (s["strategy"] == "ds-ulysses") {
+      CHECK(s["applicable"] == false);  // 40 heads cannot split 32 ways
+    } else {
+      CHECK(s["applicable"] == true);
+    }
+  }
+}

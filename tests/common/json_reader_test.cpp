@@ -1,0 +1,40 @@
+// JsonReader reports every problem with file and JSON pointer, and keeps going.
+#include <catch2/catch.hpp>
+
+#include "common/json_reader.hpp"
+
+using namespace burst;
+
+TEST_CASE("syntax errors give line and column") {
+  try {
+    (void)parse_json_text("{\n  \"a\": 1,\n  \"b\": ]\n}", "x.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.problems().front().where == "x.json:3:8");
+    CHECK(e.problems().front().what.find("invalid JSON") == 0);
+  }
+  CHECK_THROWS_WITH(read_json_file("/nonexistent/file.json"), Catch::Contains("cannot open file"));
+}
+
+TEST_CASE("field accessors collect every problem with its pointer") {
+  const Json doc = parse_json_text(
+      R"({"name": 3, "bw": "200GBs", "lat": "2us", "count": -1, "kind": "rail", "extra": true})", "t.json");
+  Problems problems;
+  JsonReader r("t.json", problems);
+  CHECK_FALSE(r.string(doc, "", "name"));
+  CHECK_FALSE(r.bandwidth(doc, "", "bw"));
+  CHECK(r.duration(doc, "", "lat").value() == Approx(2e-6));
+  CHECK_FALSE(r.integer(doc, "", "count", true, 1, 10));
+  CHECK_FALSE(r.choice(doc, "", "kind", {"rail-optimized", "fat-tree"}));
+  CHECK_FALSE(r.number(doc, "", "missing"));
+  r.reject_unknown_keys(doc, "", {"name", "bw", "lat", "count", "kind", "extre"});
+  REQUIRE(problems.size() == 6);
+  const auto& list = problems.list();
+  CHECK(list[0].where == "t.json:/name");
+  CHECK(list[1].where == "t.json:/bw");
+  CHECK(list[1].what == "'200GBs': unknown unit 'GBs'");
+  CHECK(list[2].what == "-1 is out of range");
+  CHECK(list[3].hint == "did you mean 'rail-optimized'?");
+  CHECK(list[4].what == "missing required field 'missing'");
+  CHECK(list[5].hint == "did you mean 'extre'?");
+}

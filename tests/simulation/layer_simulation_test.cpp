@@ -1,0 +1,125 @@
+// Whole-layer properties across topology, lowering, cost models and engines.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <regex>
+
+#include "common/units.hpp"
+#include "simulator/layer_simulation.hpp"
+#include "simulator/models/model.hpp"
+#include "topologies/json_format.hpp"
+#include "topologies/load.hpp"
+
+using namespace burst;
+
+namespace {
+
+sim::AttentionShape shape_of(const sim::ModelSpec& m, std::int64_t seq) {
+  return sim::AttentionShape{m.heads, m.kv_heads, m.head_dim, seq, 1, 2};
+}
+
+double total(const sim::LayerSimulation& r) { return r.forward.time_s + r.backward.time_s; }
+
+// The same topology with every link and NIC bandwidth multiplied by `factor`, through our
+// JSON format (so the property covers parse and export too).
+topo::Topology scaled(const topo::Topology& t, double factor) {
+  Json doc = t.to_json();
+  const std::regex bandwidth_field("bandwidth");
+  std::function<void(Json&)> walk = [&](Json& j) {
+    if (j.is_object()) {
+      for (auto& [key, value] : j.items()) {
+        if (value.is_string() && std::regex_search(key, bandwidth_field)) {
+          value = units::format_bandwidth(units::parse_bandwidth(value.get<std::string>(), key) * factor);
+        } else {
+          walk(value);
+        }
+      }
+    } else if (j.is_array()) {
+      for (auto& v : j) walk(v);
+    }
+  };
+  walk(doc);
+  return topo::parse_topology_json(doc, "scaled");
+}
+
+sim::LayerSimulation run(const std::string& strategy_name, const sim::AttentionShape& shape, const sim::Mask& mask,
+                         const topo::Topology& t, const std::string& engine = "event") {
+  sim::LayerSimOptions options;
+  options.engine = engine;
+  const auto strategy = sim::strategy_preset(strategy_name, shape, t);
+  return sim::simulate_attention_layer(shape, mask, strategy, t, options);
+}
+
+}  // namespace
+
+TEST_CASE("BurstEngine's case: burst beats the ring baselines on 4 nodes of A800 at 1M tokens") {
+  const auto t = topo::load_topology("a800-4hca", topo::LoadOptions{.nodes = 4});
+  const auto shape = shape_of(sim::model_preset("burst-14b"), std::int64_t{1} << 20);
+  const sim::Mask causal{};
+  const auto burst_result = run("burst", shape, causal, t);
+  const auto megatron = run("megatron-cp", shape, causal, t);
+  const auto ring = run("ring", shape, causal, t);
+  REQUIRE(burst_result.not_applicable.empty());
+  REQUIRE(megatron.not_applicable.empty());
+  CHECK(total(burst_result) < total(megatron));
+  CHECK(total(burst_result) < total(ring));
+  // Zigzag balances causal work; the contiguous ring leaves ranks idle.
+  CHECK(burst_result.forward.imbalance < 1.01);
+  CHECK(ring.forward.imbalance > 1.5);
+  // Query-side backward moves fewer bytes than the K,V ring for MHA (DESIGN.md section 3: ~0.76).
+  CHECK(burst_result.backward.bytes_per_rank < megatron.backward.bytes_per_rank);
+}
+
+TEST_CASE("more bandwidth never predicts a slower layer") {
+  const auto base = topo::load_topology("dgx-a100", topo::LoadOptions{.nodes = 2});
+  const auto fast = scaled(base, 2.0);
+  REQUIRE(fast.inter_node_bandwidth_per_gpu() == Approx(2.0 * base.inter_node_bandwidth_per_gpu()));
+  const auto shape = shape_of(sim::model_preset("llama3-8b"), 64 * 1024);
+  for (const auto& mask_text : {"causal", "full", "sliding:8K"}) {
+    const auto mask = sim::parse_mask(mask_text, "mask");
+    for (const auto& name : sim::strategy_names()) {
+      const auto slow_r = run(name, shape, mask, base);
+      const auto fast_r = run(name, shape, mask, fast);
+      if (!slow_r.not_applicable.empty()) continue;
+      INFO(name << " " << mask_text);
+      CHECK(fast_r.forward.time_s <= slow_r.forward.time_s * (1 + 1e-9));
+      CHECK(fast_r.backward.time_s <= slow_r.backward.time_s * (1 + 1e-9));
+    }
+  }
+}
+
+TEST_CASE("event and analytic engines agree on an uncontended ring, and contention only slows") {
+  const auto shape = shape_of(sim::model_preset("llama2-7b"), 128 * 1024);
+  const sim::Mask causal{};
+  // One node, flat ring over NVSwitch: each GPU's NVLink port carries one flow at a time.
+  const auto node = topo::load_topology("dgx-a100", topo::LoadOptions{.nodes = 1});
+  auto strategy = sim::strategy_preset("megatron-cp", shape, node);
+  sim::LayerSimOptions event_options, analytic_options;
+  analytic_options.engine = "analytic";
+  const auto e = sim::simulate_attention_layer(shape, causal, strategy, node, event_options);
+  const auto a = sim::simulate_attention_layer(shape, causal, strategy, node, analytic_options);
+  CHECK(e.forward.time_s == Approx(a.forward.time_s).epsilon(1e-9));
+  CHECK(e.backward.time_s == Approx(a.backward.time_s).epsilon(1e-9));
+
+  // Ulysses all-to-all across 2 nodes of a800-4hca: two GPUs share each HCA, so the event
+  // engine (max-min sharing) must predict at least the uncontended time.
+  const auto two = topo::load_topology("a800-4hca", topo::LoadOptions{.nodes = 2});
+  const auto shape16 = shape_of(sim::model_preset("llama2-7b"), 128 * 1024);
+  const auto uly = sim::strategy_preset("ds-ulysses", shape16, two);
+  const auto ce = sim::simulate_attention_layer(shape16, causal, uly, two, event_options);
+  const auto ca = sim::simulate_attention_layer(shape16, causal, uly, two, analytic_options);
+  REQUIRE(ce.not_applicable.empty());
+  CHECK(ce.forward.time_s > ca.forward.time_s);
+}
+
+TEST_CASE("a strategy that cannot run is a result with a reason, not an error") {
+  // DeepSpeed-Ulysses needs the heads divisible by its degree: 40 heads on 32 GPUs cannot.
+  const auto t = topo::load_topology("a800-4hca", topo::LoadOptions{.nodes = 4});
+  const auto shape = shape_of(sim::model_preset("burst-14b"), std::int64_t{1} << 20);
+  const auto r = run("ds-ulysses", shape, sim::Mask{}, t);
+  CHECK_FALSE(r.not_applicable.empty());
+  CHECK(r.not_applicable.find("40") != std::string::npos);
+  const Json j = sim::to_json(r);
+  CHECK(j["applicable"] == false);
+  CHECK(j.contains("reason"));
+}

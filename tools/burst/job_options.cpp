@@ -1,0 +1,88 @@
+#include "tools/burst/job_options.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/text.hpp"
+#include "common/units.hpp"
+#include "topologies/load.hpp"
+
+namespace burst::cli {
+
+void add_job_options(CLI::App& cmd, JobOptions& o) {
+  cmd.add_option("--topology", o.topology, "Topology preset (burst topo list), our JSON or an NCCL XML dump")
+      ->required();
+  cmd.add_option("--nodes", o.nodes, "Number of nodes (default: the preset's or file's)")->check(CLI::PositiveNumber);
+  cmd.add_option("--per-node", o.per_node, "Ranks per virtual node (local topology)")->check(CLI::PositiveNumber);
+  cmd.add_option("--nvlink-from", o.nvlink_from, "Complete an NCCL skeleton file's NVLink fabric from this preset");
+  cmd.add_option("--model", o.model, "Model preset: " + text::join(sim::model_preset_names()))->required();
+  cmd.add_option("--seq", o.seq, "Sequence length in tokens, e.g. 1M (= 1048576), 512K")->required();
+  cmd.add_option("--batch", o.batch, "Sequences per step")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--mask", o.mask, "Attention mask: full, causal, sliding:W, document:L")->capture_default_str();
+  cmd.add_option("--compute-model", o.compute_model, "Compute cost model")
+      ->check(CLI::IsMember(sim::compute_model_names()))
+      ->capture_default_str();
+  cmd.add_option("--comm-model", o.comm_model, "Communication cost model")
+      ->check(CLI::IsMember(sim::comm_model_names()))
+      ->capture_default_str();
+  cmd.add_option("--calibration", o.calibration, "Calibration file (burst.calibration/1) for the cost models");
+}
+
+Job resolve_job(const JobOptions& o) {
+  Problems problems;
+  Job job;
+  // Each piece is checked even when an earlier one failed, so the user sees every problem.
+  auto attempt = [&problems](auto&& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      for (const auto& p : e.problems()) problems.add(p);
+    }
+  };
+  attempt([&] {
+    topo::LoadOptions load;
+    load.nodes = o.nodes;
+    load.per_node = o.per_node;
+    load.nvlink_from = o.nvlink_from;
+    job.topology = std::make_shared<const topo::Topology>(topo::load_topology(o.topology, load));
+  });
+  attempt([&] { job.model = sim::model_preset(o.model); });
+  attempt([&] {
+    job.shape.seq = units::parse_tokens(o.seq, "--seq");
+    if (job.shape.seq <= 0) throw Error(Problem{"--seq", "must be at least 1 token"});
+  });
+  attempt([&] { job.mask = sim::parse_mask(o.mask, "--mask"); });
+  attempt([&] { job.models = sim::make_cost_models(o.compute_model, o.comm_model, o.calibration); });
+  problems.throw_if_any();
+
+  job.shape.heads = job.model.heads;
+  job.shape.kv_heads = job.model.kv_heads;
+  job.shape.head_dim = job.model.head_dim;
+  job.shape.batch = o.batch;
+  job.shape.dtype_bytes = 2;
+  return job;
+}
+
+std::string describe_job(const Job& job) {
+  const auto& t = *job.topology;
+  return fmt::format(
+      "{} ({} heads x {}, {} KV heads) at {} tokens, {} mask, batch {}\n"
+      "on {}: {} node(s) x {} {} = {} GPUs, {} {} intra-node, {} per GPU inter-node",
+      job.model.name, job.model.heads, job.model.head_dim, job.model.kv_heads, units::format_tokens(job.shape.seq),
+      sim::to_string(job.mask), job.shape.batch, t.name(), t.nodes(), t.gpus_per_node(), t.gpu().model,
+      t.gpu_count(), topo::to_string(t.intra_node_worst().cls),
+      units::format_bandwidth(t.intra_node_worst().bandwidth_Bps),
+      units::format_bandwidth(t.inter_node_bandwidth_per_gpu()));
+}
+
+Json job_json(const Job& job) {
+  return Json{{"topology", job.topology->summary_json()},
+              {"model", job.model.name},
+              {"seq", job.shape.seq},
+              {"batch", job.shape.batch},
+              {"mask", sim::to_string(job.mask)},
+              {"compute_model", job.models.compute->name()},
+              {"comm_model", job.models.comm->name()}};
+}
+
+}  // namespace burst::cli

@@ -1,0 +1,47 @@
+// The options every job-shaped command shares (topology, model, sequence, mask, cost models),
+// and their resolution into the objects the simulator takes.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "common/json_reader.hpp"
+#include "simulator/attention/attention.hpp"
+#include "simulator/cost_model.hpp"
+#include "simulator/models/model.hpp"
+#include "topologies/topology.hpp"
+
+namespace burst::cli {
+
+struct JobOptions {
+  std::string topology;
+  int nodes = 0;
+  int per_node = 0;
+  std::string nvlink_from;
+  std::string model;
+  std::string seq;
+  int batch = 1;
+  std::string mask = "causal";
+  std::string compute_model = "roofline";
+  std::string comm_model = "calibrated";
+  std::string calibration;
+};
+
+struct Job {
+  std::shared_ptr<const topo::Topology> topology;
+  sim::ModelSpec model;
+  sim::AttentionShape shape;
+  sim::Mask mask;
+  sim::CostModels models;
+};
+
+void add_job_options(CLI::App& cmd, JobOptions& options);
+// Resolves every option, collecting all problems before failing.
+[[nodiscard]] Job resolve_job(const JobOptions& options);
+// "burst-14b at 1M tokens (causal) on a800-4hca x 4 nodes = 32 GPUs ..."
+[[nodiscard]] std::string describe_job(const Job& job);
+[[nodiscard]] Json job_json(const Job& job);
+
+}  // namespace burst::cli

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this):
+#   1. install dependencies (no-op when present) and build the release tree (build/);
+#   2. run every test with CTest (unit tests, CLI golden tests);
+#   3. build the same tests with AddressSanitizer + UndefinedBehaviorSanitizer and run them;
+#   4. build the libFuzzer targets with clang and run each briefly (BURST_FUZZ_SECONDS, 20).
+# Ends with one line "N passed, N failed" over all stages; exits non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+fuzz_seconds=${BURST_FUZZ_SECONDS:-20}
+passed=0
+failed=0
+log_dir=$(mktemp -d)
+
+stage() { printf '\n== %s ==\n' "$*" >&2; }
+
+# Runs CTest in a build tree and adds its counts to the totals.
+run_ctest() {
+  local tree=$1 label=$2 log="$log_dir/ctest-$2.log"
+  ctest --test-dir "$tree" --output-on-failure --timeout 600 2>&1 | tee "$log"
+  local line total bad
+  line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)
+  if [ -z "$line" ]; then
+    echo "run-tests: ctest ($label) printed no summary" >&2
+    failed=$((failed + 1))
+    return
+  fi
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
+  bad=$(sed -E 's/.*tests passed, ([0-9]+) tests failed.*/\1/' <<<"$line")
+  passed=$((passed + total - bad))
+  failed=$((failed + bad))
+}
+
+build() {  # build <preset>
+  cmake --preset "$1" >/dev/null && cmake --build --preset "$1"
+}
+
+stage "dependencies"
+tools/install-deps.sh || { echo "run-tests: installing dependencies failed" >&2; exit 1; }
+
+stage "release build and tests"
+if build release; then run_ctest build release; else echo "run-tests: release build failed" >&2; failed=$((failed + 1)); fi
+
+stage "ASan + UBSan build and tests"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+if build asan; then run_ctest build-asan asan; else echo "run-tests: sanitizer build failed" >&2; failed=$((failed + 1)); fi
+
+stage "fuzzers (${fuzz_seconds}s each)"
+if build fuzz; then
+  for fuzzer in build-fuzz/bin/fuzz_*; do
+    name=$(basename "$fuzzer")
+    corpus_seed="tests/fuzz/corpus/${name#fuzz_}"
+    work="$log_dir/corpus-$name"
+    mkdir -p "$work"
+    if "$fuzzer" -max_total_time="$fuzz_seconds" -print_final_stats=0 "$work" "$corpus_seed" \
+         >"$log_dir/$name.log" 2>&1; then
+      echo "fuzz $name: ok ($(grep -Eo '#[0-9]+' "$log_dir/$name.log" | tail -n 1 | tr -d '#') runs)" >&2
+      passed=$((passed + 1))
+    else
+      echo "fuzz $name: FAILED" >&2
+      tail -n 40 "$log_dir/$name.log" >&2
+      failed=$((failed + 1))
+    fi
+  done
+else
+  echo "run-tests: fuzz build failed" >&2
+  failed=$((failed + 1))
+fi
+
+echo
+echo "${passed} passed, ${failed} failed"
+[ "$failed" -eq 0 ]

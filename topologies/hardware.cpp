@@ -1,0 +1,87 @@
+#include "topologies/hardware.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace burst::topo::hw {
+
+std::optional<double> pcie_lane_Bps(double gts) {
+  struct Gen {
+    double gts, lane_Bps;
+  };
+  static constexpr Gen gens[] = {{2.5, 0.25e9}, {5.0, 0.5e9},    {8.0, 0.985e9},
+                                 {16.0, 1.969e9}, {32.0, 3.938e9}, {64.0, 7.563e9}};
+  for (const Gen& g : gens) {
+    if (std::abs(g.gts - gts) < 0.01) return g.lane_Bps;
+  }
+  return std::nullopt;
+}
+
+double pcie_Bps(double gts, int width) {
+  const auto lane = pcie_lane_Bps(gts);
+  const double lane_Bps = lane ? *lane : *pcie_lane_Bps(kDefaultPcieGts);
+  return lane_Bps * (width > 0 ? width : kDefaultPcieWidth);
+}
+
+std::optional<double> parse_pcie_speed(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  if (text.empty()) return std::nullopt;
+  double gts = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), gts);
+  if (ec != std::errc{}) return -1.0;
+  std::string_view rest(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  if (rest.substr(0, 4) != "GT/s") return -1.0;
+  rest.remove_prefix(4);
+  while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+  if (!rest.empty() && rest != "PCIe") return -1.0;
+  return gts;
+}
+
+double nvlink_link_Bps(int sm) {
+  if (sm >= 100) return 50e9;
+  if (sm >= 70) return 25e9;
+  return 20e9;
+}
+
+double inter_socket_Bps(std::string_view vendor, int family, int model) {
+  if (vendor == "GenuineIntel") {
+    if (family == 6 && model >= 143) return 22e9;  // Sapphire Rapids and later
+    if (family == 6 && model >= 85) return 10e9;   // Skylake-SP and later
+    return 6e9;
+  }
+  if (vendor == "AuthenticAMD") return 16e9;
+  return 6e9;
+}
+
+const std::vector<GpuModel>& gpu_models() {
+  constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
+  static const std::vector<GpuModel> models = {
+      {0x20b0, {"A100-SXM4-40GB", 312e12, 40 * GiB, 1555e9}},
+      {0x20b2, {"A100-SXM4-80GB", 312e12, 80 * GiB, 2039e9}},
+      {0x20f1, {"A100-PCIE-40GB", 312e12, 40 * GiB, 1555e9}},
+      {0x20b5, {"A100-PCIE-80GB", 312e12, 80 * GiB, 1935e9}},
+      {0x20f3, {"A800-SXM4-80GB", 312e12, 80 * GiB, 2039e9}},
+      {0x2330, {"H100-SXM5-80GB", 989e12, 80 * GiB, 3350e9}},
+      {0x2331, {"H100-PCIE-80GB", 756e12, 80 * GiB, 2000e9}},
+      {0x2324, {"H800-SXM5-80GB", 989e12, 80 * GiB, 3350e9}},
+      {0x2335, {"H200-SXM-141GB", 989e12, 141e9, 4800e9}},
+  };
+  return models;
+}
+
+const GpuModel* gpu_by_pci_device(unsigned device) {
+  for (const GpuModel& m : gpu_models()) {
+    if (m.pci_device == device) return &m;
+  }
+  return nullptr;
+}
+
+const GpuModel* gpu_by_model(std::string_view model) {
+  for (const GpuModel& m : gpu_models()) {
+    if (m.spec.model == model) return &m;
+  }
+  return nullptr;
+}
+
+}  // namespace burst::topo::hw

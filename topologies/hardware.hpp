@@ -1,0 +1,52 @@
+// Physical numbers shared by the presets and the NCCL XML importer, in one place so that a
+// preset and an imported dump of the same machine agree. Sources: docs/topology-presets.md.
+//
+// PCIe: usable bytes per second per lane and direction after line coding (gen1/2 8b/10b,
+// gen3+ 128b/130b): 2.5 GT/s 0.25 GB/s, 5 GT/s 0.5, 8 GT/s 0.985, 16 GT/s 1.969,
+// 32 GT/s 3.938, 64 GT/s 7.563 (gen6, FLIT mode). A link is that times its width.
+// NVLink: bytes per second per link and direction by GPU architecture (SM version):
+// NVLink 2/3/4 (sm 70/80/90) 25 GB/s, NVLink 1 (sm 60) 20 GB/s, NVLink 5 (sm 100) 50 GB/s.
+// Inter-socket: NCCL's figures (src/graph/topo.h): Intel Skylake+ 10 GB/s, Sapphire Rapids
+// and later 22 GB/s, older Intel 6 GB/s, AMD 16 GB/s, anything else 6 GB/s.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topologies/topology.hpp"
+
+namespace burst::topo::hw {
+
+// Link latencies we use for physical links (a transfer's software overheads belong to the
+// communication cost model, not here).
+inline constexpr double kNvLinkLatency = 0.35e-6;      // GPU <-> NVSwitch; GPU-to-GPU is two of them
+inline constexpr double kPcieLatency = 0.25e-6;        // per PCIe link (switch hop included)
+inline constexpr double kInterSocketLatency = 0.5e-6;  // UPI / Infinity Fabric between sockets
+inline constexpr double kFabricLatency = 2e-6;         // one InfiniBand traversal, switches included
+
+// PCIe gen4 x16, assumed when a dump leaves the speed or width empty.
+inline constexpr double kDefaultPcieGts = 16.0;
+inline constexpr int kDefaultPcieWidth = 16;
+
+// Bytes/s per lane for a transfer rate in GT/s, or nullopt when the rate is not a PCIe one.
+[[nodiscard]] std::optional<double> pcie_lane_Bps(double gts);
+[[nodiscard]] double pcie_Bps(double gts, int width);  // lane bandwidth x width (gen4 if unknown)
+// "16 GT/s", "32.0 GT/s PCIe", "8.0 GT/s" -> GT/s; "" -> nullopt (unknown, caller assumes gen4);
+// text that is not a speed -> -1.
+[[nodiscard]] std::optional<double> parse_pcie_speed(std::string_view text);
+
+[[nodiscard]] double nvlink_link_Bps(int sm);
+[[nodiscard]] double inter_socket_Bps(std::string_view vendor, int family, int model);
+
+// A GPU model: the spec we simulate with and how to recognise it in a dump.
+struct GpuModel {
+  unsigned pci_device = 0;  // NVIDIA PCI device id, 0 when we do not match it
+  GpuSpec spec;
+};
+[[nodiscard]] const std::vector<GpuModel>& gpu_models();
+[[nodiscard]] const GpuModel* gpu_by_pci_device(unsigned device);
+[[nodiscard]] const GpuModel* gpu_by_model(std::string_view model);  // exact model name
+
+}  // namespace burst::topo::hw

@@ -1,0 +1,38 @@
+// Speeds of the `local` topology (CPU ranks over MPI on this machine), read from a calibration
+// file when one exists, else conservative defaults that any laptop exceeds.
+//
+// The file is found, in order, at $BURST_LOCAL_CALIBRATION, $XDG_CONFIG_HOME/burst/local.json,
+// ~/.config/burst/local.json. It is a "burst.calibration/1" JSON document (shared with the
+// simulator's cost models); only its "local" section is read here:
+//   {"schema": "burst.calibration/1",
+//    "local": {"compute_flops_per_rank": "20GFLOPS", "memory_per_rank": "2GiB",
+//              "memory_bandwidth_per_rank": "10GBps",
+//              "intra_bandwidth": "5GBps", "intra_latency": "1us",
+//              "inter_bandwidth": "2GBps", "inter_latency": "5us"}}
+// Every field is optional; a missing one keeps its default. intra_* is rank to rank inside a
+// virtual node (shared memory), inter_* between virtual nodes (the loopback "NIC").
+#pragma once
+
+#include <string>
+
+namespace burst::topo {
+
+struct LocalCalibration {
+  double compute_flops_per_rank = 20e9;
+  double memory_per_rank = 2.0 * 1024 * 1024 * 1024;
+  double memory_bandwidth_per_rank = 10e9;
+  double intra_bandwidth_Bps = 5e9;
+  double intra_latency_s = 1e-6;
+  double inter_bandwidth_Bps = 2e9;
+  double inter_latency_s = 5e-6;
+  std::string source = "defaults";  // the file read, or "defaults"
+};
+
+// The first existing file of the search order above, or "" when there is none.
+[[nodiscard]] std::string find_local_calibration();
+// Reads one file; throws burst::Error with every problem.
+[[nodiscard]] LocalCalibration read_local_calibration(const std::string& path);
+// The calibration `local` uses: the file found, else the defaults.
+[[nodiscard]] LocalCalibration local_calibration();
+
+}  // namespace burst::topo
