@@ -21,6 +21,8 @@ void Progress::update(std::int64_t done) {
   if (!enabled_ || finished_) return;
   const double fraction = static_cast<double>(done) / static_cast<double>(total_);
   const auto now = std::chrono::steady_clock::now();
+  if (now - start_ < std::chrono::seconds(1)) return;
+  shown_ = true;
   if (tty_) {
     if (now - last_draw_ < std::chrono::milliseconds(100)) return;
     last_draw_ = now;
@@ -38,6 +40,7 @@ void Progress::update(std::int64_t done) {
 void Progress::finish() {
   if (!enabled_ || finished_) return;
   finished_ = true;
+  if (!shown_) return;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   fmt::print(stderr, "{}{}: done in {:.2f} s\n", tty_ ? "\r" : "", label_, seconds);
 }

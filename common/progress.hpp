@@ -1,5 +1,6 @@
-// Progress for long work, on stderr (stdout carries data). On a terminal it redraws one line;
-// otherwise it prints a line at every 10% so logs stay short. Silent when disabled.
+// Progress for long work, on stderr (stdout carries data). Work that ends within a second
+// prints nothing; longer work redraws one line on a terminal, or prints a line at every 10%
+// otherwise, so logs stay short, and ends with its duration. Silent when disabled.
 #pragma once
 
 #include <chrono>
@@ -25,6 +26,7 @@ class Progress {
   bool tty_;
   int last_decile_ = -1;
   bool finished_ = false;
+  bool shown_ = false;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
 };

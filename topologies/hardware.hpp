@@ -21,10 +21,11 @@ namespace burst::topo::hw {
 
 // Link latencies we use for physical links (a transfer's software overheads belong to the
 // communication cost model, not here).
-inline constexpr double kNvLinkLatency = 0.35e-6;      // GPU <-> NVSwitch; GPU-to-GPU is two of them
-inline constexpr double kPcieLatency = 0.25e-6;        // per PCIe link (switch hop included)
-inline constexpr double kInterSocketLatency = 0.5e-6;  // UPI / Infinity Fabric between sockets
-inline constexpr double kFabricLatency = 2e-6;         // one InfiniBand traversal, switches included
+// Written as n x 1e-9 (or 1e-6), the exact doubles "350ns" and "2us" parse to.
+inline constexpr double kNvLinkLatency = 350 * 1e-9;       // GPU <-> NVSwitch; GPU-to-GPU is two of them
+inline constexpr double kPcieLatency = 250 * 1e-9;         // per PCIe link (switch hop included)
+inline constexpr double kInterSocketLatency = 500 * 1e-9;  // UPI / Infinity Fabric between sockets
+inline constexpr double kFabricLatency = 2 * 1e-6;         // one InfiniBand traversal, switches included
 
 // PCIe gen4 x16, assumed when a dump leaves the speed or width empty.
 inline constexpr double kDefaultPcieGts = 16.0;

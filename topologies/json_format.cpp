@@ -2,7 +2,9 @@
 #include "topologies/json_format.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -17,18 +19,17 @@ namespace {
 
 // ---- writing --------------------------------------------------------------------------------
 
-// The readable form when it parses back to the same double, else the shortest exact decimal
-// in a unit of the same size, else the base unit.
+// The shortest of the readable form and value/unit for every unit that parses back to the
+// identical double; the base unit with all digits when none does.
 template <class Format, class Parse>
 std::string exact(double value, Format format, Parse parse, std::initializer_list<std::pair<const char*, double>> units) {
-  std::string text = format(value);
-  if (parse(text, "") == value) return text;
-  for (const auto& [suffix, factor] : units) {
-    if (value < factor && factor != units.end()[-1].second) continue;
-    text = fmt::format("{}{}", value / factor, suffix);
-    if (parse(text, "") == value) return text;
-  }
-  return fmt::format("{}{}", value, units.end()[-1].first);
+  std::string best;
+  auto consider = [&](std::string text) {
+    if (parse(text, "") == value && (best.empty() || text.size() < best.size())) best = std::move(text);
+  };
+  consider(format(value));
+  for (const auto& [suffix, factor] : units) consider(fmt::format("{}{}", value / factor, suffix));
+  return best.empty() ? fmt::format("{}{}", value, units.end()[-1].first) : best;
 }
 
 std::string bandwidth_text(double v) {
@@ -161,6 +162,7 @@ std::vector<Device> read_devices(JsonReader& r, const Json& node, std::map<std::
     r.reject_unknown_keys(d, at, {"name", "kind", "ports", "port_bandwidth"});
     const auto name = r.string(d, at, "name");
     const auto kind = read_enum(r, d, at, "kind", device_kinds(), true);
+    if (name && !kind) index.emplace(*name, -1);  // known but broken: links to it say nothing more
     if (!name || !kind) continue;
     Device device{*kind, *name};
     if (*kind == DeviceKind::Nic) {
@@ -189,7 +191,7 @@ std::vector<Link> read_links(JsonReader& r, const Json& node, const std::map<std
   const Json* list = r.array(node, "/node", "links");
   if (list == nullptr) return links;
   std::vector<std::string> names;
-  for (const auto& [name, i] : index) names.push_back(name);
+  for (const auto& [name, i] : index) names.push_back(name);  // sorted: std::map
   for (std::size_t i = 0; i < list->size(); ++i) {
     const Json& l = (*list)[i];
     const std::string at = JsonReader::child("/node/links", i);
@@ -208,6 +210,10 @@ std::vector<Link> read_links(JsonReader& r, const Json& node, const std::map<std
         continue;
       }
       const auto it = index.find(*name);
+      if (it != index.end() && it->second < 0) {
+        ok = false;
+        continue;
+      }
       if (it == index.end()) {
         r.problem(JsonReader::child(at, end), fmt::format("no device named '{}'", *name), text::join(names),
                   text::did_you_mean(*name, names));
@@ -297,12 +303,14 @@ Topology parse_topology_json(const Json& doc, const std::string& source) {
   if (doc.contains("graphs") || doc.contains("system")) {
     r.problem("", "this looks like NCCL XML converted to JSON", "", "import the .xml file itself");
   }
-  r.reject_unknown_keys(doc, "", {"schema", "name", "nodes", "gpu", "node", "fabric"});
+  // A document of another kind or version: its other fields would only add noise.
   if (const auto schema = r.string(doc, "", "schema"); schema && *schema != kTopologySchema) {
     r.problem("/schema", fmt::format("'{}' is not a topology schema this version reads", *schema), kTopologySchema,
               schema->rfind("burst.topology/", 0) == 0 ? "written by a newer burst? convert it with that version"
                                                        : "is this a topology file?");
+    problems.throw_if_any();
   }
+  r.reject_unknown_keys(doc, "", {"schema", "name", "nodes", "gpu", "node", "fabric"});
   const auto name = r.string(doc, "", "name");
   const auto nodes = r.integer(doc, "", "nodes", false, 1, 1 << 20);
   const auto gpu = read_gpu(r, doc);
@@ -326,6 +334,27 @@ Topology parse_topology_json(const Json& doc, const std::string& source) {
   return Topology(*name, *gpu, std::move(node), nodes ? static_cast<int>(*nodes) : 1, fabric);
 }
 
-Topology read_topology_json(const std::string& path) { return parse_topology_json(read_json_file(path), path); }
+std::string dump_topology_json(const Topology& t) { return dump_readable_json(t.to_json()); }
+
+Topology parse_topology_text(std::string_view text, const std::string& source) {
+  Json doc;
+  try {
+    doc = parse_json_text(text, source);
+  } catch (const Json::out_of_range& e) {
+    // nlohmann reports a number beyond double range (e.g. 1e999) this way, not as a parse error.
+    std::string what = e.what();
+    if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw Error(Problem{source, "invalid JSON: " + what, "numbers within double range", ""});
+  }
+  return parse_topology_json(doc, source);
+}
+
+Topology read_topology_json(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(Problem{path, "cannot open file", "", "check the path and permissions"});
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_topology_text(buffer.str(), path);
+}
 
 }  // namespace burst::topo

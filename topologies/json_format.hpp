@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "common/json_reader.hpp"
 #include "topologies/topology.hpp"
@@ -20,7 +21,15 @@ inline constexpr const char* kTopologySchema = "burst.topology/1";
 
 // `source` names the document in errors (usually the file path).
 [[nodiscard]] Topology parse_topology_json(const Json& doc, const std::string& source);
-// Reads and parses a file; syntax errors report line:column.
+// The text of t.to_json() as we write files: indented, with each device and link on one line
+// so that diffs of topology files stay readable. Ends with a newline.
+[[nodiscard]] std::string dump_topology_json(const Topology& t);
+// The same layout for any JSON value.
+[[nodiscard]] std::string dump_readable_json(const Json& value);
+// Parses JSON text; syntax errors report line:column, numbers too large for a double are
+// reported too (as burst::Error, like every other problem of the text).
+[[nodiscard]] Topology parse_topology_text(std::string_view text, const std::string& source);
+// Reads and parses a file, as parse_topology_text.
 [[nodiscard]] Topology read_topology_json(const std::string& path);
 
 }  // namespace burst::topo

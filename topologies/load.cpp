@@ -64,7 +64,12 @@ Topology load_topology(const std::string& name, const LoadOptions& options) {
     x.nvlink_from = options.nvlink_from;
     x.gpu_from = options.gpu_from;
     if (!options.nic_speed.empty()) x.nic_port_Bps = units::parse_bandwidth(options.nic_speed, "--nic-speed");
-    return *import_nccl_xml_file(name, x).topology;
+    XmlImport imported = import_nccl_xml_file(name, x);
+    if (options.notes != nullptr) {
+      options.notes->insert(options.notes->end(), imported.notes.begin(), imported.notes.end());
+      if (imported.skeleton) options.notes->push_back(name + ": a skeleton, completed as noted");
+    }
+    return *imported.topology;
   }
   Topology t = read_topology_json(name);
   return options.nodes > 0 ? t.with_nodes(options.nodes) : t;

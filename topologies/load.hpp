@@ -16,6 +16,8 @@ struct LoadOptions {
   std::string nvlink_from;  // NCCL XML skeletons: preset whose NVLink fabric completes them
   std::string gpu_from;     // NCCL XML: preset whose GPU spec to use (unknown PCI device ids)
   std::string nic_speed;    // NCCL XML: port speed of NICs without <net>, e.g. "100Gbps"
+  // Where to append what an importer assumed ("topo.xml:7: empty PCIe link_speed: ..."); may be null.
+  std::vector<std::string>* notes = nullptr;
 };
 
 // Throws burst::Error: an unknown name that is not a file gets the list of presets and a

@@ -22,9 +22,9 @@ struct LocalCalibration {
   double memory_per_rank = 2.0 * 1024 * 1024 * 1024;
   double memory_bandwidth_per_rank = 10e9;
   double intra_bandwidth_Bps = 5e9;
-  double intra_latency_s = 1e-6;
+  double intra_latency_s = 1 * 1e-6;
   double inter_bandwidth_Bps = 2e9;
-  double inter_latency_s = 5e-6;
+  double inter_latency_s = 5 * 1e-6;  // n * 1e-6: the double "5us" parses to
   std::string source = "defaults";  // the file read, or "defaults"
 };
 

@@ -381,7 +381,7 @@ XmlImport Importer::run() {
       problem(anchor, "NIC without <net>: its speed is unknown", "", "give it with --nic-speed, e.g. 100Gbps");
     }
   }
-  const GpuSpec spec = problems_.empty() ? gpu_spec() : GpuSpec{};
+  const GpuSpec spec = gpu_spec();
   problems_.throw_if_any();
 
   const std::string name = std::filesystem::path(source_).stem().string();

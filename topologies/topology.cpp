@@ -15,7 +15,9 @@
 #include "topologies/topology.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include <fmt/format.h>
@@ -95,6 +97,15 @@ void validate(const std::string& name, const GpuSpec& gpu, const NodeTemplate* n
   }
   if (!(fabric.latency_s >= 0) || !std::isfinite(fabric.latency_s)) {
     problems.add(where + " fabric", "latency must be zero or positive");
+  }
+  if (node != nullptr && nodes > 0) {
+    // GPU indices and LinkIds are 32-bit: keep the whole cluster addressable.
+    const auto per_node = static_cast<std::int64_t>(2 * node->links().size() + 2 * node->nic_devices().size() + 2);
+    if (per_node * nodes > INT32_MAX || static_cast<std::int64_t>(node->gpu_count()) * nodes > INT32_MAX) {
+      problems.add(where, fmt::format("{} nodes of {} GPUs and {} links is too large to address", nodes,
+                                      node->gpu_count(), node->links().size()),
+                   "fewer than 2^31 GPUs and directed links in total");
+    }
   }
   if (node != nullptr && nodes > 1 && node->nic_devices().empty()) {
     problems.add(where, fmt::format("{} nodes but the node has no NIC", nodes), "",

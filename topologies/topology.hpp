@@ -16,7 +16,8 @@
 // and `gpus_sharing` says how many GPUs of the node use it: the per-GPU inter-node bandwidth
 // is the NIC's bandwidth divided by that, capped by the path to it and by the fabric.
 //
-// A Topology is immutable once built: build it with TopologyBuilder, a preset or a parser.
+// A Topology is immutable once built: build it from a NodeTemplate (node_builder.hpp helps), a
+// preset (presets.hpp) or a parser (json_format.hpp, nccl_xml.hpp); load.hpp picks by name.
 #pragma once
 
 #include <cstdint>
@@ -111,10 +112,12 @@ class Topology {
   [[nodiscard]] int node_of(int gpu) const { return gpu / gpus_per_node(); }
   [[nodiscard]] int local_of(int gpu) const { return gpu % gpus_per_node(); }
 
-  // Any GPU pair, global GPU indices (node * gpus_per_node + local).
+  // Any GPU pair, global GPU indices (node * gpus_per_node + local). A GPU to itself is a local
+  // copy: class NVL, the GPU's memory bandwidth, no latency, no hops, an empty route.
   [[nodiscard]] PathInfo path(int src_gpu, int dst_gpu) const;
   [[nodiscard]] const NicAttachment& nic_of(int gpu) const;
-  // Worst intra-node class and the bottleneck bandwidth of the worst GPU pair in a node.
+  // Worst intra-node class and the bottleneck bandwidth of the worst GPU pair in a node (for a
+  // one-GPU node, its local copy as in path(g, g)).
   [[nodiscard]] PathInfo intra_node_worst() const;
   // Per GPU, per direction, when all GPUs of a node send across nodes at once.
   [[nodiscard]] double inter_node_bandwidth_per_gpu() const;

@@ -2,6 +2,7 @@
 #include "simulator/attention/mask.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -49,8 +50,8 @@ std::int64_t diagonal_pairs(std::int64_t n, std::int64_t m, std::int64_t t0, std
   return diagonal_prefix(n, m, t1) - diagonal_prefix(n, m, t0 - 1);
 }
 
-// Bounds lo <= q - k <= hi of a band mask; `unbounded` stands for no bound on that side.
-constexpr std::int64_t kUnbounded = INT64_MAX;
+// Bounds lo <= q - k <= hi of a band mask; -kUnbounded / kUnbounded: no bound on that side.
+constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max();
 struct Band {
   std::int64_t lo;  // -kUnbounded: none
   std::int64_t hi;  // kUnbounded: none

@@ -21,6 +21,12 @@
 // the block: last_inner[b][o] is the last inner step at outer step o whose rank needs it,
 // last_outer[b] the last outer step with any need. Blocks with no allowed pair get no compute.
 //
+// Direction: K,V blocks travel "forward" (rank k -> k+1) and the query pack the other way
+// round (k -> k-1, i.e. the same schedule on mirrored positions p = R-1-k). Under causal-like
+// masks the keys a query block needs lie before it and the queries a key block serves after
+// it, so both journeys end early and skipping removes the rest; on full journeys the
+// direction changes nothing.
+//
 // Backward accumulators (dK,dV in the K,V ring, dQ in the Q ring) cannot be copied, so they
 // follow one path: the ranks that compute on the block, in step order, each hop issued after
 // the sender's compute and the accumulator's arrival there, i.e. one step behind the block.
@@ -29,20 +35,61 @@
 #include "simulator/attention/ring_pass.hpp"
 
 #include <algorithm>
+#include <array>
+#include <numeric>
 
 #include "simulator/attention/layout.hpp"
+#include "simulator/attention/lowering.hpp"
 
 namespace burst::sim {
 
 PairTable::PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring_size) : ring_(ring_size) {
   std::vector<TokenSet> tokens;
   tokens.reserve(static_cast<std::size_t>(ring_size));
-  for (int r = 0; r < ring_size; ++r) tokens.push_back(ring_tokens(layout, seq, ring_size, r));
+  std::int64_t unit = 0, top = 0;  // gcd and maximum of all progression starts
+  for (int r = 0; r < ring_size; ++r) {
+    tokens.push_back(ring_tokens(layout, seq, ring_size, r));
+    for (int p = 0; p < tokens.back().size; ++p) {
+      const std::int64_t start = tokens.back().parts[static_cast<std::size_t>(p)].start;
+      unit = std::gcd(unit, start);
+      top = std::max(top, start);
+    }
+  }
+  unit = std::max<std::int64_t>(unit, 1);
+  // Full, causal and sliding masks depend on q - k only, and every rank's part p has the same
+  // count and stride: the count of parts (p, p') is a function of the start difference, a
+  // multiple of `unit` in [-top, top]. Memoised per (p, p'), a million blocks cost a few
+  // thousand counts. The document mask is not translation invariant: counted directly.
+  const bool invariant = mask.kind != MaskKind::Document;
+  const std::int64_t span = top / unit;
+  const auto slots = static_cast<std::size_t>(2 * span + 1);
+  std::array<std::vector<std::int64_t>, 4> memo;
+  if (invariant) {
+    for (auto& m : memo) m.assign(slots, -1);
+  }
+  std::vector<std::array<std::int64_t, 2>> units(tokens.size());  // part starts / unit
+  for (std::size_t r = 0; r < tokens.size(); ++r) {
+    for (std::size_t p = 0; p < 2; ++p) units[r][p] = tokens[r].parts[p].start / unit;
+  }
   pairs_.resize(static_cast<std::size_t>(ring_size) * static_cast<std::size_t>(ring_size));
   std::size_t x = 0;
-  for (int q = 0; q < ring_size; ++q) {
-    for (int k = 0; k < ring_size; ++k) {
-      pairs_[x++] = allowed_pairs(mask, tokens[static_cast<std::size_t>(q)], tokens[static_cast<std::size_t>(k)]);
+  for (std::size_t q = 0; q < tokens.size(); ++q) {
+    const TokenSet& qs = tokens[q];
+    for (std::size_t k = 0; k < tokens.size(); ++k) {
+      const TokenSet& ks = tokens[k];
+      if (!invariant) {
+        pairs_[x++] = allowed_pairs(mask, qs, ks);
+        continue;
+      }
+      std::int64_t total = 0;
+      for (std::size_t a = 0; a < static_cast<std::size_t>(qs.size); ++a) {
+        for (std::size_t b = 0; b < static_cast<std::size_t>(ks.size); ++b) {
+          std::int64_t& slot = memo[a * 2 + b][static_cast<std::size_t>(units[q][a] - units[k][b] + span)];
+          if (slot < 0) slot = allowed_pairs(mask, qs.parts[a], ks.parts[b]);
+          total += slot;
+        }
+      }
+      pairs_[x++] = total;
     }
   }
 }
@@ -52,11 +99,13 @@ namespace {
 using Ids = std::vector<TaskId>;
 
 std::size_t at(int index) { return static_cast<std::size_t>(index); }
+// x mod m for -m <= x < 2m, without a division (the loops below step indices by one).
+int wrap(int x, int m) { return x < 0 ? x + m : (x >= m ? x - m : x); }
 
 class PassBuilder {
  public:
   PassBuilder(const RingGeometry& g, const PairTable& table, const RingPass& pass, const Ids& own_block_deps,
-              TaskGraph& graph, std::vector<double>& flops)
+              TaskGraph& graph, std::vector<double>& flops, std::size_t tasks_after)
       : g_(g), table_(table), pass_(pass), own_deps_(own_block_deps), graph_(graph), flops_(flops) {
     const auto p = at(g.world);
     for (Ids* v : {&cur_, &next_, &outer_cur_, &outer_next_, &last_comp_, &prev_comp_, &inner_out_, &inner_sent_,
@@ -65,7 +114,7 @@ class PassBuilder {
     }
     acc_at_.assign(p, -1);
     plan_journeys();
-    reserve();
+    reserve(tasks_after);
   }
 
   RingPassEnd run() {
@@ -78,8 +127,13 @@ class PassBuilder {
   }
 
  private:
+  // Ring rank at ring position p (the schedule of ring.hpp runs on positions).
+  int rank_of(int p) const { return pass_.queries_travel ? g_.ring - 1 - p : p; }
+  int world_of(int p, int member) const { return g_.world_rank(rank_of(p), member); }
+  // Allowed pairs when the block of position `block` visits position `visitor`.
   std::int64_t pairs(int visitor, int block) const {
-    return pass_.queries_travel ? table_.at(block, visitor) : table_.at(visitor, block);
+    const int v = rank_of(visitor), b = rank_of(block);
+    return pass_.queries_travel ? table_.at(b, v) : table_.at(v, b);
   }
 
   void plan_journeys() {
@@ -87,10 +141,12 @@ class PassBuilder {
     last_inner_.assign(at(g_.ring) * at(n_outer), -1);
     last_outer_.assign(at(g_.ring), -1);
     for (int b = 0; b < g_.ring; ++b) {
+      const int n0 = b / n_inner, l0 = b % n_inner;
       for (int o = 0; o < n_outer; ++o) {
+        const int node = wrap(n0 + o, n_outer) * n_inner;  // visitor(b, o*I + i) = node + (l0 + i) mod I
         int last = -1;
         for (int i = n_inner - 1; i >= 0 && last < 0; --i) {
-          if (pairs(g_.visitor(b, o * n_inner + i), b) > 0) last = i;
+          if (pairs(node + wrap(l0 + i, n_inner), b) > 0) last = i;
         }
         last_inner_[at(b) * at(n_outer) + at(o)] = last;
         if (last >= 0) last_outer_[at(b)] = o;
@@ -98,8 +154,9 @@ class PassBuilder {
     }
   }
 
-  // Exact task counts, so that a million-task graph is allocated once.
-  void reserve() {
+  // Exact task counts (dependencies: at most three per task), so that a million-task graph is
+  // allocated once; `after` more tasks follow the pass.
+  void reserve(std::size_t after) {
     std::size_t computes = 0, hops = 0;
     for (int q = 0; q < g_.ring; ++q) {
       for (int k = 0; k < g_.ring; ++k) computes += table_.at(q, k) > 0 ? 1 : 0;
@@ -112,8 +169,8 @@ class PassBuilder {
     }
     const std::size_t u = at(g_.ulysses);
     const std::size_t accumulators = pass_.accumulator_bytes > 0 ? computes : 0;
-    const std::size_t tasks = u * (computes + hops + accumulators);
-    graph_.reserve(graph_.size() + tasks, graph_.size() * 3 + tasks * 3 + at(g_.world) * u);
+    const std::size_t tasks = graph_.size() + u * (computes + hops + accumulators) + at(g_.world) + after;
+    graph_.reserve(tasks, tasks * 3 + own_deps_.size());
   }
 
   // The tasks that put `w`'s block of step (o, i) in place: the hop that brought it, or the
@@ -144,10 +201,11 @@ class PassBuilder {
 
   void computes(int t, int o, int i) {
     for (int k = 0; k < g_.ring; ++k) {
-      const int b = g_.block_at(k, t);
+      const int n = k / g_.inner, l = k - n * g_.inner;
+      const int b = wrap(n - o, g_.outer) * g_.inner + wrap(l - i, g_.inner);  // block_at(k, t)
       const std::int64_t p = pairs(k, b);
       for (int j = 0; j < g_.ulysses; ++j) {
-        const int w = g_.world_rank(k, j);
+        const int w = world_of(k, j);
         prev_comp_[at(w)] = last_comp_[at(w)];
         if (p == 0) continue;
         deps_.clear();
@@ -159,7 +217,7 @@ class PassBuilder {
             deps_);
         flops_[at(w)] += f;
         last_comp_[at(w)] = id;
-        if (pass_.accumulator_bytes > 0) follow_accumulator(g_.world_rank(b, j), w, id, t);
+        if (pass_.accumulator_bytes > 0) follow_accumulator(world_of(b, j), w, id, t);
       }
     }
   }
@@ -182,12 +240,12 @@ class PassBuilder {
     std::fill(inner_sent_.begin(), inner_sent_.end(), -1);
     if (i + 1 < g_.inner) {
       for (int k = 0; k < g_.ring; ++k) {
-        const int n = k / g_.inner, l = k % g_.inner;
-        const int sender = n * g_.inner + (l + g_.inner - 1) % g_.inner;
-        const int b = g_.block_at(sender, t);
+        const int n = k / g_.inner, l = k - n * g_.inner;
+        const int sender = n * g_.inner + wrap(l - 1, g_.inner);
+        const int b = wrap(n - o, g_.outer) * g_.inner + wrap(l - 1 - i, g_.inner);  // block_at(sender, t)
         if (i + 1 > last_inner_[at(b) * at(g_.outer) + at(o)]) continue;
         for (int j = 0; j < g_.ulysses; ++j) {
-          const int w = g_.world_rank(k, j), ws = g_.world_rank(sender, j);
+          const int w = world_of(k, j), ws = world_of(sender, j);
           deps_.clear();
           push_held(ws, i, o);
           if (pass_.overlap) {
@@ -213,12 +271,12 @@ class PassBuilder {
   void outer_hops(int o) {
     std::fill(outer_sent_.begin(), outer_sent_.end(), -1);
     for (int k = 0; k < g_.ring; ++k) {
-      const int n = k / g_.inner, l = k % g_.inner;
-      const int sender = ((n + g_.outer - 1) % g_.outer) * g_.inner + l;
-      const int b = g_.block_at(sender, o * g_.inner);
+      const int n = k / g_.inner, l = k - n * g_.inner;
+      const int sender = wrap(n - 1, g_.outer) * g_.inner + l;
+      const int b = wrap(n - 1 - o, g_.outer) * g_.inner + l;  // block_at(sender, o*I)
       if (o + 1 > last_outer_[at(b)]) continue;
       for (int j = 0; j < g_.ulysses; ++j) {
-        const int w = g_.world_rank(k, j), ws = g_.world_rank(sender, j);
+        const int w = world_of(k, j), ws = world_of(sender, j);
         deps_.clear();
         push_held(ws, 0, o);
         if (pass_.overlap) {
@@ -277,8 +335,9 @@ class PassBuilder {
 }  // namespace
 
 RingPassEnd lower_ring_pass(const RingGeometry& geometry, const PairTable& table, const RingPass& pass,
-                            const std::vector<TaskId>& own_block_deps, TaskGraph& graph, std::vector<double>& flops) {
-  return PassBuilder(geometry, table, pass, own_block_deps, graph, flops).run();
+                            const std::vector<TaskId>& own_block_deps, TaskGraph& graph, std::vector<double>& flops,
+                            std::size_t tasks_after) {
+  return PassBuilder(geometry, table, pass, own_block_deps, graph, flops, tasks_after).run();
 }
 
 }  // namespace burst::sim

@@ -38,7 +38,7 @@ struct RingPass {
   double block_bytes = 0;          // one hop of the travelling block
   Payload accumulator_payload = Payload::DKV;
   double accumulator_bytes = 0;    // one hop of the trailing accumulator; 0: none (forward)
-  bool queries_travel = false;     // Q ring: the travelling block holds queries, the visitor keys
+  bool queries_travel = false;     // Q ring: the block holds queries, the visitor keys; it travels k -> k-1
   bool overlap = true;             // double buffering
 };
 
@@ -50,8 +50,9 @@ struct RingPassEnd {
 
 // Appends the pass to `graph` and adds each rank's FLOPs to `flops`. `own_block_deps` holds,
 // per world rank, U-1 tasks (the Ulysses all-to-all into it) that its own block waits for;
-// empty when U = 1.
+// empty when U = 1. `tasks_after`: how many tasks the caller adds after the pass (reserved).
 RingPassEnd lower_ring_pass(const RingGeometry& geometry, const PairTable& table, const RingPass& pass,
-                            const std::vector<TaskId>& own_block_deps, TaskGraph& graph, std::vector<double>& flops);
+                            const std::vector<TaskId>& own_block_deps, TaskGraph& graph, std::vector<double>& flops,
+                            std::size_t tasks_after);
 
 }  // namespace burst::sim

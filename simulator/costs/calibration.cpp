@@ -90,16 +90,14 @@ std::optional<Points> read_curve(JsonReader& reader, const Json& curve, const st
       ok = false;
       continue;
     }
+    if (!points.empty() && tokens <= points.back().first) {
+      reader.problem(at + "/0", "block sizes must increase along the curve");
+      ok = false;
+    }
     const double eff = p[1].get<double>();
     if (!valid_fraction(eff)) {
       reader.problem(at + "/1", fmt::format("efficiency {} is not in (0, 1]", eff), "a fraction of peak");
       ok = false;
-      continue;
-    }
-    if (!points.empty() && tokens <= points.back().first) {
-      reader.problem(at + "/0", "block sizes must increase along the curve");
-      ok = false;
-      continue;
     }
     points.emplace_back(tokens, eff);
   }
@@ -127,7 +125,7 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
     auto it = std::find_if(out.compute.begin(), out.compute.end(),
                            [&](const ComputeCalibration& c) { return c.gpu == *gpu; });
     if (it == out.compute.end()) {
-      ComputeCalibration fresh = out.compute_for("*");
+      ComputeCalibration fresh = out.compute.empty() ? ampere() : out.compute_for("*");
       fresh.gpu = *gpu;
       out.compute.push_back(fresh);
       it = out.compute.end() - 1;
@@ -164,7 +162,7 @@ const ComputeCalibration& Calibration::compute_for(std::string_view gpu_model) c
       best = &c;
     }
   }
-  return *best;  // "*" is always present (default_calibration, and apply_calibration keeps it)
+  return best ? *best : compute.front();  // "*" is always present in practice (defaults)
 }
 
 Calibration default_calibration() {

@@ -6,37 +6,32 @@
 // latency of its path and then becomes a flow; flows share Shared links max-min fairly
 // (FlowNetwork), so a hot link or a shared HCA slows everyone crossing it.
 //
-// Events (compute done, flow start, flow done) sit in one binary heap ordered by (time,
-// sequence number), so runs are deterministic. All events at the same instant are handled as
-// one batch before the sharing is re-solved once: a ring step that starts 1024 transfers at
-// the same time costs one solve per touched component, not 1024 global ones. A flow-done event
-// carries the flow's version; a rate change bumps it, so superseded events are dropped when
-// popped instead of being searched for in the heap.
+// Events (compute done, flow start, flow done) sit in one monotone priority queue (a radix
+// heap, radix_queue.hpp). All events at the same instant are handled as one batch before the sharing is
+// re-solved once: a ring step that starts 1024 transfers at the same time costs one solve per
+// touched component, not 1024 global ones. A flow-done event carries the flow's version; a
+// rate change bumps it, so superseded events are dropped when popped instead of being searched
+// for in the queue. Past the queue, the loop is bound by cache misses on per-task state, hence
+// the compact per-task record (Hot).
 #include <algorithm>
-#include <queue>
 
 #include "common/progress.hpp"
 #include "simulator/engine/engines.hpp"
 #include "simulator/engine/flow_network.hpp"
+#include "simulator/engine/radix_queue.hpp"
 #include "simulator/engine/routes.hpp"
 
 namespace burst::sim {
 namespace {
 
-enum class EventKind : std::uint8_t { ComputeDone, FlowStart, FlowDone };
+enum class EventKind : std::uint32_t { ComputeDone, FlowStart, FlowDone };
 
+// The kind sits in the low 2 bits of `tag`, a flow's version in the rest.
 struct Event {
-  double time;
-  std::uint64_t seq;
-  std::int32_t target;   // task (ComputeDone, FlowStart) or flow slot (FlowDone)
-  std::uint32_t version; // FlowDone only
-  EventKind kind;
-};
-
-struct Later {
-  bool operator()(const Event& a, const Event& b) const {
-    return a.time > b.time || (a.time == b.time && a.seq > b.seq);
-  }
+  std::int32_t target;  // task (ComputeDone, FlowStart) or flow slot (FlowDone)
+  std::uint32_t tag;
+  [[nodiscard]] EventKind kind() const { return static_cast<EventKind>(tag & 3u); }
+  [[nodiscard]] std::uint32_t version() const { return tag >> 2; }
 };
 
 class Simulation {
@@ -44,36 +39,28 @@ class Simulation {
   Simulation(const TaskGraph& graph, const topo::Topology& topology, const CostModels& models,
              const EngineOptions& options)
       : graph_(graph),
-        gpu_(topology.gpu()),
-        models_(models),
         routes_(graph, topology, *models.comm),
         network_(routes_, options.record_links),
         streams_(streams_per_gpu(graph)),
         progress_("event simulation", static_cast<std::int64_t>(graph.size()), options.progress) {
-    build_successors();
-    build_streams();
+    build_tasks(topology.gpu(), *models.compute);
     result_.times.resize(graph.size());
     result_.compute_busy_s.assign(static_cast<std::size_t>(graph.gpus()), 0.0);
     result_.link_bytes.assign(static_cast<std::size_t>(routes_.link_count()), 0.0);
-    std::vector<Event> storage;
-    storage.reserve(1024);
-    heap_ = std::priority_queue<Event, std::vector<Event>, Later>(Later{}, std::move(storage));
   }
 
   SimResult run() {
     for (std::size_t id = 0; id < graph_.size(); ++id) {
-      if (pending_[id] == 0) make_ready(static_cast<TaskId>(id), 0.0);
+      if (hot_[id].pending == 0) make_ready(static_cast<TaskId>(id), 0.0);
     }
     auto schedule = [this](std::int32_t slot, double finish, std::uint32_t version) {
       push(finish, EventKind::FlowDone, slot, version);
     };
-    while (!heap_.empty()) {
-      const double now = heap_.top().time;
-      while (!heap_.empty() && heap_.top().time == now) {
-        const Event e = heap_.top();
-        heap_.pop();
-        handle(e, now);
-      }
+    while (!queue_.empty()) {
+      const double now = queue_.top_time();
+      do {
+        handle(queue_.pop(), now);
+      } while (queue_.more_now());
       network_.reshare(now, schedule, result_.link_samples);
     }
     progress_.finish();
@@ -81,111 +68,123 @@ class Simulation {
   }
 
  private:
-  void build_successors() {
+  // What the event loop needs of a task, in 32 bytes (a Task is 56, and its successors and
+  // stream order would be two more arrays): events visit tasks in no particular order and the
+  // loop is bound by cache misses, so all of it shares one cache line. Compute durations are
+  // evaluated here, in one sequential pass.
+  struct Hot {
+    double value;             // compute: seconds; transfer: bytes (0 for a transfer to oneself)
+    std::int32_t where;       // compute: stream slot (gpu x streams + stream) >= 0;
+                              // transfer: -1 - route index
+    std::int32_t pending;     // dependencies not yet done
+    std::int32_t succ_first;  // successors: succ_[succ_first, succ_first + succ_count)
+    std::int32_t succ_count;
+    TaskId next_on_stream;    // compute: the next task of its stream, or -1
+    std::int32_t unused;
+    [[nodiscard]] bool compute() const { return where >= 0; }
+    [[nodiscard]] std::int32_t route() const { return -1 - where; }
+  };
+  static_assert(sizeof(Hot) == 32);
+
+  void build_tasks(const topo::GpuSpec& gpu, const ComputeModel& compute) {
     const std::size_t n = graph_.size();
-    pending_.resize(n);
-    succ_begin_.assign(n + 1, 0);
+    hot_.assign(n, Hot{0, 0, 0, 0, 0, -1, 0});
+    const std::size_t stream_count = static_cast<std::size_t>(graph_.gpus()) * static_cast<std::size_t>(streams_);
+    head_.assign(stream_count, -1);
+    busy_.assign(stream_count, 0);
+    std::vector<TaskId> tail(stream_count, -1);
     for (std::size_t id = 0; id < n; ++id) {
-      const auto deps = graph_.deps(static_cast<TaskId>(id));
-      pending_[id] = static_cast<std::int32_t>(deps.size());
-      for (const TaskId d : deps) ++succ_begin_[static_cast<std::size_t>(d) + 1];
+      const Task& t = graph_.tasks()[id];
+      Hot& h = hot_[id];
+      h.pending = t.dep_end - t.dep_begin;
+      for (const TaskId d : graph_.deps(static_cast<TaskId>(id))) ++hot_[static_cast<std::size_t>(d)].succ_count;
+      if (t.kind == TaskKind::Compute) {
+        h.value = compute.seconds(t, gpu);
+        h.where = t.gpu * streams_ + t.stream;
+        TaskId& last = tail[static_cast<std::size_t>(h.where)];
+        (last < 0 ? head_[static_cast<std::size_t>(h.where)] : hot_[static_cast<std::size_t>(last)].next_on_stream) =
+            static_cast<TaskId>(id);
+        last = static_cast<TaskId>(id);
+      } else {
+        h.value = t.gpu == t.peer ? 0.0 : t.amount;
+        h.where = -1 - routes_.index_of(static_cast<TaskId>(id));
+      }
     }
-    for (std::size_t i = 0; i < n; ++i) succ_begin_[i + 1] += succ_begin_[i];
-    succ_.resize(succ_begin_[n]);
-    std::vector<std::int64_t> fill(succ_begin_.begin(), succ_begin_.end() - 1);
+    // Successor lists (CSR), filled in id order.
+    std::int32_t offset = 0;
+    for (Hot& h : hot_) {
+      h.succ_first = offset;
+      offset += h.succ_count;
+      h.succ_count = 0;
+    }
+    succ_.resize(static_cast<std::size_t>(offset));
     for (std::size_t id = 0; id < n; ++id) {
       for (const TaskId d : graph_.deps(static_cast<TaskId>(id))) {
-        succ_[static_cast<std::size_t>(fill[static_cast<std::size_t>(d)]++)] = static_cast<TaskId>(id);
+        Hot& h = hot_[static_cast<std::size_t>(d)];
+        succ_[static_cast<std::size_t>(h.succ_first + h.succ_count++)] = static_cast<TaskId>(id);
       }
     }
   }
 
-  // Per (GPU, stream): its compute tasks in id order, and a cursor at the next one to run.
-  void build_streams() {
-    const std::size_t count = static_cast<std::size_t>(graph_.gpus()) * static_cast<std::size_t>(streams_);
-    stream_begin_.assign(count + 1, 0);
-    for (const Task& t : graph_.tasks()) {
-      if (t.kind == TaskKind::Compute) ++stream_begin_[stream_of(t) + 1];
-    }
-    for (std::size_t i = 0; i < count; ++i) stream_begin_[i + 1] += stream_begin_[i];
-    stream_tasks_.resize(stream_begin_[count]);
-    cursor_.assign(stream_begin_.begin(), stream_begin_.end() - 1);
-    std::vector<std::int64_t> fill = cursor_;
-    for (std::size_t id = 0; id < graph_.size(); ++id) {
-      const Task& t = graph_.tasks()[id];
-      if (t.kind == TaskKind::Compute) stream_tasks_[static_cast<std::size_t>(fill[stream_of(t)]++)] = static_cast<TaskId>(id);
-    }
-    busy_.assign(count, 0);
-  }
-
-  [[nodiscard]] std::size_t stream_of(const Task& t) const {
-    return static_cast<std::size_t>(t.gpu) * static_cast<std::size_t>(streams_) + t.stream;
-  }
-
   void push(double time, EventKind kind, std::int32_t target, std::uint32_t version = 0) {
-    heap_.push(Event{time, seq_++, target, version, kind});
+    queue_.push(time, Event{target, (version << 2) | static_cast<std::uint32_t>(kind)});
   }
 
   void make_ready(TaskId id, double now) {
-    const Task& t = graph_.task(id);
-    if (t.kind == TaskKind::Compute) {
-      const std::size_t s = stream_of(t);
-      if (!busy_[s] && stream_tasks_[static_cast<std::size_t>(cursor_[s])] == id) start_compute(id, s, now);
+    const Hot& h = hot_[static_cast<std::size_t>(id)];
+    if (h.compute()) {
+      const auto s = static_cast<std::size_t>(h.where);
+      if (!busy_[s] && head_[s] == id) start_compute(id, now);
       return;
     }
     result_.times[static_cast<std::size_t>(id)].start = now;
-    push(now + routes_.of(id).latency_s, EventKind::FlowStart, id);
+    push(now + routes_.route(h.route()).latency_s, EventKind::FlowStart, id);
   }
 
-  void start_compute(TaskId id, std::size_t stream, double now) {
-    const Task& t = graph_.task(id);
-    const double seconds = models_.compute->seconds(t, gpu_);
-    busy_[stream] = 1;
-    result_.times[static_cast<std::size_t>(id)] = {now, now + seconds};
-    result_.compute_busy_s[static_cast<std::size_t>(t.gpu)] += seconds;
-    push(now + seconds, EventKind::ComputeDone, id);
+  void start_compute(TaskId id, double now) {
+    const Hot& h = hot_[static_cast<std::size_t>(id)];
+    busy_[static_cast<std::size_t>(h.where)] = 1;
+    result_.times[static_cast<std::size_t>(id)] = {now, now + h.value};
+    result_.compute_busy_s[static_cast<std::size_t>(h.where / streams_)] += h.value;
+    push(now + h.value, EventKind::ComputeDone, id);
   }
 
   void complete(TaskId id, double now) {
     result_.times[static_cast<std::size_t>(id)].end = now;
     result_.makespan_s = std::max(result_.makespan_s, now);
-    const Task& t = graph_.task(id);
-    if (t.kind == TaskKind::Compute) {
-      const std::size_t s = stream_of(t);
+    const Hot& h = hot_[static_cast<std::size_t>(id)];
+    if (h.compute()) {
+      const auto s = static_cast<std::size_t>(h.where);
       busy_[s] = 0;
-      ++cursor_[s];
-      if (cursor_[s] < stream_begin_[s + 1]) {
-        const TaskId next = stream_tasks_[static_cast<std::size_t>(cursor_[s])];
-        if (pending_[static_cast<std::size_t>(next)] == 0) start_compute(next, s, now);
-      }
+      const TaskId next = head_[s] = h.next_on_stream;
+      if (next >= 0 && hot_[static_cast<std::size_t>(next)].pending == 0) start_compute(next, now);
     }
-    for (std::int64_t i = succ_begin_[static_cast<std::size_t>(id)]; i < succ_begin_[static_cast<std::size_t>(id) + 1]; ++i) {
+    for (std::int32_t i = h.succ_first; i < h.succ_first + h.succ_count; ++i) {
       const TaskId s = succ_[static_cast<std::size_t>(i)];
-      if (--pending_[static_cast<std::size_t>(s)] == 0) make_ready(s, now);
+      if (--hot_[static_cast<std::size_t>(s)].pending == 0) make_ready(s, now);
     }
     if ((++completed_ & 0xFFFF) == 0) progress_.update(completed_);
   }
 
   void handle(const Event& e, double now) {
-    switch (e.kind) {
+    switch (e.kind()) {
       case EventKind::ComputeDone:
         complete(e.target, now);
         break;
       case EventKind::FlowStart: {
-        const Task& t = graph_.task(e.target);
-        const std::int32_t route = routes_.index_of(e.target);
-        for (const topo::LinkId l : routes_.links(routes_.route(route))) {
-          result_.link_bytes[static_cast<std::size_t>(l)] += t.amount;
+        const Hot& h = hot_[static_cast<std::size_t>(e.target)];
+        for (const topo::LinkId l : routes_.links(routes_.route(h.route()))) {
+          result_.link_bytes[static_cast<std::size_t>(l)] += h.value;
         }
-        if (t.amount <= 0 || t.gpu == t.peer) {
+        if (h.value <= 0) {
           complete(e.target, now);
         } else {
-          network_.add(e.target, route, t.amount, now);
+          network_.add(e.target, h.route(), h.value, now);
         }
         break;
       }
       case EventKind::FlowDone:
-        if (network_.current(e.target, e.version)) {
+        if (network_.current(e.target, e.version())) {
           const TaskId task = network_.task(e.target);
           network_.remove(e.target);
           complete(task, now);
@@ -195,21 +194,16 @@ class Simulation {
   }
 
   const TaskGraph& graph_;
-  const topo::GpuSpec& gpu_;
-  const CostModels& models_;
   Routes routes_;
   FlowNetwork network_;
   int streams_;
   Progress progress_;
   SimResult result_;
-  std::vector<std::int32_t> pending_;
-  std::vector<std::int64_t> succ_begin_;
+  std::vector<Hot> hot_;
   std::vector<TaskId> succ_;
-  std::vector<std::int64_t> stream_begin_, cursor_;
-  std::vector<TaskId> stream_tasks_;
+  std::vector<TaskId> head_;  // per stream slot: the next compute task to run, or -1
   std::vector<std::uint8_t> busy_;
-  std::priority_queue<Event, std::vector<Event>, Later> heap_;
-  std::uint64_t seq_ = 0;
+  RadixQueue<Event> queue_;
   std::int64_t completed_ = 0;
 };
 

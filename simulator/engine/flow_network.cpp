@@ -74,35 +74,38 @@ void FlowNetwork::remove(std::int32_t slot) {
   free_slots_.push_back(slot);
 }
 
-// BFS from the seeds through Shared links to every active flow that can feel the change.
-void FlowNetwork::collect_component() {
-  ++epoch_;
+// BFS from one seed through Shared links to every active flow that can feel the change.
+// Marks persist for the whole reshare (one epoch), so each component is solved once.
+bool FlowNetwork::collect_component(std::int32_t seed_flow, topo::LinkId seed_link) {
   component_flows_.clear();
   component_links_.clear();
+  auto visit_link = [&](topo::LinkId l) {
+    if (link_mark_[static_cast<std::size_t>(l)] == epoch_) return;
+    link_mark_[static_cast<std::size_t>(l)] = epoch_;
+    component_links_.push_back(l);
+  };
   auto visit_flow = [&](std::int32_t slot) {
     const auto s = static_cast<std::size_t>(slot);
     if (!flows_[s].active || flow_mark_[s] == epoch_) return;
     flow_mark_[s] = epoch_;
     component_flows_.push_back(slot);
-    for (const topo::LinkId l : routes_.shared_links(routes_.route(flows_[s].route))) {
-      if (link_mark_[static_cast<std::size_t>(l)] != epoch_) {
-        link_mark_[static_cast<std::size_t>(l)] = epoch_;
-        component_links_.push_back(l);
-      }
-    }
+    for (const topo::LinkId l : routes_.shared_links(routes_.route(flows_[s].route))) visit_link(l);
   };
-  for (const std::int32_t slot : seed_flows_) visit_flow(slot);
-  for (const topo::LinkId l : seed_links_) {
-    if (link_mark_[static_cast<std::size_t>(l)] != epoch_) {
-      link_mark_[static_cast<std::size_t>(l)] = epoch_;
-      component_links_.push_back(l);
-    }
-  }
-  seed_flows_.clear();
-  seed_links_.clear();
+  if (seed_flow >= 0) visit_flow(seed_flow);
+  if (seed_link >= 0) visit_link(seed_link);
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
     for (const LinkEntry& e : link_flows_[static_cast<std::size_t>(component_links_[i])]) visit_flow(e.slot);
   }
+  return !component_flows_.empty();
+}
+
+bool FlowNetwork::alone(std::int32_t slot) const {
+  const Flow& f = flows_[static_cast<std::size_t>(slot)];
+  if (!f.active || flow_mark_[static_cast<std::size_t>(slot)] == epoch_ || f.rate != 0) return false;
+  for (const topo::LinkId l : routes_.shared_links(routes_.route(f.route))) {
+    if (link_flows_[static_cast<std::size_t>(l)].size() != 1) return false;
+  }
+  return true;
 }
 
 void FlowNetwork::freeze(std::int32_t slot, double rate) {

@@ -39,9 +39,10 @@ class FlowNetwork {
   void reshare(double now, Schedule&& schedule, std::vector<LinkSample>& samples);
 
   [[nodiscard]] TaskId task(std::int32_t slot) const { return flows_[static_cast<std::size_t>(slot)].task; }
+  // Versions are compared modulo 2^30 (the event queue keeps 30 bits).
   [[nodiscard]] bool current(std::int32_t slot, std::uint32_t version) const {
     const Flow& f = flows_[static_cast<std::size_t>(slot)];
-    return f.active && f.version == version;
+    return f.active && ((f.version ^ version) & 0x3FFFFFFFu) == 0;
   }
   [[nodiscard]] double rate(std::int32_t slot) const { return flows_[static_cast<std::size_t>(slot)].rate; }
 
@@ -60,7 +61,11 @@ class FlowNetwork {
     std::int32_t index;  // position of the link in the flow's shared_links()
   };
 
-  void collect_component();
+  // The component reached from a seed flow or link not yet visited in this reshare; false when
+  // it holds no flow.
+  bool collect_component(std::int32_t seed_flow, topo::LinkId seed_link);
+  // A new flow that shares none of its Shared links: its rate is its route's bottleneck.
+  [[nodiscard]] bool alone(std::int32_t slot) const;
   void solve();
   void freeze(std::int32_t slot, double rate);
   void set_rate(std::int32_t slot, double rate, double now);
@@ -98,15 +103,33 @@ class FlowNetwork {
 template <class Schedule>
 void FlowNetwork::reshare(double now, Schedule&& schedule, std::vector<LinkSample>& samples) {
   if (!seed_flows_.empty() || !seed_links_.empty()) {
-    collect_component();
-    solve();
-    for (const std::int32_t slot : component_flows_) {
-      const Flow& f = flows_[static_cast<std::size_t>(slot)];
-      const double r = new_rate_[static_cast<std::size_t>(slot)];
-      if (r == f.rate) continue;
-      set_rate(slot, r, now);
-      schedule(slot, now + f.remaining / r, f.version);
+    ++epoch_;
+    auto solve_and_apply = [&] {
+      solve();
+      for (const std::int32_t slot : component_flows_) {
+        const Flow& f = flows_[static_cast<std::size_t>(slot)];
+        const double r = new_rate_[static_cast<std::size_t>(slot)];
+        if (r == f.rate) continue;
+        set_rate(slot, r, now);
+        schedule(slot, now + f.remaining / r, f.version);
+      }
+    };
+    for (const std::int32_t slot : seed_flows_) {
+      if (alone(slot)) {  // the common case in a ring: no BFS, no solve, the route's bottleneck
+        flow_mark_[static_cast<std::size_t>(slot)] = epoch_;
+        const double r = routes_.route(flows_[static_cast<std::size_t>(slot)].route).bottleneck_Bps;
+        set_rate(slot, r, now);
+        schedule(slot, now + flows_[static_cast<std::size_t>(slot)].remaining / r,
+                 flows_[static_cast<std::size_t>(slot)].version);
+      } else if (collect_component(slot, -1)) {
+        solve_and_apply();
+      }
     }
+    for (const topo::LinkId link : seed_links_) {
+      if (collect_component(-1, link)) solve_and_apply();
+    }
+    seed_flows_.clear();
+    seed_links_.clear();
   }
   if (record_links_) flush_samples(now, samples);
 }

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 namespace burst::sim {
 
@@ -23,8 +26,17 @@ Routes::Routes(const TaskGraph& graph, const topo::Topology& topology, const Com
   task_route_.assign(graph.size(), -1);
   std::int64_t last_key = -1;
   std::int32_t last_index = -1;
+  if (graph.gpus() > topology.gpu_count()) {
+    throw std::invalid_argument(fmt::format("task graph for {} GPUs on topology '{}' of {} GPUs", graph.gpus(),
+                                            topology.name(), topology.gpu_count()));
+  }
   for (std::size_t id = 0; id < graph.size(); ++id) {
     const Task& t = graph.tasks()[id];
+    // A lowering's mistake, not user input: fail loudly instead of indexing out of bounds.
+    if (t.gpu < 0 || t.gpu >= graph.gpus() || t.peer < 0 || t.peer >= graph.gpus()) {
+      throw std::invalid_argument(fmt::format("task {} names GPU {} -> {} outside 0..{}", id, t.gpu, t.peer,
+                                              graph.gpus() - 1));
+    }
     if (t.kind != TaskKind::Transfer) continue;
     const std::int64_t key = t.gpu * gpus + t.peer;
     if (key != last_key) {

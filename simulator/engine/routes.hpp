@@ -3,7 +3,9 @@
 // uncontended bottleneck. A 1024-GPU layer has about a million transfers but only a few
 // thousand distinct (src, dst) pairs, so routes are computed per pair and shared.
 //
-// A transfer from a GPU to itself crosses no link and takes no time.
+// A transfer from a GPU to itself crosses no link and takes no time. The constructor also
+// checks that every task names GPUs of the graph, and the graph fits the topology
+// (std::invalid_argument otherwise: that is a lowering's bug, not bad user input).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,134 @@
+// One attention layer, forward and backward, as two task graphs.
+//
+//   forward:  [Ulysses all-to-all of Q,K,V]  ring pass: K,V circulate        [all-to-all of O]
+//   backward: [Ulysses all-to-all of dO]     ring pass: K,V ring or Q ring    [all-to-all of dQ,dK,dV]
+//
+// Notation: c = seq / R tokens per ring rank, H_l = heads / U and KV_l = kv_heads / U heads per
+// rank after the all-to-all, d = head_dim, h = H_l*d, h_kv = KV_l*d, e = dtype bytes, b = batch.
+//
+// Compute (DESIGN.md section 3): a block with p allowed (query, key) pairs costs 4*p*d*H_l*b
+// FLOPs forward (QK^T and PV, 2 FLOPs per multiply-add each) and 2.5x that backward
+// (recompute QK^T, then dV, dP, dQ, dK).
+//
+// Bytes per hop:
+//   forward K,V block                    2*c*h_kv*e*b
+//   backward K,V ring: K,V block         2*c*h_kv*e*b,   dK,dV accumulator  2*c*h_kv*dkv*b
+//   backward Q ring: Q, dO, D, lse pack  (2*c*h*e + 8*c*H_l)*b  (D and lse: one fp32 each per
+//                                         token and head),  dQ accumulator  c*h*dq*b
+//
+// Ulysses (U > 1): a rank starts with c/U tokens of all heads and trades them within its group
+// of U for c tokens of H_l heads: to each of its U-1 peers it sends (c/U) tokens x (its heads):
+//   before the forward  Q,K,V  (c/U)*(h + 2*h_kv)*e*b     after it       O         (c/U)*h*e*b
+//   before the backward dO     (c/U)*h*e*b                after it       dQ,dK,dV  (c/U)*(h + 2*h_kv)*e*b
+// so a rank sends (U-1)/U of its local tensors, as DeepSpeed-Ulysses does. With U = P (no ring)
+// the attention is one compute per rank over the whole sequence.
+
+#include "simulator/attention/lowering.hpp"
+#include "simulator/attention/ring_pass.hpp"
+
+namespace burst::sim {
+namespace {
+
+// Every rank sends `bytes` to each other member of its Ulysses group. `after` (if given)
+// holds, per world rank, tasks the sender waits for. Returns, per receiving world rank, the
+// U-1 transfers into it (rank x's at [x*(U-1), (x+1)*(U-1))).
+std::vector<TaskId> all_to_all(const RingGeometry& g, Phase phase, double bytes, int step, const RingPassEnd* after,
+                               TaskGraph& graph) {
+  const int u = g.ulysses;
+  std::vector<TaskId> into(static_cast<std::size_t>(g.world) * static_cast<std::size_t>(u - 1), -1);
+  for (int group = 0; group < g.ring; ++group) {
+    for (int a = 0; a < u; ++a) {
+      const int src = group * u + a;
+      const auto s = static_cast<std::size_t>(src);
+      for (int x = 1; x < u; ++x) {
+        const int b = (a + x) % u;  // peers in a rotating order, as pairwise all-to-all does
+        const int dst = group * u + b;
+        const TaskId wait_compute = after ? after->last_compute[s] : -1;
+        const TaskId wait_home = after ? after->accumulator_home[s] : -1;
+        const TaskId id = graph.add_transfer(
+            TaskGraph::TransferSpec{.src = src, .dst = dst, .channel = kChannelAllToAll, .phase = phase,
+                                    .payload = Payload::AllToAll, .bytes = bytes, .step = step},
+            {wait_compute, wait_home});
+        const int slot = a < b ? a : a - 1;  // the sender's index among dst's peers
+        into[static_cast<std::size_t>(dst) * static_cast<std::size_t>(u - 1) + static_cast<std::size_t>(slot)] = id;
+      }
+    }
+  }
+  return into;
+}
+
+struct PhaseSpec {
+  RingPass pass;
+  double bytes_in = 0;   // all-to-all before the ring, per peer
+  double bytes_out = 0;  // all-to-all after the ring, per peer
+};
+
+TaskGraph lower_phase(const RingGeometry& g, const PairTable& table, const PhaseSpec& spec, std::vector<double>& flops) {
+  TaskGraph graph(g.world);
+  const bool ulysses = g.ulysses > 1;
+  const std::size_t a2a = ulysses ? static_cast<std::size_t>(g.world) * static_cast<std::size_t>(g.ulysses - 1) : 0;
+  if (ulysses) graph.reserve(a2a, 2 * a2a);
+  const std::vector<TaskId> in =
+      ulysses ? all_to_all(g, spec.pass.phase, spec.bytes_in, 0, nullptr, graph) : std::vector<TaskId>{};
+  const RingPassEnd end = lower_ring_pass(g, table, spec.pass, in, graph, flops, a2a);
+  if (ulysses) (void)all_to_all(g, spec.pass.phase, spec.bytes_out, g.ring, &end, graph);
+  return graph;
+}
+
+}  // namespace
+
+LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, const AttentionStrategy& strategy,
+                                 const World& world) {
+  std::vector<Problem> problems = applicability_problems(strategy, shape, mask, world);
+  if (!problems.empty()) throw Error(std::move(problems));
+
+  const RingGeometry g = ring_geometry(strategy, world);
+  const PairTable table(mask, strategy.layout, shape.seq, g.ring);
+  const std::int64_t c = shape.seq / g.ring;
+  const double tokens = static_cast<double>(c), batch = shape.batch, e = shape.dtype_bytes;
+  const double heads = static_cast<double>(shape.heads / g.ulysses);
+  const double h = heads * shape.head_dim;
+  const double h_kv = static_cast<double>(shape.kv_heads / g.ulysses) * shape.head_dim;
+  const double share = tokens / g.ulysses;  // tokens a rank holds before the all-to-all
+  const double forward_flops_per_pair = 4.0 * shape.head_dim * heads * batch;
+
+  PhaseSpec forward;
+  forward.pass = RingPass{.phase = Phase::Forward,
+                          .kernel = KernelKind::AttentionForward,
+                          .flops_per_pair = forward_flops_per_pair,
+                          .block_tokens = c,
+                          .block_payload = Payload::KV,
+                          .block_bytes = 2 * tokens * h_kv * e * batch,
+                          .accumulator_payload = Payload::DKV,
+                          .accumulator_bytes = 0,
+                          .queries_travel = false,
+                          .overlap = strategy.overlap};
+  forward.bytes_in = share * (h + 2 * h_kv) * e * batch;
+  forward.bytes_out = share * h * e * batch;
+
+  PhaseSpec backward;
+  backward.pass = forward.pass;
+  backward.pass.phase = Phase::Backward;
+  backward.pass.kernel = KernelKind::AttentionBackward;
+  backward.pass.flops_per_pair = 2.5 * forward_flops_per_pair;
+  if (strategy.backward == BackwardMode::KvRing) {
+    backward.pass.accumulator_payload = Payload::DKV;
+    backward.pass.accumulator_bytes = 2 * tokens * h_kv * strategy.dkv_bytes * batch;
+  } else {
+    backward.pass.block_payload = Payload::QPack;
+    backward.pass.block_bytes = (2 * tokens * h * e + 8 * tokens * heads) * batch;
+    backward.pass.accumulator_payload = Payload::DQ;
+    backward.pass.accumulator_bytes = tokens * h * strategy.dq_bytes * batch;
+    backward.pass.queries_travel = true;
+  }
+  backward.bytes_in = share * h * e * batch;
+  backward.bytes_out = share * (h + 2 * h_kv) * e * batch;
+
+  LoweredAttention out{TaskGraph(g.world), TaskGraph(g.world), std::vector<double>(static_cast<std::size_t>(g.world), 0.0),
+                       std::vector<double>(static_cast<std::size_t>(g.world), 0.0)};
+  out.forward = lower_phase(g, table, forward, out.forward_flops);
+  out.backward = lower_phase(g, table, backward, out.backward_flops);
+  return out;
+}
+
+}  // namespace burst::sim
