@@ -7,7 +7,8 @@
 //
 // No transfer ever waits for another, so this is exact when no two transfers overlap on a
 // Shared link, and optimistic otherwise; the event engine gives the same times in the first
-// case (tests check it) and models the sharing in the second. It costs O(tasks + deps).
+// case (tests check it) and models the sharing in the second. It costs O(tasks + deps), plus
+// a sort of the link changes when link usage is recorded.
 #include <algorithm>
 
 #include "common/progress.hpp"
@@ -56,8 +57,49 @@ class AnalyticEngine final : public Engine {
       result.makespan_s = std::max(result.makespan_s, time.end);
       if ((id & 0xFFFF) == 0) progress.update(id);
     }
+    if (options.record_links) record_links(graph, routes, result);
     progress.finish();
     return result;
+  }
+
+ private:
+  // Link usage as this engine sees it: every transfer holds its route's bottleneck rate on
+  // each of its links from the end of its latency to its end (so a link's total may exceed
+  // its capacity where transfers overlap: that is the contention this engine ignores).
+  static void record_links(const TaskGraph& graph, const Routes& routes, SimResult& result) {
+    struct Change {
+      double time;
+      topo::LinkId link;
+      double delta;
+    };
+    std::vector<Change> changes;
+    for (std::size_t id = 0; id < graph.size(); ++id) {
+      const Task& t = graph.tasks()[id];
+      if (t.kind != TaskKind::Transfer || t.gpu == t.peer || t.amount <= 0) continue;
+      const Route& route = routes.of(static_cast<TaskId>(id));
+      const TaskTime& time = result.times[id];
+      for (const topo::LinkId l : routes.links(route)) {
+        changes.push_back({time.start + route.latency_s, l, route.bottleneck_Bps});
+        changes.push_back({time.end, l, -route.bottleneck_Bps});
+      }
+    }
+    std::sort(changes.begin(), changes.end(), [](const Change& a, const Change& b) {
+      return a.time < b.time || (a.time == b.time && a.link < b.link);
+    });
+    std::vector<double> rate(static_cast<std::size_t>(routes.link_count()), 0.0);
+    std::vector<std::int32_t> active(rate.size(), 0);
+    for (std::size_t i = 0; i < changes.size();) {
+      const double before = rate[static_cast<std::size_t>(changes[i].link)];
+      std::size_t j = i;
+      for (; j < changes.size() && changes[j].time == changes[i].time && changes[j].link == changes[i].link; ++j) {
+        rate[static_cast<std::size_t>(changes[j].link)] += changes[j].delta;
+        active[static_cast<std::size_t>(changes[j].link)] += changes[j].delta > 0 ? 1 : -1;
+      }
+      double& now = rate[static_cast<std::size_t>(changes[i].link)];
+      if (active[static_cast<std::size_t>(changes[i].link)] == 0) now = 0;  // no drift from += and -=
+      if (now != before) result.link_samples.push_back({changes[i].link, changes[i].time, now});
+      i = j;
+    }
   }
 };
 

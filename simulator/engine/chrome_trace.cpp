@@ -2,6 +2,7 @@
 // JSON tree first would triple the memory). Strings are escaped by nlohmann's serializer.
 #include "simulator/engine/chrome_trace.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -10,7 +11,9 @@
 namespace burst::sim {
 namespace {
 
-constexpr int kThreadsPerGpu = 64;  // tid = local GPU * 64 + stream; the send thread is the last
+// tid = local GPU * 64 + slot: compute stream s in slot s (0-31), send lane k in slot 32 + k.
+constexpr int kSlotsPerGpu = 64;
+constexpr int kLanes = 32;
 
 std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
 
@@ -19,13 +22,14 @@ class TraceWriter {
   TraceWriter(std::ostream& out, const topo::Topology& topology) : out_(out), topology_(topology) {}
 
   void write(const std::vector<TraceRun>& runs) {
+    assign_lanes(runs);
     out_ << "{\"traceEvents\":[\n";
     metadata(runs);
     double offset = 0;
-    for (const TraceRun& run : runs) {
-      tasks(run, offset);
-      counters(run, offset);
-      offset += run.result->makespan_s;
+    for (std::size_t r = 0; r < runs.size(); ++r) {
+      tasks(runs[r], lanes_[r], offset);
+      counters(runs[r], offset);
+      offset += runs[r].result->makespan_s;
     }
     out_ << "\n],\"displayTimeUnit\":\"ns\"}\n";
   }
@@ -37,13 +41,48 @@ class TraceWriter {
     out_ << json;
   }
 
-  [[nodiscard]] int tid(int gpu, int stream) const { return topology_.local_of(gpu) * kThreadsPerGpu + stream; }
+  [[nodiscard]] int tid(int gpu, int slot) const { return topology_.local_of(gpu) * kSlotsPerGpu + slot; }
+  [[nodiscard]] static int compute_slot(const Task& t) { return std::min(static_cast<int>(t.stream), kLanes - 1); }
+
+  // Trace viewers want the slices of one thread properly nested, but a GPU may have several
+  // sends in flight: each send goes to the first lane of its GPU that is free by its start
+  // (interval partitioning), so lanes never overlap (up to 32 lanes; beyond, the last is shared).
+  void assign_lanes(const std::vector<TraceRun>& runs) {
+    for (const TraceRun& run : runs) {
+      const auto& times = run.result->times;
+      std::vector<TaskId> sends;
+      for (std::size_t id = 0; id < run.graph->size(); ++id) {
+        if (run.graph->tasks()[id].kind == TaskKind::Transfer) sends.push_back(static_cast<TaskId>(id));
+      }
+      std::sort(sends.begin(), sends.end(), [&](TaskId a, TaskId b) {
+        const int ga = run.graph->task(a).gpu, gb = run.graph->task(b).gpu;
+        return ga < gb || (ga == gb && times[static_cast<std::size_t>(a)].start < times[static_cast<std::size_t>(b)].start);
+      });
+      std::vector<std::uint8_t> lane(run.graph->size(), 0);
+      std::vector<double> free_at;
+      int gpu = -1;
+      for (const TaskId id : sends) {
+        const TaskTime& t = times[static_cast<std::size_t>(id)];
+        if (run.graph->task(id).gpu != gpu) {
+          gpu = run.graph->task(id).gpu;
+          free_at.clear();
+        }
+        std::size_t k = 0;
+        while (k < free_at.size() && free_at[k] > t.start) ++k;
+        if (k == free_at.size() && k < kLanes) free_at.push_back(t.end);
+        k = std::min<std::size_t>(k, kLanes - 1);
+        free_at[k] = std::max(free_at[k], t.end);
+        lane[static_cast<std::size_t>(id)] = static_cast<std::uint8_t>(k);
+        used_.insert({gpu, kLanes + static_cast<int>(k)});
+      }
+      lanes_.push_back(std::move(lane));
+    }
+  }
 
   void metadata(const std::vector<TraceRun>& runs) {
-    std::set<std::pair<int, int>> threads;  // (gpu, stream); stream kThreadsPerGpu - 1 = send
     for (const TraceRun& run : runs) {
       for (const Task& t : run.graph->tasks()) {
-        threads.insert({t.gpu, t.kind == TaskKind::Compute ? static_cast<int>(t.stream) : kThreadsPerGpu - 1});
+        if (t.kind == TaskKind::Compute) used_.insert({t.gpu, compute_slot(t)});
       }
     }
     for (int node = 0; node < topology_.nodes(); ++node) {
@@ -52,20 +91,21 @@ class TraceWriter {
       event(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
                         node, node));
     }
-    for (const auto& [gpu, stream] : threads) {
+    for (const auto& [gpu, slot] : used_) {
       const int local = topology_.local_of(gpu);
-      const std::string name = stream == kThreadsPerGpu - 1 ? fmt::format("gpu {} send", local)
-                                                            : fmt::format("gpu {} stream {}", local, stream);
+      const std::string name = slot < kLanes ? fmt::format("gpu {} stream {}", local, slot)
+                               : slot == kLanes ? fmt::format("gpu {} send", local)
+                                                : fmt::format("gpu {} send {}", local, slot - kLanes);
       event(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})",
-                        topology_.node_of(gpu), tid(gpu, stream), quoted(name)));
+                        topology_.node_of(gpu), tid(gpu, slot), quoted(name)));
       event(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
-                        topology_.node_of(gpu), tid(gpu, stream), tid(gpu, stream)));
+                        topology_.node_of(gpu), tid(gpu, slot), tid(gpu, slot)));
     }
     event(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"links"}}}})",
                       topology_.nodes()));
   }
 
-  void tasks(const TraceRun& run, double offset) {
+  void tasks(const TraceRun& run, const std::vector<std::uint8_t>& lanes, double offset) {
     const std::string category = quoted(run.name);
     for (std::size_t id = 0; id < run.graph->size(); ++id) {
       const Task& t = run.graph->tasks()[id];
@@ -75,13 +115,13 @@ class TraceWriter {
         event(fmt::format(
             R"({{"ph":"X","name":"{} step {}","cat":{},"pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},)"
             R"("args":{{"task":{},"flops":{},"block_q":{},"block_k":{}}}}})",
-            to_string(t.kernel), t.step, category, topology_.node_of(t.gpu), tid(t.gpu, t.stream), ts, dur, id,
-            t.amount, t.block_q, t.block_k));
+            to_string(t.kernel), t.step, category, topology_.node_of(t.gpu), tid(t.gpu, compute_slot(t)), ts, dur,
+            id, t.amount, t.block_q, t.block_k));
       } else {
         event(fmt::format(
             R"({{"ph":"X","name":"{} -> gpu {}","cat":{},"pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},)"
             R"("args":{{"task":{},"bytes":{},"step":{},"channel":{},"dst":{}}}}})",
-            to_string(t.payload), t.peer, category, topology_.node_of(t.gpu), tid(t.gpu, kThreadsPerGpu - 1), ts,
+            to_string(t.payload), t.peer, category, topology_.node_of(t.gpu), tid(t.gpu, kLanes + lanes[id]), ts,
             dur, id, t.amount, t.step, static_cast<int>(t.stream), t.peer));
       }
     }
@@ -105,6 +145,8 @@ class TraceWriter {
   std::ostream& out_;
   const topo::Topology& topology_;
   std::vector<std::string> link_names_;  // quoted, filled on first use
+  std::set<std::pair<int, int>> used_;    // (gpu, slot) threads that have events
+  std::vector<std::vector<std::uint8_t>> lanes_;  // per run, per task: send lane
   bool first_ = true;
 };
 

@@ -3,8 +3,9 @@
 // every link was.
 //
 // Layout: one process per node (pid = node, named "node N"); in it, one thread per GPU compute
-// stream ("gpu L stream S") with a complete ("X") event per compute task, and one "gpu L send"
-// thread with an event per outgoing transfer (latency included). Link utilisation becomes one
+// stream ("gpu L stream S") with a complete ("X") event per compute task, and a "gpu L send"
+// thread with an event per outgoing transfer (latency included), plus "gpu L send K" lanes
+// when sends of one GPU overlap, since viewers want a thread's slices nested. Link utilisation becomes one
 // counter track ("C" events, GB/s) per link that carried traffic, in a last process named
 // "links"; it needs the run to have been made with EngineOptions::record_links. Times are in
 // microseconds, as the format wants, with nanosecond decimals.

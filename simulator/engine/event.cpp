@@ -6,14 +6,15 @@
 // latency of its path and then becomes a flow; flows share Shared links max-min fairly
 // (FlowNetwork), so a hot link or a shared HCA slows everyone crossing it.
 //
-// Events (compute done, flow start, flow done) sit in one monotone priority queue (a radix
-// heap, radix_queue.hpp). All events at the same instant are handled as one batch before the sharing is
-// re-solved once: a ring step that starts 1024 transfers at the same time costs one solve per
-// touched component, not 1024 global ones. A flow-done event carries the flow's version; a
-// rate change bumps it, so superseded events are dropped when popped instead of being searched
-// for in the queue. Past the queue, the loop is bound by cache misses on per-task state, hence
-// the compact per-task record (Hot).
+// Events (compute done, flow start, flows due) sit in one monotone priority queue (a radix
+// heap, radix_queue.hpp). All events at the same instant are handled as one batch before the
+// sharing is re-solved once: a ring step that starts 1024 transfers at the same time costs one
+// solve per touched component, not 1024 global ones. Flow finish times change whenever rates
+// do, so they stay in FlowNetwork's indexed heap; the queue only holds a "flows due" event at
+// the earliest of them. Past the queue, the loop is bound by cache misses on per-task state,
+// hence the compact per-task record (Hot).
 #include <algorithm>
+#include <limits>
 
 #include "common/progress.hpp"
 #include "simulator/engine/engines.hpp"
@@ -24,14 +25,13 @@
 namespace burst::sim {
 namespace {
 
-enum class EventKind : std::uint32_t { ComputeDone, FlowStart, FlowDone };
+// FlowsDue: the earliest flow finish time known when it was queued has come; the flows
+// themselves wait in FlowNetwork's own heap.
+enum class EventKind : std::int32_t { ComputeDone, FlowStart, FlowsDue };
 
-// The kind sits in the low 2 bits of `tag`, a flow's version in the rest.
 struct Event {
-  std::int32_t target;  // task (ComputeDone, FlowStart) or flow slot (FlowDone)
-  std::uint32_t tag;
-  [[nodiscard]] EventKind kind() const { return static_cast<EventKind>(tag & 3u); }
-  [[nodiscard]] std::uint32_t version() const { return tag >> 2; }
+  EventKind kind;
+  TaskId task;  // ComputeDone, FlowStart
 };
 
 class Simulation {
@@ -53,15 +53,19 @@ class Simulation {
     for (std::size_t id = 0; id < graph_.size(); ++id) {
       if (hot_[id].pending == 0) make_ready(static_cast<TaskId>(id), 0.0);
     }
-    auto schedule = [this](std::int32_t slot, double finish, std::uint32_t version) {
-      push(finish, EventKind::FlowDone, slot, version);
-    };
     while (!queue_.empty()) {
       const double now = queue_.top_time();
       do {
         handle(queue_.pop(), now);
       } while (queue_.more_now());
-      network_.reshare(now, schedule, result_.link_samples);
+      network_.reshare(now, result_.link_samples);
+      // One FlowsDue event per distinct earliest finish: later ones are queued when they
+      // become the earliest.
+      const double due = network_.next_finish();
+      if (due < flows_due_) {
+        flows_due_ = due;
+        push(due, EventKind::FlowsDue, -1);
+      }
     }
     progress_.finish();
     return std::move(result_);
@@ -126,9 +130,7 @@ class Simulation {
     }
   }
 
-  void push(double time, EventKind kind, std::int32_t target, std::uint32_t version = 0) {
-    queue_.push(time, Event{target, (version << 2) | static_cast<std::uint32_t>(kind)});
-  }
+  void push(double time, EventKind kind, TaskId task) { queue_.push(time, Event{kind, task}); }
 
   void make_ready(TaskId id, double now) {
     const Hot& h = hot_[static_cast<std::size_t>(id)];
@@ -167,26 +169,26 @@ class Simulation {
   }
 
   void handle(const Event& e, double now) {
-    switch (e.kind()) {
+    switch (e.kind) {
       case EventKind::ComputeDone:
-        complete(e.target, now);
+        complete(e.task, now);
         break;
       case EventKind::FlowStart: {
-        const Hot& h = hot_[static_cast<std::size_t>(e.target)];
+        const Hot& h = hot_[static_cast<std::size_t>(e.task)];
         for (const topo::LinkId l : routes_.links(routes_.route(h.route()))) {
           result_.link_bytes[static_cast<std::size_t>(l)] += h.value;
         }
         if (h.value <= 0) {
-          complete(e.target, now);
+          complete(e.task, now);
         } else {
-          network_.add(e.target, h.route(), h.value, now);
+          network_.add(e.task, h.route(), h.value, now);
         }
         break;
       }
-      case EventKind::FlowDone:
-        if (network_.current(e.target, e.version())) {
-          const TaskId task = network_.task(e.target);
-          network_.remove(e.target);
+      case EventKind::FlowsDue:
+        if (now != flows_due_) break;  // superseded by an earlier one
+        flows_due_ = std::numeric_limits<double>::infinity();
+        for (TaskId task = network_.pop_finished(now); task >= 0; task = network_.pop_finished(now)) {
           complete(task, now);
         }
         break;
@@ -204,6 +206,7 @@ class Simulation {
   std::vector<TaskId> head_;  // per stream slot: the next compute task to run, or -1
   std::vector<std::uint8_t> busy_;
   RadixQueue<Event> queue_;
+  double flows_due_ = std::numeric_limits<double>::infinity();  // time of the live FlowsDue event
   std::int64_t completed_ = 0;
 };
 

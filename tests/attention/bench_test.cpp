@@ -29,8 +29,10 @@ TEST_CASE("lowering a 1M-token layer for 1024 GPUs (128 nodes x 8, double ring) 
 }
 
 TEST_CASE("document and sliding masks at 1024 ranks: the pair table stays fast", "[.bench]") {
-  // Document masks are counted block by block (not translation invariant); striped blocks with
-  // documents of 3000 tokens (not a multiple of the stride 1024) take the periodic path.
+  // Document masks are counted block by block (not translation invariant). Striped blocks with
+  // documents of 3000 tokens (not a multiple of the stride 1024) take the periodic path: one
+  // period of 1024 / gcd(3000, 1024) = 128 documents per block, 128M in all (a few seconds);
+  // every other case here is one or two documents per block.
   const World world{128, 8};
   const AttentionShape shape = mha(1 << 20, 32, 128);
   for (const Layout layout : {Layout::Zigzag, Layout::Striped}) {
@@ -43,7 +45,8 @@ TEST_CASE("document and sliding masks at 1024 ranks: the pair table stays fast",
       const double cpu = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
       WARN(to_string(layout) << " " << to_string(mask) << ": " << low.forward.size() + low.backward.size()
                              << " tasks in " << cpu << " s CPU");
-      CHECK(cpu < 2.0);
+      const bool long_period = layout == Layout::Striped && mask.kind == MaskKind::Document && mask.doc_len == 3000;
+      CHECK(cpu < (long_period ? 8.0 : 1.0));
     }
   }
 }

@@ -1,5 +1,7 @@
 // The Chrome trace is valid JSON with the events Perfetto needs: process and thread names,
 // one "X" event per task with numeric ts/dur, and "C" counter events per link sample.
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -56,7 +58,7 @@ TEST_CASE("the trace has a process per node, a thread per stream and send queue,
     }
     if (e["ph"] == "X" && e["name"] == "kv -> gpu 0" && e["pid"] == 1) {
       found_send = true;  // GPU 3 sends to GPU 0 over the network
-      CHECK(e["tid"] == 64 + 63);
+      CHECK(e["tid"] == 64 + 32);  // local GPU 1, send lane 0
       CHECK(e["args"]["bytes"] == 1e8);
     }
     if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "gpu 1 send") found_thread = true;
@@ -87,4 +89,30 @@ TEST_CASE("several runs are laid end to end") {
   CHECK(count(doc["traceEvents"], "X") == 2 * g.size());
   CHECK(first_backward == Approx(r.makespan_s * 1e6).margin(1e-3));
   CHECK(last_forward_end <= first_backward + 1e-3);
+}
+
+TEST_CASE("overlapping sends of one GPU go to separate lanes, so no thread's slices overlap") {
+  const topo::Topology t = test::star(3, 100e9, 1e-6);
+  TaskGraph g(3);
+  for (int i = 0; i < 3; ++i) {
+    g.add_transfer({.src = 0, .dst = 1 + i % 2, .channel = 0, .phase = Phase::Forward, .payload = Payload::KV,
+                    .bytes = 1e9, .step = i},
+                   {});
+  }
+  const SimResult r = make_engine("event")->run(g, t, make_cost_models(), {});
+  std::ostringstream out;
+  write_chrome_trace(out, g, r, t);
+  const nlohmann::json doc = nlohmann::json::parse(out.str());
+  std::map<int, std::vector<std::pair<double, double>>> by_tid;
+  std::set<std::string> names;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X") by_tid[e["tid"].get<int>()].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
+    if (e["ph"] == "M" && e["name"] == "thread_name") names.insert(e["args"]["name"].get<std::string>());
+  }
+  CHECK(by_tid.size() == 3);
+  CHECK(names == std::set<std::string>{"gpu 0 send", "gpu 0 send 1", "gpu 0 send 2"});
+  for (auto& [tid, slices] : by_tid) {
+    std::sort(slices.begin(), slices.end());
+    for (std::size_t i = 1; i < slices.size(); ++i) CHECK(slices[i].first >= slices[i - 1].first + slices[i - 1].second);
+  }
 }

@@ -97,16 +97,19 @@ TEST_CASE("max-min: three flows split a link in thirds, a fourth takes the rest 
   SECTION("the rates themselves, from the flow network") {
     const Routes routes(g, t, *kModels.comm);
     FlowNetwork net(routes, false);
-    std::vector<std::int32_t> slots;
-    for (TaskId id = 0; id < 4; ++id) slots.push_back(net.add(id, routes.index_of(id), X, 0.0));
+    for (TaskId id = 0; id < 4; ++id) net.add(id, routes.index_of(id), X, 0.0);
     std::vector<LinkSample> samples;
-    int rescheduled = 0;
-    net.reshare(0.0, [&](std::int32_t, double, std::uint32_t) { ++rescheduled; }, samples);
-    CHECK(rescheduled == 4);
-    CHECK(net.rate(slots[0]) == Approx(C / 3));
-    CHECK(net.rate(slots[1]) == Approx(C / 3));
-    CHECK(net.rate(slots[2]) == Approx(C / 3));
-    CHECK(net.rate(slots[3]) == Approx(2 * C / 3));
+    net.reshare(0.0, samples);
+    CHECK(net.rate_of(0) == Approx(C / 3));
+    CHECK(net.rate_of(1) == Approx(C / 3));
+    CHECK(net.rate_of(2) == Approx(C / 3));
+    CHECK(net.rate_of(3) == Approx(2 * C / 3));
+    // E finishes first, at X / (2C/3); the others then keep C/3 (gpu0's uplink binds them).
+    CHECK(net.next_finish() == Approx(1.5 * X / C));
+    CHECK(net.pop_finished(net.next_finish()) == 3);
+    net.reshare(1.5 * X / C, samples);
+    CHECK(net.rate_of(2) == Approx(C / 3));
+    CHECK(net.next_finish() == Approx(3 * X / C));
   }
   SECTION("link samples: gpu0's uplink runs full while the three flows last, then drops to 0") {
     std::vector<LinkSample> up;
@@ -216,4 +219,26 @@ TEST_CASE("a graph naming GPUs the topology lacks is rejected") {
   TaskGraph bad(2);
   bad.add_transfer(send(0, 2), {});
   CHECK_THROWS_AS(run("analytic", bad, t), std::invalid_argument);
+}
+
+TEST_CASE("both engines record link usage over time") {
+  // One transfer 0 -> 1 alone: its two links run at C from 2L to 2L + X/C, then drop to 0.
+  const topo::Topology t = test::star(2, C, L);
+  TaskGraph g(2);
+  g.add_transfer(send(0, 1), {});
+  for (const std::string engine : {"event", "analytic"}) {
+    INFO(engine);
+    const SimResult r = run(engine, g, t, true);
+    REQUIRE(r.link_samples.size() == 4);
+    for (const LinkSample& s : r.link_samples) {
+      CHECK((t.link_name(s.link) == "n0:gpu0->nvswitch" || t.link_name(s.link) == "n0:nvswitch->gpu1"));
+      if (s.bytes_per_second > 0) {
+        CHECK(s.time == Approx(2 * L));
+        CHECK(s.bytes_per_second == Approx(C));
+      } else {
+        CHECK(s.time == Approx(2 * L + X / C));
+      }
+    }
+    CHECK(run(engine, g, t, false).link_samples.empty());
+  }
 }
