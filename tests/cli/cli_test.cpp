@@ -54,13 +54,13 @@ TEST_CASE("an unknown preset gets a did-you-mean and exit code 2") {
 }
 
 TEST_CASE("simulate reports every bad option at once") {
-  const auto run = run_cli("simulate --topology a800-4hca --nodes 4 --model burst-14 --seq 1.5M --mask slidin:4K");
+  const auto run = run_cli("simulate --topology a800-4hca --nodes 4 --model burst-14 --seq 1Mi --mask slidin:4K");
   CHECK(run.exit_code == 2);
   const auto lines = error_lines(run.err);
   REQUIRE(lines.size() == 3);
   CHECK(lines[0] == "error: --model: unknown model 'burst-14' (valid: burst-7b, burst-14b, llama2-7b, llama3-8b, "
                     "qwen2.5-7b, qwen2.5-14b, tiny-mha, tiny-gqa; hint: did you mean 'burst-14b'?)");
-  CHECK(lines[1].find("error: --seq: '1.5M' is not a whole number of tokens") == 0);
+  CHECK(lines[1].find("error: --seq: '1Mi': unknown unit 'Mi'") == 0);
   CHECK(lines[2].find("error: --mask:") == 0);
   CHECK(lines[2].find("sliding") != std::string::npos);
 }

@@ -64,15 +64,16 @@ void run(const SimulateOptions& o) {
 
   if (!o.trace.empty()) {
     if (!results.front().not_applicable.empty()) {
-      throw Error(Problem{"--strategy", fmt::format("{} cannot run here: {}", names.front(),
-                                                   results.front().not_applicable)});
+      throw Error(Problem{"--strategy",
+                          fmt::format("{} cannot run here: {}", names.front(), results.front().not_applicable), "",
+                          "run without --trace to compare every strategy"});
     }
     std::ofstream out(o.trace);
-    if (!out) throw Error(Problem{"--trace", fmt::format("cannot write '{}'", o.trace)});
+    if (!out) throw Error(Problem{"--trace", fmt::format("cannot write '{}'", o.trace), "", "check the directory exists and is writable"});
     sim::write_chrome_trace(out, {{"forward", &runs.forward.graph, &runs.forward.result},
                                   {"backward", &runs.backward.graph, &runs.backward.result}},
                             *job.topology);
-    if (!out) throw Error(Problem{"--trace", fmt::format("writing '{}' failed", o.trace)});
+    if (!out) throw Error(Problem{"--trace", fmt::format("writing '{}' failed", o.trace), "", "check free disk space"});
     fmt::print(stderr, "trace written to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
   }
 
