@@ -43,19 +43,30 @@ Json parse_json_text(std::string_view text, const std::string& source) {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
     const auto [line, column] = line_column(text, e.byte == 0 ? 0 : e.byte - 1);
+    // nlohmann's message: "[json.exception.parse_error.101] parse error at line 3, column 8:
+    // syntax error while parsing value - unexpected ']'; expected ...": keep what follows the
+    // position, which we print in our own "file:line:column" form.
     std::string what = e.what();
-    if (const auto pos = what.find("; "); pos != std::string::npos) what = what.substr(pos + 2);
+    if (const auto pos = what.find(": "); pos != std::string::npos) what = what.substr(pos + 2);
     throw Error(Problem{fmt::format("{}:{}:{}", source, line, column), "invalid JSON: " + what, "", ""});
+  } catch (const Json::exception& e) {
+    // A number beyond double range (1e999) is reported as out_of_range, without a position.
+    std::string what = e.what();
+    if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
+    throw Error(Problem{source, "invalid JSON: " + what, "numbers within double range", ""});
   }
 }
 
-Json read_json_file(const std::string& path) {
+std::string read_text_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(Problem{path, "cannot open file", "", "check the path and permissions"});
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  return parse_json_text(buffer.str(), path);
+  if (in.bad()) throw Error(Problem{path, "reading the file failed", "", "check the file is readable"});
+  return buffer.str();
 }
+
+Json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
 std::string JsonReader::child(std::string_view pointer, std::string_view key) {
   return fmt::format("{}/{}", pointer, escape_token(key));

@@ -20,6 +20,8 @@ namespace burst {
 
 using Json = nlohmann::ordered_json;
 
+// Reads a whole file; a missing or unreadable file throws burst::Error naming it.
+[[nodiscard]] std::string read_text_file(const std::string& path);
 // Reads and parses a JSON file; a missing file or a syntax error throws burst::Error with the
 // file name, line and column.
 [[nodiscard]] Json read_json_file(const std::string& path);

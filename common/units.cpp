@@ -88,7 +88,9 @@ double parse_with(std::string_view raw, std::string_view field, const std::vecto
   const std::string_view unit = trim(text.substr(static_cast<std::size_t>(end - text.data())));
   if (unit.empty() && unit_required) fail(field, raw, "has no unit", suffixes, example);
   for (const auto& s : suffixes) {
-    if (unit == s.text) return value * s.factor;
+    if (unit != s.text) continue;
+    if (!std::isfinite(value * s.factor)) fail(field, raw, "is too large", suffixes, example);
+    return value * s.factor;
   }
   fail(field, raw, fmt::format("unknown unit '{}'", unit), suffixes, example);
 }

@@ -2,9 +2,7 @@
 #include "topologies/json_format.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -337,24 +335,9 @@ Topology parse_topology_json(const Json& doc, const std::string& source) {
 std::string dump_topology_json(const Topology& t) { return dump_readable_json(t.to_json()); }
 
 Topology parse_topology_text(std::string_view text, const std::string& source) {
-  Json doc;
-  try {
-    doc = parse_json_text(text, source);
-  } catch (const Json::out_of_range& e) {
-    // nlohmann reports a number beyond double range (e.g. 1e999) this way, not as a parse error.
-    std::string what = e.what();
-    if (const auto pos = what.find("] "); pos != std::string::npos) what = what.substr(pos + 2);
-    throw Error(Problem{source, "invalid JSON: " + what, "numbers within double range", ""});
-  }
-  return parse_topology_json(doc, source);
+  return parse_topology_json(parse_json_text(text, source), source);
 }
 
-Topology read_topology_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Problem{path, "cannot open file", "", "check the path and permissions"});
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse_topology_text(buffer.str(), path);
-}
+Topology read_topology_json(const std::string& path) { return parse_topology_json(read_json_file(path), path); }
 
 }  // namespace burst::topo

@@ -4,14 +4,13 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <pugixml.hpp>
 
 #include "common/error.hpp"
+#include "common/json_reader.hpp"
 #include "common/text.hpp"
 #include "topologies/hardware.hpp"
 #include "topologies/node_builder.hpp"
@@ -397,11 +396,7 @@ XmlImport import_nccl_xml(std::string_view text, const std::string& source, cons
 }
 
 XmlImport import_nccl_xml_file(const std::string& path, const XmlImportOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Problem{path, "cannot open file", "", "check the path and permissions"});
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return import_nccl_xml(buffer.str(), path, options);
+  return import_nccl_xml(read_text_file(path), path, options);
 }
 
 }  // namespace burst::topo

@@ -68,4 +68,6 @@ TEST_CASE("unit errors name the field, the text and the valid units") {
   CHECK_THROWS_WITH(units::parse_bytes("80", "mem"), Catch::Contains("has no unit"));
   CHECK_THROWS_WITH(units::parse_bytes("-1GB", "mem"), Catch::Contains("negative"));
   CHECK_THROWS_WITH(units::parse_flop_rate("inf TFLOPS", "peak"), Catch::Contains("peak"));
+  // Finite as written, infinite once scaled by the unit: still an error, never infinity.
+  CHECK_THROWS_WITH(units::parse_bandwidth("1e300TBps", "bw"), Catch::Contains("too large"));
 }
