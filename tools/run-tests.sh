@@ -50,7 +50,7 @@ stage "fuzzers (${fuzz_seconds}s each)"
 if build fuzz; then
   for fuzzer in build-fuzz/bin/fuzz_*; do
     name=$(basename "$fuzzer")
-    corpus_seed="tests/fuzz/corpus/${name#fuzz_}"
+    corpus_seed="tests/fuzz/corpus/$name"
     work="$log_dir/corpus-$name"
     mkdir -p "$work"
     if "$fuzzer" -max_total_time="$fuzz_seconds" -print_final_stats=0 "$work" "$corpus_seed" \

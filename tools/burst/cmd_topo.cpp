@@ -15,6 +15,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/topology_source.hpp"
 #include "topologies/json_format.hpp"
 #include "topologies/load.hpp"
 #include "topologies/node_template.hpp"
@@ -23,42 +24,15 @@
 namespace burst::cli {
 namespace {
 
-struct TopoSource {
-  std::string topology;
-  int nodes = 0;
-  int per_node = 0;
-  std::string nvlink_from;
-  std::string gpu_from;
-  std::string nic_speed;
-
-};
-
-// Loads the topology; what an importer assumed goes to stderr, for the person.
-topo::Topology load(const TopoSource& s) {
-  std::vector<std::string> notes;
-  topo::Topology t = topo::load_topology(s.topology, topo::LoadOptions{s.nodes, s.per_node, s.nvlink_from, s.gpu_from,
-                                                                       s.nic_speed, &notes});
-  for (const auto& note : notes) fmt::print(stderr, "note: {}\n", note);
-  return t;
-}
-
 struct TopoShowOptions {
-  TopoSource source;
+  TopologySource source;
   bool json = false;
 };
 
 struct TopoConvertOptions {
-  TopoSource source;
+  TopologySource source;
   std::string output;
 };
-
-void add_source_options(CLI::App& cmd, TopoSource& s, bool with_per_node) {
-  cmd.add_option("--nodes", s.nodes, "number of nodes (default: the preset's 1, or the file's)")->check(CLI::PositiveNumber);
-  if (with_per_node) cmd.add_option("--per-node", s.per_node, "local preset: ranks per virtual node (default 2)")->check(CLI::PositiveNumber);
-  cmd.add_option("--nvlink-from", s.nvlink_from, "NCCL XML skeleton: preset whose NVLink fabric completes it");
-  cmd.add_option("--gpu-from", s.gpu_from, "NCCL XML: preset whose GPU spec to use");
-  cmd.add_option("--nic-speed", s.nic_speed, "NCCL XML: port speed of NICs without <net>, e.g. 100Gbps");
-}
 
 std::string gpu_line(const topo::GpuSpec& g) {
   return fmt::format("{}, {} bf16, {} memory at {}", g.model, units::format_flop_rate(g.peak_bf16_flops),
@@ -111,7 +85,7 @@ void print_nics(const topo::Topology& t) {
 }
 
 void show(const TopoShowOptions& o) {
-  const topo::Topology t = load(o.source);
+  const topo::Topology t = load_topology_source(o.source);
   if (o.json) {
     fmt::print("{}\n", t.summary_json().dump(2));
     return;
@@ -130,8 +104,8 @@ void show(const TopoShowOptions& o) {
   print_nics(t);
 }
 
-void validate(const TopoSource& source) {
-  const topo::Topology t = load(source);
+void validate(const TopologySource& source) {
+  const topo::Topology t = load_topology_source(source);
   fmt::print("OK {}\n", summary_line(t));
 }
 
@@ -145,7 +119,7 @@ void write_output(const std::string& path, const std::string& text) {
 }
 
 void convert(const TopoConvertOptions& o) {
-  const topo::Topology t = load(o.source);
+  const topo::Topology t = load_topology_source(o.source);
   write_output(o.output, topo::dump_topology_json(t));
   fmt::print(stderr, "{}\n", summary_line(t));
 }
@@ -153,34 +127,34 @@ void convert(const TopoConvertOptions& o) {
 }  // namespace
 
 void add_topo_command(CLI::App& app) {
-  CLI::App* topo_cmd = app.add_subcommand("topo", "describe clusters: list presets, show, validate, convert NCCL XML");
+  CLI::App* topo_cmd = app.add_subcommand("topo", "Describe clusters: list presets, show, validate, convert NCCL XML");
   topo_cmd->require_subcommand(1);
 
-  CLI::App* list = topo_cmd->add_subcommand("list", "list the topology presets");
+  CLI::App* list = topo_cmd->add_subcommand("list", "List the topology presets");
   list->callback([] {
     for (const auto& p : topo::presets()) fmt::print("{:10} {}\n", p.name, p.description);
   });
 
   auto show_opts = std::make_shared<TopoShowOptions>();
-  CLI::App* show_cmd = topo_cmd->add_subcommand("show", "summarise a preset or a topology file");
+  CLI::App* show_cmd = topo_cmd->add_subcommand("show", "Summarise a preset or a topology file");
   show_cmd->add_option("topology", show_opts->source.topology, "preset name, .json topology or NCCL .xml dump")->required();
-  add_source_options(*show_cmd, show_opts->source, true);
+  add_topology_source_options(*show_cmd, show_opts->source, true);
   show_cmd->add_flag("--json", show_opts->json, "print the summary as one JSON object");
   show_cmd->callback([show_opts] { show(*show_opts); });
 
-  auto validate_opts = std::make_shared<TopoSource>();
-  CLI::App* validate_cmd = topo_cmd->add_subcommand("validate", "check a topology file, reporting every problem");
+  auto validate_opts = std::make_shared<TopologySource>();
+  CLI::App* validate_cmd = topo_cmd->add_subcommand("validate", "Check a topology file, reporting every problem");
   validate_cmd->add_option("file", validate_opts->topology, ".json topology or NCCL .xml dump")->required();
-  add_source_options(*validate_cmd, *validate_opts, false);
+  add_topology_source_options(*validate_cmd, *validate_opts, false);
   validate_cmd->callback([validate_opts] { validate(*validate_opts); });
 
   auto convert_opts = std::make_shared<TopoConvertOptions>();
   CLI::App* convert_cmd =
-      topo_cmd->add_subcommand("convert", "write a topology (NCCL XML dump, preset or .json) in our JSON format");
+      topo_cmd->add_subcommand("convert", "Write a topology (NCCL XML dump, preset or .json) in our JSON format");
   convert_cmd->add_option("topology", convert_opts->source.topology, "NCCL .xml dump, preset name or .json topology")
       ->required();
   convert_cmd->add_option("-o,--output", convert_opts->output, "output .json file ('-' for stdout)")->required();
-  add_source_options(*convert_cmd, convert_opts->source, true);
+  add_topology_source_options(*convert_cmd, convert_opts->source, true);
   convert_cmd->callback([convert_opts] { convert(*convert_opts); });
 }
 

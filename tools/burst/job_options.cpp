@@ -5,16 +5,13 @@
 #include "common/error.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
-#include "topologies/load.hpp"
 
 namespace burst::cli {
 
 void add_job_options(CLI::App& cmd, JobOptions& o) {
-  cmd.add_option("--topology", o.topology, "Topology preset (burst topo list), our JSON or an NCCL XML dump")
+  cmd.add_option("--topology", o.topology.topology, "Topology preset (burst topo list), our JSON or an NCCL XML dump")
       ->required();
-  cmd.add_option("--nodes", o.nodes, "Number of nodes (default: the preset's or file's)")->check(CLI::PositiveNumber);
-  cmd.add_option("--per-node", o.per_node, "Ranks per virtual node (local topology)")->check(CLI::PositiveNumber);
-  cmd.add_option("--nvlink-from", o.nvlink_from, "Complete an NCCL skeleton file's NVLink fabric from this preset");
+  add_topology_source_options(cmd, o.topology, true);
   cmd.add_option("--model", o.model, "Model preset: " + text::join(sim::model_preset_names()))->required();
   cmd.add_option("--seq", o.seq, "Sequence length in tokens, e.g. 1M (= 1048576), 512K")->required();
   cmd.add_option("--batch", o.batch, "Sequences per step")->check(CLI::PositiveNumber)->capture_default_str();
@@ -39,13 +36,7 @@ Job resolve_job(const JobOptions& o) {
       for (const auto& p : e.problems()) problems.add(p);
     }
   };
-  attempt([&] {
-    topo::LoadOptions load;
-    load.nodes = o.nodes;
-    load.per_node = o.per_node;
-    load.nvlink_from = o.nvlink_from;
-    job.topology = std::make_shared<const topo::Topology>(topo::load_topology(o.topology, load));
-  });
+  attempt([&] { job.topology = std::make_shared<const topo::Topology>(load_topology_source(o.topology)); });
   attempt([&] { job.model = sim::model_preset(o.model); });
   attempt([&] {
     job.shape.seq = units::parse_tokens(o.seq, "--seq");

@@ -11,15 +11,13 @@
 #include "simulator/attention/attention.hpp"
 #include "simulator/cost_model.hpp"
 #include "simulator/models/model.hpp"
+#include "tools/burst/topology_source.hpp"
 #include "topologies/topology.hpp"
 
 namespace burst::cli {
 
 struct JobOptions {
-  std::string topology;
-  int nodes = 0;
-  int per_node = 0;
-  std::string nvlink_from;
+  TopologySource topology;
   std::string model;
   std::string seq;
   int batch = 1;

@@ -1,0 +1,31 @@
+#include "tools/burst/topology_source.hpp"
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "topologies/load.hpp"
+
+namespace burst::cli {
+
+void add_topology_source_options(CLI::App& cmd, TopologySource& s, bool with_per_node) {
+  cmd.add_option("--nodes", s.nodes, "Number of nodes (default: the preset's 1, or the file's)")
+      ->check(CLI::PositiveNumber);
+  if (with_per_node) {
+    cmd.add_option("--per-node", s.per_node, "local preset: ranks per virtual node (default 2)")
+        ->check(CLI::PositiveNumber);
+  }
+  cmd.add_option("--nvlink-from", s.nvlink_from, "NCCL XML skeleton: preset whose NVLink fabric completes it");
+  cmd.add_option("--gpu-from", s.gpu_from, "NCCL XML: preset whose GPU spec to use");
+  cmd.add_option("--nic-speed", s.nic_speed, "NCCL XML: port speed of NICs without <net>, e.g. 100Gbps");
+}
+
+topo::Topology load_topology_source(const TopologySource& s) {
+  std::vector<std::string> notes;
+  topo::Topology t = topo::load_topology(
+      s.topology, topo::LoadOptions{s.nodes, s.per_node, s.nvlink_from, s.gpu_from, s.nic_speed, &notes});
+  for (const auto& note : notes) fmt::print(stderr, "note: {}\n", note);
+  return t;
+}
+
+}  // namespace burst::cli
