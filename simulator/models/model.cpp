@@ -1,6 +1,12 @@
 #include "simulator/models/model.hpp"
 
+#include <filesystem>
+#include <limits>
+
+#include <fmt/format.h>
+
 #include "common/error.hpp"
+#include "common/json_reader.hpp"
 #include "common/text.hpp"
 
 namespace burst::sim {
@@ -44,7 +50,9 @@ const std::vector<ModelSpec>& presets() {
 
 double ModelSpec::layer_params() const {
   const double h = hidden;
-  const double attention = h * h /* Q */ + 2.0 * h * kv_heads * head_dim /* K,V */ + h * h /* O */;
+  const double q_width = static_cast<double>(heads) * head_dim;
+  const double kv_width = static_cast<double>(kv_heads) * head_dim;
+  const double attention = h * q_width /* Q */ + 2.0 * h * kv_width /* K,V */ + q_width * h /* O */;
   const double mlp = (gated_mlp ? 3.0 : 2.0) * h * ffn;
   const double norms = 2.0 * h;
   return attention + mlp + norms;
@@ -66,6 +74,63 @@ ModelSpec model_preset(std::string_view name) {
   }
   throw Error(Problem{"--model", "unknown model '" + std::string(name) + "'", text::join(model_preset_names()),
                       text::did_you_mean(name, model_preset_names())});
+}
+
+ModelSpec model_from_hf_config(const std::string& path) {
+  const Json doc = read_json_file(path);
+  Problems problems;
+  JsonReader r(path, problems);
+  if (!doc.is_object()) {
+    r.problem("", "expected a JSON object (a Hugging Face config.json)");
+    problems.throw_if_any();
+  }
+  // Positive integers that fit an int (layer and head counts, widths).
+  auto count = [&](std::string_view key, bool required = true) {
+    return r.integer(doc, "", key, required, 1, std::numeric_limits<int>::max());
+  };
+  const auto hidden = count("hidden_size");
+  const auto ffn = count("intermediate_size");
+  const auto heads = count("num_attention_heads");
+  const auto kv_heads = count("num_key_value_heads", false);
+  const auto layers = count("num_hidden_layers");
+  const auto vocab = r.integer(doc, "", "vocab_size", true, 1);
+  const auto head_dim = count("head_dim", false);
+  const auto act = r.string(doc, "", "hidden_act", false);
+  const std::string activation = act.value_or("silu");
+  if (activation != "silu" && activation != "swish" && activation != "gelu" && activation != "gelu_new" &&
+      activation != "gelu_pytorch_tanh") {
+    r.problem("/hidden_act", fmt::format("unsupported activation '{}'", activation),
+              "silu, swish (SwiGLU), gelu, gelu_new, gelu_pytorch_tanh");
+  }
+  if (heads && kv_heads && *heads % *kv_heads != 0) {
+    r.problem("/num_key_value_heads", fmt::format("{} KV heads do not divide {} attention heads", *kv_heads, *heads),
+              "a divisor of num_attention_heads");
+  }
+  if (hidden && heads && !head_dim && *hidden % *heads != 0) {
+    r.problem("/hidden_size", fmt::format("hidden size {} is not a multiple of {} heads", *hidden, *heads), "",
+              "give head_dim explicitly");
+  }
+  problems.throw_if_any();
+
+  ModelSpec m;
+  const auto name = r.string(doc, "", "_name_or_path", false);
+  m.name = name && !name->empty() ? *name : std::filesystem::path(path).stem().string();
+  m.layers = static_cast<int>(*layers);
+  m.hidden = static_cast<int>(*hidden);
+  m.ffn = static_cast<int>(*ffn);
+  m.heads = static_cast<int>(*heads);
+  m.kv_heads = static_cast<int>(kv_heads.value_or(*heads));
+  m.head_dim = static_cast<int>(head_dim.value_or(*hidden / *heads));
+  m.vocab = *vocab;
+  // Llama-family configs use a gated MLP (SwiGLU) with silu; GPT-style gelu MLPs are not gated.
+  m.gated_mlp = activation == "silu" || activation == "swish";
+  m.activation = m.gated_mlp ? "silu" : "gelu";
+  return m;
+}
+
+ModelSpec load_model(const std::string& preset_or_file) {
+  const bool is_file = preset_or_file.size() > 5 && preset_or_file.ends_with(".json");
+  return is_file ? model_from_hf_config(preset_or_file) : model_preset(preset_or_file);
 }
 
 }  // namespace burst::sim

@@ -18,6 +18,12 @@ sim::AttentionShape shape_of(const sim::ModelSpec& m, std::int64_t seq) {
   return sim::AttentionShape{m.heads, m.kv_heads, m.head_dim, seq, 1, 2};
 }
 
+topo::Topology preset(const char* name, int nodes) {
+  topo::LoadOptions options;
+  options.nodes = nodes;
+  return topo::load_topology(name, options);
+}
+
 double total(const sim::LayerSimulation& r) { return r.forward.time_s + r.backward.time_s; }
 
 // The same topology with every link and NIC bandwidth multiplied by `factor`, through our
@@ -57,7 +63,7 @@ TEST_CASE("BurstEngine's case: burst never loses to the ring baselines, and wins
   const sim::Mask causal{};
   // 4 nodes (32 GPUs): 32K tokens per rank, so every ring hides its transfers behind compute
   // and burst ties megatron-cp on attention alone (its gains there are memory, issue 3).
-  const auto four = topo::load_topology("a800-4hca", topo::LoadOptions{.nodes = 4});
+  const auto four = preset("a800-4hca", 4);
   const auto burst4 = run("burst", shape, causal, four);
   const auto megatron4 = run("megatron-cp", shape, causal, four);
   const auto ring4 = run("ring", shape, causal, four);
@@ -73,7 +79,7 @@ TEST_CASE("BurstEngine's case: burst never loses to the ring baselines, and wins
 
   // 8 nodes (64 GPUs): 16K tokens per rank; a flat ring's IB hop no longer hides behind a
   // zigzag step, while the double ring overlaps it with 8 inner steps.
-  const auto eight = topo::load_topology("a800-4hca", topo::LoadOptions{.nodes = 8});
+  const auto eight = preset("a800-4hca", 8);
   const auto burst8 = run("burst", shape, causal, eight);
   const auto megatron8 = run("megatron-cp", shape, causal, eight);
   CHECK(total(burst8) < total(megatron8));
@@ -81,7 +87,7 @@ TEST_CASE("BurstEngine's case: burst never loses to the ring baselines, and wins
 }
 
 TEST_CASE("more bandwidth never predicts a slower layer") {
-  const auto base = topo::load_topology("dgx-a100", topo::LoadOptions{.nodes = 2});
+  const auto base = preset("dgx-a100", 2);
   const auto fast = scaled(base, 2.0);
   REQUIRE(fast.inter_node_bandwidth_per_gpu() == Approx(2.0 * base.inter_node_bandwidth_per_gpu()));
   const auto shape = shape_of(sim::model_preset("llama3-8b"), 64 * 1024);
@@ -102,7 +108,7 @@ TEST_CASE("event and analytic engines agree on an uncontended ring, and contenti
   const auto shape = shape_of(sim::model_preset("llama2-7b"), 128 * 1024);
   const sim::Mask causal{};
   // One node, flat ring over NVSwitch: each GPU's NVLink port carries one flow at a time.
-  const auto node = topo::load_topology("dgx-a100", topo::LoadOptions{.nodes = 1});
+  const auto node = preset("dgx-a100", 1);
   auto strategy = sim::strategy_preset("megatron-cp", shape, node);
   sim::LayerSimOptions event_options, analytic_options;
   analytic_options.engine = "analytic";
@@ -113,7 +119,7 @@ TEST_CASE("event and analytic engines agree on an uncontended ring, and contenti
 
   // Ulysses all-to-all across 2 nodes of a800-4hca: two GPUs share each HCA, so the event
   // engine (max-min sharing) must predict at least the uncontended time.
-  const auto two = topo::load_topology("a800-4hca", topo::LoadOptions{.nodes = 2});
+  const auto two = preset("a800-4hca", 2);
   const auto shape16 = shape_of(sim::model_preset("llama2-7b"), 128 * 1024);
   const auto uly = sim::strategy_preset("ds-ulysses", shape16, two);
   const auto ce = sim::simulate_attention_layer(shape16, causal, uly, two, event_options);
@@ -124,7 +130,7 @@ TEST_CASE("event and analytic engines agree on an uncontended ring, and contenti
 
 TEST_CASE("a strategy that cannot run is a result with a reason, not an error") {
   // DeepSpeed-Ulysses needs the heads divisible by its degree: 40 heads on 32 GPUs cannot.
-  const auto t = topo::load_topology("a800-4hca", topo::LoadOptions{.nodes = 4});
+  const auto t = preset("a800-4hca", 4);
   const auto shape = shape_of(sim::model_preset("burst-14b"), std::int64_t{1} << 20);
   const auto r = run("ds-ulysses", shape, sim::Mask{}, t);
   CHECK_FALSE(r.not_applicable.empty());
