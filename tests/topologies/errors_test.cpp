@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/error_text.hpp"
+
 #include "common/error.hpp"
 #include "topologies/json_format.hpp"
 #include "topologies/load.hpp"
@@ -41,14 +43,7 @@ std::vector<std::string> problems_of(const std::string& name) {
   return {"(no error)"};
 }
 
-std::string error_text(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const burst::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using burst::test::error_text;
 
 const std::string kBandwidthUnits =
     "a number followed by one of TBps, GBps, MBps, KBps, kBps, TB/s, GB/s, MB/s, KB/s, kB/s, TiBps, GiBps, MiBps, "

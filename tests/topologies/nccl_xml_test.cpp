@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/error_text.hpp"
+
 #include "common/error.hpp"
 #include "topologies/json_format.hpp"
 #include "topologies/nccl_xml.hpp"
@@ -15,14 +17,7 @@ namespace {
 
 std::string data(const std::string& name) { return std::string(BURST_TEST_DATA) + "/topologies/" + name; }
 
-std::string error_text(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const burst::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using burst::test::error_text;
 
 }  // namespace
 

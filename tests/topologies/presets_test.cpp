@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/error_text.hpp"
+
 #include "common/error.hpp"
 #include "topologies/local_calibration.hpp"
 #include "topologies/node_template.hpp"
@@ -17,14 +19,7 @@ namespace {
 
 constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
 
-std::string error_text(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const burst::Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using burst::test::error_text;
 
 // Points BURST_LOCAL_CALIBRATION at a file for the lifetime of the object.
 struct CalibrationFile {
