@@ -69,6 +69,7 @@ LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask
   EngineOptions engine_options;
   engine_options.progress = options.progress;
   engine_options.record_links = runs != nullptr;
+  engine_options.record_times = runs != nullptr;  // figures need only makespans and busy times
 
   SimResult forward = engine->run(lowered.forward, topology, models, engine_options);
   SimResult backward = engine->run(lowered.backward, topology, models, engine_options);

@@ -1,6 +1,10 @@
 #include "simulator/task_graph.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 namespace burst::sim {
 
@@ -27,51 +31,31 @@ const char* to_string(Payload payload) {
   return "?";
 }
 
-TaskId TaskGraph::push(Task task, std::span<const TaskId> deps) {
-  const auto id = static_cast<TaskId>(tasks_.size());
-  task.dep_begin = static_cast<std::int32_t>(deps_.size());
-  for (const TaskId d : deps) {
-    if (d < 0) continue;
-    // Programming error in a lowering, not user input: tasks must come in topological order.
-    if (d >= id) throw std::logic_error("TaskGraph: dependency on a task not yet added");
-    deps_.push_back(d);
-  }
-  task.dep_end = static_cast<std::int32_t>(deps_.size());
-  tasks_.push_back(task);
-  return id;
+void TaskGraph::dependency_not_added(std::size_t begin) {
+  deps_.resize(begin);
+  // Programming error in a lowering, not user input: tasks must come in topological order.
+  throw std::logic_error("TaskGraph: dependency on a task not yet added");
 }
 
 TaskId TaskGraph::add_compute(const ComputeSpec& spec, std::span<const TaskId> deps) {
-  Task t;
-  t.kind = TaskKind::Compute;
-  t.phase = spec.phase;
-  t.kernel = spec.kernel;
-  t.stream = static_cast<std::uint8_t>(spec.stream);
-  t.gpu = spec.gpu;
-  t.peer = spec.gpu;
-  t.step = spec.step;
-  t.amount = spec.flops;
-  t.block_q = spec.block_q;
-  t.block_k = spec.block_k;
-  return push(t, deps);
-}
-
-TaskId TaskGraph::add_transfer(const TransferSpec& spec, std::span<const TaskId> deps) {
-  Task t;
-  t.kind = TaskKind::Transfer;
-  t.phase = spec.phase;
-  t.payload = spec.payload;
-  t.stream = static_cast<std::uint8_t>(spec.channel);
-  t.gpu = spec.src;
-  t.peer = spec.dst;
-  t.step = spec.step;
-  t.amount = spec.bytes;
-  return push(t, deps);
-}
-
-std::span<const TaskId> TaskGraph::deps(TaskId id) const {
-  const Task& t = task(id);
-  return {deps_.data() + t.dep_begin, static_cast<std::size_t>(t.dep_end - t.dep_begin)};
+  constexpr std::int64_t max_block = std::numeric_limits<std::int32_t>::max();
+  if (spec.block_q < 0 || spec.block_q > max_block || spec.block_k < 0 || spec.block_k > max_block) {
+    throw std::invalid_argument(
+        fmt::format("TaskGraph: compute block {} x {} tokens outside 0..{}", spec.block_q, spec.block_k, max_block));
+  }
+  const auto stream = static_cast<std::uint8_t>(spec.stream);
+  streams_ = std::max(streams_, stream + 1);
+  return push(Task{.amount = spec.flops,
+                   .gpu = spec.gpu,
+                   .peer = spec.gpu,
+                   .step = spec.step,
+                   .block_q = static_cast<std::int32_t>(spec.block_q),
+                   .block_k = static_cast<std::int32_t>(spec.block_k),
+                   .kind = TaskKind::Compute,
+                   .phase = spec.phase,
+                   .kernel = spec.kernel,
+                   .stream = stream},
+              deps);
 }
 
 void TaskGraph::reserve(std::size_t tasks, std::size_t deps) {

@@ -4,13 +4,16 @@
 //
 // Tasks are added in a topological order (every dependency already exists), so engines can
 // walk the graph front to back. Storage is flat (dependencies in one array, indexed by
-// ranges) because a 1024-GPU layer has millions of tasks.
+// ranges) and in huge pages (huge_page_allocator.hpp) because a 1024-GPU layer has millions
+// of tasks.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <span>
 #include <vector>
+
+#include "simulator/huge_page_allocator.hpp"
 
 namespace burst::sim {
 
@@ -27,20 +30,24 @@ enum class Payload : std::uint8_t { KV, QPack, DQ, DKV, AllToAll };
 [[nodiscard]] const char* to_string(KernelKind kernel); // "attn_fwd", "attn_bwd", "gemm", "elementwise"
 [[nodiscard]] const char* to_string(Payload payload);   // "kv", "q_pack", "dq", "dkv", "all_to_all"
 
+// 40 bytes: lowerings write millions of these and engines read them several times over, so
+// sizes are 32-bit (TaskGraph::add_compute checks block sizes fit) and a task's dependencies
+// end where the next task's begin.
 struct Task {
+  double amount = 0;          // compute: FLOPs; transfer: bytes
+  std::int32_t gpu = 0;       // compute: the GPU; transfer: the source GPU
+  std::int32_t peer = 0;      // transfer: the destination GPU (compute: the GPU again)
+  std::int32_t step = 0;      // ring step (for traces and checks)
+  std::int32_t block_q = 0;   // compute: query rows of the block (tokens), for kernel efficiency
+  std::int32_t block_k = 0;   // compute: key columns of the block (tokens)
+  std::int32_t dep_begin = 0; // first dependency in the graph's dependency array
   TaskKind kind = TaskKind::Compute;
   Phase phase = Phase::Forward;
   KernelKind kernel = KernelKind::AttentionForward;  // compute only
   Payload payload = Payload::KV;                     // transfer only
   std::uint8_t stream = 0;  // compute: stream index on the GPU; transfer: channel (ring level)
-  std::int32_t gpu = 0;     // compute: the GPU; transfer: the source GPU
-  std::int32_t peer = 0;    // transfer: the destination GPU
-  std::int32_t step = 0;    // ring step (for traces and checks)
-  double amount = 0;        // compute: FLOPs; transfer: bytes
-  std::int64_t block_q = 0; // compute: query rows of the block (tokens), for kernel efficiency
-  std::int64_t block_k = 0; // compute: key columns of the block (tokens)
-  std::int32_t dep_begin = 0, dep_end = 0;
 };
+static_assert(sizeof(Task) == 40);
 
 class TaskGraph {
  public:
@@ -50,7 +57,7 @@ class TaskGraph {
     Phase phase = Phase::Forward;
     KernelKind kernel = KernelKind::AttentionForward;
     double flops = 0;
-    std::int64_t block_q = 0, block_k = 0;
+    std::int64_t block_q = 0, block_k = 0;  // at most 2^31 - 1 each (std::invalid_argument otherwise)
     int step = 0;
   };
   struct TransferSpec {
@@ -69,7 +76,17 @@ class TaskGraph {
   TaskId add_compute(const ComputeSpec& spec, std::initializer_list<TaskId> deps) {
     return add_compute(spec, std::span<const TaskId>(deps.begin(), deps.size()));
   }
-  TaskId add_transfer(const TransferSpec& spec, std::span<const TaskId> deps);
+  TaskId add_transfer(const TransferSpec& spec, std::span<const TaskId> deps) {
+    return push(Task{.amount = spec.bytes,
+                     .gpu = spec.src,
+                     .peer = spec.dst,
+                     .step = spec.step,
+                     .kind = TaskKind::Transfer,
+                     .phase = spec.phase,
+                     .payload = spec.payload,
+                     .stream = static_cast<std::uint8_t>(spec.channel)},
+                deps);
+  }
   TaskId add_transfer(const TransferSpec& spec, std::initializer_list<TaskId> deps) {
     return add_transfer(spec, std::span<const TaskId>(deps.begin(), deps.size()));
   }
@@ -77,16 +94,39 @@ class TaskGraph {
   [[nodiscard]] int gpus() const { return gpus_; }
   [[nodiscard]] std::size_t size() const { return tasks_.size(); }
   [[nodiscard]] const Task& task(TaskId id) const { return tasks_[static_cast<std::size_t>(id)]; }
-  [[nodiscard]] const std::vector<Task>& tasks() const { return tasks_; }
-  [[nodiscard]] std::span<const TaskId> deps(TaskId id) const;
+  [[nodiscard]] std::span<const Task> tasks() const { return tasks_; }
+  [[nodiscard]] std::span<const TaskId> deps(TaskId id) const {
+    const auto i = static_cast<std::size_t>(id);
+    const auto begin = static_cast<std::size_t>(tasks_[i].dep_begin);
+    const std::size_t end = i + 1 < tasks_.size() ? static_cast<std::size_t>(tasks_[i + 1].dep_begin) : deps_.size();
+    return {deps_.data() + begin, end - begin};
+  }
+  // Every task's dependencies, task after task.
+  [[nodiscard]] std::span<const TaskId> dependencies() const { return deps_; }
+  // Compute stream slots per GPU: 1 + the largest compute stream index (at least 1).
+  [[nodiscard]] int streams() const { return streams_; }
   void reserve(std::size_t tasks, std::size_t deps);
 
  private:
-  TaskId push(Task task, std::span<const TaskId> deps);
+  TaskId push(const Task& task, std::span<const TaskId> deps) {
+    const auto id = static_cast<TaskId>(tasks_.size());
+    const std::size_t begin = deps_.size();
+    for (const TaskId d : deps) {
+      if (d < 0) continue;
+      if (d >= id) dependency_not_added(begin);
+      deps_.push_back(d);
+    }
+    tasks_.push_back(task);
+    tasks_.back().dep_begin = static_cast<std::int32_t>(begin);
+    return id;
+  }
+  // Drops the dependencies pushed since `begin` and throws std::logic_error.
+  [[noreturn]] void dependency_not_added(std::size_t begin);
 
   int gpus_;
-  std::vector<Task> tasks_;
-  std::vector<TaskId> deps_;
+  int streams_ = 1;
+  BigVector<Task> tasks_;
+  BigVector<TaskId> deps_;
 };
 
 }  // namespace burst::sim

@@ -71,7 +71,7 @@ PairTable::PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring
   for (std::size_t r = 0; r < tokens.size(); ++r) {
     for (std::size_t p = 0; p < 2; ++p) units[r][p] = tokens[r].parts[p].start / unit;
   }
-  pairs_.resize(static_cast<std::size_t>(ring_size) * static_cast<std::size_t>(ring_size));
+  pairs_.resize(static_cast<std::size_t>(ring_size) * static_cast<std::size_t>(ring_size));  // all written below
   std::size_t x = 0;
   for (std::size_t q = 0; q < tokens.size(); ++q) {
     const TokenSet& qs = tokens[q];
@@ -199,11 +199,21 @@ class PassBuilder {
     if (o + 1 < g_.outer && (pass_.overlap ? i == 0 : last_inner_step)) outer_hops(o);
   }
 
+  // The allowed pairs of every rank's block at this step are looked up first, in a loop of
+  // independent loads: the R x R table (8 MB for R = 1024) is read across rows, a cache miss
+  // per rank, and here the misses overlap instead of each stalling the task-building loop.
   void computes(int t, int o, int i) {
+    step_blocks_.resize(at(g_.ring));
+    step_pairs_.resize(at(g_.ring));
     for (int k = 0; k < g_.ring; ++k) {
       const int n = k / g_.inner, l = k - n * g_.inner;
       const int b = wrap(n - o, g_.outer) * g_.inner + wrap(l - i, g_.inner);  // block_at(k, t)
-      const std::int64_t p = pairs(k, b);
+      step_blocks_[at(k)] = b;
+      step_pairs_[at(k)] = pairs(k, b);
+    }
+    for (int k = 0; k < g_.ring; ++k) {
+      const int b = step_blocks_[at(k)];
+      const std::int64_t p = step_pairs_[at(k)];
       for (int j = 0; j < g_.ulysses; ++j) {
         const int w = world_of(k, j);
         prev_comp_[at(w)] = last_comp_[at(w)];
@@ -330,6 +340,8 @@ class PassBuilder {
   Ids acc_hop_, acc_comp_;          // per owner: accumulator's latest hop, latest compute on it
   std::vector<int> acc_at_;         // per owner: world rank holding the accumulator (-1: none yet)
   Ids deps_;                        // scratch, reused for every task
+  std::vector<int> step_blocks_;    // scratch of computes(): per ring position, its block at the step
+  std::vector<std::int64_t> step_pairs_;  //   and the allowed pairs there
 };
 
 }  // namespace

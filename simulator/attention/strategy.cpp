@@ -8,6 +8,7 @@
 // grouped-query attention, whose K,V are h/h_kv times smaller than Q, gets the K,V ring.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -137,6 +138,13 @@ void check_ring_split(const AttentionStrategy& strategy, const AttentionShape& s
                         fmt::format("a multiple of {}", multiple),
                         below > 0 ? fmt::format("nearest valid lengths: {} or {}", below, above)
                                   : fmt::format("the shortest valid length is {}", above)});
+  }
+  // Compute tasks carry their block size, the tokens of a ring rank, in 32 bits.
+  constexpr std::int64_t kMaxBlock = std::numeric_limits<std::int32_t>::max();
+  if (shape.seq / ring > kMaxBlock) {
+    problems.push_back({"seq", fmt::format("{} tokens on a ring of {} ranks: {} per rank", shape.seq, ring, shape.seq / ring),
+                        fmt::format("at most {} tokens per ring rank", kMaxBlock),
+                        "more GPUs, or a Ulysses degree of 1, split the sequence further"});
   }
   // The backward graph holds about 3 tasks per (rank, block) pair; TaskId is 32-bit.
   const double tasks = 3.0 * u * static_cast<double>(ring) * ring;

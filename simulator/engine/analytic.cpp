@@ -8,8 +8,10 @@
 // No transfer ever waits for another, so this is exact when no two transfers overlap on a
 // Shared link, and optimistic otherwise; the event engine gives the same times in the first
 // case (tests check it) and models the sharing in the second. It costs O(tasks + deps), plus
-// a sort of the link changes when link usage is recorded.
+// a sort of the link changes when link usage is recorded; without EngineOptions::record_times
+// it keeps only each task's end (8 bytes, in huge pages) for its successors to read.
 #include <algorithm>
+#include <span>
 
 #include "common/progress.hpp"
 #include "simulator/engine/engines.hpp"
@@ -25,39 +27,45 @@ class AnalyticEngine final : public Engine {
   [[nodiscard]] SimResult run(const TaskGraph& graph, const topo::Topology& topology, const CostModels& models,
                               const EngineOptions& options) const override {
     const Routes routes(graph, topology, *models.comm);
-    const int streams = streams_per_gpu(graph);
+    const int streams = graph.streams();
     const topo::GpuSpec& gpu = topology.gpu();
+    const std::span<const Task> tasks = graph.tasks();
 
     SimResult result;
-    result.times.resize(graph.size());
+    const bool times = options.record_times || options.record_links;
+    if (times) result.times.resize(graph.size());
     result.compute_busy_s.assign(static_cast<std::size_t>(graph.gpus()), 0.0);
     result.link_bytes.assign(static_cast<std::size_t>(routes.link_count()), 0.0);
     std::vector<double> stream_free(static_cast<std::size_t>(graph.gpus()) * static_cast<std::size_t>(streams), 0.0);
+    BigVector<double> end;  // per task; every entry written in id order before it is read
+    end.resize(graph.size());
 
     Progress progress("analytic simulation", static_cast<std::int64_t>(graph.size()), options.progress);
     const auto n = static_cast<TaskId>(graph.size());
     for (TaskId id = 0; id < n; ++id) {
-      const Task& t = graph.task(id);
+      const Task& t = tasks[static_cast<std::size_t>(id)];
       double ready = 0;
-      for (const TaskId d : graph.deps(id)) ready = std::max(ready, result.times[static_cast<std::size_t>(d)].end);
-      TaskTime& time = result.times[static_cast<std::size_t>(id)];
+      for (const TaskId d : graph.deps(id)) ready = std::max(ready, end[static_cast<std::size_t>(d)]);
+      double start = ready, finish;
       if (t.kind == TaskKind::Compute) {
         double& free = stream_free[static_cast<std::size_t>(t.gpu) * static_cast<std::size_t>(streams) + t.stream];
         const double seconds = models.compute->seconds(t, gpu);
-        time.start = std::max(ready, free);
-        time.end = time.start + seconds;
-        free = time.end;
+        start = std::max(ready, free);
+        finish = start + seconds;
+        free = finish;
         result.compute_busy_s[static_cast<std::size_t>(t.gpu)] += seconds;
       } else {
         const Route& route = routes.of(id);
-        time.start = ready;
-        time.end = t.gpu == t.peer ? ready : (ready + route.latency_s) + t.amount / route.bottleneck_Bps;
+        finish = t.gpu == t.peer ? ready : (ready + route.latency_s) + t.amount / route.bottleneck_Bps;
         for (const topo::LinkId l : routes.links(route)) result.link_bytes[static_cast<std::size_t>(l)] += t.amount;
       }
-      result.makespan_s = std::max(result.makespan_s, time.end);
+      end[static_cast<std::size_t>(id)] = finish;
+      if (times) result.times[static_cast<std::size_t>(id)] = {start, finish};
+      result.makespan_s = std::max(result.makespan_s, finish);
       if ((id & 0xFFFF) == 0) progress.update(id);
     }
     if (options.record_links) record_links(graph, routes, result);
+    if (!options.record_times) result.times = {};
     progress.finish();
     return result;
   }

@@ -10,7 +10,4 @@ namespace burst::sim {
 [[nodiscard]] std::unique_ptr<Engine> make_analytic_engine();
 [[nodiscard]] std::unique_ptr<Engine> make_event_engine();
 
-// Stream slots per GPU: 1 + the largest compute stream index in the graph.
-[[nodiscard]] int streams_per_gpu(const TaskGraph& graph);
-
 }  // namespace burst::sim

@@ -10,11 +10,14 @@
 // heap, radix_queue.hpp). All events at the same instant are handled as one batch before the
 // sharing is re-solved once: a ring step that starts 1024 transfers at the same time costs one
 // solve per touched component, not 1024 global ones. Flow finish times change whenever rates
-// do, so they stay in FlowNetwork's indexed heap; the queue only holds a "flows due" event at
+// do, so they stay in FlowNetwork's finish queue; the queue only holds a "flows due" event at
 // the earliest of them. Past the queue, the loop is bound by cache misses on per-task state,
-// hence the compact per-task record (Hot).
+// hence the compact per-task record (Hot), in huge pages (huge_page_allocator.hpp) like the
+// successor lists. Without EngineOptions::record_times no per-task times are kept at all.
 #include <algorithm>
 #include <limits>
+#include <span>
+#include <utility>
 
 #include "common/progress.hpp"
 #include "simulator/engine/engines.hpp"
@@ -26,7 +29,7 @@ namespace burst::sim {
 namespace {
 
 // FlowsDue: the earliest flow finish time known when it was queued has come; the flows
-// themselves wait in FlowNetwork's own heap.
+// themselves wait in FlowNetwork's own finish queue.
 enum class EventKind : std::int32_t { ComputeDone, FlowStart, FlowsDue };
 
 struct Event {
@@ -41,18 +44,17 @@ class Simulation {
       : graph_(graph),
         routes_(graph, topology, *models.comm),
         network_(routes_, options.record_links),
-        streams_(streams_per_gpu(graph)),
+        streams_(graph.streams()),
+        record_times_(options.record_times),
         progress_("event simulation", static_cast<std::int64_t>(graph.size()), options.progress) {
     build_tasks(topology.gpu(), *models.compute);
-    result_.times.resize(graph.size());
+    if (record_times_) result_.times.resize(graph.size());
     result_.compute_busy_s.assign(static_cast<std::size_t>(graph.gpus()), 0.0);
     result_.link_bytes.assign(static_cast<std::size_t>(routes_.link_count()), 0.0);
   }
 
   SimResult run() {
-    for (std::size_t id = 0; id < graph_.size(); ++id) {
-      if (hot_[id].pending == 0) make_ready(static_cast<TaskId>(id), 0.0);
-    }
+    for (const TaskId id : roots_) make_ready(id, 0.0);
     while (!queue_.empty()) {
       const double now = queue_.top_time();
       do {
@@ -72,7 +74,7 @@ class Simulation {
   }
 
  private:
-  // What the event loop needs of a task, in 32 bytes (a Task is 56, and its successors and
+  // What the event loop needs of a task, in 32 bytes (a Task is 40, and its successors and
   // stream order would be two more arrays): events visit tasks in no particular order and the
   // loop is bound by cache misses, so all of it shares one cache line. Compute durations are
   // evaluated here, in one sequential pass.
@@ -90,18 +92,33 @@ class Simulation {
   };
   static_assert(sizeof(Hot) == 32);
 
+  // Three passes, of which only the last touches the 32-byte records, writing each once in
+  // order: successor counts into a dense array (dependencies point back a few thousand tasks
+  // at most, so these increments hit the cache), an exclusive prefix sum over it, then the
+  // records, each task filed as a successor of its dependencies at their cursors in that
+  // array (so successor lists come out in id order). Tasks without dependencies are noted
+  // for the start.
   void build_tasks(const topo::GpuSpec& gpu, const ComputeModel& compute) {
     const std::size_t n = graph_.size();
-    hot_.assign(n, Hot{0, 0, 0, 0, 0, -1, 0});
+    const std::span<const Task> tasks = graph_.tasks();
+    BigVector<std::int32_t> cursor;
+    cursor.assign(n + 1, 0);
+    for (const TaskId d : graph_.dependencies()) ++cursor[static_cast<std::size_t>(d)];
+    std::int32_t total = 0;
+    for (std::int32_t& c : cursor) total += std::exchange(c, total);
+    succ_.resize(static_cast<std::size_t>(total));  // every entry written below
+    hot_.reserve(n);
     const std::size_t stream_count = static_cast<std::size_t>(graph_.gpus()) * static_cast<std::size_t>(streams_);
     head_.assign(stream_count, -1);
     busy_.assign(stream_count, 0);
     std::vector<TaskId> tail(stream_count, -1);
     for (std::size_t id = 0; id < n; ++id) {
-      const Task& t = graph_.tasks()[id];
-      Hot& h = hot_[id];
-      h.pending = t.dep_end - t.dep_begin;
-      for (const TaskId d : graph_.deps(static_cast<TaskId>(id))) ++hot_[static_cast<std::size_t>(d)].succ_count;
+      const Task& t = tasks[id];
+      const std::span<const TaskId> deps = graph_.deps(static_cast<TaskId>(id));
+      for (const TaskId d : deps) succ_[static_cast<std::size_t>(cursor[static_cast<std::size_t>(d)]++)] = static_cast<TaskId>(id);
+      if (deps.empty()) roots_.push_back(static_cast<TaskId>(id));
+      Hot& h = hot_.emplace_back(Hot{0, 0, static_cast<std::int32_t>(deps.size()), cursor[id],
+                                     cursor[id + 1] - cursor[id], -1, 0});
       if (t.kind == TaskKind::Compute) {
         h.value = compute.seconds(t, gpu);
         h.where = t.gpu * streams_ + t.stream;
@@ -112,20 +129,6 @@ class Simulation {
       } else {
         h.value = t.gpu == t.peer ? 0.0 : t.amount;
         h.where = -1 - routes_.index_of(static_cast<TaskId>(id));
-      }
-    }
-    // Successor lists (CSR), filled in id order.
-    std::int32_t offset = 0;
-    for (Hot& h : hot_) {
-      h.succ_first = offset;
-      offset += h.succ_count;
-      h.succ_count = 0;
-    }
-    succ_.resize(static_cast<std::size_t>(offset));
-    for (std::size_t id = 0; id < n; ++id) {
-      for (const TaskId d : graph_.deps(static_cast<TaskId>(id))) {
-        Hot& h = hot_[static_cast<std::size_t>(d)];
-        succ_[static_cast<std::size_t>(h.succ_first + h.succ_count++)] = static_cast<TaskId>(id);
       }
     }
   }
@@ -139,20 +142,20 @@ class Simulation {
       if (!busy_[s] && head_[s] == id) start_compute(id, now);
       return;
     }
-    result_.times[static_cast<std::size_t>(id)].start = now;
+    if (record_times_) result_.times[static_cast<std::size_t>(id)].start = now;
     push(now + routes_.route(h.route()).latency_s, EventKind::FlowStart, id);
   }
 
   void start_compute(TaskId id, double now) {
     const Hot& h = hot_[static_cast<std::size_t>(id)];
     busy_[static_cast<std::size_t>(h.where)] = 1;
-    result_.times[static_cast<std::size_t>(id)] = {now, now + h.value};
+    if (record_times_) result_.times[static_cast<std::size_t>(id)] = {now, now + h.value};
     result_.compute_busy_s[static_cast<std::size_t>(h.where / streams_)] += h.value;
     push(now + h.value, EventKind::ComputeDone, id);
   }
 
   void complete(TaskId id, double now) {
-    result_.times[static_cast<std::size_t>(id)].end = now;
+    if (record_times_) result_.times[static_cast<std::size_t>(id)].end = now;
     result_.makespan_s = std::max(result_.makespan_s, now);
     const Hot& h = hot_[static_cast<std::size_t>(id)];
     if (h.compute()) {
@@ -199,10 +202,12 @@ class Simulation {
   Routes routes_;
   FlowNetwork network_;
   int streams_;
+  bool record_times_;
   Progress progress_;
   SimResult result_;
-  std::vector<Hot> hot_;
-  std::vector<TaskId> succ_;
+  BigVector<Hot> hot_;
+  BigVector<TaskId> succ_;
+  std::vector<TaskId> roots_;  // tasks without dependencies, in id order
   std::vector<TaskId> head_;  // per stream slot: the next compute task to run, or -1
   std::vector<std::uint8_t> busy_;
   RadixQueue<Event> queue_;

@@ -10,12 +10,9 @@ FlowNetwork::FlowNetwork(const Routes& routes, bool record_links)
       record_links_(record_links),
       stride_(static_cast<std::size_t>(std::max(1, routes.max_shared_per_route()))) {
   const auto links = static_cast<std::size_t>(routes.link_count());
-  link_flows_.resize(links);
+  links_.resize(links);
   link_rate_.assign(links, 0.0);
   link_active_.assign(links, 0);
-  link_mark_.assign(links, 0);
-  remaining_capacity_.assign(links, 0.0);
-  unfrozen_on_link_.assign(links, 0);
   dirty_.assign(links, 0);
   recorded_.assign(links, 0.0);
 }
@@ -29,9 +26,6 @@ void FlowNetwork::add(TaskId task, std::int32_t route, double bytes, double now)
     slot = static_cast<std::int32_t>(flows_.size());
     flows_.emplace_back();
     positions_.resize(positions_.size() + stride_);
-    flow_mark_.push_back(0);
-    frozen_mark_.push_back(0);
-    new_rate_.push_back(0.0);
   }
   Flow& f = flows_[static_cast<std::size_t>(slot)];
   f.task = task;
@@ -39,14 +33,14 @@ void FlowNetwork::add(TaskId task, std::int32_t route, double bytes, double now)
   f.remaining = bytes;
   f.rate = 0;
   f.since = now;
-  f.finish = now;
-  f.heap_pos = -1;
   f.active = true;
   const Route& r = routes_.route(route);
-  for (const topo::LinkId l : routes_.links(r)) ++link_active_[static_cast<std::size_t>(l)];
+  if (record_links_) {
+    for (const topo::LinkId l : routes_.links(r)) ++link_active_[static_cast<std::size_t>(l)];
+  }
   std::int32_t index = 0;
   for (const topo::LinkId l : routes_.shared_links(r)) {
-    auto& list = link_flows_[static_cast<std::size_t>(l)];
+    auto& list = links_[static_cast<std::size_t>(l)].flows;
     position(slot, index) = static_cast<std::int32_t>(list.size());
     list.push_back({slot, index});
     ++index;
@@ -57,20 +51,22 @@ void FlowNetwork::add(TaskId task, std::int32_t route, double bytes, double now)
 void FlowNetwork::remove(std::int32_t slot) {
   Flow& f = flows_[static_cast<std::size_t>(slot)];
   const Route& r = routes_.route(f.route);
-  set_rate(slot, 0.0, f.since);  // takes its rate off its links' totals
-  for (const topo::LinkId l : routes_.links(r)) --link_active_[static_cast<std::size_t>(l)];
+  if (record_links_) {
+    set_rate(slot, 0.0, f.since);  // takes its rate off its links' totals
+    for (const topo::LinkId l : routes_.links(r)) --link_active_[static_cast<std::size_t>(l)];
+  }
   std::int32_t index = 0;
   for (const topo::LinkId l : routes_.shared_links(r)) {
-    auto& list = link_flows_[static_cast<std::size_t>(l)];
+    auto& list = links_[static_cast<std::size_t>(l)].flows;
     const std::int32_t at = position(slot, index);
     const LinkEntry moved = list.back();
     list[static_cast<std::size_t>(at)] = moved;
     position(moved.slot, moved.index) = at;
     list.pop_back();
-    seed_links_.push_back(l);
+    if (!list.empty()) seed_links_.push_back(l);
     ++index;
   }
-  heap_erase(slot);
+  finish_.erase(slot);
   f.active = false;
   free_slots_.push_back(slot);
 }
@@ -81,43 +77,44 @@ bool FlowNetwork::collect_component(std::int32_t seed_flow, topo::LinkId seed_li
   component_flows_.clear();
   component_links_.clear();
   auto visit_link = [&](topo::LinkId l) {
-    if (link_mark_[static_cast<std::size_t>(l)] == epoch_) return;
-    link_mark_[static_cast<std::size_t>(l)] = epoch_;
+    Link& link = links_[static_cast<std::size_t>(l)];
+    if (link.mark == epoch_) return;
+    link.mark = epoch_;
     component_links_.push_back(l);
   };
   auto visit_flow = [&](std::int32_t slot) {
-    const auto s = static_cast<std::size_t>(slot);
-    if (!flows_[s].active || flow_mark_[s] == epoch_) return;
-    flow_mark_[s] = epoch_;
+    Flow& f = flows_[static_cast<std::size_t>(slot)];
+    if (!f.active || f.mark == epoch_) return;
+    f.mark = epoch_;
     component_flows_.push_back(slot);
-    for (const topo::LinkId l : routes_.shared_links(routes_.route(flows_[s].route))) visit_link(l);
+    for (const topo::LinkId l : routes_.shared_links(routes_.route(f.route))) visit_link(l);
   };
   if (seed_flow >= 0) visit_flow(seed_flow);
   if (seed_link >= 0) visit_link(seed_link);
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    for (const LinkEntry& e : link_flows_[static_cast<std::size_t>(component_links_[i])]) visit_flow(e.slot);
+    links_[static_cast<std::size_t>(component_links_[i])].flows.for_each([&](const LinkEntry& e) { visit_flow(e.slot); });
   }
   return !component_flows_.empty();
 }
 
 bool FlowNetwork::alone(std::int32_t slot) const {
   const Flow& f = flows_[static_cast<std::size_t>(slot)];
-  if (!f.active || flow_mark_[static_cast<std::size_t>(slot)] == epoch_ || f.rate != 0) return false;
+  if (!f.active || f.mark == epoch_ || f.rate != 0) return false;
   for (const topo::LinkId l : routes_.shared_links(routes_.route(f.route))) {
-    if (link_flows_[static_cast<std::size_t>(l)].size() != 1) return false;
+    if (links_[static_cast<std::size_t>(l)].flows.size() != 1) return false;
   }
   return true;
 }
 
 void FlowNetwork::freeze(std::int32_t slot, double rate) {
-  const auto s = static_cast<std::size_t>(slot);
-  frozen_mark_[s] = epoch_;
-  new_rate_[s] = rate;
+  Flow& f = flows_[static_cast<std::size_t>(slot)];
+  f.frozen = epoch_;
+  f.new_rate = rate;
   --unfrozen_;
-  for (const topo::LinkId l : routes_.shared_links(routes_.route(flows_[s].route))) {
-    const auto li = static_cast<std::size_t>(l);
-    remaining_capacity_[li] = std::max(0.0, remaining_capacity_[li] - rate);
-    --unfrozen_on_link_[li];
+  for (const topo::LinkId l : routes_.shared_links(routes_.route(f.route))) {
+    Link& link = links_[static_cast<std::size_t>(l)];
+    link.remaining = std::max(0.0, link.remaining - rate);
+    --link.unfrozen;
   }
 }
 
@@ -130,10 +127,10 @@ void FlowNetwork::solve() {
   constexpr double tie = 1 + 1e-12;  // shares equal but for rounding belong to one level
   open_links_.clear();
   for (const topo::LinkId l : component_links_) {
-    const auto li = static_cast<std::size_t>(l);
-    remaining_capacity_[li] = routes_.capacity(l);
-    unfrozen_on_link_[li] = static_cast<std::int32_t>(link_flows_[li].size());
-    if (unfrozen_on_link_[li] > 0) open_links_.push_back(l);
+    Link& link = links_[static_cast<std::size_t>(l)];
+    link.remaining = routes_.capacity(l);
+    link.unfrozen = static_cast<std::int32_t>(link.flows.size());
+    if (link.unfrozen > 0) open_links_.push_back(l);
   }
   bounded_.clear();
   for (const std::int32_t slot : component_flows_) {
@@ -144,16 +141,16 @@ void FlowNetwork::solve() {
   unfrozen_ = static_cast<std::int32_t>(component_flows_.size());
   std::size_t next_bounded = 0;
   while (unfrozen_ > 0) {
-    while (next_bounded < bounded_.size() && frozen_mark_[static_cast<std::size_t>(bounded_[next_bounded])] == epoch_) {
+    while (next_bounded < bounded_.size() && flows_[static_cast<std::size_t>(bounded_[next_bounded])].frozen == epoch_) {
       ++next_bounded;
     }
     double share = inf;
     std::size_t kept = 0;
     for (const topo::LinkId l : open_links_) {  // compacts open_links_ to links with unfrozen flows
-      const auto li = static_cast<std::size_t>(l);
-      if (unfrozen_on_link_[li] <= 0) continue;
+      const Link& link = links_[static_cast<std::size_t>(l)];
+      if (link.unfrozen <= 0) continue;
       open_links_[kept++] = l;
-      share = std::min(share, remaining_capacity_[li] / unfrozen_on_link_[li]);
+      share = std::min(share, link.remaining / link.unfrozen);
     }
     open_links_.resize(kept);
     if (next_bounded < bounded_.size() && cap(bounded_[next_bounded]) <= share) {
@@ -162,11 +159,11 @@ void FlowNetwork::solve() {
     }
     if (open_links_.empty()) break;  // unreachable: every flow has a Shared link or a FatPipe cap
     for (const topo::LinkId l : open_links_) {
-      const auto li = static_cast<std::size_t>(l);
-      if (unfrozen_on_link_[li] <= 0 || remaining_capacity_[li] / unfrozen_on_link_[li] > share * tie) continue;
-      for (const LinkEntry& e : link_flows_[li]) {
-        if (frozen_mark_[static_cast<std::size_t>(e.slot)] != epoch_) freeze(e.slot, share);
-      }
+      const Link& link = links_[static_cast<std::size_t>(l)];
+      if (link.unfrozen <= 0 || link.remaining / link.unfrozen > share * tie) continue;
+      link.flows.for_each([&](const LinkEntry& e) {
+        if (flows_[static_cast<std::size_t>(e.slot)].frozen != epoch_) freeze(e.slot, share);
+      });
     }
   }
 }
@@ -178,10 +175,11 @@ void FlowNetwork::set_rate(std::int32_t slot, double rate, double now) {
   f.since = now;
   const double delta = rate - f.rate;
   f.rate = rate;
+  if (!record_links_) return;
   for (const topo::LinkId l : routes_.links(routes_.route(f.route))) {
     const auto li = static_cast<std::size_t>(l);
     link_rate_[li] += delta;
-    if (record_links_ && !dirty_[li]) {
+    if (!dirty_[li]) {
       dirty_[li] = 1;
       dirty_links_.push_back(l);
     }
@@ -207,9 +205,10 @@ void FlowNetwork::reshare(double now, std::vector<LinkSample>& samples) {
     ++epoch_;
     for (const std::int32_t slot : seed_flows_) {
       if (alone(slot)) {  // the common case in a ring: no BFS, no solve, the route's bottleneck
-        flow_mark_[static_cast<std::size_t>(slot)] = epoch_;
+        Flow& f = flows_[static_cast<std::size_t>(slot)];
+        f.mark = epoch_;
+        f.new_rate = routes_.route(f.route).bottleneck_Bps;
         component_flows_.assign(1, slot);
-        new_rate_[static_cast<std::size_t>(slot)] = routes_.route(flows_[static_cast<std::size_t>(slot)].route).bottleneck_Bps;
         apply(now);
       } else if (collect_component(slot, -1)) {
         solve();
@@ -217,10 +216,14 @@ void FlowNetwork::reshare(double now, std::vector<LinkSample>& samples) {
       }
     }
     for (const topo::LinkId link : seed_links_) {
-      if (collect_component(-1, link)) {
+      if (!collect_component(-1, link)) continue;
+      if (component_flows_.size() == 1) {  // left alone: what solve() gives one flow, its bottleneck
+        Flow& f = flows_[static_cast<std::size_t>(component_flows_.front())];
+        f.new_rate = routes_.route(f.route).bottleneck_Bps;
+      } else {
         solve();
-        apply(now);
       }
+      apply(now);
     }
     seed_flows_.clear();
     seed_links_.clear();
@@ -232,22 +235,18 @@ void FlowNetwork::reshare(double now, std::vector<LinkSample>& samples) {
 void FlowNetwork::apply(double now) {
   for (const std::int32_t slot : component_flows_) {
     Flow& f = flows_[static_cast<std::size_t>(slot)];
-    const double r = new_rate_[static_cast<std::size_t>(slot)];
+    const double r = f.new_rate;
     if (r == f.rate) continue;
     set_rate(slot, r, now);
-    f.finish = now + f.remaining / r;
-    heap_update(slot);
+    finish_.set(slot, f.task, now + f.remaining / r);
   }
 }
 
-double FlowNetwork::next_finish() const {
-  return heap_.empty() ? std::numeric_limits<double>::infinity()
-                       : flows_[static_cast<std::size_t>(heap_.front())].finish;
-}
+double FlowNetwork::next_finish() const { return finish_.min_finish(); }
 
 TaskId FlowNetwork::pop_finished(double now) {
-  if (heap_.empty() || flows_[static_cast<std::size_t>(heap_.front())].finish > now) return -1;
-  const std::int32_t slot = heap_.front();
+  const std::int32_t slot = finish_.pop(now);
+  if (slot < 0) return -1;
   const TaskId task = flows_[static_cast<std::size_t>(slot)].task;
   remove(slot);
   return task;
@@ -258,67 +257,6 @@ double FlowNetwork::rate_of(TaskId task) const {
     if (f.active && f.task == task) return f.rate;
   }
   return 0;
-}
-
-bool FlowNetwork::earlier(std::int32_t a, std::int32_t b) const {
-  const Flow& fa = flows_[static_cast<std::size_t>(a)];
-  const Flow& fb = flows_[static_cast<std::size_t>(b)];
-  return fa.finish < fb.finish || (fa.finish == fb.finish && fa.task < fb.task);
-}
-
-void FlowNetwork::heap_place(std::size_t at, std::int32_t slot) {
-  heap_[at] = slot;
-  flows_[static_cast<std::size_t>(slot)].heap_pos = static_cast<std::int32_t>(at);
-}
-
-void FlowNetwork::heap_up(std::size_t at) {
-  const std::int32_t slot = heap_[at];
-  while (at > 0) {
-    const std::size_t parent = (at - 1) / 2;
-    if (!earlier(slot, heap_[parent])) break;
-    heap_place(at, heap_[parent]);
-    at = parent;
-  }
-  heap_place(at, slot);
-}
-
-void FlowNetwork::heap_down(std::size_t at) {
-  const std::int32_t slot = heap_[at];
-  const std::size_t n = heap_.size();
-  while (true) {
-    std::size_t child = 2 * at + 1;
-    if (child >= n) break;
-    if (child + 1 < n && earlier(heap_[child + 1], heap_[child])) ++child;
-    if (!earlier(heap_[child], slot)) break;
-    heap_place(at, heap_[child]);
-    at = child;
-  }
-  heap_place(at, slot);
-}
-
-void FlowNetwork::heap_update(std::int32_t slot) {
-  Flow& f = flows_[static_cast<std::size_t>(slot)];
-  if (f.heap_pos < 0) {
-    heap_.push_back(slot);
-    heap_up(heap_.size() - 1);
-    return;
-  }
-  const auto at = static_cast<std::size_t>(f.heap_pos);
-  heap_up(at);
-  heap_down(static_cast<std::size_t>(f.heap_pos));
-}
-
-void FlowNetwork::heap_erase(std::int32_t slot) {
-  Flow& f = flows_[static_cast<std::size_t>(slot)];
-  if (f.heap_pos < 0) return;
-  const auto at = static_cast<std::size_t>(f.heap_pos);
-  f.heap_pos = -1;
-  const std::int32_t last = heap_.back();
-  heap_.pop_back();
-  if (last == slot) return;
-  heap_place(at, last);
-  heap_up(at);
-  heap_down(static_cast<std::size_t>(flows_[static_cast<std::size_t>(last)].heap_pos));
 }
 
 }  // namespace burst::sim

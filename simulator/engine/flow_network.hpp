@@ -13,16 +13,24 @@
 //    new flow alone on its links skips both (its rate is its route's bottleneck);
 //  - bytes left are updated lazily: a flow stores (remaining, rate, since) and is brought up
 //    to date only when its rate changes;
-//  - finish times live in an indexed min-heap, one entry per flow, updated in place when a
-//    rate changes: a component of F flows where every completion re-rates the others costs
-//    O(F log F) per completion and O(F) memory, not a queue growing by F stale events each time;
+//  - finish times live in a FinishQueue (finish_queue.hpp), one entry per flow, updated in
+//    place when a rate changes: a component of F flows where every completion re-rates the
+//    others costs O(F log F) per completion and O(F) memory, not a queue growing by F stale
+//    events each time. It groups flows by finish time, so the thousand flows of a ring step
+//    that end together cost one heap operation, not a thousand;
+//  - a flow that leaves a link alone on it re-seeds nothing there: only links that still carry
+//    flows can change anyone's rate;
+//  - per-link totals (rate, active flows) exist only for link samples and are kept only with
+//    record_links;
 //  - all buffers are kept between events, so the steady state does not allocate.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "simulator/engine/engine.hpp"
+#include "simulator/engine/finish_queue.hpp"
 #include "simulator/engine/routes.hpp"
 
 namespace burst::sim {
@@ -48,19 +56,66 @@ class FlowNetwork {
   [[nodiscard]] double rate_of(TaskId task) const;
 
  private:
+  // Per-flow and per-link state each sit in one record (the search, the solve and the
+  // bookkeeping all touch them together), so an operation costs one cache line per flow or
+  // link it visits rather than one per array.
   struct Flow {
     TaskId task = -1;
     std::int32_t route = 0;
-    double remaining = 0;  // bytes left at time `since`
+    std::uint32_t mark = 0;    // epoch of the reshare whose component search reached it
+    std::uint32_t frozen = 0;  // epoch of the solve that froze its rate
+    double remaining = 0;      // bytes left at time `since`
     double rate = 0;
     double since = 0;
-    double finish = 0;     // since + remaining / rate
-    std::int32_t heap_pos = -1;
+    double new_rate = 0;       // its rate as solved, before apply()
     bool active = false;
   };
   struct LinkEntry {
     std::int32_t slot;
     std::int32_t index;  // position of the link in the flow's shared_links()
+  };
+  // A vector whose first two entries live in the object itself: most links carry one or two
+  // flows, so visiting one costs the link's own cache line and no second one.
+  class FlowList {
+   public:
+    [[nodiscard]] std::size_t size() const { return size_; }
+    [[nodiscard]] bool empty() const { return size_ == 0; }
+    [[nodiscard]] LinkEntry& operator[](std::size_t i) { return i < kInline ? inline_[i] : more_[i - kInline]; }
+    [[nodiscard]] const LinkEntry& operator[](std::size_t i) const {
+      return i < kInline ? inline_[i] : more_[i - kInline];
+    }
+    [[nodiscard]] const LinkEntry& back() const { return (*this)[size_ - 1]; }
+    // Calls f on every entry, in order (a loop per part: long lists pay no branch per entry).
+    template <class F>
+    void for_each(F&& f) const {
+      const std::size_t head = size_ < kInline ? size_ : kInline;
+      for (std::size_t i = 0; i < head; ++i) f(inline_[i]);
+      for (const LinkEntry& entry : more_) f(entry);
+    }
+    void push_back(const LinkEntry& entry) {
+      if (size_ < kInline) {
+        inline_[size_] = entry;
+      } else {
+        more_.push_back(entry);
+      }
+      ++size_;
+    }
+    void pop_back() {
+      --size_;
+      if (size_ >= kInline) more_.pop_back();
+    }
+
+   private:
+    static constexpr std::size_t kInline = 2;
+    std::uint32_t size_ = 0;
+    std::array<LinkEntry, kInline> inline_{};
+    std::vector<LinkEntry> more_;
+  };
+  struct alignas(64) Link {
+    FlowList flows;             // Shared links: the active flows on it
+    std::uint32_t mark = 0;     // epoch of the reshare whose component search reached it
+    std::int32_t unfrozen = 0;  // in a solve: flows on it not yet frozen
+    double remaining = 0;       // in a solve: capacity not yet given to frozen flows
   };
 
   void remove(std::int32_t slot);
@@ -77,24 +132,17 @@ class FlowNetwork {
   [[nodiscard]] std::int32_t& position(std::int32_t slot, std::int32_t index) {
     return positions_[static_cast<std::size_t>(slot) * stride_ + static_cast<std::size_t>(index)];
   }
-  // Indexed min-heap of active flows by finish time.
-  [[nodiscard]] bool earlier(std::int32_t a, std::int32_t b) const;
-  void heap_place(std::size_t at, std::int32_t slot);
-  void heap_up(std::size_t at);
-  void heap_down(std::size_t at);
-  void heap_update(std::int32_t slot);
-  void heap_erase(std::int32_t slot);
 
   const Routes& routes_;
   bool record_links_;
   std::size_t stride_;
   std::vector<Flow> flows_;
   std::vector<std::int32_t> free_slots_;
-  std::vector<std::int32_t> heap_;                     // slots, by finish time
-  std::vector<std::int32_t> positions_;                // slot x stride: index in link_flows_[link]
-  std::vector<std::vector<LinkEntry>> link_flows_;     // per Shared link: active flows on it
-  std::vector<double> link_rate_;                      // per link: sum of active flow rates
-  std::vector<std::int32_t> link_active_;              // per link: active flows on it
+  FinishQueue finish_;                                 // active flows by (since + remaining / rate, task)
+  std::vector<std::int32_t> positions_;                // slot x stride: index in links_[link].flows
+  std::vector<Link> links_;                            // per LinkId
+  std::vector<double> link_rate_;                      // per link: sum of active flow rates (record_links)
+  std::vector<std::int32_t> link_active_;              // per link: active flows on it (record_links)
   // Scratch for one reshare, reused.
   std::vector<std::int32_t> seed_flows_;
   std::vector<topo::LinkId> seed_links_;
@@ -102,12 +150,8 @@ class FlowNetwork {
   std::vector<topo::LinkId> component_links_;
   std::vector<std::int32_t> bounded_;                  // component flows with a FatPipe cap, by cap
   std::vector<topo::LinkId> open_links_;               // component links with unfrozen flows
-  std::vector<std::uint32_t> flow_mark_, link_mark_, frozen_mark_;
   std::uint32_t epoch_ = 0;
   std::int32_t unfrozen_ = 0;
-  std::vector<double> new_rate_;                       // per slot
-  std::vector<double> remaining_capacity_;             // per link
-  std::vector<std::int32_t> unfrozen_on_link_;         // per link
   std::vector<topo::LinkId> dirty_links_;
   std::vector<std::uint8_t> dirty_;
   std::vector<double> recorded_;                       // per link: last sampled rate

@@ -1,6 +1,4 @@
-// Engines by name, and helpers both engines share.
-#include <algorithm>
-
+// Engines by name.
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -17,14 +15,6 @@ std::unique_ptr<Engine> make_engine(std::string_view name) {
   const auto names = engine_names();
   throw Error(Problem{"--engine", fmt::format("unknown engine '{}'", name), text::join(names),
                       text::did_you_mean(name, names)});
-}
-
-int streams_per_gpu(const TaskGraph& graph) {
-  int streams = 1;
-  for (const Task& t : graph.tasks()) {
-    if (t.kind == TaskKind::Compute) streams = std::max(streams, t.stream + 1);
-  }
-  return streams;
 }
 
 }  // namespace burst::sim

@@ -1,7 +1,8 @@
 // Every transfer's route, resolved once before an engine runs: the directed links it crosses,
 // the usable capacity of each link under the comm model, the message latency and the
-// uncontended bottleneck. A 1024-GPU layer has about a million transfers but only a few
-// thousand distinct (src, dst) pairs, so routes are computed per pair and shared.
+// uncontended bottleneck. A 1024-GPU layer has millions of transfers but only a few thousand
+// distinct (src, dst) pairs, so routes are computed per pair (found by a flat hash table) and
+// shared.
 //
 // A transfer from a GPU to itself crosses no link and takes no time. The constructor also
 // checks that every task names GPUs of the graph, and the graph fits the topology
@@ -45,7 +46,7 @@ class Routes {
   [[nodiscard]] int max_shared_per_route() const { return max_shared_; }
 
  private:
-  std::vector<std::int32_t> task_route_;  // per task; -1 for compute
+  BigVector<std::int32_t> task_route_;    // per task; -1 for compute
   std::vector<Route> routes_;
   std::vector<topo::LinkId> links_, shared_;
   std::vector<double> capacity_;          // per LinkId

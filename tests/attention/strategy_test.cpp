@@ -128,6 +128,11 @@ TEST_CASE("check_applicable explains what cannot run (golden)", "[strategy]") {
   CHECK(check_applicable(strategy_preset("burst", shape, world), shape, causal, world) ==
         "seq: 8 tokens do not split evenly: zigzag on a ring of 32 ranks (2 chunks per rank) needs a multiple of 64 "
         "(valid: a multiple of 64; hint: the shortest valid length is 64)");
+  // A rank's block must fit the 32-bit block size of a compute task.
+  shape.seq = std::int64_t{1} << 37;
+  CHECK(check_applicable(strategy_preset("ring", shape, world), shape, causal, world) ==
+        "seq: 137438953472 tokens on a ring of 32 ranks: 4294967296 per rank (valid: at most 2147483647 tokens per "
+        "ring rank; hint: more GPUs, or a Ulysses degree of 1, split the sequence further)");
   // An inner ring that does not divide the ring.
   shape.seq = 1 << 20;
   s = make_strategy(RingKind::Double, Layout::Zigzag, BackwardMode::QRing, 1, 5);

@@ -16,7 +16,7 @@ using namespace burst::sim;
 
 namespace {
 
-Task compute_task(KernelKind kernel, double flops, std::int64_t bq, std::int64_t bk) {
+Task compute_task(KernelKind kernel, double flops, std::int32_t bq, std::int32_t bk) {
   Task t;
   t.kind = TaskKind::Compute;
   t.kernel = kernel;
