@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "simulator/attention/ring.hpp"
+
 namespace burst::sim {
 namespace {
 
@@ -62,6 +64,8 @@ LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask
   sim.strategy = strategy;
   sim.not_applicable = check_applicable(strategy, shape, mask, topology);
   if (!sim.not_applicable.empty()) return sim;
+  // Report the inner ring size actually run (0 in a strategy means "ring ranks per node").
+  if (strategy.ring == RingKind::Double) sim.strategy.inner = ring_geometry(strategy, world_of(topology)).inner;
 
   LoweredAttention lowered = lower_attention(shape, mask, strategy, topology);
   const auto engine = make_engine(options.engine);

@@ -8,7 +8,7 @@ namespace burst::cli {
 namespace {
 
 std::string ring_text(const sim::AttentionStrategy& s) {
-  std::string text = s.ring == sim::RingKind::Double ? fmt::format("double(inner {})", s.inner)
+  std::string text = s.ring == sim::RingKind::Double ? fmt::format("double({} inner)", s.inner)
                                                      : std::string("flat");
   if (s.ulysses > 1) text = fmt::format("U{} x {}", s.ulysses, text);
   return text;
