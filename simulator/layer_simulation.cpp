@@ -34,15 +34,23 @@ PhaseFigures figures(const TaskGraph& graph, const SimResult& result, const std:
   f.bytes_per_rank = total / static_cast<double>(ranks);
   f.bytes_per_rank_max = sent.empty() ? 0.0 : *std::max_element(sent.begin(), sent.end());
   for (double& b : f.bytes_per_rank_by_class) b /= static_cast<double>(ranks);
+  for (std::size_t id = 0; id < result.link_bytes.size(); ++id) {
+    const auto kind = static_cast<std::size_t>(topology.link(static_cast<topo::LinkId>(id)).kind);
+    f.link_bytes_per_rank[kind] += result.link_bytes[id] / static_cast<double>(ranks);
+  }
   return f;
 }
 
 Json phase_json(const PhaseFigures& f) {
   Json by_class = Json::object();
-  for (std::size_t c = 0; c < kPathClasses; ++c) {
+  for (std::size_t c = 0; c < topo::kPathClassCount; ++c) {
     if (f.bytes_per_rank_by_class[c] > 0) {
       by_class[topo::to_string(static_cast<topo::PathClass>(c))] = f.bytes_per_rank_by_class[c];
     }
+  }
+  Json by_link = Json::object();
+  for (std::size_t k = 0; k < topo::kLinkKindCount; ++k) {
+    if (f.link_bytes_per_rank[k] > 0) by_link[topo::to_string(static_cast<topo::LinkKind>(k))] = f.link_bytes_per_rank[k];
   }
   return Json{{"time_s", f.time_s},
               {"compute_max_s", f.compute_max_s},
@@ -52,6 +60,7 @@ Json phase_json(const PhaseFigures& f) {
               {"comm_bytes_per_rank", f.bytes_per_rank},
               {"comm_bytes_per_rank_max", f.bytes_per_rank_max},
               {"comm_bytes_per_rank_by_class", by_class},
+              {"link_bytes_per_rank_by_kind", by_link},
               {"tasks", f.tasks}};
 }
 

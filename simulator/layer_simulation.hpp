@@ -2,6 +2,10 @@
 // a person reads off it: time per phase, the communication left exposed (not hidden behind
 // compute), bytes per rank by link class, and compute imbalance across ranks.
 //
+// Bytes are counted two ways: by the path class of each transfer's (source, destination)
+// pair (what a rank sends, and how far), and by the kind of every link a byte crosses (a byte
+// from a GPU to a NIC over PCIe and on over IB counts once for each), which shows the load
+// each kind of link carries.
 // exposed_comm_s = phase time - the largest compute busy time of any rank: the time the
 // slowest-computing rank still spends waiting on data. imbalance = max / mean busy time.
 #pragma once
@@ -16,8 +20,6 @@
 
 namespace burst::sim {
 
-constexpr std::size_t kPathClasses = 7;  // topo::PathClass values
-
 struct PhaseFigures {
   double time_s = 0;
   double compute_max_s = 0;     // busiest rank's compute time
@@ -26,7 +28,8 @@ struct PhaseFigures {
   double flops_total = 0;
   double bytes_per_rank = 0;    // mean over ranks of bytes sent
   double bytes_per_rank_max = 0;
-  std::array<double, kPathClasses> bytes_per_rank_by_class{};  // mean bytes sent per rank, by path class
+  std::array<double, topo::kPathClassCount> bytes_per_rank_by_class{};  // mean bytes sent per rank, by path class
+  std::array<double, topo::kLinkKindCount> link_bytes_per_rank{};       // bytes crossing links of each kind / ranks
   std::size_t tasks = 0;
 };
 

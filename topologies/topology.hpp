@@ -35,6 +35,9 @@ enum class Sharing : std::uint8_t { Shared, FatPipe };
 enum class PathClass : std::uint8_t { NVL, SHM, PIX, PXB, PHB, SYS, NET };
 enum class FabricKind : std::uint8_t { RailOptimized, FatTree };
 
+inline constexpr int kLinkKindCount = 5;   // LinkKind values
+inline constexpr int kPathClassCount = 7;  // PathClass values
+
 [[nodiscard]] const char* to_string(DeviceKind kind);  // "gpu", "nvswitch", "pcie-switch", "cpu", "nic"
 [[nodiscard]] const char* to_string(LinkKind kind);    // "nvlink", "pcie", "inter-socket", "shm", "network"
 [[nodiscard]] const char* to_string(Sharing sharing);  // "shared", "fatpipe"

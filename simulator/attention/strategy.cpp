@@ -7,6 +7,7 @@
 // multi-head attention gets the Q ring (about 0.76 of the K,V ring's bytes for d = 128) and
 // grouped-query attention, whose K,V are h/h_kv times smaller than Q, gets the K,V ring.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -122,6 +123,10 @@ void check_ulysses(const AttentionStrategy& strategy, const AttentionShape& shap
 void check_ring_split(const AttentionStrategy& strategy, const AttentionShape& shape, const World& world,
                 std::vector<Problem>& problems) {
   const int u = strategy.ulysses, ring = world.size() / u;
+  if (strategy.ring == RingKind::Flat && strategy.inner != 0) {
+    problems.push_back({"inner", fmt::format("an inner ring size ({}) needs a double ring", strategy.inner),
+                        "0 on a flat ring", "add --ring double, or drop --inner"});
+  }
   if (strategy.ring == RingKind::Double && strategy.inner != 0 && !divides(strategy.inner, ring)) {
     problems.push_back({"inner", fmt::format("an inner ring of {} does not divide the ring of {} ranks", strategy.inner, ring),
                         fmt::format("0 (the ring ranks of one node) or a divisor of {}: {}", ring, divisors(ring)), ""});
@@ -146,12 +151,17 @@ void check_ring_split(const AttentionStrategy& strategy, const AttentionShape& s
                         fmt::format("at most {} tokens per ring rank", kMaxBlock),
                         "more GPUs, or a Ulysses degree of 1, split the sequence further"});
   }
-  // The backward graph holds about 3 tasks per (rank, block) pair; TaskId is 32-bit.
+  // The backward graph holds about 3 tasks per (rank, block) pair, and a task costs the
+  // lowering and the engines about 100 bytes: cap a phase at 64M tasks (~6 GB), far above the
+  // 3M of a 1024-GPU ring and far below TaskId's 32-bit range.
   const double tasks = 3.0 * u * static_cast<double>(ring) * ring;
-  constexpr double kMaxTasks = 2147483647.0;
+  constexpr double kMaxTasks = 64.0 * 1024 * 1024;
   if (tasks > kMaxTasks) {
-    problems.push_back({"topology", fmt::format("a ring of {} ranks lowers to about {:.3g} tasks per phase", ring, tasks),
-                        fmt::format("at most {:.3g} tasks", kMaxTasks),
+    problems.push_back({"topology",
+                        fmt::format("a ring of {} ranks lowers to about {:.3g} tasks per phase (~{:.0f} GB to simulate)",
+                                    ring, tasks, tasks * 100 / 1e9),
+                        fmt::format("at most {:.3g} tasks (a ring of about {} ranks)", kMaxTasks,
+                                    static_cast<int>(std::sqrt(kMaxTasks / 3))),
                         "a Ulysses degree above 1 shortens the ring (burst-usp)"});
   }
 }

@@ -1,6 +1,6 @@
 // Default calibration tables, their JSON form ("burst.calibration/1") and the merge of a user's
 // file onto them. The numbers are explained, with sources, in docs/cost-models.md; the fitted
-// ones (link efficiencies, NVL and NET latencies) are re-derived by tests/engine/test_fit.cpp
+// ones (link efficiencies, NVL and NET latencies) are re-derived by tests/engine/fit_test.cpp
 // from copies of the measurement files.
 #include "simulator/costs/calibration.hpp"
 
@@ -17,8 +17,15 @@ namespace {
 using Points = std::vector<std::pair<double, double>>;
 
 const std::vector<std::string> kKernelNames = {"attn_fwd", "attn_bwd", "gemm", "elementwise"};
-const std::vector<std::string> kLinkNames = {"nvlink", "pcie", "inter-socket", "shm", "network"};
-const std::vector<std::string> kClassNames = {"NVL", "SHM", "PIX", "PXB", "PHB", "SYS", "NET"};
+// The names calibration files use are the topology's own spellings of each enum value.
+template <class Enum>
+std::vector<std::string> names_of(int count) {
+  std::vector<std::string> names;
+  for (int k = 0; k < count; ++k) names.emplace_back(topo::to_string(static_cast<Enum>(k)));
+  return names;
+}
+const std::vector<std::string> kLinkNames = names_of<topo::LinkKind>(topo::kLinkKindCount);
+const std::vector<std::string> kClassNames = names_of<topo::PathClass>(topo::kPathClassCount);
 
 Points scaled(const Points& points, double factor) {
   Points out = points;

@@ -25,8 +25,6 @@
 namespace burst::sim {
 
 inline constexpr int kKernelKinds = 4;  // KernelKind values
-inline constexpr int kLinkKinds = 5;    // topo::LinkKind values
-inline constexpr int kPathClasses = 7;  // topo::PathClass values
 
 struct EfficiencyCurve {
   // (block tokens, efficiency in (0, 1]), tokens strictly increasing; at least one point.
@@ -44,8 +42,8 @@ struct ComputeCalibration {
 
 struct Calibration {
   std::vector<ComputeCalibration> compute;        // one per GPU family; "*" must be present
-  std::array<double, kLinkKinds> link_efficiency{};  // indexed by topo::LinkKind
-  std::array<double, kPathClasses> latency_s{};      // indexed by topo::PathClass
+  std::array<double, topo::kLinkKindCount> link_efficiency{};  // indexed by topo::LinkKind
+  std::array<double, topo::kPathClassCount> latency_s{};      // indexed by topo::PathClass
 
   // The table for `gpu_model`: the longest pattern contained in it, else "*".
   [[nodiscard]] const ComputeCalibration& compute_for(std::string_view gpu_model) const;

@@ -70,6 +70,12 @@ class Simulation {
       }
     }
     progress_.finish();
+    // A graph whose every task has a cause can only stall through a bug (a lowering that
+    // waits on itself, a flow that never got a rate): fail loudly, never a short makespan.
+    if (completed_ != static_cast<std::int64_t>(graph_.size())) {
+      throw std::logic_error("event engine: " + std::to_string(graph_.size() - static_cast<std::size_t>(completed_)) +
+                             " tasks never completed");
+    }
     return std::move(result_);
   }
 

@@ -11,6 +11,7 @@
 #include "simulator/models/model.hpp"
 #include "tools/burst/commands.hpp"
 #include "topologies/load.hpp"
+#include "tools/burst/validators.hpp"
 
 namespace burst::cli {
 namespace {
@@ -115,7 +116,7 @@ void add_bench_command(CLI::App& app) {
   auto options = std::make_shared<BenchOptions>();
   CLI::App* simulate = bench->add_subcommand("simulate", "Speed of lowering + simulating one attention layer");
   simulate->add_option("--repeats", options->repeats, "Runs per case; the best is reported")
-      ->check(CLI::PositiveNumber)
+      ->check(kAtLeastOne)
       ->capture_default_str();
   simulate->add_flag("--json", options->json, "Print the figures as JSON");
   simulate->callback([options] { run(*options); });

@@ -14,6 +14,7 @@
 #include "tools/burst/commands.hpp"
 #include "tools/burst/job_options.hpp"
 #include "tools/burst/simulation_table.hpp"
+#include "tools/burst/validators.hpp"
 
 namespace burst::cli {
 namespace {
@@ -50,7 +51,7 @@ void run(const SimulateOptions& o) {
   sim::LayerSimOptions options;
   options.engine = o.engine;
   options.models = job.models;
-  options.progress = !o.json;
+  options.progress = true;  // stderr only: never mixes with the data on stdout
 
   std::vector<sim::LayerSimulation> results;
   sim::LayerRuns runs;
@@ -117,9 +118,9 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--backward", options->backward, "Override the backward mode")
       ->check(CLI::IsMember({"kv_ring", "q_ring"}));
   cmd->add_option("--ring", options->ring, "Override the ring kind")->check(CLI::IsMember({"flat", "double"}));
-  cmd->add_option("--inner", options->inner, "Override the double ring's inner size")->check(CLI::PositiveNumber);
+  cmd->add_option("--inner", options->inner, "Override the double ring's inner size")->check(kAtLeastOne);
   cmd->add_option("--ulysses", options->ulysses, "Override the Ulysses (head-parallel) degree")
-      ->check(CLI::PositiveNumber);
+      ->check(kAtLeastOne);
   cmd->add_flag("--no-overlap", options->no_overlap, "Disable double buffering (transfers wait for compute)");
   cmd->callback([options] { run(*options); });
 }

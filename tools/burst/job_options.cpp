@@ -5,6 +5,7 @@
 #include "common/error.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
+#include "tools/burst/validators.hpp"
 
 namespace burst::cli {
 
@@ -14,7 +15,7 @@ void add_job_options(CLI::App& cmd, JobOptions& o) {
   add_topology_source_options(cmd, o.topology, true);
   cmd.add_option("--model", o.model, "Model preset (" + text::join(sim::model_preset_names()) + ") or a Hugging Face config.json")->required();
   cmd.add_option("--seq", o.seq, "Sequence length in tokens, e.g. 1M (= 1048576), 512K")->required();
-  cmd.add_option("--batch", o.batch, "Sequences per step")->check(CLI::PositiveNumber)->capture_default_str();
+  cmd.add_option("--batch", o.batch, "Sequences per step")->check(kAtLeastOne)->capture_default_str();
   cmd.add_option("--mask", o.mask, "Attention mask: full, causal, sliding:W, document:L")->capture_default_str();
   cmd.add_option("--compute-model", o.compute_model, "Compute cost model")
       ->check(CLI::IsMember(sim::compute_model_names()))

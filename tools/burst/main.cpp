@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every other usage error is bad input: exit code 2.
+    return app.exit(e) == 0 ? 0 : 2;
   } catch (const burst::Error& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return 2;

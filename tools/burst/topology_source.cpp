@@ -5,15 +5,16 @@
 #include <fmt/format.h>
 
 #include "topologies/load.hpp"
+#include "tools/burst/validators.hpp"
 
 namespace burst::cli {
 
 void add_topology_source_options(CLI::App& cmd, TopologySource& s, bool with_per_node) {
   cmd.add_option("--nodes", s.nodes, "Number of nodes (default: the preset's 1, or the file's)")
-      ->check(CLI::PositiveNumber);
+      ->check(kAtLeastOne);
   if (with_per_node) {
     cmd.add_option("--per-node", s.per_node, "local preset: ranks per virtual node (default 2)")
-        ->check(CLI::PositiveNumber);
+        ->check(kAtLeastOne);
   }
   cmd.add_option("--nvlink-from", s.nvlink_from, "NCCL XML skeleton: preset whose NVLink fabric completes it");
   cmd.add_option("--gpu-from", s.gpu_from, "NCCL XML: preset whose GPU spec to use");
