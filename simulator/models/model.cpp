@@ -76,8 +76,9 @@ ModelSpec model_preset(std::string_view name) {
                       text::did_you_mean(name, model_preset_names())});
 }
 
-ModelSpec model_from_hf_config(const std::string& path) {
-  const Json doc = read_json_file(path);
+ModelSpec model_from_hf_config(const std::string& path) { return model_from_hf_config(read_json_file(path), path); }
+
+ModelSpec model_from_hf_config(const Json& doc, const std::string& path) {
   Problems problems;
   JsonReader r(path, problems);
   if (!doc.is_object()) {

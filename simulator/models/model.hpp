@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "common/json_reader.hpp"
+
 namespace burst::sim {
 
 struct ModelSpec {
@@ -39,6 +41,8 @@ struct ModelSpec {
 // vocab_size, hidden_act, head_dim (default: hidden / heads). Every problem is reported with
 // its JSON pointer.
 [[nodiscard]] ModelSpec model_from_hf_config(const std::string& path);
+// The same from a parsed document; `source` names it in errors.
+[[nodiscard]] ModelSpec model_from_hf_config(const Json& doc, const std::string& source);
 // A preset name, or a path to a config.json (anything ending in ".json").
 [[nodiscard]] ModelSpec load_model(const std::string& preset_or_file);
 
