@@ -113,3 +113,41 @@ TEST_CASE("every strategy side by side, including those that cannot run") {
     }
   }
 }
+
+TEST_CASE("usage errors exit 2 with a message that says what is valid") {
+  const auto zero = run_cli("simulate --topology a800-4hca --nodes 0 --model burst-7b --seq 1M");
+  CHECK(zero.exit_code == 2);
+  CHECK(zero.err.find("--nodes: must be a whole number of 1 or more, got '0'") != std::string::npos);
+  const auto unknown = run_cli("simulate --topology a800-4hca --model burst-7b --seq 1M --strategy bursty");
+  CHECK(unknown.exit_code == 2);
+  CHECK(run_cli("--help").exit_code == 0);
+}
+
+TEST_CASE("a what-if that cannot run says why, and too large a ring is refused before it eats memory") {
+  const auto flat_inner =
+      run_cli("simulate --topology a800-4hca --nodes 2 --model burst-7b --seq 1M --strategy megatron-cp --inner 4 --json");
+  REQUIRE(flat_inner.exit_code == 0);
+  const Json j = Json::parse(flat_inner.out);
+  CHECK(j["applicable"] == false);
+  CHECK(j["reason"] == "inner: an inner ring size (4) needs a double ring (valid: 0 on a flat ring; hint: add --ring "
+                       "double, or drop --inner)");
+  // 24000 GPUs in one flat ring would lower to ~1.7e9 tasks (~170 GB): a result with a reason.
+  const auto huge = run_cli("simulate --topology a800-4hca --nodes 3000 --model burst-7b --seq 1008000 "
+                            "--strategy megatron-cp --json");
+  REQUIRE(huge.exit_code == 0);
+  const Json h = Json::parse(huge.out);
+  CHECK(h["applicable"] == false);
+  CHECK(h["reason"].get<std::string>().find("a ring of 24000 ranks lowers to about 1.73e+09 tasks") !=
+        std::string::npos);
+}
+
+TEST_CASE("bytes are reported by the kind of link they cross") {
+  const auto run = run_cli("simulate --topology a800-4hca --nodes 2 --model llama2-7b --seq 256K --strategy burst --json");
+  REQUIRE(run.exit_code == 0);
+  const Json by_kind = Json::parse(run.out)["forward"]["link_bytes_per_rank_by_kind"];
+  // A double ring over 2 nodes: NVLink inside nodes, PCIe to the HCAs, IB between nodes.
+  CHECK(by_kind["nvlink"].get<double>() > 0);
+  CHECK(by_kind["pcie"].get<double>() > 0);
+  CHECK(by_kind["network"].get<double>() > 0);
+  CHECK(by_kind["nvlink"].get<double>() > by_kind["network"].get<double>());
+}
