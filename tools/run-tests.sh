@@ -55,7 +55,7 @@ if build fuzz; then
     mkdir -p "$work"
     if "$fuzzer" -max_total_time="$fuzz_seconds" -print_final_stats=0 "$work" "$corpus_seed" \
          >"$log_dir/$name.log" 2>&1; then
-      echo "fuzz $name: ok ($(grep -Eo '#[0-9]+' "$log_dir/$name.log" | tail -n 1 | tr -d '#') runs)" >&2
+      echo "fuzz $name: ok ($(grep -Eo 'Done [0-9]+ runs' "$log_dir/$name.log" | grep -Eo '[0-9]+') runs)" >&2
       passed=$((passed + 1))
     else
       echo "fuzz $name: FAILED" >&2
