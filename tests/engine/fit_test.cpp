@@ -1,11 +1,11 @@
 // Re-derives the fitted defaults of the calibrated comm model from copies of the measurement
 // files (tests/data/measurements, see its README), so that a change of the fit or of the
 // defaults cannot go unnoticed. docs/cost-models.md quotes the numbers `[.fit-report]` prints.
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <catch2/catch.hpp>
+
+#include "common/json_reader.hpp"
 
 #include "simulator/costs/calibration.hpp"
 #include "simulator/costs/nccl_fit.hpp"
@@ -15,11 +15,7 @@ using namespace burst::sim;
 namespace {
 
 std::string read(const std::string& name) {
-  std::ifstream in(std::string(BURST_TEST_DATA) + "/measurements/" + name);
-  REQUIRE(in);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return burst::read_text_file(std::string(BURST_TEST_DATA) + "/measurements/" + name);
 }
 
 constexpr double kMiB = 1 << 20;

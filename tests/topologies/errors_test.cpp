@@ -1,11 +1,11 @@
 // Golden error messages for the bad inputs in tests/data/topologies/bad/: every problem, each
 // with where (file and JSON pointer or XML line), what, what is valid and a hint.
-#include <fstream>
-#include <sstream>
 
 #include <functional>
 
 #include <catch2/catch.hpp>
+
+#include "common/json_reader.hpp"
 
 #include "tests/support/error_text.hpp"
 
@@ -19,11 +19,7 @@ using namespace burst::topo;
 namespace {
 
 std::string read(const std::string& name) {
-  std::ifstream in(std::string(BURST_TEST_DATA) + "/topologies/" + name);
-  REQUIRE(in);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return burst::read_text_file(std::string(BURST_TEST_DATA) + "/topologies/" + name);
 }
 
 // The problems, one per line, of parsing tests/data/topologies/<name> under the source `name`.
