@@ -19,27 +19,19 @@
 #include <string_view>
 #include <vector>
 
+#include "common/parallelism.hpp"
 #include "simulator/task_graph.hpp"
 #include "topologies/topology.hpp"
 
 namespace burst::sim {
 
-enum class MaskKind : std::uint8_t { Full, Causal, SlidingWindow, Document };
-struct Mask {
-  MaskKind kind = MaskKind::Causal;
-  std::int64_t window = 0;   // SlidingWindow: a query sees keys q-window < k <= q
-  std::int64_t doc_len = 0;  // Document: causal within documents of this many tokens
-};
-// "full", "causal", "sliding:W", "document:L" (W, L token counts, e.g. "sliding:4K").
-[[nodiscard]] Mask parse_mask(std::string_view text, std::string_view field);
-[[nodiscard]] std::string to_string(const Mask& mask);
-
-enum class Layout : std::uint8_t { Contiguous, Zigzag, Striped };
-enum class RingKind : std::uint8_t { Flat, Double };
-enum class BackwardMode : std::uint8_t { KvRing, QRing };
-[[nodiscard]] const char* to_string(Layout layout);         // "contiguous", "zigzag", "striped"
-[[nodiscard]] const char* to_string(RingKind ring);         // "flat", "double"
-[[nodiscard]] const char* to_string(BackwardMode backward); // "kv_ring", "q_ring"
+// The shared vocabulary (common/parallelism.hpp), used here unqualified.
+using burst::BackwardMode;
+using burst::Layout;
+using burst::Mask;
+using burst::MaskKind;
+using burst::RingKind;
+using burst::to_string;
 
 struct AttentionShape {
   int heads = 0;

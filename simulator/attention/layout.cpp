@@ -3,15 +3,6 @@
 
 namespace burst::sim {
 
-const char* to_string(Layout layout) {
-  switch (layout) {
-    case Layout::Contiguous: return "contiguous";
-    case Layout::Zigzag: return "zigzag";
-    case Layout::Striped: return "striped";
-  }
-  return "?";
-}
-
 std::int64_t layout_multiple(Layout layout, int ring_size) {
   return layout == Layout::Zigzag ? 2 * std::int64_t{ring_size} : std::int64_t{ring_size};
 }

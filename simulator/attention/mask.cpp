@@ -17,8 +17,6 @@
 namespace burst::sim {
 namespace {
 
-constexpr std::string_view kValidMasks = "full, causal, sliding:W, document:L (W, L in tokens, e.g. sliding:4K)";
-
 // Floor and ceiling of n / d for d > 0 and any sign of n.
 std::int64_t floor_div(std::int64_t n, std::int64_t d) {
   const std::int64_t q = n / d;
@@ -150,20 +148,6 @@ std::int64_t mixed_stride_pairs(const Mask& mask, const Progression& q, const Pr
   return total;
 }
 
-[[noreturn]] void bad_mask(std::string_view field, std::string what, std::string hint) {
-  throw Error(Problem{std::string(field), std::move(what), std::string(kValidMasks), std::move(hint)});
-}
-
-std::int64_t mask_parameter(std::string_view text, std::string_view field, std::string_view kind,
-                            std::string_view name) {
-  const std::int64_t value = units::parse_tokens(text, field);
-  if (value < 1) {
-    bad_mask(field, fmt::format("{} of '{}' must be at least 1 token, got {}", name, kind, value),
-             fmt::format("write it like \"{}:4K\"", kind));
-  }
-  return value;
-}
-
 }  // namespace
 
 void TokenSet::add(const Progression& p) {
@@ -202,39 +186,6 @@ std::int64_t allowed_pairs(const Mask& mask, const TokenSet& q, const TokenSet& 
     }
   }
   return total;
-}
-
-Mask parse_mask(std::string_view text, std::string_view field) {
-  const std::size_t colon = text.find(':');
-  const std::string_view kind = text.substr(0, colon);
-  const bool has_parameter = colon != std::string_view::npos;
-  const std::string_view parameter = has_parameter ? text.substr(colon + 1) : std::string_view{};
-  if (kind == "full" || kind == "causal") {
-    if (has_parameter) bad_mask(field, fmt::format("'{}' takes no parameter, got '{}'", kind, text), fmt::format("write \"{}\"", kind));
-    return Mask{kind == "full" ? MaskKind::Full : MaskKind::Causal, 0, 0};
-  }
-  if (kind == "sliding" || kind == "document") {
-    const bool sliding = kind == "sliding";
-    const std::string_view name = sliding ? "the window" : "the document length";
-    if (!has_parameter || parameter.empty()) {
-      bad_mask(field, fmt::format("'{}' needs {} in tokens", kind, name), fmt::format("write it like \"{}:4K\"", kind));
-    }
-    const std::int64_t value = mask_parameter(parameter, field, kind, name);
-    return sliding ? Mask{MaskKind::SlidingWindow, value, 0} : Mask{MaskKind::Document, 0, value};
-  }
-  if (text.empty()) bad_mask(field, "empty mask", "write \"causal\" for a decoder");
-  bad_mask(field, fmt::format("unknown mask '{}'", text),
-           text::did_you_mean(kind, {"full", "causal", "sliding", "document"}));
-}
-
-std::string to_string(const Mask& mask) {
-  switch (mask.kind) {
-    case MaskKind::Full: return "full";
-    case MaskKind::Causal: return "causal";
-    case MaskKind::SlidingWindow: return "sliding:" + units::format_tokens(mask.window);
-    case MaskKind::Document: return "document:" + units::format_tokens(mask.doc_len);
-  }
-  return "?";
 }
 
 }  // namespace burst::sim

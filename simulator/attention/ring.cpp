@@ -5,8 +5,6 @@
 
 namespace burst::sim {
 
-const char* to_string(RingKind ring) { return ring == RingKind::Flat ? "flat" : "double"; }
-
 World world_of(const topo::Topology& topology) { return World{topology.nodes(), topology.gpus_per_node()}; }
 
 int RingGeometry::block_at(int ring_rank, int step) const {

@@ -168,8 +168,6 @@ void check_ring_split(const AttentionStrategy& strategy, const AttentionShape& s
 
 }  // namespace
 
-const char* to_string(BackwardMode backward) { return backward == BackwardMode::KvRing ? "kv_ring" : "q_ring"; }
-
 std::vector<std::string> strategy_names() { return family_names(); }
 
 double ring_backward_bytes_per_rank(BackwardMode mode, const AttentionShape& shape, const AttentionStrategy& strategy,

@@ -6,6 +6,7 @@
 #include "brute_force.hpp"
 #include "common/error.hpp"
 
+using namespace burst;
 using namespace burst::sim;
 using namespace burst::sim::testing;
 

@@ -24,10 +24,10 @@ void fail(const char* what) {
 }
 
 void fuzz_mask(std::string_view text) {
-  const burst::sim::Mask m = burst::sim::parse_mask(text, "mask");
+  const burst::Mask m = burst::parse_mask(text, "mask");
   if (m.kind == burst::sim::MaskKind::SlidingWindow && m.window < 1) fail("a window below 1");
   if (m.kind == burst::sim::MaskKind::Document && m.doc_len < 1) fail("a document below 1 token");
-  if (burst::sim::parse_mask(burst::sim::to_string(m), "again").kind != m.kind) fail("a mask that does not round-trip");
+  if (burst::parse_mask(burst::to_string(m), "again").kind != m.kind) fail("a mask that does not round-trip");
 }
 
 void fuzz_hf_config(std::string_view text) {

@@ -92,7 +92,7 @@ TEST_CASE("more bandwidth never predicts a slower layer") {
   REQUIRE(fast.inter_node_bandwidth_per_gpu() == Approx(2.0 * base.inter_node_bandwidth_per_gpu()));
   const auto shape = shape_of(sim::model_preset("llama3-8b"), 64 * 1024);
   for (const auto& mask_text : {"causal", "full", "sliding:8K"}) {
-    const auto mask = sim::parse_mask(mask_text, "mask");
+    const auto mask = parse_mask(mask_text, "mask");
     for (const auto& name : sim::strategy_names()) {
       const auto slow_r = run(name, shape, mask, base);
       const auto fast_r = run(name, shape, mask, fast);

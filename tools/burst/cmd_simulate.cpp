@@ -32,11 +32,9 @@ struct SimulateOptions {
 };
 
 void apply_overrides(const SimulateOptions& o, sim::AttentionStrategy& s) {
-  if (o.layout) s.layout = *o.layout == "contiguous" ? sim::Layout::Contiguous
-                           : *o.layout == "zigzag"   ? sim::Layout::Zigzag
-                                                     : sim::Layout::Striped;
-  if (o.backward) s.backward = *o.backward == "q_ring" ? sim::BackwardMode::QRing : sim::BackwardMode::KvRing;
-  if (o.ring) s.ring = *o.ring == "double" ? sim::RingKind::Double : sim::RingKind::Flat;
+  if (o.layout) s.layout = parse_layout(*o.layout, "--layout");
+  if (o.backward) s.backward = parse_backward_mode(*o.backward, "--backward");
+  if (o.ring) s.ring = parse_ring_kind(*o.ring, "--ring");
   if (o.inner) s.inner = *o.inner;
   if (o.ulysses) s.ulysses = *o.ulysses;
   if (o.no_overlap) s.overlap = false;

@@ -43,7 +43,7 @@ Job resolve_job(const JobOptions& o) {
     job.shape.seq = units::parse_tokens(o.seq, "--seq");
     if (job.shape.seq <= 0) throw Error(Problem{"--seq", "must be at least 1 token", "a positive whole number, e.g. 1M", ""});
   });
-  attempt([&] { job.mask = sim::parse_mask(o.mask, "--mask"); });
+  attempt([&] { job.mask = parse_mask(o.mask, "--mask"); });
   attempt([&] { job.models = sim::make_cost_models(o.compute_model, o.comm_model, o.calibration); });
   problems.throw_if_any();
 
