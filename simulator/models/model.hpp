@@ -12,25 +12,11 @@
 #include <vector>
 
 #include "common/json_reader.hpp"
+#include "common/model_spec.hpp"
 
 namespace burst::sim {
 
-struct ModelSpec {
-  std::string name;
-  int layers = 0;
-  int hidden = 0;
-  int ffn = 0;           // intermediate size of the MLP
-  int heads = 0;
-  int kv_heads = 0;      // < heads: grouped-query attention
-  int head_dim = 0;
-  std::int64_t vocab = 0;
-  bool gated_mlp = true; // SwiGLU (three matrices) vs GELU (two)
-  std::string activation; // "silu" or "gelu"
-
-  // Parameters of one decoder layer and of the whole model (embedding and LM head untied).
-  [[nodiscard]] double layer_params() const;
-  [[nodiscard]] double total_params() const;
-};
+using burst::ModelSpec;  // common/model_spec.hpp
 
 [[nodiscard]] std::vector<std::string> model_preset_names();
 // Throws burst::Error with a did-you-mean for unknown names.

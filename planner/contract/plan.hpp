@@ -1,0 +1,113 @@
+// The plan contract, "schema": "burst.plan/1": what the planner decides and the runtime obeys.
+//
+// A plan is self-contained: the job (model dimensions, sequence, mask, memory budget), the
+// cluster it was made for (the whole burst.topology/1 document, so a plan can be explained,
+// reported or replayed without the original file), the chosen strategy with every knob, the
+// rank placement and ring orders, the prediction, and the best candidate of every other
+// strategy family with why it lost or cannot run. This library depends on common only, so
+// the runtime can read plans without the simulator or the search.
+//
+// JSON is ordered and written the same way every time: the same plan is the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/json_reader.hpp"
+#include "common/model_spec.hpp"
+#include "common/parallelism.hpp"
+
+namespace burst::plan {
+
+inline constexpr const char* kSchema = "burst.plan/1";
+
+struct Job {
+  ModelSpec model;
+  std::int64_t seq = 0;   // tokens per sequence
+  int batch = 1;
+  std::string dtype = "bf16";
+  Mask mask;
+  double memory_budget_bytes = 0;  // per GPU; 0: the GPU's memory
+};
+
+struct Strategy {
+  std::string name;         // family: burst, burst-usp, megatron-cp, ds-ulysses, ...
+  int cp = 1;               // context-parallel ring size (ring ranks)
+  int ulysses = 1;          // head-parallel degree
+  RingKind ring = RingKind::Flat;
+  int inner = 1;            // double ring: inner size (flat: = cp)
+  int outer = 1;            // double ring: outer size (flat: 1)
+  Layout layout = Layout::Zigzag;
+  BackwardMode backward = BackwardMode::QRing;
+  int dkv_bytes = 2;        // bytes per element of travelling dK,dV (K,V-ring backward)
+  int dq_bytes = 2;         // bytes per element of travelling dQ (Q-ring backward)
+  bool overlap = true;      // double-buffered transfers
+  CheckpointPolicy checkpoint = CheckpointPolicy::Full;
+  double kept_fraction = 0; // seq_stash only
+  int lm_head_chunks = 1;   // 1: unfused, logits of the whole local sequence
+  int zero_stage = 3;
+  bool offload = false;     // optimizer on the CPU
+  friend bool operator==(const Strategy&, const Strategy&) = default;
+};
+
+struct RankPlacement {
+  int rank = 0, node = 0, local = 0;
+};
+
+struct Ring {
+  std::string level;  // "flat", "intra" or "inter"
+  int member = 0;     // the Ulysses member the ring belongs to
+  std::vector<int> order;  // world ranks; each receives from the one before it
+};
+
+// One named figure of a breakdown, in the order the producer chose.
+struct Item {
+  std::string name;
+  double value = 0;
+};
+
+struct Prediction {
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;
+  double exposed_comm_s = 0;          // per iteration: attention rings + ZeRO collectives
+  double memory_total_bytes = 0;      // per GPU
+  std::vector<Item> memory_bytes;     // per GPU, itemised (params, gradients, ...)
+  std::vector<Item> time_s;           // per iteration, itemised (dense_compute, ...)
+  double comm_bytes_intra = 0;        // per GPU per iteration
+  double comm_bytes_inter = 0;
+  double attention_forward_s = 0;     // one attention layer, as the runtime measures it
+  double attention_backward_s = 0;
+};
+
+struct Alternative {
+  Strategy strategy;
+  bool feasible = false;
+  std::string reason;  // why it is infeasible (memory, not applicable), or "" when feasible
+  Prediction predicted;  // zero when the strategy cannot run at all
+};
+
+struct Plan {
+  std::string generator;       // "burst <version>"
+  std::string topology_name;   // "a800-4hca x4"
+  std::string topology_hash;
+  Json cluster;                // the burst.topology/1 document the plan was made for
+  Job job;
+  Strategy strategy;
+  std::vector<RankPlacement> ranks;
+  std::vector<Ring> rings;
+  Prediction predicted;
+  std::vector<Alternative> alternatives;  // best candidate of every other family
+  int candidates_evaluated = 0;
+};
+
+[[nodiscard]] Json to_json(const Plan& plan);
+// Every problem at once, each with its JSON pointer (burst::Error); `source` names the file.
+[[nodiscard]] Plan plan_from_json(const Json& doc, const std::string& source);
+// Reads and parses a plan file (errors carry the path and line:col for bad JSON).
+[[nodiscard]] Plan read_plan(const std::string& path);
+// Writes atomically (a temporary beside it, then rename): a crash never leaves half a plan.
+void write_plan(const Plan& plan, const std::string& path);
+
+}  // namespace burst::plan

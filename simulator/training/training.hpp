@@ -1,0 +1,125 @@
+// A whole training iteration of a decoder-only transformer under one strategy: its time on the
+// critical path, broken down, and its memory per GPU, itemised.
+//
+// Time. Every layer is the same, so one attention layer is simulated (forward and backward,
+// lowered per strategy, see simulator/layer_simulation.hpp) and the dense parts are costed in
+// closed form with the compute model (KernelKind::Gemm at the local token count):
+//   QKV and output projections, MLP (gated: three matrices, else two), 2 FLOPs per parameter
+//   per local token forward, twice that backward; the LM head 2*hidden*vocab per token forward,
+//   twice that backward, plus one more forward when it is fused in chunks (logits recomputed);
+//   recompute per checkpoint policy: full -> dense forward + attention forward again; attn_stash
+//   -> dense forward only; seq_stash(f) -> dense forward + the attention forward of the part not
+//   kept (pair fraction of the mask for the earliest (1 - f) of the sequence: (1 - f)^2 causal);
+//   none -> nothing;
+//   ZeRO: stage 3 all-gathers parameters (bf16) in forward and again in backward and
+//   reduce-scatters gradients; stages 1-2 reduce-scatter gradients and all-gather updated
+//   parameters once. A ring collective over all P GPUs moves bytes*(P-1)/P per GPU at the
+//   slowest hop's bandwidth (inter-node per GPU when there are several nodes). Per-layer
+//   collectives are prefetched behind the previous layer's compute: only what exceeds it is
+//   exposed;
+//   optimizer: on GPU, AdamW streams 16 bytes of state per parameter of the shard through HBM
+//   twice; offloaded, the shard's gradients go to the host and parameters come back over
+//   PCIe and the CPU runs Adam (docs/iteration-model.md has the rates).
+//
+// Memory (bytes per GPU, P GPUs, c = seq*batch/P local tokens, e = 2 bytes for bf16):
+//   params e*N / (stage 3 ? P : 1) + ZeRO-3 gather buffers for two layers in flight;
+//   gradients e*N / (stage >= 2 ? P : 1); optimizer 12*N / (stage >= 1 ? P : 1) (fp32 master,
+//   m, v), 0 on the GPU when offloaded; activations per policy (what each layer keeps for its
+//   backward, plus one layer's full working set during backward); attention stash (O and lse
+//   kept by attn_stash / seq_stash); ring buffers (double-buffered blocks of the forward and
+//   backward rings, per ring level, and Ulysses all-to-all buffers); LM head and loss
+//   workspace (logits, fp32 softmax and gradient of one chunk of c / chunks tokens); reserve
+//   (CUDA context, framework and allocator fragmentation).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/json_reader.hpp"
+#include "common/parallelism.hpp"
+#include "simulator/attention/attention.hpp"
+#include "simulator/layer_simulation.hpp"
+#include "simulator/models/model.hpp"
+#include "topologies/topology.hpp"
+
+namespace burst::sim {
+
+struct TrainingJob {
+  ModelSpec model;
+  std::int64_t seq = 0;  // tokens per sequence
+  int batch = 1;         // sequences per iteration (the whole world trains on them together)
+  Mask mask;
+  int dtype_bytes = 2;   // bf16 parameters and activations
+};
+
+struct CheckpointConfig {
+  CheckpointPolicy policy = CheckpointPolicy::Full;
+  double kept_fraction = 0;  // seq_stash: fraction of the local sequence whose O and lse are kept
+};
+
+struct ZeroConfig {
+  int stage = 3;         // 0: replicated; 1: optimizer sharded; 2: + gradients; 3: + parameters
+  bool offload = false;  // optimizer state and step on the CPU
+};
+
+struct TrainingStrategy {
+  AttentionStrategy attention;
+  CheckpointConfig checkpoint;
+  int lm_head_chunks = 1;  // 1: the local logits are materialised whole (unfused)
+  ZeroConfig zero;
+};
+
+// The family's training defaults as used in practice (docs/strategies.md): the attention
+// preset plus its checkpointing, LM head and optimizer sharding. For "burst" and "burst-usp"
+// these are the starting point the planner searches from.
+[[nodiscard]] TrainingStrategy training_preset(std::string_view family, const TrainingJob& job,
+                                               const topo::Topology& topology);
+
+struct MemoryBreakdown {  // bytes per GPU
+  double params = 0;
+  double gradients = 0;
+  double optimizer = 0;
+  double activations = 0;
+  double attention_stash = 0;
+  double ring_buffers = 0;
+  double lm_head = 0;
+  double reserve = 0;
+  [[nodiscard]] double total() const;
+};
+
+struct TimeBreakdown {  // seconds per iteration on the critical path; they sum to step_time_s
+  double dense_compute = 0;      // projections and MLP, forward and backward
+  double attention_compute = 0;  // attention kernels, forward and backward (busiest rank)
+  double attention_exposed_comm = 0;  // ring / all-to-all time not hidden behind compute
+  double recompute = 0;
+  double lm_head = 0;
+  double zero_exposed_comm = 0;
+  double optimizer = 0;
+  [[nodiscard]] double total() const;
+};
+
+struct IterationSimulation {
+  TrainingStrategy strategy;
+  std::string not_applicable;  // non-empty: cannot run here at all (heads, divisibility...)
+  LayerSimulation attention;   // one layer
+  TimeBreakdown time;
+  MemoryBreakdown memory;
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double mfu = 0;              // model FLOPs (no recompute) / (step time x GPUs x peak)
+  double model_flops = 0;      // per iteration, all GPUs: 3 x forward (dense + attention + LM head)
+  double comm_bytes_intra = 0; // per GPU per iteration, bytes crossing NVLink / PCIe / shm
+  double comm_bytes_inter = 0; // per GPU per iteration, bytes crossing the network
+};
+
+[[nodiscard]] MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& strategy,
+                                              const topo::Topology& topology);
+
+// Never throws for a strategy that does not apply: not_applicable says why.
+[[nodiscard]] IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStrategy& strategy,
+                                                     const topo::Topology& topology, const LayerSimOptions& options);
+
+[[nodiscard]] Json to_json(const MemoryBreakdown& memory);  // every item and "total"
+[[nodiscard]] Json to_json(const TimeBreakdown& time);      // every item and "total"
+
+}  // namespace burst::sim
