@@ -5,6 +5,11 @@ find_package(CLI11 2.1 REQUIRED)
 find_package(pugixml 1.11 REQUIRED)
 find_package(Boost 1.74 REQUIRED)   # Boost.Graph is header-only
 find_package(Threads REQUIRED)
+# OpenBLAS for the runtime's CPU kernels, through pkg-config so that cblas.h is OpenBLAS's own
+# (it declares openblas_set_num_threads; Debian's generic cblas.h may be another BLAS's).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(OpenBLAS REQUIRED IMPORTED_TARGET openblas)
+add_library(burst::openblas ALIAS PkgConfig::OpenBLAS)
 if(BURST_BUILD_TESTS)
   find_package(Catch2 2.13 REQUIRED)
 endif()

@@ -162,4 +162,15 @@ std::string format_tokens(std::int64_t tokens) {
   return fmt::format("{}", tokens);
 }
 
+std::string human_duration(double seconds) {
+  if (!std::isfinite(seconds)) return "n/a";
+  if (seconds == 0) return "0 s";
+  if (std::fabs(seconds) < 1) return fmt::format("{:.1f} ms", seconds * 1e3);
+  return fmt::format("{:.2f} s", seconds);
+}
+
+std::string human_bytes(double bytes) {
+  return std::isfinite(bytes) ? fmt::format("{:.1f} GiB", bytes / kGi) : "n/a";
+}
+
 }  // namespace burst::units

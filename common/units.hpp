@@ -30,4 +30,9 @@ namespace burst::units {
 [[nodiscard]] std::string format_flop_rate(double flop_per_second);
 [[nodiscard]] std::string format_tokens(std::int64_t tokens);
 
+// For people, not for parsing back: "12.34 s", "56.7 ms", "0 s"; "61.5 GiB" (2^30 bytes, what
+// nvidia-smi and memory budgets use). A value that is not finite prints "n/a".
+[[nodiscard]] std::string human_duration(double seconds);
+[[nodiscard]] std::string human_bytes(double bytes);
+
 }  // namespace burst::units

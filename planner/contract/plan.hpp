@@ -29,6 +29,7 @@ struct Job {
   std::string dtype = "bf16";
   Mask mask;
   double memory_budget_bytes = 0;  // per GPU; 0: the GPU's memory
+  friend bool operator==(const Job&, const Job&) = default;
 };
 
 struct Strategy {
@@ -53,18 +54,21 @@ struct Strategy {
 
 struct RankPlacement {
   int rank = 0, node = 0, local = 0;
+  friend bool operator==(const RankPlacement&, const RankPlacement&) = default;
 };
 
 struct Ring {
   std::string level;  // "flat", "intra" or "inter"
   int member = 0;     // the Ulysses member the ring belongs to
   std::vector<int> order;  // world ranks; each receives from the one before it
+  friend bool operator==(const Ring&, const Ring&) = default;
 };
 
 // One named figure of a breakdown, in the order the producer chose.
 struct Item {
   std::string name;
   double value = 0;
+  friend bool operator==(const Item&, const Item&) = default;
 };
 
 struct Prediction {
@@ -79,6 +83,7 @@ struct Prediction {
   double comm_bytes_inter = 0;
   double attention_forward_s = 0;     // one attention layer, as the runtime measures it
   double attention_backward_s = 0;
+  friend bool operator==(const Prediction&, const Prediction&) = default;
 };
 
 struct Alternative {
@@ -86,6 +91,7 @@ struct Alternative {
   bool feasible = false;
   std::string reason;  // why it is infeasible (memory, not applicable), or "" when feasible
   Prediction predicted;  // zero when the strategy cannot run at all
+  friend bool operator==(const Alternative&, const Alternative&) = default;
 };
 
 struct Plan {
@@ -100,6 +106,7 @@ struct Plan {
   Prediction predicted;
   std::vector<Alternative> alternatives;  // best candidate of every other family
   int candidates_evaluated = 0;
+  friend bool operator==(const Plan&, const Plan&) = default;
 };
 
 [[nodiscard]] Json to_json(const Plan& plan);

@@ -13,7 +13,8 @@
 //   none -> nothing;
 //   ZeRO: stage 3 all-gathers parameters (bf16) in forward and again in backward and
 //   reduce-scatters gradients; stages 1-2 reduce-scatter gradients and all-gather updated
-//   parameters once. A ring collective over all P GPUs moves bytes*(P-1)/P per GPU at the
+//   parameters once (bucketed per layer, the gather prefetched in the forward); stage 0
+//   all-reduces gradients in the backward. A ring collective over all P GPUs moves bytes*(P-1)/P per GPU at the
 //   slowest hop's bandwidth (inter-node per GPU when there are several nodes). Per-layer
 //   collectives are prefetched behind the previous layer's compute: only what exceeds it is
 //   exposed;
@@ -118,6 +119,29 @@ struct IterationSimulation {
 // Never throws for a strategy that does not apply: not_applicable says why.
 [[nodiscard]] IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStrategy& strategy,
                                                      const topo::Topology& topology, const LayerSimOptions& options);
+// The same with the attention layer already simulated for strategy.attention (the planner
+// shares one layer simulation among every candidate with the same attention knobs).
+[[nodiscard]] IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStrategy& strategy,
+                                                     const topo::Topology& topology, const LayerSimOptions& options,
+                                                     const LayerSimulation& attention);
+
+// Building blocks of the two models, for the planner and the tests.
+
+// The attention layer of the job (its heads, sequence, batch, dtype).
+[[nodiscard]] AttentionShape attention_shape(const TrainingJob& job);
+// Tokens each GPU carries through the dense layers: seq * batch / gpu_count.
+[[nodiscard]] double local_tokens(const TrainingJob& job, const topo::Topology& topology);
+// Why the strategy cannot train this job here ("" if it can): check_applicable's reasons plus
+// the checkpointing, LM head and ZeRO settings.
+[[nodiscard]] std::string check_training(const TrainingJob& job, const TrainingStrategy& strategy,
+                                         const topo::Topology& topology);
+// Share of one attention forward (its FLOPs) run again in the backward: full 1; seq_stash the
+// allowed pairs of the earliest (1 - kept_fraction) * seq queries against every key over all
+// allowed pairs ((1 - f)^2 causal); none and attn_stash 0.
+[[nodiscard]] double attention_recompute_fraction(const Mask& mask, std::int64_t seq, const CheckpointConfig& checkpoint);
+// Seconds of one optimizer step on the critical path (docs/iteration-model.md has the rates).
+[[nodiscard]] double optimizer_seconds(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
+                                       const CommModel& comm);
 
 [[nodiscard]] Json to_json(const MemoryBreakdown& memory);  // every item and "total"
 [[nodiscard]] Json to_json(const TimeBreakdown& time);      // every item and "total"

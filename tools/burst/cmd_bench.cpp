@@ -1,11 +1,23 @@
 // burst bench simulate: how fast the simulator itself is. Lowers and simulates one attention
 // layer (forward + backward) at the sizes the issue sets goals for, with both engines, and
-// prints wall-clock figures next to the goals. Figures, not assertions: speed goals live here.
+// prints wall-clock figures next to the goals.
+// burst bench attention: how fast the runtime's CPU attention kernels are, next to the BLAS
+// they are built on: forward and backward GFLOP/s over one whole-sequence block pair, and
+// sgemm GFLOP/s at a tile-sized and a large size, on the same threads in the same run (best of
+// before and after the kernels). The goal: forward at least half of large sgemm.
+// Figures, not assertions: speed goals live here.
 #include <chrono>
+#include <cmath>
+#include <random>
 
 #include <fmt/format.h>
 
+#include "common/error.hpp"
+#include "common/parallelism.hpp"
 #include "common/units.hpp"
+#include "runtime/kernels/attention.hpp"
+#include "runtime/kernels/blas.hpp"
+#include "runtime/kernels/parallel.hpp"
 #include "simulator/attention/attention.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/models/model.hpp"
@@ -108,6 +120,190 @@ void run(const BenchOptions& o) {
   if (o.json) fmt::print("{}\n", all.dump(2));
 }
 
+struct AttentionBenchOptions {
+  std::string tokens = "4K";
+  int heads = 16;
+  int kv_heads = 4;
+  int head_dim = 128;
+  std::string mask = "causal";
+  int repeat = 3;
+  int threads = 2;
+  int tile_q = 128;
+  int tile_k = 128;
+  bool json = false;
+};
+
+constexpr int kLargeSgemm = 2048;        // m = n = k of the large sgemm
+constexpr double kTileSgemmFlops = 4e9;  // FLOPs per worker per timed run of the tile sgemm
+
+// Best wall time of `repeat` runs of f.
+template <typename F>
+double best_time(int repeat, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < repeat; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, seconds_since(t0));
+  }
+  return best;
+}
+
+std::vector<float> random_values(std::int64_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& x : v) x = uniform(rng);
+  return v;
+}
+
+// C = A B at kLargeSgemm^3, the rows of C split over the workers.
+double large_sgemm_gflops(int workers, int repeat) {
+  const std::int64_t n = kLargeSgemm;
+  std::mt19937 rng(1);
+  const std::vector<float> a = random_values(n * n, rng), b = random_values(n * n, rng);
+  std::vector<float> c(static_cast<std::size_t>(n * n));
+  const std::int64_t rows = (n + workers - 1) / workers;
+  const double t = best_time(repeat, [&] {
+    rt::parallel_for(workers, workers, [&](int, std::int64_t item) {
+      const std::int64_t first = item * rows, count = std::min(rows, n - first);
+      rt::gemm(1.0f, rt::ConstMatRef{a.data() + first * n, count, n, n}, rt::Op::None,
+               rt::ConstMatRef{b.data(), n, n, n}, rt::Op::None, 0.0f, rt::MatRef{c.data() + first * n, count, n, n});
+    });
+  });
+  return rt::gemm_flops(n, n, n) / t / 1e9;
+}
+
+// The score-tile sgemm of the forward (tile_q x tile_k x head_dim), each worker on its own
+// operands, back to back.
+double tile_sgemm_gflops(int workers, int repeat, std::int64_t m, std::int64_t n, std::int64_t k) {
+  const auto calls = static_cast<std::int64_t>(std::ceil(kTileSgemmFlops / rt::gemm_flops(m, n, k)));
+  std::mt19937 rng(2);
+  std::vector<std::vector<float>> a, b, c;
+  for (int w = 0; w < workers; ++w) {
+    a.push_back(random_values(m * k, rng));
+    b.push_back(random_values(n * k, rng));
+    c.emplace_back(static_cast<std::size_t>(m * n));
+  }
+  const double t = best_time(repeat, [&] {
+    rt::parallel_for(workers, workers, [&](int, std::int64_t w) {
+      const auto i = static_cast<std::size_t>(w);
+      for (std::int64_t call = 0; call < calls; ++call) {
+        rt::gemm(1.0f, rt::ConstMatRef{a[i].data(), m, k, k}, rt::Op::None, rt::ConstMatRef{b[i].data(), n, k, k},
+                 rt::Op::Transpose, 0.0f, rt::MatRef{c[i].data(), m, n, n});
+      }
+    });
+  });
+  return static_cast<double>(workers * calls) * rt::gemm_flops(m, n, k) / t / 1e9;
+}
+
+struct AttentionBenchSetup {
+  std::int64_t tokens = 0;
+  Mask mask;
+};
+
+// Every bad option at once.
+AttentionBenchSetup resolve(const AttentionBenchOptions& o) {
+  Problems problems;
+  AttentionBenchSetup setup;
+  try {
+    setup.tokens = units::parse_tokens(o.tokens, "--tokens");
+    if (setup.tokens < 1) problems.add("--tokens", "must be at least 1 token", "a positive whole number, e.g. 4K");
+  } catch (const Error& e) {
+    for (const auto& p : e.problems()) problems.add(p);
+  }
+  try {
+    setup.mask = parse_mask(o.mask, "--mask");
+  } catch (const Error& e) {
+    for (const auto& p : e.problems()) problems.add(p);
+  }
+  if (o.heads % o.kv_heads != 0) {
+    problems.add("--kv-heads", fmt::format("{} kv heads do not divide the {} query heads", o.kv_heads, o.heads),
+                 "a divisor of --heads",
+                 "grouped-query attention shares each kv head among heads / kv_heads query heads");
+  }
+  problems.throw_if_any();
+  return setup;
+}
+
+void run_attention(const AttentionBenchOptions& o) {
+  const AttentionBenchSetup setup = resolve(o);
+  const std::int64_t n = setup.tokens;
+  const rt::KernelOptions options{o.tile_q, o.tile_k, o.threads};
+  rt::single_threaded_blas();
+
+  // sgemm is measured before and after the kernels and the better figure kept: on a shared
+  // machine the kernels are then compared with the best the BLAS managed in this run.
+  const auto measure_sgemm = [&o](double& large, double& tile) {
+    fmt::print(stderr, "bench: sgemm {0}x{0}x{0} and {1}x{2}x{3} on {4} threads ...\n", kLargeSgemm, o.tile_q,
+               o.tile_k, o.head_dim, o.threads);
+    large = std::max(large, large_sgemm_gflops(o.threads, o.repeat));
+    tile = std::max(tile, tile_sgemm_gflops(o.threads, o.repeat, o.tile_q, o.tile_k, o.head_dim));
+  };
+  double sgemm = 0, sgemm_tile = 0;
+  measure_sgemm(sgemm, sgemm_tile);
+
+  std::mt19937 rng(3);
+  const rt::Shape q_shape{n, o.heads, o.head_dim}, kv_shape{n, o.kv_heads, o.head_dim};
+  const std::vector<float> q = random_values(q_shape.elements(), rng), k = random_values(kv_shape.elements(), rng),
+                           v = random_values(kv_shape.elements(), rng), d_o = random_values(q_shape.elements(), rng);
+  const std::vector<std::int64_t> positions = rt::contiguous_positions(n);
+  const rt::BlockPair in{{q.data(), q_shape}, {k.data(), kv_shape}, {v.data(), kv_shape}, positions, positions};
+  const rt::AttentionMask mask{setup.mask, {}};
+  rt::Tensor out(q_shape), d_q(q_shape), d_k(kv_shape), d_v(kv_shape);
+  std::vector<float> lse(static_cast<std::size_t>(n * o.heads)), delta(lse.size());
+
+  fmt::print(stderr, "bench: attention forward and backward, {} tokens ...\n", units::format_tokens(n));
+  rt::KernelStats fwd, bwd;
+  const double fwd_s = best_time(o.repeat, [&] { fwd = rt::attention_forward(in, mask, out.view(), lse, options); });
+  rt::attention_delta(out.view(), {d_o.data(), q_shape}, delta);
+  const double bwd_s = best_time(o.repeat, [&] {
+    bwd = rt::attention_backward(in, mask, {d_o.data(), q_shape}, delta, lse, d_q.view(), d_k.view(), d_v.view(),
+                                 options);
+  });
+  measure_sgemm(sgemm, sgemm_tile);
+  const double fwd_gflops = fwd.flops / fwd_s / 1e9, bwd_gflops = bwd.flops / bwd_s / 1e9;
+  // The FLOPs the mask asks for (allowed pairs only), per second: what a perfect skip would reach.
+  const double useful_gflops = 4.0 * static_cast<double>(o.head_dim) * fwd.allowed_pairs / fwd_s / 1e9;
+
+  const Json result{{"tokens", n},
+                    {"heads", o.heads},
+                    {"kv_heads", o.kv_heads},
+                    {"head_dim", o.head_dim},
+                    {"mask", to_string(setup.mask)},
+                    {"threads", o.threads},
+                    {"tile_q", o.tile_q},
+                    {"tile_k", o.tile_k},
+                    {"repeat", o.repeat},
+                    {"forward_s", fwd_s},
+                    {"backward_s", bwd_s},
+                    {"forward_flops", fwd.flops},
+                    {"backward_flops", bwd.flops},
+                    {"tiles_computed", fwd.tiles_computed},
+                    {"tiles_skipped", fwd.tiles_skipped},
+                    {"forward_gflops", fwd_gflops},
+                    {"forward_useful_gflops", useful_gflops},
+                    {"backward_gflops", bwd_gflops},
+                    {"sgemm_size", kLargeSgemm},
+                    {"sgemm_gflops", sgemm},
+                    {"sgemm_tile_gflops", sgemm_tile},
+                    {"forward_over_sgemm", fwd_gflops / sgemm},
+                    {"backward_over_sgemm", bwd_gflops / sgemm}};
+  if (o.json) {
+    fmt::print("{}\n", result.dump(2));
+    return;
+  }
+  fmt::print("attention over {} tokens, {} heads / {} kv heads, head_dim {}, {} mask; {} threads, tiles {} x {}\n",
+             units::format_tokens(n), o.heads, o.kv_heads, o.head_dim, to_string(setup.mask), o.threads, o.tile_q,
+             o.tile_k);
+  fmt::print("{:<34} {:>9} {:>10}\n", "measure", "GFLOP/s", "time ms");
+  fmt::print("{:<34} {:>9.1f}\n", fmt::format("sgemm {0}x{0}x{0}", kLargeSgemm), sgemm);
+  fmt::print("{:<34} {:>9.1f}\n", fmt::format("sgemm tile {}x{}x{}", o.tile_q, o.tile_k, o.head_dim), sgemm_tile);
+  fmt::print("{:<34} {:>9.1f} {:>10.1f}\n", "attention forward", fwd_gflops, fwd_s * 1e3);
+  fmt::print("{:<34} {:>9.1f}\n", "  counting allowed pairs only", useful_gflops);
+  fmt::print("{:<34} {:>9.1f} {:>10.1f}\n", "attention backward", bwd_gflops, bwd_s * 1e3);
+  fmt::print("forward / sgemm {:.2f} (goal >= 0.5: {}), backward / sgemm {:.2f}\n", fwd_gflops / sgemm,
+             fwd_gflops >= 0.5 * sgemm ? "met" : "NOT met", bwd_gflops / sgemm);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -120,6 +316,26 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   simulate->add_flag("--json", options->json, "Print the figures as JSON");
   simulate->callback([options] { run(*options); });
+
+  auto a = std::make_shared<AttentionBenchOptions>();
+  CLI::App* attention = bench->add_subcommand("attention", "Speed of the CPU attention kernels against sgemm");
+  attention->add_option("--tokens", a->tokens, "Sequence length (one block pair), e.g. 4K")->capture_default_str();
+  attention->add_option("--heads", a->heads, "Query heads")->check(kAtLeastOne)->capture_default_str();
+  attention->add_option("--kv-heads", a->kv_heads, "Key/value heads (a divisor of --heads)")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  attention->add_option("--head-dim", a->head_dim, "Head dimension")->check(kAtLeastOne)->capture_default_str();
+  attention->add_option("--mask", a->mask, "full, causal, sliding:W or document:L")->capture_default_str();
+  attention->add_option("--repeat,--repeats", a->repeat, "Runs per measure; the best is reported")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  attention->add_option("--threads", a->threads, "Worker threads (BLAS runs single-threaded in each)")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  attention->add_option("--tile-q", a->tile_q, "Queries per tile")->check(kAtLeastOne)->capture_default_str();
+  attention->add_option("--tile-k", a->tile_k, "Keys per tile")->check(kAtLeastOne)->capture_default_str();
+  attention->add_flag("--json", a->json, "Print the figures as JSON");
+  attention->callback([a] { run_attention(*a); });
 }
 
 }  // namespace burst::cli

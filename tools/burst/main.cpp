@@ -15,6 +15,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   burst::cli::add_topo_command(app);
   burst::cli::add_simulate_command(app);
+  burst::cli::add_plan_command(app);
+  burst::cli::add_explain_command(app);
+  burst::cli::add_capacity_command(app);
+  burst::cli::add_whatif_command(app);
+  burst::cli::add_report_command(app);
   burst::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);

@@ -1,0 +1,113 @@
+// Reading a whole plan document: the schema first, then every section, then the checks that
+// join sections (world size against cp x ulysses, ring lengths against the ring sizes).
+//
+// A "schema" naming another format (a topology, a future plan version) stops the read after
+// that one problem: the rest would be a page of unknown and missing fields that only restate
+// "this is not a burst.plan/1 document". A missing "schema" is reported with the rest, since a
+// hand-written plan that merely forgot the line deserves all its other problems too.
+#include <fmt/format.h>
+
+#include "planner/contract/plan_reader.hpp"
+
+namespace burst::plan {
+namespace {
+
+const std::vector<std::string> kTopKeys = {"schema", "meta", "job", "strategy", "world", "rings",
+                                           "predicted", "alternatives", "cluster"};
+const std::vector<std::string> kStrategyKeys = {"name", "cp", "ulysses", "ring", "layout", "backward", "dkv_bytes",
+                                                "dq_bytes", "overlap", "checkpoint", "lm_head", "zero"};
+const std::vector<std::string> kPredictionKeys = {"step_time_s", "tokens_per_s_per_gpu", "mfu", "exposed_comm_s",
+                                                  "memory_bytes_per_gpu", "time_s", "comm_bytes", "attention_layer"};
+
+// False when the document declares another format (reported): nothing else is worth checking.
+bool check_schema(JsonReader& r, const Json& doc) {
+  const auto it = doc.find("schema");
+  const std::string hint = fmt::format("a plan starts with \"schema\": \"{}\"; `burst plan` writes one", kSchema);
+  if (it == doc.end()) {
+    r.problem("/schema", "missing \"schema\"", kSchema, hint);
+    return true;
+  }
+  if (it->is_string() && it->get<std::string>() == kSchema) return true;
+  const std::string found = it->is_string() ? it->get<std::string>() : it->dump();
+  r.problem("/schema", fmt::format("'{}' is not a plan schema this build reads", found), kSchema,
+            found.rfind("burst.topology/", 0) == 0 ? "this is a topology file; pass it with --topology" : hint);
+  return false;
+}
+
+void read_alternatives(detail::PlanReader& reader, const Json& list, std::vector<Alternative>& out) {
+  JsonReader& r = reader.json();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Json& e = list[i];
+    const std::string at = JsonReader::child("/alternatives", i);
+    if (!e.is_object()) {
+      r.problem(at, fmt::format("expected an object, found {}", e.type_name()));
+      continue;
+    }
+    r.reject_unknown_keys(e, at, {"strategy", "config", "feasible", "reason", "predicted"});
+    Alternative a;
+    std::string family;
+    const bool named = reader.text(e, at, "strategy", family);
+    if (const Json* config = reader.section(e, at, "config", kStrategyKeys)) {
+      (void)reader.strategy(*config, JsonReader::child(at, "config"), a.strategy);
+      if (named && family != a.strategy.name) {
+        r.problem(JsonReader::child(at, "strategy"),
+                  fmt::format("'{}' differs from the config's name '{}'", family, a.strategy.name),
+                  "the family name of the config");
+      }
+    }
+    reader.flag(e, at, "feasible", a.feasible);
+    reader.text(e, at, "reason", a.reason);
+    if (const Json* p = reader.section(e, at, "predicted", kPredictionKeys)) {
+      reader.prediction(*p, JsonReader::child(at, "predicted"), a.predicted);
+    }
+    out.push_back(std::move(a));
+  }
+}
+
+}  // namespace
+
+Plan plan_from_json(const Json& doc, const std::string& source) {
+  detail::PlanReader reader(source);
+  JsonReader& r = reader.json();
+  if (!doc.is_object()) {
+    r.problem("", fmt::format("a plan is a JSON object, found {}", doc.type_name()), "",
+              fmt::format("a plan starts with {{\"schema\": \"{}\", ...", kSchema));
+    reader.problems().throw_if_any();
+  }
+  if (!check_schema(r, doc)) reader.problems().throw_if_any();
+  r.reject_unknown_keys(doc, "", kTopKeys);
+
+  Plan plan;
+  if (const Json* meta = reader.section(doc, "", "meta", {"generator", "topology", "topology_hash", "candidates_evaluated"})) {
+    reader.meta(*meta, "/meta", plan);
+  }
+  if (const Json* job = reader.section(doc, "", "job", {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes"})) {
+    reader.job(*job, "/job", plan.job);
+  }
+  detail::StrategySizes sizes;
+  if (const Json* strategy = reader.section(doc, "", "strategy", kStrategyKeys)) {
+    sizes = reader.strategy(*strategy, "/strategy", plan.strategy);
+  }
+  std::optional<std::int64_t> world_size;
+  if (const Json* world = reader.section(doc, "", "world", {"size", "ranks"})) {
+    world_size = reader.world(*world, "/world", sizes, plan.ranks);
+  }
+  if (const Json* rings = r.array(doc, "", "rings")) reader.rings(*rings, "/rings", sizes, world_size, plan.rings);
+  if (const Json* predicted = reader.section(doc, "", "predicted", kPredictionKeys)) {
+    reader.prediction(*predicted, "/predicted", plan.predicted);
+  }
+  if (const Json* alternatives = r.array(doc, "", "alternatives")) read_alternatives(reader, *alternatives, plan.alternatives);
+
+  if (const auto it = doc.find("cluster"); it == doc.end()) {
+    r.problem("/cluster", "missing required field 'cluster'", "the burst.topology/1 document, or null");
+  } else if (!it->is_object() && !it->is_null()) {
+    r.problem("/cluster", fmt::format("expected an object, found {}", it->type_name()),
+              "the burst.topology/1 document, or null");
+  } else {
+    plan.cluster = *it;
+  }
+  reader.problems().throw_if_any();
+  return plan;
+}
+
+}  // namespace burst::plan

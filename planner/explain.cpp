@@ -1,0 +1,136 @@
+// Explaining a plan from its own figures (see explain.hpp).
+#include "planner/explain.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/units.hpp"
+
+namespace burst::planner {
+namespace {
+
+// A memory use above this share of the budget makes memory the binding constraint.
+constexpr double kNearlyFull = 0.95;
+
+std::string describe(const plan::Strategy& s) {
+  std::string ring = s.ring == RingKind::Double ? fmt::format("double ring {}x{}", s.inner, s.outer)
+                                                : fmt::format("flat ring of {}", s.cp);
+  if (s.ulysses > 1) ring = fmt::format("Ulysses {} x {}", s.ulysses, ring);
+  std::string checkpoint = to_string(s.checkpoint);
+  if (s.checkpoint == CheckpointPolicy::SeqStash) checkpoint += fmt::format(" (kept {:.2f})", s.kept_fraction);
+  return fmt::format("{}, {} layout, {} backward, checkpoint {}, LM head {}, ZeRO-{}{}", ring, to_string(s.layout),
+                     to_string(s.backward), checkpoint,
+                     s.lm_head_chunks > 1 ? fmt::format("fused in {} chunks", s.lm_head_chunks) : "unfused",
+                     s.zero_stage, s.offload ? " with CPU optimizer offload" : "");
+}
+
+double item(const plan::Prediction& p, const std::string& name) {
+  for (const plan::Item& i : p.time_s) {
+    if (i.name == name) return i.value;
+  }
+  return 0;
+}
+
+const plan::Alternative* runner_up(const plan::Plan& plan) {
+  const plan::Alternative* best = nullptr;
+  for (const plan::Alternative& a : plan.alternatives) {
+    if (a.strategy.name == plan.strategy.name || a.predicted.tokens_per_s_per_gpu <= 0) continue;
+    if (best == nullptr || a.predicted.tokens_per_s_per_gpu > best->predicted.tokens_per_s_per_gpu) best = &a;
+  }
+  return best;
+}
+
+std::string why_it_won(const plan::Plan& plan) {
+  const double ours = plan.predicted.tokens_per_s_per_gpu;
+  std::string out = "Why it won\n";
+  for (const plan::Alternative& a : plan.alternatives) {
+    if (a.strategy.name == plan.strategy.name) continue;
+    if (a.predicted.tokens_per_s_per_gpu <= 0) {
+      out += fmt::format("  {:<24} cannot run: {}\n", a.strategy.name, a.reason);
+    } else if (!a.feasible) {
+      out += fmt::format("  {:<24} does not fit: {} ({:.2f}x our speed if it did)\n", a.strategy.name, a.reason,
+                         a.predicted.tokens_per_s_per_gpu / ours);
+    } else {
+      out += fmt::format("  {:<24} fits, {:.0f} tokens/s per GPU: ours is {:.2f}x\n", a.strategy.name,
+                         a.predicted.tokens_per_s_per_gpu, ours / a.predicted.tokens_per_s_per_gpu);
+    }
+  }
+  return out;
+}
+
+std::string binding_constraint(const plan::Plan& plan) {
+  const plan::Prediction& p = plan.predicted;
+  const double budget = plan.job.memory_budget_bytes;
+  std::string out = "Binding constraint\n";
+  for (const plan::Alternative& a : plan.alternatives) {
+    if (!a.feasible && a.predicted.tokens_per_s_per_gpu > p.tokens_per_s_per_gpu) {
+      out += fmt::format("  memory: {} would be {:.2f}x faster but {}\n", a.strategy.name,
+                         a.predicted.tokens_per_s_per_gpu / p.tokens_per_s_per_gpu, a.reason);
+    }
+  }
+  const double used = budget > 0 ? p.memory_total_bytes / budget : 0;
+  out += fmt::format("  memory per GPU: {} of {} ({:.0f}%){}\n", units::human_bytes(p.memory_total_bytes),
+                     units::human_bytes(budget), 100 * used,
+                     used >= kNearlyFull ? ": memory binds, nothing larger fits" : "");
+  std::vector<plan::Item> shares = p.time_s;
+  std::stable_sort(shares.begin(), shares.end(), [](const plan::Item& a, const plan::Item& b) { return a.value > b.value; });
+  if (!shares.empty() && p.step_time_s > 0) {
+    out += fmt::format("  time: {} is {:.0f}% of the {} step", shares.front().name,
+                       100 * shares.front().value / p.step_time_s, units::human_duration(p.step_time_s));
+    for (std::size_t i = 1; i < std::min<std::size_t>(shares.size(), 3); ++i) {
+      out += fmt::format(", then {} {:.0f}%", shares[i].name, 100 * shares[i].value / p.step_time_s);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string runner_up_needs(const plan::Plan& plan) {
+  const plan::Alternative* r = runner_up(plan);
+  if (r == nullptr) return "Runner-up\n  none: no other family can run this job here\n";
+  const plan::Prediction& ours = plan.predicted;
+  const plan::Prediction& theirs = r->predicted;
+  std::string out = fmt::format("Runner-up: {} ({})\n", r->strategy.name, describe(r->strategy));
+  if (!r->feasible) {
+    out += fmt::format("  it does not fit: {}; it needs {} more memory per GPU",
+                       r->reason, units::human_bytes(theirs.memory_total_bytes - plan.job.memory_budget_bytes));
+    if (theirs.tokens_per_s_per_gpu > ours.tokens_per_s_per_gpu) {
+      out += fmt::format(", and would then be {:.2f}x faster\n", theirs.tokens_per_s_per_gpu / ours.tokens_per_s_per_gpu);
+    } else {
+      out += fmt::format(", and even then would be {:.2f}x slower\n", ours.tokens_per_s_per_gpu / theirs.tokens_per_s_per_gpu);
+    }
+    return out;
+  }
+  // Same tokens per step, so the throughput ratio is the step-time ratio.
+  const double target = theirs.step_time_s * theirs.tokens_per_s_per_gpu / ours.tokens_per_s_per_gpu;
+  const double shed = theirs.step_time_s - target;
+  out += fmt::format("  to win it must cut its step from {} to {} ({:.1f}% less)\n",
+                     units::human_duration(theirs.step_time_s), units::human_duration(target),
+                     100 * shed / theirs.step_time_s);
+  const double exposed = theirs.exposed_comm_s;
+  if (exposed >= shed) {
+    out += fmt::format("  hiding its {} of exposed communication would be enough\n", units::human_duration(exposed));
+  } else {
+    out += fmt::format("  hiding all its {} of exposed communication is not enough; its recompute is {}\n",
+                       units::human_duration(exposed), units::human_duration(item(theirs, "recompute")));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string explain_plan(const plan::Plan& plan) {
+  const plan::Prediction& p = plan.predicted;
+  std::string out = fmt::format("Plan: {} on {} ({} GPUs), {}, {} tokens, {} mask\n", plan.strategy.name,
+                                plan.topology_name, plan.ranks.size(), plan.job.model.name,
+                                units::format_tokens(plan.job.seq), to_string(plan.job.mask));
+  out += fmt::format("  {}\n", describe(plan.strategy));
+  out += fmt::format("  predicted: {:.0f} tokens/s per GPU, MFU {:.1f}%, step {}, {} per GPU\n\n",
+                     p.tokens_per_s_per_gpu, 100 * p.mfu, units::human_duration(p.step_time_s),
+                     units::human_bytes(p.memory_total_bytes));
+  out += why_it_won(plan) + "\n" + binding_constraint(plan) + "\n" + runner_up_needs(plan);
+  return out;
+}
+
+}  // namespace burst::planner

@@ -1,0 +1,95 @@
+// Filling the plan contract from the search (see plan_builder.hpp).
+#include "planner/plan_builder.hpp"
+
+#include <fmt/format.h>
+
+#include "simulator/attention/ring.hpp"
+
+namespace burst::planner {
+namespace {
+
+std::vector<plan::Item> items_of(const Json& breakdown) {
+  std::vector<plan::Item> items;
+  for (const auto& [name, value] : breakdown.items()) {
+    if (name != "total") items.push_back({name, value.get<double>()});
+  }
+  return items;
+}
+
+}  // namespace
+
+plan::Strategy plan_strategy(const sim::TrainingStrategy& strategy, const topo::Topology& topology) {
+  const sim::AttentionStrategy& a = strategy.attention;
+  plan::Strategy s;
+  s.name = a.name;
+  s.ulysses = a.ulysses;
+  s.cp = a.ulysses > 0 ? topology.gpu_count() / a.ulysses : 0;
+  s.ring = a.ring;
+  s.inner = s.cp;
+  s.outer = 1;
+  if (a.ring == RingKind::Double && a.ulysses > 0 && s.cp > 0) {
+    const int inner = a.inner > 0 ? a.inner : sim::ring_ranks_per_node(a.ulysses, sim::world_of(topology));
+    if (inner > 0 && s.cp % inner == 0) {
+      s.inner = inner;
+      s.outer = s.cp / inner;
+    }
+  }
+  s.layout = a.layout;
+  s.backward = a.backward;
+  s.dkv_bytes = a.dkv_bytes;
+  s.dq_bytes = a.dq_bytes;
+  s.overlap = a.overlap;
+  s.checkpoint = strategy.checkpoint.policy;
+  s.kept_fraction = strategy.checkpoint.kept_fraction;
+  s.lm_head_chunks = strategy.lm_head_chunks;
+  s.zero_stage = strategy.zero.stage;
+  s.offload = strategy.zero.offload;
+  return s;
+}
+
+plan::Prediction plan_prediction(const sim::IterationSimulation& sim) {
+  plan::Prediction p;
+  p.step_time_s = sim.step_time_s;
+  p.tokens_per_s_per_gpu = sim.tokens_per_s_per_gpu;
+  p.mfu = sim.mfu;
+  p.exposed_comm_s = sim.time.attention_exposed_comm + sim.time.zero_exposed_comm;
+  p.memory_total_bytes = sim.memory.total();
+  p.memory_bytes = items_of(sim::to_json(sim.memory));
+  p.time_s = items_of(sim::to_json(sim.time));
+  p.comm_bytes_intra = sim.comm_bytes_intra;
+  p.comm_bytes_inter = sim.comm_bytes_inter;
+  p.attention_forward_s = sim.attention.forward.time_s;
+  p.attention_backward_s = sim.attention.backward.time_s;
+  return p;
+}
+
+plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, const topo::Topology& topology) {
+  const Evaluated& chosen = *result.chosen_plan();
+  plan::Plan p;
+  p.generator = fmt::format("burst {}", BURST_VERSION);
+  p.topology_name = fmt::format("{} x{}", topology.name(), topology.nodes());
+  p.topology_hash = topology.hash();
+  p.cluster = topology.to_json();
+  p.job.model = request.job.model;
+  p.job.seq = request.job.seq;
+  p.job.batch = request.job.batch;
+  p.job.mask = request.job.mask;
+  p.job.memory_budget_bytes = result.memory_budget_bytes;
+  p.strategy = plan_strategy(chosen.sim.strategy, topology);
+  for (int g = 0; g < topology.gpu_count(); ++g) p.ranks.push_back({g, topology.node_of(g), topology.local_of(g)});
+  const sim::RingGeometry geometry = sim::ring_geometry(chosen.sim.strategy.attention, sim::world_of(topology));
+  for (const sim::RingOrder& r : sim::ring_orders(geometry)) p.rings.push_back({r.level, r.member, r.order});
+  p.predicted = plan_prediction(chosen.sim);
+  for (const Evaluated& e : result.best_per_family) {
+    plan::Alternative alt;
+    alt.strategy = plan_strategy(e.sim.strategy, topology);
+    alt.feasible = e.feasible;
+    alt.reason = e.reason;
+    if (e.sim.not_applicable.empty()) alt.predicted = plan_prediction(e.sim);
+    p.alternatives.push_back(std::move(alt));
+  }
+  p.candidates_evaluated = result.candidates_evaluated;
+  return p;
+}
+
+}  // namespace burst::planner

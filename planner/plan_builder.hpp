@@ -1,0 +1,22 @@
+// From a search result to the plan contract: the chosen strategy with every knob resolved
+// (ring sizes, rank placement, ring orders as world ranks), its prediction, and the best
+// candidate of every family as alternatives. The chosen family appears among the alternatives
+// too, so a reader sees every family side by side.
+#pragma once
+
+#include <string>
+
+#include "planner/contract/plan.hpp"
+#include "planner/search/search.hpp"
+
+namespace burst::planner {
+
+// Requires result.chosen_plan() (a plan is only made when something fits).
+[[nodiscard]] plan::Plan build_plan(const SearchResult& result, const SearchRequest& request,
+                                    const topo::Topology& topology);
+
+// The contract's view of one evaluated candidate.
+[[nodiscard]] plan::Strategy plan_strategy(const sim::TrainingStrategy& strategy, const topo::Topology& topology);
+[[nodiscard]] plan::Prediction plan_prediction(const sim::IterationSimulation& sim);
+
+}  // namespace burst::planner

@@ -1,0 +1,262 @@
+// What the capacity report says, section by section, decided once for both formats.
+//
+// The reader is a person who must decide whether to run this job on this cluster, and how:
+// the verdict first (the chosen strategy, its throughput, MFU and memory against the budget,
+// its lead over the best peer that also fits, and which peers do not fit and why), then the
+// evidence: the job, the cluster, the chosen knobs, every strategy side by side, where time
+// and memory go, and how throughput scales with nodes. A strategy without a prediction (it
+// cannot run at all) shows "n/a" rather than zeros that would read as "free".
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/text.hpp"
+#include "common/units.hpp"
+#include "planner/report/report_document.hpp"
+#include "planner/report/report_text.hpp"
+#include "planner/report/svg_charts.hpp"
+
+namespace burst::planner::report_doc {
+namespace {
+
+namespace rt = report_text;
+
+// One strategy as the report compares it: the chosen plan or an alternative.
+struct Candidate {
+  std::string label;
+  const plan::Strategy* strategy;
+  bool feasible;
+  std::string reason;
+  const plan::Prediction* predicted;
+};
+
+std::vector<Candidate> candidates(const plan::Plan& p) {
+  const double budget = p.job.memory_budget_bytes;
+  const bool fits = budget <= 0 || p.predicted.memory_total_bytes <= budget;
+  std::vector<Candidate> out{{p.strategy.name + " (chosen)", &p.strategy, fits,
+                              fits ? "" : "over the memory budget", &p.predicted}};
+  for (const auto& a : p.alternatives) out.push_back({a.strategy.name, &a.strategy, a.feasible, a.reason, &a.predicted});
+  return out;
+}
+
+bool has_prediction(const plan::Prediction& p) { return p.step_time_s > 0 && std::isfinite(p.step_time_s); }
+
+// "double ring 8 x 2, zigzag, q_ring backward" (with the Ulysses degree when heads are split).
+std::string describe(const plan::Strategy& s) {
+  std::string ring = s.ring == RingKind::Double ? fmt::format("double ring {} x {}", s.inner, s.outer)
+                                                : fmt::format("flat ring of {}", s.cp);
+  if (s.cp <= 1) ring = "no ring";
+  const std::string ulysses = s.ulysses > 1 ? fmt::format("Ulysses {}, ", s.ulysses) : "";
+  return fmt::format("{}{}, {}, {} backward", ulysses, ring, to_string(s.layout), to_string(s.backward));
+}
+
+std::string checkpointing(const plan::Strategy& s) {
+  if (s.checkpoint != CheckpointPolicy::SeqStash) return to_string(s.checkpoint);
+  return fmt::format("seq_stash, keeping attention outputs for {} of the local sequence", rt::percent(s.kept_fraction));
+}
+
+std::string fits_cell(bool feasible, const std::string& reason) {
+  return feasible ? "yes" : reason.empty() ? "no" : "no: " + reason;
+}
+
+// Step time, tokens/s per GPU, MFU, memory per GPU: "n/a" when nothing was predicted.
+std::vector<std::string> figures(double step, double tokens, double mfu, double memory) {
+  if (!(step > 0) || !std::isfinite(step)) return {"n/a", "n/a", "n/a", "n/a"};
+  return {units::human_duration(step), rt::grouped(tokens), rt::percent(mfu), units::human_bytes(memory)};
+}
+
+std::string budget_text(double budget) {
+  return budget > 0 ? units::human_bytes(budget) + " per GPU" : "none set (the GPU's memory)";
+}
+
+std::string verdict(const plan::Plan& p, const std::vector<Candidate>& all) {
+  const plan::Prediction& me = p.predicted;
+  std::string text = fmt::format("{} is the plan: {}. Predicted {} tokens/s per GPU at {} MFU, {} per iteration, {} "
+                                 "per GPU",
+                                 p.strategy.name, describe(p.strategy), rt::grouped(me.tokens_per_s_per_gpu),
+                                 rt::percent(me.mfu), units::human_duration(me.step_time_s), units::human_bytes(me.memory_total_bytes));
+  const double budget = p.job.memory_budget_bytes;
+  text += budget > 0 ? fmt::format(" ({} the {} budget).", all.front().feasible ? "within" : "over", units::human_bytes(budget))
+                     : " (no memory budget set).";
+  const Candidate* best = nullptr;
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    const Candidate& c = all[i];
+    if (c.feasible && has_prediction(*c.predicted) && c.predicted->tokens_per_s_per_gpu > 0 &&
+        (!best || c.predicted->tokens_per_s_per_gpu > best->predicted->tokens_per_s_per_gpu)) {
+      best = &c;
+    }
+  }
+  if (best && me.tokens_per_s_per_gpu > 0) {
+    text += fmt::format(" That is {} the throughput of the best peer that also fits, {} ({} tokens/s per GPU).",
+                        rt::ratio(me.tokens_per_s_per_gpu / best->predicted->tokens_per_s_per_gpu), best->label,
+                        rt::grouped(best->predicted->tokens_per_s_per_gpu));
+  } else if (all.size() > 1 && !best) {
+    text += " No other strategy fits this job.";
+  }
+  std::vector<std::string> misfits;
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    if (!all[i].feasible) misfits.push_back(fmt::format("{} ({})", all[i].label, all[i].reason.empty() ? "infeasible" : all[i].reason));
+  }
+  if (!misfits.empty()) text += fmt::format(" Do not fit: {}.", text::join(misfits, "; "));
+  return text;
+}
+
+Table job_table(const plan::Job& job) {
+  const ModelSpec& m = job.model;
+  return Table{"job",
+               {"field", "value"},
+               {{"model", m.name},
+                {"layers", fmt::format("{}", m.layers)},
+                {"hidden size", fmt::format("{}", m.hidden)},
+                {"MLP", fmt::format("{} ({}{})", m.ffn, m.gated_mlp ? "gated, " : "", m.activation)},
+                {"attention heads (query / KV)", fmt::format("{} / {}", m.heads, m.kv_heads)},
+                {"head dimension", fmt::format("{}", m.head_dim)},
+                {"vocabulary", rt::grouped(static_cast<double>(m.vocab))},
+                {"sequence", fmt::format("{} tokens ({})", units::format_tokens(job.seq), rt::grouped(static_cast<double>(job.seq)))},
+                {"batch", fmt::format("{}", job.batch)},
+                {"dtype", job.dtype},
+                {"mask", to_string(job.mask)},
+                {"memory budget", budget_text(job.memory_budget_bytes)}}};
+}
+
+Table knobs_table(const plan::Plan& p) {
+  const plan::Strategy& s = p.strategy;
+  const std::string ring = s.ring == RingKind::Double
+                               ? fmt::format("double: {} GPUs of a node x {} nodes", s.inner, s.outer)
+                               : fmt::format("flat: {} ranks", s.cp);
+  const std::string travelling = s.backward == BackwardMode::QRing ? fmt::format("dQ in {} bytes", s.dq_bytes)
+                                                                   : fmt::format("dK, dV in {} bytes", s.dkv_bytes);
+  return Table{"knobs",
+               {"knob", "value"},
+               {{"strategy", s.name},
+                {"context parallel (ring ranks)", fmt::format("{}", s.cp)},
+                {"Ulysses (head split)", fmt::format("{}", s.ulysses)},
+                {"ring", ring},
+                {"layout", to_string(s.layout)},
+                {"backward", fmt::format("{} ({})", to_string(s.backward), travelling)},
+                {"overlap", s.overlap ? "transfers hidden behind compute" : "off"},
+                {"checkpointing", checkpointing(s)},
+                {"LM head", s.lm_head_chunks > 1 ? fmt::format("fused with the loss, {} chunks", s.lm_head_chunks)
+                                                 : "unfused"},
+                {"ZeRO", fmt::format("stage {}{}", s.zero_stage, s.offload ? ", optimizer on the CPU" : "")},
+                {"GPUs", fmt::format("{}", p.ranks.size())},
+                {"candidates evaluated", fmt::format("{}", p.candidates_evaluated)}}};
+}
+
+Table peers_table(const std::vector<Candidate>& all) {
+  Table t{"peers",
+          {"strategy", "configuration", "fits", "step time", "tokens/s per GPU", "MFU", "memory per GPU", "exposed comm"},
+          {}};
+  for (const auto& c : all) {
+    const plan::Prediction& p = *c.predicted;
+    std::vector<std::string> row{c.label, describe(*c.strategy), fits_cell(c.feasible, c.reason)};
+    for (auto& cell : figures(p.step_time_s, p.tokens_per_s_per_gpu, p.mfu, p.memory_total_bytes)) row.push_back(cell);
+    row.push_back(has_prediction(p) ? units::human_duration(p.exposed_comm_s) : "n/a");
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+// Both formats' copies of one chart.
+template <class Spec, class Draw>
+Chart chart(std::string caption, const Spec& spec, Draw draw) {
+  return Chart{std::move(caption), draw(spec, false), draw(spec, true)};
+}
+
+// A stacked bar per candidate from one itemised breakdown of its prediction, in axis units.
+svg::StackedBars breakdown(const std::vector<Candidate>& all, std::vector<plan::Item> plan::Prediction::*items,
+                           double unit, std::string (*total)(double), double plan::Prediction::*total_of) {
+  svg::StackedBars spec;
+  for (const auto& c : all) {
+    for (const auto& item : c.predicted->*items) {
+      if (std::find(spec.legend.begin(), spec.legend.end(), item.name) == spec.legend.end()) {
+        spec.legend.push_back(item.name);
+      }
+    }
+  }
+  for (const auto& c : all) {
+    svg::Bar bar{c.label, std::vector<double>(spec.legend.size(), 0.0),
+                 has_prediction(*c.predicted) ? total(c.predicted->*total_of) : "not predicted"};
+    for (const auto& item : c.predicted->*items) {
+      const auto at = std::find(spec.legend.begin(), spec.legend.end(), item.name) - spec.legend.begin();
+      bar.values[static_cast<std::size_t>(at)] += rt::plottable(item.value) / unit;
+    }
+    spec.bars.push_back(std::move(bar));
+  }
+  return spec;
+}
+
+Section time_section(const std::vector<Candidate>& all) {
+  svg::StackedBars spec = breakdown(all, &plan::Prediction::time_s, 1.0, units::human_duration, &plan::Prediction::step_time_s);
+  spec.title = "Time per training iteration, by strategy";
+  spec.axis_label = "seconds per iteration";
+  return {"Where each iteration's time goes",
+          {std::string("Predicted time of one training iteration, split into its parts; the label is the step time "
+                       "(parts that overlap are counted once there)."),
+           chart(spec.title, spec, svg::stacked_bars)}};
+}
+
+Section memory_section(const std::vector<Candidate>& all, double budget) {
+  svg::StackedBars spec =
+      breakdown(all, &plan::Prediction::memory_bytes, rt::kGiB, units::human_bytes, &plan::Prediction::memory_total_bytes);
+  spec.title = "Memory per GPU, by strategy";
+  spec.axis_label = "GiB per GPU";
+  if (budget > 0) {
+    spec.marker = budget / rt::kGiB;
+    spec.marker_label = "budget " + units::human_bytes(budget);
+  }
+  return {"Where each GPU's memory goes",
+          {std::string("Predicted peak memory of one GPU, split into its parts") +
+               (budget > 0 ? "; the dashed line is the budget." : "."),
+           chart(spec.title, spec, svg::stacked_bars)}};
+}
+
+Section scaling_section(const std::vector<ScalingRow>& rows) {
+  if (rows.empty()) {
+    return {"Scaling with nodes", {std::string("Not computed: this report was made without a node sweep.")}};
+  }
+  Table t{"scaling",
+          {"nodes", "GPUs", "best strategy", "fits", "step time", "tokens/s per GPU", "MFU", "memory per GPU"},
+          {}};
+  svg::Line line{"Tokens per second per GPU against node count", {}, {}, {}, "nodes", "tokens/s per GPU"};
+  for (const auto& r : rows) {
+    std::vector<std::string> row{fmt::format("{}", r.nodes), fmt::format("{}", r.gpus),
+                                 r.strategy.empty() ? "none" : r.strategy, fits_cell(r.feasible, r.reason)};
+    for (auto& cell : figures(r.step_time_s, r.tokens_per_s_per_gpu, r.mfu, r.memory_total_bytes)) row.push_back(cell);
+    t.rows.push_back(std::move(row));
+    const bool point = r.feasible && rt::plottable(r.tokens_per_s_per_gpu) > 0;
+    line.categories.push_back(fmt::format("{}", r.nodes));
+    line.values.push_back(point ? std::optional(r.tokens_per_s_per_gpu) : std::nullopt);
+    line.value_labels.push_back(point ? rt::grouped(r.tokens_per_s_per_gpu) : "does not fit");
+  }
+  return {"Scaling with nodes",
+          {std::string("The best plan on each cluster size; a gap in the line is a size where nothing fits."),
+           std::move(t), chart(line.title, line, svg::line_chart)}};
+}
+
+}  // namespace
+
+Document build(const ReportInput& input) {
+  const plan::Plan& p = input.plan;
+  const std::vector<Candidate> all = candidates(p);
+  Document doc;
+  doc.title = fmt::format("Capacity report: {} at {} tokens on {}", p.job.model.name, units::format_tokens(p.job.seq),
+                          p.topology_name.empty() ? "an unnamed cluster" : p.topology_name);
+  doc.sections.push_back({"Verdict", {verdict(p, all)}});
+  doc.sections.push_back({"The job", {job_table(p.job)}});
+  std::vector<std::vector<std::string>> cluster = cluster_rows(p.cluster);
+  if (cluster.empty()) {
+    doc.sections.push_back({"The cluster", {std::string("The plan carries no description of its cluster.")}});
+  } else {
+    doc.sections.push_back({"The cluster", {Table{"cluster", {"field", "value"}, std::move(cluster)}}});
+  }
+  doc.sections.push_back({"The chosen plan", {knobs_table(p)}});
+  doc.sections.push_back({"Strategies side by side", {peers_table(all)}});
+  doc.sections.push_back(time_section(all));
+  doc.sections.push_back(memory_section(all, p.job.memory_budget_bytes));
+  doc.sections.push_back(scaling_section(input.scaling));
+  return doc;
+}
+
+}  // namespace burst::planner::report_doc

@@ -1,0 +1,130 @@
+// Enumerating a family's candidates (see candidates.hpp).
+#include "planner/search/candidates.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/text.hpp"
+
+namespace burst::planner {
+namespace {
+
+bool is_searched(const std::string& family) { return family == "burst" || family == "burst-usp"; }
+
+std::vector<int> divisors(int n) {
+  std::vector<int> list;
+  for (int d = 1; d <= n; ++d) {
+    if (n % d == 0) list.push_back(d);
+  }
+  return list;
+}
+
+// Ulysses degrees to try: burst 1; burst-usp every degree above 1 that divides a node and
+// both head counts (or the preset's when none does, so the family still reports why).
+std::vector<int> ulysses_degrees(const std::string& family, const sim::TrainingJob& job, const topo::Topology& topology,
+                                 int preset) {
+  if (family == "burst") return {1};
+  std::vector<int> list;
+  for (const int u : divisors(topology.gpus_per_node())) {
+    if (u > 1 && job.model.heads % u == 0 && job.model.kv_heads % u == 0) list.push_back(u);
+  }
+  if (list.empty()) list.push_back(preset);
+  return list;
+}
+
+// (ring kind, inner size): the flat ring, then double rings of every inner size 2..R/2 that
+// divides R.
+std::vector<std::pair<RingKind, int>> ring_shapes(int ring) {
+  std::vector<std::pair<RingKind, int>> list{{RingKind::Flat, 0}};
+  for (const int inner : divisors(ring)) {
+    if (inner >= 2 && inner <= ring / 2) list.emplace_back(RingKind::Double, inner);
+  }
+  return list;
+}
+
+std::vector<sim::CheckpointConfig> checkpoints(Layout layout) {
+  std::vector<sim::CheckpointConfig> list;
+  for (const CheckpointPolicy p : {CheckpointPolicy::None, CheckpointPolicy::AttnStash, CheckpointPolicy::Full}) {
+    sim::CheckpointConfig c;
+    c.policy = p;
+    list.push_back(c);
+  }
+  if (layout == Layout::Striped) {
+    for (const double kept : {0.75, 0.5, 0.25}) {
+      sim::CheckpointConfig c;
+      c.policy = CheckpointPolicy::SeqStash;
+      c.kept_fraction = kept;
+      list.push_back(c);
+    }
+  }
+  return list;
+}
+
+std::vector<int> lm_head_chunk_counts(std::int64_t local_tokens) {
+  std::vector<int> list{1};
+  for (const std::int64_t chunk_tokens : {16384, 4096, 1024}) {
+    const auto n = static_cast<int>(std::max<std::int64_t>(1, (local_tokens + chunk_tokens - 1) / chunk_tokens));
+    if (std::find(list.begin(), list.end(), n) == list.end()) list.push_back(n);
+  }
+  return list;
+}
+
+std::vector<sim::TrainingStrategy> searched(const std::string& family, const sim::TrainingJob& job,
+                                            const topo::Topology& topology) {
+  const sim::TrainingStrategy preset = sim::training_preset(family, job, topology);
+  const std::int64_t local_tokens = std::max<std::int64_t>(1, job.seq * job.batch / topology.gpu_count());
+  std::vector<sim::TrainingStrategy> list;
+  for (const int u : ulysses_degrees(family, job, topology, preset.attention.ulysses)) {
+    const int ring = std::max(1, topology.gpu_count() / u);
+    for (const auto& [kind, inner] : ring_shapes(ring)) {
+      for (const Layout layout : {Layout::Zigzag, Layout::Striped}) {
+        for (const BackwardMode backward : {BackwardMode::QRing, BackwardMode::KvRing}) {
+          for (const sim::CheckpointConfig& checkpoint : checkpoints(layout)) {
+            for (const int chunks : lm_head_chunk_counts(local_tokens)) {
+              for (const bool offload : {false, true}) {
+                sim::TrainingStrategy s = preset;
+                s.attention.ulysses = u;
+                s.attention.ring = kind;
+                s.attention.inner = inner;
+                s.attention.layout = layout;
+                s.attention.backward = backward;
+                s.checkpoint = checkpoint;
+                s.lm_head_chunks = chunks;
+                s.zero.offload = offload;
+                list.push_back(s);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return list;
+}
+
+}  // namespace
+
+std::vector<std::string> planner_families() {
+  return {"burst", "burst-usp", "megatron-cp", "ds-ulysses", "loongtrain-double-ring", "loongtrain-usp", "ring"};
+}
+
+std::vector<sim::TrainingStrategy> family_candidates(const std::string& family, const sim::TrainingJob& job,
+                                                     const topo::Topology& topology) {
+  const std::vector<std::string> families = planner_families();
+  if (std::find(families.begin(), families.end(), family) == families.end()) {
+    throw Error(Problem{"--strategy", fmt::format("unknown strategy '{}'", family), text::join(families),
+                        text::did_you_mean(family, families)});
+  }
+  if (is_searched(family)) return searched(family, job, topology);
+  std::vector<sim::TrainingStrategy> list{sim::training_preset(family, job, topology)};
+  if (family == "ring") {
+    sim::TrainingStrategy zigzag = list.front();
+    zigzag.attention.layout = Layout::Zigzag;
+    list.push_back(zigzag);
+  }
+  return list;
+}
+
+}  // namespace burst::planner

@@ -1,0 +1,29 @@
+// The candidates of one strategy family: the points of the search space the planner scores.
+//
+// Our families (burst, burst-usp) are searched: Ulysses degree (burst-usp: every degree that
+// splits the heads inside a node), flat ring or double ring with every inner size that divides
+// the ring, zigzag or striped layout, Q-ring or K,V-ring backward, checkpoint policy (none,
+// full, attention-output stash, and sequence-level stash of 1/4, 1/2 or 3/4 of the local
+// sequence under the striped layout), LM-head chunk count (unfused, or chunks of 16K, 4K or
+// 1K local tokens) and optimizer offload. The peers are what their users run (docs/strategies.md):
+// one candidate each, their preset, because the point is to say by how much we beat the
+// peers as they are used, not as we would tune them. `ring` also tries zigzag, as people do.
+//
+// The order is fixed, so the search is deterministic: ties go to the earlier candidate.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "simulator/training/training.hpp"
+
+namespace burst::planner {
+
+// Throws burst::Error for an unknown family (with did-you-mean).
+[[nodiscard]] std::vector<sim::TrainingStrategy> family_candidates(const std::string& family, const sim::TrainingJob& job,
+                                                                   const topo::Topology& topology);
+
+// Families in the order the planner reports them: ours first, then the peers.
+[[nodiscard]] std::vector<std::string> planner_families();
+
+}  // namespace burst::planner

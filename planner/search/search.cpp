@@ -1,0 +1,120 @@
+// The search over families and their candidates (see search.hpp).
+#include "planner/search/search.hpp"
+
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "common/progress.hpp"
+#include "common/units.hpp"
+#include "planner/search/candidates.hpp"
+
+namespace burst::planner {
+namespace {
+
+// The knobs an attention layer simulation depends on.
+using AttentionKey = std::tuple<int, RingKind, int, Layout, BackwardMode, int, int, bool>;
+AttentionKey key_of(const sim::AttentionStrategy& a) {
+  return {a.ulysses, a.ring, a.inner, a.layout, a.backward, a.dkv_bytes, a.dq_bytes, a.overlap};
+}
+
+// Better: feasible first; then faster; then smaller. Strictly better only, so ties keep the
+// earlier candidate.
+bool better(const Evaluated& a, const Evaluated& b) {
+  if (a.feasible != b.feasible) return a.feasible;
+  if (a.feasible) {
+    if (a.sim.tokens_per_s_per_gpu != b.sim.tokens_per_s_per_gpu) {
+      return a.sim.tokens_per_s_per_gpu > b.sim.tokens_per_s_per_gpu;
+    }
+    return a.sim.memory.total() < b.sim.memory.total();
+  }
+  const bool a_runs = a.sim.not_applicable.empty(), b_runs = b.sim.not_applicable.empty();
+  if (a_runs != b_runs) return a_runs;
+  return a_runs && a.sim.memory.total() < b.sim.memory.total();
+}
+
+class Searcher {
+ public:
+  Searcher(const SearchRequest& request, const topo::Topology& topology, double budget)
+      : request_(request), topology_(topology), budget_(budget) {}
+
+  Evaluated evaluate(const std::string& family, const sim::TrainingStrategy& strategy) {
+    Evaluated e;
+    e.family = family;
+    const sim::LayerSimulation& layer = attention(strategy.attention);
+    e.sim = sim::simulate_iteration(request_.job, strategy, topology_, request_.simulation, layer);
+    if (!e.sim.not_applicable.empty()) {
+      e.reason = "not applicable: " + e.sim.not_applicable;
+    } else if (e.sim.memory.total() > budget_) {
+      e.reason = fmt::format("needs {} per GPU, budget {}", units::human_bytes(e.sim.memory.total()),
+                             units::human_bytes(budget_));
+    } else {
+      e.feasible = true;
+    }
+    return e;
+  }
+
+ private:
+  const sim::LayerSimulation& attention(const sim::AttentionStrategy& a) {
+    const AttentionKey key = key_of(a);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      const sim::AttentionShape shape = sim::attention_shape(request_.job);
+      it = cache_.emplace(key, sim::simulate_attention_layer(shape, request_.job.mask, a, topology_, request_.simulation))
+               .first;
+    }
+    return it->second;
+  }
+
+  const SearchRequest& request_;
+  const topo::Topology& topology_;
+  double budget_;
+  std::map<AttentionKey, sim::LayerSimulation> cache_;
+};
+
+}  // namespace
+
+SearchResult search(const SearchRequest& request, const topo::Topology& topology) {
+  SearchResult result;
+  result.memory_budget_bytes = request.memory_budget_bytes > 0 ? request.memory_budget_bytes : topology.gpu().memory_bytes;
+  Searcher searcher(request, topology, result.memory_budget_bytes);
+
+  std::vector<std::pair<std::string, std::vector<sim::TrainingStrategy>>> families;
+  std::size_t total = 0;
+  for (const std::string& family : planner_families()) {
+    families.emplace_back(family, family_candidates(family, request.job, topology));
+    total += families.back().second.size();
+  }
+  Progress progress("planning", static_cast<std::int64_t>(total), request.progress);
+  for (const auto& [family, candidates] : families) {
+    Evaluated best;
+    bool have = false;
+    for (const sim::TrainingStrategy& candidate : candidates) {
+      if (result.candidates_evaluated >= request.max_candidates && have) {
+        result.stopped_at_budget = true;
+        break;
+      }
+      Evaluated e = searcher.evaluate(family, candidate);
+      ++result.candidates_evaluated;
+      progress.update(result.candidates_evaluated);
+      if (!have || better(e, best)) {
+        best = std::move(e);
+        have = true;
+      }
+    }
+    result.best_per_family.push_back(std::move(best));
+  }
+  progress.finish();
+  for (std::size_t i = 0; i < result.best_per_family.size(); ++i) {
+    const Evaluated& e = result.best_per_family[i];
+    if (!request.only_family.empty() && e.family != request.only_family) continue;
+    if (!e.feasible) continue;
+    if (result.chosen < 0 || better(e, result.best_per_family[static_cast<std::size_t>(result.chosen)])) {
+      result.chosen = static_cast<int>(i);
+    }
+  }
+  return result;
+}
+
+}  // namespace burst::planner

@@ -1,0 +1,53 @@
+// The search: score every candidate of every family with the whole-iteration model and keep,
+// per family, the best one, then choose among the families.
+//
+// A candidate is feasible when the strategy applies to the job and cluster and its memory per
+// GPU fits the budget (the GPU's memory unless --memory-budget says less). The best of a
+// family is its fastest feasible candidate (tokens/s per GPU; ties: less memory, then the
+// earlier candidate); when none is feasible, the applicable candidate needing the least memory
+// (so the report can say by how much it misses), else the preset with why it cannot run.
+// The plan is the fastest family best among the allowed families.
+//
+// The attention layer depends only on the attention knobs, so its simulation is shared by
+// every candidate with the same ones (checkpointing, LM-head chunks and offload are closed
+// forms on top). A step budget caps the candidates scored; the order is fixed, so the result
+// is the same every time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "simulator/training/training.hpp"
+
+namespace burst::planner {
+
+struct SearchRequest {
+  sim::TrainingJob job;
+  double memory_budget_bytes = 0;   // 0: the GPU's memory
+  std::string only_family;          // "": choose among all families
+  sim::LayerSimOptions simulation;  // engine and cost models
+  int max_candidates = 20000;       // the step budget
+  bool progress = false;            // a progress line on stderr for long searches
+};
+
+struct Evaluated {
+  std::string family;
+  sim::IterationSimulation sim;
+  bool feasible = false;
+  std::string reason;  // infeasible: why ("needs 97 GiB per GPU, budget 80 GiB", not applicable: ...)
+};
+
+struct SearchResult {
+  std::vector<Evaluated> best_per_family;  // in planner_families() order
+  int chosen = -1;                         // index into best_per_family, -1: nothing fits
+  int candidates_evaluated = 0;
+  bool stopped_at_budget = false;
+  double memory_budget_bytes = 0;          // the budget applied
+  [[nodiscard]] const Evaluated* chosen_plan() const {
+    return chosen < 0 ? nullptr : &best_per_family[static_cast<std::size_t>(chosen)];
+  }
+};
+
+[[nodiscard]] SearchResult search(const SearchRequest& request, const topo::Topology& topology);
+
+}  // namespace burst::planner

@@ -1,0 +1,36 @@
+// What-if sweeps: the best plan over a grid of cluster and job changes. Each `--vary
+// knob=v1,v2,...` adds a dimension; the grid is their cartesian product, first knob slowest.
+// Knobs: nodes, nets_per_node (network ports per node), intra_bw (NVLink bandwidth per GPU,
+// e.g. 450GBps), seq (tokens, e.g. 2M), memory_budget (per GPU, e.g. 64GiB).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "planner/report/report.hpp"
+#include "planner/search/search.hpp"
+
+namespace burst::planner {
+
+struct Variation {
+  std::string knob;
+  std::vector<std::string> values;  // as written, validated by parse_variations
+};
+
+// "knob=v1,v2": every problem at once (unknown knob with did-you-mean, a value that does not
+// parse, a knob given twice), as burst::Error.
+[[nodiscard]] std::vector<Variation> parse_variations(const std::vector<std::string>& specs);
+
+struct WhatIfPoint {
+  std::vector<std::pair<std::string, std::string>> setting;  // (knob, value) per dimension
+  ScalingRow outcome;
+};
+
+[[nodiscard]] std::vector<WhatIfPoint> what_if(const SearchRequest& request, const topo::Topology& topology,
+                                               const std::vector<Variation>& grid);
+
+// One header line, then one line per point: the knobs, then the outcome.
+[[nodiscard]] std::string what_if_csv(const std::vector<WhatIfPoint>& points);
+
+}  // namespace burst::planner

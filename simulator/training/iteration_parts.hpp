@@ -1,0 +1,32 @@
+// Pieces of the iteration model shared between its files (internal to simulator/training).
+#pragma once
+
+#include "simulator/training/training.hpp"
+
+namespace burst::sim {
+
+// The ZeRO collectives of one iteration, as bytes each GPU sends (a ring collective over all P
+// GPUs moves the buffer's bytes x (P - 1) / P per GPU) per phase, for every decoder layer and
+// once for the embedding and LM head together.
+struct ZeroTraffic {
+  double bandwidth_Bps = 0;  // usable per GPU: the slowest hop of a ring over every GPU
+  bool crosses_nodes = false;
+  double forward_per_layer = 0;
+  double backward_per_layer = 0;
+  double forward_rest = 0;
+  double backward_rest = 0;
+
+  [[nodiscard]] double seconds(double bytes) const { return bytes > 0 ? bytes / bandwidth_Bps : 0; }
+  [[nodiscard]] double bytes_per_iteration(int layers) const {
+    return layers * (forward_per_layer + backward_per_layer) + forward_rest + backward_rest;
+  }
+};
+
+[[nodiscard]] ZeroTraffic zero_traffic(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
+                                       const CommModel& comm);
+
+// Bytes each GPU moves over PCIe to and from its host per offloaded optimizer step (0 without
+// offload): the shard's bf16 gradients down, its bf16 parameters back.
+[[nodiscard]] double offload_bytes(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology);
+
+}  // namespace burst::sim

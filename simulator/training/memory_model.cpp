@@ -1,0 +1,128 @@
+// Memory per GPU of one training iteration, at its peak (the backward of the first layers).
+//
+// Model state, N parameters over P GPUs, e bytes per bf16 element (mixed-precision AdamW):
+//   params     e*N, divided by P under ZeRO-3, which then holds two layers' parameters unsharded
+//              while they are gathered (the layer computing and the one prefetched);
+//   gradients  e*N, divided by P from ZeRO-2 on;
+//   optimizer  fp32 master, m and v: 12*N, divided by P from ZeRO-1 on; on the host if offloaded.
+// Activations, c = seq * batch / P tokens per GPU, bytes per token per layer (Llama-style layer,
+// flash attention so nothing grows with the square of the sequence):
+//   kept by "none" A = e * (input h + attention norm h + Q hq + K,V 2 hkv + O hq + residual h
+//                        + MLP norm h + [gated: gate, up 2 ffn + silu(gate) ffn + product ffn;
+//                                        else: up ffn + gelu ffn]) + lse 4 * heads,
+//   of which the attention output S = e * hq + 4 * heads (O and lse) is the attention stash;
+//   full         L * c * e * h (each layer's input) + one layer's working set 2 * A * c (its
+//                activations rebuilt plus their gradients) during that layer's backward;
+//   attn_stash   full's, plus the stash L * c * S;
+//   seq_stash(f) full's, plus f * L * c * S;
+//   none         L * c * A, plus one layer's gradients A * c.
+// Ring buffers (ring of R = P / U ranks, c_r = seq * batch / R tokens, heads split U ways):
+// double buffering keeps 2 blocks in flight per ring level (a double ring has two); a forward
+// block is K,V (2 c_r hkv e); a backward block is Q, dO, dQ and D, lse (Q ring) or K, V and
+// dK, dV (K,V ring). Forward and backward blocks are never alive together. Ulysses (U > 1) adds
+// its all-to-all buffers: the local Q, K, V and O.
+// LM head: one chunk of c / chunks tokens holds bf16 logits, their fp32 softmax and its fp32
+// gradient: (e + 4 + 4) * vocab bytes per token.
+// Reserve: 1 GiB of CUDA context and framework, plus 5% of everything else for allocator
+// fragmentation (docs/iteration-model.md).
+#include <algorithm>
+#include <cmath>
+
+#include "simulator/training/training.hpp"
+
+namespace burst::sim {
+namespace {
+
+constexpr double kFp32 = 4;
+constexpr double kOptimizerBytesPerParam = 12;  // fp32 master, m, v
+constexpr double kContextBytes = 1024.0 * 1024 * 1024;
+constexpr double kFragmentation = 0.05;
+
+struct TokenBytes {
+  double all = 0;    // A: what one layer keeps per token when nothing is recomputed
+  double stash = 0;  // S: its attention output and lse
+};
+
+TokenBytes layer_token_bytes(const ModelSpec& m, double e) {
+  const double h = m.hidden, hq = static_cast<double>(m.heads) * m.head_dim;
+  const double hkv = static_cast<double>(m.kv_heads) * m.head_dim, f = m.ffn;
+  const double lse = kFp32 * m.heads;
+  const double mlp = m.gated_mlp ? 4 * f : 2 * f;
+  TokenBytes t;
+  t.stash = e * hq + lse;
+  t.all = e * (h + h + hq + 2 * hkv + h + h + mlp) + t.stash;
+  return t;
+}
+
+double stash_fraction(const CheckpointConfig& checkpoint) {
+  switch (checkpoint.policy) {
+    case CheckpointPolicy::None:
+    case CheckpointPolicy::AttnStash:
+      return 1;
+    case CheckpointPolicy::SeqStash:
+      return std::clamp(checkpoint.kept_fraction, 0.0, 1.0);
+    case CheckpointPolicy::Full:
+      break;
+  }
+  return 0;
+}
+
+double ring_buffer_bytes(const TrainingJob& job, const AttentionStrategy& a, const topo::Topology& topology) {
+  const int u = std::max(1, a.ulysses);
+  const int ring = std::max(1, topology.gpu_count() / u);
+  const ModelSpec& m = job.model;
+  const double e = job.dtype_bytes;
+  const double heads = static_cast<double>(m.heads) / u;
+  const double hq = heads * m.head_dim, hkv = static_cast<double>(m.kv_heads) / u * m.head_dim;
+  double bytes = 0;
+  if (ring > 1) {
+    const double c_ring = static_cast<double>(job.seq) * job.batch / ring;
+    const double forward = 2 * hkv * e;
+    const double backward = a.backward == BackwardMode::QRing ? 2 * hq * e + hq * a.dq_bytes + 2 * kFp32 * heads
+                                                              : 2 * hkv * e + 2 * hkv * a.dkv_bytes;
+    const double levels = a.ring == RingKind::Double ? 2 : 1;
+    const double in_flight = a.overlap ? 2 : 1;
+    bytes += levels * in_flight * c_ring * std::max(forward, backward);
+  }
+  if (u > 1) {
+    const double c = local_tokens(job, topology);
+    const double full_hq = static_cast<double>(m.heads) * m.head_dim;
+    const double full_hkv = static_cast<double>(m.kv_heads) * m.head_dim;
+    bytes += c * (2 * full_hq + 2 * full_hkv) * e;
+  }
+  return bytes;
+}
+
+}  // namespace
+
+double MemoryBreakdown::total() const {
+  return params + gradients + optimizer + activations + attention_stash + ring_buffers + lm_head + reserve;
+}
+
+MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& strategy, const topo::Topology& topology) {
+  const ModelSpec& m = job.model;
+  const double p = std::max(1, topology.gpu_count());
+  const double n = m.total_params(), e = job.dtype_bytes, layers = m.layers;
+  const double c = local_tokens(job, topology);
+  const int stage = strategy.zero.stage;
+
+  MemoryBreakdown mem;
+  mem.params = e * n / (stage >= 3 ? p : 1) + (stage >= 3 ? 2 * e * m.layer_params() : 0);
+  mem.gradients = e * n / (stage >= 2 ? p : 1);
+  mem.optimizer = strategy.zero.offload ? 0 : kOptimizerBytesPerParam * n / (stage >= 1 ? p : 1);
+
+  const TokenBytes token = layer_token_bytes(m, e);
+  const bool keeps_all = strategy.checkpoint.policy == CheckpointPolicy::None;
+  const double kept = keeps_all ? layers * (token.all - token.stash) : layers * e * m.hidden;
+  const double working_set = keeps_all ? token.all : 2 * token.all;
+  mem.activations = c * (kept + working_set);
+  mem.attention_stash = c * layers * token.stash * stash_fraction(strategy.checkpoint);
+
+  mem.ring_buffers = ring_buffer_bytes(job, strategy.attention, topology);
+  const double chunk_tokens = std::ceil(c / std::max(1, strategy.lm_head_chunks));
+  mem.lm_head = chunk_tokens * static_cast<double>(m.vocab) * (e + 2 * kFp32);
+  mem.reserve = kContextBytes + kFragmentation * mem.total();
+  return mem;
+}
+
+}  // namespace burst::sim

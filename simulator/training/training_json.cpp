@@ -1,0 +1,30 @@
+// The two breakdowns as ordered JSON objects: every item in declaration order, then "total",
+// so plans and reports show where the bytes and the seconds go and that they add up.
+#include "simulator/training/training.hpp"
+
+namespace burst::sim {
+
+Json to_json(const MemoryBreakdown& memory) {
+  return Json{{"params", memory.params},
+              {"gradients", memory.gradients},
+              {"optimizer", memory.optimizer},
+              {"activations", memory.activations},
+              {"attention_stash", memory.attention_stash},
+              {"ring_buffers", memory.ring_buffers},
+              {"lm_head", memory.lm_head},
+              {"reserve", memory.reserve},
+              {"total", memory.total()}};
+}
+
+Json to_json(const TimeBreakdown& time) {
+  return Json{{"dense_compute", time.dense_compute},
+              {"attention_compute", time.attention_compute},
+              {"attention_exposed_comm", time.attention_exposed_comm},
+              {"recompute", time.recompute},
+              {"lm_head", time.lm_head},
+              {"zero_exposed_comm", time.zero_exposed_comm},
+              {"optimizer", time.optimizer},
+              {"total", time.total()}};
+}
+
+}  // namespace burst::sim

@@ -1,0 +1,75 @@
+// The collectives of ZeRO data parallelism, and how long each takes.
+//
+// Every GPU trains on its own tokens of the same sequences, so all P GPUs are one data-parallel
+// group for the weights: gradients must be summed over all of them, and what is sharded must be
+// gathered. Per decoder layer of p parameters, e bytes each (bf16 on the wire):
+//   stage 3   forward: all-gather p (the layer's weights); backward: all-gather p again (they
+//             were freed after the forward) and reduce-scatter p gradients;
+//   stage 1-2 forward: all-gather p (the parameters updated by the last step, bucketed per layer
+//             and prefetched as Megatron's overlapped param gather does); backward:
+//             reduce-scatter p gradients;
+//   stage 0   backward: all-reduce p gradients (a reduce-scatter plus an all-gather).
+// The embedding and LM head (2 * vocab * hidden) follow the same rules once per phase.
+// A ring all-gather or reduce-scatter of B bytes sends B (P - 1) / P bytes from every GPU,
+// paced by the slowest hop of the ring: across nodes, each GPU's share of its node's NICs
+// (topology.inter_node_bandwidth_per_gpu()); inside one node, the worst GPU pair. Both are
+// scaled by the comm model's efficiency for that kind of link (capacity() of that link).
+#include <algorithm>
+
+#include "simulator/training/iteration_parts.hpp"
+
+namespace burst::sim {
+namespace {
+
+topo::LinkKind link_kind_of(topo::PathClass cls) {
+  switch (cls) {
+    case topo::PathClass::NVL:
+      return topo::LinkKind::NvLink;
+    case topo::PathClass::SHM:
+      return topo::LinkKind::SharedMemory;
+    case topo::PathClass::SYS:
+      return topo::LinkKind::InterSocket;
+    case topo::PathClass::NET:
+      return topo::LinkKind::Network;
+    case topo::PathClass::PIX:
+    case topo::PathClass::PXB:
+    case topo::PathClass::PHB:
+      break;
+  }
+  return topo::LinkKind::Pcie;
+}
+
+double collective_bandwidth(const topo::Topology& topology, const CommModel& comm) {
+  topo::DirectedLink hop{topo::LinkKind::Network, topology.inter_node_bandwidth_per_gpu(), 0, topo::Sharing::Shared};
+  if (topology.nodes() <= 1) {
+    const topo::PathInfo worst = topology.intra_node_worst();
+    hop.kind = link_kind_of(worst.cls);
+    hop.bandwidth_Bps = worst.bandwidth_Bps;
+  }
+  return comm.capacity(hop);
+}
+
+}  // namespace
+
+ZeroTraffic zero_traffic(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
+                         const CommModel& comm) {
+  ZeroTraffic t;
+  const int gpus = topology.gpu_count();
+  if (gpus <= 1) return t;
+  t.bandwidth_Bps = collective_bandwidth(topology, comm);
+  t.crosses_nodes = topology.nodes() > 1;
+  const ModelSpec& m = job.model;
+  const double share = static_cast<double>(gpus - 1) / gpus;
+  const double layer = share * job.dtype_bytes * m.layer_params();
+  const double rest = share * job.dtype_bytes * (m.total_params() - m.layers * m.layer_params());
+  // (forward, backward) collectives per buffer, in units of one ring pass over it.
+  const double forward = zero.stage >= 1 ? 1 : 0;
+  const double backward = zero.stage >= 3 ? 2 : (zero.stage >= 1 ? 1 : 2);
+  t.forward_per_layer = forward * layer;
+  t.backward_per_layer = backward * layer;
+  t.forward_rest = forward * rest;
+  t.backward_rest = backward * rest;
+  return t;
+}
+
+}  // namespace burst::sim

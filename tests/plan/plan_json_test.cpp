@@ -1,0 +1,141 @@
+// The plan contract in JSON: parse(dump(p)) == p, the same plan is the same bytes, and a
+// corrupt plan is answered with every problem at once, each at its JSON pointer (golden
+// messages: what a user reads).
+#include <catch2/catch.hpp>
+
+#include "planner/contract/plan.hpp"
+#include "tests/plan/sample_plan.hpp"
+#include "tests/support/error_text.hpp"
+
+using namespace burst;
+
+namespace {
+
+// The message plan_from_json fails with after `edit` changed the sample plan's JSON.
+template <class Edit>
+std::string error_after(Edit edit) {
+  Json doc = plan::to_json(test::sample_plan());
+  edit(doc);
+  return test::error_text([&] { (void)plan::plan_from_json(doc, "plan.json"); });
+}
+
+}  // namespace
+
+TEST_CASE("a full plan survives the JSON round trip") {
+  const plan::Plan p = test::sample_plan();
+  const Json doc = plan::to_json(p);
+  CHECK(doc["schema"] == "burst.plan/1");
+  CHECK(doc["job"]["mask"] == "sliding:4K");
+  CHECK(doc["strategy"]["ring"] == Json::parse(R"({"kind": "double", "inner": 8, "outer": 2})"));
+  CHECK(doc["alternatives"][2]["strategy"] == "ds-ulysses");
+  CHECK(doc["predicted"]["memory_bytes_per_gpu"].begin().key() == "total");
+  const plan::Plan back = plan::plan_from_json(doc, "plan.json");
+  CHECK(back.strategy == p.strategy);
+  CHECK(back.rings == p.rings);
+  CHECK(back.alternatives == p.alternatives);
+  CHECK(back == p);
+}
+
+TEST_CASE("the same plan is the same bytes") {
+  const std::string first = plan::to_json(test::sample_plan()).dump(2);
+  CHECK(first == plan::to_json(test::sample_plan()).dump(2));
+  CHECK(plan::to_json(plan::plan_from_json(Json::parse(first), "p.json")).dump(2) == first);
+  // Keys come in the documented order, whatever nlohmann would sort them into.
+  std::vector<std::string> keys;
+  const Json parsed = Json::parse(first);
+  for (const auto& [key, value] : parsed.items()) keys.push_back(key);
+  CHECK(keys == std::vector<std::string>{"schema", "meta", "job", "strategy", "world", "rings", "predicted",
+                                         "alternatives", "cluster"});
+}
+
+TEST_CASE("a default plan (no cluster, no alternatives) round-trips too") {
+  plan::Plan p;
+  p.strategy.name = "burst";
+  p.ranks = {{0, 0, 0}};
+  p.job.model = ModelSpec{"tiny", 1, 8, 16, 2, 1, 4, 10, false, "gelu"};
+  p.job.seq = 1;
+  CHECK(plan::plan_from_json(plan::to_json(p), "p.json") == p);
+}
+
+TEST_CASE("golden errors: the schema") {
+  CHECK(error_after([](Json& d) { d["schema"] = "burst.plan/2"; }) ==
+        "plan.json:/schema: 'burst.plan/2' is not a plan schema this build reads (valid: burst.plan/1; hint: a plan "
+        "starts with \"schema\": \"burst.plan/1\"; `burst plan` writes one)");
+  CHECK(error_after([](Json& d) { d.erase("schema"); }) ==
+        "plan.json:/schema: missing \"schema\" (valid: burst.plan/1; hint: a plan starts with \"schema\": "
+        "\"burst.plan/1\"; `burst plan` writes one)");
+  CHECK(error_after([](Json& d) { d = Json::parse(R"({"schema": "burst.topology/1", "name": "x"})"); }) ==
+        "plan.json:/schema: 'burst.topology/1' is not a plan schema this build reads (valid: burst.plan/1; hint: "
+        "this is a topology file; pass it with --topology)");
+  CHECK(error_after([](Json& d) { d = Json::array(); }) ==
+        "plan.json:/: a plan is a JSON object, found array (hint: a plan starts with {\"schema\": \"burst.plan/1\", ...)");
+}
+
+TEST_CASE("golden errors: one broken field each") {
+  CHECK(error_after([](Json& d) { d.erase("strategy"); }) ==
+        "plan.json:/strategy: missing required field 'strategy' (valid: an object)");
+  CHECK(error_after([](Json& d) { d["world"]["size"] = 8; }) ==
+        "plan.json:/world/size: world size 8 does not match the strategy: cp x ulysses = 16 x 1 = 16 (valid: cp x "
+        "ulysses; hint: every GPU of the plan is one rank of the ring or of the head split)");
+  CHECK(error_after([](Json& d) { d["rings"][0]["order"][3] = 1; }) ==
+        "plan.json:/rings/0/order/3: ring order is not a permutation: rank 1 appears twice (also at index 1) (valid: "
+        "distinct ranks, each receiving from the one before it)");
+  CHECK(error_after([](Json& d) { d["strategy"]["checkpoint"]["kept_fraction"] = 1.5; }) ==
+        "plan.json:/strategy/checkpoint/kept_fraction: 1.5 is out of range for seq_stash (valid: greater than 0 and "
+        "less than 1; hint: keeping all of the sequence is policy \"none\", keeping none of it \"full\")");
+  CHECK(error_after([](Json& d) { d["strategey"] = d["strategy"]; d.erase("strategy"); }) ==
+        "plan.json:/strategey: unknown field 'strategey' (valid: schema, meta, job, strategy, world, rings, "
+        "predicted, alternatives, cluster; hint: did you mean 'strategy'?)\n"
+        "plan.json:/strategy: missing required field 'strategy' (valid: an object)");
+  CHECK(error_after([](Json& d) { d["strategy"]["ring"]["inner"] = 4; }) ==
+        "plan.json:/strategy/ring: double ring of inner x outer = 4 x 2 = 8 ranks, but cp is 16 (valid: inner x outer "
+        "== cp; hint: inner is the GPUs of a node in the ring, outer the nodes)");
+  CHECK(error_after([](Json& d) { d["job"]["model"]["kv_heads"] = 6; }) ==
+        "plan.json:/job/model/kv_heads: 32 heads do not split into 6 KV-head groups (valid: a divisor of heads; hint: "
+        "grouped-query attention shares each KV head among heads / kv_heads heads)");
+  CHECK(error_after([](Json& d) { d["job"]["dtype"] = "bf61"; }) ==
+        "plan.json:/job/dtype: 'bf61' is not valid (valid: bf16, fp16, fp32; hint: did you mean 'bf16'?)");
+  CHECK(error_after([](Json& d) { d["alternatives"][0]["strategy"] = "ring"; }) ==
+        "plan.json:/alternatives/0/strategy: 'ring' differs from the config's name 'megatron-cp' (valid: the family "
+        "name of the config)");
+}
+
+TEST_CASE("golden errors: placement") {
+  CHECK(error_after([](Json& d) { d["world"]["ranks"][5]["rank"] = 4; }) ==
+        "plan.json:/world/ranks/5/rank: rank 4 is listed twice (also at /world/ranks/4) (valid: each rank "
+        "once)");
+  CHECK(error_after([](Json& d) { d["world"]["ranks"][9]["node"] = 0; }) ==
+        "plan.json:/world/ranks/9: rank 9 is placed on node 0 local GPU 1, where rank 1 already is (valid: one rank "
+        "per GPU)");
+  CHECK(error_after([](Json& d) { d["world"]["ranks"].erase(15); }) ==
+        "plan.json:/world/ranks: 15 ranks listed for a world of 16 (valid: each rank 0 to 15 once)");
+  CHECK(error_after([](Json& d) { d["rings"][2]["order"][1] = 16; }) ==
+        "plan.json:/rings/2/order/1: 16 is not a rank of the world (valid: 0 to 15)");
+  CHECK(error_after([](Json& d) { d["rings"][0]["order"].erase(7); }) ==
+        "plan.json:/rings/0/order: the intra ring lists 7 ranks, but the strategy's inner is 8 (valid: 8 distinct "
+        "ranks)");
+}
+
+TEST_CASE("every problem is reported at once") {
+  const std::string text = error_after([](Json& d) {
+    d["strategy"]["cp"] = 0;
+    d["strategy"]["zero"]["stage"] = 4;
+    d["strategy"]["layout"] = "zigzga";
+    d["job"]["mask"] = "sliding";
+    d["job"]["seq_len"] = -1;
+    d["predicted"]["mfu"] = -0.5;
+    d["alternatives"][1]["predicted"]["time_s"]["recompute"] = "1s";
+    d["rings"][3]["levle"] = "inter";
+  });
+  CHECK(text ==
+        "plan.json:/job/seq_len: -1 is out of range (valid: 1 to 9223372036854775807)\n"
+        "plan.json:/job/mask: 'sliding' needs the window in tokens (valid: full, causal, sliding:W, document:L (W, L "
+        "in tokens, e.g. sliding:4K); hint: write it like \"sliding:4K\")\n"
+        "plan.json:/strategy/cp: 0 is out of range (valid: 1 to 1048576)\n"
+        "plan.json:/strategy/layout: unknown layout 'zigzga' (valid: contiguous, zigzag, striped; hint: did you mean "
+        "'zigzag'?)\n"
+        "plan.json:/strategy/zero/stage: 4 is out of range (valid: 0 to 3)\n"
+        "plan.json:/rings/3/levle: unknown field 'levle' (valid: level, member, order; hint: did you mean 'level'?)\n"
+        "plan.json:/predicted/mfu: -0.5 is negative (valid: a number >= 0)\n"
+        "plan.json:/alternatives/1/predicted/time_s/recompute: expected a number, found string");
+}

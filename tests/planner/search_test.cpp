@@ -1,0 +1,131 @@
+// The search: determinism, what the chosen plan must satisfy, the alternatives it reports,
+// and the properties a planner must have (more memory never slower; scaling in a sane band).
+#include <catch2/catch.hpp>
+
+#include "planner/plan_builder.hpp"
+#include "planner/search/candidates.hpp"
+#include "tests/planner/planner_fixture.hpp"
+#include "tests/support/error_text.hpp"
+
+using namespace burst;
+using burst::test::preset;
+using burst::test::request;
+
+TEST_CASE("the chosen plan is feasible and the fastest feasible family", "[search]") {
+  const auto topology = preset("a800-4hca", 2);
+  const auto result = planner::search(request("burst-7b", "256K"), topology);
+  REQUIRE(result.chosen_plan() != nullptr);
+  const auto& chosen = *result.chosen_plan();
+  CHECK(chosen.feasible);
+  CHECK(chosen.sim.memory.total() <= result.memory_budget_bytes);
+  CHECK(result.memory_budget_bytes == topology.gpu().memory_bytes);
+  REQUIRE(result.best_per_family.size() == planner::planner_families().size());
+  for (const auto& e : result.best_per_family) {
+    if (e.feasible) CHECK(e.sim.tokens_per_s_per_gpu <= chosen.sim.tokens_per_s_per_gpu);
+    if (!e.feasible) CHECK_FALSE(e.reason.empty());
+  }
+  CHECK(result.candidates_evaluated > static_cast<int>(planner::planner_families().size()));
+}
+
+TEST_CASE("the same input gives the same plan, byte for byte", "[search]") {
+  const auto topology = preset("a800-4hca", 2);
+  const auto r = request("burst-7b", "256K");
+  const auto a = plan::to_json(planner::build_plan(planner::search(r, topology), r, topology)).dump();
+  const auto b = plan::to_json(planner::build_plan(planner::search(r, topology), r, topology)).dump();
+  CHECK(a == b);
+}
+
+TEST_CASE("a plan lists every family and rings that cover the world", "[search]") {
+  const auto topology = preset("a800-4hca", 2);
+  const auto r = request("burst-7b", "256K");
+  const plan::Plan p = planner::build_plan(planner::search(r, topology), r, topology);
+  CHECK(p.alternatives.size() == planner::planner_families().size());
+  CHECK(static_cast<int>(p.ranks.size()) == topology.gpu_count());
+  CHECK(p.strategy.cp * p.strategy.ulysses == topology.gpu_count());
+  CHECK(p.strategy.inner * p.strategy.outer == p.strategy.cp);
+  // Every world rank appears in exactly one ring of each level.
+  std::map<std::string, std::vector<int>> seen;
+  for (const auto& ring : p.rings) {
+    for (const int rank : ring.order) seen[ring.level].push_back(rank);
+  }
+  for (auto& [level, ranks] : seen) {
+    std::sort(ranks.begin(), ranks.end());
+    CHECK(ranks.size() == static_cast<std::size_t>(topology.gpu_count()));
+    CHECK(std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end());
+  }
+  // The plan's prediction is the chosen family's alternative entry.
+  const auto it = std::find_if(p.alternatives.begin(), p.alternatives.end(),
+                               [&](const plan::Alternative& a) { return a.strategy.name == p.strategy.name; });
+  REQUIRE(it != p.alternatives.end());
+  CHECK(it->predicted.step_time_s == p.predicted.step_time_s);
+}
+
+TEST_CASE("--strategy restricts the choice to one family", "[search]") {
+  const auto topology = preset("a800-4hca", 2);
+  auto r = request("burst-7b", "256K");
+  r.only_family = "megatron-cp";
+  const auto result = planner::search(r, topology);
+  REQUIRE(result.chosen_plan() != nullptr);
+  CHECK(result.chosen_plan()->family == "megatron-cp");
+}
+
+TEST_CASE("a bigger memory budget never yields a slower chosen plan", "[search][property]") {
+  const auto topology = preset("a800-4hca", 2);
+  double previous = 0;
+  for (const double gib : {24.0, 32.0, 48.0, 64.0, 80.0}) {
+    auto r = request("burst-7b", "512K");
+    r.memory_budget_bytes = gib * 1024 * 1024 * 1024;
+    const auto result = planner::search(r, topology);
+    const double speed = result.chosen_plan() != nullptr ? result.chosen_plan()->sim.tokens_per_s_per_gpu : 0;
+    INFO("budget " << gib << " GiB");
+    CHECK(speed >= previous);
+    previous = speed;
+  }
+  CHECK(previous > 0);
+}
+
+TEST_CASE("adding nodes at fixed tokens per GPU keeps throughput per GPU in a sane band", "[search][property]") {
+  // 32K tokens per GPU throughout: the attention work per GPU grows with the ring (each rank
+  // sees the whole sequence), so per-GPU tokens/s may fall, but not collapse or jump.
+  const auto r1 = request("burst-7b", "256K");
+  const double base = planner::search(r1, preset("a800-4hca", 1)).chosen_plan()->sim.tokens_per_s_per_gpu;
+  for (const auto& [nodes, seq] : std::vector<std::pair<int, std::string>>{{2, "512K"}, {4, "1M"}}) {
+    const auto result = planner::search(request("burst-7b", seq), preset("a800-4hca", nodes));
+    REQUIRE(result.chosen_plan() != nullptr);
+    const double ratio = result.chosen_plan()->sim.tokens_per_s_per_gpu / base;
+    INFO(nodes << " nodes: " << ratio << " of one node's tokens/s per GPU");
+    // Attention is quadratic: at fixed tokens per GPU its work per GPU grows with the node
+    // count, so the ratio falls roughly as 1/nodes once attention dominates, never faster.
+    CHECK(ratio <= 1.05);
+    CHECK(ratio >= 0.8 / nodes);
+  }
+}
+
+TEST_CASE("nothing fits an impossible budget, and the best of each family says by how much", "[search]") {
+  const auto topology = preset("a800-4hca", 1);
+  auto r = request("burst-7b", "256K");
+  r.memory_budget_bytes = 1024.0 * 1024 * 1024;
+  const auto result = planner::search(r, topology);
+  CHECK(result.chosen_plan() == nullptr);
+  for (const auto& e : result.best_per_family) {
+    CHECK_FALSE(e.feasible);
+    if (e.sim.not_applicable.empty()) CHECK_THAT(e.reason, Catch::Contains("budget 1.0 GiB"));
+  }
+}
+
+TEST_CASE("the step budget caps the candidates scored and still reports every family", "[search]") {
+  auto r = request("burst-7b", "256K");
+  r.max_candidates = 10;
+  const auto result = planner::search(r, preset("a800-4hca", 2));
+  CHECK(result.stopped_at_budget);
+  CHECK(result.candidates_evaluated <= 10 + static_cast<int>(planner::planner_families().size()));
+  CHECK(result.best_per_family.size() == planner::planner_families().size());
+}
+
+TEST_CASE("unknown families get a did-you-mean", "[search]") {
+  const auto topology = preset("a800-4hca", 1);
+  const auto r = request("burst-7b", "256K");
+  CHECK(test::error_text([&] { (void)planner::family_candidates("brust", r.job, topology); }) ==
+        "--strategy: unknown strategy 'brust' (valid: burst, burst-usp, megatron-cp, ds-ulysses, "
+        "loongtrain-double-ring, loongtrain-usp, ring; hint: did you mean 'burst'?)");
+}

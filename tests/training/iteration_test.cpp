@@ -1,0 +1,165 @@
+// The time model: its items, recompute, the optimizer, throughput and applicability.
+#include <catch2/catch.hpp>
+
+#include <memory>
+
+#include "topologies/node_template.hpp"
+#include "training_fixtures.hpp"
+
+using namespace burst;
+using burst::test::a800;
+using burst::test::analytic;
+using burst::test::job_of;
+
+namespace {
+
+sim::IterationSimulation run(const sim::TrainingJob& job, const sim::TrainingStrategy& s, const topo::Topology& t) {
+  return sim::simulate_iteration(job, s, t, analytic());
+}
+
+// The same cluster with another HBM bandwidth.
+topo::Topology with_hbm(const topo::Topology& t, double bandwidth) {
+  topo::GpuSpec gpu = t.gpu();
+  gpu.memory_bandwidth_Bps = bandwidth;
+  return topo::Topology(t.name(), gpu, std::make_shared<const topo::NodeTemplate>(t.node()), t.nodes(), t.fabric());
+}
+
+}  // namespace
+
+TEST_CASE("time items sum to the step time", "[training][time]") {
+  const auto t = a800(2);
+  const auto job = job_of("burst-7b", 64 * 1024);
+  for (const char* family : {"burst", "megatron-cp", "loongtrain-double-ring"}) {
+    const auto it = run(job, sim::training_preset(family, job, t), t);
+    REQUIRE(it.not_applicable.empty());
+    const auto& x = it.time;
+    // step = dense + attention compute + attention exposed comm + recompute + LM head + ZeRO exposed + optimizer
+    const double sum = x.dense_compute + x.attention_compute + x.attention_exposed_comm + x.recompute + x.lm_head +
+                       x.zero_exposed_comm + x.optimizer;
+    CHECK(it.step_time_s == Approx(sum).epsilon(1e-12));
+    CHECK(sim::to_json(x).at("total").get<double>() == Approx(sum).epsilon(1e-12));
+    CHECK(x.dense_compute > 0);
+    CHECK(x.attention_compute > 0);
+  }
+}
+
+TEST_CASE("seq_stash recompute fraction of the attention forward", "[training][time]") {
+  const std::int64_t s = 1 << 20;
+  sim::CheckpointConfig ck;
+  ck.policy = CheckpointPolicy::SeqStash;
+  ck.kept_fraction = 0.5;
+  // causal: ((1 - f) S)^2 / S^2 = 0.25 at f = 0.5 (up to the diagonal's 1/S)
+  CHECK(sim::attention_recompute_fraction(Mask{}, s, ck) == Approx(0.25).epsilon(1e-4));
+  // a full mask: every recomputed query sees every key, so 1 - f
+  CHECK(sim::attention_recompute_fraction(Mask{MaskKind::Full, 0, 0}, s, ck) == Approx(0.5).epsilon(1e-9));
+  double previous = 0;
+  for (double kept : {0.9, 0.7, 0.5, 0.3, 0.1}) {
+    ck.kept_fraction = kept;
+    const double r = sim::attention_recompute_fraction(Mask{}, s, ck);
+    CHECK(r > previous);  // less kept, more recomputed
+    CHECK(r == Approx((1 - kept) * (1 - kept)).epsilon(1e-4));
+    previous = r;
+  }
+  ck.policy = CheckpointPolicy::Full;
+  CHECK(sim::attention_recompute_fraction(Mask{}, s, ck) == 1);
+  ck.policy = CheckpointPolicy::AttnStash;
+  CHECK(sim::attention_recompute_fraction(Mask{}, s, ck) == 0);
+}
+
+TEST_CASE("recompute time grows as seq_stash keeps less, and orders the policies", "[training][time]") {
+  const auto t = a800(2);
+  const auto job = job_of("burst-7b", 64 * 1024);
+  auto s = sim::training_preset("burst", job, t);
+  const auto recompute = [&](CheckpointPolicy policy, double kept) {
+    s.checkpoint.policy = policy;
+    s.checkpoint.kept_fraction = kept;
+    return run(job, s, t).time.recompute;
+  };
+  const double kept_most = recompute(CheckpointPolicy::SeqStash, 0.75);
+  const double kept_half = recompute(CheckpointPolicy::SeqStash, 0.5);
+  const double kept_least = recompute(CheckpointPolicy::SeqStash, 0.25);
+  CHECK(kept_most < kept_half);
+  CHECK(kept_half < kept_least);
+  // none < attn_stash (dense forward again) < seq_stash < full (dense + all of attention)
+  CHECK(recompute(CheckpointPolicy::None, 0) == 0);
+  CHECK(recompute(CheckpointPolicy::AttnStash, 0) < kept_most);
+  CHECK(kept_least < recompute(CheckpointPolicy::Full, 0));
+}
+
+TEST_CASE("offloading moves the optimizer's memory into its time", "[training][time]") {
+  const auto t = a800(2);
+  const auto job = job_of("burst-7b", 64 * 1024);
+  auto s = sim::training_preset("burst", job, t);
+  const auto on_gpu = run(job, s, t);
+  s.zero.offload = true;
+  const auto offloaded = run(job, s, t);
+  REQUIRE(offloaded.not_applicable.empty());
+  CHECK(offloaded.memory.optimizer == 0);
+  CHECK(offloaded.time.optimizer > on_gpu.time.optimizer);
+  CHECK(offloaded.comm_bytes_intra > on_gpu.comm_bytes_intra);  // gradients down, parameters up over PCIe
+}
+
+TEST_CASE("more HBM bandwidth never makes the optimizer slower", "[training][time][property]") {
+  const auto t = a800(2);
+  const auto job = job_of("burst-7b", 64 * 1024);
+  const auto comm = sim::make_cost_models().comm;
+  for (int stage : {0, 1, 3}) {
+    sim::ZeroConfig zero;
+    zero.stage = stage;
+    double previous = sim::optimizer_seconds(job, zero, with_hbm(t, 0.5e12), *comm);
+    for (double bandwidth : {1e12, 2e12, 4e12}) {
+      const double seconds = sim::optimizer_seconds(job, zero, with_hbm(t, bandwidth), *comm);
+      CHECK(seconds <= previous);
+      previous = seconds;
+    }
+    // on the GPU: 2 x 16 bytes per parameter of the shard through HBM
+    const double shard = job.model.total_params() / (stage >= 1 ? t.gpu_count() : 1);
+    CHECK(sim::optimizer_seconds(job, zero, with_hbm(t, 1e12), *comm) == Approx(32 * shard / 1e12));
+  }
+}
+
+TEST_CASE("throughput and MFU follow their definitions", "[training][time]") {
+  const auto t = a800(2);
+  const auto job = job_of("burst-7b", 64 * 1024);
+  const auto it = run(job, sim::training_preset("burst", job, t), t);
+  REQUIRE(it.not_applicable.empty());
+  // tokens/s/GPU = seq * batch / step / GPUs
+  CHECK(it.tokens_per_s_per_gpu == Approx(64.0 * 1024 / it.step_time_s / t.gpu_count()));
+  // mfu = model FLOPs / (step x GPUs x peak), strictly inside (0, 1)
+  CHECK(it.mfu == Approx(it.model_flops / (it.step_time_s * t.gpu_count() * t.gpu().peak_bf16_flops)));
+  CHECK(it.mfu > 0);
+  CHECK(it.mfu < 1);
+  // model FLOPs = 3 x (2 x tokens x (L x matmul params per layer + LM head) + L x attention forward)
+  const auto& m = job.model;
+  const double dense = 6 * 64.0 * 1024 * (m.layers * (m.layer_params() - 2.0 * m.hidden) + m.hidden * 32000.0);
+  CHECK(it.model_flops == Approx(dense + 3 * m.layers * it.attention.forward.flops_total));
+  CHECK(it.comm_bytes_inter > 0);  // two nodes: rings and ZeRO cross the network
+  CHECK(it.comm_bytes_intra > 0);
+}
+
+TEST_CASE("strategies that cannot train say why instead of throwing", "[training][applicability]") {
+  const auto t = a800(2);
+  const auto job = job_of("burst-7b", 64 * 1024);
+  const auto base = sim::training_preset("burst", job, t);
+  REQUIRE(run(job, base, t).not_applicable.empty());
+  const auto rejected = [&](auto change, const char* word) {
+    auto s = base;
+    change(s);
+    const auto it = run(job, s, t);
+    CHECK_THAT(it.not_applicable, Catch::Contains(word));
+    CHECK(it.step_time_s == 0);
+  };
+  rejected([](sim::TrainingStrategy& s) { s.attention.layout = Layout::Zigzag; }, "striped");
+  rejected([](sim::TrainingStrategy& s) { s.checkpoint.kept_fraction = 1; }, "kept_fraction");
+  rejected([](sim::TrainingStrategy& s) { s.checkpoint.kept_fraction = 0; }, "kept_fraction");
+  rejected([](sim::TrainingStrategy& s) { s.lm_head_chunks = 0; }, "lm_head.chunks");
+  rejected([](sim::TrainingStrategy& s) { s.lm_head_chunks = 4097; }, "lm_head.chunks");  // 4096 local tokens
+  rejected([](sim::TrainingStrategy& s) { s.zero.stage = 4; }, "zero.stage");
+  rejected(
+      [](sim::TrainingStrategy& s) {
+        s.zero.stage = 0;
+        s.zero.offload = true;
+      },
+      "zero.offload");
+  rejected([](sim::TrainingStrategy& s) { s.attention.ulysses = 3; }, "ulysses");
+}

@@ -1,0 +1,70 @@
+// burst capacity: the best plan as the cluster grows, and the fewest nodes on which the job
+// fits. Data on stdout (a table, or JSON with --json); progress on stderr.
+#include <fmt/format.h>
+
+#include "common/units.hpp"
+#include "planner/capacity.hpp"
+#include "tools/burst/commands.hpp"
+#include "tools/burst/plan_options.hpp"
+#include "tools/burst/plan_table.hpp"
+#include "tools/burst/validators.hpp"
+
+namespace burst::cli {
+namespace {
+
+struct CapacityOptions {
+  PlanOptions plan;
+  int max_nodes = 64;
+  bool json = false;
+};
+
+Json row_json(const planner::ScalingRow& r) {
+  return Json{{"nodes", r.nodes},
+              {"gpus", r.gpus},
+              {"strategy", r.strategy},
+              {"feasible", r.feasible},
+              {"reason", r.reason},
+              {"step_time_s", r.step_time_s},
+              {"tokens_per_s_per_gpu", r.tokens_per_s_per_gpu},
+              {"mfu", r.mfu},
+              {"memory_bytes_per_gpu", r.memory_total_bytes}};
+}
+
+void run(const CapacityOptions& o) {
+  const PlanningJob p = resolve_planning(o.plan);
+  const auto rows = planner::scaling_table(p.request, *p.job.topology, planner::default_node_counts(o.max_nodes));
+  const planner::ScalingRow* fewest = planner::fewest_fitting(rows);
+  if (o.json) {
+    Json out = job_json(p.job);
+    out["fewest_nodes"] = fewest != nullptr ? Json(fewest->nodes) : Json(nullptr);
+    Json list = Json::array();
+    for (const auto& r : rows) list.push_back(row_json(r));
+    out["scaling"] = list;
+    fmt::print("{}\n", out.dump(2));
+    return;
+  }
+  fmt::print("{}\n\n", describe_job(p.job));
+  print_scaling_table(stdout, rows);
+  if (fewest != nullptr) {
+    fmt::print("\nfewest nodes that fit: {} ({} GPUs, {}, {:.1f} tokens/s per GPU, {} per iteration)\n", fewest->nodes,
+               fewest->gpus, fewest->strategy, fewest->tokens_per_s_per_gpu, units::human_duration(fewest->step_time_s));
+  } else {
+    fmt::print("\nthe job fits on none of these node counts (up to {}): try --max-nodes, a shorter --seq or a larger "
+               "--memory-budget\n", o.max_nodes);
+  }
+}
+
+}  // namespace
+
+void add_capacity_command(CLI::App& app) {
+  auto options = std::make_shared<CapacityOptions>();
+  CLI::App* cmd = app.add_subcommand("capacity", "Fewest nodes on which a job fits, and how throughput scales with nodes");
+  add_plan_options(*cmd, options->plan);
+  cmd->add_option("--max-nodes", options->max_nodes, "Largest node count of the table (powers of two up to it)")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  cmd->add_flag("--json", options->json, "Print the table as JSON on stdout");
+  cmd->callback([options] { run(*options); });
+}
+
+}  // namespace burst::cli

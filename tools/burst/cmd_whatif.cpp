@@ -1,0 +1,75 @@
+// burst whatif: the best plan over a grid of cluster and job changes (--vary knob=v1,v2,...),
+// as a table with a bar chart of tokens/s per GPU on stdout, and as CSV with -o.
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "planner/whatif.hpp"
+#include "tools/burst/commands.hpp"
+#include "tools/burst/plan_options.hpp"
+
+namespace burst::cli {
+namespace {
+
+struct WhatIfOptions {
+  PlanOptions plan;
+  std::vector<std::string> vary;
+  std::string csv;
+};
+
+constexpr int kBarWidth = 40;
+
+void print_grid(const std::vector<planner::WhatIfPoint>& points) {
+  double best = 0;
+  for (const auto& p : points) best = std::max(best, p.outcome.tokens_per_s_per_gpu);
+  std::string header;
+  for (const auto& [knob, value] : points.front().setting) header += fmt::format("{:<14}", knob);
+  fmt::print("{}{:<24} {:>12} {:>7} {:>10} {:>11}  tokens/s per GPU\n", header, "best strategy", "tokens/s/GPU", "MFU",
+             "step", "memory/GPU");
+  for (const auto& p : points) {
+    std::string line;
+    for (const auto& [knob, value] : p.setting) line += fmt::format("{:<14}", value);
+    const auto& o = p.outcome;
+    if (!o.feasible) {
+      fmt::print("{}{:<24} does not fit: {}\n", line, o.strategy.empty() ? "-" : o.strategy, o.reason);
+      continue;
+    }
+    const int bar = best > 0 ? static_cast<int>(kBarWidth * o.tokens_per_s_per_gpu / best + 0.5) : 0;
+    fmt::print("{}{:<24} {:>12.1f} {:>6.1f}% {:>10} {:>11}  {}\n", line, o.strategy, o.tokens_per_s_per_gpu,
+               100 * o.mfu, units::human_duration(o.step_time_s), units::human_bytes(o.memory_total_bytes),
+               std::string(static_cast<std::size_t>(bar), '#'));
+  }
+}
+
+void run(const WhatIfOptions& o) {
+  const auto grid = planner::parse_variations(o.vary);
+  const PlanningJob p = resolve_planning(o.plan);
+  const auto points = planner::what_if(p.request, *p.job.topology, grid);
+  fmt::print("{}\n\n", describe_job(p.job));
+  print_grid(points);
+  if (!o.csv.empty()) {
+    std::ofstream out(o.csv);
+    out << planner::what_if_csv(points);
+    if (!out) throw Error(Problem{"-o", fmt::format("cannot write '{}'", o.csv), "", "check the directory exists and is writable"});
+    fmt::print(stderr, "grid written to {}\n", o.csv);
+  }
+}
+
+}  // namespace
+
+void add_whatif_command(CLI::App& app) {
+  auto options = std::make_shared<WhatIfOptions>();
+  CLI::App* cmd = app.add_subcommand("whatif", "Best plan over a grid of cluster and job changes");
+  add_plan_options(*cmd, options->plan);
+  cmd->add_option("--vary", options->vary,
+                  "knob=v1,v2,... (nodes, nets_per_node, intra_bw, seq, memory_budget); repeat for a grid")
+      ->required()
+      ->take_all();
+  cmd->add_option("-o,--output", options->csv, "Write the grid as CSV to this file");
+  cmd->callback([options] { run(*options); });
+}
+
+}  // namespace burst::cli
