@@ -2,6 +2,8 @@
 // one), and write it as burst.plan/1. The ranked table is for people: on stdout, or on stderr
 // when --json puts the plan on stdout. "No plan fits" is an answer, given as an error so
 // scripts notice: the table above it says what each family would need.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -28,6 +30,13 @@ void run(const PlanCommandOptions& o) {
   fmt::print(people, "{}\n\n", describe_job(p.job));
   print_ranked_table(people, result);
   if (result.chosen_plan() == nullptr) {
+    const bool none_runs = std::all_of(result.best_per_family.begin(), result.best_per_family.end(),
+                                       [](const planner::Evaluated& e) { return !e.sim.not_applicable.empty(); });
+    if (none_runs) {
+      std::vector<Problem> problems;
+      for (const auto& e : result.best_per_family) problems.push_back({e.family, e.sim.not_applicable, "", ""});
+      throw Error(std::move(problems));
+    }
     const std::string scope = o.plan.strategy.empty() ? "no strategy" : "'" + o.plan.strategy + "'";
     throw Error(Problem{"--memory-budget",
                         fmt::format("no plan fits: {} runs in {} per GPU on {} GPUs", scope,
