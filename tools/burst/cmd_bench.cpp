@@ -144,7 +144,7 @@ std::vector<float> random_values(std::int64_t n, std::mt19937& rng) {
   return v;
 }
 
-// One thing to time: `run` does `flops` of work.
+// One thing to time: `run` does `flops` of work (the kernels' own count, known after a run).
 struct Measure {
   std::function<void()> run;
   double flops = 0;
@@ -193,7 +193,8 @@ Measure tile_sgemm(int workers, std::int64_t m, std::int64_t n, std::int64_t k, 
   const auto calls = static_cast<std::int64_t>(std::ceil(kTileSgemmFlops / rt::gemm_flops(m, n, k)));
   std::mt19937 rng(2);
   for (int w = 0; w < workers; ++w) {
-    x.push_back({random_values(m * k, rng), random_values(n * k, rng), std::vector<float>(static_cast<std::size_t>(m * n))});
+    x.push_back(
+        {random_values(m * k, rng), random_values(n * k, rng), std::vector<float>(static_cast<std::size_t>(m * n))});
   }
   return {[workers, calls, m, n, k, &x] {
             rt::parallel_for(workers, workers, [&](int, std::int64_t w) {
@@ -252,25 +253,24 @@ void run_attention(const AttentionBenchOptions& o) {
   const rt::AttentionMask mask{setup.mask, {}};
   rt::Tensor out(q_shape), d_q(q_shape), d_k(kv_shape), d_v(kv_shape);
   std::vector<float> lse(static_cast<std::size_t>(n * o.heads)), delta(lse.size());
-  // One untimed forward: the backward needs its lse and D, and every measure knows its FLOPs.
-  const rt::KernelStats fwd = rt::attention_forward(in, mask, out.view(), lse, options);
-  rt::attention_delta(out.view(), {d_o.data(), q_shape}, delta);
-  const rt::KernelStats bwd = rt::attention_backward(in, mask, {d_o.data(), q_shape}, delta, lse, d_q.view(),
-                                                     d_k.view(), d_v.view(), options);
 
   GemmOperands large_operands;
   std::vector<GemmOperands> tile_operands;
   Measure sgemm = large_sgemm(o.threads, large_operands);
   Measure sgemm_tile = tile_sgemm(o.threads, o.tile_q, o.tile_k, o.head_dim, tile_operands);
-  std::vector<float> lse_scratch(lse.size());
-  Measure forward{[&] { rt::attention_forward(in, mask, out.view(), lse_scratch, options); }, fwd.flops};
+  // Each round runs the forward before the backward, which takes its lse; D = rowsum(O * dO)
+  // is the first step of the backward and is timed with it.
+  rt::KernelStats fwd, bwd;
+  Measure forward{[&] { fwd = rt::attention_forward(in, mask, out.view(), lse, options); }};
   Measure backward{[&] {
-                     rt::attention_backward(in, mask, {d_o.data(), q_shape}, delta, lse, d_q.view(), d_k.view(),
-                                            d_v.view(), options);
-                   },
-                   bwd.flops};
+    rt::attention_delta(out.view(), {d_o.data(), q_shape}, delta);
+    bwd = rt::attention_backward(in, mask, {d_o.data(), q_shape}, delta, lse, d_q.view(), d_k.view(), d_v.view(),
+                                 options);
+  }};
   fmt::print(stderr, "bench: attention over {} tokens and sgemm on {} threads\n", units::format_tokens(n), o.threads);
   run_rounds(o.repeat, {&sgemm, &sgemm_tile, &forward, &backward});
+  forward.flops = fwd.flops;
+  backward.flops = bwd.flops;
   const double fwd_s = forward.best_s, bwd_s = backward.best_s;
   const double fwd_gflops = forward.gflops(), bwd_gflops = backward.gflops();
   // The FLOPs the mask asks for (allowed pairs only), per second: what a perfect skip would reach.
