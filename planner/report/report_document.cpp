@@ -36,9 +36,15 @@ std::vector<Candidate> candidates(const plan::Plan& p) {
   const bool fits = budget <= 0 || p.predicted.memory_total_bytes <= budget;
   std::vector<Candidate> out{{p.strategy.name + " (chosen)", &p.strategy, fits,
                               fits ? "" : "over the memory budget", &p.predicted}};
-  for (const auto& a : p.alternatives) out.push_back({a.strategy.name, &a.strategy, a.feasible, a.reason, &a.predicted});
+  for (const auto& a : p.alternatives) {
+    // The chosen family's own entry among the alternatives is the plan itself: listed once.
+    if (a.strategy.name != p.strategy.name) out.push_back({a.strategy.name, &a.strategy, a.feasible, a.reason, &a.predicted});
+  }
   return out;
 }
+
+// The peers are what people use today: every family but ours (burst, burst-usp).
+bool is_peer(const std::string& family) { return family.rfind("burst", 0) != 0; }
 
 bool has_prediction(const plan::Prediction& p) { return p.step_time_s > 0 && std::isfinite(p.step_time_s); }
 
@@ -82,7 +88,7 @@ std::string verdict(const plan::Plan& p, const std::vector<Candidate>& all) {
   const Candidate* best = nullptr;
   for (std::size_t i = 1; i < all.size(); ++i) {
     const Candidate& c = all[i];
-    if (c.feasible && has_prediction(*c.predicted) && c.predicted->tokens_per_s_per_gpu > 0 &&
+    if (is_peer(c.label) && c.feasible && has_prediction(*c.predicted) && c.predicted->tokens_per_s_per_gpu > 0 &&
         (!best || c.predicted->tokens_per_s_per_gpu > best->predicted->tokens_per_s_per_gpu)) {
       best = &c;
     }
@@ -92,7 +98,7 @@ std::string verdict(const plan::Plan& p, const std::vector<Candidate>& all) {
                         rt::ratio(me.tokens_per_s_per_gpu / best->predicted->tokens_per_s_per_gpu), best->label,
                         rt::grouped(best->predicted->tokens_per_s_per_gpu));
   } else if (all.size() > 1 && !best) {
-    text += " No other strategy fits this job.";
+    text += " No peer fits this job.";
   }
   std::vector<std::string> misfits;
   for (std::size_t i = 1; i < all.size(); ++i) {

@@ -102,6 +102,8 @@ inline plan::Plan sample_plan() {
   ulysses.inner = 1;
   ulysses.ulysses = 16;
   p.alternatives.push_back({ulysses, false, "not applicable: 8 KV heads do not split 16 ways", plan::Prediction{}});
+  // As the planner writes them, the chosen family's best is among the alternatives too.
+  p.alternatives.push_back({p.strategy, true, "", p.predicted});
   return p;
 }
 
