@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/parallelism.hpp"
+#include "common/token_sets.hpp"
 #include "simulator/task_graph.hpp"
 #include "topologies/topology.hpp"
 
@@ -32,6 +33,12 @@ using burst::Mask;
 using burst::MaskKind;
 using burst::RingKind;
 using burst::to_string;
+// Token sets and exact pair counting (common/token_sets.hpp).
+using burst::allowed_pairs;
+using burst::layout_multiple;
+using burst::Progression;
+using burst::ring_tokens;
+using burst::TokenSet;
 
 struct AttentionShape {
   int heads = 0;

@@ -38,7 +38,7 @@
 #include <array>
 #include <numeric>
 
-#include "simulator/attention/layout.hpp"
+#include "common/token_sets.hpp"
 #include "simulator/attention/lowering.hpp"
 
 namespace burst::sim {

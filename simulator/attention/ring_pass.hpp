@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulator/attention/mask.hpp"
+#include "common/token_sets.hpp"
 #include "simulator/attention/ring.hpp"
 #include "simulator/huge_page_allocator.hpp"
 #include "simulator/task_graph.hpp"

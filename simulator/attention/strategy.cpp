@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "common/text.hpp"
-#include "simulator/attention/layout.hpp"
+#include "common/token_sets.hpp"
 #include "simulator/attention/lowering.hpp"
 
 namespace burst::sim {

@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "simulator/attention/mask.hpp"
+#include "common/token_sets.hpp"
 #include "simulator/training/training.hpp"
 
 namespace burst::sim {

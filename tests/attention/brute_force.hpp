@@ -5,9 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "simulator/attention/layout.hpp"
+#include "common/token_sets.hpp"
 #include "simulator/attention/lowering.hpp"
-#include "simulator/attention/mask.hpp"
 
 namespace burst::sim::testing {
 

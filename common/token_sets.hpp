@@ -1,4 +1,17 @@
-// Exact counting of the (query, key) pairs a mask allows between two token sets.
+// Token sets: which tokens of the sequence each ring rank owns, and how many (query, key)
+// pairs a mask allows between two such sets.
+//
+// With R ring ranks and a sequence of S tokens, every rank owns c = S / R tokens:
+//   contiguous  rank r holds [r*c, (r+1)*c). Simple, but under a causal mask rank r's queries
+//               see r+1 blocks of keys, so the last rank works about twice the average.
+//   zigzag      the sequence is cut into 2R chunks of k = S / (2R); rank r holds chunks r and
+//               2R-1-r, an early and a late one, so every rank sees the same number of causal
+//               pairs (exactly: k^2 (2R-1) + k (k+1) per rank).
+//   striped     token t lives on rank t mod R: one progression of stride R. Balanced too, and
+//               "the first half of every rank" is "the first half of the sequence", which
+//               sequence-level selective checkpointing needs.
+// Tokens, targets and RoPE positions must be permuted with the layout. The sets are arithmetic
+// progressions, and the pairs a mask allows between two of them are counted exactly:
 //
 // Every layout gives a ring rank its tokens as one or two arithmetic progressions
 // {start, count, stride}: contiguous is one range (stride 1), zigzag two ranges, striped one
@@ -21,14 +34,17 @@
 //
 // Progressions of different strides (never produced by our layouts, accepted for generality)
 // fall back to one O(1) count per element of the shorter progression.
+//
+// The simulator costs blocks with these counts and the runtime skips the blocks they say are
+// empty: one definition of the layouts and masks for both.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
-#include "simulator/attention/attention.hpp"
+#include "common/parallelism.hpp"
 
-namespace burst::sim {
+namespace burst {
 
 struct Progression {
   std::int64_t start = 0;
@@ -50,4 +66,11 @@ struct TokenSet {
 [[nodiscard]] std::int64_t allowed_pairs(const Mask& mask, const Progression& q, const Progression& k);
 [[nodiscard]] std::int64_t allowed_pairs(const Mask& mask, const TokenSet& q, const TokenSet& k);
 
-}  // namespace burst::sim
+// The sequence length must be a multiple of this for the layout on `ring_size` ranks:
+// R for contiguous and striped, 2R for zigzag.
+[[nodiscard]] std::int64_t layout_multiple(Layout layout, int ring_size);
+
+// Tokens of ring rank `rank` (0 <= rank < ring_size); `seq` a multiple of layout_multiple().
+[[nodiscard]] TokenSet ring_tokens(Layout layout, std::int64_t seq, int ring_size, int rank);
+
+}  // namespace burst

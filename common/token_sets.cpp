@@ -1,5 +1,5 @@
-// Masks: parsing, printing and exact pair counting (see mask.hpp for the diagonal trick).
-#include "simulator/attention/mask.hpp"
+// Layouts as token progressions, and exact pair counting (see token_sets.hpp for the diagonal trick).
+#include "common/token_sets.hpp"
 
 #include <algorithm>
 #include <limits>
@@ -8,13 +8,9 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
 
-#include "common/error.hpp"
-#include "common/text.hpp"
-#include "common/units.hpp"
 
-namespace burst::sim {
+namespace burst {
 namespace {
 
 // Floor and ceiling of n / d for d > 0 and any sign of n.
@@ -188,4 +184,30 @@ std::int64_t allowed_pairs(const Mask& mask, const TokenSet& q, const TokenSet& 
   return total;
 }
 
-}  // namespace burst::sim
+
+
+std::int64_t layout_multiple(Layout layout, int ring_size) {
+  return layout == Layout::Zigzag ? 2 * std::int64_t{ring_size} : std::int64_t{ring_size};
+}
+
+TokenSet ring_tokens(Layout layout, std::int64_t seq, int ring_size, int rank) {
+  TokenSet set;
+  const std::int64_t r = rank, n = ring_size;
+  switch (layout) {
+    case Layout::Contiguous: {
+      const std::int64_t c = seq / n;
+      set.add({r * c, c, 1});
+      break;
+    }
+    case Layout::Zigzag: {
+      const std::int64_t k = seq / (2 * n);
+      set.add({r * k, k, 1});
+      set.add({(2 * n - 1 - r) * k, k, 1});
+      break;
+    }
+    case Layout::Striped: set.add({r, seq / n, n}); break;
+  }
+  return set;
+}
+
+}  // namespace burst

@@ -1,0 +1,177 @@
+// The OpenMPI communicator (mpi_communicator.hpp): each posted operation is one MPI_Request,
+// polled by the base class's wait loop through test().
+#include "runtime/comm/mpi_communicator.hpp"
+
+#include <climits>
+#include <string>
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include "common/error.hpp"
+#include "runtime/comm/comm_errors.hpp"
+#include "runtime/comm/tag.hpp"
+
+namespace burst::rt {
+namespace {
+
+std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+bool mpi_finalized() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  return finalized != 0;
+}
+
+// One MPI request. Destroying it while it is still active withdraws it: a receive is
+// cancelled and completed, anything else is freed (see the header).
+struct MpiState final : Request::State {
+  explicit MpiState(Operation op) : operation(op) {}
+  MpiState(const MpiState&) = delete;
+  MpiState& operator=(const MpiState&) = delete;
+  ~MpiState() override {
+    if (request == MPI_REQUEST_NULL || mpi_finalized()) return;
+    if (operation == Operation::Recv) {
+      MPI_Cancel(&request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Request_free(&request);
+    }
+  }
+
+  Operation operation;
+  MPI_Request request = MPI_REQUEST_NULL;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  explicit MpiCommunicator(CommOptions options) : Communicator(options) {
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    int* tag_ub = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &found);
+    tag_ub_ = found ? *tag_ub : 32767;  // the least MPI allows
+  }
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+  ~MpiCommunicator() override {
+    if (!mpi_finalized()) MPI_Comm_free(&comm_);
+  }
+
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] int size() const override { return size_; }
+
+  void abort_backend(int exit_code) const override { MPI_Abort(comm_, exit_code); }
+
+ protected:
+  std::unique_ptr<Request::State> post_send(std::span<const float> data, const Envelope& e) override {
+    auto state = std::make_unique<MpiState>(e.operation);
+    check(e, MPI_Isend(data.data(), count_of(e), MPI_FLOAT, e.peer, tag_of(e), comm_, &state->request));
+    return state;
+  }
+
+  std::unique_ptr<Request::State> post_recv(std::span<float> data, const Envelope& e) override {
+    auto state = std::make_unique<MpiState>(e.operation);
+    check(e, MPI_Irecv(data.data(), count_of(e), MPI_FLOAT, e.peer, tag_of(e), comm_, &state->request));
+    return state;
+  }
+
+  std::unique_ptr<Request::State> post_barrier() override {
+    auto state = std::make_unique<MpiState>(Operation::Barrier);
+    check(collective(Operation::Barrier, 0), MPI_Ibarrier(comm_, &state->request));
+    return state;
+  }
+
+  std::unique_ptr<Request::State> post_allreduce_sum(std::span<float> data) override {
+    const Envelope e = collective(Operation::AllreduceSum, data.size());
+    auto state = std::make_unique<MpiState>(e.operation);
+    check(e, MPI_Iallreduce(MPI_IN_PLACE, data.data(), count_of(e), MPI_FLOAT, MPI_SUM, comm_, &state->request));
+    return state;
+  }
+
+  std::unique_ptr<Request::State> post_gather(std::span<const float> mine, std::span<float> all) override {
+    const Envelope e = collective(Operation::GatherToRoot, mine.size());
+    auto state = std::make_unique<MpiState>(e.operation);
+    const int n = count_of(e);
+    check(e, MPI_Igather(mine.data(), n, MPI_FLOAT, all.data(), n, MPI_FLOAT, 0, comm_, &state->request));
+    return state;
+  }
+
+  bool test(Request::State& state, const Envelope& e) override {
+    auto& s = static_cast<MpiState&>(state);
+    int done = 0;
+    MPI_Status status;
+    const int rc = MPI_Test(&s.request, &done, &status);
+    if (rc != MPI_SUCCESS) {
+      s.request = MPI_REQUEST_NULL;  // an operation that failed is complete
+      throw backend_error(rank_, e, mpi_error_string(rc));
+    }
+    if (!done) return false;
+    if (e.operation == Operation::Recv) {
+      int received = 0;
+      MPI_Get_count(&status, MPI_FLOAT, &received);
+      if (static_cast<std::size_t>(received) != e.count) {
+        throw size_mismatch_error(rank_, e, static_cast<std::size_t>(received));
+      }
+    }
+    return true;
+  }
+
+ private:
+  static Envelope collective(Operation op, std::size_t count) {
+    return Envelope{op, -1, Channel::Collective, 0, RingLevel::Flat, count};
+  }
+
+  void check(const Envelope& e, int rc) const {
+    if (rc != MPI_SUCCESS) throw backend_error(rank_, e, mpi_error_string(rc));
+  }
+
+  // MPI counts are ints.
+  int count_of(const Envelope& e) const {
+    if (e.count > static_cast<std::size_t>(INT_MAX)) {
+      throw Error(Problem{fmt::format("rank {}", rank_), fmt::format("{} holds {} floats", describe(e), e.count),
+                          fmt::format("at most {} floats per MPI call", INT_MAX),
+                          "split the block into several messages"});
+    }
+    return static_cast<int>(e.count);
+  }
+
+  int tag_of(const Envelope& e) const {
+    const long long tag = message_tag(e.channel, e.step, e.level);
+    if (tag > tag_ub_) {
+      throw Error(Problem{fmt::format("rank {}", rank_),
+                          fmt::format("{} needs MPI tag {}, above this MPI's MPI_TAG_UB {}", describe(e), tag,
+                                      tag_ub_),
+                          fmt::format("steps 0 to {}", max_step_for_tag_ub(tag_ub_)),
+                          "number ring steps within one ring pass (they may restart at 0 every layer)"});
+    }
+    return static_cast<int>(tag);
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  long long tag_ub_ = 32767;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_mpi_communicator(CommOptions options) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized || mpi_finalized()) {
+    throw Error(Problem{"make_mpi_communicator", "MPI is not initialized", "",
+                        "create an MpiSession in main first and keep it alive while communicators exist"});
+  }
+  return std::make_unique<MpiCommunicator>(options);
+}
+
+}  // namespace burst::rt
