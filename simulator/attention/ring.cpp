@@ -7,18 +7,6 @@ namespace burst::sim {
 
 World world_of(const topo::Topology& topology) { return World{topology.nodes(), topology.gpus_per_node()}; }
 
-int RingGeometry::block_at(int ring_rank, int step) const {
-  const int n = ring_rank / inner, l = ring_rank % inner;
-  const int o = step / inner, i = step % inner;
-  return ((n - o + outer) % outer) * inner + (l - i + inner) % inner;
-}
-
-int RingGeometry::visitor(int block, int step) const {
-  const int n = block / inner, l = block % inner;
-  const int o = step / inner, i = step % inner;
-  return ((n + o) % outer) * inner + (l + i) % inner;
-}
-
 int ring_ranks_per_node(int ulysses, const World& world) {
   return ulysses < world.gpus_per_node ? world.gpus_per_node / ulysses : 1;
 }

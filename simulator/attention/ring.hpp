@@ -6,13 +6,9 @@
 // member j of every group forms its own ring over the groups: U rings of R ranks, each for
 // H/U heads, all running the same schedule on the same tokens.
 //
-// A ring of R ranks is seen as N outer positions x I inner positions (ring rank k = n*I + l):
-//   flat ring    I = R, N = 1: rank k receives from k-1 every step.
-//   double ring  I = ring ranks per node (or a given inner size dividing R), N = R / I: the
-//                inner ring circulates blocks inside a node over NVLink, the outer ring passes
-//                each node's blocks to the same inner position of the next node over IB.
-// At step t = o*I + i (outer step o, inner step i), ring rank (n, l) holds the block owned by
-// ring rank ((n - o) mod N, (l - i) mod I). With N = 1 this is the flat ring's (k - t) mod R.
+// The geometry of a ring (which block each ring rank holds at each step) is in
+// common/ring_geometry.hpp: the runtime follows the same schedule.
+//
 // Every rank sees every block exactly once and every step is a permutation: check_ring()
 // verifies both, and that every world rank sits in exactly one ring once.
 #pragma once
@@ -20,9 +16,12 @@
 #include <string>
 #include <vector>
 
+#include "common/ring_geometry.hpp"
 #include "simulator/attention/attention.hpp"
 
 namespace burst::sim {
+
+using burst::RingGeometry;
 
 // The shape of the world a strategy runs on (all the lowering needs of a topology).
 struct World {
@@ -32,19 +31,6 @@ struct World {
 };
 [[nodiscard]] World world_of(const topo::Topology& topology);
 
-struct RingGeometry {
-  int world = 1;    // P
-  int ulysses = 1;  // U
-  int ring = 1;     // R = P / U ring ranks
-  int inner = 1;    // I
-  int outer = 1;    // N = R / I
-
-  [[nodiscard]] int world_rank(int ring_rank, int member) const { return ring_rank * ulysses + member; }
-  // The owner (ring rank) of the block `ring_rank` holds at `step` (0 <= step < ring).
-  [[nodiscard]] int block_at(int ring_rank, int step) const;
-  // The ring rank holding `block` at `step`: block_at(visitor(b, t), t) == b.
-  [[nodiscard]] int visitor(int block, int step) const;
-};
 
 // Ring ranks per node for a Ulysses degree (1 when a Ulysses group spans nodes).
 [[nodiscard]] int ring_ranks_per_node(int ulysses, const World& world);
