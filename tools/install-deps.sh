@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   cmake g++ make git
   libboost-graph-dev nlohmann-json3-dev libfmt-dev libcli11-dev catch2 libpugixml-dev
-  libopenmpi-dev openmpi-bin libopenblas-dev
+  libopenmpi-dev openmpi-bin libopenblas-dev pkg-config   # pkg-config locates OpenBLAS
   clang libclang-rt-14-dev   # libFuzzer targets
 )
 

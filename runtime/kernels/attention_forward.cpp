@@ -34,7 +34,8 @@ struct Scratch {
 
 // One tile of scores s[rows x cols] through the online softmax: updates m, l, rescales acc
 // and leaves P = exp(s - m') in s.
-BURST_VECTOR_CLONES void online_softmax(float* s, std::int64_t rows, std::int64_t cols, float* m, float* l, MatRef acc) {
+BURST_VECTOR_CLONES void online_softmax(float* s, std::int64_t rows, std::int64_t cols, float* m, float* l,
+                                        MatRef acc) {
   for (std::int64_t r = 0; r < rows; ++r) {
     float* row = s + r * cols;
     float mx = kNegInf;

@@ -89,11 +89,6 @@ BlockSparse BlockSparse::from(std::int64_t block, std::int64_t blocks,
   return s;
 }
 
-bool AttentionMask::allows(std::int64_t q, std::int64_t k) const {
-  if (sparse && !sparse->allows(q / sparse->block, k / sparse->block)) return false;
-  return with_base_predicate(base, [&](auto base_allows) -> std::int64_t { return base_allows(q, k) ? 1 : 0; }) != 0;
-}
-
 PositionRange range_of(std::span<const std::int64_t> positions) {
   const auto [lo, hi] = std::minmax_element(positions.begin(), positions.end());
   return {*lo, *hi};
@@ -112,9 +107,10 @@ std::int64_t fill_additive_mask(const AttentionMask& mask, std::span<const std::
   return with_base_predicate(mask.base, [&](auto base_allows) {
     if (!mask.sparse) return fill(base_allows, q, k, s, ld);
     const BlockSparse& sp = *mask.sparse;
-    return fill([&](std::int64_t qp,
-                    std::int64_t kp) { return base_allows(qp, kp) && sp.allows(qp / sp.block, kp / sp.block); },
-                q, k, s, ld);
+    const auto allows = [&](std::int64_t qp, std::int64_t kp) {
+      return base_allows(qp, kp) && sp.allows(qp / sp.block, kp / sp.block);
+    };
+    return fill(allows, q, k, s, ld);
   });
 }
 

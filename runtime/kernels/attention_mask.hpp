@@ -48,8 +48,6 @@ struct BlockSparse {
 struct AttentionMask {
   Mask base;
   std::optional<BlockSparse> sparse;
-
-  [[nodiscard]] bool allows(std::int64_t q, std::int64_t k) const;
 };
 
 // Positions [lo, hi] covered by the rows of a tile.

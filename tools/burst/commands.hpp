@@ -8,12 +8,13 @@ namespace burst::cli {
 
 void add_topo_command(CLI::App& app);      // burst topo list|show|validate|convert
 void add_simulate_command(CLI::App& app);  // burst simulate
-void add_bench_command(CLI::App& app);     // burst bench simulate
+void add_bench_command(CLI::App& app);     // burst bench simulate | attention
 void add_bench_plan_command(CLI::App& bench);  // burst bench plan (under `bench`)
 void add_plan_command(CLI::App& app);      // burst plan
 void add_explain_command(CLI::App& app);   // burst explain plan.json
 void add_capacity_command(CLI::App& app);  // burst capacity
 void add_whatif_command(CLI::App& app);    // burst whatif --vary ...
 void add_report_command(CLI::App& app);    // burst report plan.json -o report.html
+void add_run_command(CLI::App& app);       // burst run plan.json --attention-only | --dry-run
 
 }  // namespace burst::cli

@@ -1,0 +1,24 @@
+// Choosing the job's communicator (see job.hpp).
+#include "runtime/comm/job.hpp"
+
+#include "runtime/comm/self_communicator.hpp"
+#if BURST_RUNTIME_HAS_MPI
+#include "runtime/comm/mpi_communicator.hpp"
+#endif
+
+namespace burst::rt {
+
+#if BURST_RUNTIME_HAS_MPI
+struct Job::Session {
+  MpiSession mpi;
+};
+Job::Job(CommOptions options) : session_(std::make_unique<Session>()), comm_(make_mpi_communicator(options)) {}
+#else
+struct Job::Session {};
+Job::Job(CommOptions options) : comm_(make_self_communicator(options)) {}
+#endif
+
+// The communicator goes first: it may still hold MPI requests that must be freed before MPI ends.
+Job::~Job() { comm_.reset(); }
+
+}  // namespace burst::rt

@@ -1,0 +1,225 @@
+// Running, checking and measuring a plan's attention (see attention_run.hpp).
+#include "runtime/executor/attention_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "runtime/executor/ring_attention.hpp"
+
+namespace burst::rt {
+namespace {
+
+enum InputTensor : std::uint64_t { kQ = 0, kK = 1, kV = 2, kDO = 3 };
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Uniform in [-1, 1), a pure function of (seed, tensor, position, head, dim).
+Tensor random_rows(std::uint64_t seed, InputTensor tensor, std::span<const std::int64_t> positions, Shape shape) {
+  Tensor t(shape);
+  auto out = t.values();
+  std::size_t i = 0;
+  for (const std::int64_t p : positions) {
+    for (std::int64_t h = 0; h < shape.heads; ++h) {
+      for (std::int64_t d = 0; d < shape.head_dim; ++d) {
+        const std::uint64_t key =
+            ((static_cast<std::uint64_t>(p) * 4 + tensor) * static_cast<std::uint64_t>(shape.heads) + static_cast<std::uint64_t>(h)) *
+                static_cast<std::uint64_t>(shape.head_dim) +
+            static_cast<std::uint64_t>(d);
+        const std::uint64_t r = splitmix64(splitmix64(seed) ^ key);
+        out[i++] = static_cast<float>(static_cast<double>(r >> 11) * 0x1.0p-53 * 2.0 - 1.0);
+      }
+    }
+  }
+  return t;
+}
+
+struct Dims {
+  std::int64_t seq = 0;
+  int heads = 0, kv_heads = 0, head_dim = 0;
+};
+
+// The plan as run: its own dimensions, or the dry run's tiny ones (see the header).
+Dims run_dims(plan::Plan& plan, const AttentionRunOptions& options) {
+  const ModelSpec& m = plan.job.model;
+  if (!options.dry_run) return {plan.job.seq, m.heads, m.kv_heads, m.head_dim};
+  const std::int64_t seq = 2 * layout_multiple(plan.strategy.layout, plan.strategy.cp);
+  const auto scaled = [&](std::int64_t tokens) {
+    return std::max<std::int64_t>(1, (tokens * seq + plan.job.seq - 1) / plan.job.seq);
+  };
+  Mask& mask = plan.job.mask;
+  if (mask.kind == MaskKind::SlidingWindow) mask.window = scaled(mask.window);
+  if (mask.kind == MaskKind::Document) mask.doc_len = scaled(mask.doc_len);
+  plan.job.seq = seq;
+  return {seq, std::max(1, m.kv_heads > 0 ? m.heads / m.kv_heads : 1), 1, 8};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Per-rank figures gathered to rank 0, one float each.
+enum Figure : std::size_t {
+  kForwardS, kBackwardS,
+  kFwdFlat, kFwdIntra, kFwdInter, kBwdFlat, kBwdIntra, kBwdInter,
+  kFwdSent, kFwdReceived, kBwdSent, kBwdReceived, kFwdBlocks, kBwdBlocks, kFigureCount
+};
+
+void read_bytes(const Communicator& comm, std::vector<float>& figures, std::size_t first) {
+  for (int level = 0; level < kRingLevelCount; ++level) {
+    figures[first + static_cast<std::size_t>(level)] = static_cast<float>(comm.bytes_sent(static_cast<RingLevel>(level)));
+  }
+}
+
+// Rank 0's view of every rank's rows, each put back at its global position.
+Tensor assemble(Communicator& comm, const RingSchedule& schedule, ConstView mine, Shape full) {
+  const auto n = static_cast<std::size_t>(mine.shape.elements());
+  std::vector<float> all(comm.rank() == 0 ? n * static_cast<std::size_t>(comm.size()) : 0);
+  comm.gather_to_root({mine.data, n}, all);
+  Tensor out(full);
+  if (comm.rank() != 0) return out;
+  const auto row = static_cast<std::size_t>(full.row_stride());
+  for (int w = 0; w < comm.size(); ++w) {
+    const auto positions = schedule.positions(schedule.ring_rank(w));
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(w) * n + i * row), row,
+                  out.values().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(positions[i]) * row));
+    }
+  }
+  return out;
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  double worst = 0;
+  const auto x = a.values(), y = b.values();
+  for (std::size_t i = 0; i < x.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(x[i] - y[i])));
+  return worst;
+}
+
+}  // namespace
+
+Json run_attention(const plan::Plan& original, Communicator& comm, const AttentionRunOptions& options) {
+  const auto world = static_cast<int>(original.ranks.size());
+  if (comm.size() != world) {
+    throw Error(Problem{"mpirun -np", fmt::format("the plan has {} ranks, this job has {}", world, comm.size()),
+                        fmt::format("{} ranks", world),
+                        fmt::format("start it with mpirun -np {} burst run ... (add --oversubscribe on a small machine)", world)});
+  }
+  plan::Plan plan = original;
+  const Dims dims = run_dims(plan, options);
+  const RingSchedule schedule(plan, dims.seq);
+  if (const auto problems = schedule.check(); !problems.empty()) {
+    std::vector<Problem> list;
+    for (const auto& p : problems) list.push_back({"schedule", p, "", "a bug in the schedule: please report it"});
+    throw Error(std::move(list));
+  }
+  const int me = schedule.ring_rank(comm.rank());
+  const auto positions = schedule.positions(me);
+  const auto c = static_cast<std::int64_t>(positions.size());
+  const Shape q_shape{c, dims.heads, dims.head_dim}, kv_shape{c, dims.kv_heads, dims.head_dim};
+  const Tensor q = random_rows(options.seed, kQ, positions, q_shape), k = random_rows(options.seed, kK, positions, kv_shape),
+               v = random_rows(options.seed, kV, positions, kv_shape), d_o = random_rows(options.seed, kDO, positions, q_shape);
+
+  RingAttention attention(schedule, comm, q_shape, kv_shape);
+  std::vector<float> figures(kFigureCount);
+  comm.barrier();
+  comm.reset_counters();
+  auto start = std::chrono::steady_clock::now();
+  const RingForward fwd = attention.forward(q.view(), k.view(), v.view());
+  figures[kForwardS] = static_cast<float>(seconds_since(start));
+  read_bytes(comm, figures, kFwdFlat);
+  comm.barrier();
+  comm.reset_counters();
+  start = std::chrono::steady_clock::now();
+  const RingBackward bwd = attention.backward(plan.strategy.backward, q.view(), k.view(), v.view(), fwd.o.view(), fwd.lse, d_o.view());
+  figures[kBackwardS] = static_cast<float>(seconds_since(start));
+  read_bytes(comm, figures, kBwdFlat);
+  figures[kFwdSent] = static_cast<float>(fwd.stats.messages_sent);
+  figures[kFwdReceived] = static_cast<float>(fwd.stats.messages_received);
+  figures[kBwdSent] = static_cast<float>(bwd.stats.messages_sent);
+  figures[kBwdReceived] = static_cast<float>(bwd.stats.messages_received);
+  figures[kFwdBlocks] = static_cast<float>(fwd.stats.blocks_computed);
+  figures[kBwdBlocks] = static_cast<float>(bwd.stats.blocks_computed);
+
+  std::vector<float> all(comm.rank() == 0 ? figures.size() * static_cast<std::size_t>(world) : 0);
+  comm.gather_to_root(figures, all);
+
+  const bool check = options.check || options.dry_run;
+  Tensor o_full, dq_full, dk_full, dv_full;
+  const Shape q_full{dims.seq, dims.heads, dims.head_dim}, kv_full{dims.seq, dims.kv_heads, dims.head_dim};
+  if (check) {
+    o_full = assemble(comm, schedule, fwd.o.view(), q_full);
+    dq_full = assemble(comm, schedule, bwd.d_q.view(), q_full);
+    dk_full = assemble(comm, schedule, bwd.d_k.view(), kv_full);
+    dv_full = assemble(comm, schedule, bwd.d_v.view(), kv_full);
+  }
+  if (comm.rank() != 0) return nullptr;
+
+  const auto column = [&](Figure f) {
+    std::vector<double> values;
+    for (int r = 0; r < world; ++r) values.push_back(all[static_cast<std::size_t>(r) * kFigureCount + f]);
+    return values;
+  };
+  const auto max_of = [&](Figure f) {
+    const auto values = column(f);
+    return *std::max_element(values.begin(), values.end());
+  };
+  const auto mean_of = [&](Figure f) {
+    double sum = 0;
+    for (const double x : column(f)) sum += x;
+    return sum / world;
+  };
+  const auto sum_of = [&](Figure f) { return mean_of(f) * world; };
+  const auto bytes = [&](Figure first) {
+    Json by_level;
+    double total = 0;
+    for (int level = 0; level < kRingLevelCount; ++level) {
+      const double b = mean_of(static_cast<Figure>(first + static_cast<std::size_t>(level)));
+      by_level[std::string(to_string(static_cast<RingLevel>(level)))] = b;
+      total += b;
+    }
+    return std::pair{total, by_level};
+  };
+  const auto [fwd_bytes, fwd_levels] = bytes(kFwdFlat);
+  const auto [bwd_bytes, bwd_levels] = bytes(kBwdFlat);
+
+  Json report;
+  report["plan"] = {{"strategy", plan.strategy.name},
+                    {"ranks", world},
+                    {"ring", fmt::format("{} {}x{}", to_string(plan.strategy.ring), schedule.geometry().inner, schedule.geometry().outer)},
+                    {"layout", to_string(plan.strategy.layout)},
+                    {"backward", to_string(plan.strategy.backward)},
+                    {"mask", to_string(plan.job.mask)}};
+  report["run"] = {{"dry_run", options.dry_run}, {"seq", dims.seq}, {"heads", dims.heads}, {"kv_heads", dims.kv_heads},
+                   {"head_dim", dims.head_dim}, {"seed", options.seed}};
+  report["comm_bytes"] = {{"forward", fwd_bytes}, {"backward", bwd_bytes},
+                          {"by_level", {{"forward", fwd_levels}, {"backward", bwd_levels}}}};
+  report["messages"] = {{"forward_sent", sum_of(kFwdSent)}, {"forward_received", sum_of(kFwdReceived)},
+                        {"backward_sent", sum_of(kBwdSent)}, {"backward_received", sum_of(kBwdReceived)},
+                        {"blocks_computed_forward", sum_of(kFwdBlocks)}, {"blocks_computed_backward", sum_of(kBwdBlocks)}};
+  report["measured"] = {{"forward_s", max_of(kForwardS)}, {"backward_s", max_of(kBackwardS)}};
+  report["predicted"] = {{"forward_s", plan.predicted.attention_forward_s},
+                         {"backward_s", plan.predicted.attention_backward_s}};
+  if (check) {
+    const std::vector<std::int64_t> all_positions = contiguous_positions(dims.seq);
+    const Tensor qf = random_rows(options.seed, kQ, all_positions, q_full), kf = random_rows(options.seed, kK, all_positions, kv_full),
+                 vf = random_rows(options.seed, kV, all_positions, kv_full), dof = random_rows(options.seed, kDO, all_positions, q_full);
+    const FullAttention ref = full_attention(qf.view(), kf.view(), vf.view(), dof.view(), all_positions, {plan.job.mask, std::nullopt});
+    const Json errors = {{"out", max_abs_diff(o_full, ref.o)}, {"dq", max_abs_diff(dq_full, ref.d_q)},
+                         {"dk", max_abs_diff(dk_full, ref.d_k)}, {"dv", max_abs_diff(dv_full, ref.d_v)}};
+    bool passed = true;
+    for (const auto& [name, value] : errors.items()) passed = passed && value.get<double>() <= options.tolerance;
+    report["check"] = {{"max_abs_err", errors}, {"tolerance", options.tolerance}, {"passed", passed}};
+  }
+  return report;
+}
+
+}  // namespace burst::rt

@@ -1,0 +1,35 @@
+// `burst run --attention-only`: a plan's distributed attention run for real on random inputs,
+// checked against a single-rank reference, measured, and set beside the plan's prediction.
+//
+// Inputs: Q, K, V and dO drawn from a seed per (tensor, global position, head, dim), so every
+// rank makes exactly its own rows, in its layout's order, and rank 0 can make the whole
+// sequence for the reference. Each phase runs between barriers and its time is the slowest
+// rank's. --check gathers O, dQ, dK, dV to rank 0, puts every row back at its position (the
+// layout's inverse permutation) and compares with full_attention over the whole sequence.
+//
+// A dry run executes the exact schedule of any plan (ring, layout, mask, backward mode, on as
+// many ranks as the plan has) with tiny tensors: 2 tokens per layout chunk, the plan's ratio of
+// query to KV heads over one KV head, head dim 8, and a window or document length scaled with
+// the sequence. It always checks, and counts messages: every send must meet its receive.
+#pragma once
+
+#include <cstdint>
+
+#include "common/json_reader.hpp"
+#include "planner/contract/plan.hpp"
+#include "runtime/comm/communicator.hpp"
+
+namespace burst::rt {
+
+struct AttentionRunOptions {
+  std::uint64_t seed = 1;
+  bool check = false;
+  bool dry_run = false;
+  double tolerance = 1e-4;  // max abs error allowed by the check (fp32)
+};
+
+// Runs on every rank of `comm` (its size must be the plan's rank count: burst::Error otherwise).
+// Returns the report on rank 0 (null elsewhere): check, comm_bytes, measured, predicted.
+[[nodiscard]] Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options);
+
+}  // namespace burst::rt

@@ -1,0 +1,65 @@
+// Distributed attention over the plan's ring: forward and both backward modes, on this rank's
+// tokens, with the CPU kernels (runtime/kernels) and a Communicator (runtime/comm).
+//
+// Forward: K,V blocks travel the read ring (RingSchedule::read_hops); every step this rank
+// computes its queries against the block it holds and merges the partial (O, lse) in fp32.
+// Backward, query side (BurstAttention): K,V stay; the pack Q, dO, D, lse travels the read ring;
+// each step adds this rank's keys' share to dK, dV locally and a partial dQ for the visiting
+// block, which is added to that block's dQ accumulator arriving from its previous contributor
+// (one step behind) and sent on; a final hop returns it home.
+// Backward, K,V ring (RingAttention): Q, dO, D, lse stay; K,V travel; the dK,dV accumulators
+// follow them one step behind and return home; dQ accumulates locally.
+//
+// Double buffering: at step s every transfer that leaves or reaches this rank at s is posted
+// before the step computes, and waited only when its data is used (receives) or at the end of
+// the step (sends). Blocks the mask leaves empty are neither computed nor sent.
+#pragma once
+
+#include <vector>
+
+#include "runtime/comm/communicator.hpp"
+#include "runtime/kernels/attention.hpp"
+#include "runtime/schedule/ring_schedule.hpp"
+
+namespace burst::rt {
+
+struct RingAttentionStats {
+  KernelStats kernels;
+  int blocks_computed = 0;
+  int messages_sent = 0;
+  int messages_received = 0;
+};
+
+struct RingForward {
+  Tensor o;
+  std::vector<float> lse;
+  RingAttentionStats stats;
+};
+
+struct RingBackward {
+  Tensor d_q, d_k, d_v;
+  RingAttentionStats stats;
+};
+
+class RingAttention {
+ public:
+  // This rank's place is schedule.ring_rank(comm.rank()). Shapes: q [c, H, d], k and v [c, Hkv, d].
+  RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
+                KernelOptions kernel_options = {});
+
+  [[nodiscard]] RingForward forward(ConstView q, ConstView k, ConstView v);
+  // `o` and `lse` from forward(); gradients of this rank's q, k and v.
+  [[nodiscard]] RingBackward backward(BackwardMode mode, ConstView q, ConstView k, ConstView v, ConstView o,
+                                      std::span<const float> lse, ConstView d_o);
+
+ private:
+  const RingSchedule& schedule_;
+  Communicator& comm_;
+  Shape q_shape_, kv_shape_;
+  KernelOptions kernel_options_;
+  AttentionMask mask_;
+  int me_;  // ring rank
+  std::vector<std::vector<std::int64_t>> positions_;  // per ring rank
+};
+
+}  // namespace burst::rt

@@ -1,0 +1,43 @@
+// One pass around the ring, the loop both attention phases share: a payload per block travels
+// the read ring, this rank computes with every block it needs, and (optionally) a gradient
+// accumulator per block follows its contributors and returns home. See ring_attention.hpp for
+// what travels in each phase and ring_schedule.hpp for the hops.
+//
+// Step s on ring rank k: wait for the payload of block b = block_at(k, s) (its receive was posted
+// at an earlier step), post the receives and read-ring sends whose send_step is s (the next
+// blocks travel while this step computes), then, if k needs b, compute into a zeroed partial
+// accumulator, add the accumulator arriving
+// from b's previous contributor, and send it to the next one (or home). Sends posted at s are
+// completed at the end of s; a rank only ever waits for messages sent at earlier steps or for
+// receives posted at the same step, so no cycle of waits can form.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "runtime/comm/communicator.hpp"
+#include "runtime/schedule/ring_schedule.hpp"
+
+namespace burst::rt {
+
+struct RingPassSpec {
+  Travel travel = Travel::KeysAndValues;
+  Channel read_channel = Channel::KvRing;
+  std::vector<float> own_payload;  // this rank's block, packed; every block's payload has this size
+  std::size_t accumulator_size = 0;  // floats per block accumulator; 0: none travel
+  // Computes with `block`'s payload; writes this rank's share of the block's accumulator into
+  // `partial` (zeroed, empty when there are no accumulators).
+  std::function<void(int block, std::span<const float> payload, std::span<float> partial)> compute;
+};
+
+struct RingPassResult {
+  std::vector<float> home_accumulator;  // the full accumulator of this rank's own block (zeros if none)
+  int blocks_computed = 0;
+  int messages_sent = 0;
+  int messages_received = 0;
+};
+
+[[nodiscard]] RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, RingPassSpec spec);
+
+}  // namespace burst::rt

@@ -1,0 +1,213 @@
+// Building and checking the ring schedule of a plan (see ring_schedule.hpp).
+#include "runtime/schedule/ring_schedule.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace burst::rt {
+namespace {
+
+// World ranks of the ring, in ring-rank order, from the plan's ring orders: a flat ring's order,
+// or the intra rings one after another (ring rank n * I + l is position l of intra ring n),
+// cross-checked against the inter rings (position n of inter ring l).
+std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, Problems& problems) {
+  std::vector<const plan::Ring*> flat, intra, inter;
+  for (const plan::Ring& r : plan.rings) {
+    if (r.member != 0) continue;
+    (r.level == "flat" ? flat : r.level == "intra" ? intra : inter).push_back(&r);
+  }
+  std::vector<int> members;
+  if (g.outer == 1) {
+    if (flat.size() != 1 || static_cast<int>(flat.front()->order.size()) != g.ring) {
+      problems.add({"plan:/rings", fmt::format("a flat ring of {} ranks needs one \"flat\" ring of {} ranks", g.ring, g.ring),
+                    "", "make the plan with burst plan"});
+      return {};
+    }
+    return flat.front()->order;
+  }
+  if (static_cast<int>(intra.size()) != g.outer || static_cast<int>(inter.size()) != g.inner) {
+    problems.add({"plan:/rings", fmt::format("a double ring {} x {} needs {} intra and {} inter rings, found {} and {}",
+                                             g.inner, g.outer, g.outer, g.inner, intra.size(), inter.size()),
+                  "", "make the plan with burst plan"});
+    return {};
+  }
+  for (const plan::Ring* r : intra) members.insert(members.end(), r->order.begin(), r->order.end());
+  for (int l = 0; l < g.inner; ++l) {
+    for (int n = 0; n < g.outer; ++n) {
+      const auto& order = inter[static_cast<std::size_t>(l)]->order;
+      if (static_cast<int>(order.size()) != g.outer ||
+          order[static_cast<std::size_t>(n)] != members[static_cast<std::size_t>(n * g.inner + l)]) {
+        problems.add({fmt::format("plan:/rings (inter ring {})", l),
+                      "does not join the same inner position of every intra ring", "", "make the plan with burst plan"});
+        return {};
+      }
+    }
+  }
+  return members;
+}
+
+}  // namespace
+
+RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq), mask_(plan.job.mask) {
+  const plan::Strategy& s = plan.strategy;
+  Problems problems;
+  if (s.ulysses != 1) {
+    problems.add({"plan:/strategy/ulysses", fmt::format("Ulysses degree {}: the runtime executes rings only", s.ulysses),
+                  "1", "plan with --strategy burst or ring"});
+  }
+  const int world = static_cast<int>(plan.ranks.size());
+  if (s.cp != world) {
+    problems.add({"plan:/strategy/cp", fmt::format("a ring of {} ranks on a world of {}", s.cp, world), "cp = world size", ""});
+  }
+  problems.throw_if_any();
+  geometry_.world = world;
+  geometry_.ulysses = 1;
+  geometry_.ring = s.cp;
+  geometry_.inner = s.ring == RingKind::Double ? s.inner : s.cp;
+  geometry_.outer = geometry_.ring / geometry_.inner;
+  const std::int64_t multiple = layout_multiple(s.layout, geometry_.ring);
+  if (seq <= 0 || seq % multiple != 0) {
+    problems.add({"seq", fmt::format("{} tokens do not split evenly: {} on a ring of {} needs a multiple of {}", seq,
+                                     to_string(s.layout), geometry_.ring, multiple),
+                  fmt::format("a multiple of {}", multiple), ""});
+  }
+  world_of_ring_ = ring_members(plan, geometry_, problems);
+  problems.throw_if_any();
+  ring_of_world_.assign(static_cast<std::size_t>(world), -1);
+  for (int k = 0; k < geometry_.ring; ++k) {
+    const int w = world_of_ring_[static_cast<std::size_t>(k)];
+    if (w < 0 || w >= world || ring_of_world_[static_cast<std::size_t>(w)] >= 0) {
+      throw Error(Problem{"plan:/rings", fmt::format("world rank {} is out of range or in the ring twice", w), "", ""});
+    }
+    ring_of_world_[static_cast<std::size_t>(w)] = k;
+  }
+  for (int k = 0; k < geometry_.ring; ++k) tokens_.push_back(ring_tokens(s.layout, seq, geometry_.ring, k));
+  needed_.resize(static_cast<std::size_t>(geometry_.ring) * geometry_.ring);
+  for (int q = 0; q < geometry_.ring; ++q) {
+    for (int k = 0; k < geometry_.ring; ++k) {
+      needed_[static_cast<std::size_t>(q * geometry_.ring + k)] = allowed_pairs(mask_, tokens(q), tokens(k)) > 0;
+    }
+  }
+}
+
+std::vector<std::int64_t> RingSchedule::positions(int ring_rank) const {
+  std::vector<std::int64_t> out;
+  const TokenSet& set = tokens(ring_rank);
+  for (int i = 0; i < set.size; ++i) {
+    const Progression& p = set.parts[static_cast<std::size_t>(i)];
+    for (std::int64_t j = 0; j < p.count; ++j) out.push_back(p.start + j * p.stride);
+  }
+  return out;
+}
+
+bool RingSchedule::pair_needed(int query_block, int key_block) const {
+  return needed_[static_cast<std::size_t>(query_block * geometry_.ring + key_block)] != 0;
+}
+
+bool RingSchedule::holder_needs(Travel travel, int block, int step) const {
+  const int holder = geometry_.visitor(block, step);
+  return travel == Travel::KeysAndValues ? pair_needed(holder, block) : pair_needed(block, holder);
+}
+
+RingLevel RingSchedule::level_between(int src, int dst) const {
+  if (geometry_.outer == 1) return RingLevel::Flat;
+  return src / geometry_.inner == dst / geometry_.inner ? RingLevel::Intra : RingLevel::Inter;
+}
+
+std::vector<Hop> RingSchedule::read_hops(Travel travel) const {
+  const RingGeometry& g = geometry_;
+  std::vector<Hop> hops;
+  for (int b = 0; b < g.ring; ++b) {
+    for (int o = 0; o < g.outer; ++o) {
+      const int first = o * g.inner, last = first + g.inner - 1;
+      // Inner hops of outer step o, t -> t+1, kept when a later step of this outer step needs b.
+      bool later = false;
+      std::vector<Hop> inner;
+      for (int t = last - 1; t >= first; --t) {
+        later = later || holder_needs(travel, b, t + 1);
+        if (later) {
+          const int src = g.visitor(b, t), dst = g.visitor(b, t + 1);
+          inner.push_back({b, src, dst, t, t + 1, level_between(src, dst)});
+        }
+      }
+      hops.insert(hops.end(), inner.rbegin(), inner.rend());
+      // The outer hop that starts outer step o+1, kept when any step from there on needs b.
+      if (o + 1 < g.outer) {
+        bool any = false;
+        for (int s = last + 1; s < g.ring && !any; ++s) any = holder_needs(travel, b, s);
+        if (any) {
+          const int src = g.visitor(b, first), dst = g.visitor(b, last + 1);
+          hops.push_back({b, src, dst, first, last + 1, level_between(src, dst)});
+        }
+      }
+    }
+  }
+  return hops;
+}
+
+std::vector<Hop> RingSchedule::accumulator_hops(Travel travel) const {
+  const RingGeometry& g = geometry_;
+  std::vector<Hop> hops;
+  for (int b = 0; b < g.ring; ++b) {
+    int from = -1, from_step = 0;
+    for (int s = 0; s < g.ring; ++s) {
+      if (!holder_needs(travel, b, s)) continue;
+      const int holder = g.visitor(b, s);
+      if (from >= 0) hops.push_back({b, from, holder, from_step, s, level_between(from, holder)});
+      from = holder;
+      from_step = s;
+    }
+    if (from >= 0 && from != b) hops.push_back({b, from, b, from_step, g.ring, level_between(from, b)});
+  }
+  return hops;
+}
+
+std::vector<std::string> RingSchedule::check() const {
+  const RingGeometry& g = geometry_;
+  std::vector<std::string> problems;
+  // Every non-empty pair exactly once: rank k at step s computes (queries of k, keys of block_at(k, s)).
+  std::map<std::pair<int, int>, int> computed;
+  for (int k = 0; k < g.ring; ++k) {
+    for (int s = 0; s < g.ring; ++s) {
+      const int b = g.block_at(k, s);
+      if (pair_needed(k, b)) ++computed[{k, b}];
+    }
+  }
+  for (int q = 0; q < g.ring; ++q) {
+    for (int k = 0; k < g.ring; ++k) {
+      const int times = computed.count({q, k}) ? computed.at({q, k}) : 0;
+      if (times != (pair_needed(q, k) ? 1 : 0)) {
+        problems.push_back(fmt::format("pair (queries of {}, keys of {}) computed {} times", q, k, times));
+      }
+    }
+  }
+  // Every hop leaves a rank that holds its data, and every needed (block, step) is delivered.
+  for (const Travel travel : {Travel::KeysAndValues, Travel::Queries}) {
+    std::set<std::pair<int, int>> has;  // (ring rank, block) once received or owned
+    for (int k = 0; k < g.ring; ++k) has.insert({k, k});
+    std::vector<Hop> hops = read_hops(travel);
+    std::stable_sort(hops.begin(), hops.end(), [](const Hop& a, const Hop& b) { return a.send_step < b.send_step; });
+    for (const Hop& h : hops) {
+      if (!has.count({h.src, h.block})) {
+        problems.push_back(fmt::format("block {} leaves ring rank {} at step {} before it got there", h.block, h.src, h.send_step));
+      }
+      if (h.use_step <= h.send_step) problems.push_back(fmt::format("block {} is used before it is sent", h.block));
+      has.insert({h.dst, h.block});
+    }
+    for (int b = 0; b < g.ring; ++b) {
+      for (int s = 0; s < g.ring; ++s) {
+        if (holder_needs(travel, b, s) && !has.count({g.visitor(b, s), b})) {
+          problems.push_back(fmt::format("block {} never reaches ring rank {} for step {}", b, g.visitor(b, s), s));
+        }
+      }
+    }
+  }
+  return problems;
+}
+
+}  // namespace burst::rt

@@ -1,0 +1,84 @@
+// The ring schedule of a plan, as the runtime runs it: which block each ring rank computes with
+// at each step (common/ring_geometry.hpp, the simulator's schedule), which messages carry the
+// blocks there, and which carry the gradient accumulators home.
+//
+// Read ring (forward K,V; backward K,V or the query pack Q, dO, D, lse): block b is held at step
+// t by ring rank visitor(b, t). Inside an outer step it moves along the inner ring, each hop
+// one step ahead of its use (double buffering: sent while the holder computes). In a double
+// ring the block that starts outer step o+1 on rank (n, l) is the one rank (n-1, l) started
+// outer step o with: it crosses nodes on the same rail, sent as soon as (n-1, l) has it, so it
+// travels over IB for a whole outer step of inner computation.
+// A hop is made only if some later holder on its branch needs the block: the mask leaves the
+// pair (queries, keys) empty otherwise, and neither compute nor transfer is spent on it.
+//
+// Accumulators (dQ in the query-side backward, dK,dV in the K,V-ring backward) follow their
+// block from contributor to contributor (the ranks whose pair with it is not empty), one step
+// behind the block, and a final hop returns them to the block's owner.
+//
+// check() verifies statically that every non-empty (query block, key block) pair is computed
+// exactly once and that every hop leaves a rank that holds its data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/ring_geometry.hpp"
+#include "common/token_sets.hpp"
+#include "planner/contract/plan.hpp"
+#include "runtime/comm/communicator.hpp"
+
+namespace burst::rt {
+
+// What travels on the read ring, which decides whether a holder needs it: K,V blocks are needed
+// by a holder whose queries see their keys; query packs by a holder whose keys they see.
+enum class Travel { KeysAndValues, Queries };
+
+struct Hop {
+  int block = 0;      // owner (ring rank) of the data
+  int src = 0, dst = 0;  // ring ranks
+  int send_step = 0;  // the step from which src holds the data (it sends then)
+  int use_step = 0;   // the step at which dst computes with it (ring size: after the last step)
+  RingLevel level = RingLevel::Flat;
+};
+
+class RingSchedule {
+ public:
+  // The plan's ring (Ulysses degree 1; a double ring's intra and inter orders must agree) over a
+  // sequence of `seq` tokens (the plan's, or a smaller one for a dry run). Throws burst::Error
+  // naming the plan field when the runtime cannot run it.
+  RingSchedule(const plan::Plan& plan, std::int64_t seq);
+
+  [[nodiscard]] int ring_size() const { return geometry_.ring; }
+  [[nodiscard]] const RingGeometry& geometry() const { return geometry_; }
+  [[nodiscard]] std::int64_t seq() const { return seq_; }
+  [[nodiscard]] const Mask& mask() const { return mask_; }
+  [[nodiscard]] int world_rank(int ring_rank) const { return world_of_ring_[static_cast<std::size_t>(ring_rank)]; }
+  [[nodiscard]] int ring_rank(int world_rank) const { return ring_of_world_[static_cast<std::size_t>(world_rank)]; }
+  [[nodiscard]] int block_at(int ring_rank, int step) const { return geometry_.block_at(ring_rank, step); }
+  [[nodiscard]] const TokenSet& tokens(int ring_rank) const { return tokens_[static_cast<std::size_t>(ring_rank)]; }
+  // The global positions of a ring rank's tokens, in the order its rows are stored.
+  [[nodiscard]] std::vector<std::int64_t> positions(int ring_rank) const;
+  // Whether the mask allows any pair between the queries of one block and the keys of another.
+  [[nodiscard]] bool pair_needed(int query_block, int key_block) const;
+  // Whether the holder of `block` at `step` computes with it.
+  [[nodiscard]] bool holder_needs(Travel travel, int block, int step) const;
+
+  [[nodiscard]] std::vector<Hop> read_hops(Travel travel) const;
+  [[nodiscard]] std::vector<Hop> accumulator_hops(Travel travel) const;
+
+  // Problems, one line each; empty when the schedule is complete (see the head comment).
+  [[nodiscard]] std::vector<std::string> check() const;
+
+ private:
+  [[nodiscard]] RingLevel level_between(int src, int dst) const;
+
+  RingGeometry geometry_;
+  std::int64_t seq_ = 0;
+  Mask mask_;
+  std::vector<int> world_of_ring_, ring_of_world_;
+  std::vector<TokenSet> tokens_;
+  std::vector<std::uint8_t> needed_;  // ring x ring: pair_needed(q, k) at q * ring + k
+};
+
+}  // namespace burst::rt
