@@ -70,7 +70,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 enum Figure : std::size_t {
   kForwardS, kBackwardS,
   kFwdFlat, kFwdIntra, kFwdInter, kBwdFlat, kBwdIntra, kBwdInter,
-  kFwdSent, kFwdReceived, kBwdSent, kBwdReceived, kFwdBlocks, kBwdBlocks, kFigureCount
+  kFwdSent, kFwdReceived, kBwdSent, kBwdReceived, kFwdBlocks, kBwdBlocks, kFwdComputeS, kBwdComputeS, kFigureCount
 };
 
 void read_bytes(const Communicator& comm, std::vector<float>& figures, std::size_t first) {
@@ -148,6 +148,8 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
   figures[kBwdReceived] = static_cast<float>(bwd.stats.messages_received);
   figures[kFwdBlocks] = static_cast<float>(fwd.stats.blocks_computed);
   figures[kBwdBlocks] = static_cast<float>(bwd.stats.blocks_computed);
+  figures[kFwdComputeS] = static_cast<float>(fwd.stats.compute_s);
+  figures[kBwdComputeS] = static_cast<float>(bwd.stats.compute_s);
 
   std::vector<float> all(comm.rank() == 0 ? figures.size() * static_cast<std::size_t>(world) : 0);
   comm.gather_to_root(figures, all);
@@ -205,7 +207,13 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
   report["messages"] = {{"forward_sent", sum_of(kFwdSent)}, {"forward_received", sum_of(kFwdReceived)},
                         {"backward_sent", sum_of(kBwdSent)}, {"backward_received", sum_of(kBwdReceived)},
                         {"blocks_computed_forward", sum_of(kFwdBlocks)}, {"blocks_computed_backward", sum_of(kBwdBlocks)}};
-  report["measured"] = {{"forward_s", max_of(kForwardS)}, {"backward_s", max_of(kBackwardS)}};
+  // Overlap: the phase's time over its busiest rank's kernel time. 1 means communication hid
+  // entirely behind compute; above 1, the share of the phase spent waiting on messages.
+  const double fwd_compute = max_of(kFwdComputeS), bwd_compute = max_of(kBwdComputeS);
+  report["measured"] = {{"forward_s", max_of(kForwardS)}, {"backward_s", max_of(kBackwardS)},
+                        {"forward_compute_s", fwd_compute}, {"backward_compute_s", bwd_compute},
+                        {"forward_overlap", fwd_compute > 0 ? max_of(kForwardS) / fwd_compute : 0.0},
+                        {"backward_overlap", bwd_compute > 0 ? max_of(kBackwardS) / bwd_compute : 0.0}};
   report["predicted"] = {{"forward_s", plan.predicted.attention_forward_s},
                          {"backward_s", plan.predicted.attention_backward_s}};
   if (check) {

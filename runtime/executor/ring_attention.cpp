@@ -3,6 +3,7 @@
 #include "runtime/executor/ring_attention.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "runtime/executor/ring_pass.hpp"
 
@@ -41,6 +42,14 @@ class Unpacker {
 
 View view_of(std::span<float> data, Shape shape) { return {data.data(), shape}; }
 
+// Runs a kernel call and adds its wall time to `seconds`.
+template <typename Fn>
+void timed(double& seconds, Fn&& fn) {
+  const auto start = std::chrono::steady_clock::now();
+  fn();
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 RingAttention::RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
@@ -68,10 +77,12 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   spec.compute = [&](int block, std::span<const float> payload, std::span<float>) {
     Unpacker in(payload);
     const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
-    out.stats.kernels += attention_forward({q, kb, vb, positions_[static_cast<std::size_t>(me_)],
-                                            positions_[static_cast<std::size_t>(block)]},
-                                           mask_, o_i.view(), lse_i, kernel_options_);
-    merge_partial(out.o.view(), out.lse, o_i.view(), lse_i);
+    timed(out.stats.compute_s, [&] {
+      out.stats.kernels += attention_forward({q, kb, vb, positions_[static_cast<std::size_t>(me_)],
+                                              positions_[static_cast<std::size_t>(block)]},
+                                             mask_, o_i.view(), lse_i, kernel_options_);
+      merge_partial(out.o.view(), out.lse, o_i.view(), lse_i);
+    });
   };
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
   out.stats.blocks_computed = pass.blocks_computed;
@@ -103,9 +114,11 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
       Unpacker in(payload);
       const ConstView qb = in.view(q_shape_), dob = in.view(q_shape_);
       const auto delta_b = in.span(rows), lse_b = in.span(rows);
-      out.stats.kernels += attention_backward({qb, k, v, positions_[static_cast<std::size_t>(block)], my_positions},
-                                              mask_, dob, delta_b, lse_b, view_of(partial_dq, q_shape_), out.d_k.view(),
-                                              out.d_v.view(), kernel_options_);
+      timed(out.stats.compute_s, [&] {
+        out.stats.kernels += attention_backward({qb, k, v, positions_[static_cast<std::size_t>(block)], my_positions},
+                                                mask_, dob, delta_b, lse_b, view_of(partial_dq, q_shape_),
+                                                out.d_k.view(), out.d_v.view(), kernel_options_);
+      });
     };
   } else {
     // K,V travel with their dK, dV accumulators; Q, dO, D, lse stay; dQ accumulates here.
@@ -116,10 +129,12 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dkv) {
       Unpacker in(payload);
       const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
-      out.stats.kernels += attention_backward({q, kb, vb, my_positions, positions_[static_cast<std::size_t>(block)]},
-                                              mask_, d_o, delta, lse, out.d_q.view(),
-                                              view_of(partial_dkv.first(kv_elements), kv_shape_),
-                                              view_of(partial_dkv.subspan(kv_elements), kv_shape_), kernel_options_);
+      timed(out.stats.compute_s, [&] {
+        out.stats.kernels += attention_backward({q, kb, vb, my_positions, positions_[static_cast<std::size_t>(block)]},
+                                                mask_, d_o, delta, lse, out.d_q.view(),
+                                                view_of(partial_dkv.first(kv_elements), kv_shape_),
+                                                view_of(partial_dkv.subspan(kv_elements), kv_shape_), kernel_options_);
+      });
     };
   }
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));

@@ -25,6 +25,7 @@ namespace burst::rt {
 
 struct RingAttentionStats {
   KernelStats kernels;
+  double compute_s = 0;  // wall time inside the kernels (what the phase would take without communication)
   int blocks_computed = 0;
   int messages_sent = 0;
   int messages_received = 0;

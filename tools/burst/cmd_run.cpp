@@ -35,6 +35,8 @@ void print_report(const Json& r) {
              m["forward_s"].get<double>(), p["forward_s"].get<double>(), r["comm_bytes"]["forward"].get<double>());
   fmt::print("  backward  measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
              m["backward_s"].get<double>(), p["backward_s"].get<double>(), r["comm_bytes"]["backward"].get<double>());
+  fmt::print("  overlap   forward {:.2f}, backward {:.2f} (phase time / busiest rank's kernel time; 1 = fully hidden)\n",
+             m["forward_overlap"].get<double>(), m["backward_overlap"].get<double>());
   const Json& msg = r["messages"];
   fmt::print("  messages  forward {} sent / {} received, backward {} sent / {} received\n",
              msg["forward_sent"].get<double>(), msg["forward_received"].get<double>(),
