@@ -1,0 +1,29 @@
+// Timing that every rank of a job does at once, as the ranks of a run compute at once.
+//
+// On a machine whose cores are shared by all ranks, a kernel timed alone runs faster than the
+// same kernel in a job: the other ranks take their share of cores, caches and memory
+// bandwidth. So calibration times every measurement on all ranks together: a barrier lines
+// the ranks up, each times its own run, and the round counts as long as its slowest rank
+// (a ring step ends when its slowest rank does). Rounds repeat the whole list of measurements
+// interleaved, and the best round of each measurement is kept: the load of a shared machine
+// moves within seconds, and the best round is the one least disturbed by other jobs.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "runtime/comm/communicator.hpp"
+
+namespace burst::rt {
+
+// Barrier, then the seconds `run` takes on this rank. Every rank calls it.
+[[nodiscard]] double time_together(Communicator& comm, const std::function<void()>& run);
+
+// `mine[round * per_round + i]` is this rank's time of measurement i in a round. Returns, on
+// rank 0, for each i the best over rounds of the slowest rank's time (empty elsewhere).
+// Every rank calls it with the same lengths.
+[[nodiscard]] std::vector<double> best_of_slowest(Communicator& comm, std::span<const double> mine,
+                                                  std::size_t per_round);
+
+}  // namespace burst::rt
