@@ -21,6 +21,8 @@
 #include <string_view>
 #include <variant>
 
+#include <fmt/format.h>
+
 namespace burst::trace {
 
 // One entry of an event's "args" (the viewer's details pane): a number or a text.
@@ -62,11 +64,13 @@ class ChromeTraceWriter {
 
  private:
   void begin_event();
+  void end_event();
   void event_head(char phase, const Slice& slice);
   void metadata(std::string_view kind, int pid, int tid, const Arg& arg);
   void args(std::initializer_list<Arg> args);
 
   std::ostream& out_;
+  fmt::memory_buffer buffer_;  // the event being formatted
   bool first_ = true;
 };
 

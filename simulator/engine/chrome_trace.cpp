@@ -1,12 +1,14 @@
-// Writes the trace directly with fmt (a 1024-GPU layer has millions of events; building a
-// JSON tree first would triple the memory). Strings are escaped by nlohmann's serializer.
+// Lays a simulated run out as trace tracks (see chrome_trace.hpp) and streams it through the
+// shared writer, common/chrome_trace.hpp (a 1024-GPU layer has millions of events; building a
+// JSON tree first would triple the memory).
 #include "simulator/engine/chrome_trace.hpp"
 
 #include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
+
+#include "common/chrome_trace.hpp"
 
 namespace burst::sim {
 namespace {
@@ -15,15 +17,12 @@ namespace {
 constexpr int kSlotsPerGpu = 64;
 constexpr int kLanes = 32;
 
-std::string quoted(const std::string& text) { return nlohmann::json(text).dump(); }
-
-class TraceWriter {
+class TraceLayout {
  public:
-  TraceWriter(std::ostream& out, const topo::Topology& topology) : out_(out), topology_(topology) {}
+  TraceLayout(std::ostream& out, const topo::Topology& topology) : writer_(out), topology_(topology) {}
 
   void write(const std::vector<TraceRun>& runs) {
     assign_lanes(runs);
-    out_ << "{\"traceEvents\":[\n";
     metadata(runs);
     double offset = 0;
     for (std::size_t r = 0; r < runs.size(); ++r) {
@@ -31,16 +30,10 @@ class TraceWriter {
       counters(runs[r], offset);
       offset += runs[r].result->makespan_s;
     }
-    out_ << "\n],\"displayTimeUnit\":\"ns\"}\n";
+    writer_.finish();
   }
 
  private:
-  void event(const std::string& json) {
-    if (!first_) out_ << ",\n";
-    first_ = false;
-    out_ << json;
-  }
-
   [[nodiscard]] int tid(int gpu, int slot) const { return topology_.local_of(gpu) * kSlotsPerGpu + slot; }
   [[nodiscard]] static int compute_slot(const Task& t) { return std::min(static_cast<int>(t.stream), kLanes - 1); }
 
@@ -85,75 +78,62 @@ class TraceWriter {
         if (t.kind == TaskKind::Compute) used_.insert({t.gpu, compute_slot(t)});
       }
     }
-    for (int node = 0; node < topology_.nodes(); ++node) {
-      event(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"node {}"}}}})", node,
-                        node));
-      event(fmt::format(R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
-                        node, node));
-    }
+    for (int node = 0; node < topology_.nodes(); ++node) writer_.process(node, fmt::format("node {}", node), node);
     for (const auto& [gpu, slot] : used_) {
       const int local = topology_.local_of(gpu);
       const std::string name = slot < kLanes ? fmt::format("gpu {} stream {}", local, slot)
                                : slot == kLanes ? fmt::format("gpu {} send", local)
                                                 : fmt::format("gpu {} send {}", local, slot - kLanes);
-      event(fmt::format(R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":{}}}}})",
-                        topology_.node_of(gpu), tid(gpu, slot), quoted(name)));
-      event(fmt::format(R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
-                        topology_.node_of(gpu), tid(gpu, slot), tid(gpu, slot)));
+      writer_.thread(topology_.node_of(gpu), tid(gpu, slot), name, tid(gpu, slot));
     }
-    event(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"links"}}}})",
-                      topology_.nodes()));
+    writer_.process(topology_.nodes(), "links", topology_.nodes());
   }
 
   void tasks(const TraceRun& run, const std::vector<std::uint8_t>& lanes, double offset) {
-    const std::string category = quoted(run.name);
     for (std::size_t id = 0; id < run.graph->size(); ++id) {
       const Task& t = run.graph->tasks()[id];
       const TaskTime& time = run.result->times[id];
-      const double ts = (offset + time.start) * 1e6, dur = (time.end - time.start) * 1e6;
+      trace::Slice slice{.category = run.name, .pid = topology_.node_of(t.gpu), .start_s = offset + time.start,
+                         .duration_s = time.end - time.start};
       if (t.kind == TaskKind::Compute) {
-        event(fmt::format(
-            R"({{"ph":"X","name":"{} step {}","cat":{},"pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},)"
-            R"("args":{{"task":{},"flops":{},"block_q":{},"block_k":{}}}}})",
-            to_string(t.kernel), t.step, category, topology_.node_of(t.gpu), tid(t.gpu, compute_slot(t)), ts, dur,
-            id, t.amount, t.block_q, t.block_k));
+        const std::string name = fmt::format("{} step {}", to_string(t.kernel), t.step);
+        slice.name = name;
+        slice.tid = tid(t.gpu, compute_slot(t));
+        writer_.complete(slice, {{"task", id}, {"flops", t.amount}, {"block_q", t.block_q}, {"block_k", t.block_k}});
       } else {
-        event(fmt::format(
-            R"({{"ph":"X","name":"{} -> gpu {}","cat":{},"pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},)"
-            R"("args":{{"task":{},"bytes":{},"step":{},"channel":{},"dst":{}}}}})",
-            to_string(t.payload), t.peer, category, topology_.node_of(t.gpu), tid(t.gpu, kLanes + lanes[id]), ts,
-            dur, id, t.amount, t.step, static_cast<int>(t.stream), t.peer));
+        const std::string name = fmt::format("{} -> gpu {}", to_string(t.payload), t.peer);
+        slice.name = name;
+        slice.tid = tid(t.gpu, kLanes + lanes[id]);
+        writer_.complete(slice, {{"task", id}, {"bytes", t.amount}, {"step", t.step},
+                                 {"channel", static_cast<int>(t.stream)}, {"dst", t.peer}});
       }
     }
   }
 
   void counters(const TraceRun& run, double offset) {
     for (const LinkSample& s : run.result->link_samples) {
-      event(fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{:.3f},"args":{{"GB/s":{:.6g}}}}})",
-                        link_name(s.link), topology_.nodes(), (offset + s.time) * 1e6,
-                        s.bytes_per_second * 1e-9));
+      writer_.counter(link_name(s.link), topology_.nodes(), offset + s.time, "GB/s", s.bytes_per_second * 1e-9);
     }
   }
 
   const std::string& link_name(topo::LinkId link) {
     if (link_names_.empty()) link_names_.resize(static_cast<std::size_t>(topology_.link_count()));
     std::string& name = link_names_[static_cast<std::size_t>(link)];
-    if (name.empty()) name = quoted(topology_.link_name(link));
+    if (name.empty()) name = topology_.link_name(link);
     return name;
   }
 
-  std::ostream& out_;
+  trace::ChromeTraceWriter writer_;
   const topo::Topology& topology_;
-  std::vector<std::string> link_names_;  // quoted, filled on first use
+  std::vector<std::string> link_names_;  // filled on first use
   std::set<std::pair<int, int>> used_;    // (gpu, slot) threads that have events
   std::vector<std::vector<std::uint8_t>> lanes_;  // per run, per task: send lane
-  bool first_ = true;
 };
 
 }  // namespace
 
 void write_chrome_trace(std::ostream& out, const std::vector<TraceRun>& runs, const topo::Topology& topology) {
-  TraceWriter(out, topology).write(runs);
+  TraceLayout(out, topology).write(runs);
 }
 
 void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResult& result,
