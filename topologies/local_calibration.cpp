@@ -2,29 +2,42 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/json_reader.hpp"
 
 namespace burst::topo {
+namespace {
 
-std::string find_local_calibration() {
-  namespace fs = std::filesystem;
-  std::vector<std::string> candidates;
+// The search order, first to last.
+std::vector<std::string> candidates() {
+  std::vector<std::string> paths;
   if (const char* env = std::getenv("BURST_LOCAL_CALIBRATION"); env != nullptr && *env != '\0') {
-    candidates.emplace_back(env);
+    paths.emplace_back(env);
   }
   if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg != '\0') {
-    candidates.push_back(std::string(xdg) + "/burst/local.json");
+    paths.push_back(std::string(xdg) + "/burst/local.json");
   }
   if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    candidates.push_back(std::string(home) + "/.config/burst/local.json");
+    paths.push_back(std::string(home) + "/.config/burst/local.json");
   }
-  for (const auto& c : candidates) {
+  return paths;
+}
+
+}  // namespace
+
+std::string find_local_calibration() {
+  for (const auto& c : candidates()) {
     std::error_code ec;
-    if (fs::is_regular_file(c, ec)) return c;
+    if (std::filesystem::is_regular_file(c, ec)) return c;
   }
   return {};
+}
+
+std::string local_calibration_write_path() {
+  const std::vector<std::string> paths = candidates();
+  return paths.empty() ? std::string() : paths.front();
 }
 
 LocalCalibration read_local_calibration(const std::string& path) {

@@ -11,11 +11,17 @@
 //              "inter_bandwidth": "2GBps", "inter_latency": "5us"}}
 // Every field is optional; a missing one keeps its default. intra_* is rank to rank inside a
 // virtual node (shared memory), inter_* between virtual nodes (the loopback "NIC").
+// `burst calibrate` writes such a file from measurements (docs/runtime-calibration.md); its
+// "compute" section holds the efficiency curves of the GPU model kLocalGpuModel, which the
+// simulator's default calibration adopts (simulator/costs/calibration.hpp).
 #pragma once
 
 #include <string>
 
 namespace burst::topo {
+
+// The GPU model of every rank of the `local` topology.
+inline constexpr const char* kLocalGpuModel = "cpu-rank";
 
 struct LocalCalibration {
   double compute_flops_per_rank = 20e9;
@@ -30,6 +36,10 @@ struct LocalCalibration {
 
 // The first existing file of the search order above, or "" when there is none.
 [[nodiscard]] std::string find_local_calibration();
+// Where a new calibration goes so the search above finds it first: $BURST_LOCAL_CALIBRATION
+// when set, else $XDG_CONFIG_HOME/burst/local.json, else ~/.config/burst/local.json ("" when
+// none of these variables is set).
+[[nodiscard]] std::string local_calibration_write_path();
 // Reads one file; throws burst::Error with every problem.
 [[nodiscard]] LocalCalibration read_local_calibration(const std::string& path);
 // The calibration `local` uses: the file found, else the defaults.

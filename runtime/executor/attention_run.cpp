@@ -106,7 +106,7 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Json run_attention(const plan::Plan& original, Communicator& comm, const AttentionRunOptions& options) {
+Json run_attention(const plan::Plan& original, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
   const auto world = static_cast<int>(original.ranks.size());
   if (comm.size() != world) {
     throw Error(Problem{"mpirun -np", fmt::format("the plan has {} ranks, this job has {}", world, comm.size()),
@@ -128,17 +128,20 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
   const Tensor q = random_rows(options.seed, kQ, positions, q_shape), k = random_rows(options.seed, kK, positions, kv_shape),
                v = random_rows(options.seed, kV, positions, kv_shape), d_o = random_rows(options.seed, kDO, positions, q_shape);
 
-  RingAttention attention(schedule, comm, q_shape, kv_shape);
+  TraceRecorder recorder;
+  RingAttention attention(schedule, comm, q_shape, kv_shape, {}, trace != nullptr ? &recorder : nullptr);
   std::vector<float> figures(kFigureCount);
   comm.barrier();
   comm.reset_counters();
   auto start = std::chrono::steady_clock::now();
+  recorder.start(start);
   const RingForward fwd = attention.forward(q.view(), k.view(), v.view());
   figures[kForwardS] = static_cast<float>(seconds_since(start));
   read_bytes(comm, figures, kFwdFlat);
   comm.barrier();
   comm.reset_counters();
   start = std::chrono::steady_clock::now();
+  recorder.set_phase(TracePhase::Backward);
   const RingBackward bwd = attention.backward(plan.strategy.backward, q.view(), k.view(), v.view(), fwd.o.view(), fwd.lse, d_o.view());
   figures[kBackwardS] = static_cast<float>(seconds_since(start));
   read_bytes(comm, figures, kBwdFlat);
@@ -153,6 +156,7 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
 
   std::vector<float> all(comm.rank() == 0 ? figures.size() * static_cast<std::size_t>(world) : 0);
   comm.gather_to_root(figures, all);
+  if (trace != nullptr) *trace = gather_trace(comm, recorder, plan.ranks);
 
   const bool check = options.check || options.dry_run;
   Tensor o_full, dq_full, dk_full, dv_full;

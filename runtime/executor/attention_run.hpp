@@ -11,6 +11,10 @@
 // many ranks as the plan has) with tiny tensors: 2 tokens per layout chunk, the plan's ratio of
 // query to KV heads over one KV head, head dim 8, and a window or document length scaled with
 // the sequence. It always checks, and counts messages: every send must meet its receive.
+//
+// Tracing: with a RunTrace to fill, every rank records its ring loops (run_trace.hpp) from an
+// origin taken right after the barrier that starts the forward phase, and rank 0 receives
+// every rank's events; write_run_trace turns them into a Chrome trace.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +22,7 @@
 #include "common/json_reader.hpp"
 #include "planner/contract/plan.hpp"
 #include "runtime/comm/communicator.hpp"
+#include "runtime/executor/run_trace.hpp"
 
 namespace burst::rt {
 
@@ -30,6 +35,9 @@ struct AttentionRunOptions {
 
 // Runs on every rank of `comm` (its size must be the plan's rank count: burst::Error otherwise).
 // Returns the report on rank 0 (null elsewhere): check, comm_bytes, measured, predicted.
-[[nodiscard]] Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options);
+// `trace`: every rank passes one or every rank passes none (gathering it is collective); rank 0's
+// is filled with every rank's timeline.
+[[nodiscard]] Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options,
+                                 RunTrace* trace = nullptr);
 
 }  // namespace burst::rt

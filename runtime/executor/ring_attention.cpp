@@ -53,12 +53,13 @@ void timed(double& seconds, Fn&& fn) {
 }  // namespace
 
 RingAttention::RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
-                             KernelOptions kernel_options)
+                             KernelOptions kernel_options, TraceRecorder* recorder)
     : schedule_(schedule),
       comm_(comm),
       q_shape_(q_shape),
       kv_shape_(kv_shape),
       kernel_options_(kernel_options),
+      recorder_(recorder),
       mask_{schedule.mask(), std::nullopt},
       me_(schedule.ring_rank(comm.rank())) {
   for (int k = 0; k < schedule.ring_size(); ++k) positions_.push_back(schedule.positions(k));
@@ -84,6 +85,7 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
       merge_partial(out.o.view(), out.lse, o_i.view(), lse_i);
     });
   };
+  spec.recorder = recorder_;
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
   out.stats.blocks_computed = pass.blocks_computed;
   out.stats.messages_sent = pass.messages_sent;
@@ -137,6 +139,7 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
       });
     };
   }
+  spec.recorder = recorder_;
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
   if (mode == BackwardMode::QRing) {
     std::copy(pass.home_accumulator.begin(), pass.home_accumulator.end(), out.d_q.values().begin());

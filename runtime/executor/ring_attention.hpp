@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "runtime/comm/communicator.hpp"
+#include "runtime/executor/run_trace.hpp"
 #include "runtime/kernels/attention.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
@@ -45,8 +46,9 @@ struct RingBackward {
 class RingAttention {
  public:
   // This rank's place is schedule.ring_rank(comm.rank()). Shapes: q [c, H, d], k and v [c, Hkv, d].
+  // With a recorder, both phases' ring loops record their timeline there (run_trace.hpp).
   RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
-                KernelOptions kernel_options = {});
+                KernelOptions kernel_options = {}, TraceRecorder* recorder = nullptr);
 
   [[nodiscard]] RingForward forward(ConstView q, ConstView k, ConstView v);
   // `o` and `lse` from forward(); gradients of this rank's q, k and v.
@@ -58,6 +60,7 @@ class RingAttention {
   Communicator& comm_;
   Shape q_shape_, kv_shape_;
   KernelOptions kernel_options_;
+  TraceRecorder* recorder_;
   AttentionMask mask_;
   int me_;  // ring rank
   std::vector<std::vector<std::int64_t>> positions_;  // per ring rank

@@ -11,6 +11,15 @@ struct Inbox {
   Request request;
 };
 
+// comm.wait(request), recorded as a wait for its message when tracing.
+void wait_for(Communicator& comm, Request& request, TraceRecorder* recorder) {
+  if (recorder == nullptr) return comm.wait(request);
+  const Envelope message = request.envelope();
+  const double start = recorder->now();
+  comm.wait(request);
+  recorder->receive(message, start);
+}
+
 }  // namespace
 
 RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, RingPassSpec spec) {
@@ -38,15 +47,21 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
   std::vector<float> partial(spec.accumulator_size);
 
   const auto peer = [&](int ring_rank) { return schedule.world_rank(ring_rank); };
+  std::vector<Request> sends;
+  const auto send = [&](std::span<const float> data, const Hop& h, Channel channel) {
+    sends.push_back(comm.isend(data, peer(h.dst), channel, h.use_step, h.level));
+    if (spec.recorder != nullptr) spec.recorder->send(sends.back().envelope());
+    ++result.messages_sent;
+  };
   for (int s = 0; s < ring; ++s) {
     // The block of this step arrives first: this rank computes with it, forwards it, or both.
     const int b = schedule.block_at(me, s);
     if (const auto it = read_inbox.find(b); it != read_inbox.end()) {
-      comm.wait(it->second.request);
+      wait_for(comm, it->second.request, spec.recorder);
       payloads[b] = std::move(it->second.data);
       read_inbox.erase(it);
     }
-    std::vector<Request> sends;
+    sends.clear();
     for (const Hop& h : reads) {
       if (h.send_step != s) continue;
       if (h.dst == me) {
@@ -55,8 +70,7 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
         in.request = comm.irecv(in.data, peer(h.src), spec.read_channel, h.use_step, h.level);
         ++result.messages_received;
       } else {
-        sends.push_back(comm.isend(payloads.at(h.block), peer(h.dst), spec.read_channel, h.use_step, h.level));
-        ++result.messages_sent;
+        send(payloads.at(h.block), h, spec.read_channel);
       }
     }
     for (const Hop& h : accs) {
@@ -69,13 +83,15 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
 
     if (schedule.holder_needs(spec.travel, b, s)) {
       std::fill(partial.begin(), partial.end(), 0.0f);
+      const double start = spec.recorder != nullptr ? spec.recorder->now() : 0.0;
       spec.compute(b, payloads.at(b), partial);
+      if (spec.recorder != nullptr) spec.recorder->compute(s, b, start);
       ++result.blocks_computed;
       if (accumulate) {
         std::vector<float> acc = std::move(partial);
         partial.assign(spec.accumulator_size, 0.0f);
         if (const auto it = acc_inbox.find(b); it != acc_inbox.end()) {
-          comm.wait(it->second.request);
+          wait_for(comm, it->second.request, spec.recorder);
           for (std::size_t i = 0; i < acc.size(); ++i) acc[i] += it->second.data[i];
           acc_inbox.erase(it);
         }
@@ -83,15 +99,20 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
         for (const Hop& h : accs) {
           if (h.block == b && h.src == me && h.send_step == s) {
             accumulators[b] = std::move(acc);
-            sends.push_back(comm.isend(accumulators[b], peer(h.dst), Channel::DqRing, h.use_step, h.level));
-            ++result.messages_sent;
+            send(accumulators[b], h, Channel::DqRing);
             sent = true;
           }
         }
         if (!sent && b == me) result.home_accumulator = std::move(acc);
       }
     }
-    comm.wait_all(sends);
+    if (spec.recorder != nullptr && !sends.empty()) {
+      const double start = spec.recorder->now();
+      comm.wait_all(sends);
+      spec.recorder->sends_done(s, start);
+    } else {
+      comm.wait_all(sends);
+    }
     // Payloads this rank will neither compute with nor send again are released.
     for (auto it = payloads.begin(); it != payloads.end();) {
       const int block = it->first;
@@ -104,7 +125,7 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
   }
   // The final hop home of this rank's own accumulator.
   if (const auto it = acc_inbox.find(me); it != acc_inbox.end()) {
-    comm.wait(it->second.request);
+    wait_for(comm, it->second.request, spec.recorder);
     result.home_accumulator = std::move(it->second.data);
   }
   return result;

@@ -10,6 +10,10 @@
 // from b's previous contributor, and send it to the next one (or home). Sends posted at s are
 // completed at the end of s; a rank only ever waits for messages sent at earlier steps or for
 // receives posted at the same step, so no cycle of waits can form.
+//
+// With a TraceRecorder (run_trace.hpp) the loop records every compute span, every wait for a
+// message, every send it posts and the end-of-step wait for its sends; without one it only
+// tests a null pointer.
 #pragma once
 
 #include <functional>
@@ -17,6 +21,7 @@
 #include <vector>
 
 #include "runtime/comm/communicator.hpp"
+#include "runtime/executor/run_trace.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
@@ -29,6 +34,7 @@ struct RingPassSpec {
   // Computes with `block`'s payload; writes this rank's share of the block's accumulator into
   // `partial` (zeroed, empty when there are no accumulators).
   std::function<void(int block, std::span<const float> payload, std::span<float> partial)> compute;
+  TraceRecorder* recorder = nullptr;  // when set, the loop's timeline is recorded there
 };
 
 struct RingPassResult {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/units.hpp"
+#include "topologies/local_calibration.hpp"
 
 namespace burst::sim {
 namespace {
@@ -57,6 +58,17 @@ ComputeCalibration hopper(const std::string& pattern) {
   c.kernels[1].points = scaled(a.kernels[1].points, ratio);
   c.kernels[2].points = {{1024, 0.139}, {2048, 0.511}, {4096, 0.615}, {8192, 0.652}, {16384, 0.696}};
   c.kernels[3].points = a.kernels[3].points;
+  return c;
+}
+
+// The published numbers only (docs/cost-models.md).
+Calibration built_in_calibration() {
+  Calibration c;
+  c.compute = {ampere(), hopper("H100"), hopper("H200"), hopper("H800")};
+  // By topo::LinkKind: nvlink, pcie, inter-socket, shm, network.
+  c.link_efficiency = {0.658, 0.80, 0.70, 1.0, 0.984};
+  // By topo::PathClass: NVL, SHM, PIX, PXB, PHB, SYS, NET.
+  c.latency_s = {3.1e-6, 1e-6, 4e-6, 4e-6, 5e-6, 6e-6, 3.8e-6};
   return c;
 }
 
@@ -173,12 +185,14 @@ const ComputeCalibration& Calibration::compute_for(std::string_view gpu_model) c
 }
 
 Calibration default_calibration() {
-  Calibration c;
-  c.compute = {ampere(), hopper("H100"), hopper("H200"), hopper("H800")};
-  // By topo::LinkKind: nvlink, pcie, inter-socket, shm, network.
-  c.link_efficiency = {0.658, 0.80, 0.70, 1.0, 0.984};
-  // By topo::PathClass: NVL, SHM, PIX, PXB, PHB, SYS, NET.
-  c.latency_s = {3.1e-6, 1e-6, 4e-6, 4e-6, 5e-6, 6e-6, 3.8e-6};
+  Calibration c = built_in_calibration();
+  const std::string local = topo::find_local_calibration();
+  if (local.empty()) return c;
+  // The whole file is checked (errors name it), but only the local ranks' curves are taken.
+  const Calibration file = apply_calibration(built_in_calibration(), read_json_file(local), local);
+  const auto it = std::find_if(file.compute.begin(), file.compute.end(),
+                               [](const ComputeCalibration& e) { return e.gpu == topo::kLocalGpuModel; });
+  if (it != file.compute.end()) c.compute.push_back(*it);
   return c;
 }
 
@@ -190,7 +204,7 @@ Calibration apply_calibration(Calibration base, const Json& doc, const std::stri
                    "a calibration file looks like {\"schema\": \"burst.calibration/1\", ...}");
     problems.throw_if_any();
   }
-  reader.reject_unknown_keys(doc, "", {"schema", "compute", "link_efficiency", "latency"});
+  reader.reject_unknown_keys(doc, "", {"schema", "compute", "link_efficiency", "latency", "local"});
   reader.choice(doc, "", "schema", {"burst.calibration/1"});
   if (const Json* compute = reader.array(doc, "", "compute", false)) read_compute(reader, *compute, base);
   if (const Json* links = reader.object(doc, "", "link_efficiency", false)) {

@@ -49,12 +49,17 @@ struct Calibration {
   [[nodiscard]] const ComputeCalibration& compute_for(std::string_view gpu_model) const;
 };
 
-// Built-in defaults (docs/cost-models.md gives every source).
+// Built-in defaults (docs/cost-models.md gives every source), plus this machine's own curves
+// for the `local` topology's ranks: when a local calibration file is found
+// (topologies/local_calibration.hpp, written by `burst calibrate`), its "compute" entry for
+// GPU model "cpu-rank" is adopted. Nothing else of that file applies here (its "local"
+// section is the topology's), so it never changes a GPU cluster's predictions.
 [[nodiscard]] Calibration default_calibration();
 
 // Applies a "burst.calibration/1" document on top of `base`: curves given for a GPU pattern
 // replace that pattern's curves kernel by kernel (a new pattern starts from "*"), link
-// efficiencies and latencies replace the named entries. Collects every problem (with JSON
+// efficiencies and latencies replace the named entries. A "local" section is allowed and left
+// to the local topology (topologies/local_calibration.hpp), so one file serves both. Collects every problem (with JSON
 // pointers) and throws one burst::Error.
 [[nodiscard]] Calibration apply_calibration(Calibration base, const Json& doc, const std::string& source);
 [[nodiscard]] Calibration read_calibration_file(const std::string& path);

@@ -93,17 +93,15 @@ class TraceLayout {
     for (std::size_t id = 0; id < run.graph->size(); ++id) {
       const Task& t = run.graph->tasks()[id];
       const TaskTime& time = run.result->times[id];
-      trace::Slice slice{.category = run.name, .pid = topology_.node_of(t.gpu), .start_s = offset + time.start,
-                         .duration_s = time.end - time.start};
-      if (t.kind == TaskKind::Compute) {
-        const std::string name = fmt::format("{} step {}", to_string(t.kernel), t.step);
-        slice.name = name;
-        slice.tid = tid(t.gpu, compute_slot(t));
+      const bool compute = t.kind == TaskKind::Compute;
+      const std::string name = compute ? fmt::format("{} step {}", to_string(t.kernel), t.step)
+                                       : fmt::format("{} -> gpu {}", to_string(t.payload), t.peer);
+      const trace::Slice slice{.name = name, .category = run.name, .pid = topology_.node_of(t.gpu),
+                               .tid = compute ? tid(t.gpu, compute_slot(t)) : tid(t.gpu, kLanes + lanes[id]),
+                               .start_s = offset + time.start, .duration_s = time.end - time.start};
+      if (compute) {
         writer_.complete(slice, {{"task", id}, {"flops", t.amount}, {"block_q", t.block_q}, {"block_k", t.block_k}});
       } else {
-        const std::string name = fmt::format("{} -> gpu {}", to_string(t.payload), t.peer);
-        slice.name = name;
-        slice.tid = tid(t.gpu, kLanes + lanes[id]);
         writer_.complete(slice, {{"task", id}, {"bytes", t.amount}, {"step", t.step},
                                  {"channel", static_cast<int>(t.stream)}, {"dst", t.peer}});
       }

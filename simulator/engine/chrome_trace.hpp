@@ -8,7 +8,8 @@
 // when sends of one GPU overlap, since viewers want a thread's slices nested. Link utilisation becomes one
 // counter track ("C" events, GB/s) per link that carried traffic, in a last process named
 // "links"; it needs the run to have been made with EngineOptions::record_links. Times are in
-// microseconds, as the format wants, with nanosecond decimals.
+// microseconds, as the format wants, with nanosecond decimals. The format itself is
+// common/chrome_trace.hpp, which the runtime's measured traces share (docs/runtime-trace.md).
 #pragma once
 
 #include <ostream>

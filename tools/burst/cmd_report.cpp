@@ -2,8 +2,7 @@
 // scaling table recomputed on the plan's own cluster (its burst.topology/1 document) and job.
 #include <fmt/format.h>
 
-#include <fstream>
-
+#include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "planner/capacity.hpp"
 #include "planner/report/report.hpp"
@@ -47,9 +46,7 @@ void run(const ReportOptions& o) {
     input.scaling = planner::scaling_table(request, cluster, planner::default_node_counts(max_nodes));
   }
   const std::string text = html ? planner::render_html(input) : planner::render_markdown(input);
-  std::ofstream out(o.output);
-  out << text;
-  if (!out) throw Error(Problem{"-o", fmt::format("cannot write '{}'", o.output), "", "check the directory exists and is writable"});
+  write_file_atomically(o.output, text, "the report");
   fmt::print(stderr, "report written to {}\n", o.output);
 }
 

@@ -1,7 +1,9 @@
 // burst run plan.json --attention-only | --dry-run: execute a plan's distributed attention on
 // the ranks mpirun started (one per plan rank), check it against a single-rank reference, and
 // report measured beside predicted. Rank 0 prints; every rank runs. A failure on one rank
-// ends the whole job (abort), so no rank is left waiting.
+// ends the whole job (abort), so no rank is left waiting. --trace FILE: rank 0 writes the
+// measured timeline of every rank as a Chrome trace (runtime/executor/run_trace.hpp), once
+// every rank is done, so a bad path fails rank 0 alone, with exit code 2.
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -19,6 +21,7 @@ struct RunOptions {
   bool dry_run = false;
   bool check = false;
   bool json = false;
+  std::string trace;
   std::uint64_t seed = 1;
   double timeout_s = 120;
 };
@@ -71,8 +74,9 @@ void run(const RunOptions& o) {
   options.check = o.check;
   options.dry_run = o.dry_run;
   Json report;
+  rt::RunTrace trace;
   try {
-    report = rt::run_attention(p, comm, options);
+    report = rt::run_attention(p, comm, options, o.trace.empty() ? nullptr : &trace);
   } catch (const Error& e) {
     if (comm.size() == 1 || std::string(e.what()).find("mpirun -np") != std::string::npos) {
       if (comm.rank() == 0) throw;
@@ -85,6 +89,10 @@ void run(const RunOptions& o) {
     fmt::print("{}\n", report.dump(2));
   } else {
     print_report(report);
+  }
+  if (!o.trace.empty()) {
+    rt::write_run_trace(o.trace, trace);
+    fmt::print(stderr, "trace written to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
   }
   if (report.contains("check") && !report["check"]["passed"].get<bool>()) {
     throw Error(Problem{"--check", "the distributed result differs from the single-rank reference beyond the tolerance",
@@ -103,6 +111,7 @@ void add_run_command(CLI::App& app) {
                 "Run the plan's exact schedule with tiny tensors and check it (any plan, one local rank per plan rank)");
   cmd->add_flag("--check", options->check, "Compare O, dQ, dK, dV with a single-rank reference");
   cmd->add_flag("--json", options->json, "Print the report as JSON on stdout");
+  cmd->add_option("--trace", options->trace, "Write the measured timeline of every rank as a Chrome trace (Perfetto) to this file");
   cmd->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
   cmd->add_option("--timeout", options->timeout_s, "Seconds a rank waits for a message before the job fails")
       ->check(CLI::PositiveNumber)

@@ -1,11 +1,10 @@
 // burst whatif: the best plan over a grid of cluster and job changes (--vary knob=v1,v2,...),
 // as a table with a bar chart of tokens/s per GPU on stdout, and as CSV with -o.
 #include <algorithm>
-#include <fstream>
 
 #include <fmt/format.h>
 
-#include "common/error.hpp"
+#include "common/atomic_file.hpp"
 #include "common/units.hpp"
 #include "planner/whatif.hpp"
 #include "tools/burst/commands.hpp"
@@ -51,9 +50,7 @@ void run(const WhatIfOptions& o) {
   fmt::print("{}\n\n", describe_job(p.job));
   print_grid(points);
   if (!o.csv.empty()) {
-    std::ofstream out(o.csv);
-    out << planner::what_if_csv(points);
-    if (!out) throw Error(Problem{"-o", fmt::format("cannot write '{}'", o.csv), "", "check the directory exists and is writable"});
+    write_file_atomically(o.csv, planner::what_if_csv(points), "the what-if grid");
     fmt::print(stderr, "grid written to {}\n", o.csv);
   }
 }

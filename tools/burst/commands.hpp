@@ -16,5 +16,6 @@ void add_capacity_command(CLI::App& app);  // burst capacity
 void add_whatif_command(CLI::App& app);    // burst whatif --vary ...
 void add_report_command(CLI::App& app);    // burst report plan.json -o report.html
 void add_run_command(CLI::App& app);       // burst run plan.json --attention-only | --dry-run
+void add_calibrate_command(CLI::App& app);  // mpirun -np N burst calibrate: measure the local topology
 
 }  // namespace burst::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   burst::cli::add_whatif_command(app);
   burst::cli::add_report_command(app);
   burst::cli::add_run_command(app);
+  burst::cli::add_calibrate_command(app);
   burst::cli::add_bench_command(app);
   burst::cli::add_bench_plan_command(*app.get_subcommand("bench"));
   try {

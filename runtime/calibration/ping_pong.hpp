@@ -1,0 +1,34 @@
+// Point-to-point latency and bandwidth between two ranks, through the runtime's Communicator
+// (so the figures include what a ring step pays: tag matching, the polling wait of
+// communicator.cpp, MPI's shared-memory or TCP transport), while every other rank waits at a
+// barrier.
+//
+// Ping-pong: rank a sends n bytes to b, b sends them back; a round trip is two one-way trips.
+//   latency   = median round trip of a small message (8 bytes) / 2
+//   bandwidth = bytes / (one-way time of a large message - latency), best over the sizes
+// The latency is removed from the large-message time because the cost models charge it
+// separately: a transfer costs latency + bytes / bandwidth.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "runtime/comm/communicator.hpp"
+
+namespace burst::rt {
+
+struct PingPongOptions {
+  int latency_round_trips = 200;
+  std::vector<std::size_t> bandwidth_bytes = {std::size_t{4} << 20, std::size_t{16} << 20};
+  int bandwidth_round_trips = 5;  // per size
+};
+
+struct LinkSpeed {
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+};
+
+// Every rank calls it; a != b. The result is meaningful on rank a only.
+[[nodiscard]] LinkSpeed ping_pong(Communicator& comm, int a, int b, RingLevel level, const PingPongOptions& options);
+
+}  // namespace burst::rt
