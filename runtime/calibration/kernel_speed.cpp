@@ -10,18 +10,12 @@
 #include "runtime/kernels/attention.hpp"
 #include "runtime/kernels/blas.hpp"
 #include "runtime/kernels/parallel.hpp"
+#include "runtime/kernels/random_values.hpp"
 
 namespace burst::rt {
 namespace {
 
 constexpr std::int64_t kGemmWidth = 1024;  // K = N of the GEMM measurement
-
-std::vector<float> random_values(std::int64_t n, std::mt19937& rng) {
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<std::size_t>(n));
-  for (float& x : v) x = uniform(rng);
-  return v;
-}
 
 // One thing to time: `run` does `flops` (the whole timed run, repeats included).
 struct Probe {

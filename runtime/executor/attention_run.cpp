@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/stopwatch.hpp"
 #include "runtime/executor/ring_attention.hpp"
 
 namespace burst::rt {
@@ -60,10 +61,6 @@ Dims run_dims(plan::Plan& plan, const AttentionRunOptions& options) {
   if (mask.kind == MaskKind::Document) mask.doc_len = scaled(mask.doc_len);
   plan.job.seq = seq;
   return {seq, std::max(1, m.kv_heads > 0 ? m.heads / m.kv_heads : 1), 1, 8};
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // Per-rank figures gathered to rank 0, one float each.

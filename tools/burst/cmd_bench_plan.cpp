@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/stopwatch.hpp"
 #include "common/units.hpp"
 #include "planner/search/search.hpp"
 #include "simulator/models/model.hpp"
@@ -42,7 +43,7 @@ Json run_case(const PlanBenchCase& c, const PlanBenchOptions& o) {
     const auto start = std::chrono::steady_clock::now();
     const topo::Topology topology = topo::load_topology(c.topology, load);
     result = planner::search(request, topology);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    best = std::min(best, seconds_since(start));
   }
   const auto* chosen = result.chosen_plan();
   return Json{{"topology", c.topology},
