@@ -103,21 +103,30 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-Json run_attention(const plan::Plan& original, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
+PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, const AttentionRunOptions& options) {
   const auto world = static_cast<int>(original.ranks.size());
-  if (comm.size() != world) {
-    throw Error(Problem{"mpirun -np", fmt::format("the plan has {} ranks, this job has {}", world, comm.size()),
+  if (job_ranks != world) {
+    throw Error(Problem{"mpirun -np", fmt::format("the plan has {} ranks, this job has {}", world, job_ranks),
                         fmt::format("{} ranks", world),
                         fmt::format("start it with mpirun -np {} burst run ... (add --oversubscribe on a small machine)", world)});
   }
   plan::Plan plan = original;
   const Dims dims = run_dims(plan, options);
-  const RingSchedule schedule(plan, dims.seq);
-  if (const auto problems = schedule.check(); !problems.empty()) {
+  PreparedRun prepared{plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq)};
+  if (const auto problems = prepared.schedule.check(); !problems.empty()) {
     std::vector<Problem> list;
     for (const auto& p : problems) list.push_back({"schedule", p, "", "a bug in the schedule: please report it"});
     throw Error(std::move(list));
   }
+  return prepared;
+}
+
+Json run_attention(const plan::Plan& original, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
+  const PreparedRun prepared = prepare_attention_run(original, comm.size(), options);
+  const plan::Plan& plan = prepared.plan;
+  const RingSchedule& schedule = prepared.schedule;
+  const Dims dims{prepared.seq, prepared.heads, prepared.kv_heads, prepared.head_dim};
+  const int world = comm.size();
   const int me = schedule.ring_rank(comm.rank());
   const auto positions = schedule.positions(me);
   const auto c = static_cast<std::int64_t>(positions.size());

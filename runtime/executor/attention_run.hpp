@@ -22,6 +22,7 @@
 #include "common/json_reader.hpp"
 #include "planner/contract/plan.hpp"
 #include "runtime/comm/communicator.hpp"
+#include "runtime/schedule/ring_schedule.hpp"
 #include "runtime/executor/run_trace.hpp"
 
 namespace burst::rt {
@@ -37,6 +38,17 @@ struct AttentionRunOptions {
 // Returns the report on rank 0 (null elsewhere): check, comm_bytes, measured, predicted.
 // `trace`: every rank passes one or every rank passes none (gathering it is collective); rank 0's
 // is filled with every rank's timeline.
+// The plan as it will run (a dry run's tiny dimensions and scaled mask), its schedule checked
+// statically. No communication: every rank of a job fails here the same way on bad input
+// (another rank count, a length the layout cannot split, a plan the runtime cannot run).
+struct PreparedRun {
+  plan::Plan plan;
+  std::int64_t seq = 0;
+  int heads = 0, kv_heads = 0, head_dim = 0;
+  RingSchedule schedule;
+};
+[[nodiscard]] PreparedRun prepare_attention_run(const plan::Plan& plan, int job_ranks, const AttentionRunOptions& options);
+
 [[nodiscard]] Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options,
                                  RunTrace* trace = nullptr);
 

@@ -61,7 +61,7 @@ RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq)
                   "1", "plan with --strategy burst or ring"});
   }
   const int world = static_cast<int>(plan.ranks.size());
-  if (s.cp != world) {
+  if (s.ulysses == 1 && s.cp != world) {
     problems.add({"plan:/strategy/cp", fmt::format("a ring of {} ranks on a world of {}", s.cp, world), "cp = world size", ""});
   }
   problems.throw_if_any();

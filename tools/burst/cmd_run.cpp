@@ -61,27 +61,27 @@ void run(const RunOptions& o) {
   comm_options.timeout_s = o.timeout_s;
   rt::Job job(comm_options);
   rt::Communicator& comm = job.comm();
-  // Every rank reads the same plan and fails the same way on bad input: rank 0 reports it.
-  plan::Plan p;
-  try {
-    p = plan::read_plan(o.plan);
-  } catch (const Error&) {
-    if (comm.rank() == 0) throw;
-    return;
-  }
   rt::AttentionRunOptions options;
   options.seed = o.seed;
   options.check = o.check;
   options.dry_run = o.dry_run;
+  // Bad input (a corrupt plan, another rank count, a plan the runtime cannot run) fails every
+  // rank the same way before any message is sent: rank 0 reports it, the others just end.
+  plan::Plan p;
+  try {
+    p = plan::read_plan(o.plan);
+    (void)rt::prepare_attention_run(p, comm.size(), options);
+  } catch (const Error&) {
+    if (comm.rank() == 0) throw;
+    return;
+  }
+  // From here a failure is one rank's (a message that never came): it ends the whole job.
   Json report;
   rt::RunTrace trace;
   try {
     report = rt::run_attention(p, comm, options, o.trace.empty() ? nullptr : &trace);
   } catch (const Error& e) {
-    if (comm.size() == 1 || std::string(e.what()).find("mpirun -np") != std::string::npos) {
-      if (comm.rank() == 0) throw;
-      return;
-    }
+    if (comm.size() == 1) throw;
     rt::abort_job(comm, e.what());
   }
   if (comm.rank() != 0) return;
