@@ -10,7 +10,7 @@
 #include "tools/burst/commands.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"burst: topology-aware planning and simulation of long-sequence attention"};
+  CLI::App app{"burst: plan, simulate and run long-sequence transformer training across GPU clusters"};
   app.set_version_flag("--version", std::string("burst ") + BURST_VERSION);
   app.require_subcommand(1);
   burst::cli::add_topo_command(app);
