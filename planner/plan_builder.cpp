@@ -63,6 +63,16 @@ plan::Prediction plan_prediction(const sim::IterationSimulation& sim) {
   return p;
 }
 
+SearchRequest replan_request(const plan::Plan& plan) {
+  SearchRequest request;
+  request.job.model = plan.job.model;
+  request.job.seq = plan.job.seq;
+  request.job.batch = plan.job.batch;
+  request.job.mask = plan.job.mask;
+  request.memory_budget_bytes = plan.job.memory_budget_bytes;
+  return request;
+}
+
 plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, const topo::Topology& topology) {
   const Evaluated& chosen = *result.chosen_plan();
   plan::Plan p;

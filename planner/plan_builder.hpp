@@ -15,6 +15,10 @@ namespace burst::planner {
 [[nodiscard]] plan::Plan build_plan(const SearchResult& result, const SearchRequest& request,
                                     const topo::Topology& topology);
 
+// The search request that remakes a plan from its own job and budget (default cost models):
+// what `burst report` re-plans the scaling table with, and what golden plans are rebuilt from.
+[[nodiscard]] SearchRequest replan_request(const plan::Plan& plan);
+
 // The contract's view of one evaluated candidate.
 [[nodiscard]] plan::Strategy plan_strategy(const sim::TrainingStrategy& strategy, const topo::Topology& topology);
 [[nodiscard]] plan::Prediction plan_prediction(const sim::IterationSimulation& sim);

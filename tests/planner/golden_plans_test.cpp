@@ -48,12 +48,7 @@ TEST_CASE("golden plans come out the same", "[golden]") {
     const std::string path = entry.path().string();
     const plan::Plan golden = plan::read_plan(path);
     const topo::Topology topology = topo::parse_topology_json(golden.cluster, path + ":/cluster");
-    planner::SearchRequest request;
-    request.job.model = golden.job.model;
-    request.job.seq = golden.job.seq;
-    request.job.batch = golden.job.batch;
-    request.job.mask = golden.job.mask;
-    request.memory_budget_bytes = golden.job.memory_budget_bytes;
+    const planner::SearchRequest request = planner::replan_request(golden);
     const planner::SearchResult result = planner::search(request, topology);
     REQUIRE(result.chosen_plan() != nullptr);
     std::vector<std::string> differences;

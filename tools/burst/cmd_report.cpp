@@ -5,6 +5,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "planner/capacity.hpp"
+#include "planner/plan_builder.hpp"
 #include "planner/report/report.hpp"
 #include "simulator/cost_model.hpp"
 #include "tools/burst/commands.hpp"
@@ -34,12 +35,7 @@ void run(const ReportOptions& o) {
   input.plan = plan::read_plan(o.plan);
   if (!o.no_scaling) {
     const topo::Topology cluster = topo::parse_topology_json(input.plan.cluster, o.plan + ":/cluster");
-    planner::SearchRequest request;
-    request.job.model = input.plan.job.model;
-    request.job.seq = input.plan.job.seq;
-    request.job.batch = input.plan.job.batch;
-    request.job.mask = input.plan.job.mask;
-    request.memory_budget_bytes = input.plan.job.memory_budget_bytes;
+    planner::SearchRequest request = planner::replan_request(input.plan);
     request.simulation.models = sim::make_cost_models();
     request.progress = true;
     const int max_nodes = o.max_nodes > 0 ? o.max_nodes : 2 * cluster.nodes();
