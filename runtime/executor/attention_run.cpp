@@ -103,21 +103,21 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, const AttentionRunOptions& options) {
-  const auto world = static_cast<int>(original.ranks.size());
+void require_job_ranks(const plan::Plan& plan, int job_ranks) {
+  const auto world = static_cast<int>(plan.ranks.size());
   if (job_ranks != world) {
     throw Error(Problem{"mpirun -np", fmt::format("the plan has {} ranks, this job has {}", world, job_ranks),
                         fmt::format("{} ranks", world),
                         fmt::format("start it with mpirun -np {} burst run ... (add --oversubscribe on a small machine)", world)});
   }
+}
+
+PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, const AttentionRunOptions& options) {
+  require_job_ranks(original, job_ranks);
   plan::Plan plan = original;
   const Dims dims = run_dims(plan, options);
   PreparedRun prepared{plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq)};
-  if (const auto problems = prepared.schedule.check(); !problems.empty()) {
-    std::vector<Problem> list;
-    for (const auto& p : problems) list.push_back({"schedule", p, "", "a bug in the schedule: please report it"});
-    throw Error(std::move(list));
-  }
+  prepared.schedule.require_complete();
   return prepared;
 }
 

@@ -47,6 +47,10 @@ struct PreparedRun {
   int heads = 0, kv_heads = 0, head_dim = 0;
   RingSchedule schedule;
 };
+// Throws burst::Error when a job of `job_ranks` ranks cannot run the plan (another rank count),
+// saying how to start it.
+void require_job_ranks(const plan::Plan& plan, int job_ranks);
+
 [[nodiscard]] PreparedRun prepare_attention_run(const plan::Plan& plan, int job_ranks, const AttentionRunOptions& options);
 
 [[nodiscard]] Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options,

@@ -50,6 +50,14 @@ void timed(double& seconds, Fn&& fn) {
   seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The pass's counts, and its buffers plus the phase's workspace of `workspace_floats`.
+void record(RingAttentionStats& stats, const RingPassResult& pass, std::size_t workspace_floats) {
+  stats.blocks_computed = pass.blocks_computed;
+  stats.messages_sent = pass.messages_sent;
+  stats.messages_received = pass.messages_received;
+  stats.ring_buffer_bytes = sizeof(float) * static_cast<std::uint64_t>(pass.peak_buffer_floats + workspace_floats);
+}
+
 }  // namespace
 
 RingAttention::RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
@@ -87,9 +95,7 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   };
   spec.recorder = recorder_;
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
-  out.stats.blocks_computed = pass.blocks_computed;
-  out.stats.messages_sent = pass.messages_sent;
-  out.stats.messages_received = pass.messages_received;
+  record(out.stats, pass, o_i.values().size() + lse_i.size());
   return out;
 }
 
@@ -148,9 +154,7 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     std::copy_n(pass.home_accumulator.begin() + static_cast<std::ptrdiff_t>(kv_elements), kv_elements,
                 out.d_v.values().begin());
   }
-  out.stats.blocks_computed = pass.blocks_computed;
-  out.stats.messages_sent = pass.messages_sent;
-  out.stats.messages_received = pass.messages_received;
+  record(out.stats, pass, delta.size());
   return out;
 }
 

@@ -30,6 +30,9 @@ struct RingAttentionStats {
   int blocks_computed = 0;
   int messages_sent = 0;
   int messages_received = 0;
+  // Bytes of the pass's in-flight blocks and accumulators at their peak, plus the phase's own
+  // workspace (the forward's partial O and lse, the backward's D): the memory the ring costs.
+  std::uint64_t ring_buffer_bytes = 0;
 };
 
 struct RingForward {

@@ -1,6 +1,7 @@
 // The shared ring loop (see ring_pass.hpp).
 #include "runtime/executor/ring_pass.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace burst::rt {
@@ -47,6 +48,14 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
   std::vector<float> partial(spec.accumulator_size);
 
   const auto peer = [&](int ring_rank) { return schedule.world_rank(ring_rank); };
+  const auto note_buffers = [&] {
+    std::size_t floats = partial.size() + result.home_accumulator.size();
+    for (const auto& [block, data] : payloads) floats += data.size();
+    for (const auto& [block, in] : read_inbox) floats += in.data.size();
+    for (const auto& [block, in] : acc_inbox) floats += in.data.size();
+    for (const auto& [block, data] : accumulators) floats += data.size();
+    result.peak_buffer_floats = std::max(result.peak_buffer_floats, floats);
+  };
   std::vector<Request> sends;
   const auto send = [&](std::span<const float> data, const Hop& h, Channel channel) {
     sends.push_back(comm.isend(data, peer(h.dst), channel, h.use_step, h.level));
@@ -106,6 +115,7 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
         if (!sent && b == me) result.home_accumulator = std::move(acc);
       }
     }
+    note_buffers();
     if (spec.recorder != nullptr && !sends.empty()) {
       const double start = spec.recorder->now();
       comm.wait_all(sends);

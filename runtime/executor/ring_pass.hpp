@@ -42,6 +42,9 @@ struct RingPassResult {
   int blocks_computed = 0;
   int messages_sent = 0;
   int messages_received = 0;
+  // The most floats the pass held at once in blocks, inboxes and accumulators (its own block
+  // included): what its double buffering costs in memory.
+  std::size_t peak_buffer_floats = 0;
 };
 
 [[nodiscard]] RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, RingPassSpec spec);

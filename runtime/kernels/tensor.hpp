@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace burst::rt {
@@ -67,6 +68,8 @@ class Tensor {
   [[nodiscard]] ConstView view() const { return {data_.data(), shape_}; }
   [[nodiscard]] std::span<float> values() { return data_; }
   [[nodiscard]] std::span<const float> values() const { return data_; }
+  // Gives the buffer away (the tensor is left empty): for callers that keep a kernel's output.
+  [[nodiscard]] std::vector<float> take() && { return std::move(data_); }
 
  private:
   Shape shape_;

@@ -210,4 +210,12 @@ std::vector<std::string> RingSchedule::check() const {
   return problems;
 }
 
+void RingSchedule::require_complete() const {
+  const auto problems = check();
+  if (problems.empty()) return;
+  std::vector<Problem> list;
+  for (const auto& p : problems) list.push_back({"schedule", p, "", "a bug in the schedule: please report it"});
+  throw Error(std::move(list));
+}
+
 }  // namespace burst::rt

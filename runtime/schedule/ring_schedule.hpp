@@ -69,6 +69,8 @@ class RingSchedule {
 
   // Problems, one line each; empty when the schedule is complete (see the head comment).
   [[nodiscard]] std::vector<std::string> check() const;
+  // Throws burst::Error listing check()'s problems, if any (they would be a bug of ours).
+  void require_complete() const;
 
  private:
   [[nodiscard]] RingLevel level_between(int src, int dst) const;

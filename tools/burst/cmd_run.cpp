@@ -1,15 +1,23 @@
-// burst run plan.json --attention-only | --dry-run: execute a plan's distributed attention on
-// the ranks mpirun started (one per plan rank), check it against a single-rank reference, and
-// report measured beside predicted. Rank 0 prints; every rank runs. A failure on one rank
-// ends the whole job (abort), so no rank is left waiting. --trace FILE: rank 0 writes the
-// measured timeline of every rank as a Chrome trace (runtime/executor/run_trace.hpp), once
-// every rank is done, so a bad path fails rank 0 alone, with exit code 2.
+// burst run plan.json: execute a plan on the ranks mpirun started (one per plan rank).
+//   (default)         train the plan's model on real text for --steps steps (runtime/training)
+//   --attention-only  the plan's distributed attention on random inputs (runtime/executor)
+//   --dry-run         the plan's exact schedule with tiny tensors, checked
+// Rank 0 prints; every rank runs. Bad input (a corrupt plan, another rank count, unreadable
+// data, a state of another model) fails every rank the same way before any message: rank 0
+// reports it. After that a failure on one rank ends the whole job (abort), so no rank is left
+// waiting. --trace FILE (attention runs): rank 0 writes the measured timeline of every rank as
+// a Chrome trace (runtime/executor/run_trace.hpp) once every rank is done, so a bad path fails
+// rank 0 alone, with exit code 2.
 #include <fmt/format.h>
 
+#include <functional>
+
 #include "common/error.hpp"
+#include "common/units.hpp"
 #include "planner/contract/plan.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/executor/attention_run.hpp"
+#include "runtime/training/training_run.hpp"
 #include "tools/burst/commands.hpp"
 
 namespace burst::cli {
@@ -24,7 +32,31 @@ struct RunOptions {
   std::string trace;
   std::uint64_t seed = 1;
   double timeout_s = 120;
+  // Training.
+  int steps = 30;
+  std::string data = rt::kDefaultCorpus;
+  std::string save, resume;
+  float lr = rt::AdamWConfig{}.lr;
 };
+
+// Every rank prepares the run (no messages): on bad input rank 0 throws and the others end
+// quietly. Then every rank executes; from there a failure is one rank's and aborts the job.
+// Returns the report on rank 0, null elsewhere.
+Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function<Json()>()>& prepare) {
+  std::function<Json()> execute;
+  try {
+    execute = prepare();
+  } catch (const Error&) {
+    if (comm.rank() == 0) throw;
+    return nullptr;
+  }
+  try {
+    return execute();
+  } catch (const Error& e) {
+    if (comm.size() == 1) throw;
+    rt::abort_job(comm, e.what());
+  }
+}
 
 void print_report(const Json& r) {
   const Json& m = r["measured"];
@@ -52,38 +84,17 @@ void print_report(const Json& r) {
   }
 }
 
-void run(const RunOptions& o) {
-  if (!o.attention_only && !o.dry_run) {
-    throw Error(Problem{"burst run", "nothing to run", "--attention-only or --dry-run",
-                        "training runs (--steps) come with the training runtime"});
-  }
-  rt::CommOptions comm_options;
-  comm_options.timeout_s = o.timeout_s;
-  rt::Job job(comm_options);
-  rt::Communicator& comm = job.comm();
+void run_attention(const RunOptions& o, rt::Communicator& comm) {
   rt::AttentionRunOptions options;
   options.seed = o.seed;
   options.check = o.check;
   options.dry_run = o.dry_run;
-  // Bad input (a corrupt plan, another rank count, a plan the runtime cannot run) fails every
-  // rank the same way before any message is sent: rank 0 reports it, the others just end.
-  plan::Plan p;
-  try {
-    p = plan::read_plan(o.plan);
-    (void)rt::prepare_attention_run(p, comm.size(), options);
-  } catch (const Error&) {
-    if (comm.rank() == 0) throw;
-    return;
-  }
-  // From here a failure is one rank's (a message that never came): it ends the whole job.
-  Json report;
   rt::RunTrace trace;
-  try {
-    report = rt::run_attention(p, comm, options, o.trace.empty() ? nullptr : &trace);
-  } catch (const Error& e) {
-    if (comm.size() == 1) throw;
-    rt::abort_job(comm, e.what());
-  }
+  const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
+    const plan::Plan p = plan::read_plan(o.plan);
+    (void)rt::prepare_attention_run(p, comm.size(), options);
+    return [&, p] { return rt::run_attention(p, comm, options, o.trace.empty() ? nullptr : &trace); };
+  });
   if (comm.rank() != 0) return;
   if (o.json) {
     fmt::print("{}\n", report.dump(2));
@@ -100,22 +111,134 @@ void run(const RunOptions& o) {
   }
 }
 
+std::string bytes_of(const Json& value) { return units::human_bytes(value.get<double>()); }
+
+void print_training_report(const Json& r) {
+  const Json& p = r["plan"];
+  const Json& run = r["run"];
+  const Json& losses = r["losses"];
+  const Json& m = r["measured"];
+  std::string checkpoint = p["checkpoint"].get<std::string>();
+  if (checkpoint == "seq_stash") checkpoint += fmt::format(" (kept {:.2f})", p["kept_fraction"].get<double>());
+  fmt::print("\n{} on {} ranks: {} ring, {} layout, {} backward, {} mask, checkpoint {}, LM head in {} chunk(s)\n",
+             p["strategy"].get<std::string>(), p["ranks"].get<int>(), p["ring"].get<std::string>(),
+             p["layout"].get<std::string>(), p["backward"].get<std::string>(), p["mask"].get<std::string>(), checkpoint,
+             p["lm_head_chunks"].get<int>());
+  fmt::print("  model     {} ({} parameters), {}-token sequences of {} ({} documents)\n",
+             run["model"]["name"].get<std::string>(), run["parameters"].get<std::int64_t>(),
+             units::format_tokens(run["seq"].get<std::int64_t>()), run["data"]["source"].get<std::string>(),
+             run["data"]["documents"].get<std::int64_t>());
+  fmt::print("  loss      {:.4f} -> {:.4f} over {} steps (from step {})\n", losses.front().get<double>(),
+             losses.back().get<double>(), losses.size(), run["first_step"].get<std::int64_t>());
+  fmt::print("  step      measured {:.3f} s median (forward {:.3f}, backward {:.3f} of which recompute {:.3f}; attention "
+             "{:.3f}, LM head {:.3f}), predicted {:.3f} s\n",
+             m["step_s_median"].get<double>(), m["forward_s"].get<double>(), m["backward_s"].get<double>(),
+             m["recompute_s"].get<double>(), m["attention_s"].get<double>(), m["loss_s"].get<double>(),
+             r["predicted"]["step_time_s"].get<double>());
+  const Json& at = r["memory"]["at_peak"];
+  const Json& pred = r["predicted_memory"];
+  const auto predicted = [&](const char* item) { return pred.contains(item) ? bytes_of(pred[item]) : std::string("-"); };
+  fmt::print("  memory    peak {} per rank (measured | planner's prediction, which assumes {}):\n",
+             bytes_of(r["peak_memory_bytes"]), "bf16 and ZeRO sharding: the CPU runtime is fp32 and replicated");
+  for (const char* use : {"activations", "attention_stash", "ring_buffers", "lm_head_workspace"}) {
+    fmt::print("            {:<18} {:>12} | {:>12}\n", use, bytes_of(at[use]), predicted(use));
+  }
+  fmt::print("            {:<18} {:>12} | {:>12}\n", "model state", bytes_of(r["memory"]["model_state"]), "-");
+  fmt::print("            {:<18} {:>12} | {:>12}\n", "total", bytes_of(r["peak_memory_bytes"]), bytes_of(r["predicted_memory_bytes"]));
+  if (r.contains("check")) {
+    const Json& c = r["check"];
+    fmt::print("  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "
+               "tolerance {:.0e}: {}\n",
+               c["loss"].get<double>(), c["reference_loss"].get<double>(), c["max_rel_err_grad"].get<double>(),
+               c["worst_tensor"].get<std::string>(), c["tolerance"].get<double>(), c["passed"].get<bool>() ? "passed" : "FAILED");
+  }
+  if (!run["saved_to"].get<std::string>().empty()) {
+    fmt::print("  saved     {} (after step {})\n", run["saved_to"].get<std::string>(),
+               run["first_step"].get<std::int64_t>() + run["steps"].get<std::int64_t>());
+  }
+}
+
+void run_training(const RunOptions& o, rt::Communicator& comm) {
+  rt::TrainingOptions options;
+  options.steps = o.steps;
+  options.data = o.data;
+  options.check = o.check;
+  options.save = o.save;
+  options.resume = o.resume;
+  options.seed = o.seed;
+  options.adamw.lr = o.lr;
+  // Progress goes to stderr under --json, so stdout stays one JSON document.
+  std::FILE* progress = o.json ? stderr : stdout;
+  options.progress = [progress](const Json& s) {
+    fmt::print(progress, "step {:>4}/{}  loss {:.4f}  {:.3f} s  {:.0f} tokens/s  grad norm {:.3f}  peak {}\n",
+               s["step"].get<std::int64_t>(), s["last_step"].get<std::int64_t>(), s["loss"].get<double>(),
+               s["step_s"].get<double>(), s["tokens_per_s"].get<double>(), s["grad_norm"].get<double>(),
+               bytes_of(s["peak_memory_bytes"]));
+    std::fflush(progress);
+  };
+  std::unique_ptr<rt::TrainingRun> training;
+  const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
+    training = std::make_unique<rt::TrainingRun>(plan::read_plan(o.plan), comm, options);
+    return [&] { return training->run(); };
+  });
+  if (comm.rank() != 0) return;
+  if (o.json) {
+    fmt::print("{}\n", report.dump(2));
+  } else {
+    print_training_report(report);
+  }
+  if (report.contains("check") && !report["check"]["passed"].get<bool>()) {
+    throw Error(Problem{"--check", "the distributed step differs from the single-rank step beyond the tolerance", "",
+                        "run --attention-only --check to test the attention alone"});
+  }
+}
+
+void run(const RunOptions& o) {
+  rt::CommOptions comm_options;
+  comm_options.timeout_s = o.timeout_s;
+  if (!o.trace.empty() && !o.attention_only && !o.dry_run) {
+    throw Error(Problem{"--trace", "records the timeline of attention runs", "with --attention-only or --dry-run", ""});
+  }
+  rt::Job job(comm_options);
+  if (o.attention_only || o.dry_run) {
+    run_attention(o, job.comm());
+  } else {
+    run_training(o, job.comm());
+  }
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand("run", "Execute a plan on the ranks mpirun started (mpirun -np N burst run plan.json ...)");
+  CLI::App* cmd = app.add_subcommand(
+      "run", "Execute a plan on the ranks mpirun started (mpirun -np N burst run plan.json ...): train its model, or run its attention");
   cmd->add_option("plan", options->plan, "A plan file (burst.plan/1)")->required();
-  cmd->add_flag("--attention-only", options->attention_only, "Run the plan's distributed attention, forward and backward");
-  cmd->add_flag("--dry-run", options->dry_run,
-                "Run the plan's exact schedule with tiny tensors and check it (any plan, one local rank per plan rank)");
-  cmd->add_flag("--check", options->check, "Compare O, dQ, dK, dV with a single-rank reference");
+  auto* attention = cmd->add_flag("--attention-only", options->attention_only,
+                                  "Run the plan's distributed attention, forward and backward, on random inputs");
+  auto* dry = cmd->add_flag("--dry-run", options->dry_run,
+                            "Run the plan's exact schedule with tiny tensors and check it (any plan, one local rank per plan rank)");
+  cmd->add_flag("--check", options->check,
+                "Compare with a single-rank reference: the first step's loss and weight gradients (training) or O, dQ, dK, dV (attention)");
   cmd->add_flag("--json", options->json, "Print the report as JSON on stdout");
-  cmd->add_option("--trace", options->trace, "Write the measured timeline of every rank as a Chrome trace (Perfetto) to this file");
-  cmd->add_option("--seed", options->seed, "Seed of the random inputs")->capture_default_str();
+  cmd->add_option("--trace", options->trace,
+                                "Attention runs: write the measured timeline of every rank as a Chrome trace (Perfetto) to this file");
+  cmd->add_option("--seed", options->seed, "Seed of the initial weights (training) or of the random inputs (attention)")
+      ->capture_default_str();
   cmd->add_option("--timeout", options->timeout_s, "Seconds a rank waits for a message before the job fails")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  auto* steps = cmd->add_option("--steps", options->steps, "Training steps")->check(CLI::Range(1, 1000000))->capture_default_str();
+  auto* data = cmd->add_option("--data", options->data,
+                               "Training text: a directory (every file a document) or a file, read as bytes")
+                   ->capture_default_str();
+  auto* save = cmd->add_option("--save", options->save, "Write model and optimizer state here after the last step (atomically)");
+  auto* resume = cmd->add_option("--resume", options->resume, "Start from a state written by --save; its step count continues");
+  auto* lr = cmd->add_option("--lr", options->lr, "AdamW learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  for (CLI::Option* training : {steps, data, save, resume, lr}) {
+    training->excludes(attention);
+    training->excludes(dry);
+  }
   cmd->callback([options] { run(*options); });
 }
 

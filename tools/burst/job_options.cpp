@@ -14,6 +14,8 @@ void add_job_options(CLI::App& cmd, JobOptions& o) {
       ->required();
   add_topology_source_options(cmd, o.topology, true);
   cmd.add_option("--model", o.model, "Model preset (" + text::join(sim::model_preset_names()) + ") or a Hugging Face config.json")->required();
+  cmd.add_option("--vocab", o.vocab, "Vocabulary size replacing the model's, e.g. 32000 (the LM head grows with it)")
+      ->check(CLI::PositiveNumber);
   cmd.add_option("--seq", o.seq, "Sequence length in tokens, e.g. 1M (= 1048576), 512K")->required();
   cmd.add_option("--batch", o.batch, "Sequences per step")->check(kAtLeastOne)->capture_default_str();
   cmd.add_option("--mask", o.mask, "Attention mask: full, causal, sliding:W, document:L")->capture_default_str();
@@ -38,7 +40,10 @@ Job resolve_job(const JobOptions& o) {
     }
   };
   attempt([&] { job.topology = std::make_shared<const topo::Topology>(load_topology_source(o.topology)); });
-  attempt([&] { job.model = sim::load_model(o.model); });
+  attempt([&] {
+    job.model = sim::load_model(o.model);
+    if (o.vocab > 0) job.model.vocab = o.vocab;
+  });
   attempt([&] {
     job.shape.seq = units::parse_tokens(o.seq, "--seq");
     if (job.shape.seq <= 0) throw Error(Problem{"--seq", "must be at least 1 token", "a positive whole number, e.g. 1M", ""});

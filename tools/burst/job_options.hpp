@@ -19,6 +19,7 @@ namespace burst::cli {
 struct JobOptions {
   TopologySource topology;
   std::string model;
+  std::int64_t vocab = 0;  // > 0: replaces the model's vocabulary size
   std::string seq;
   int batch = 1;
   std::string mask = "causal";

@@ -1,0 +1,207 @@
+// Byte-level corpus and deterministic training sequences (see corpus.hpp).
+#include "runtime/training/corpus.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <set>
+#include <system_error>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace burst::rt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kDataHint = "--data wants a text file or a directory of text files";
+
+// A regular file found below the corpus directory.
+struct Found {
+  std::string name;  // relative to the directory, '/'-separated
+  fs::path path;
+  fs::path canonical;
+  bool direct = false;  // reached without passing a symlink: `name` is the file's real name
+};
+
+// Every regular file below `root`, symlinks followed; a directory reached twice (a symlink to
+// an ancestor, say) is entered once, so a symlink loop cannot recurse forever.
+std::vector<Found> files_below(const fs::path& root, Problems& problems) {
+  std::vector<Found> found;
+  std::error_code ec;
+  const fs::path real_root = fs::canonical(root, ec);
+  std::set<fs::path> entered{real_root};
+  fs::recursive_directory_iterator it(root, fs::directory_options::follow_directory_symlink, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const fs::path& path = it->path();
+    std::error_code ignored;  // a broken symlink is neither a directory nor a file: skipped
+    if (fs::is_directory(path, ignored)) {
+      if (!entered.insert(fs::canonical(path, ignored)).second) it.disable_recursion_pending();
+    } else if (fs::is_regular_file(path, ignored)) {
+      const fs::path relative = path.lexically_relative(root);
+      const fs::path canonical = fs::canonical(path, ignored);
+      found.push_back({relative.generic_string(), path, canonical, canonical == real_root / relative});
+    }
+  }
+  if (ec) problems.add(root.string(), fmt::format("cannot list the directory: {}", ec.message()));
+  return found;
+}
+
+// Each distinct file (canonical path) once, under its real name if it was reached directly
+// (GPL-3, not the symlink GPL), else under its first name; sorted by name.
+std::vector<Found> distinct_sorted(std::vector<Found> found) {
+  const auto key = [](const Found& f) {
+    return std::tuple<const fs::path&, bool, const std::string&>(f.canonical, !f.direct, f.name);
+  };
+  std::sort(found.begin(), found.end(), [&](const Found& a, const Found& b) { return key(a) < key(b); });
+  found.erase(std::unique(found.begin(), found.end(),
+                          [](const Found& a, const Found& b) { return a.canonical == b.canonical; }),
+              found.end());
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.name < b.name; });
+  return found;
+}
+
+// The file's text, or nullopt with a problem when it is unreadable or binary (holds a NUL).
+std::optional<std::string> read_text(const fs::path& path, Problems& problems) {
+  std::ifstream in(path, std::ios::binary);
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (!in.is_open() || in.bad()) {
+    problems.add(path.string(), "cannot read the file", "", "check it exists and is readable");
+    return std::nullopt;
+  }
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    problems.add(path.string(), fmt::format("binary file: byte {} is NUL", nul), "", "--data wants text");
+    return std::nullopt;
+  }
+  return text;
+}
+
+void add_document(Corpus& corpus, std::string name, const std::string& text) {
+  corpus.names.push_back(std::move(name));
+  corpus.starts.push_back(std::ssize(corpus.bytes));
+  corpus.bytes.insert(corpus.bytes.end(), text.begin(), text.end());
+  corpus.bytes.push_back(static_cast<std::uint8_t>(kEndOfDocument));
+}
+
+// Where document d's text ends (its end token's offset).
+std::int64_t document_end(const Corpus& corpus, std::size_t d) {
+  return (d + 1 < corpus.starts.size() ? corpus.starts[d + 1] : std::ssize(corpus.bytes)) - 1;
+}
+
+void check_arguments(const Corpus& corpus, std::int64_t seq, std::int64_t index, const Mask& mask) {
+  Problems problems;
+  if (seq <= 0) problems.add("training_sequence: seq", fmt::format("{} tokens", seq), "seq >= 1");
+  if (index < 0) problems.add("training_sequence: index", fmt::format("sequence {}", index), "index >= 0");
+  if (corpus.bytes.size() == corpus.starts.size()) {
+    problems.add("training_sequence: corpus", fmt::format("'{}' holds no text", corpus.source), "",
+                 "read it with read_corpus");
+  }
+  if (mask.kind == MaskKind::Document && mask.doc_len <= 0) {
+    problems.add("training_sequence: mask", fmt::format("documents of {} tokens", mask.doc_len), "doc_len >= 1");
+  } else if (mask.kind == MaskKind::Document && seq > 0 && seq % mask.doc_len != 0) {
+    problems.add("training_sequence: seq",
+                 fmt::format("{} tokens is not a whole number of {}-token documents", seq, mask.doc_len),
+                 "a multiple of doc_len", "each sequence is seq / doc_len document slots");
+  }
+  problems.throw_if_any();
+}
+
+// The stream of all documents read cyclically from (index * seq) mod size.
+TrainingSequence stream_window(const Corpus& corpus, std::int64_t seq, std::int64_t index) {
+  const std::int64_t size = std::ssize(corpus.bytes);
+  const std::int64_t offset = (index % size) * (seq % size) % size;
+  TrainingSequence sequence{std::vector<std::int32_t>(seq), std::vector<std::int32_t>(seq)};
+  for (std::int64_t i = 0; i < seq; ++i) {
+    sequence.tokens[i] = corpus.bytes[(offset + i) % size];
+    sequence.targets[i] = corpus.bytes[(offset + i + 1) % size];
+  }
+  return sequence;
+}
+
+// Bytes [begin, begin + length) of a document whose text ends at `end`.
+struct Piece {
+  std::int64_t begin = 0;
+  std::int64_t length = 0;
+  std::int64_t end = 0;
+};
+
+// first[d]: the number of pieces of at most `len` bytes in the documents before d; first.back()
+// is the total.
+std::vector<std::int64_t> first_pieces(const Corpus& corpus, std::int64_t len) {
+  std::vector<std::int64_t> first{0};
+  for (std::size_t d = 0; d < corpus.starts.size(); ++d) {
+    const std::int64_t text = document_end(corpus, d) - corpus.starts[d];
+    first.push_back(first.back() + (text + len - 1) / len);
+  }
+  return first;
+}
+
+Piece piece_at(const Corpus& corpus, const std::vector<std::int64_t>& first, std::int64_t len, std::int64_t p) {
+  const auto d = static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), p) - first.begin() - 1);
+  const std::int64_t begin = corpus.starts[d] + (p - first[d]) * len;
+  const std::int64_t end = document_end(corpus, d);
+  return {begin, std::min(len, end - begin), end};
+}
+
+// seq / doc_len slots, each filled from the start of a document piece and padded.
+TrainingSequence document_slots(const Corpus& corpus, std::int64_t seq, std::int64_t index, std::int64_t len) {
+  const std::vector<std::int64_t> first = first_pieces(corpus, len);
+  const std::int64_t pieces = first.back();
+  const std::int64_t slots = seq / len;
+  TrainingSequence sequence{std::vector<std::int32_t>(seq, kEndOfDocument), std::vector<std::int32_t>(seq, kNoTarget)};
+  for (std::int64_t j = 0; j < slots; ++j) {
+    const Piece piece = piece_at(corpus, first, len, ((index % pieces) * (slots % pieces) + j) % pieces);
+    for (std::int64_t i = 0; i < piece.length; ++i) {
+      const std::int64_t at = piece.begin + i;
+      sequence.tokens[j * len + i] = corpus.bytes[at];
+      if (at + 1 < piece.end) sequence.targets[j * len + i] = corpus.bytes[at + 1];
+    }
+  }
+  return sequence;
+}
+
+}  // namespace
+
+Corpus read_corpus(const std::string& path) {
+  const fs::path root(path);
+  std::error_code ec;
+  if (!fs::exists(root, ec)) {
+    throw Error(Problem{path, "no such file or directory", "", kDataHint});
+  }
+  Problems problems;
+  Corpus corpus{path, {}, {}, {}};
+  if (fs::is_directory(root, ec)) {
+    for (const Found& file : distinct_sorted(files_below(root, problems))) {
+      const auto text = read_text(file.path, problems);
+      if (text && !text->empty()) add_document(corpus, file.name, *text);
+    }
+  } else if (fs::is_regular_file(root, ec)) {
+    const auto text = read_text(root, problems);
+    if (text && !text->empty()) add_document(corpus, root.filename().string(), *text);
+  } else {
+    problems.add(path, "neither a regular file nor a directory", "", kDataHint);
+  }
+  if (problems.empty() && corpus.names.empty()) {
+    problems.add(path, fs::is_directory(root, ec) ? "no non-empty file below it" : "the file is empty", "",
+                 kDataHint);
+  }
+  problems.throw_if_any();
+  return corpus;
+}
+
+TrainingSequence training_sequence(const Corpus& corpus, std::int64_t seq, std::int64_t index, const Mask& mask) {
+  check_arguments(corpus, seq, index, mask);
+  if (mask.kind == MaskKind::Document) return document_slots(corpus, seq, index, mask.doc_len);
+  return stream_window(corpus, seq, index);
+}
+
+std::int64_t counted_targets(const TrainingSequence& sequence) {
+  return std::ranges::count_if(sequence.targets, [](std::int32_t t) { return t != kNoTarget; });
+}
+
+}  // namespace burst::rt

@@ -1,0 +1,255 @@
+// The dense layer operations (see layer_ops.hpp for the math).
+#include "runtime/training/layer_ops.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "runtime/kernels/blas.hpp"
+
+namespace burst::rt {
+namespace {
+
+std::string where(std::string_view call, std::string_view name) { return fmt::format("{}: {}", call, name); }
+
+void check_at_least(Problems& p, std::string_view call, std::string_view name, std::int64_t value, std::int64_t least) {
+  if (value < least)
+    p.add(where(call, name), fmt::format("{} is {}", name, value), fmt::format("{} >= {}", name, least));
+}
+
+// A span that must hold `want` values; `formula` says where that count comes from.
+void check_size(Problems& p, std::string_view call, std::string_view name, std::size_t got, std::int64_t want,
+                std::string_view formula) {
+  if (static_cast<std::int64_t>(got) != want) {
+    p.add(where(call, name), fmt::format("{} values", got), fmt::format("{} = {}", formula, want));
+  }
+}
+
+ConstMatRef matrix(std::span<const float> s, std::int64_t rows, std::int64_t cols) {
+  return {s.data(), rows, cols, cols};
+}
+MatRef matrix(std::span<float> s, std::int64_t rows, std::int64_t cols) { return {s.data(), rows, cols, cols}; }
+
+void check_linear(Problems& p, std::string_view call, std::size_t x, std::int64_t rows, std::int64_t in, std::size_t w,
+                  std::int64_t out) {
+  check_at_least(p, call, "rows", rows, 0);
+  check_at_least(p, call, "in", in, 1);
+  check_at_least(p, call, "out", out, 1);
+  check_size(p, call, "x", x, rows * in, "rows * in");
+  check_size(p, call, "w", w, in * out, "in * out");
+}
+
+float sigmoid(float u) { return 1.0f / (1.0f + std::exp(-u)); }
+
+// Turns every head row of x by direction * a_i (rope_forward: +1, rope_backward: -1).
+void rotate(std::string_view call, View x, std::span<const std::int64_t> positions, float base, double direction) {
+  Problems problems;
+  const Shape& s = x.shape;
+  check_at_least(problems, call, "x.tokens", s.tokens, 0);
+  check_at_least(problems, call, "x.heads", s.heads, 1);
+  if (s.head_dim < 2 || s.head_dim % 2 != 0) {
+    problems.add(where(call, "x"), fmt::format("head_dim {}", s.head_dim), "an even head_dim >= 2",
+                 "rotary embedding turns pairs (i, i + head_dim / 2)");
+  }
+  if (x.data == nullptr && s.tokens > 0) problems.add(where(call, "x"), "no data");
+  check_size(problems, call, "positions", positions.size(), s.tokens, "one per token");
+  if (!(base > 1.0f)) problems.add(where(call, "base"), fmt::format("base {}", base), "base > 1", "Llama uses 10000");
+  problems.throw_if_any();
+
+  const std::int64_t half = s.head_dim / 2;
+  std::vector<double> frequency(static_cast<std::size_t>(half));
+  for (std::int64_t i = 0; i < half; ++i) {
+    frequency[i] = std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / static_cast<double>(s.head_dim));
+  }
+  std::vector<float> cos_a(frequency.size()), sin_a(frequency.size());
+  for (std::int64_t t = 0; t < s.tokens; ++t) {
+    for (std::int64_t i = 0; i < half; ++i) {
+      const double angle = direction * static_cast<double>(positions[t]) * frequency[i];
+      cos_a[i] = static_cast<float>(std::cos(angle));
+      sin_a[i] = static_cast<float>(std::sin(angle));
+    }
+    for (std::int64_t h = 0; h < s.heads; ++h) {
+      float* row = x.row(t, h);
+      for (std::int64_t i = 0; i < half; ++i) {
+        const float a = row[i], b = row[i + half];
+        row[i] = a * cos_a[i] - b * sin_a[i];
+        row[i + half] = b * cos_a[i] + a * sin_a[i];
+      }
+    }
+  }
+}
+
+// The first token outside [0, vocab), if any, as one problem that counts all of them.
+void check_tokens(Problems& p, std::string_view call, std::span<const std::int32_t> tokens, std::int64_t vocab) {
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= vocab) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  if (bad == 0) return;
+  p.add(
+      where(call, fmt::format("tokens[{}]", first)),
+      fmt::format("token {} is outside the vocabulary of {} tokens ({} such tokens in all)", tokens[first], vocab, bad),
+      fmt::format("0 <= token < {}", vocab), "the tokenizer and the model must agree on the vocabulary");
+}
+
+void check_embedding(Problems& p, std::string_view call, std::span<const std::int32_t> tokens, std::size_t table,
+                     std::string_view table_name, std::int64_t vocab, std::int64_t dim) {
+  check_at_least(p, call, "vocab", vocab, 1);
+  check_at_least(p, call, "dim", dim, 1);
+  check_size(p, call, table_name, table, vocab * dim, "vocab * dim");
+  check_tokens(p, call, tokens, vocab);
+}
+
+}  // namespace
+
+void linear_forward(std::span<const float> x, std::int64_t rows, std::int64_t in, std::span<const float> w,
+                    std::int64_t out, std::span<float> y) {
+  Problems problems;
+  check_linear(problems, "linear_forward", x.size(), rows, in, w.size(), out);
+  check_size(problems, "linear_forward", "y", y.size(), rows * out, "rows * out");
+  problems.throw_if_any();
+  if (rows == 0) return;
+  gemm(1.0f, matrix(x, rows, in), Op::None, matrix(w, in, out), Op::None, 0.0f, matrix(y, rows, out));
+}
+
+void linear_backward(std::span<const float> x, std::int64_t rows, std::int64_t in, std::span<const float> w,
+                     std::int64_t out, std::span<const float> dy, std::span<float> dx, std::span<float> dw,
+                     bool accumulate_dx) {
+  Problems problems;
+  check_linear(problems, "linear_backward", x.size(), rows, in, w.size(), out);
+  check_size(problems, "linear_backward", "dy", dy.size(), rows * out, "rows * out");
+  check_size(problems, "linear_backward", "dx", dx.size(), rows * in, "rows * in");
+  check_size(problems, "linear_backward", "dw", dw.size(), in * out, "in * out");
+  problems.throw_if_any();
+  if (rows == 0) return;
+  gemm(1.0f, matrix(dy, rows, out), Op::None, matrix(w, in, out), Op::Transpose, accumulate_dx ? 1.0f : 0.0f,
+       matrix(dx, rows, in));
+  gemm(1.0f, matrix(x, rows, in), Op::Transpose, matrix(dy, rows, out), Op::None, 1.0f, matrix(dw, in, out));
+}
+
+void rms_norm_forward(std::span<const float> x, std::span<const float> gain, std::int64_t rows, std::int64_t dim,
+                      float eps, std::span<float> y, std::span<float> inv_rms) {
+  constexpr std::string_view call = "rms_norm_forward";
+  Problems problems;
+  check_at_least(problems, call, "rows", rows, 0);
+  check_at_least(problems, call, "dim", dim, 1);
+  check_size(problems, call, "x", x.size(), rows * dim, "rows * dim");
+  check_size(problems, call, "gain", gain.size(), dim, "dim");
+  check_size(problems, call, "y", y.size(), rows * dim, "rows * dim");
+  check_size(problems, call, "inv_rms", inv_rms.size(), rows, "rows");
+  if (!(eps > 0.0f)) problems.add(where(call, "eps"), fmt::format("eps {}", eps), "eps > 0", "Llama uses 1e-5");
+  problems.throw_if_any();
+
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* xr = x.data() + r * dim;
+    float* yr = y.data() + r * dim;
+    double squares = 0;
+    for (std::int64_t j = 0; j < dim; ++j) squares += static_cast<double>(xr[j]) * xr[j];
+    const auto inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(dim) + eps));
+    inv_rms[r] = inv;
+    for (std::int64_t j = 0; j < dim; ++j) yr[j] = xr[j] * inv * gain[j];
+  }
+}
+
+void rms_norm_backward(std::span<const float> x, std::span<const float> gain, std::span<const float> inv_rms,
+                       std::span<const float> dy, std::int64_t rows, std::int64_t dim, std::span<float> dx,
+                       std::span<float> dgain) {
+  constexpr std::string_view call = "rms_norm_backward";
+  Problems problems;
+  check_at_least(problems, call, "rows", rows, 0);
+  check_at_least(problems, call, "dim", dim, 1);
+  check_size(problems, call, "x", x.size(), rows * dim, "rows * dim");
+  check_size(problems, call, "gain", gain.size(), dim, "dim");
+  check_size(problems, call, "inv_rms", inv_rms.size(), rows, "rows");
+  check_size(problems, call, "dy", dy.size(), rows * dim, "rows * dim");
+  check_size(problems, call, "dx", dx.size(), rows * dim, "rows * dim");
+  check_size(problems, call, "dgain", dgain.size(), dim, "dim");
+  problems.throw_if_any();
+
+  std::vector<double> dg(static_cast<std::size_t>(dim), 0.0);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const float* xr = x.data() + r * dim;
+    const float* dyr = dy.data() + r * dim;
+    float* dxr = dx.data() + r * dim;
+    const double inv = inv_rms[r];
+    double dot = 0;
+    for (std::int64_t j = 0; j < dim; ++j) {
+      dot += static_cast<double>(gain[j]) * dyr[j] * xr[j];
+      dg[j] += static_cast<double>(dyr[j]) * xr[j] * inv;
+    }
+    const double through_rms = inv * inv * dot / static_cast<double>(dim);
+    for (std::int64_t j = 0; j < dim; ++j) {
+      dxr[j] = static_cast<float>(inv * (static_cast<double>(gain[j]) * dyr[j] - xr[j] * through_rms));
+    }
+  }
+  for (std::int64_t j = 0; j < dim; ++j) dgain[j] += static_cast<float>(dg[j]);
+}
+
+void rope_forward(View x, std::span<const std::int64_t> positions, float base) {
+  rotate("rope_forward", x, positions, base, 1.0);
+}
+
+void rope_backward(View dx, std::span<const std::int64_t> positions, float base) {
+  rotate("rope_backward", dx, positions, base, -1.0);
+}
+
+void swiglu_forward(std::span<const float> u, std::span<const float> w, std::span<float> m) {
+  Problems problems;
+  check_size(problems, "swiglu_forward", "w", w.size(), static_cast<std::int64_t>(u.size()), "the size of u");
+  check_size(problems, "swiglu_forward", "m", m.size(), static_cast<std::int64_t>(u.size()), "the size of u");
+  problems.throw_if_any();
+  for (std::size_t i = 0; i < u.size(); ++i) m[i] = u[i] * sigmoid(u[i]) * w[i];
+}
+
+void swiglu_backward(std::span<const float> u, std::span<const float> w, std::span<const float> dm, std::span<float> du,
+                     std::span<float> dw) {
+  constexpr std::string_view call = "swiglu_backward";
+  Problems problems;
+  const auto n = static_cast<std::int64_t>(u.size());
+  check_size(problems, call, "w", w.size(), n, "the size of u");
+  check_size(problems, call, "dm", dm.size(), n, "the size of u");
+  check_size(problems, call, "du", du.size(), n, "the size of u");
+  check_size(problems, call, "dw", dw.size(), n, "the size of u");
+  problems.throw_if_any();
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    const float s = sigmoid(u[i]);
+    dw[i] = dm[i] * u[i] * s;
+    du[i] = dm[i] * w[i] * s * (1.0f + u[i] * (1.0f - s));
+  }
+}
+
+void embedding_forward(std::span<const std::int32_t> tokens, std::span<const float> table, std::int64_t vocab,
+                       std::int64_t dim, std::span<float> out) {
+  Problems problems;
+  check_embedding(problems, "embedding_forward", tokens, table.size(), "table", vocab, dim);
+  check_size(problems, "embedding_forward", "out", out.size(), static_cast<std::int64_t>(tokens.size()) * dim,
+             "tokens * dim");
+  problems.throw_if_any();
+  for (std::size_t t = 0; t < tokens.size(); ++t) {
+    const float* row = table.data() + tokens[t] * dim;
+    std::copy(row, row + dim, out.data() + static_cast<std::int64_t>(t) * dim);
+  }
+}
+
+void embedding_backward(std::span<const std::int32_t> tokens, std::span<const float> dout, std::int64_t vocab,
+                        std::int64_t dim, std::span<float> dtable) {
+  Problems problems;
+  check_embedding(problems, "embedding_backward", tokens, dtable.size(), "dtable", vocab, dim);
+  check_size(problems, "embedding_backward", "dout", dout.size(), static_cast<std::int64_t>(tokens.size()) * dim,
+             "tokens * dim");
+  problems.throw_if_any();
+  for (std::size_t t = 0; t < tokens.size(); ++t) {
+    const float* grad = dout.data() + static_cast<std::int64_t>(t) * dim;
+    float* row = dtable.data() + tokens[t] * dim;
+    for (std::int64_t j = 0; j < dim; ++j) row[j] += grad[j];
+  }
+}
+
+}  // namespace burst::rt

@@ -1,0 +1,187 @@
+// The chunked LM head and cross-entropy (see lm_head_loss.hpp for the math).
+#include "runtime/training/lm_head_loss.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "runtime/kernels/blas.hpp"
+
+namespace burst::rt {
+namespace {
+
+constexpr std::string_view kForward = "ChunkedLmHeadLoss::forward";
+constexpr std::string_view kBackward = "ChunkedLmHeadLoss::backward";
+constexpr std::int32_t kIgnored = -1;
+
+std::string where(std::string_view call, std::string_view name) { return fmt::format("{}: {}", call, name); }
+
+void check_chunks(int chunks) {
+  if (chunks < 1) {
+    throw Error(Problem{"ChunkedLmHeadLoss: chunks", fmt::format("{} chunks", chunks), "chunks >= 1",
+                        "1 keeps the whole logits (unfused); more divide the workspace"});
+  }
+}
+
+// Rows per chunk: ceil(tokens / chunks), the last chunk taking what is left.
+std::int64_t chunk_rows(int chunks, std::int64_t tokens) { return (tokens + chunks - 1) / chunks; }
+
+MemoryLedger::Hold hold_workspace(MemoryLedger* ledger, std::uint64_t bytes) {
+  return ledger == nullptr ? MemoryLedger::Hold{} : ledger->hold(MemoryUse::LossWorkspace, bytes);
+}
+
+void check_size(Problems& p, std::string_view call, std::string_view name, std::size_t got, std::int64_t want,
+                std::string_view formula) {
+  if (static_cast<std::int64_t>(got) != want) {
+    p.add(where(call, name), fmt::format("{} values", got), fmt::format("{} = {}", formula, want));
+  }
+}
+
+// The first target outside {-1} u [0, vocab), if any, as one problem that counts all of them.
+void check_targets(Problems& p, std::string_view call, std::span<const std::int32_t> targets, std::int64_t vocab) {
+  std::size_t bad = 0, first = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (targets[i] < kIgnored || targets[i] >= vocab) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  if (bad == 0) return;
+  p.add(where(call, fmt::format("targets[{}]", first)),
+        fmt::format("target {} is outside the vocabulary of {} tokens ({} such targets in all)", targets[first], vocab,
+                    bad),
+        fmt::format("-1 (ignored) or 0 <= target < {}", vocab));
+}
+
+void check_inputs(Problems& p, std::string_view call, std::size_t z, std::int64_t tokens, std::int64_t hidden,
+                  std::size_t w, std::int64_t vocab, std::span<const std::int32_t> targets) {
+  if (tokens < 0) p.add(where(call, "tokens"), fmt::format("tokens is {}", tokens), "tokens >= 0");
+  if (hidden < 1) p.add(where(call, "hidden"), fmt::format("hidden is {}", hidden), "hidden >= 1");
+  if (vocab < 1) p.add(where(call, "vocab"), fmt::format("vocab is {}", vocab), "vocab >= 1");
+  check_size(p, call, "z", z, tokens * hidden, "tokens * hidden");
+  check_size(p, call, "w", w, hidden * vocab, "hidden * vocab");
+  check_size(p, call, "targets", targets.size(), tokens, "one per token");
+  check_targets(p, call, targets, vocab);
+}
+
+// logits [rows, vocab] = z [rows, hidden] W [hidden, vocab].
+void compute_logits(const float* z, std::int64_t rows, std::int64_t hidden, std::span<const float> w,
+                    std::int64_t vocab, float* logits) {
+  gemm(1.0f, {z, rows, hidden, hidden}, Op::None, {w.data(), hidden, vocab, vocab}, Op::None, 0.0f,
+       {logits, rows, vocab, vocab});
+}
+
+// log sum_v exp(row[v]), max-subtracted, summed in double.
+double log_sum_exp(const float* row, std::int64_t vocab) {
+  const double top = *std::max_element(row, row + vocab);
+  double sum = 0;
+  for (std::int64_t v = 0; v < vocab; ++v) sum += std::exp(row[v] - top);
+  return top + std::log(sum);
+}
+
+void add_loss(const float* logits, std::span<const std::int32_t> targets, std::int64_t vocab, LmHeadForward& out) {
+  for (std::size_t r = 0; r < targets.size(); ++r) {
+    if (targets[r] == kIgnored) continue;
+    const float* row = logits + static_cast<std::int64_t>(r) * vocab;
+    out.loss_sum += log_sum_exp(row, vocab) - row[targets[r]];
+    ++out.counted;
+  }
+}
+
+// Turns logits [rows, vocab] in place into dl = scale (softmax - onehot), zero for ignored rows.
+void to_dlogits(float* logits, std::span<const std::int32_t> targets, std::int64_t vocab, double scale) {
+  for (std::size_t r = 0; r < targets.size(); ++r) {
+    float* row = logits + static_cast<std::int64_t>(r) * vocab;
+    if (targets[r] == kIgnored) {
+      std::fill(row, row + vocab, 0.0f);
+      continue;
+    }
+    const double lse = log_sum_exp(row, vocab);
+    const double target_p = std::exp(row[targets[r]] - lse);
+    for (std::int64_t v = 0; v < vocab; ++v) row[v] = static_cast<float>(scale * std::exp(row[v] - lse));
+    row[targets[r]] = static_cast<float>(scale * (target_p - 1.0));
+  }
+}
+
+// dz [rows, hidden] = dl W^T (overwritten); dW += z^T dl.
+void backward_gemms(const float* z, std::int64_t rows, std::int64_t hidden, std::span<const float> w,
+                    std::int64_t vocab, const float* dl, float* dz, std::span<float> dw) {
+  const ConstMatRef dl_mat{dl, rows, vocab, vocab};
+  gemm(1.0f, dl_mat, Op::None, {w.data(), hidden, vocab, vocab}, Op::Transpose, 0.0f, {dz, rows, hidden, hidden});
+  gemm(1.0f, {z, rows, hidden, hidden}, Op::Transpose, dl_mat, Op::None, 1.0f, {dw.data(), hidden, vocab, vocab});
+}
+
+}  // namespace
+
+ChunkedLmHeadLoss::ChunkedLmHeadLoss(int chunks, MemoryLedger* ledger) : chunks_(chunks), ledger_(ledger) {
+  check_chunks(chunks);
+}
+
+std::uint64_t ChunkedLmHeadLoss::workspace_bytes(int chunks, std::int64_t tokens, std::int64_t vocab) {
+  check_chunks(chunks);
+  return float_bytes(static_cast<std::size_t>(chunk_rows(chunks, tokens) * vocab));
+}
+
+LmHeadForward ChunkedLmHeadLoss::forward(std::span<const float> z, std::int64_t tokens, std::int64_t hidden,
+                                         std::span<const float> w, std::int64_t vocab,
+                                         std::span<const std::int32_t> targets) {
+  Problems problems;
+  check_inputs(problems, kForward, z.size(), tokens, hidden, w.size(), vocab, targets);
+  problems.throw_if_any();
+
+  LmHeadForward out;
+  if (chunks_ == 1) {
+    kept_hold_.release();
+    kept_logits_.assign(static_cast<std::size_t>(tokens * vocab), 0.0f);
+    kept_hold_ = hold_workspace(ledger_, workspace_bytes(1, tokens, vocab));
+    compute_logits(z.data(), tokens, hidden, w, vocab, kept_logits_.data());
+    add_loss(kept_logits_.data(), targets, vocab, out);
+    return out;
+  }
+  const std::int64_t rows = chunk_rows(chunks_, tokens);
+  std::vector<float> buffer(static_cast<std::size_t>(rows * vocab));
+  const MemoryLedger::Hold held = hold_workspace(ledger_, workspace_bytes(chunks_, tokens, vocab));
+  for (std::int64_t t0 = 0; t0 < tokens; t0 += rows) {
+    const std::int64_t n = std::min(rows, tokens - t0);
+    compute_logits(z.data() + t0 * hidden, n, hidden, w, vocab, buffer.data());
+    add_loss(buffer.data(), targets.subspan(t0, n), vocab, out);
+  }
+  return out;
+}
+
+void ChunkedLmHeadLoss::backward(std::span<const float> z, std::int64_t tokens, std::int64_t hidden,
+                                 std::span<const float> w, std::int64_t vocab, std::span<const std::int32_t> targets,
+                                 double scale, std::span<float> dz, std::span<float> dw) {
+  Problems problems;
+  check_inputs(problems, kBackward, z.size(), tokens, hidden, w.size(), vocab, targets);
+  check_size(problems, kBackward, "dz", dz.size(), tokens * hidden, "tokens * hidden");
+  check_size(problems, kBackward, "dw", dw.size(), hidden * vocab, "hidden * vocab");
+  if (chunks_ == 1 && static_cast<std::int64_t>(kept_logits_.size()) != tokens * vocab) {
+    problems.add(where(kBackward, "logits"),
+                 fmt::format("{} logits kept for {} tokens x {} vocab", kept_logits_.size(), tokens, vocab), "",
+                 "the unfused head (chunks 1) needs a forward on the same z, w and targets first");
+  }
+  problems.throw_if_any();
+
+  if (chunks_ == 1) {
+    to_dlogits(kept_logits_.data(), targets, vocab, scale);
+    backward_gemms(z.data(), tokens, hidden, w, vocab, kept_logits_.data(), dz.data(), dw);
+    std::vector<float>().swap(kept_logits_);
+    kept_hold_.release();
+    return;
+  }
+  const std::int64_t rows = chunk_rows(chunks_, tokens);
+  std::vector<float> buffer(static_cast<std::size_t>(rows * vocab));
+  const MemoryLedger::Hold held = hold_workspace(ledger_, workspace_bytes(chunks_, tokens, vocab));
+  for (std::int64_t t0 = 0; t0 < tokens; t0 += rows) {
+    const std::int64_t n = std::min(rows, tokens - t0);
+    compute_logits(z.data() + t0 * hidden, n, hidden, w, vocab, buffer.data());
+    to_dlogits(buffer.data(), targets.subspan(t0, n), vocab, scale);
+    backward_gemms(z.data() + t0 * hidden, n, hidden, w, vocab, buffer.data(), dz.data() + t0 * hidden, dw);
+  }
+}
+
+}  // namespace burst::rt

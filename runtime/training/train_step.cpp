@@ -1,0 +1,332 @@
+// The step's forward, loss and backward with the plan's checkpoint policy (see train_step.hpp).
+#include "runtime/training/train_step.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/stopwatch.hpp"
+#include "runtime/training/layer_ops.hpp"
+#include "runtime/training/lm_head_loss.hpp"
+
+namespace burst::rt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void add_into(std::span<float> to, std::span<const float> from) {
+  for (std::size_t i = 0; i < to.size(); ++i) to[i] += from[i];
+}
+
+// Runs fn and adds its wall time to each of `seconds`.
+template <typename Fn, typename... Seconds>
+void timed(Fn&& fn, Seconds&... seconds) {
+  const auto start = Clock::now();
+  fn();
+  const double elapsed = seconds_since(start);
+  ((seconds += elapsed), ...);
+}
+
+}  // namespace
+
+// A layer's activations between its forward and its backward; which are alive depends on the
+// policy and on where the step is (see the header).
+struct TrainingStep::Layer {
+  TrackedBuffer x;                    // input [c, hidden]
+  TrackedBuffer a, inv_rms_attn;      // RMSNorm(x) and its 1/rms
+  TrackedBuffer q, k, v;              // after RoPE: [c, H, d], [c, Hkv, d]
+  TrackedBuffer o, lse;               // attention output [c, H, d] and its lse [c * H]
+  TrackedBuffer h, b, inv_rms_mlp;    // h = x + o Wo, b = RMSNorm(h)
+  TrackedBuffer u, w, m;              // gate, up, silu(u) * w: [c, ffn]
+  TrackedBuffer o_kept, lse_kept;     // seq_stash: o and lse of the later rows only
+};
+
+TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
+                           MemoryLedger& ledger)
+    : model_(model),
+      comm_(comm),
+      ledger_(ledger),
+      policy_(plan.strategy.checkpoint),
+      backward_(plan.strategy.backward),
+      lm_head_chunks_(plan.strategy.lm_head_chunks) {
+  Problems problems;
+  if (lm_head_chunks_ < 1) {
+    problems.add("plan:/strategy/lm_head/chunks", fmt::format("{} chunks", lm_head_chunks_), "at least 1");
+  }
+  if (policy_ == CheckpointPolicy::SeqStash) {
+    if (plan.strategy.layout != Layout::Striped) {
+      problems.add("plan:/strategy/layout",
+                   fmt::format("seq_stash runs on the striped layout only, this plan is {}", to_string(plan.strategy.layout)),
+                   "striped", "only under striped is the first part of every rank's tokens the first part of the sequence");
+    }
+    if (plan.job.mask.kind == MaskKind::Full) {
+      problems.add("plan:/job/mask", "seq_stash needs a mask under which no token attends a later one", "causal, sliding:W, document:L");
+    }
+    if (!(plan.strategy.kept_fraction > 0 && plan.strategy.kept_fraction < 1)) {
+      problems.add("plan:/strategy/checkpoint/kept_fraction", fmt::format("{}", plan.strategy.kept_fraction),
+                   "a fraction strictly between 0 and 1");
+    }
+  }
+  problems.throw_if_any();
+
+  schedule_ = std::make_unique<RingSchedule>(plan, seq);
+  schedule_->require_complete();
+  positions_ = schedule_->positions(schedule_->ring_rank(comm.rank()));
+  rows_ = static_cast<std::int64_t>(positions_.size());
+  const ModelSpec& m = model.spec();
+  attention_ = std::make_unique<RingAttention>(*schedule_, comm, Shape{rows_, m.heads, m.head_dim},
+                                               Shape{rows_, m.kv_heads, m.head_dim});
+  if (policy_ != CheckpointPolicy::SeqStash) return;
+  short_rows_ = std::llround((1.0 - plan.strategy.kept_fraction) * static_cast<double>(rows_));
+  if (short_rows_ == 0) return;
+  short_schedule_ = std::make_unique<RingSchedule>(plan, short_rows_ * schedule_->ring_size());
+  short_schedule_->require_complete();
+  const auto short_positions = short_schedule_->positions(short_schedule_->ring_rank(comm.rank()));
+  if (!std::equal(short_positions.begin(), short_positions.end(), positions_.begin())) {
+    throw Error(Problem{"seq_stash", "the short ring's tokens are not the first tokens of this rank", "",
+                        "a bug in the striped layout: please report it"});
+  }
+  short_attention_ = std::make_unique<RingAttention>(*short_schedule_, comm, Shape{short_rows_, m.heads, m.head_dim},
+                                                     Shape{short_rows_, m.kv_heads, m.head_dim});
+}
+
+TrackedBuffer TrainingStep::buffer(std::size_t floats, MemoryUse use) { return {ledger_, use, floats}; }
+
+void TrainingStep::note_ring(const RingAttentionStats& stats) { ledger_.transient(MemoryUse::RingBuffers, stats.ring_buffer_bytes); }
+
+void TrainingStep::attention_inputs(std::span<const float> params, const LayerSlices& w, Layer& s) {
+  const ModelSpec& m = model_.spec();
+  const auto c = static_cast<std::size_t>(rows_);
+  s.a = buffer(c * static_cast<std::size_t>(m.hidden));
+  s.inv_rms_attn = buffer(c);
+  rms_norm_forward(s.x.span(), w.attn_norm.of(params), rows_, m.hidden, kNormEps, s.a.span(), s.inv_rms_attn.span());
+  s.q = buffer(c * static_cast<std::size_t>(model_.q_dim()));
+  s.k = buffer(c * static_cast<std::size_t>(model_.kv_dim()));
+  s.v = buffer(c * static_cast<std::size_t>(model_.kv_dim()));
+  linear_forward(s.a.span(), rows_, m.hidden, w.wq.of(params), model_.q_dim(), s.q.span());
+  linear_forward(s.a.span(), rows_, m.hidden, w.wk.of(params), model_.kv_dim(), s.k.span());
+  linear_forward(s.a.span(), rows_, m.hidden, w.wv.of(params), model_.kv_dim(), s.v.span());
+  rope_forward(View{s.q.data(), {rows_, m.heads, m.head_dim}}, positions_, kRopeBase);
+  rope_forward(View{s.k.data(), {rows_, m.kv_heads, m.head_dim}}, positions_, kRopeBase);
+}
+
+void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) {
+  const ModelSpec& m = model_.spec();
+  if (recompute && policy_ == CheckpointPolicy::AttnStash) return;  // o and lse were kept
+  if (recompute && policy_ == CheckpointPolicy::SeqStash) {
+    // The earlier rows on the short ring, the later ones from the stash.
+    const auto q_floats = static_cast<std::size_t>(model_.q_dim());
+    const auto heads = static_cast<std::size_t>(m.heads);
+    const auto c = static_cast<std::size_t>(rows_), r = static_cast<std::size_t>(short_rows_);
+    s.o = buffer(c * q_floats);
+    s.lse = buffer(c * heads);
+    if (short_attention_) {
+      const Shape q_shape{short_rows_, m.heads, m.head_dim}, kv_shape{short_rows_, m.kv_heads, m.head_dim};
+      timed([&] {
+        const RingForward f = short_attention_->forward({s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape});
+        note_ring(f.stats);
+        std::copy(f.o.values().begin(), f.o.values().end(), s.o.data());
+        std::copy(f.lse.begin(), f.lse.end(), s.lse.data());
+      }, out.attention_s);
+      ++out.ring_passes;
+    }
+    std::copy(s.o_kept.span().begin(), s.o_kept.span().end(), s.o.data() + r * q_floats);
+    std::copy(s.lse_kept.span().begin(), s.lse_kept.span().end(), s.lse.data() + r * heads);
+    s.o_kept.clear();
+    s.lse_kept.clear();
+    return;
+  }
+  const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
+  timed([&] {
+    RingForward f = attention_->forward({s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape});
+    note_ring(f.stats);
+    s.o = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(f.o).take());
+    s.lse = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(f.lse));
+  }, out.attention_s);
+  ++out.ring_passes;
+}
+
+void TrainingStep::mlp_inputs(std::span<const float> params, const LayerSlices& w, Layer& s) {
+  const ModelSpec& m = model_.spec();
+  const auto c = static_cast<std::size_t>(rows_);
+  const auto hidden = static_cast<std::size_t>(m.hidden), ffn = static_cast<std::size_t>(m.ffn);
+  s.h = buffer(c * hidden);
+  linear_forward(s.o.span(), rows_, model_.q_dim(), w.wo.of(params), m.hidden, s.h.span());
+  add_into(s.h.span(), s.x.span());
+  s.b = buffer(c * hidden);
+  s.inv_rms_mlp = buffer(c);
+  rms_norm_forward(s.h.span(), w.mlp_norm.of(params), rows_, m.hidden, kNormEps, s.b.span(), s.inv_rms_mlp.span());
+  s.u = buffer(c * ffn);
+  s.w = buffer(c * ffn);
+  s.m = buffer(c * ffn);
+  linear_forward(s.b.span(), rows_, m.hidden, w.w_gate.of(params), m.ffn, s.u.span());
+  linear_forward(s.b.span(), rows_, m.hidden, w.w_up.of(params), m.ffn, s.w.span());
+  swiglu_forward(s.u.span(), s.w.span(), s.m.span());
+}
+
+TrackedBuffer TrainingStep::forward_layer(std::span<const float> params, const LayerSlices& w, Layer& s, StepOutcome& out) {
+  const ModelSpec& m = model_.spec();
+  attention_inputs(params, w, s);
+  attention_output(s, false, out);
+  mlp_inputs(params, w, s);
+  TrackedBuffer y = buffer(static_cast<std::size_t>(rows_) * static_cast<std::size_t>(m.hidden));
+  linear_forward(s.m.span(), rows_, m.ffn, w.w_down.of(params), m.hidden, y.span());
+  add_into(y.span(), s.h.span());
+  return y;
+}
+
+void TrainingStep::keep_per_policy(Layer& s) {
+  if (policy_ == CheckpointPolicy::None) return;
+  for (TrackedBuffer* t : {&s.a, &s.inv_rms_attn, &s.q, &s.k, &s.v, &s.h, &s.b, &s.inv_rms_mlp, &s.u, &s.w, &s.m}) t->clear();
+  switch (policy_) {
+    case CheckpointPolicy::AttnStash:
+      s.o.charge_to(ledger_, MemoryUse::AttentionStash);
+      s.lse.charge_to(ledger_, MemoryUse::AttentionStash);
+      return;
+    case CheckpointPolicy::SeqStash: {
+      const auto r_o = static_cast<std::ptrdiff_t>(short_rows_ * model_.q_dim());
+      const auto r_lse = static_cast<std::ptrdiff_t>(short_rows_ * model_.spec().heads);
+      s.o_kept = buffer(s.o.size() - static_cast<std::size_t>(r_o), MemoryUse::AttentionStash);
+      s.lse_kept = buffer(s.lse.size() - static_cast<std::size_t>(r_lse), MemoryUse::AttentionStash);
+      std::copy(s.o.span().begin() + r_o, s.o.span().end(), s.o_kept.data());
+      std::copy(s.lse.span().begin() + r_lse, s.lse.span().end(), s.lse_kept.data());
+      break;
+    }
+    default: break;
+  }
+  s.o.clear();
+  s.lse.clear();
+}
+
+void TrainingStep::recompute_layer(std::span<const float> params, const LayerSlices& w, Layer& s, StepOutcome& out) {
+  if (policy_ == CheckpointPolicy::None) return;
+  timed([&] {
+    attention_inputs(params, w, s);
+    attention_output(s, true, out);
+    mlp_inputs(params, w, s);
+  }, out.recompute_s);
+}
+
+TrackedBuffer TrainingStep::backward_layer(std::span<const float> params, std::span<float> grads, const LayerSlices& w,
+                                           Layer& s, const TrackedBuffer& dy, StepOutcome& out) {
+  const ModelSpec& m = model_.spec();
+  const auto c = static_cast<std::size_t>(rows_);
+  const auto hidden = static_cast<std::size_t>(m.hidden), ffn = static_cast<std::size_t>(m.ffn);
+  const std::int64_t qd = model_.q_dim(), kvd = model_.kv_dim();
+
+  // MLP: y = h + (silu(b Wgate) * (b Wup)) Wdown, b = RMSNorm(h).
+  TrackedBuffer dm = buffer(c * ffn);
+  linear_backward(s.m.span(), rows_, m.ffn, w.w_down.of(params), m.hidden, dy.span(), dm.span(), w.w_down.of(grads), false);
+  s.m.clear();
+  TrackedBuffer du = buffer(c * ffn), dw = buffer(c * ffn);
+  swiglu_backward(s.u.span(), s.w.span(), dm.span(), du.span(), dw.span());
+  dm.clear();
+  s.u.clear();
+  s.w.clear();
+  TrackedBuffer db = buffer(c * hidden);
+  linear_backward(s.b.span(), rows_, m.hidden, w.w_gate.of(params), m.ffn, du.span(), db.span(), w.w_gate.of(grads), false);
+  linear_backward(s.b.span(), rows_, m.hidden, w.w_up.of(params), m.ffn, dw.span(), db.span(), w.w_up.of(grads), true);
+  du.clear();
+  dw.clear();
+  s.b.clear();
+  TrackedBuffer dh = buffer(c * hidden);
+  rms_norm_backward(s.h.span(), w.mlp_norm.of(params), s.inv_rms_mlp.span(), db.span(), rows_, m.hidden, dh.span(),
+                    w.mlp_norm.of(grads));
+  add_into(dh.span(), dy.span());
+  db.clear();
+  s.h.clear();
+  s.inv_rms_mlp.clear();
+
+  // Attention: h = x + o Wo, o = attention(RoPE(a Wq), RoPE(a Wk), a Wv), a = RMSNorm(x).
+  TrackedBuffer d_o = buffer(c * static_cast<std::size_t>(qd));
+  linear_backward(s.o.span(), rows_, qd, w.wo.of(params), m.hidden, dh.span(), d_o.span(), w.wo.of(grads), false);
+  const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
+  TrackedBuffer dq, dk, dv;
+  timed([&] {
+    RingBackward g = attention_->backward(backward_, {s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape},
+                                          {s.o.data(), q_shape}, s.lse.span(), {d_o.data(), q_shape});
+    note_ring(g.stats);
+    dq = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_q).take());
+    dk = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_k).take());
+    dv = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_v).take());
+  }, out.attention_s);
+  ++out.ring_passes;
+  d_o.clear();
+  s.o.clear();
+  s.lse.clear();
+  rope_backward(View{dq.data(), q_shape}, positions_, kRopeBase);
+  rope_backward(View{dk.data(), kv_shape}, positions_, kRopeBase);
+  TrackedBuffer da = buffer(c * hidden);
+  linear_backward(s.a.span(), rows_, m.hidden, w.wq.of(params), qd, dq.span(), da.span(), w.wq.of(grads), false);
+  linear_backward(s.a.span(), rows_, m.hidden, w.wk.of(params), kvd, dk.span(), da.span(), w.wk.of(grads), true);
+  linear_backward(s.a.span(), rows_, m.hidden, w.wv.of(params), kvd, dv.span(), da.span(), w.wv.of(grads), true);
+  for (TrackedBuffer* t : {&dq, &dk, &dv, &s.q, &s.k, &s.v, &s.a}) t->clear();
+  TrackedBuffer dx = buffer(c * hidden);
+  rms_norm_backward(s.x.span(), w.attn_norm.of(params), s.inv_rms_attn.span(), da.span(), rows_, m.hidden, dx.span(),
+                    w.attn_norm.of(grads));
+  add_into(dx.span(), dh.span());
+  return dx;
+}
+
+StepOutcome TrainingStep::run(std::span<const float> params, std::span<float> grads, const StepTokens& in) {
+  const ModelSpec& m = model_.spec();
+  const auto c = static_cast<std::size_t>(rows_);
+  const auto hidden = static_cast<std::size_t>(m.hidden);
+  if (in.tokens.size() != c || in.targets.size() != c || params.size() != model_.size() || grads.size() != model_.size()) {
+    throw Error(Problem{"TrainingStep::run",
+                        fmt::format("{} tokens, {} targets, {} parameters, {} gradients; this rank holds {} tokens of a "
+                                    "model of {} parameters",
+                                    in.tokens.size(), in.targets.size(), params.size(), grads.size(), c, model_.size()),
+                        "", ""});
+  }
+  std::fill(grads.begin(), grads.end(), 0.0f);
+  StepOutcome out;
+  std::vector<Layer> layers(model_.layers.size());
+  TrackedBuffer x = buffer(c * hidden);
+  TrackedBuffer z, inv_rms_final, dy;
+  ChunkedLmHeadLoss head(lm_head_chunks_, &ledger_);
+  timed([&] {
+    embedding_forward(in.tokens, model_.embedding.of(params), m.vocab, m.hidden, x.span());
+    for (std::size_t l = 0; l < layers.size(); ++l) {
+      layers[l].x = std::move(x);
+      x = forward_layer(params, model_.layers[l], layers[l], out);
+      keep_per_policy(layers[l]);
+    }
+    z = buffer(c * hidden);
+    inv_rms_final = buffer(c);
+    rms_norm_forward(x.span(), model_.final_norm.of(params), rows_, m.hidden, kNormEps, z.span(), inv_rms_final.span());
+    timed([&] {
+      const LmHeadForward loss = head.forward(z.span(), rows_, m.hidden, model_.lm_head.of(params), m.vocab, in.targets);
+      out.loss_sum = loss.loss_sum;
+      out.counted = loss.counted;
+    }, out.loss_s);
+  }, out.forward_s);
+
+  timed([&] {
+    TrackedBuffer dz = buffer(c * hidden);
+    const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
+    timed([&] {
+      head.backward(z.span(), rows_, m.hidden, model_.lm_head.of(params), m.vocab, in.targets, scale, dz.span(),
+                    model_.lm_head.of(grads));
+    }, out.loss_s);
+    z.clear();
+    dy = buffer(c * hidden);
+    rms_norm_backward(x.span(), model_.final_norm.of(params), inv_rms_final.span(), dz.span(), rows_, m.hidden, dy.span(),
+                      model_.final_norm.of(grads));
+    dz.clear();
+    x.clear();
+    inv_rms_final.clear();
+    for (std::size_t l = layers.size(); l-- > 0;) {
+      recompute_layer(params, model_.layers[l], layers[l], out);
+      dy = backward_layer(params, grads, model_.layers[l], layers[l], dy, out);
+      layers[l] = Layer{};
+    }
+    embedding_backward(in.tokens, dy.span(), m.vocab, m.hidden, model_.embedding.of(grads));
+  }, out.backward_s);
+  return out;
+}
+
+}  // namespace burst::rt

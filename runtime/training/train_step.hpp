@@ -1,0 +1,98 @@
+// One training step of this rank's part of the sequence: the model forward (model.hpp) with
+// attention over the plan's ring, the fused LM head and loss, and the backward, keeping and
+// recomputing activations exactly as the plan's checkpoint policy says.
+//
+// What each layer keeps from its forward until its backward (c local tokens, f the kept fraction):
+//   none        every intermediate (x, norms, q, k, v, o, lse, h, MLP): no recompute
+//   full        the layer input x only; the backward recomputes the layer, ring attention included
+//   attn_stash  x, plus o and lse of all c tokens: the recompute runs no ring
+//   seq_stash   x, plus o and lse of the LATER f c tokens only. The recompute runs attention for
+//               the earlier (1 - f) c tokens on a shorter ring: under the striped layout the first
+//               (1 - f) c tokens of every rank are exactly the first (1 - f) S tokens of the
+//               sequence, and under a mask that never looks ahead (causal, sliding, document)
+//               those queries see only those keys. So the short ring is the same plan over a
+//               (1 - f) S sequence: (1 - f)^2 of causal attention's work, and f of the stash.
+// Whatever a layer drops, its backward recomputes from x just before it is needed, and frees
+// at its end. The LM head runs in the plan's lm_head chunks (lm_head_loss.hpp).
+//
+// Every buffer whose size the policy or the chunking changes is a TrackedBuffer of the step's
+// MemoryLedger; the rings' in-flight blocks are charged as transients. Weight gradients are
+// this rank's share only: the caller all-reduces them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "planner/contract/plan.hpp"
+#include "runtime/comm/communicator.hpp"
+#include "runtime/executor/ring_attention.hpp"
+#include "runtime/schedule/ring_schedule.hpp"
+#include "runtime/training/memory_ledger.hpp"
+#include "runtime/training/model.hpp"
+
+namespace burst::rt {
+
+struct StepTokens {
+  std::span<const std::int32_t> tokens;   // this rank's tokens, in its layout order (positions())
+  std::span<const std::int32_t> targets;  // their next tokens; -1 is not counted
+  std::int64_t global_counted = 0;        // counted targets of the whole sequence: the loss is their mean
+};
+
+struct StepOutcome {
+  double loss_sum = 0;          // this rank's summed cross-entropy
+  std::int64_t counted = 0;     // and how many targets it counted
+  double forward_s = 0, backward_s = 0;
+  double attention_s = 0;       // in ring attention, forward, recompute and backward
+  double recompute_s = 0;       // recomputing what the checkpoint policy dropped (attention included)
+  double loss_s = 0;            // LM head and loss, forward and backward
+  int ring_passes = 0;          // ring attention calls, recompute included
+};
+
+class TrainingStep {
+ public:
+  // Checks everything the step needs from the plan (no communication, so every rank of a job
+  // fails the same way): the ring, the layout's split of `seq`, seq_stash's layout and mask,
+  // the LM-head chunk count. Throws burst::Error naming the plan field.
+  TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
+               MemoryLedger& ledger);
+
+  // Global positions of this rank's tokens, in the order it holds them.
+  [[nodiscard]] const std::vector<std::int64_t>& positions() const { return positions_; }
+  // Rows of the local sequence whose attention a seq_stash recompute redoes (0 for other policies).
+  [[nodiscard]] std::int64_t recomputed_rows() const { return short_rows_; }
+
+  // Forward and backward; `grads` (the model's size) is overwritten with this rank's share of
+  // the gradient of (sum of losses over the sequence / global_counted).
+  StepOutcome run(std::span<const float> params, std::span<float> grads, const StepTokens& in);
+
+ private:
+  struct Layer;
+  void attention_inputs(std::span<const float> params, const LayerSlices& w, Layer& s);
+  void attention_output(Layer& s, bool recompute, StepOutcome& out);
+  void mlp_inputs(std::span<const float> params, const LayerSlices& w, Layer& s);
+  [[nodiscard]] TrackedBuffer forward_layer(std::span<const float> params, const LayerSlices& w, Layer& s,
+                                            StepOutcome& out);
+  void keep_per_policy(Layer& s);
+  void recompute_layer(std::span<const float> params, const LayerSlices& w, Layer& s, StepOutcome& out);
+  [[nodiscard]] TrackedBuffer backward_layer(std::span<const float> params, std::span<float> grads,
+                                             const LayerSlices& w, Layer& s, const TrackedBuffer& dy, StepOutcome& out);
+  [[nodiscard]] TrackedBuffer buffer(std::size_t floats, MemoryUse use = MemoryUse::Activations);
+  void note_ring(const RingAttentionStats& stats);
+
+  const ModelLayout& model_;
+  Communicator& comm_;
+  MemoryLedger& ledger_;
+  CheckpointPolicy policy_;
+  BackwardMode backward_;
+  int lm_head_chunks_;
+  std::unique_ptr<RingSchedule> schedule_, short_schedule_;
+  std::unique_ptr<RingAttention> attention_, short_attention_;
+  std::vector<std::int64_t> positions_;
+  std::int64_t rows_ = 0;        // c: local tokens
+  std::int64_t short_rows_ = 0;  // seq_stash: the earlier rows recomputed on the short ring
+};
+
+}  // namespace burst::rt

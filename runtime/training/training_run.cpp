@@ -1,0 +1,296 @@
+// The training loop, its single-rank check and its report (see training_run.hpp).
+#include "runtime/training/training_run.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/stopwatch.hpp"
+#include "runtime/comm/self_communicator.hpp"
+#include "runtime/executor/attention_run.hpp"
+
+namespace burst::rt {
+namespace {
+
+Json model_json(const ModelSpec& m) {
+  return {{"name", m.name}, {"layers", m.layers}, {"hidden", m.hidden}, {"ffn", m.ffn}, {"heads", m.heads},
+          {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}};
+}
+
+// The saved state must be of this very model: same dimensions, same parameter count.
+TrainingState load_matching_state(const std::string& path, const ModelLayout& model) {
+  TrainingState state = load_training_state(path);
+  const Json want = model_json(model.spec());
+  Problems problems;
+  for (const auto& [key, value] : want.items()) {
+    if (key == "name") continue;
+    const Json& got = state.meta.contains("model") ? state.meta["model"] : Json::object();
+    if (!got.contains(key) || got[key] != value) {
+      problems.add(path, fmt::format("the saved model has {} {}, the plan's has {}", key,
+                                     got.contains(key) ? got[key].dump() : "none", value.dump()),
+                   "a state saved by a run of the same model", "resume with the plan that saved it");
+    }
+  }
+  if (problems.empty() && state.params.size() != model.size()) {
+    problems.add(path, fmt::format("{} parameters saved, the model has {}", state.params.size(), model.size()));
+  }
+  problems.throw_if_any();
+  return state;
+}
+
+// A copy of the plan on one rank: one contiguous block, every activation kept, logits whole.
+plan::Plan single_rank_plan(plan::Plan plan) {
+  plan::Strategy& s = plan.strategy;
+  s.cp = 1;
+  s.ulysses = 1;
+  s.ring = RingKind::Flat;
+  s.inner = 1;
+  s.outer = 1;
+  s.layout = Layout::Contiguous;
+  s.checkpoint = CheckpointPolicy::None;
+  s.kept_fraction = 0;
+  s.lm_head_chunks = 1;
+  plan.ranks = {{0, 0, 0}};
+  plan.rings = {{"flat", 0, {0}}};
+  return plan;
+}
+
+// max |a - b| / max |b| over one tensor (0 when both are zero).
+double relative_error(std::span<const float> got, std::span<const float> want) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    diff = std::max(diff, std::fabs(static_cast<double>(got[i]) - want[i]));
+    scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+// Exact transport of byte counts through float collectives: two 24-bit halves (up to 2^48).
+void put_u64(std::vector<float>& out, std::uint64_t x) {
+  out.push_back(static_cast<float>(x >> 24));
+  out.push_back(static_cast<float>(x & 0xFFFFFF));
+}
+std::uint64_t get_u64(const float* in) {
+  return (static_cast<std::uint64_t>(in[0]) << 24) + static_cast<std::uint64_t>(in[1]);
+}
+
+Json uses_json(const MemoryLedger::Breakdown& b) {
+  Json j = Json::object();
+  for (std::size_t i = 0; i < kMemoryUseCount; ++i) j[std::string(to_string(static_cast<MemoryUse>(i)))] = b[i];
+  return j;
+}
+
+}  // namespace
+
+struct TrainingRun::StepRecord {
+  double loss = 0;
+  double step_s = 0;
+  double grad_norm = 0;
+  StepOutcome outcome;
+  std::uint64_t ledger_peak = 0;
+  MemoryLedger::Breakdown at_peak{};
+  MemoryLedger::Breakdown peak_by_use{};
+};
+
+TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
+    : plan_((require_job_ranks(plan, comm.size()), plan)),
+      comm_(comm),
+      options_(std::move(options)),
+      model_(plan.job.model),
+      corpus_(read_corpus(options_.data)),
+      resumed_(options_.resume.empty() ? std::nullopt : std::optional(load_matching_state(options_.resume, model_))),
+      step_(plan_, model_, plan_.job.seq, comm, ledger_),
+      first_step_(resumed_ ? resumed_->step : 0) {
+  if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
+  if (!options_.save.empty()) {
+    const auto dir = std::filesystem::absolute(options_.save).parent_path();
+    if (!std::filesystem::is_directory(dir)) {
+      throw Error(Problem{"--save", fmt::format("{}: the directory {} does not exist", options_.save, dir.string()),
+                          "a path in an existing directory", ""});
+    }
+  }
+  (void)training_sequence(corpus_, plan_.job.seq, first_step_, plan_.job.mask);  // the data fits the mask
+}
+
+std::uint64_t TrainingRun::model_state_bytes() const { return 4 * float_bytes(model_.size()); }
+
+Json TrainingRun::check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
+                                            std::span<const float> grads, double loss) const {
+  const plan::Plan reference = single_rank_plan(plan_);
+  const auto self = make_self_communicator(comm_.options());
+  MemoryLedger ledger;
+  TrainingStep step(reference, model_, plan_.job.seq, *self, ledger);
+  std::vector<float> ref_grads(model_.size());
+  const std::int64_t counted = counted_targets(sequence);
+  const StepOutcome ref = step.run(params, ref_grads, {sequence.tokens, sequence.targets, counted});
+  const double ref_loss = counted > 0 ? ref.loss_sum / static_cast<double>(counted) : 0.0;
+  double worst = 0;
+  std::string worst_name;
+  Json by_tensor = Json::object();
+  for (const auto& [name, slice] : model_.named()) {
+    const double e = relative_error(slice.of(grads), slice.of(std::span<const float>(ref_grads)));
+    by_tensor[name] = e;
+    if (e >= worst) {
+      worst = e;
+      worst_name = name;
+    }
+  }
+  const double loss_err = std::fabs(loss - ref_loss) / std::max(1e-30, std::fabs(ref_loss));
+  return {{"loss", loss}, {"reference_loss", ref_loss}, {"loss_rel_err", loss_err}, {"max_rel_err_grad", worst},
+          {"worst_tensor", worst_name}, {"rel_err_grad_by_tensor", by_tensor}, {"tolerance", options_.tolerance},
+          {"passed", worst <= options_.tolerance && loss_err <= options_.tolerance}};
+}
+
+Json TrainingRun::run() {
+  std::vector<float> params = resumed_ ? std::move(resumed_->params) : initial_params(model_, options_.seed);
+  AdamWState adam;
+  if (resumed_) adam = {std::move(resumed_->adam_m), std::move(resumed_->adam_v), resumed_->adam_step};
+  std::vector<float> grads(model_.size());
+  const auto groups = model_.groups();
+  const std::int64_t seq = plan_.job.seq;
+  const auto& positions = step_.positions();
+  std::vector<StepRecord> records;
+  Json check;
+  for (int i = 0; i < options_.steps; ++i) {
+    const std::int64_t index = first_step_ + i;
+    const TrainingSequence sequence = training_sequence(corpus_, seq, index, plan_.job.mask);
+    std::vector<std::int32_t> tokens, targets;
+    for (const std::int64_t p : positions) {
+      tokens.push_back(sequence.tokens[static_cast<std::size_t>(p)]);
+      targets.push_back(sequence.targets[static_cast<std::size_t>(p)]);
+    }
+    const std::int64_t counted = counted_targets(sequence);
+    comm_.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    ledger_.reset_peaks();
+    StepRecord record;
+    record.outcome = step_.run(params, grads, {tokens, targets, counted});
+    comm_.allreduce_sum(grads);
+    std::vector<float> loss_sum{static_cast<float>(record.outcome.loss_sum)};
+    comm_.allreduce_sum(loss_sum);
+    record.loss = counted > 0 ? loss_sum[0] / static_cast<double>(counted) : 0.0;
+    const double before_check = seconds_since(start);
+    if (options_.check && i == 0) {
+      if (comm_.rank() == 0) check = check_against_single_rank(sequence, params, grads, record.loss);
+      comm_.barrier();
+    }
+    const auto optimizer_start = std::chrono::steady_clock::now();
+    record.grad_norm = adamw_step(params, grads, groups, adam, options_.adamw);
+    record.step_s = before_check + seconds_since(optimizer_start);
+    record.ledger_peak = ledger_.peak();
+    record.at_peak = ledger_.at_peak();
+    for (std::size_t u = 0; u < kMemoryUseCount; ++u) record.peak_by_use[u] = ledger_.peak(static_cast<MemoryUse>(u));
+    if (comm_.rank() == 0 && options_.progress) {
+      options_.progress({{"step", index + 1},
+                         {"last_step", first_step_ + options_.steps},
+                         {"loss", record.loss},
+                         {"step_s", record.step_s},
+                         {"tokens_per_s", static_cast<double>(seq) / record.step_s},
+                         {"grad_norm", record.grad_norm},
+                         {"peak_memory_bytes", record.ledger_peak + model_state_bytes()}});
+    }
+    records.push_back(record);
+  }
+  if (!options_.save.empty() && comm_.rank() == 0) {
+    TrainingState state;
+    state.meta = {{"model", model_json(model_.spec())}, {"seq", seq}, {"data", corpus_.source},
+                  {"plan", {{"strategy", plan_.strategy.name}, {"ranks", comm_.size()}}}};
+    state.step = first_step_ + options_.steps;
+    state.params = params;
+    state.adam_m = adam.m;
+    state.adam_v = adam.v;
+    state.adam_step = adam.step;
+    save_training_state(options_.save, state);
+  }
+  comm_.barrier();  // the state is on disk before any rank moves on (a resume may follow)
+  return report(records, check);
+}
+
+Json TrainingRun::report(const std::vector<StepRecord>& records, Json check) {
+  // Every rank's worst step: its ledger peak and the breakdown at that moment; and each use's
+  // own peak over the steps.
+  const auto worst = std::max_element(records.begin(), records.end(),
+                                      [](const StepRecord& a, const StepRecord& b) { return a.ledger_peak < b.ledger_peak; });
+  MemoryLedger::Breakdown peak_by_use{};
+  for (const StepRecord& r : records) {
+    for (std::size_t u = 0; u < kMemoryUseCount; ++u) peak_by_use[u] = std::max(peak_by_use[u], r.peak_by_use[u]);
+  }
+  std::vector<float> mine;
+  put_u64(mine, worst->ledger_peak);
+  for (const auto bytes : worst->at_peak) put_u64(mine, bytes);
+  for (const auto bytes : peak_by_use) put_u64(mine, bytes);
+  std::vector<float> all(comm_.rank() == 0 ? mine.size() * static_cast<std::size_t>(comm_.size()) : 0);
+  comm_.gather_to_root(mine, all);
+  if (comm_.rank() != 0) return nullptr;
+
+  const std::uint64_t state_bytes = model_state_bytes();
+  Json by_rank = Json::array();
+  std::uint64_t peak = 0;
+  MemoryLedger::Breakdown at_peak{}, use_peaks{};
+  for (int r = 0; r < comm_.size(); ++r) {
+    const float* row = all.data() + static_cast<std::size_t>(r) * mine.size();
+    const std::uint64_t rank_peak = get_u64(row) + state_bytes;
+    by_rank.push_back(rank_peak);
+    if (rank_peak >= peak) {
+      peak = rank_peak;
+      for (std::size_t u = 0; u < kMemoryUseCount; ++u) at_peak[u] = get_u64(row + 2 + 2 * u);
+    }
+    for (std::size_t u = 0; u < kMemoryUseCount; ++u) {
+      use_peaks[u] = std::max(use_peaks[u], get_u64(row + 2 + 2 * kMemoryUseCount + 2 * u));
+    }
+  }
+  Json losses = Json::array(), times = Json::array(), norms = Json::array(), tokens_per_s = Json::array();
+  std::vector<double> step_times;
+  StepOutcome mean;
+  for (const StepRecord& r : records) {
+    losses.push_back(r.loss);
+    times.push_back(r.step_s);
+    norms.push_back(r.grad_norm);
+    tokens_per_s.push_back(static_cast<double>(plan_.job.seq) / r.step_s);
+    step_times.push_back(r.step_s);
+    mean.forward_s += r.outcome.forward_s / static_cast<double>(records.size());
+    mean.backward_s += r.outcome.backward_s / static_cast<double>(records.size());
+    mean.recompute_s += r.outcome.recompute_s / static_cast<double>(records.size());
+    mean.attention_s += r.outcome.attention_s / static_cast<double>(records.size());
+    mean.loss_s += r.outcome.loss_s / static_cast<double>(records.size());
+  }
+  std::sort(step_times.begin(), step_times.end());
+  const double median_step = step_times[step_times.size() / 2];
+  const plan::Strategy& s = plan_.strategy;
+  Json predicted_items = Json::object();
+  for (const plan::Item& item : plan_.predicted.memory_bytes) predicted_items[item.name] = item.value;
+
+  Json report;
+  report["plan"] = {{"strategy", s.name}, {"ranks", comm_.size()},
+                    {"ring", fmt::format("{} {}x{}", to_string(s.ring), s.ring == RingKind::Double ? s.inner : s.cp,
+                                         s.ring == RingKind::Double ? s.outer : 1)},
+                    {"layout", to_string(s.layout)}, {"backward", to_string(s.backward)},
+                    {"mask", to_string(plan_.job.mask)}, {"checkpoint", to_string(s.checkpoint)},
+                    {"kept_fraction", s.checkpoint == CheckpointPolicy::SeqStash ? s.kept_fraction : 0.0},
+                    {"lm_head_chunks", s.lm_head_chunks}};
+  report["run"] = {{"model", model_json(model_.spec())}, {"parameters", model_.size()}, {"seq", plan_.job.seq},
+                   {"first_step", first_step_}, {"steps", options_.steps}, {"seed", options_.seed},
+                   {"lr", options_.adamw.lr}, {"resumed_from", options_.resume}, {"saved_to", options_.save},
+                   {"recomputed_rows_per_rank", step_.recomputed_rows()},
+                   {"data", {{"source", corpus_.source}, {"documents", corpus_.names.size()}, {"bytes", corpus_.bytes.size()}}}};
+  report["losses"] = losses;
+  report["step_time_s"] = times;
+  report["tokens_per_s"] = tokens_per_s;
+  report["grad_norms"] = norms;
+  report["peak_memory_bytes"] = peak;
+  report["peak_memory_bytes_by_rank"] = by_rank;
+  report["memory"] = {{"model_state", state_bytes}, {"at_peak", uses_json(at_peak)}, {"peak_by_use", uses_json(use_peaks)}};
+  report["predicted_memory_bytes"] = plan_.predicted.memory_total_bytes;
+  report["predicted_memory"] = predicted_items;
+  report["measured"] = {{"step_s_median", median_step}, {"forward_s", mean.forward_s}, {"backward_s", mean.backward_s},
+                        {"recompute_s", mean.recompute_s}, {"attention_s", mean.attention_s}, {"loss_s", mean.loss_s}};
+  report["predicted"] = {{"step_time_s", plan_.predicted.step_time_s}};
+  if (!check.is_null()) report["check"] = std::move(check);
+  return report;
+}
+
+}  // namespace burst::rt

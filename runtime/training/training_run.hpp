@@ -1,0 +1,84 @@
+// `burst run plan.json --steps N`: train the plan's model on real text for N steps, on the ranks
+// mpirun started, exactly as the plan says (ring, layout, backward, checkpoint policy, LM-head
+// chunks), and report losses, step times and the memory each rank held beside the plan's
+// prediction.
+//
+// Context parallel: every rank holds the whole model and its part of the sequence (the layout's
+// tokens, with their true positions for RoPE and the mask); after the backward the weight
+// gradients are all-reduced, then every rank takes the same AdamW step, so the replicas never
+// drift. Sequence i of the run is training_sequence(corpus, seq, i): the same seed, plan and
+// data give the same losses run after run, and a run resumed from a saved state at step k
+// continues the loss curve of the run that saved it.
+//
+// --check: after the first step's all-reduce, rank 0 runs the same step on ONE rank (a copy of
+// the plan with a single contiguous block, no checkpointing, unfused LM head) and compares the
+// loss and every weight gradient: the relative error of a tensor is max |g - g_ref| / max |g_ref|.
+//
+// Memory: each rank's MemoryLedger (memory_ledger.hpp) measures the step's activations, stashes,
+// ring buffers and LM-head workspace; weights, gradients and AdamW moments (16 bytes a parameter)
+// are added as model state. The report's peak is the largest rank's.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json_reader.hpp"
+#include "planner/contract/plan.hpp"
+#include "runtime/comm/communicator.hpp"
+#include "runtime/training/adamw.hpp"
+#include "runtime/training/corpus.hpp"
+#include "runtime/training/memory_ledger.hpp"
+#include "runtime/training/model.hpp"
+#include "runtime/training/train_step.hpp"
+#include "runtime/training/training_state.hpp"
+
+namespace burst::rt {
+
+// The corpus every Debian machine has (package base-files).
+inline constexpr const char* kDefaultCorpus = "/usr/share/common-licenses";
+
+struct TrainingOptions {
+  int steps = 30;
+  std::string data = kDefaultCorpus;
+  bool check = false;
+  double tolerance = 1e-3;  // --check: largest relative error of the loss and of any weight gradient
+  std::string save;         // write model and optimizer state here after the last step
+  std::string resume;       // start from this state (its step count continues)
+  std::uint64_t seed = 1;   // initial weights
+  AdamWConfig adamw;
+  // Called on rank 0 after every step with {step, loss, step_s, tokens_per_s, grad_norm, peak_memory_bytes}.
+  std::function<void(const Json&)> progress;
+};
+
+class TrainingRun {
+ public:
+  // Checks the job, the model, the data and the state to resume from, without sending a
+  // message: every rank fails the same way on bad input (burst::Error).
+  TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options);
+
+  // Collective. The report on rank 0 (see the head comment and docs/runtime-training.md), null elsewhere.
+  [[nodiscard]] Json run();
+
+ private:
+  struct StepRecord;
+  [[nodiscard]] Json check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
+                                               std::span<const float> grads, double loss) const;
+  [[nodiscard]] Json report(const std::vector<StepRecord>& records, Json check);
+  [[nodiscard]] std::uint64_t model_state_bytes() const;
+
+  plan::Plan plan_;
+  Communicator& comm_;
+  TrainingOptions options_;
+  ModelLayout model_;
+  Corpus corpus_;
+  std::optional<TrainingState> resumed_;
+  MemoryLedger ledger_;
+  TrainingStep step_;
+  std::int64_t first_step_ = 0;
+};
+
+}  // namespace burst::rt

@@ -1,0 +1,168 @@
+// The training-state file (see training_state.hpp).
+#include "runtime/training/training_state.hpp"
+
+#include <bit>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include <boost/crc.hpp>
+#include <fmt/format.h>
+
+#include "common/atomic_file.hpp"
+#include "common/error.hpp"
+
+namespace burst::rt {
+namespace {
+
+constexpr std::int64_t kMaxFloats = std::int64_t{1} << 50;  // a header length beyond this is nonsense
+
+std::uint32_t crc32(std::string_view bytes) {
+  boost::crc_32_type crc;
+  crc.process_bytes(bytes.data(), bytes.size());
+  return crc.checksum();
+}
+
+void append_floats(std::string& body, std::span<const float> values) {
+  for (const float value : values) {
+    const auto bits = std::bit_cast<std::uint32_t>(value);
+    for (int byte = 0; byte < 4; ++byte) body.push_back(static_cast<char>((bits >> (8 * byte)) & 0xffU));
+  }
+}
+
+// Decodes the first n floats of `body` and drops them from it.
+std::vector<float> take_floats(std::string_view& body, std::int64_t n) {
+  std::vector<float> values(n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::uint32_t bits = 0;
+    for (int byte = 0; byte < 4; ++byte) {
+      bits |= std::uint32_t{static_cast<unsigned char>(body[4 * i + byte])} << (8 * byte);
+    }
+    values[i] = std::bit_cast<float>(bits);
+  }
+  body.remove_prefix(4 * n);
+  return values;
+}
+
+// m and v are empty (no step taken yet) or as long as params.
+void check_moment_lengths(const std::string& path, const std::string& prefix, std::int64_t params, std::int64_t m,
+                          std::int64_t v, Problems& problems) {
+  for (const auto& [name, length] : {std::pair{"adam_m", m}, std::pair{"adam_v", v}}) {
+    if (length != 0 && length != params) {
+      problems.add(path, fmt::format("{}{} holds {} floats but params holds {}", prefix, name, length, params),
+                   fmt::format("0 or {}", params));
+    }
+  }
+}
+
+// The header's integer field `key` in [0, max], or nullopt with a problem.
+std::optional<std::int64_t> header_integer(const Json& header, const char* key, std::int64_t max,
+                                           const std::string& path, Problems& problems) {
+  const auto it = header.find(key);
+  if (it != header.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0 && it->get<std::int64_t>() <= max) {
+    return it->get<std::int64_t>();
+  }
+  problems.add(path, fmt::format("bad header: '{}' is {}", key, it == header.end() ? "missing" : it->dump()),
+               fmt::format("an integer from 0 to {}", max));
+  return std::nullopt;
+}
+
+struct Header {
+  Json meta;
+  std::int64_t step = 0, adam_step = 0, params = 0, adam_m = 0, adam_v = 0;
+  std::uint32_t crc = 0;
+};
+
+// The header line's fields, every problem at once.
+Header read_header(const Json& json, const std::string& path) {
+  Problems problems;
+  constexpr std::int64_t kMaxInt = std::numeric_limits<std::int64_t>::max();
+  const auto step = header_integer(json, "step", kMaxInt, path, problems);
+  const auto adam_step = header_integer(json, "adam_step", kMaxInt, path, problems);
+  const auto params = header_integer(json, "params", kMaxFloats, path, problems);
+  const auto adam_m = header_integer(json, "adam_m", kMaxFloats, path, problems);
+  const auto adam_v = header_integer(json, "adam_v", kMaxFloats, path, problems);
+  const auto crc = header_integer(json, "crc32", std::numeric_limits<std::uint32_t>::max(), path, problems);
+  if (!json.contains("meta")) problems.add(path, "bad header: 'meta' is missing");
+  if (params && adam_m && adam_v) check_moment_lengths(path, "bad header: ", *params, *adam_m, *adam_v, problems);
+  problems.throw_if_any();
+  return {json.at("meta"), *step, *adam_step, *params, *adam_m, *adam_v, static_cast<std::uint32_t>(*crc)};
+}
+
+// The magic line and the header line, dropped from `rest`.
+Header take_header(std::string_view& rest, const std::string& path) {
+  const std::string magic = std::string(kTrainingStateMagic) + "\n";
+  if (!rest.starts_with(magic)) {
+    const std::string problem =
+        rest.empty() ? "the file is empty" : fmt::format("it does not start with '{}'", kTrainingStateMagic);
+    throw Error(Problem{path, "not a training state: " + problem, "", "give a file written by save_training_state"});
+  }
+  rest.remove_prefix(magic.size());
+  const auto end_of_line = rest.find('\n');
+  if (end_of_line == std::string_view::npos) {
+    throw Error(Problem{path, "bad header: the file ends inside the header line", "",
+                        "the file was cut short; resume from another copy"});
+  }
+  const Json json = Json::parse(rest.substr(0, end_of_line), nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) throw Error(Problem{path, "bad header: the second line is not a JSON object", "", ""});
+  rest.remove_prefix(end_of_line + 1);
+  return read_header(json, path);
+}
+
+void check_body(std::string_view body, const Header& header, const std::string& path) {
+  const auto expected = static_cast<std::size_t>(4 * (header.params + header.adam_m + header.adam_v));
+  if (body.size() < expected) {
+    throw Error(Problem{path, fmt::format("truncated: {} bytes of {}", body.size(), expected), "",
+                        "the file was cut short; resume from another copy"});
+  }
+  if (body.size() > expected) {
+    throw Error(
+        Problem{path, fmt::format("too long: {} body bytes, the header says {}", body.size(), expected), "", ""});
+  }
+  if (const std::uint32_t crc = crc32(body); crc != header.crc) {
+    throw Error(Problem{path,
+                        fmt::format("corrupt: checksum {:08x} of the body, the header says {:08x}", crc, header.crc),
+                        "", "the file was damaged; resume from another copy"});
+  }
+}
+
+}  // namespace
+
+void save_training_state(const std::string& path, const TrainingState& state) {
+  Problems problems;
+  check_moment_lengths(path, "cannot save the training state: ", std::ssize(state.params), std::ssize(state.adam_m),
+                       std::ssize(state.adam_v), problems);
+  problems.throw_if_any();
+  std::string body;
+  body.reserve(4 * (state.params.size() + state.adam_m.size() + state.adam_v.size()));
+  append_floats(body, state.params);
+  append_floats(body, state.adam_m);
+  append_floats(body, state.adam_v);
+  const Json header = {{"meta", state.meta},
+                       {"step", state.step},
+                       {"adam_step", state.adam_step},
+                       {"params", state.params.size()},
+                       {"adam_m", state.adam_m.size()},
+                       {"adam_v", state.adam_v.size()},
+                       {"crc32", crc32(body)}};
+  write_file_atomically(path, fmt::format("{}\n{}\n", kTrainingStateMagic, header.dump()) + body,
+                        "the training state");
+}
+
+TrainingState load_training_state(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw Error(Problem{path, "no such file", "", "check the path"});
+  const std::string text = read_text_file(path);
+  std::string_view rest = text;
+  const Header header = take_header(rest, path);
+  check_body(rest, header, path);
+  TrainingState state{header.meta, header.step, {}, {}, {}, header.adam_step};
+  state.params = take_floats(rest, header.params);
+  state.adam_m = take_floats(rest, header.adam_m);
+  state.adam_v = take_floats(rest, header.adam_v);
+  return state;
+}
+
+}  // namespace burst::rt

@@ -1,0 +1,177 @@
+// The byte-level corpus: reading a directory (sorted, symlinks counted once, empty files
+// skipped, binary files rejected by name) and the deterministic training sequences, cyclic
+// windows of the stream or, under a document mask, slots that start at real document pieces.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
+#include "runtime/training/corpus.hpp"
+#include "tests/support/error_text.hpp"
+
+using namespace burst;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kTestCorpus = std::string(BURST_TEST_DATA) + "/corpus";
+
+// A fresh directory under the system temporary directory, removed with the object.
+struct TempDir {
+  fs::path path;
+  TempDir() : path(fs::temp_directory_path() / ("burst-corpus-test-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+void write_bytes(const fs::path& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The document pieces of at most `len` bytes, in order: (begin, length, end of the document's text).
+struct Piece {
+  std::int64_t begin, length, end;
+};
+std::vector<Piece> pieces_of(const rt::Corpus& corpus, std::int64_t len) {
+  std::vector<Piece> pieces;
+  for (std::size_t d = 0; d < corpus.starts.size(); ++d) {
+    const std::int64_t end = (d + 1 < corpus.starts.size() ? corpus.starts[d + 1] : std::ssize(corpus.bytes)) - 1;
+    for (std::int64_t begin = corpus.starts[d]; begin < end; begin += len) {
+      pieces.push_back({begin, std::min(len, end - begin), end});
+    }
+  }
+  return pieces;
+}
+
+}  // namespace
+
+TEST_CASE("the test corpus reads as sorted documents, each followed by the end token", "[corpus]") {
+  const rt::Corpus corpus = rt::read_corpus(kTestCorpus);
+  CHECK(corpus.source == kTestCorpus);
+  REQUIRE(corpus.names == std::vector<std::string>{"README.md", "alphabet.txt", "numbers.txt", "poems/rain.txt"});
+  REQUIRE(corpus.starts.size() == 4);
+  std::int64_t at = 0;
+  for (std::size_t d = 0; d < corpus.names.size(); ++d) {
+    const auto size = static_cast<std::int64_t>(fs::file_size(kTestCorpus + "/" + corpus.names[d]));
+    CHECK(corpus.starts[d] == at);
+    CHECK(corpus.bytes[at + size] == rt::kEndOfDocument);
+    at += size + 1;
+  }
+  CHECK(std::ssize(corpus.bytes) == at);
+  CHECK(std::count(corpus.bytes.begin(), corpus.bytes.end(), rt::kEndOfDocument) == 4);
+  const std::string alphabet(corpus.bytes.begin() + corpus.starts[1], corpus.bytes.begin() + corpus.starts[2] - 1);
+  CHECK(alphabet == "abcdefghijklmnopqrstuvwxyz\n");
+}
+
+TEST_CASE("a file reached through symlinks counts once, under its real name; empty files are skipped",
+          "[corpus]") {
+  TempDir dir;
+  write_bytes(dir.path / "a.txt", "alpha\n");
+  write_bytes(dir.path / "b.txt", "beta\n");
+  write_bytes(dir.path / "empty.txt", "");
+  fs::create_symlink(dir.path / "b.txt", dir.path / "0-link-to-b.txt");  // sorts first, yet b.txt names it
+  fs::create_directory_symlink(dir.path, dir.path / "loop");  // a cycle: loop/a.txt, loop/loop/...
+  fs::create_directory(dir.path / "sub");
+  fs::create_symlink(dir.path / "a.txt", dir.path / "sub" / "link-to-a.txt");
+  const rt::Corpus corpus = rt::read_corpus(dir.path.string());
+  CHECK(corpus.names == std::vector<std::string>{"a.txt", "b.txt"});
+  CHECK(corpus.bytes.size() == 6 + 1 + 5 + 1);
+}
+
+TEST_CASE("a single file is one document", "[corpus]") {
+  const rt::Corpus corpus = rt::read_corpus(kTestCorpus + "/numbers.txt");
+  CHECK(corpus.names == std::vector<std::string>{"numbers.txt"});
+  CHECK(corpus.starts == std::vector<std::int64_t>{0});
+  CHECK(corpus.bytes.size() == fs::file_size(kTestCorpus + "/numbers.txt") + 1);
+}
+
+TEST_CASE("binary files are rejected, each named with its first NUL", "[corpus]") {
+  TempDir dir;
+  write_bytes(dir.path / "good.txt", "text\n");
+  write_bytes(dir.path / "bad.bin", std::string("ab\0c", 4));
+  write_bytes(dir.path / "worse.bin", std::string("\0", 1));
+  const std::string text = test::error_text([&] { (void)rt::read_corpus(dir.path.string()); });
+  CHECK(contains(text, (dir.path / "bad.bin").string() + ": binary file: byte 2 is NUL (hint: --data wants text)"));
+  CHECK(contains(text, (dir.path / "worse.bin").string() + ": binary file: byte 0 is NUL"));
+}
+
+TEST_CASE("a missing path or a corpus without text is an error naming the path", "[corpus]") {
+  TempDir dir;
+  const std::string missing = (dir.path / "nothing-here").string();
+  CHECK(test::error_text([&] { (void)rt::read_corpus(missing); })
+            .starts_with(missing + ": no such file or directory (hint: --data wants"));
+  write_bytes(dir.path / "empty.txt", "");
+  CHECK(test::error_text([&] { (void)rt::read_corpus(dir.path.string()); })
+            .starts_with(dir.path.string() + ": no non-empty file below it"));
+  CHECK(test::error_text([&] { (void)rt::read_corpus((dir.path / "empty.txt").string()); })
+            .starts_with((dir.path / "empty.txt").string() + ": the file is empty"));
+}
+
+TEST_CASE("without a document mask, consecutive sequences are consecutive cyclic windows", "[corpus]") {
+  const rt::Corpus corpus = rt::read_corpus(kTestCorpus);
+  const std::int64_t seq = 64, size = std::ssize(corpus.bytes);
+  for (const Mask mask : {Mask{MaskKind::Causal}, Mask{MaskKind::Full}, Mask{MaskKind::SlidingWindow, 8}}) {
+    for (std::int64_t index = 0; index < 2 * size / seq + 2; ++index) {  // wraps around the stream twice
+      const rt::TrainingSequence s = rt::training_sequence(corpus, seq, index, mask);
+      const rt::TrainingSequence next = rt::training_sequence(corpus, seq, index + 1, mask);
+      REQUIRE(std::ssize(s.tokens) == seq);
+      REQUIRE(std::ssize(s.targets) == seq);
+      for (std::int64_t i = 0; i < seq; ++i) CHECK(s.tokens[i] == corpus.bytes[(index * seq + i) % size]);
+      for (std::int64_t i = 0; i + 1 < seq; ++i) CHECK(s.targets[i] == s.tokens[i + 1]);
+      CHECK(s.targets[seq - 1] == next.tokens[0]);
+      CHECK(rt::counted_targets(s) == seq);
+    }
+  }
+}
+
+TEST_CASE("under a document mask every slot starts a document piece and no target crosses a document end",
+          "[corpus]") {
+  const rt::Corpus corpus = rt::read_corpus(kTestCorpus);
+  const std::int64_t len = 16, seq = 64, slots = seq / len;
+  const std::vector<Piece> pieces = pieces_of(corpus, len);
+  const auto count = static_cast<std::int64_t>(pieces.size());
+  std::set<std::int64_t> starts_seen;
+  for (std::int64_t index = 0; index <= count / slots; ++index) {  // every piece at least once
+    const rt::TrainingSequence s = rt::training_sequence(corpus, seq, index, Mask{MaskKind::Document, 0, len});
+    REQUIRE(std::ssize(s.tokens) == seq);
+    std::int64_t counted = 0;
+    for (std::int64_t j = 0; j < slots; ++j) {
+      const Piece& piece = pieces[(index * slots + j) % count];
+      starts_seen.insert(piece.begin);
+      for (std::int64_t i = 0; i < len; ++i) {
+        const std::int32_t token = s.tokens[j * len + i], target = s.targets[j * len + i];
+        if (i >= piece.length) {  // padding
+          CHECK(token == rt::kEndOfDocument);
+          CHECK(target == rt::kNoTarget);
+          continue;
+        }
+        CHECK(token == corpus.bytes[piece.begin + i]);
+        CHECK(target != rt::kEndOfDocument);
+        CHECK(target == (piece.begin + i + 1 < piece.end ? corpus.bytes[piece.begin + i + 1] : rt::kNoTarget));
+        counted += target != rt::kNoTarget;
+      }
+    }
+    CHECK(rt::counted_targets(s) == counted);
+  }
+  CHECK(std::ssize(starts_seen) == count);
+  for (std::size_t d = 0; d < corpus.starts.size(); ++d) CHECK(starts_seen.count(corpus.starts[d]) == 1);
+}
+
+TEST_CASE("bad sequence arguments are errors", "[corpus]") {
+  const rt::Corpus corpus = rt::read_corpus(kTestCorpus);
+  CHECK(test::error_text([&] { (void)rt::training_sequence(corpus, 60, 0, Mask{MaskKind::Document, 0, 16}); }) ==
+        "training_sequence: seq: 60 tokens is not a whole number of 16-token documents (valid: a multiple of "
+        "doc_len; hint: each sequence is seq / doc_len document slots)");
+  CHECK(test::error_text([&] { (void)rt::training_sequence(corpus, 0, 0, Mask{}); }) ==
+        "training_sequence: seq: 0 tokens (valid: seq >= 1)");
+  CHECK(test::error_text([&] { (void)rt::training_sequence(rt::Corpus{}, 8, 0, Mask{}); })
+            .starts_with("training_sequence: corpus: '' holds no text"));
+}

@@ -1,0 +1,189 @@
+// The training-state file: a bit-exact round trip, and every way a file can be damaged
+// (truncated, a flipped byte, a wrong magic, empty, a bad header) fails with the path and the
+// problem; saving is atomic, replaces an old file and leaves no temporary behind.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <unistd.h>
+
+#include "runtime/training/training_state.hpp"
+#include "tests/support/error_text.hpp"
+
+using namespace burst;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory under the system temporary directory, removed with the object.
+struct TempDir {
+  fs::path path;
+  TempDir() : path(fs::temp_directory_path() / ("burst-state-test-" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  [[nodiscard]] std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+};
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0F, 3.0F);
+  std::vector<float> values(n);
+  for (float& v : values) v = normal(rng);
+  return values;
+}
+
+std::vector<std::uint32_t> bits(const std::vector<float>& values) {
+  std::vector<std::uint32_t> out;
+  for (const float v : values) out.push_back(std::bit_cast<std::uint32_t>(v));
+  return out;
+}
+
+rt::TrainingState sample_state() {
+  rt::TrainingState state;
+  state.meta = Json{{"model", {{"d_model", 64}, {"layers", 2}}},
+                    {"strategy", "burst"},
+                    {"data", "/usr/share/common-licenses"},
+                    {"lr", 0.1}};
+  state.step = 17;
+  state.adam_step = 17;
+  state.params = random_floats(1000, 1);
+  state.params[0] = -0.0F;
+  state.params[1] = std::numeric_limits<float>::denorm_min();
+  state.params[2] = std::numeric_limits<float>::max();
+  state.params[3] = -std::numeric_limits<float>::infinity();
+  state.adam_m = random_floats(1000, 2);
+  state.adam_v = random_floats(1000, 3);
+  return state;
+}
+
+// The message loading `path` fails with.
+std::string load_error(const std::string& path) {
+  return test::error_text([&] { (void)rt::load_training_state(path); });
+}
+
+}  // namespace
+
+TEST_CASE("a training state round-trips bit-exactly", "[training_state]") {
+  TempDir dir;
+  const std::string path = (dir.path / "state.bin").string();
+  const rt::TrainingState saved = sample_state();
+  rt::save_training_state(path, saved);
+  const rt::TrainingState loaded = rt::load_training_state(path);
+  CHECK(loaded.meta == saved.meta);
+  CHECK(loaded.meta.dump() == saved.meta.dump());
+  CHECK(loaded.step == 17);
+  CHECK(loaded.adam_step == 17);
+  CHECK(bits(loaded.params) == bits(saved.params));
+  CHECK(bits(loaded.adam_m) == bits(saved.adam_m));
+  CHECK(bits(loaded.adam_v) == bits(saved.adam_v));
+  CHECK(read_bytes(path).starts_with("burst.training_state/1\n{\"meta\":"));
+}
+
+TEST_CASE("a state before the first step has empty moments", "[training_state]") {
+  TempDir dir;
+  const std::string path = (dir.path / "state.bin").string();
+  rt::TrainingState saved;
+  saved.params = random_floats(10, 4);
+  rt::save_training_state(path, saved);
+  const rt::TrainingState loaded = rt::load_training_state(path);
+  CHECK(loaded.meta.is_null());
+  CHECK(bits(loaded.params) == bits(saved.params));
+  CHECK(loaded.adam_m.empty());
+  CHECK(loaded.adam_v.empty());
+}
+
+TEST_CASE("a damaged training state never loads, and the error names the path and the problem",
+          "[training_state]") {
+  TempDir dir;
+  const std::string path = (dir.path / "state.bin").string();
+  rt::save_training_state(path, sample_state());
+  const std::string good = read_bytes(path);
+  const std::size_t body = 4 * 3000;
+
+  write_bytes(path, good.substr(0, good.size() - 1));
+  CHECK(load_error(path) == path + ": truncated: " + std::to_string(body - 1) + " bytes of " + std::to_string(body) +
+                                " (hint: the file was cut short; resume from another copy)");
+
+  std::string flipped = good;
+  flipped[good.size() - 100] = static_cast<char>(flipped[good.size() - 100] ^ 0x10);
+  write_bytes(path, flipped);
+  CHECK(load_error(path).starts_with(path + ": corrupt: checksum "));
+
+  write_bytes(path, good + "x");
+  CHECK(load_error(path) == path + ": too long: " + std::to_string(body + 1) + " body bytes, the header says " +
+                                std::to_string(body));
+
+  write_bytes(path, "burst.plan/1\n" + good.substr(good.find('\n') + 1));
+  CHECK(load_error(path) == path +
+                                ": not a training state: it does not start with 'burst.training_state/1' (hint: give "
+                                "a file written by save_training_state)");
+
+  write_bytes(path, "");
+  CHECK(load_error(path).starts_with(path + ": not a training state: the file is empty"));
+
+  write_bytes(path, "burst.training_state/1\n{\"meta\": nul\n");
+  CHECK(load_error(path) == path + ": bad header: the second line is not a JSON object");
+
+  write_bytes(path, "burst.training_state/1\n{\"meta\":{},\"step\":-1,\"adam_step\":0,\"params\":2,\"adam_m\":1,"
+                    "\"adam_v\":2}\n");
+  const std::string header_errors = load_error(path);
+  CHECK(header_errors.find(path + ": bad header: 'step' is -1") != std::string::npos);
+  CHECK(header_errors.find(path + ": bad header: 'crc32' is missing") != std::string::npos);
+  CHECK(header_errors.find(path + ": bad header: adam_m holds 1 floats but params holds 2 (valid: 0 or 2)") !=
+        std::string::npos);
+
+  fs::remove(path);
+  CHECK(load_error(path) == path + ": no such file (hint: check the path)");
+}
+
+TEST_CASE("saving checks the moments, names a missing directory, and replaces an old file atomically",
+          "[training_state]") {
+  TempDir dir;
+  const std::string path = (dir.path / "state.bin").string();
+
+  rt::TrainingState mismatched = sample_state();
+  mismatched.adam_v.pop_back();
+  CHECK(test::error_text([&] { rt::save_training_state(path, mismatched); }) ==
+        path + ": cannot save the training state: adam_v holds 999 floats but params holds 1000 (valid: 0 or 1000)");
+
+  const std::string missing = (dir.path / "no-such-dir" / "state.bin").string();
+  CHECK(test::error_text([&] { rt::save_training_state(missing, sample_state()); })
+            .starts_with(missing + ": cannot write the training state: directory"));
+
+  write_bytes(path, "an old file that is not a training state");
+  rt::save_training_state(path, sample_state());
+  CHECK(rt::load_training_state(path).step == 17);
+  rt::TrainingState second = sample_state();
+  second.step = 18;
+  second.params = random_floats(10, 5);
+  second.adam_m.clear();
+  second.adam_v.clear();
+  rt::save_training_state(path, second);
+  const rt::TrainingState loaded = rt::load_training_state(path);
+  CHECK(loaded.step == 18);
+  CHECK(bits(loaded.params) == bits(second.params));
+  CHECK(read_bytes(path).find("an old file") == std::string::npos);
+  CHECK(dir.entries() == std::vector<std::string>{"state.bin"});  // no temporary left behind
+}
