@@ -11,7 +11,7 @@ std::string_view to_string(MemoryUse use) {
     case MemoryUse::Activations: return "activations";
     case MemoryUse::AttentionStash: return "attention_stash";
     case MemoryUse::RingBuffers: return "ring_buffers";
-    case MemoryUse::LossWorkspace: return "lm_head_workspace";
+    case MemoryUse::LossWorkspace: return "lm_head";
   }
   return "?";
 }

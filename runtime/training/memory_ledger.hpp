@@ -25,7 +25,7 @@ namespace burst::rt {
 // The uses of the planner's memory breakdown that a training step's choices change.
 enum class MemoryUse : std::uint8_t { Activations, AttentionStash, RingBuffers, LossWorkspace };
 inline constexpr std::size_t kMemoryUseCount = 4;
-// "activations", "attention_stash", "ring_buffers", "lm_head_workspace": the plan's item names.
+// "activations", "attention_stash", "ring_buffers", "lm_head": the names of the plan's memory items.
 [[nodiscard]] std::string_view to_string(MemoryUse use);
 
 class MemoryLedger {

@@ -116,7 +116,7 @@ TEST_CASE("what each policy keeps, and the chunked LM head, show in the measured
   // The same step: the stash changes what is kept, never the numbers.
   CHECK(none["losses"][0].get<double>() == Approx(full["losses"][0].get<double>()).epsilon(1e-6));
   // 16 tokens per rank in 4 chunks: the loss workspace is a quarter of the whole logits.
-  const auto workspace = [](const Json& r) { return r["memory"]["peak_by_use"]["lm_head_workspace"].get<std::uint64_t>(); };
+  const auto workspace = [](const Json& r) { return r["memory"]["peak_by_use"]["lm_head"].get<std::uint64_t>(); };
   CHECK(workspace(chunked) * 4 == workspace(none));
   CHECK(peak(chunked) < peak(none));
   CHECK(chunked["losses"][0].get<double>() == Approx(none["losses"][0].get<double>()).epsilon(1e-6));

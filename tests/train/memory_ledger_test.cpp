@@ -1,0 +1,54 @@
+// The memory ledger: holds add and release, the peak keeps the breakdown of its moment,
+// transients count once, and a tracked buffer holds exactly its bytes until it is cleared.
+#include <catch2/catch.hpp>
+
+#include "runtime/training/memory_ledger.hpp"
+
+using namespace burst::rt;
+
+TEST_CASE("holds add while they live and the peak remembers its breakdown", "[ledger]") {
+  MemoryLedger ledger;
+  {
+    auto a = ledger.hold(MemoryUse::Activations, 100);
+    auto s = ledger.hold(MemoryUse::AttentionStash, 40);
+    CHECK(ledger.current() == 140);
+    ledger.transient(MemoryUse::RingBuffers, 30);  // 170 for an instant
+    CHECK(ledger.current() == 140);
+    a.release();
+    CHECK(ledger.current() == 40);
+  }
+  CHECK(ledger.current() == 0);
+  CHECK(ledger.peak() == 170);
+  CHECK(ledger.at_peak() == MemoryLedger::Breakdown{100, 40, 30, 0});
+  CHECK(ledger.peak(MemoryUse::RingBuffers) == 30);
+  ledger.reset_peaks();
+  CHECK(ledger.peak() == 0);
+  auto w = ledger.hold(MemoryUse::LossWorkspace, 8);
+  CHECK(ledger.peak() == 8);
+  CHECK(ledger.peak(MemoryUse::Activations) == 0);
+}
+
+TEST_CASE("a moved hold is released once", "[ledger]") {
+  MemoryLedger ledger;
+  auto a = ledger.hold(MemoryUse::Activations, 64);
+  MemoryLedger::Hold b = std::move(a);
+  a.release();  // moved from: holds nothing
+  CHECK(ledger.current() == 64);
+  b = ledger.hold(MemoryUse::Activations, 16);  // the old 64 go
+  CHECK(ledger.current() == 16);
+}
+
+TEST_CASE("a tracked buffer holds its floats under its use until cleared", "[ledger]") {
+  MemoryLedger ledger;
+  TrackedBuffer o(ledger, MemoryUse::Activations, 10);
+  TrackedBuffer adopted(ledger, MemoryUse::Activations, std::vector<float>(6, 1.0f));
+  CHECK(ledger.current() == 64);
+  o.charge_to(ledger, MemoryUse::AttentionStash);
+  CHECK(ledger.current() == 64);
+  CHECK(ledger.peak() == 64);  // re-charging never counts the bytes twice
+  CHECK(ledger.at_peak()[static_cast<std::size_t>(MemoryUse::Activations)] == 64);
+  o.clear();
+  CHECK(o.empty());
+  CHECK(ledger.current() == 24);
+  CHECK(to_string(MemoryUse::LossWorkspace) == "lm_head");
+}

@@ -19,6 +19,7 @@
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/training/training_run.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/every_rank.hpp"
 
 namespace burst::cli {
 namespace {
@@ -38,25 +39,6 @@ struct RunOptions {
   std::string save, resume;
   float lr = rt::AdamWConfig{}.lr;
 };
-
-// Every rank prepares the run (no messages): on bad input rank 0 throws and the others end
-// quietly. Then every rank executes; from there a failure is one rank's and aborts the job.
-// Returns the report on rank 0, null elsewhere.
-Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function<Json()>()>& prepare) {
-  std::function<Json()> execute;
-  try {
-    execute = prepare();
-  } catch (const Error&) {
-    if (comm.rank() == 0) throw;
-    return nullptr;
-  }
-  try {
-    return execute();
-  } catch (const Error& e) {
-    if (comm.size() == 1) throw;
-    rt::abort_job(comm, e.what());
-  }
-}
 
 void print_report(const Json& r) {
   const Json& m = r["measured"];
@@ -111,7 +93,7 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
   }
 }
 
-std::string bytes_of(const Json& value) { return units::human_bytes(value.get<double>()); }
+std::string mib(const Json& bytes) { return fmt::format("{:.1f} MiB", bytes.get<double>() / (1024.0 * 1024.0)); }
 
 void print_training_report(const Json& r) {
   const Json& p = r["plan"];
@@ -135,16 +117,18 @@ void print_training_report(const Json& r) {
              m["step_s_median"].get<double>(), m["forward_s"].get<double>(), m["backward_s"].get<double>(),
              m["recompute_s"].get<double>(), m["attention_s"].get<double>(), m["loss_s"].get<double>(),
              r["predicted"]["step_time_s"].get<double>());
+  // The planner's figures assume bf16 and ZeRO sharding on GPUs; the CPU runtime is fp32 and
+  // keeps a whole replica, so only the per-use shapes compare, not the totals.
   const Json& at = r["memory"]["at_peak"];
   const Json& pred = r["predicted_memory"];
-  const auto predicted = [&](const char* item) { return pred.contains(item) ? bytes_of(pred[item]) : std::string("-"); };
-  fmt::print("  memory    peak {} per rank (measured | planner's prediction, which assumes {}):\n",
-             bytes_of(r["peak_memory_bytes"]), "bf16 and ZeRO sharding: the CPU runtime is fp32 and replicated");
-  for (const char* use : {"activations", "attention_stash", "ring_buffers", "lm_head_workspace"}) {
-    fmt::print("            {:<18} {:>12} | {:>12}\n", use, bytes_of(at[use]), predicted(use));
+  const auto predicted = [&](const char* item) { return pred.contains(item) ? mib(pred[item]) : std::string("-"); };
+  fmt::print("  memory    peak per rank, measured (fp32, full replica) | planner's prediction (bf16, ZeRO):\n");
+  for (const char* use : {"activations", "attention_stash", "ring_buffers", "lm_head"}) {
+    fmt::print("            {:<18} {:>12} | {:>12}\n", use, mib(at[use]), predicted(use));
   }
-  fmt::print("            {:<18} {:>12} | {:>12}\n", "model state", bytes_of(r["memory"]["model_state"]), "-");
-  fmt::print("            {:<18} {:>12} | {:>12}\n", "total", bytes_of(r["peak_memory_bytes"]), bytes_of(r["predicted_memory_bytes"]));
+  fmt::print("            {:<18} {:>12} | {:>12}\n", "weights+grads+adam", mib(r["memory"]["model_state"]), "-");
+  fmt::print("            {:<18} {:>12} | {:>12} (with the planner's reserve)\n", "total", mib(r["peak_memory_bytes"]),
+             mib(r["predicted_memory_bytes"]));
   if (r.contains("check")) {
     const Json& c = r["check"];
     fmt::print("  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "
@@ -173,7 +157,7 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
     fmt::print(progress, "step {:>4}/{}  loss {:.4f}  {:.3f} s  {:.0f} tokens/s  grad norm {:.3f}  peak {}\n",
                s["step"].get<std::int64_t>(), s["last_step"].get<std::int64_t>(), s["loss"].get<double>(),
                s["step_s"].get<double>(), s["tokens_per_s"].get<double>(), s["grad_norm"].get<double>(),
-               bytes_of(s["peak_memory_bytes"]));
+               mib(s["peak_memory_bytes"]));
     std::fflush(progress);
   };
   std::unique_ptr<rt::TrainingRun> training;

@@ -1,0 +1,124 @@
+// mpirun -np N burst bench training plan.json: what the memory-saving choices of a plan cost and
+// save, measured by training its model for a few steps per variant on the same ranks:
+//   checkpoint policies  none, attn_stash, seq_stash (--kept), full; all on the striped layout
+//                        (seq_stash needs it) so the four differ in what they keep only
+//   LM-head chunks       1 (whole logits) against --chunks, with the plan's policy
+// Each row: the peak per rank (model state included) and its activations, stash, ring buffers
+// and LM-head workspace at that peak, the LM-head workspace's own peak, the median step time and
+// the time spent recomputing. Rank 0 prints as rows finish.
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "planner/contract/plan.hpp"
+#include "runtime/comm/job.hpp"
+#include "runtime/training/training_run.hpp"
+#include "tools/burst/commands.hpp"
+#include "tools/burst/every_rank.hpp"
+
+namespace burst::cli {
+namespace {
+
+struct BenchTrainingOptions {
+  std::string plan;
+  int steps = 2;
+  int chunks = 8;
+  double kept = 0.5;
+  std::string data = rt::kDefaultCorpus;
+  bool json = false;
+};
+
+struct Variant {
+  std::string section, name;
+  plan::Plan plan;
+};
+
+std::vector<Variant> variants(const plan::Plan& base, const BenchTrainingOptions& o) {
+  std::vector<Variant> out;
+  const auto policy = [&](CheckpointPolicy p, double kept) {
+    plan::Plan v = base;
+    v.strategy.layout = Layout::Striped;
+    v.strategy.checkpoint = p;
+    v.strategy.kept_fraction = kept;
+    std::string name = to_string(p);
+    if (p == CheckpointPolicy::SeqStash) name += fmt::format(" {:.2f}", kept);
+    out.push_back({"checkpoint", name, std::move(v)});
+  };
+  policy(CheckpointPolicy::None, 0);
+  policy(CheckpointPolicy::AttnStash, 0);
+  policy(CheckpointPolicy::SeqStash, o.kept);
+  policy(CheckpointPolicy::Full, 0);
+  for (const int chunks : {1, o.chunks}) {
+    plan::Plan v = base;
+    v.strategy.lm_head_chunks = chunks;
+    out.push_back({"lm_head", fmt::format("{} chunk{}", chunks, chunks == 1 ? " (unfused)" : "s"), std::move(v)});
+  }
+  return out;
+}
+
+double mib(const Json& bytes) { return bytes.get<double>() / (1024.0 * 1024.0); }
+
+Json row_of(const Variant& v, const Json& r) {
+  const Json& at = r["memory"]["at_peak"];
+  return {{"section", v.section}, {"variant", v.name}, {"peak_memory_bytes", r["peak_memory_bytes"]},
+          {"at_peak", at}, {"lm_head_peak_bytes", r["memory"]["peak_by_use"]["lm_head"]},
+          {"step_s_median", r["measured"]["step_s_median"]}, {"recompute_s", r["measured"]["recompute_s"]},
+          {"losses", r["losses"]}};
+}
+
+void print_row(const Json& row) {
+  const Json& at = row["at_peak"];
+  fmt::print("{:<11} {:<20} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>8.3f} {:>9.3f}\n",
+             row["section"].get<std::string>(), row["variant"].get<std::string>(), mib(row["peak_memory_bytes"]),
+             mib(at["activations"]), mib(at["attention_stash"]), mib(at["ring_buffers"]), mib(at["lm_head"]),
+             mib(row["lm_head_peak_bytes"]), row["step_s_median"].get<double>(), row["recompute_s"].get<double>());
+  std::fflush(stdout);
+}
+
+void bench(const BenchTrainingOptions& o) {
+  rt::Job job({});
+  rt::Communicator& comm = job.comm();
+  rt::TrainingOptions training;
+  training.steps = o.steps;
+  training.data = o.data;
+  std::vector<Variant> list;
+  std::vector<std::unique_ptr<rt::TrainingRun>> runs;
+  (void)run_on_every_rank(comm, [&]() -> std::function<Json()> {
+    list = variants(plan::read_plan(o.plan), o);
+    for (const Variant& v : list) runs.push_back(std::make_unique<rt::TrainingRun>(v.plan, comm, training));
+    return [] { return Json(); };
+  });
+  if (runs.empty()) return;  // bad input, reported by rank 0
+  if (comm.rank() == 0 && !o.json) {
+    fmt::print("bench: {} steps per variant on {} ranks, {} tokens; memory in MiB per rank at the peak\n", o.steps,
+               comm.size(), list.front().plan.job.seq);
+    fmt::print("{:<11} {:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}\n", "", "variant", "peak", "activ.", "stash",
+               "ring", "lm_head", "lm peak", "step s", "recomp s");
+  }
+  Json rows = Json::array();
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> { return [&] { return runs[i]->run(); }; });
+    if (comm.rank() != 0) continue;
+    rows.push_back(row_of(list[i], report));
+    if (!o.json) print_row(rows.back());
+  }
+  if (comm.rank() == 0 && o.json) fmt::print("{}\n", rows.dump(2));
+}
+
+}  // namespace
+
+void add_bench_training_command(CLI::App& bench_app) {
+  auto o = std::make_shared<BenchTrainingOptions>();
+  CLI::App* cmd = bench_app.add_subcommand(
+      "training", "Memory and step time of each checkpoint policy and of the chunked LM head (mpirun -np N burst bench training plan.json)");
+  cmd->add_option("plan", o->plan, "A plan file (burst.plan/1) whose model the runtime can train")->required();
+  cmd->add_option("--steps", o->steps, "Training steps per variant")->check(CLI::Range(1, 1000))->capture_default_str();
+  cmd->add_option("--chunks", o->chunks, "LM-head chunks to set against the unfused head")->check(CLI::Range(2, 1 << 20))->capture_default_str();
+  cmd->add_option("--kept", o->kept, "seq_stash: the kept fraction of the local sequence")
+      ->check(CLI::Range(0.01, 0.99))
+      ->capture_default_str();
+  cmd->add_option("--data", o->data, "Training text: a directory (every file a document) or a file")->capture_default_str();
+  cmd->add_flag("--json", o->json, "Print the rows as JSON");
+  cmd->callback([o] { bench(*o); });
+}
+
+}  // namespace burst::cli

@@ -1,0 +1,19 @@
+// How a command that runs on every rank of an mpirun job treats failures: preparing (reading
+// the plan, checking it against the job, reading data) sends no message, so bad input fails
+// every rank the same way: rank 0 reports it and the others end quietly. Once ranks
+// communicate a failure is one rank's, and it ends the whole job (rt::abort_job) so no rank is
+// left waiting.
+#pragma once
+
+#include <functional>
+
+#include "common/json_reader.hpp"
+#include "runtime/comm/communicator.hpp"
+
+namespace burst::cli {
+
+// `prepare` returns what to execute. Returns the executed result on rank 0, null elsewhere and
+// on ranks other than 0 after bad input.
+[[nodiscard]] Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function<Json()>()>& prepare);
+
+}  // namespace burst::cli
