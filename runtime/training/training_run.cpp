@@ -6,6 +6,11 @@
 #include <cmath>
 #include <filesystem>
 
+#if defined(__SSE2__)
+#include <pmmintrin.h>
+#include <xmmintrin.h>
+#endif
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -84,6 +89,17 @@ Json uses_json(const MemoryLedger::Breakdown& b) {
   return j;
 }
 
+// As training sharpens attention, exp(s - lse) of far-off keys and tiny gradients fall into the
+// subnormal range, where x86 arithmetic is up to 100x slower: step times grew 2.5x over 30 steps.
+// Flush them to zero (what GPUs do in their fast paths), in this thread and so in the kernel
+// threads it starts, which inherit its floating-point state.
+void flush_subnormals_to_zero() {
+#if defined(__SSE2__)
+  _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+  _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+#endif
+}
+
 }  // namespace
 
 struct TrainingRun::StepRecord {
@@ -146,6 +162,7 @@ Json TrainingRun::check_against_single_rank(const TrainingSequence& sequence, st
 }
 
 Json TrainingRun::run() {
+  flush_subnormals_to_zero();
   std::vector<float> params = resumed_ ? std::move(resumed_->params) : initial_params(model_, options_.seed);
   AdamWState adam;
   if (resumed_) adam = {std::move(resumed_->adam_m), std::move(resumed_->adam_v), resumed_->adam_step};
