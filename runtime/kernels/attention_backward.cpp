@@ -132,7 +132,9 @@ KernelStats attention_backward(const BlockPair& in, const AttentionMask& mask, C
                                Scratch{std::vector<float>(tile), std::vector<float>(tile)});
   std::vector<Tensor> private_d_q(static_cast<std::size_t>(workers - 1), Tensor(in.q.shape));
   std::vector<KernelStats> stats(static_cast<std::size_t>(workers));
-  parallel_for(workers, items, [&](int worker, std::int64_t item) {
+  // dQ rows are shared by every key tile: each worker sums its items into a private dQ, so the
+  // items are dealt out in a fixed pattern and the run is reproducible bit for bit.
+  parallel_for_strided(workers, items, [&](int worker, std::int64_t item) {
     const auto w = static_cast<std::size_t>(worker);
     const Gradients g{d_o, delta, lse, worker == 0 ? d_q : private_d_q[w - 1].view(), d_k, d_v};
     stats[w] +=

@@ -10,6 +10,7 @@
 #include <system_error>
 #include <tuple>
 
+#include <boost/crc.hpp>
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -202,6 +203,12 @@ TrainingSequence training_sequence(const Corpus& corpus, std::int64_t seq, std::
 
 std::int64_t counted_targets(const TrainingSequence& sequence) {
   return std::ranges::count_if(sequence.targets, [](std::int32_t t) { return t != kNoTarget; });
+}
+
+std::uint32_t corpus_digest(const Corpus& corpus) {
+  boost::crc_32_type crc;
+  crc.process_bytes(corpus.bytes.data(), corpus.bytes.size());
+  return crc.checksum();
 }
 
 }  // namespace burst::rt

@@ -57,4 +57,7 @@ struct TrainingSequence {
 // How many targets count in the loss (those that are not kNoTarget).
 [[nodiscard]] std::int64_t counted_targets(const TrainingSequence& sequence);
 
+// CRC-32 of the corpus's bytes: ranks (and a resumed run) check they read the same text.
+[[nodiscard]] std::uint32_t corpus_digest(const Corpus& corpus);
+
 }  // namespace burst::rt

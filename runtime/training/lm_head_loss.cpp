@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -141,14 +142,9 @@ LmHeadForward ChunkedLmHeadLoss::forward(std::span<const float> z, std::int64_t 
     add_loss(kept_logits_.data(), targets, vocab, out);
     return out;
   }
-  const std::int64_t rows = chunk_rows(chunks_, tokens);
-  std::vector<float> buffer(static_cast<std::size_t>(rows * vocab));
-  const MemoryLedger::Hold held = hold_workspace(ledger_, workspace_bytes(chunks_, tokens, vocab));
-  for (std::int64_t t0 = 0; t0 < tokens; t0 += rows) {
-    const std::int64_t n = std::min(rows, tokens - t0);
-    compute_logits(z.data() + t0 * hidden, n, hidden, w, vocab, buffer.data());
-    add_loss(buffer.data(), targets.subspan(t0, n), vocab, out);
-  }
+  for_each_chunk(z, tokens, hidden, w, vocab, [&](std::int64_t t0, std::int64_t n, float* logits) {
+    add_loss(logits, targets.subspan(static_cast<std::size_t>(t0), static_cast<std::size_t>(n)), vocab, out);
+  });
   return out;
 }
 
@@ -173,14 +169,22 @@ void ChunkedLmHeadLoss::backward(std::span<const float> z, std::int64_t tokens, 
     kept_hold_.release();
     return;
   }
+  for_each_chunk(z, tokens, hidden, w, vocab, [&](std::int64_t t0, std::int64_t n, float* logits) {
+    to_dlogits(logits, targets.subspan(static_cast<std::size_t>(t0), static_cast<std::size_t>(n)), vocab, scale);
+    backward_gemms(z.data() + t0 * hidden, n, hidden, w, vocab, logits, dz.data() + t0 * hidden, dw);
+  });
+}
+
+void ChunkedLmHeadLoss::for_each_chunk(std::span<const float> z, std::int64_t tokens, std::int64_t hidden,
+                                       std::span<const float> w, std::int64_t vocab,
+                                       const std::function<void(std::int64_t, std::int64_t, float*)>& body) {
   const std::int64_t rows = chunk_rows(chunks_, tokens);
   std::vector<float> buffer(static_cast<std::size_t>(rows * vocab));
   const MemoryLedger::Hold held = hold_workspace(ledger_, workspace_bytes(chunks_, tokens, vocab));
   for (std::int64_t t0 = 0; t0 < tokens; t0 += rows) {
     const std::int64_t n = std::min(rows, tokens - t0);
     compute_logits(z.data() + t0 * hidden, n, hidden, w, vocab, buffer.data());
-    to_dlogits(buffer.data(), targets.subspan(t0, n), vocab, scale);
-    backward_gemms(z.data() + t0 * hidden, n, hidden, w, vocab, buffer.data(), dz.data() + t0 * hidden, dw);
+    body(t0, n, buffer.data());
   }
 }
 

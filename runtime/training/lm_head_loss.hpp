@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -49,6 +50,11 @@ class ChunkedLmHeadLoss {
   [[nodiscard]] static std::uint64_t workspace_bytes(int chunks, std::int64_t tokens, std::int64_t vocab);
 
  private:
+  // Computes each chunk's logits into one reusable buffer (held in the ledger while it lives)
+  // and hands body(first row, rows, logits) the chunk.
+  void for_each_chunk(std::span<const float> z, std::int64_t tokens, std::int64_t hidden, std::span<const float> w,
+                      std::int64_t vocab, const std::function<void(std::int64_t, std::int64_t, float*)>& body);
+
   int chunks_;
   MemoryLedger* ledger_;
   std::vector<float> kept_logits_;  // chunks == 1 only: from forward until backward

@@ -18,8 +18,8 @@ void check_trainable(const ModelSpec& m) {
   Problems problems;
   const auto field = [](const char* name) { return fmt::format("plan:/job/model/{}", name); };
   if (!m.gated_mlp || m.activation != "silu") {
-    problems.add(field("gated_mlp"), fmt::format("{} has a {} MLP; the training runtime runs SwiGLU (gated silu) models",
-                                                 m.name, m.gated_mlp ? m.activation : "non-gated"),
+    problems.add(field("gated_mlp"), fmt::format("{} has a {} {} MLP; the training runtime runs SwiGLU (gated silu) models",
+                                                 m.name, m.gated_mlp ? "gated" : "non-gated", m.activation),
                  "gated_mlp true, activation silu", "plan a Llama-style model such as tiny-mha or tiny-gqa");
   }
   if (m.layers < 1 || m.hidden < 1 || m.ffn < 1 || m.heads < 1 || m.kv_heads < 1 || m.head_dim < 1) {

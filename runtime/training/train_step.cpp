@@ -126,10 +126,12 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
     if (short_attention_) {
       const Shape q_shape{short_rows_, m.heads, m.head_dim}, kv_shape{short_rows_, m.kv_heads, m.head_dim};
       timed([&] {
-        const RingForward f = short_attention_->forward({s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape});
-        note_ring(f.stats);
-        std::copy(f.o.values().begin(), f.o.values().end(), s.o.data());
-        std::copy(f.lse.begin(), f.lse.end(), s.lse.data());
+        RingForward f = short_attention_->forward({s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape});
+        const TrackedBuffer o_short(ledger_, MemoryUse::Activations, std::move(f.o).take());
+        const TrackedBuffer lse_short(ledger_, MemoryUse::Activations, std::move(f.lse));
+        note_ring(f.stats);  // the pass's buffers lived beside its outputs
+        std::copy(o_short.span().begin(), o_short.span().end(), s.o.data());
+        std::copy(lse_short.span().begin(), lse_short.span().end(), s.lse.data());
       }, out.attention_s);
       ++out.ring_passes;
     }
@@ -142,9 +144,9 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
   const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
   timed([&] {
     RingForward f = attention_->forward({s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape});
-    note_ring(f.stats);
     s.o = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(f.o).take());
     s.lse = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(f.lse));
+    note_ring(f.stats);  // the pass's buffers lived beside its outputs
   }, out.attention_s);
   ++out.ring_passes;
 }
@@ -248,10 +250,10 @@ TrackedBuffer TrainingStep::backward_layer(std::span<const float> params, std::s
   timed([&] {
     RingBackward g = attention_->backward(backward_, {s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape},
                                           {s.o.data(), q_shape}, s.lse.span(), {d_o.data(), q_shape});
-    note_ring(g.stats);
     dq = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_q).take());
     dk = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_k).take());
     dv = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_v).take());
+    note_ring(g.stats);  // the pass's buffers lived beside its outputs
   }, out.attention_s);
   ++out.ring_passes;
   d_o.clear();

@@ -5,13 +5,16 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 
 #if defined(__SSE2__)
 #include <pmmintrin.h>
 #include <xmmintrin.h>
 #endif
 
+#include <boost/crc.hpp>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
@@ -26,18 +29,25 @@ Json model_json(const ModelSpec& m) {
           {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}};
 }
 
-// The saved state must be of this very model: same dimensions, same parameter count.
-TrainingState load_matching_state(const std::string& path, const ModelLayout& model) {
+// The saved state must come from a run of this very model on this data schedule (sequence
+// length, mask, text) and learning rate: otherwise "resume" would silently train something else.
+TrainingState load_matching_state(const std::string& path, const ModelLayout& model, const Json& expected) {
   TrainingState state = load_training_state(path);
-  const Json want = model_json(model.spec());
   Problems problems;
-  for (const auto& [key, value] : want.items()) {
-    if (key == "name") continue;
-    const Json& got = state.meta.contains("model") ? state.meta["model"] : Json::object();
-    if (!got.contains(key) || got[key] != value) {
-      problems.add(path, fmt::format("the saved model has {} {}, the plan's has {}", key,
-                                     got.contains(key) ? got[key].dump() : "none", value.dump()),
-                   "a state saved by a run of the same model", "resume with the plan that saved it");
+  const auto compare = [&](const std::string& key, const Json& want, const Json& got) {
+    if (got == want) return;
+    problems.add(path, fmt::format("the saved run has {} {}, this run has {}", key, got.is_null() ? "none" : got.dump(), want.dump()),
+                 "a state saved by a run of the same model, sequence length, mask, data and learning rate",
+                 "resume with the plan, --data and --lr that saved it");
+  };
+  for (const auto& [key, want] : expected.items()) {
+    if (key != "model") {
+      compare(key, want, state.meta.contains(key) ? state.meta[key] : Json());
+      continue;
+    }
+    const Json& saved = state.meta.contains("model") ? state.meta["model"] : Json::object();
+    for (const auto& [dim, value] : want.items()) {
+      if (dim != "name") compare(dim, value, saved.contains(dim) ? saved[dim] : Json());
     }
   }
   if (problems.empty() && state.params.size() != model.size()) {
@@ -45,6 +55,22 @@ TrainingState load_matching_state(const std::string& path, const ModelLayout& mo
   }
   problems.throw_if_any();
   return state;
+}
+
+// --save must be writable before the run spends its steps: not a directory, in a directory this
+// process can create files in.
+void check_writable(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target = fs::absolute(path);
+  const auto fail = [&](const std::string& what) {
+    throw Error(Problem{"--save", fmt::format("{}: {}", path, what), "a file path in a writable directory", ""});
+  };
+  if (fs::is_directory(target)) fail("is a directory");
+  if (!fs::is_directory(target.parent_path())) fail(fmt::format("the directory {} does not exist", target.parent_path().string()));
+  const fs::path probe = target.string() + fmt::format(".probe.{}", ::getpid());
+  if (!std::ofstream(probe)) fail(fmt::format("cannot create files in {}", target.parent_path().string()));
+  std::error_code ec;
+  fs::remove(probe, ec);
 }
 
 // A copy of the plan on one rank: one contiguous block, every activation kept, logits whole.
@@ -118,18 +144,40 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       options_(std::move(options)),
       model_(plan.job.model),
       corpus_(read_corpus(options_.data)),
-      resumed_(options_.resume.empty() ? std::nullopt : std::optional(load_matching_state(options_.resume, model_))),
+      resumed_(options_.resume.empty() ? std::nullopt
+                                       : std::optional(load_matching_state(options_.resume, model_, schedule_meta()))),
       step_(plan_, model_, plan_.job.seq, comm, ledger_),
       first_step_(resumed_ ? resumed_->step : 0) {
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
-  if (!options_.save.empty()) {
-    const auto dir = std::filesystem::absolute(options_.save).parent_path();
-    if (!std::filesystem::is_directory(dir)) {
-      throw Error(Problem{"--save", fmt::format("{}: the directory {} does not exist", options_.save, dir.string()),
-                          "a path in an existing directory", ""});
+  if (!options_.save.empty()) check_writable(options_.save);
+  (void)training_sequence(corpus_, plan_.job.seq, first_step_, plan_.job.mask);  // the data fits the mask
+}
+
+Json TrainingRun::schedule_meta() const {
+  return {{"model", model_json(model_.spec())}, {"seq", plan_.job.seq}, {"mask", to_string(plan_.job.mask)},
+          {"corpus_crc32", corpus_digest(corpus_)}, {"lr", options_.adamw.lr}};
+}
+
+void TrainingRun::require_same_inputs_everywhere() {
+  boost::crc_32_type crc;
+  crc.process_bytes(corpus_.bytes.data(), corpus_.bytes.size());
+  if (resumed_) crc.process_bytes(resumed_->params.data(), resumed_->params.size() * sizeof(float));
+  const std::uint32_t digest = crc.checksum();
+  // All ranks agree on each nibble d iff n * sum(d^2) == (sum d)^2; both sums stay exact in
+  // float up to 65536 ranks.
+  std::vector<float> sums(16);
+  for (int i = 0; i < 8; ++i) {
+    const auto d = static_cast<float>((digest >> (4 * i)) & 0xF);
+    sums[static_cast<std::size_t>(i)] = d;
+    sums[static_cast<std::size_t>(8 + i)] = d * d;
+  }
+  comm_.allreduce_sum(sums);
+  for (std::size_t i = 0; i < 8; ++i) {
+    if (static_cast<double>(comm_.size()) * sums[8 + i] != static_cast<double>(sums[i]) * sums[i]) {
+      throw Error(Problem{"--data/--resume", "the ranks read different training text or saved state",
+                          "the same files on every node", "copy the data and the state to every node, or use a shared file system"});
     }
   }
-  (void)training_sequence(corpus_, plan_.job.seq, first_step_, plan_.job.mask);  // the data fits the mask
 }
 
 std::uint64_t TrainingRun::model_state_bytes() const { return 4 * float_bytes(model_.size()); }
@@ -163,6 +211,7 @@ Json TrainingRun::check_against_single_rank(const TrainingSequence& sequence, st
 
 Json TrainingRun::run() {
   flush_subnormals_to_zero();
+  require_same_inputs_everywhere();
   std::vector<float> params = resumed_ ? std::move(resumed_->params) : initial_params(model_, options_.seed);
   AdamWState adam;
   if (resumed_) adam = {std::move(resumed_->adam_m), std::move(resumed_->adam_v), resumed_->adam_step};
@@ -171,7 +220,14 @@ Json TrainingRun::run() {
   const std::int64_t seq = plan_.job.seq;
   const auto& positions = step_.positions();
   std::vector<StepRecord> records;
-  Json check;
+  // --check: rank 0 keeps the first step's inputs and all-reduced gradients, and runs the
+  // single-rank step after the last collective, so no rank waits on it.
+  struct FirstStep {
+    TrainingSequence sequence;
+    std::vector<float> params, grads;
+    double loss = 0;
+  };
+  std::optional<FirstStep> first;
   for (int i = 0; i < options_.steps; ++i) {
     const std::int64_t index = first_step_ + i;
     const TrainingSequence sequence = training_sequence(corpus_, seq, index, plan_.job.mask);
@@ -190,14 +246,11 @@ Json TrainingRun::run() {
     std::vector<float> loss_sum{static_cast<float>(record.outcome.loss_sum)};
     comm_.allreduce_sum(loss_sum);
     record.loss = counted > 0 ? loss_sum[0] / static_cast<double>(counted) : 0.0;
-    const double before_check = seconds_since(start);
-    if (options_.check && i == 0) {
-      if (comm_.rank() == 0) check = check_against_single_rank(sequence, params, grads, record.loss);
-      comm_.barrier();
-    }
+    const double before_copy = seconds_since(start);
+    if (options_.check && i == 0 && comm_.rank() == 0) first = FirstStep{sequence, params, grads, record.loss};
     const auto optimizer_start = std::chrono::steady_clock::now();
     record.grad_norm = adamw_step(params, grads, groups, adam, options_.adamw);
-    record.step_s = before_check + seconds_since(optimizer_start);
+    record.step_s = before_copy + seconds_since(optimizer_start);
     record.ledger_peak = ledger_.peak();
     record.at_peak = ledger_.at_peak();
     for (std::size_t u = 0; u < kMemoryUseCount; ++u) record.peak_by_use[u] = ledger_.peak(static_cast<MemoryUse>(u));
@@ -214,8 +267,9 @@ Json TrainingRun::run() {
   }
   if (!options_.save.empty() && comm_.rank() == 0) {
     TrainingState state;
-    state.meta = {{"model", model_json(model_.spec())}, {"seq", seq}, {"data", corpus_.source},
-                  {"plan", {{"strategy", plan_.strategy.name}, {"ranks", comm_.size()}}}};
+    state.meta = schedule_meta();
+    state.meta["data"] = corpus_.source;
+    state.meta["plan"] = {{"strategy", plan_.strategy.name}, {"ranks", comm_.size()}};
     state.step = first_step_ + options_.steps;
     state.params = params;
     state.adam_m = adam.m;
@@ -224,10 +278,12 @@ Json TrainingRun::run() {
     save_training_state(options_.save, state);
   }
   comm_.barrier();  // the state is on disk before any rank moves on (a resume may follow)
-  return report(records, check);
+  Json out = report(records);
+  if (first) out["check"] = check_against_single_rank(first->sequence, first->params, first->grads, first->loss);
+  return out;
 }
 
-Json TrainingRun::report(const std::vector<StepRecord>& records, Json check) {
+Json TrainingRun::report(const std::vector<StepRecord>& records) {
   // Every rank's worst step: its ledger peak and the breakdown at that moment; and each use's
   // own peak over the steps.
   const auto worst = std::max_element(records.begin(), records.end(),
@@ -306,7 +362,6 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, Json check) {
   report["measured"] = {{"step_s_median", median_step}, {"forward_s", mean.forward_s}, {"backward_s", mean.backward_s},
                         {"recompute_s", mean.recompute_s}, {"attention_s", mean.attention_s}, {"loss_s", mean.loss_s}};
   report["predicted"] = {{"step_time_s", plan_.predicted.step_time_s}};
-  if (!check.is_null()) report["check"] = std::move(check);
   return report;
 }
 

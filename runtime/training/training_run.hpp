@@ -10,9 +10,14 @@
 // data give the same losses run after run, and a run resumed from a saved state at step k
 // continues the loss curve of the run that saved it.
 //
-// --check: after the first step's all-reduce, rank 0 runs the same step on ONE rank (a copy of
-// the plan with a single contiguous block, no checkpointing, unfused LM head) and compares the
-// loss and every weight gradient: the relative error of a tensor is max |g - g_ref| / max |g_ref|.
+// --check: rank 0 keeps the first step's weights, sequence and all-reduced gradients and, once
+// every collective is done, runs that step on ONE rank (a copy of the plan with a single
+// contiguous block, no checkpointing, unfused LM head) and compares the loss and every weight
+// gradient: the relative error of a tensor is max |g - g_ref| / max |g_ref|.
+//
+// Every rank reads --data and --resume itself; run() first checks (one all-reduce of a CRC)
+// that they all read the same bytes. A resumed state must come from a run of the same model,
+// sequence length, mask, text and learning rate (TrainingState::meta says which).
 //
 // Memory: each rank's MemoryLedger (memory_ledger.hpp) measures the step's activations, stashes,
 // ring buffers and LM-head workspace; weights, gradients and AdamW moments (16 bytes a parameter)
@@ -67,8 +72,12 @@ class TrainingRun {
   struct StepRecord;
   [[nodiscard]] Json check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
                                                std::span<const float> grads, double loss) const;
-  [[nodiscard]] Json report(const std::vector<StepRecord>& records, Json check);
+  [[nodiscard]] Json report(const std::vector<StepRecord>& records);
   [[nodiscard]] std::uint64_t model_state_bytes() const;
+  // What a resumed run must share with the run that saved: model, sequence, mask, text, lr.
+  [[nodiscard]] Json schedule_meta() const;
+  // Collective: throws burst::Error on every rank when the ranks read different text or state.
+  void require_same_inputs_everywhere();
 
   plan::Plan plan_;
   Communicator& comm_;

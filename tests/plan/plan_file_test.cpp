@@ -5,43 +5,24 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "planner/contract/plan.hpp"
 #include "tests/plan/sample_plan.hpp"
 #include "tests/support/error_text.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace burst;
 namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory under the system temporary directory, removed with the object.
-struct TempDir {
-  fs::path path;
-  TempDir() : path(fs::temp_directory_path() / ("burst-plan-test-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::permissions(path, fs::perms::owner_all, ec);
-    fs::remove_all(path, ec);
-  }
-  [[nodiscard]] std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-};
 
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
 }  // namespace
 
 TEST_CASE("write_plan then read_plan gives the plan back, atomically and byte-stable") {
-  TempDir dir;
+  const test::TempDir dir("plan-test");
   const std::string path = (dir.path / "plan.json").string();
   plan::write_plan(test::sample_plan(), path);
   const std::string first = read_text_file(path);
@@ -53,7 +34,7 @@ TEST_CASE("write_plan then read_plan gives the plan back, atomically and byte-st
 }
 
 TEST_CASE("write_plan names the path when it cannot write") {
-  TempDir dir;
+  const test::TempDir dir("plan-test");
   const std::string missing = (dir.path / "no-such-dir" / "plan.json").string();
   CHECK(test::error_text([&] { plan::write_plan(test::sample_plan(), missing); }) ==
         missing + ": cannot write the plan: directory '" + (dir.path / "no-such-dir").string() +
@@ -71,7 +52,7 @@ TEST_CASE("write_plan names the path when it cannot write") {
 }
 
 TEST_CASE("read_plan: a missing file and bad JSON name the file") {
-  TempDir dir;
+  const test::TempDir dir("plan-test");
   const std::string missing = (dir.path / "absent.json").string();
   CHECK(test::error_text([&] { (void)plan::read_plan(missing); }) ==
         missing + ": cannot open file (hint: check the path and permissions)");

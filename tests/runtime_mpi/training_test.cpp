@@ -147,7 +147,7 @@ TEST_CASE("the loss falls, the same seed gives the same losses, and a resumed ru
   if (comm->rank() == 0) std::filesystem::remove(state);
 }
 
-TEST_CASE("a state of another model or a bad data path fails on every rank before any message", "[training][mpi]") {
+TEST_CASE("a state of another model or run, a bad data path or an unwritable --save fails on every rank before any message", "[training][mpi]") {
   auto comm = rt::make_mpi_communicator({});
   const int world = comm->size();
   const std::string state =
@@ -160,11 +160,16 @@ TEST_CASE("a state of another model or a bad data path fails on every rank befor
   rt::TrainingOptions resume = options(1, false);
   resume.resume = state;
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, resume),
-                    Catch::Contains(state + ": the saved model has hidden 32, the plan's has 40"));
+                    Catch::Contains(state + ": the saved run has hidden 32, this run has 40"));
+  plan.job.model.hidden = 32;
+  resume.adamw.lr = 0.01f;
+  CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, resume), Catch::Contains(state + ": the saved run has lr"));
+  rt::TrainingOptions into_directory = options(1, false);
+  into_directory.save = std::filesystem::temp_directory_path().string();
+  CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, into_directory), Catch::Contains("--save: " + into_directory.save + ": is a directory"));
   rt::TrainingOptions missing = options(1, false);
   missing.data = "/nonexistent/corpus";
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, missing), Catch::Contains("/nonexistent/corpus"));
-  plan.job.model.hidden = 32;
   plan.strategy.checkpoint = CheckpointPolicy::SeqStash;
   plan.strategy.kept_fraction = 0.5;
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, options(1, false)),

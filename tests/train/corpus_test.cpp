@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <unistd.h>
 
 #include "runtime/training/corpus.hpp"
 #include "tests/support/error_text.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace burst;
 namespace fs = std::filesystem;
@@ -19,18 +19,6 @@ namespace {
 
 const std::string kTestCorpus = std::string(BURST_TEST_DATA) + "/corpus";
 
-// A fresh directory under the system temporary directory, removed with the object.
-struct TempDir {
-  fs::path path;
-  TempDir() : path(fs::temp_directory_path() / ("burst-corpus-test-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 void write_bytes(const fs::path& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
@@ -73,7 +61,7 @@ TEST_CASE("the test corpus reads as sorted documents, each followed by the end t
 
 TEST_CASE("a file reached through symlinks counts once, under its real name; empty files are skipped",
           "[corpus]") {
-  TempDir dir;
+  const test::TempDir dir("corpus-test");
   write_bytes(dir.path / "a.txt", "alpha\n");
   write_bytes(dir.path / "b.txt", "beta\n");
   write_bytes(dir.path / "empty.txt", "");
@@ -94,7 +82,7 @@ TEST_CASE("a single file is one document", "[corpus]") {
 }
 
 TEST_CASE("binary files are rejected, each named with its first NUL", "[corpus]") {
-  TempDir dir;
+  const test::TempDir dir("corpus-test");
   write_bytes(dir.path / "good.txt", "text\n");
   write_bytes(dir.path / "bad.bin", std::string("ab\0c", 4));
   write_bytes(dir.path / "worse.bin", std::string("\0", 1));
@@ -104,7 +92,7 @@ TEST_CASE("binary files are rejected, each named with its first NUL", "[corpus]"
 }
 
 TEST_CASE("a missing path or a corpus without text is an error naming the path", "[corpus]") {
-  TempDir dir;
+  const test::TempDir dir("corpus-test");
   const std::string missing = (dir.path / "nothing-here").string();
   CHECK(test::error_text([&] { (void)rt::read_corpus(missing); })
             .starts_with(missing + ": no such file or directory (hint: --data wants"));

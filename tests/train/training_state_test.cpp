@@ -9,34 +9,16 @@
 #include <fstream>
 #include <limits>
 #include <random>
-#include <unistd.h>
 
 #include "runtime/training/training_state.hpp"
 #include "tests/support/error_text.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace burst;
 namespace fs = std::filesystem;
 
 namespace {
 
-// A fresh directory under the system temporary directory, removed with the object.
-struct TempDir {
-  fs::path path;
-  TempDir() : path(fs::temp_directory_path() / ("burst-state-test-" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  [[nodiscard]] std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& e : fs::directory_iterator(path)) names.push_back(e.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-};
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -86,7 +68,7 @@ std::string load_error(const std::string& path) {
 }  // namespace
 
 TEST_CASE("a training state round-trips bit-exactly", "[training_state]") {
-  TempDir dir;
+  const test::TempDir dir("state-test");
   const std::string path = (dir.path / "state.bin").string();
   const rt::TrainingState saved = sample_state();
   rt::save_training_state(path, saved);
@@ -102,7 +84,7 @@ TEST_CASE("a training state round-trips bit-exactly", "[training_state]") {
 }
 
 TEST_CASE("a state before the first step has empty moments", "[training_state]") {
-  TempDir dir;
+  const test::TempDir dir("state-test");
   const std::string path = (dir.path / "state.bin").string();
   rt::TrainingState saved;
   saved.params = random_floats(10, 4);
@@ -116,7 +98,7 @@ TEST_CASE("a state before the first step has empty moments", "[training_state]")
 
 TEST_CASE("a damaged training state never loads, and the error names the path and the problem",
           "[training_state]") {
-  TempDir dir;
+  const test::TempDir dir("state-test");
   const std::string path = (dir.path / "state.bin").string();
   rt::save_training_state(path, sample_state());
   const std::string good = read_bytes(path);
@@ -160,7 +142,7 @@ TEST_CASE("a damaged training state never loads, and the error names the path an
 
 TEST_CASE("saving checks the moments, names a missing directory, and replaces an old file atomically",
           "[training_state]") {
-  TempDir dir;
+  const test::TempDir dir("state-test");
   const std::string path = (dir.path / "state.bin").string();
 
   rt::TrainingState mismatched = sample_state();

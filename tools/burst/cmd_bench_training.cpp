@@ -1,7 +1,7 @@
 // mpirun -np N burst bench training plan.json: what the memory-saving choices of a plan cost and
 // save, measured by training its model for a few steps per variant on the same ranks:
-//   checkpoint policies  none, attn_stash, seq_stash (--kept), full; all on the striped layout
-//                        (seq_stash needs it) so the four differ in what they keep only
+//   checkpoint policies  none, attn_stash, seq_stash (--kept; not under the full mask), full; all
+//                        on the striped layout (seq_stash needs it), so they differ in what they keep only
 //   LM-head chunks       1 (whole logits) against --chunks, with the plan's policy
 // Each row: the peak per rank (model state included) and its activations, stash, ring buffers
 // and LM-head workspace at that peak, the LM-head workspace's own peak, the median step time and
@@ -45,7 +45,7 @@ std::vector<Variant> variants(const plan::Plan& base, const BenchTrainingOptions
   };
   policy(CheckpointPolicy::None, 0);
   policy(CheckpointPolicy::AttnStash, 0);
-  policy(CheckpointPolicy::SeqStash, o.kept);
+  if (base.job.mask.kind != MaskKind::Full) policy(CheckpointPolicy::SeqStash, o.kept);  // it needs a look-back mask
   policy(CheckpointPolicy::Full, 0);
   for (const int chunks : {1, o.chunks}) {
     plan::Plan v = base;
@@ -83,8 +83,11 @@ void bench(const BenchTrainingOptions& o) {
   std::vector<Variant> list;
   std::vector<std::unique_ptr<rt::TrainingRun>> runs;
   (void)run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    list = variants(plan::read_plan(o.plan), o);
-    for (const Variant& v : list) runs.push_back(std::make_unique<rt::TrainingRun>(v.plan, comm, training));
+    std::vector<Variant> candidates = variants(plan::read_plan(o.plan), o);
+    std::vector<std::unique_ptr<rt::TrainingRun>> ready;
+    for (const Variant& v : candidates) ready.push_back(std::make_unique<rt::TrainingRun>(v.plan, comm, training));
+    list = std::move(candidates);  // all or nothing: a failed variant leaves no rank with a partial list
+    runs = std::move(ready);
     return [] { return Json(); };
   });
   if (runs.empty()) return;  // bad input, reported by rank 0

@@ -1,20 +1,41 @@
 #include "tools/burst/every_rank.hpp"
 
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "common/error.hpp"
 
 namespace burst::cli {
 
 Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function<Json()>()>& prepare) {
   std::function<Json()> execute;
+  std::exception_ptr failure;
+  std::string message;
   try {
     execute = prepare();
-  } catch (const Error&) {
-    if (comm.rank() == 0) throw;
+  } catch (const Error& e) {
+    failure = std::current_exception();
+    message = e.what();
+  }
+  // One collective so that every rank knows whether every rank is ready: how many failed, and
+  // whether rank 0 did (then its message speaks for all; otherwise the failed ranks speak).
+  std::vector<float> verdict{failure ? 1.0f : 0.0f, failure && comm.rank() == 0 ? 1.0f : 0.0f};
+  comm.allreduce_sum(verdict);
+  if (verdict[0] > 0) {
+    if (comm.rank() == 0 && failure) std::rethrow_exception(failure);
+    if (comm.rank() == 0) {
+      throw Error(Problem{"burst", fmt::format("{} other rank(s) could not prepare the run (their errors are above)", verdict[0]),
+                          "", "every rank must be able to read the same plan, data and state files"});
+    }
+    if (failure && verdict[1] == 0) fmt::print(stderr, "rank {}: error: {}\n", comm.rank(), message);
     return nullptr;
   }
   try {
     return execute();
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // burst::Error, or std::bad_alloc on one rank: never leave the others waiting
     if (comm.size() == 1) throw;
     rt::abort_job(comm, e.what());
   }

@@ -1,8 +1,9 @@
-// How a command that runs on every rank of an mpirun job treats failures: preparing (reading
-// the plan, checking it against the job, reading data) sends no message, so bad input fails
-// every rank the same way: rank 0 reports it and the others end quietly. Once ranks
-// communicate a failure is one rank's, and it ends the whole job (rt::abort_job) so no rank is
-// left waiting.
+// How a command that runs on every rank of an mpirun job treats failures. Preparing (reading
+// the plan, checking it against the job, reading data) sends no message; then one all-reduce
+// tells every rank whether all are ready. Bad input usually fails every rank the same way:
+// rank 0 reports it and the others end quietly; a rank that alone cannot read a file reports it
+// itself and every rank ends. Once ranks communicate, a failure is one rank's and it ends the
+// whole job (rt::abort_job), so no rank is left waiting.
 #pragma once
 
 #include <functional>
