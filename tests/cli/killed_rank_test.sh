@@ -13,8 +13,8 @@ until grep -q '^step' "$out"; do  # the ranks are training
   if [ $i -gt 300 ]; then cat "$out"; echo "FAIL: no training step within 60 s"; kill "$job"; exit 1; fi
   sleep 0.2
 done
-# The newest process whose command line starts with "$burst run": a rank, not mpiexec (no
-# pgrep: procps is not on every Debian machine).
+# A process whose command line starts with "$burst run": a rank, not mpiexec, whose command
+# line starts with mpiexec (no pgrep: procps is not on every Debian machine).
 victim=
 for p in /proc/[0-9]*; do
   cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
