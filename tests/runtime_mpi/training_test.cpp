@@ -17,22 +17,7 @@ using namespace burst;
 
 namespace {
 
-// A small Llama-style model: grouped-query attention, two layers, a vocabulary over 256 bytes.
-plan::Plan training_plan(int world, int inner, Layout layout, BackwardMode backward, CheckpointPolicy policy,
-                         double kept, int chunks, const std::string& mask = "causal") {
-  plan::Plan p = test::ring_plan(world, inner, layout, backward, mask, 4, 2, 8, 16 * world);
-  ModelSpec& m = p.job.model;
-  m.layers = 2;
-  m.hidden = 32;
-  m.ffn = 48;
-  m.vocab = 300;
-  m.gated_mlp = true;
-  m.activation = "silu";
-  p.strategy.checkpoint = policy;
-  p.strategy.kept_fraction = kept;
-  p.strategy.lm_head_chunks = chunks;
-  return p;
-}
+using test::training_plan;
 
 rt::TrainingOptions options(int steps, bool check) {
   rt::TrainingOptions o;

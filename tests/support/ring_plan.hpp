@@ -1,4 +1,4 @@
-// A hand-made plan of `world` ranks on one flat ring (inner == world) or a double ring of
+// Hand-made plans for the runtime's tests. ring_plan: `world` ranks on one flat ring (inner == world) or a double ring of
 // inner x world / inner, for the runtime's MPI tests: only what the runtime reads is filled
 // (model dimensions, sequence, mask, strategy, ranks, rings).
 #pragma once
@@ -44,6 +44,26 @@ inline plan::Plan ring_plan(int world, int inner, Layout layout, BackwardMode ba
       p.rings.push_back(ring);
     }
   }
+  return p;
+}
+
+// The plan for the training runtime's tests: a small Llama-style model (2 layers, hidden 32,
+// FFN 48, 4 heads sharing 2 KV heads of `head_dim`, a 300-token vocabulary over the 256 bytes)
+// on `tokens_per_rank` tokens a rank, with the given checkpoint policy and LM-head chunks.
+inline plan::Plan training_plan(int world, int inner, Layout layout, BackwardMode backward, CheckpointPolicy policy,
+                                double kept, int chunks, const std::string& mask = "causal", int head_dim = 8,
+                                std::int64_t tokens_per_rank = 16) {
+  plan::Plan p = ring_plan(world, inner, layout, backward, mask, 4, 2, head_dim, tokens_per_rank * world);
+  ModelSpec& m = p.job.model;
+  m.layers = 2;
+  m.hidden = 32;
+  m.ffn = 48;
+  m.vocab = 300;
+  m.gated_mlp = true;
+  m.activation = "silu";
+  p.strategy.checkpoint = policy;
+  p.strategy.kept_fraction = kept;
+  p.strategy.lm_head_chunks = chunks;
   return p;
 }
 

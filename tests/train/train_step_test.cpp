@@ -27,27 +27,14 @@ struct OneRank {
   std::vector<std::int32_t> tokens, targets;
 
   OneRank(Layout layout, CheckpointPolicy policy, int chunks, std::int64_t seq)
-      : plan(make_plan(layout, policy, chunks, seq)), model(plan.job.model), step(plan, model, seq, *comm, ledger) {
+      : plan(test::training_plan(1, 1, layout, BackwardMode::QRing, policy, 0.5, chunks, "causal", 4, seq)),
+        model(plan.job.model),
+        step(plan, model, seq, *comm, ledger) {
     std::mt19937 rng(7);
     for (std::int64_t i = 0; i < seq; ++i) {
       tokens.push_back(static_cast<std::int32_t>(rng() % 256));
       targets.push_back(i % 5 == 4 ? -1 : static_cast<std::int32_t>(rng() % 256));  // some not counted
     }
-  }
-
-  static plan::Plan make_plan(Layout layout, CheckpointPolicy policy, int chunks, std::int64_t seq) {
-    plan::Plan p = test::ring_plan(1, 1, layout, BackwardMode::QRing, "causal", 4, 2, 4, seq);
-    ModelSpec& m = p.job.model;
-    m.layers = 2;
-    m.hidden = 16;
-    m.ffn = 24;
-    m.vocab = 260;
-    m.gated_mlp = true;
-    m.activation = "silu";
-    p.strategy.checkpoint = policy;
-    p.strategy.kept_fraction = 0.5;
-    p.strategy.lm_head_chunks = chunks;
-    return p;
   }
 
   // The mean loss, and its gradient into `grads`. Tokens are in position order (one rank).
