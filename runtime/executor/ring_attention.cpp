@@ -3,8 +3,8 @@
 #include "runtime/executor/ring_attention.hpp"
 
 #include <algorithm>
-#include <chrono>
 
+#include "common/stopwatch.hpp"
 #include "runtime/executor/ring_pass.hpp"
 
 namespace burst::rt {
@@ -42,13 +42,6 @@ class Unpacker {
 
 View view_of(std::span<float> data, Shape shape) { return {data.data(), shape}; }
 
-// Runs a kernel call and adds its wall time to `seconds`.
-template <typename Fn>
-void timed(double& seconds, Fn&& fn) {
-  const auto start = std::chrono::steady_clock::now();
-  fn();
-  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The pass's counts, and its buffers plus the phase's workspace of `workspace_floats`.
 void record(RingAttentionStats& stats, const RingPassResult& pass, std::size_t workspace_floats) {
@@ -86,12 +79,12 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   spec.compute = [&](int block, std::span<const float> payload, std::span<float>) {
     Unpacker in(payload);
     const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
-    timed(out.stats.compute_s, [&] {
+    timed([&] {
       out.stats.kernels += attention_forward({q, kb, vb, positions_[static_cast<std::size_t>(me_)],
                                               positions_[static_cast<std::size_t>(block)]},
                                              mask_, o_i.view(), lse_i, kernel_options_);
       merge_partial(out.o.view(), out.lse, o_i.view(), lse_i);
-    });
+    }, out.stats.compute_s);
   };
   spec.recorder = recorder_;
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
@@ -122,11 +115,11 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
       Unpacker in(payload);
       const ConstView qb = in.view(q_shape_), dob = in.view(q_shape_);
       const auto delta_b = in.span(rows), lse_b = in.span(rows);
-      timed(out.stats.compute_s, [&] {
+      timed([&] {
         out.stats.kernels += attention_backward({qb, k, v, positions_[static_cast<std::size_t>(block)], my_positions},
                                                 mask_, dob, delta_b, lse_b, view_of(partial_dq, q_shape_),
                                                 out.d_k.view(), out.d_v.view(), kernel_options_);
-      });
+      }, out.stats.compute_s);
     };
   } else {
     // K,V travel with their dK, dV accumulators; Q, dO, D, lse stay; dQ accumulates here.
@@ -137,12 +130,12 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dkv) {
       Unpacker in(payload);
       const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
-      timed(out.stats.compute_s, [&] {
+      timed([&] {
         out.stats.kernels += attention_backward({q, kb, vb, my_positions, positions_[static_cast<std::size_t>(block)]},
                                                 mask_, d_o, delta, lse, out.d_q.view(),
                                                 view_of(partial_dkv.first(kv_elements), kv_shape_),
                                                 view_of(partial_dkv.subspan(kv_elements), kv_shape_), kernel_options_);
-      });
+      }, out.stats.compute_s);
     };
   }
   spec.recorder = recorder_;

@@ -10,13 +10,12 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "runtime/training/argument_checks.hpp"
 
 namespace burst::rt {
 namespace {
 
 constexpr std::string_view kCall = "adamw_step";
-
-std::string where(std::string_view name) { return fmt::format("{}: {}", kCall, name); }
 
 // Groups sorted by offset must follow one another from 0 to `size`.
 void check_groups(Problems& p, std::span<const ParamGroup> groups, std::size_t size) {
@@ -25,33 +24,33 @@ void check_groups(Problems& p, std::span<const ParamGroup> groups, std::size_t s
   std::size_t covered = 0;
   for (const ParamGroup& g : sorted) {
     if (g.offset > covered) {
-      p.add(where("groups"), fmt::format("parameters [{}, {}) are in no group", covered, g.offset),
+      p.add(where(kCall, "groups"), fmt::format("parameters [{}, {}) are in no group", covered, g.offset),
             "groups tiling the parameters without gaps or overlaps");
     } else if (g.offset < covered) {
-      p.add(where("groups"),
+      p.add(where(kCall, "groups"),
             fmt::format("parameters [{}, {}) are in two groups", g.offset, std::min(covered, g.offset + g.count)),
             "groups tiling the parameters without gaps or overlaps");
     }
     covered = std::max(covered, g.offset + g.count);
   }
   if (covered < size) {
-    p.add(where("groups"), fmt::format("parameters [{}, {}) are in no group", covered, size),
+    p.add(where(kCall, "groups"), fmt::format("parameters [{}, {}) are in no group", covered, size),
           "groups tiling the parameters without gaps or overlaps");
   } else if (covered > size) {
-    p.add(where("groups"), fmt::format("groups reach parameter {} but there are {}", covered, size),
+    p.add(where(kCall, "groups"), fmt::format("groups reach parameter {} but there are {}", covered, size),
           fmt::format("groups within [0, {})", size));
   }
 }
 
 void check_config(Problems& p, const AdamWConfig& c) {
-  if (!(c.lr >= 0.0f)) p.add(where("config.lr"), fmt::format("lr {}", c.lr), "lr >= 0");
+  if (!(c.lr >= 0.0f)) p.add(where(kCall, "config.lr"), fmt::format("lr {}", c.lr), "lr >= 0");
   if (!(c.beta1 >= 0.0f && c.beta1 < 1.0f))
-    p.add(where("config.beta1"), fmt::format("beta1 {}", c.beta1), "0 <= beta1 < 1");
+    p.add(where(kCall, "config.beta1"), fmt::format("beta1 {}", c.beta1), "0 <= beta1 < 1");
   if (!(c.beta2 >= 0.0f && c.beta2 < 1.0f))
-    p.add(where("config.beta2"), fmt::format("beta2 {}", c.beta2), "0 <= beta2 < 1");
-  if (!(c.eps > 0.0f)) p.add(where("config.eps"), fmt::format("eps {}", c.eps), "eps > 0");
+    p.add(where(kCall, "config.beta2"), fmt::format("beta2 {}", c.beta2), "0 <= beta2 < 1");
+  if (!(c.eps > 0.0f)) p.add(where(kCall, "config.eps"), fmt::format("eps {}", c.eps), "eps > 0");
   if (!(c.weight_decay >= 0.0f)) {
-    p.add(where("config.weight_decay"), fmt::format("weight_decay {}", c.weight_decay), "weight_decay >= 0");
+    p.add(where(kCall, "config.weight_decay"), fmt::format("weight_decay {}", c.weight_decay), "weight_decay >= 0");
   }
 }
 
@@ -59,12 +58,12 @@ void check_arguments(std::span<const float> params, std::span<const float> grads
                      const AdamWState& state, const AdamWConfig& config) {
   Problems p;
   if (grads.size() != params.size()) {
-    p.add(where("grads"), fmt::format("{} gradients for {} parameters", grads.size(), params.size()),
+    p.add(where(kCall, "grads"), fmt::format("{} gradients for {} parameters", grads.size(), params.size()),
           "one gradient per parameter");
   }
   for (const auto* moment : {&state.m, &state.v}) {
     if (!moment->empty() && moment->size() != params.size()) {
-      p.add(where("state"), fmt::format("moments of {} values for {} parameters", moment->size(), params.size()),
+      p.add(where(kCall, "state"), fmt::format("moments of {} values for {} parameters", moment->size(), params.size()),
             "empty (a new state) or one value per parameter", "was this state made for another model?");
       break;
     }

@@ -11,24 +11,10 @@
 
 #include "common/error.hpp"
 #include "runtime/kernels/blas.hpp"
+#include "runtime/training/argument_checks.hpp"
 
 namespace burst::rt {
 namespace {
-
-std::string where(std::string_view call, std::string_view name) { return fmt::format("{}: {}", call, name); }
-
-void check_at_least(Problems& p, std::string_view call, std::string_view name, std::int64_t value, std::int64_t least) {
-  if (value < least)
-    p.add(where(call, name), fmt::format("{} is {}", name, value), fmt::format("{} >= {}", name, least));
-}
-
-// A span that must hold `want` values; `formula` says where that count comes from.
-void check_size(Problems& p, std::string_view call, std::string_view name, std::size_t got, std::int64_t want,
-                std::string_view formula) {
-  if (static_cast<std::int64_t>(got) != want) {
-    p.add(where(call, name), fmt::format("{} values", got), fmt::format("{} = {}", formula, want));
-  }
-}
 
 ConstMatRef matrix(std::span<const float> s, std::int64_t rows, std::int64_t cols) {
   return {s.data(), rows, cols, cols};
@@ -84,27 +70,13 @@ void rotate(std::string_view call, View x, std::span<const std::int64_t> positio
   }
 }
 
-// The first token outside [0, vocab), if any, as one problem that counts all of them.
-void check_tokens(Problems& p, std::string_view call, std::span<const std::int32_t> tokens, std::int64_t vocab) {
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] < 0 || tokens[i] >= vocab) {
-      if (bad++ == 0) first = i;
-    }
-  }
-  if (bad == 0) return;
-  p.add(
-      where(call, fmt::format("tokens[{}]", first)),
-      fmt::format("token {} is outside the vocabulary of {} tokens ({} such tokens in all)", tokens[first], vocab, bad),
-      fmt::format("0 <= token < {}", vocab), "the tokenizer and the model must agree on the vocabulary");
-}
-
 void check_embedding(Problems& p, std::string_view call, std::span<const std::int32_t> tokens, std::size_t table,
                      std::string_view table_name, std::int64_t vocab, std::int64_t dim) {
   check_at_least(p, call, "vocab", vocab, 1);
   check_at_least(p, call, "dim", dim, 1);
   check_size(p, call, table_name, table, vocab * dim, "vocab * dim");
-  check_tokens(p, call, tokens, vocab);
+  check_ids(p, call, "token", tokens, 0, vocab, fmt::format("0 <= token < {}", vocab),
+            "the tokenizer and the model must agree on the vocabulary");
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "runtime/kernels/blas.hpp"
+#include "runtime/training/argument_checks.hpp"
 
 namespace burst::rt {
 namespace {
@@ -18,8 +19,6 @@ namespace {
 constexpr std::string_view kForward = "ChunkedLmHeadLoss::forward";
 constexpr std::string_view kBackward = "ChunkedLmHeadLoss::backward";
 constexpr std::int32_t kIgnored = -1;
-
-std::string where(std::string_view call, std::string_view name) { return fmt::format("{}: {}", call, name); }
 
 void check_chunks(int chunks) {
   if (chunks < 1) {
@@ -35,37 +34,15 @@ MemoryLedger::Hold hold_workspace(MemoryLedger* ledger, std::uint64_t bytes) {
   return ledger == nullptr ? MemoryLedger::Hold{} : ledger->hold(MemoryUse::LossWorkspace, bytes);
 }
 
-void check_size(Problems& p, std::string_view call, std::string_view name, std::size_t got, std::int64_t want,
-                std::string_view formula) {
-  if (static_cast<std::int64_t>(got) != want) {
-    p.add(where(call, name), fmt::format("{} values", got), fmt::format("{} = {}", formula, want));
-  }
-}
-
-// The first target outside {-1} u [0, vocab), if any, as one problem that counts all of them.
-void check_targets(Problems& p, std::string_view call, std::span<const std::int32_t> targets, std::int64_t vocab) {
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    if (targets[i] < kIgnored || targets[i] >= vocab) {
-      if (bad++ == 0) first = i;
-    }
-  }
-  if (bad == 0) return;
-  p.add(where(call, fmt::format("targets[{}]", first)),
-        fmt::format("target {} is outside the vocabulary of {} tokens ({} such targets in all)", targets[first], vocab,
-                    bad),
-        fmt::format("-1 (ignored) or 0 <= target < {}", vocab));
-}
-
 void check_inputs(Problems& p, std::string_view call, std::size_t z, std::int64_t tokens, std::int64_t hidden,
                   std::size_t w, std::int64_t vocab, std::span<const std::int32_t> targets) {
-  if (tokens < 0) p.add(where(call, "tokens"), fmt::format("tokens is {}", tokens), "tokens >= 0");
-  if (hidden < 1) p.add(where(call, "hidden"), fmt::format("hidden is {}", hidden), "hidden >= 1");
-  if (vocab < 1) p.add(where(call, "vocab"), fmt::format("vocab is {}", vocab), "vocab >= 1");
+  check_at_least(p, call, "tokens", tokens, 0);
+  check_at_least(p, call, "hidden", hidden, 1);
+  check_at_least(p, call, "vocab", vocab, 1);
   check_size(p, call, "z", z, tokens * hidden, "tokens * hidden");
   check_size(p, call, "w", w, hidden * vocab, "hidden * vocab");
   check_size(p, call, "targets", targets.size(), tokens, "one per token");
-  check_targets(p, call, targets, vocab);
+  check_ids(p, call, "target", targets, kIgnored, vocab, fmt::format("-1 (ignored) or 0 <= target < {}", vocab));
 }
 
 // logits [rows, vocab] = z [rows, hidden] W [hidden, vocab].

@@ -2,7 +2,6 @@
 #include "runtime/training/train_step.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -15,19 +14,8 @@
 namespace burst::rt {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 void add_into(std::span<float> to, std::span<const float> from) {
   for (std::size_t i = 0; i < to.size(); ++i) to[i] += from[i];
-}
-
-// Runs fn and adds its wall time to each of `seconds`.
-template <typename Fn, typename... Seconds>
-void timed(Fn&& fn, Seconds&... seconds) {
-  const auto start = Clock::now();
-  fn();
-  const double elapsed = seconds_since(start);
-  ((seconds += elapsed), ...);
 }
 
 }  // namespace

@@ -144,6 +144,7 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       options_(std::move(options)),
       model_(plan.job.model),
       corpus_(read_corpus(options_.data)),
+      corpus_crc_(corpus_digest(corpus_)),
       resumed_(options_.resume.empty() ? std::nullopt
                                        : std::optional(load_matching_state(options_.resume, model_, schedule_meta()))),
       step_(plan_, model_, plan_.job.seq, comm, ledger_),
@@ -155,12 +156,12 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
 
 Json TrainingRun::schedule_meta() const {
   return {{"model", model_json(model_.spec())}, {"seq", plan_.job.seq}, {"mask", to_string(plan_.job.mask)},
-          {"corpus_crc32", corpus_digest(corpus_)}, {"lr", options_.adamw.lr}};
+          {"corpus_crc32", corpus_crc_}, {"lr", options_.adamw.lr}};
 }
 
 void TrainingRun::require_same_inputs_everywhere() {
   boost::crc_32_type crc;
-  crc.process_bytes(corpus_.bytes.data(), corpus_.bytes.size());
+  crc.process_bytes(&corpus_crc_, sizeof corpus_crc_);
   if (resumed_) crc.process_bytes(resumed_->params.data(), resumed_->params.size() * sizeof(float));
   const std::uint32_t digest = crc.checksum();
   // All ranks agree on each nibble d iff n * sum(d^2) == (sum d)^2; both sums stay exact in

@@ -84,6 +84,7 @@ class TrainingRun {
   TrainingOptions options_;
   ModelLayout model_;
   Corpus corpus_;
+  std::uint32_t corpus_crc_;  // corpus_digest(corpus_)
   std::optional<TrainingState> resumed_;
   MemoryLedger ledger_;
   TrainingStep step_;

@@ -3,9 +3,8 @@
 //   --attention-only  the plan's distributed attention on random inputs (runtime/executor)
 //   --dry-run         the plan's exact schedule with tiny tensors, checked
 // Rank 0 prints; every rank runs. Bad input (a corrupt plan, another rank count, unreadable
-// data, a state of another model) fails every rank the same way before any message: rank 0
-// reports it. After that a failure on one rank ends the whole job (abort), so no rank is left
-// waiting. --trace FILE (attention runs): rank 0 writes the measured timeline of every rank as
+// data, a state of another model) is reported once before any step, and after that a failure
+// on one rank ends the whole job (every_rank.hpp), so no rank is left waiting. --trace FILE (attention runs): rank 0 writes the measured timeline of every rank as
 // a Chrome trace (runtime/executor/run_trace.hpp) once every rank is done, so a bad path fails
 // rank 0 alone, with exit code 2.
 #include <fmt/format.h>
