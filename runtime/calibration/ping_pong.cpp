@@ -17,8 +17,8 @@ std::vector<double> round_trips(Communicator& comm, int a, int b, RingLevel leve
     // Messages between one pair on one tag arrive in order (MPI's non-overtaking rule), so
     // every trip can use step 0.
     for (const bool sending : {first, !first}) {
-      Request r = sending ? comm.isend(message, peer, Channel::Collective, 0, level)
-                          : comm.irecv(message, peer, Channel::Collective, 0, level);
+      Request r = sending ? comm.isend(std::span<const float>(message), peer, Channel::Collective, 0, level)
+                          : comm.irecv(std::span<float>(message), peer, Channel::Collective, 0, level);
       comm.wait(r);
     }
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

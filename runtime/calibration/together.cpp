@@ -13,16 +13,15 @@ double time_together(Communicator& comm, const std::function<void()>& run) {
 }
 
 std::vector<double> best_of_slowest(Communicator& comm, std::span<const double> mine, std::size_t per_round) {
-  // The communicator moves floats: 7 significant digits are plenty for a timing.
-  const std::vector<float> sent(mine.begin(), mine.end());
-  std::vector<float> all(comm.rank() == 0 ? sent.size() * static_cast<std::size_t>(comm.size()) : 0);
-  comm.gather_to_root(sent, all);
+  const std::span<const double> sent = mine;
+  std::vector<double> all(comm.rank() == 0 ? sent.size() * static_cast<std::size_t>(comm.size()) : 0);
+  comm.gather_to_root(sent, std::span<double>(all));
   if (comm.rank() != 0) return {};
   std::vector<double> best(per_round, 1e300);
   for (std::size_t at = 0; at < sent.size(); ++at) {
     double slowest = 0;
     for (std::size_t r = 0; r < static_cast<std::size_t>(comm.size()); ++r) {
-      slowest = std::max(slowest, static_cast<double>(all[r * sent.size() + at]));
+      slowest = std::max(slowest, all[r * sent.size() + at]);
     }
     best[at % per_round] = std::min(best[at % per_round], slowest);
   }

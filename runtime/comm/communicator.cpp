@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,8 @@ std::string_view to_string(Channel channel) {
     case Channel::KvRing: return "kv ring";
     case Channel::QRing: return "q ring";
     case Channel::DqRing: return "dq ring";
+    case Channel::DkvRing: return "dkv ring";
+    case Channel::Ulysses: return "ulysses all-to-all";
     case Channel::Collective: return "collective channel";
   }
   return "unknown channel";
@@ -66,6 +69,19 @@ std::string_view to_string(RingLevel level) {
   return "unknown";
 }
 
+std::string_view to_string(DType t) {
+  switch (t) {
+    case DType::F32: return "fp32";
+    case DType::F64: return "fp64";
+    case DType::BF16: return "bf16";
+    case DType::I32: return "int32";
+    case DType::I64: return "int64";
+    case DType::U64: return "uint64";
+    case DType::Bytes: return "bytes";
+  }
+  return "unknown dtype";
+}
+
 RingLevel parse_ring_level(std::string_view text, const std::string& where) {
   for (auto level : {RingLevel::Flat, RingLevel::Intra, RingLevel::Inter}) {
     if (text == to_string(level)) return level;
@@ -74,16 +90,16 @@ RingLevel parse_ring_level(std::string_view text, const std::string& where) {
                       "flat is the single ring; intra and inter are the inner and outer rings of a double ring"});
 }
 
-Request Communicator::isend(std::span<const float> data, int peer, Channel channel, int step, RingLevel level) {
-  const Envelope e{Operation::Send, peer, channel, step, level, data.size()};
+Request Communicator::isend(ConstBuffer data, int peer, Channel channel, int step, RingLevel level) {
+  const Envelope e{Operation::Send, peer, channel, step, level, data.count, data.dtype};
   check_point_to_point(e);
   auto state = post_send(data, e);
   count(e);
   return Request(e, std::move(state));
 }
 
-Request Communicator::irecv(std::span<float> data, int peer, Channel channel, int step, RingLevel level) {
-  const Envelope e{Operation::Recv, peer, channel, step, level, data.size()};
+Request Communicator::irecv(MutBuffer data, int peer, Channel channel, int step, RingLevel level) {
+  const Envelope e{Operation::Recv, peer, channel, step, level, data.count, data.dtype};
   check_point_to_point(e);
   return Request(e, post_recv(data, e));
 }
@@ -133,46 +149,108 @@ void Communicator::wait_all(std::span<Request> requests) {
 }
 
 void Communicator::barrier() {
-  Request r(Envelope{Operation::Barrier, -1, Channel::Collective, 0, RingLevel::Flat, 0}, post_barrier());
-  wait(r);
+  run_collective(Envelope{Operation::Barrier, -1, Channel::Collective, 0, RingLevel::Flat, 0, DType::Bytes}, post_barrier());
 }
 
-void Communicator::allreduce_sum(std::span<float> data) {
-  const Envelope e{Operation::AllreduceSum, -1, Channel::Collective, 0, RingLevel::Flat, data.size()};
-  Request r(e, post_allreduce_sum(data));
-  count(e);
-  wait(r);
-}
-
-void Communicator::gather_to_root(std::span<const float> mine, std::span<float> all_at_root) {
-  const Envelope e{Operation::GatherToRoot, -1, Channel::Collective, 0, RingLevel::Flat, mine.size()};
-  const std::size_t expected = mine.size() * static_cast<std::size_t>(size());
-  if (rank() == 0 && all_at_root.size() != expected) {
-    throw Error(Problem{"rank 0: gather_to_root", fmt::format("all_at_root holds {} floats", all_at_root.size()),
-                        fmt::format("{} floats: {} ranks x {}", expected, size(), mine.size()),
-                        "every rank contributes the same number of floats"});
+void Communicator::check_collective(const Envelope& e, DType out_dtype, std::size_t out_count, std::size_t expected,
+                                    bool here) const {
+  Problems problems;
+  const std::string where = fmt::format("rank {}: {}", rank(), describe(e));
+  if (e.dtype == DType::BF16 || e.dtype == DType::Bytes) {
+    if (e.operation == Operation::Allreduce || e.operation == Operation::ReduceScatter) {
+      problems.add(where, fmt::format("cannot reduce {} elements", to_string(e.dtype)), "fp32, fp64, int32, int64, uint64",
+                   "reduce in fp32 and round afterwards");
+    }
   }
-  Request r(e, post_gather(mine, all_at_root));
+  if (here && out_dtype != e.dtype) {
+    problems.add(where, fmt::format("output is {}, input {}", to_string(out_dtype), to_string(e.dtype)), "the same dtype", "");
+  }
+  if (here && out_count != expected) {
+    problems.add(where, fmt::format("output holds {} elements", out_count),
+                 fmt::format("{} elements ({} ranks, {} each)", expected, size(), e.count),
+                 "every rank contributes the same count");
+  }
+  problems.throw_if_any();
+}
+
+void Communicator::run_collective(const Envelope& e, std::unique_ptr<Request::State> state) {
+  Request r(e, std::move(state));
   count(e);
   wait(r);
+}
+
+void Communicator::allreduce(MutBuffer data, ReduceOp op) {
+  Envelope e{Operation::Allreduce, -1, Channel::Collective, 0, RingLevel::Flat, data.count, data.dtype, op};
+  check_collective(e, data.dtype, data.count, data.count, true);
+  run_collective(e, post_allreduce(data, e));
+}
+
+void Communicator::allgather(ConstBuffer mine, MutBuffer all) {
+  const Envelope e{Operation::Allgather, -1, Channel::Collective, 0, RingLevel::Flat, mine.count, mine.dtype};
+  check_collective(e, all.dtype, all.count, mine.count * static_cast<std::size_t>(size()), true);
+  run_collective(e, post_allgather(mine, all, e));
+}
+
+void Communicator::reduce_scatter(ConstBuffer all, MutBuffer mine, ReduceOp op) {
+  const Envelope e{Operation::ReduceScatter, -1, Channel::Collective, 0, RingLevel::Flat, mine.count, mine.dtype, op};
+  check_collective(e, all.dtype, all.count, mine.count * static_cast<std::size_t>(size()), true);
+  run_collective(e, post_reduce_scatter(all, mine, e));
+}
+
+void Communicator::gather_to_root(ConstBuffer mine, MutBuffer all_at_root) {
+  const Envelope e{Operation::GatherToRoot, -1, Channel::Collective, 0, RingLevel::Flat, mine.count, mine.dtype};
+  check_collective(e, all_at_root.dtype, all_at_root.count, mine.count * static_cast<std::size_t>(size()), rank() == 0);
+  run_collective(e, post_gather(mine, all_at_root, e));
+}
+
+void Communicator::all_to_all(ConstBuffer send, MutBuffer recv, std::span<const int> group, Channel channel, int step,
+                              RingLevel level) {
+  const auto n = group.size();
+  const auto me = std::find(group.begin(), group.end(), rank());
+  if (n == 0 || me == group.end() || send.dtype != recv.dtype || send.count != recv.count || send.count % n != 0) {
+    throw Error(Problem{fmt::format("rank {}: all_to_all on the {}", rank(), to_string(channel)),
+                        fmt::format("group of {} ranks{}, send {} x {}, receive {} x {}", n,
+                                    me == group.end() ? " without this rank" : "", send.count, to_string(send.dtype),
+                                    recv.count, to_string(recv.dtype)),
+                        "a group holding this rank; send and receive of one dtype and count, a multiple of the group size",
+                        ""});
+  }
+  const std::size_t block = send.count / n, block_bytes = block * dtype_size(send.dtype);
+  const auto* in = static_cast<const std::byte*>(send.data);
+  auto* out = static_cast<std::byte*>(recv.data);
+  const auto mine = static_cast<std::size_t>(me - group.begin());
+  std::vector<Request> requests;
+  requests.reserve(2 * n);
+  for (std::size_t x = 1; x < n; ++x) {  // peers in a rotating order, as pairwise all-to-all does
+    const std::size_t from = (mine + n - x) % n, to = (mine + x) % n;
+    requests.push_back(irecv(MutBuffer(out + from * block_bytes, block, recv.dtype), group[from], channel, step, level));
+    requests.push_back(isend(ConstBuffer(in + to * block_bytes, block, send.dtype), group[to], channel, step, level));
+  }
+  std::copy_n(in + mine * block_bytes, block_bytes, out + mine * block_bytes);
+  wait_all(requests);
 }
 
 void Communicator::count(const Envelope& e) {
-  const auto bytes = static_cast<std::uint64_t>(e.count * sizeof(float));
-  bytes_by_level_[static_cast<std::size_t>(e.level)] += bytes;
-  bytes_by_channel_[static_cast<std::size_t>(e.channel)] += bytes;
+  bytes_[static_cast<std::size_t>(e.channel) * kRingLevelCount + static_cast<std::size_t>(e.level)] += e.bytes();
 }
 
-std::uint64_t Communicator::bytes_sent(RingLevel level) const { return bytes_by_level_[static_cast<std::size_t>(level)]; }
+std::uint64_t Communicator::bytes_sent(Channel channel, RingLevel level) const {
+  return bytes_[static_cast<std::size_t>(channel) * kRingLevelCount + static_cast<std::size_t>(level)];
+}
+
+std::uint64_t Communicator::bytes_sent(RingLevel level) const {
+  std::uint64_t sum = 0;
+  for (int c = 0; c < kChannelCount; ++c) sum += bytes_sent(static_cast<Channel>(c), level);
+  return sum;
+}
 
 std::uint64_t Communicator::bytes_sent(Channel channel) const {
-  return bytes_by_channel_[static_cast<std::size_t>(channel)];
+  std::uint64_t sum = 0;
+  for (int l = 0; l < kRingLevelCount; ++l) sum += bytes_sent(channel, static_cast<RingLevel>(l));
+  return sum;
 }
 
-void Communicator::reset_counters() {
-  bytes_by_level_ = {};
-  bytes_by_channel_ = {};
-}
+void Communicator::reset_counters() { bytes_ = {}; }
 
 void Communicator::abort_all(int exit_code) const {
   abort_backend(exit_code);

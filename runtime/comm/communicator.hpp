@@ -1,33 +1,41 @@
-// What the distributed executor communicates with: point-to-point ring transfers, a few
+// What the distributed executor communicates with: point-to-point ring transfers, typed
 // collectives, byte counters and a job-wide abort, behind one backend-neutral interface.
 //
 // A ring step of distributed attention sends one block to the next rank of its ring and
 // receives one from the previous, double-buffered: step s+1's transfer is posted before step
 // s computes, then waited. So the interface is non-blocking (isend / irecv return a Request,
-// wait / wait_all complete it) and every message names its Channel (kv ring, q ring, dq ring:
-// the backward's read ring and its dQ ring run at once), its ring step and its RingLevel. Two
-// messages match only when sender, receiver, channel, step and level all agree (comm/tag.hpp),
-// so transfers of different channels or steps can be in flight together and posted in any
-// order.
+// wait / wait_all complete it) and every message names its Channel (kv ring, q ring, dq ring,
+// dkv ring, the Ulysses all-to-all), its ring step and its RingLevel. Two messages match only
+// when sender, receiver, channel, step and level all agree (comm/tag.hpp), so transfers of
+// different channels or steps can be in flight together and posted in any order.
+//
+// Payloads are typed (comm/dtype.hpp): a buffer is (pointer, count, dtype) and everything is
+// counted in bytes, so a bf16 block costs 2 bytes an element on the wire and in the counters,
+// and a receive whose byte count differs from the message is an error naming both sizes.
 //
 // Nothing hangs: every wait (collectives included, they are posted non-blocking too) gives up
 // after CommOptions::timeout_s with a burst::Error naming this rank, the peer, the channel, the
 // step and the direction, e.g.
 //   "rank 2: no message from rank 1 on the q ring at step 3 within 60 s"
-// and the timed-out request is cancelled. A caller that cannot recover calls abort_job, which
-// ends every rank of the job (DESIGN.md: a failing rank aborts the job instead of hanging it).
+// and the timed-out request is withdrawn (a receive is cancelled; a collective, which MPI
+// cannot cancel, is left to the abort that must follow). A caller that cannot recover calls
+// abort_job, which ends every rank of the job (DESIGN.md: a failing rank aborts the job
+// instead of hanging it).
 //
 // Backends: SelfCommunicator (one rank, self_communicator.hpp), MpiCommunicator (OpenMPI,
 // mpi_communicator.hpp). An NCCL backend maps onto the same interface:
 //   isend / irecv   -> ncclSend / ncclRecv on the channel's own CUDA stream (one stream per
 //                      Channel), the sends and receives of one ring step in one
-//                      ncclGroupStart / ncclGroupEnd; spans become device pointers
+//                      ncclGroupStart / ncclGroupEnd; buffers become device pointers, the
+//                      dtype an ncclDataType_t (ncclBfloat16, ncclFloat32, ...)
 //   Request, test   -> a cudaEvent recorded on that stream after the group, cudaEventQuery
 //   timeout         -> ncclCommGetAsyncError while polling, ncclCommAbort when it expires
 //   tags            -> NCCL matches by posting order per (peer, stream), not tags: one stream
 //                      per channel and steps posted in order give the same guarantee
-//   allreduce_sum   -> ncclAllReduce(ncclSum); barrier -> a one-element ncclAllReduce;
-//   gather_to_root  -> ncclSend to the root / ncclRecv from every rank, in one group
+//   allreduce       -> ncclAllReduce (ncclSum, ncclMax); allgather -> ncclAllGather;
+//   reduce_scatter  -> ncclReduceScatter; barrier -> a one-element ncclAllReduce;
+//   gather_to_root  -> ncclSend to the root / ncclRecv from every rank, in one group;
+//   all_to_all      -> the same isend / irecv pairs, in one group
 //   abort_job       -> ncclCommAbort, then MPI_Abort of the launcher's job
 // docs/runtime-comm.md has the whole story.
 #pragma once
@@ -40,19 +48,24 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/comm/dtype.hpp"
+
 namespace burst::rt {
 
-// Which stream of messages a transfer belongs to. Collective counts the bytes of allreduce_sum
-// and gather_to_root; point-to-point messages may use it too.
-enum class Channel { KvRing, QRing, DqRing, Collective };
-inline constexpr int kChannelCount = 4;
+// Which stream of messages a transfer belongs to: the read rings (K,V blocks; the query pack),
+// the travelling gradient accumulators (dQ of the query-side backward, dK,dV of the K,V-ring
+// backward), the Ulysses all-to-all, and Collective for the collectives (point-to-point
+// messages may use it too).
+enum class Channel { KvRing, QRing, DqRing, DkvRing, Ulysses, Collective };
+inline constexpr int kChannelCount = 6;
 
 // Which ring of the plan a transfer travels: the single ring of a flat plan, or the inner
 // (within a node) or outer (across nodes) ring of a double ring.
 enum class RingLevel { Flat, Intra, Inter };
 inline constexpr int kRingLevelCount = 3;
 
-// "kv ring", "q ring", "dq ring", "collective channel": as error messages say them.
+// "kv ring", "q ring", "dq ring", "dkv ring", "ulysses all-to-all", "collective channel": as
+// error messages say them.
 std::string_view to_string(Channel channel);
 // "flat", "intra", "inter": the plan's ring level spellings.
 std::string_view to_string(RingLevel level);
@@ -64,14 +77,18 @@ struct CommOptions {
 };
 
 // What a request is about, for matching, counting and error messages.
-enum class Operation { Send, Recv, Barrier, AllreduceSum, GatherToRoot };
+enum class Operation { Send, Recv, Barrier, Allreduce, Allgather, ReduceScatter, GatherToRoot };
+enum class ReduceOp { Sum, Max };
 struct Envelope {
   Operation operation = Operation::Send;
   int peer = -1;  // the other rank of a send or receive; -1 for collectives
   Channel channel = Channel::Collective;
   int step = 0;
   RingLevel level = RingLevel::Flat;
-  std::size_t count = 0;  // floats
+  std::size_t count = 0;  // elements
+  DType dtype = DType::F32;
+  ReduceOp op = ReduceOp::Sum;  // allreduce and reduce_scatter
+  [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
 };
 
 // A movable handle on one posted operation. A default-constructed or completed Request is not
@@ -111,28 +128,41 @@ class Communicator {
   [[nodiscard]] virtual int size() const = 0;
   [[nodiscard]] const CommOptions& options() const { return options_; }
 
-  // Non-blocking transfers. The span must stay valid (and, for a send, unchanged) until the
-  // Request completes. A receive must be exactly as long as the message. Bad peers or steps
-  // throw burst::Error.
-  Request isend(std::span<const float> data, int peer, Channel channel, int step, RingLevel level);
-  Request irecv(std::span<float> data, int peer, Channel channel, int step, RingLevel level);
+  // Non-blocking transfers. The buffer must stay valid (and, for a send, unchanged) until the
+  // Request completes. A receive must be exactly as many bytes as the message. Bad peers or
+  // steps throw burst::Error.
+  Request isend(ConstBuffer data, int peer, Channel channel, int step, RingLevel level);
+  Request irecv(MutBuffer data, int peer, Channel channel, int step, RingLevel level);
 
-  // Completes the request(s), or throws the timeout Error after cancelling the late one(s).
+  // Completes the request(s), or throws the timeout Error after withdrawing the late one(s).
   // wait_all has one deadline for the whole set.
   void wait(Request& request);
   void wait_all(std::span<Request> requests);
 
-  // Collectives: every rank calls them in the same order. They time out like a wait.
+  // Collectives over every rank: each rank calls them in the same order with the same dtype
+  // and counts. They time out like a wait. Reductions take fp32, fp64 and the integer dtypes.
   void barrier();
-  void allreduce_sum(std::span<float> data);  // in place: data = sum over ranks
-  // all_at_root[r * mine.size() ...] = rank r's `mine` on rank 0; other ranks pass any span
-  // (it is not touched). Every rank contributes the same number of floats.
-  void gather_to_root(std::span<const float> mine, std::span<float> all_at_root);
+  void allreduce(MutBuffer data, ReduceOp op);  // in place
+  // all[r * mine.count ...] = rank r's `mine`, on every rank.
+  void allgather(ConstBuffer mine, MutBuffer all);
+  // mine = the op over ranks of all[rank * mine.count ...]: rank r ends with the r-th share.
+  void reduce_scatter(ConstBuffer all, MutBuffer mine, ReduceOp op);
+  // all_at_root[r * mine.count ...] = rank r's `mine` on rank 0; other ranks pass any buffer
+  // (it is not touched). Every rank contributes the same count.
+  void gather_to_root(ConstBuffer mine, MutBuffer all_at_root);
+
+  // All-to-all within `group` (world ranks, this rank among them, the same list on each):
+  // block i of `send` (send.count / group size elements) goes to group[i], and block i of
+  // `recv` comes from group[i]; this rank's own block is copied. Point-to-point messages on
+  // `channel` at `step`, counted under `level`, so it times out and counts like a ring step.
+  void all_to_all(ConstBuffer send, MutBuffer recv, std::span<const int> group, Channel channel, int step,
+                  RingLevel level);
 
   // Payload bytes this rank has handed to isend (and to the collectives, counted under
   // Channel::Collective and RingLevel::Flat) since construction or the last reset.
   [[nodiscard]] std::uint64_t bytes_sent(RingLevel level) const;
   [[nodiscard]] std::uint64_t bytes_sent(Channel channel) const;
+  [[nodiscard]] std::uint64_t bytes_sent(Channel channel, RingLevel level) const;
   void reset_counters();
 
   // Ends every process of the job with `exit_code` (abort_job prints the reason first): the
@@ -141,11 +171,14 @@ class Communicator {
 
  protected:
   // Backends post an operation and return its progress state (nullptr: already complete).
-  virtual std::unique_ptr<Request::State> post_send(std::span<const float> data, const Envelope& e) = 0;
-  virtual std::unique_ptr<Request::State> post_recv(std::span<float> data, const Envelope& e) = 0;
+  // Buffers reach them checked: dtypes and counts agree with the envelope.
+  virtual std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) = 0;
+  virtual std::unique_ptr<Request::State> post_recv(MutBuffer data, const Envelope& e) = 0;
   virtual std::unique_ptr<Request::State> post_barrier() = 0;
-  virtual std::unique_ptr<Request::State> post_allreduce_sum(std::span<float> data) = 0;
-  virtual std::unique_ptr<Request::State> post_gather(std::span<const float> mine, std::span<float> all) = 0;
+  virtual std::unique_ptr<Request::State> post_allreduce(MutBuffer data, const Envelope& e) = 0;
+  virtual std::unique_ptr<Request::State> post_allgather(ConstBuffer mine, MutBuffer all, const Envelope& e) = 0;
+  virtual std::unique_ptr<Request::State> post_reduce_scatter(ConstBuffer all, MutBuffer mine, const Envelope& e) = 0;
+  virtual std::unique_ptr<Request::State> post_gather(ConstBuffer mine, MutBuffer all, const Envelope& e) = 0;
   // True once the operation has completed; throws burst::Error if it failed. Destroying a
   // state whose operation has not completed withdraws (cancels) it.
   virtual bool test(Request::State& state, const Envelope& e) = 0;
@@ -154,11 +187,14 @@ class Communicator {
 
  private:
   void check_point_to_point(const Envelope& e) const;
+  // Throws burst::Error naming the collective when its other buffer (checked only `here`) is not
+  // `expected` elements of the envelope's dtype, or the dtype cannot be reduced.
+  void check_collective(const Envelope& e, DType out_dtype, std::size_t out_count, std::size_t expected, bool here) const;
+  void run_collective(const Envelope& e, std::unique_ptr<Request::State> state);
   void count(const Envelope& e);
 
   CommOptions options_;
-  std::array<std::uint64_t, kRingLevelCount> bytes_by_level_{};
-  std::array<std::uint64_t, kChannelCount> bytes_by_channel_{};
+  std::array<std::uint64_t, static_cast<std::size_t>(kRingLevelCount) * kChannelCount> bytes_{};  // [channel][level]
 };
 
 // Prints "rank R: <message>" to stderr and ends the whole job (MPI_Abort under MPI), so a

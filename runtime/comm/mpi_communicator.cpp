@@ -1,5 +1,7 @@
 // The OpenMPI communicator (mpi_communicator.hpp): each posted operation is one MPI_Request,
-// polled by the base class's wait loop through test().
+// polled by the base class's wait loop through test(). Point-to-point messages travel as
+// MPI_BYTE (a receive checks the byte count, whatever the dtype); collectives use the MPI
+// datatype of their dtype so MPI can reduce them.
 #include "runtime/comm/mpi_communicator.hpp"
 
 #include <climits>
@@ -28,8 +30,26 @@ bool mpi_finalized() {
   return finalized != 0;
 }
 
+MPI_Datatype mpi_type(DType t) {
+  switch (t) {
+    case DType::F32: return MPI_FLOAT;
+    case DType::F64: return MPI_DOUBLE;
+    case DType::BF16: return MPI_UINT16_T;  // moved, never reduced (the base class refuses)
+    case DType::I32: return MPI_INT32_T;
+    case DType::I64: return MPI_INT64_T;
+    case DType::U64: return MPI_UINT64_T;
+    case DType::Bytes: return MPI_BYTE;
+  }
+  return MPI_BYTE;
+}
+
+MPI_Op mpi_op(ReduceOp op) { return op == ReduceOp::Max ? MPI_MAX : MPI_SUM; }
+
 // One MPI request. Destroying it while it is still active withdraws it: a receive is
-// cancelled and completed, anything else is freed (see the header).
+// cancelled and completed, a send is freed (MPI delivers it or drops it with the job). A
+// collective can be neither cancelled nor freed (MPI forbids both for non-blocking
+// collectives), so a late one is left as it is: its buffers are the caller's to keep, and the
+// caller's next move after a timeout is to abort the job.
 struct MpiState final : Request::State {
   explicit MpiState(Operation op) : operation(op) {}
   MpiState(const MpiState&) = delete;
@@ -39,7 +59,7 @@ struct MpiState final : Request::State {
     if (operation == Operation::Recv) {
       MPI_Cancel(&request);
       MPI_Wait(&request, MPI_STATUS_IGNORE);
-    } else {
+    } else if (operation == Operation::Send) {
       MPI_Request_free(&request);
     }
   }
@@ -72,36 +92,51 @@ class MpiCommunicator final : public Communicator {
   void abort_backend(int exit_code) const override { MPI_Abort(comm_, exit_code); }
 
  protected:
-  std::unique_ptr<Request::State> post_send(std::span<const float> data, const Envelope& e) override {
+  std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override {
     auto state = std::make_unique<MpiState>(e.operation);
-    check(e, MPI_Isend(data.data(), count_of(e), MPI_FLOAT, e.peer, tag_of(e), comm_, &state->request));
+    check(e, MPI_Isend(data.data, count_of(e, data.bytes()), MPI_BYTE, e.peer, tag_of(e), comm_, &state->request));
     return state;
   }
 
-  std::unique_ptr<Request::State> post_recv(std::span<float> data, const Envelope& e) override {
+  std::unique_ptr<Request::State> post_recv(MutBuffer data, const Envelope& e) override {
     auto state = std::make_unique<MpiState>(e.operation);
-    check(e, MPI_Irecv(data.data(), count_of(e), MPI_FLOAT, e.peer, tag_of(e), comm_, &state->request));
+    check(e, MPI_Irecv(data.data, count_of(e, data.bytes()), MPI_BYTE, e.peer, tag_of(e), comm_, &state->request));
     return state;
   }
 
   std::unique_ptr<Request::State> post_barrier() override {
     auto state = std::make_unique<MpiState>(Operation::Barrier);
-    check(collective(Operation::Barrier, 0), MPI_Ibarrier(comm_, &state->request));
+    check(Envelope{Operation::Barrier}, MPI_Ibarrier(comm_, &state->request));
     return state;
   }
 
-  std::unique_ptr<Request::State> post_allreduce_sum(std::span<float> data) override {
-    const Envelope e = collective(Operation::AllreduceSum, data.size());
+  std::unique_ptr<Request::State> post_allreduce(MutBuffer data, const Envelope& e) override {
     auto state = std::make_unique<MpiState>(e.operation);
-    check(e, MPI_Iallreduce(MPI_IN_PLACE, data.data(), count_of(e), MPI_FLOAT, MPI_SUM, comm_, &state->request));
+    check(e, MPI_Iallreduce(MPI_IN_PLACE, data.data, count_of(e, e.count), mpi_type(e.dtype), mpi_op(e.op), comm_,
+                            &state->request));
     return state;
   }
 
-  std::unique_ptr<Request::State> post_gather(std::span<const float> mine, std::span<float> all) override {
-    const Envelope e = collective(Operation::GatherToRoot, mine.size());
+  std::unique_ptr<Request::State> post_allgather(ConstBuffer mine, MutBuffer all, const Envelope& e) override {
     auto state = std::make_unique<MpiState>(e.operation);
-    const int n = count_of(e);
-    check(e, MPI_Igather(mine.data(), n, MPI_FLOAT, all.data(), n, MPI_FLOAT, 0, comm_, &state->request));
+    const int n = count_of(e, e.count);
+    const MPI_Datatype t = mpi_type(e.dtype);
+    check(e, MPI_Iallgather(mine.data, n, t, all.data, n, t, comm_, &state->request));
+    return state;
+  }
+
+  std::unique_ptr<Request::State> post_reduce_scatter(ConstBuffer all, MutBuffer mine, const Envelope& e) override {
+    auto state = std::make_unique<MpiState>(e.operation);
+    check(e, MPI_Ireduce_scatter_block(all.data, mine.data, count_of(e, e.count), mpi_type(e.dtype), mpi_op(e.op), comm_,
+                                       &state->request));
+    return state;
+  }
+
+  std::unique_ptr<Request::State> post_gather(ConstBuffer mine, MutBuffer all, const Envelope& e) override {
+    auto state = std::make_unique<MpiState>(e.operation);
+    const int n = count_of(e, e.count);
+    const MPI_Datatype t = mpi_type(e.dtype);
+    check(e, MPI_Igather(mine.data, n, t, all.data, n, t, 0, comm_, &state->request));
     return state;
   }
 
@@ -117,8 +152,8 @@ class MpiCommunicator final : public Communicator {
     if (!done) return false;
     if (e.operation == Operation::Recv) {
       int received = 0;
-      MPI_Get_count(&status, MPI_FLOAT, &received);
-      if (static_cast<std::size_t>(received) != e.count) {
+      MPI_Get_count(&status, MPI_BYTE, &received);
+      if (static_cast<std::size_t>(received) != e.bytes()) {
         throw size_mismatch_error(rank_, e, static_cast<std::size_t>(received));
       }
     }
@@ -126,22 +161,17 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
-  static Envelope collective(Operation op, std::size_t count) {
-    return Envelope{op, -1, Channel::Collective, 0, RingLevel::Flat, count};
-  }
-
   void check(const Envelope& e, int rc) const {
     if (rc != MPI_SUCCESS) throw backend_error(rank_, e, mpi_error_string(rc));
   }
 
-  // MPI counts are ints.
-  int count_of(const Envelope& e) const {
-    if (e.count > static_cast<std::size_t>(INT_MAX)) {
-      throw Error(Problem{fmt::format("rank {}", rank_), fmt::format("{} holds {} floats", describe(e), e.count),
-                          fmt::format("at most {} floats per MPI call", INT_MAX),
-                          "split the block into several messages"});
+  // MPI counts are ints: `n` elements (or bytes, for point-to-point) of one call.
+  int count_of(const Envelope& e, std::size_t n) const {
+    if (n > static_cast<std::size_t>(INT_MAX)) {
+      throw Error(Problem{fmt::format("rank {}", rank_), fmt::format("{} needs a count of {}", describe(e), n),
+                          fmt::format("at most {} per MPI call", INT_MAX), "split the block into several messages"});
     }
-    return static_cast<int>(e.count);
+    return static_cast<int>(n);
   }
 
   int tag_of(const Envelope& e) const {

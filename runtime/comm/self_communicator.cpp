@@ -3,6 +3,7 @@
 #include "runtime/comm/self_communicator.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <vector>
@@ -18,21 +19,21 @@ class SelfCommunicator;
 // A posted receive. Until a message arrives it is listed in its communicator; destroying it
 // then (a cancel) takes it off the list.
 struct ReceiveState final : Request::State {
-  ReceiveState(SelfCommunicator& owner_, long long tag_, std::span<float> destination_)
+  ReceiveState(SelfCommunicator& owner_, long long tag_, MutBuffer destination_)
       : owner(owner_), tag(tag_), destination(destination_) {}
   ReceiveState(const ReceiveState&) = delete;
   ReceiveState& operator=(const ReceiveState&) = delete;
   ~ReceiveState() override;
 
-  void deliver(std::span<const float> payload) {
+  void deliver(std::span<const std::byte> payload) {
     received = payload.size();
-    if (received == destination.size()) std::copy(payload.begin(), payload.end(), destination.begin());
+    if (received == destination.bytes()) std::copy(payload.begin(), payload.end(), static_cast<std::byte*>(destination.data));
     delivered = true;
   }
 
   SelfCommunicator& owner;
   long long tag;
-  std::span<float> destination;
+  MutBuffer destination;
   bool delivered = false;
   std::size_t received = 0;
 };
@@ -48,7 +49,8 @@ class SelfCommunicator final : public Communicator {
   void forget(const ReceiveState* receive) { std::erase(waiting_, receive); }
 
  protected:
-  std::unique_ptr<Request::State> post_send(std::span<const float> data, const Envelope& e) override {
+  std::unique_ptr<Request::State> post_send(ConstBuffer buffer, const Envelope& e) override {
+    const std::span<const std::byte> data(static_cast<const std::byte*>(buffer.data), buffer.bytes());
     const long long tag = message_tag(e.channel, e.step, e.level);
     const auto match = std::find_if(waiting_.begin(), waiting_.end(), [&](auto* r) { return r->tag == tag; });
     if (match != waiting_.end()) {
@@ -60,7 +62,7 @@ class SelfCommunicator final : public Communicator {
     return nullptr;
   }
 
-  std::unique_ptr<Request::State> post_recv(std::span<float> data, const Envelope& e) override {
+  std::unique_ptr<Request::State> post_recv(MutBuffer data, const Envelope& e) override {
     auto receive = std::make_unique<ReceiveState>(*this, message_tag(e.channel, e.step, e.level), data);
     const auto box = mailbox_.find(receive->tag);
     if (box != mailbox_.end()) {
@@ -73,22 +75,33 @@ class SelfCommunicator final : public Communicator {
     return receive;
   }
 
+  // With one rank every collective's result is this rank's input.
   std::unique_ptr<Request::State> post_barrier() override { return nullptr; }
-  std::unique_ptr<Request::State> post_allreduce_sum(std::span<float>) override { return nullptr; }
-  std::unique_ptr<Request::State> post_gather(std::span<const float> mine, std::span<float> all) override {
-    std::copy(mine.begin(), mine.end(), all.begin());
-    return nullptr;
+  std::unique_ptr<Request::State> post_allreduce(MutBuffer, const Envelope&) override { return nullptr; }
+  std::unique_ptr<Request::State> post_allgather(ConstBuffer mine, MutBuffer all, const Envelope&) override {
+    return copy(mine, all);
+  }
+  std::unique_ptr<Request::State> post_reduce_scatter(ConstBuffer all, MutBuffer mine, const Envelope&) override {
+    return copy(all, mine);
+  }
+  std::unique_ptr<Request::State> post_gather(ConstBuffer mine, MutBuffer all, const Envelope&) override {
+    return copy(mine, all);
   }
 
   bool test(Request::State& state, const Envelope& e) override {
     const auto& receive = static_cast<const ReceiveState&>(state);
     if (!receive.delivered) return false;
-    if (receive.received != e.count) throw size_mismatch_error(0, e, receive.received);
+    if (receive.received != e.bytes()) throw size_mismatch_error(0, e, receive.received);
     return true;
   }
 
  private:
-  std::map<long long, std::deque<std::vector<float>>> mailbox_;
+  static std::unique_ptr<Request::State> copy(ConstBuffer from, MutBuffer to) {
+    if (from.data != to.data) std::memmove(to.data, from.data, from.bytes());
+    return nullptr;
+  }
+
+  std::map<long long, std::deque<std::vector<std::byte>>> mailbox_;
   std::vector<ReceiveState*> waiting_;
 };
 

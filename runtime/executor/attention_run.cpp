@@ -9,7 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
-#include "runtime/executor/ring_attention.hpp"
+#include "runtime/executor/distributed_attention.hpp"
 
 namespace burst::rt {
 namespace {
@@ -52,7 +52,8 @@ struct Dims {
 Dims run_dims(plan::Plan& plan, const AttentionRunOptions& options) {
   const ModelSpec& m = plan.job.model;
   if (!options.dry_run) return {plan.job.seq, m.heads, m.kv_heads, m.head_dim};
-  const std::int64_t seq = 2 * layout_multiple(plan.strategy.layout, plan.strategy.cp);
+  const int u = plan.strategy.ulysses;
+  const std::int64_t seq = 2 * layout_multiple(plan.strategy.layout, plan.strategy.cp) * u;
   const auto scaled = [&](std::int64_t tokens) {
     return std::max<std::int64_t>(1, (tokens * seq + plan.job.seq - 1) / plan.job.seq);
   };
@@ -60,32 +61,38 @@ Dims run_dims(plan::Plan& plan, const AttentionRunOptions& options) {
   if (mask.kind == MaskKind::SlidingWindow) mask.window = scaled(mask.window);
   if (mask.kind == MaskKind::Document) mask.doc_len = scaled(mask.doc_len);
   plan.job.seq = seq;
-  return {seq, std::max(1, m.kv_heads > 0 ? m.heads / m.kv_heads : 1), 1, 8};
+  const int group = std::max(1, m.kv_heads > 0 ? m.heads / m.kv_heads : 1);  // query heads per KV head
+  return {seq, group * u, u, 8};
 }
 
-// Per-rank figures gathered to rank 0, one float each.
+// Per-rank figures gathered to rank 0, one fp64 each (byte counts stay exact up to 2^53).
 enum Figure : std::size_t {
   kForwardS, kBackwardS,
-  kFwdFlat, kFwdIntra, kFwdInter, kBwdFlat, kBwdIntra, kBwdInter,
+  kFwdFlat, kFwdIntra, kFwdInter, kBwdFlat, kBwdIntra, kBwdInter, kFwdUlysses, kBwdUlysses,
   kFwdSent, kFwdReceived, kBwdSent, kBwdReceived, kFwdBlocks, kBwdBlocks, kFwdComputeS, kBwdComputeS, kFigureCount
 };
 
-void read_bytes(const Communicator& comm, std::vector<float>& figures, std::size_t first) {
+// Ring bytes by level (the read rings and the travelling accumulators), then the Ulysses
+// all-to-all's bytes, apart: the simulator prices them as separate transfers.
+void read_bytes(const Communicator& comm, std::vector<double>& figures, std::size_t first_level, std::size_t ulysses) {
   for (int level = 0; level < kRingLevelCount; ++level) {
-    figures[first + static_cast<std::size_t>(level)] = static_cast<float>(comm.bytes_sent(static_cast<RingLevel>(level)));
+    const auto l = static_cast<RingLevel>(level);
+    figures[first_level + static_cast<std::size_t>(level)] =
+        static_cast<double>(comm.bytes_sent(l) - comm.bytes_sent(Channel::Ulysses, l) - comm.bytes_sent(Channel::Collective, l));
   }
+  figures[ulysses] = static_cast<double>(comm.bytes_sent(Channel::Ulysses));
 }
 
 // Rank 0's view of every rank's rows, each put back at its global position.
 Tensor assemble(Communicator& comm, const RingSchedule& schedule, ConstView mine, Shape full) {
   const auto n = static_cast<std::size_t>(mine.shape.elements());
   std::vector<float> all(comm.rank() == 0 ? n * static_cast<std::size_t>(comm.size()) : 0);
-  comm.gather_to_root({mine.data, n}, all);
+  comm.gather_to_root(std::span<const float>(mine.data, n), std::span<float>(all));
   Tensor out(full);
   if (comm.rank() != 0) return out;
   const auto row = static_cast<std::size_t>(full.row_stride());
   for (int w = 0; w < comm.size(); ++w) {
-    const auto positions = schedule.positions(schedule.ring_rank(w));
+    const auto positions = schedule.rank_positions(w);
     for (std::size_t i = 0; i < positions.size(); ++i) {
       std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(w) * n + i * row), row,
                   out.values().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(positions[i]) * row));
@@ -127,41 +134,40 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
   const RingSchedule& schedule = prepared.schedule;
   const Dims dims{prepared.seq, prepared.heads, prepared.kv_heads, prepared.head_dim};
   const int world = comm.size();
-  const int me = schedule.ring_rank(comm.rank());
-  const auto positions = schedule.positions(me);
+  const auto positions = schedule.rank_positions(comm.rank());
   const auto c = static_cast<std::int64_t>(positions.size());
   const Shape q_shape{c, dims.heads, dims.head_dim}, kv_shape{c, dims.kv_heads, dims.head_dim};
   const Tensor q = random_rows(options.seed, kQ, positions, q_shape), k = random_rows(options.seed, kK, positions, kv_shape),
                v = random_rows(options.seed, kV, positions, kv_shape), d_o = random_rows(options.seed, kDO, positions, q_shape);
 
   TraceRecorder recorder;
-  RingAttention attention(schedule, comm, q_shape, kv_shape, {}, trace != nullptr ? &recorder : nullptr);
-  std::vector<float> figures(kFigureCount);
+  DistributedAttention attention(schedule, comm, q_shape, kv_shape, {}, trace != nullptr ? &recorder : nullptr);
+  std::vector<double> figures(kFigureCount);
   comm.barrier();
   comm.reset_counters();
   auto start = std::chrono::steady_clock::now();
   recorder.start(start);
   const RingForward fwd = attention.forward(q.view(), k.view(), v.view());
-  figures[kForwardS] = static_cast<float>(seconds_since(start));
-  read_bytes(comm, figures, kFwdFlat);
+  figures[kForwardS] = seconds_since(start);
+  read_bytes(comm, figures, kFwdFlat, kFwdUlysses);
   comm.barrier();
   comm.reset_counters();
   start = std::chrono::steady_clock::now();
   recorder.set_phase(TracePhase::Backward);
   const RingBackward bwd = attention.backward(plan.strategy.backward, q.view(), k.view(), v.view(), fwd.o.view(), fwd.lse, d_o.view());
-  figures[kBackwardS] = static_cast<float>(seconds_since(start));
-  read_bytes(comm, figures, kBwdFlat);
-  figures[kFwdSent] = static_cast<float>(fwd.stats.messages_sent);
-  figures[kFwdReceived] = static_cast<float>(fwd.stats.messages_received);
-  figures[kBwdSent] = static_cast<float>(bwd.stats.messages_sent);
-  figures[kBwdReceived] = static_cast<float>(bwd.stats.messages_received);
-  figures[kFwdBlocks] = static_cast<float>(fwd.stats.blocks_computed);
-  figures[kBwdBlocks] = static_cast<float>(bwd.stats.blocks_computed);
-  figures[kFwdComputeS] = static_cast<float>(fwd.stats.compute_s);
-  figures[kBwdComputeS] = static_cast<float>(bwd.stats.compute_s);
+  figures[kBackwardS] = seconds_since(start);
+  read_bytes(comm, figures, kBwdFlat, kBwdUlysses);
+  figures[kFwdSent] = fwd.stats.messages_sent;
+  figures[kFwdReceived] = fwd.stats.messages_received;
+  figures[kBwdSent] = bwd.stats.messages_sent;
+  figures[kBwdReceived] = bwd.stats.messages_received;
+  figures[kFwdBlocks] = fwd.stats.blocks_computed;
+  figures[kBwdBlocks] = bwd.stats.blocks_computed;
+  figures[kFwdComputeS] = fwd.stats.compute_s;
+  figures[kBwdComputeS] = bwd.stats.compute_s;
 
-  std::vector<float> all(comm.rank() == 0 ? figures.size() * static_cast<std::size_t>(world) : 0);
-  comm.gather_to_root(figures, all);
+  std::vector<double> all(comm.rank() == 0 ? figures.size() * static_cast<std::size_t>(world) : 0);
+  comm.gather_to_root(std::span<const double>(figures), std::span<double>(all));
   if (trace != nullptr) *trace = gather_trace(comm, recorder, plan.ranks);
 
   const bool check = options.check || options.dry_run;
@@ -206,6 +212,7 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
   Json report;
   report["plan"] = {{"strategy", plan.strategy.name},
                     {"ranks", world},
+                    {"ulysses", plan.strategy.ulysses},
                     {"ring", fmt::format("{} {}x{}", to_string(plan.strategy.ring), schedule.geometry().inner, schedule.geometry().outer)},
                     {"layout", to_string(plan.strategy.layout)},
                     {"backward", to_string(plan.strategy.backward)},
@@ -213,7 +220,8 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
   report["run"] = {{"dry_run", options.dry_run}, {"seq", dims.seq}, {"heads", dims.heads}, {"kv_heads", dims.kv_heads},
                    {"head_dim", dims.head_dim}, {"seed", options.seed}};
   report["comm_bytes"] = {{"forward", fwd_bytes}, {"backward", bwd_bytes},
-                          {"by_level", {{"forward", fwd_levels}, {"backward", bwd_levels}}}};
+                          {"by_level", {{"forward", fwd_levels}, {"backward", bwd_levels}}},
+                          {"ulysses", {{"forward", mean_of(kFwdUlysses)}, {"backward", mean_of(kBwdUlysses)}}}};
   report["messages"] = {{"forward_sent", sum_of(kFwdSent)}, {"forward_received", sum_of(kFwdReceived)},
                         {"backward_sent", sum_of(kBwdSent)}, {"backward_received", sum_of(kBwdReceived)},
                         {"blocks_computed_forward", sum_of(kFwdBlocks)}, {"blocks_computed_backward", sum_of(kBwdBlocks)}};

@@ -127,6 +127,7 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.read_channel = Channel::KvRing;
     spec.own_payload = pack({values(k), values(v)});
     spec.accumulator_size = 2 * kv_elements;
+    spec.accumulator_channel = Channel::DkvRing;
     spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dkv) {
       Unpacker in(payload);
       const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);

@@ -47,7 +47,8 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
   result.home_accumulator.assign(spec.accumulator_size, 0.0f);
   std::vector<float> partial(spec.accumulator_size);
 
-  const auto peer = [&](int ring_rank) { return schedule.world_rank(ring_rank); };
+  const int member = schedule.member(comm.rank());
+  const auto peer = [&](int ring_rank) { return schedule.world_rank(ring_rank, member); };
   const auto note_buffers = [&] {
     std::size_t floats = partial.size() + result.home_accumulator.size();
     for (const auto& [block, data] : payloads) floats += data.size();
@@ -76,7 +77,7 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
       if (h.dst == me) {
         Inbox& in = read_inbox[h.block];
         in.data.assign(payload_size, 0.0f);
-        in.request = comm.irecv(in.data, peer(h.src), spec.read_channel, h.use_step, h.level);
+        in.request = comm.irecv(std::span<float>(in.data), peer(h.src), spec.read_channel, h.use_step, h.level);
         ++result.messages_received;
       } else {
         send(payloads.at(h.block), h, spec.read_channel);
@@ -86,7 +87,7 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
       if (h.send_step != s || h.dst != me) continue;
       Inbox& in = acc_inbox[h.block];
       in.data.assign(spec.accumulator_size, 0.0f);
-      in.request = comm.irecv(in.data, peer(h.src), Channel::DqRing, h.use_step, h.level);
+      in.request = comm.irecv(std::span<float>(in.data), peer(h.src), spec.accumulator_channel, h.use_step, h.level);
       ++result.messages_received;
     }
 
@@ -108,7 +109,7 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
         for (const Hop& h : accs) {
           if (h.block == b && h.src == me && h.send_step == s) {
             accumulators[b] = std::move(acc);
-            send(accumulators[b], h, Channel::DqRing);
+            send(accumulators[b], h, spec.accumulator_channel);
             sent = true;
           }
         }

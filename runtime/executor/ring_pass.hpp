@@ -31,6 +31,7 @@ struct RingPassSpec {
   Channel read_channel = Channel::KvRing;
   std::vector<float> own_payload;  // this rank's block, packed; every block's payload has this size
   std::size_t accumulator_size = 0;  // floats per block accumulator; 0: none travel
+  Channel accumulator_channel = Channel::DqRing;
   // Computes with `block`'s payload; writes this rank's share of the block's accumulator into
   // `partial` (zeroed, empty when there are no accumulators).
   std::function<void(int block, std::span<const float> payload, std::span<float> partial)> compute;

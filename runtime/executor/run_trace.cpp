@@ -12,30 +12,24 @@
 namespace burst::rt {
 namespace {
 
-// The float encoding of one event for gather_to_root.
-enum Field : std::size_t { kKind, kPhase, kStep, kBlock, kPeer, kChannel, kStartHi, kStartLo, kEndHi, kEndLo, kFloatsPerEvent };
+// The fp64 encoding of one event for gather_to_root.
+enum Field : std::size_t { kKind, kPhase, kStep, kBlock, kPeer, kChannel, kStart, kEnd, kFieldsPerEvent };
 
-void encode_time(double t, float* out) {
-  out[0] = static_cast<float>(t);
-  out[1] = static_cast<float>(t - static_cast<double>(out[0]));
-}
-double decode_time(const float* in) { return static_cast<double>(in[0]) + static_cast<double>(in[1]); }
-
-void encode(const TraceEvent& e, float* out) {
-  out[kKind] = static_cast<float>(e.kind);
-  out[kPhase] = static_cast<float>(e.phase);
-  out[kStep] = static_cast<float>(e.step);
-  out[kBlock] = static_cast<float>(e.block);
-  out[kPeer] = static_cast<float>(e.peer);
-  out[kChannel] = static_cast<float>(e.channel);
-  encode_time(e.start_s, out + kStartHi);
-  encode_time(e.end_s, out + kEndHi);
+void encode(const TraceEvent& e, double* out) {
+  out[kKind] = static_cast<double>(e.kind);
+  out[kPhase] = static_cast<double>(e.phase);
+  out[kStep] = e.step;
+  out[kBlock] = e.block;
+  out[kPeer] = e.peer;
+  out[kChannel] = static_cast<double>(e.channel);
+  out[kStart] = e.start_s;
+  out[kEnd] = e.end_s;
 }
 
-TraceEvent decode(const float* in) {
-  return {static_cast<TraceKind>(in[kKind]),   static_cast<TracePhase>(in[kPhase]), static_cast<int>(in[kStep]),
-          static_cast<int>(in[kBlock]),        static_cast<int>(in[kPeer]),        static_cast<Channel>(in[kChannel]),
-          decode_time(in + kStartHi),          decode_time(in + kEndHi)};
+TraceEvent decode(const double* in) {
+  return {static_cast<TraceKind>(in[kKind]), static_cast<TracePhase>(in[kPhase]), static_cast<int>(in[kStep]),
+          static_cast<int>(in[kBlock]),      static_cast<int>(in[kPeer]),        static_cast<Channel>(in[kChannel]),
+          in[kStart],                        in[kEnd]};
 }
 
 const char* phase_name(TracePhase phase) { return phase == TracePhase::Forward ? "forward" : "backward"; }
@@ -76,15 +70,16 @@ void TraceRecorder::send(const Envelope& message) {
 RunTrace gather_trace(Communicator& comm, const TraceRecorder& recorder, const std::vector<plan::RankPlacement>& placements) {
   const auto world = static_cast<std::size_t>(comm.size());
   const auto me = static_cast<std::size_t>(comm.rank());
-  std::vector<float> counts(world, 0.0f);
-  counts[me] = static_cast<float>(recorder.events().size());
-  comm.allreduce_sum(counts);
-  const auto most = static_cast<std::size_t>(*std::max_element(counts.begin(), counts.end()));
+  std::vector<std::int64_t> most{static_cast<std::int64_t>(recorder.events().size())};
+  comm.allreduce(std::span<std::int64_t>(most), ReduceOp::Max);
 
-  std::vector<float> mine(most * kFloatsPerEvent, 0.0f);
-  for (std::size_t i = 0; i < recorder.events().size(); ++i) encode(recorder.events()[i], &mine[i * kFloatsPerEvent]);
-  std::vector<float> all(me == 0 ? mine.size() * world : 0);
-  comm.gather_to_root(mine, all);
+  // [own count, events..., padding]
+  const std::size_t stride = 1 + static_cast<std::size_t>(most[0]) * kFieldsPerEvent;
+  std::vector<double> mine(stride, 0.0);
+  mine[0] = static_cast<double>(recorder.events().size());
+  for (std::size_t i = 0; i < recorder.events().size(); ++i) encode(recorder.events()[i], &mine[1 + i * kFieldsPerEvent]);
+  std::vector<double> all(me == 0 ? stride * world : 0);
+  comm.gather_to_root(std::span<const double>(mine), std::span<double>(all));
 
   RunTrace trace;
   if (me != 0) return trace;
@@ -94,9 +89,9 @@ RunTrace gather_trace(Communicator& comm, const TraceRecorder& recorder, const s
     trace.ranks[static_cast<std::size_t>(p.rank)].local = p.local;
   }
   for (std::size_t r = 0; r < world; ++r) {
-    const float* first = all.data() + r * mine.size();
-    for (std::size_t i = 0; i < static_cast<std::size_t>(counts[r]); ++i) {
-      trace.ranks[r].events.push_back(decode(first + i * kFloatsPerEvent));
+    const double* row = all.data() + r * stride;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(row[0]); ++i) {
+      trace.ranks[r].events.push_back(decode(row + 1 + i * kFieldsPerEvent));
     }
   }
   return trace;

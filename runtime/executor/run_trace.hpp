@@ -7,11 +7,10 @@
 // span). Times are steady-clock seconds since an origin each rank takes right after one
 // barrier, so ranks agree to within the barrier's release skew (microseconds on one node).
 //
-// Gathering: gather_to_root moves equal-sized float spans, so every event is encoded in
-// kFloatsPerEvent floats (kind, phase, step, block, peer, channel; each time as a float pair
-// hi + lo, hi = float(t), lo = float(t - hi), about 48 bits), the ranks first learn every
-// rank's event count (an allreduce_sum of a vector with one slot per rank), and each pads its
-// events to the largest count.
+// Gathering: gather_to_root moves equal-sized buffers, so every event is encoded in
+// kFieldsPerEvent doubles (kind, phase, step, block, peer, channel, start, end: small integers
+// and seconds, all exact in fp64), the ranks first learn the largest event count (an allreduce
+// max), and each pads its events to it; a rank's own count travels as its first value.
 //
 // Layout of the file: one process per rank, "node N gpu L (rank R)", with a compute thread
 // "gpu L stream 0" (one slice per block computed, "attn_fwd step S" / "attn_bwd step S") and a

@@ -12,27 +12,28 @@
 namespace burst::rt {
 namespace {
 
-// World ranks of the ring, in ring-rank order, from the plan's ring orders: a flat ring's order,
-// or the intra rings one after another (ring rank n * I + l is position l of intra ring n),
-// cross-checked against the inter rings (position n of inter ring l).
-std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, Problems& problems) {
+// World ranks of Ulysses member j's ring, in ring-rank order, from the plan's ring orders: a
+// flat ring's order, or the intra rings one after another (ring rank n * I + l is position l of
+// intra ring n), cross-checked against the inter rings (position n of inter ring l).
+std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, int member, Problems& problems) {
   std::vector<const plan::Ring*> flat, intra, inter;
   for (const plan::Ring& r : plan.rings) {
-    if (r.member != 0) continue;
+    if (r.member != member) continue;
     (r.level == "flat" ? flat : r.level == "intra" ? intra : inter).push_back(&r);
   }
+  const std::string where = g.ulysses > 1 ? fmt::format("plan:/rings (member {})", member) : "plan:/rings";
   std::vector<int> members;
   if (g.outer == 1) {
     if (flat.size() != 1 || static_cast<int>(flat.front()->order.size()) != g.ring) {
-      problems.add({"plan:/rings", fmt::format("a flat ring of {} ranks needs one \"flat\" ring of {} ranks", g.ring, g.ring),
+      problems.add({where, fmt::format("a flat ring of {} ranks needs one \"flat\" ring of {} ranks", g.ring, g.ring),
                     "", "make the plan with burst plan"});
       return {};
     }
     return flat.front()->order;
   }
   if (static_cast<int>(intra.size()) != g.outer || static_cast<int>(inter.size()) != g.inner) {
-    problems.add({"plan:/rings", fmt::format("a double ring {} x {} needs {} intra and {} inter rings, found {} and {}",
-                                             g.inner, g.outer, g.outer, g.inner, intra.size(), inter.size()),
+    problems.add({where, fmt::format("a double ring {} x {} needs {} intra and {} inter rings, found {} and {}",
+                                     g.inner, g.outer, g.outer, g.inner, intra.size(), inter.size()),
                   "", "make the plan with burst plan"});
     return {};
   }
@@ -42,7 +43,7 @@ std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, Pro
       const auto& order = inter[static_cast<std::size_t>(l)]->order;
       if (static_cast<int>(order.size()) != g.outer ||
           order[static_cast<std::size_t>(n)] != members[static_cast<std::size_t>(n * g.inner + l)]) {
-        problems.add({fmt::format("plan:/rings (inter ring {})", l),
+        problems.add({fmt::format("{} (inter ring {})", where, l),
                       "does not join the same inner position of every intra ring", "", "make the plan with burst plan"});
         return {};
       }
@@ -55,37 +56,54 @@ std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, Pro
 
 RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq), mask_(plan.job.mask) {
   const plan::Strategy& s = plan.strategy;
-  Problems problems;
-  if (s.ulysses != 1) {
-    problems.add({"plan:/strategy/ulysses", fmt::format("Ulysses degree {}: the runtime executes rings only", s.ulysses),
-                  "1", "plan with --strategy burst or ring"});
-  }
+  const ModelSpec& m = plan.job.model;
   const int world = static_cast<int>(plan.ranks.size());
-  if (s.ulysses == 1 && s.cp != world) {
-    problems.add({"plan:/strategy/cp", fmt::format("a ring of {} ranks on a world of {}", s.cp, world), "cp = world size", ""});
+  Problems problems;
+  if (s.ulysses < 1 || s.cp < 1 || s.cp * s.ulysses != world) {
+    problems.add({"plan:/strategy", fmt::format("cp {} x ulysses {} on a world of {} ranks", s.cp, s.ulysses, world),
+                  "cp x ulysses = world size", "make the plan with burst plan"});
+  }
+  if (s.ulysses > 1 && (m.heads % s.ulysses != 0 || m.kv_heads % s.ulysses != 0)) {
+    problems.add({"plan:/strategy/ulysses",
+                  fmt::format("Ulysses degree {} does not divide the model's {} heads and {} KV heads", s.ulysses, m.heads,
+                              m.kv_heads),
+                  "a degree dividing both /job/model/heads and /job/model/kv_heads",
+                  "each member of a Ulysses group computes heads / ulysses query heads and kv_heads / ulysses KV heads"});
   }
   problems.throw_if_any();
   geometry_.world = world;
-  geometry_.ulysses = 1;
+  geometry_.ulysses = s.ulysses;
   geometry_.ring = s.cp;
   geometry_.inner = s.ring == RingKind::Double ? s.inner : s.cp;
   geometry_.outer = geometry_.ring / geometry_.inner;
-  const std::int64_t multiple = layout_multiple(s.layout, geometry_.ring);
+  const std::int64_t multiple = layout_multiple(s.layout, geometry_.ring) * s.ulysses;
   if (seq <= 0 || seq % multiple != 0) {
-    problems.add({"seq", fmt::format("{} tokens do not split evenly: {} on a ring of {} needs a multiple of {}", seq,
-                                     to_string(s.layout), geometry_.ring, multiple),
+    problems.add({"seq",
+                  fmt::format("{} tokens do not split evenly: {} on a ring of {}{} needs a multiple of {}", seq,
+                              to_string(s.layout), geometry_.ring,
+                              s.ulysses > 1 ? fmt::format(" with Ulysses groups of {}", s.ulysses) : "", multiple),
                   fmt::format("a multiple of {}", multiple), ""});
   }
-  world_of_ring_ = ring_members(plan, geometry_, problems);
+  for (int j = 0; j < s.ulysses; ++j) world_of_ring_.push_back(ring_members(plan, geometry_, j, problems));
   problems.throw_if_any();
   ring_of_world_.assign(static_cast<std::size_t>(world), -1);
-  for (int k = 0; k < geometry_.ring; ++k) {
-    const int w = world_of_ring_[static_cast<std::size_t>(k)];
-    if (w < 0 || w >= world || ring_of_world_[static_cast<std::size_t>(w)] >= 0) {
-      throw Error(Problem{"plan:/rings", fmt::format("world rank {} is out of range or in the ring twice", w), "", ""});
+  member_of_world_.assign(static_cast<std::size_t>(world), -1);
+  for (int j = 0; j < s.ulysses; ++j) {
+    for (int k = 0; k < geometry_.ring; ++k) {
+      const int w = world_of_ring_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)];
+      if (w < 0 || w >= world || ring_of_world_[static_cast<std::size_t>(w)] >= 0) {
+        problems.add({"plan:/rings",
+                      fmt::format("world rank {} is out of range or in the rings twice (Ulysses member {}, ring rank {})",
+                                  w, j, k),
+                      fmt::format("every rank 0..{} in exactly one member's ring", world - 1),
+                      "the Ulysses group of ring rank k is the k-th rank of every member's ring"});
+        continue;
+      }
+      ring_of_world_[static_cast<std::size_t>(w)] = k;
+      member_of_world_[static_cast<std::size_t>(w)] = j;
     }
-    ring_of_world_[static_cast<std::size_t>(w)] = k;
   }
+  problems.throw_if_any();
   for (int k = 0; k < geometry_.ring; ++k) tokens_.push_back(ring_tokens(s.layout, seq, geometry_.ring, k));
   needed_.resize(static_cast<std::size_t>(geometry_.ring) * geometry_.ring);
   for (int q = 0; q < geometry_.ring; ++q) {
@@ -93,6 +111,19 @@ RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq)
       needed_[static_cast<std::size_t>(q * geometry_.ring + k)] = allowed_pairs(mask_, tokens(q), tokens(k)) > 0;
     }
   }
+}
+
+std::vector<int> RingSchedule::group(int ring_rank) const {
+  std::vector<int> out;
+  for (const auto& ring : world_of_ring_) out.push_back(ring[static_cast<std::size_t>(ring_rank)]);
+  return out;
+}
+
+std::vector<std::int64_t> RingSchedule::rank_positions(int world_rank) const {
+  const auto all = positions(ring_rank(world_rank));
+  const std::size_t share = all.size() / static_cast<std::size_t>(geometry_.ulysses);
+  const auto first = all.begin() + static_cast<std::ptrdiff_t>(share * static_cast<std::size_t>(member(world_rank)));
+  return {first, first + static_cast<std::ptrdiff_t>(share)};
 }
 
 std::vector<std::int64_t> RingSchedule::positions(int ring_rank) const {

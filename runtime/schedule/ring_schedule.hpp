@@ -15,6 +15,12 @@
 // block from contributor to contributor (the ranks whose pair with it is not empty), one step
 // behind the block, and a final hop returns them to the block's owner.
 //
+// Ulysses x ring (USP): with Ulysses degree U the plan has U rings, one per member j, all on
+// this same schedule over ring ranks; the Ulysses group of ring rank k is the k-th rank of every
+// member's ring. The group owns ring rank k's tokens (positions(k), c of them); member j holds
+// rows [j c/U, (j+1) c/U) of them, all heads, until the all-to-all trades them for all c rows
+// of its H/U heads (executor/distributed_attention.hpp). U = 1 is the plain ring.
+//
 // check() verifies statically that every non-empty (query block, key block) pair is computed
 // exactly once and that every hop leaves a rank that holds its data.
 #pragma once
@@ -44,21 +50,33 @@ struct Hop {
 
 class RingSchedule {
  public:
-  // The plan's ring (Ulysses degree 1; a double ring's intra and inter orders must agree) over a
-  // sequence of `seq` tokens (the plan's, or a smaller one for a dry run). Throws burst::Error
-  // naming the plan field when the runtime cannot run it.
+  // The plan's rings (one per Ulysses member; a double ring's intra and inter orders must agree)
+  // over a sequence of `seq` tokens (the plan's, or a smaller one for a dry run). Throws
+  // burst::Error naming the plan field when the runtime cannot run it: rings that disagree with
+  // the strategy or each other, a Ulysses degree that does not divide the heads, a length the
+  // layout and the groups cannot split.
   RingSchedule(const plan::Plan& plan, std::int64_t seq);
 
   [[nodiscard]] int ring_size() const { return geometry_.ring; }
   [[nodiscard]] const RingGeometry& geometry() const { return geometry_; }
   [[nodiscard]] std::int64_t seq() const { return seq_; }
   [[nodiscard]] const Mask& mask() const { return mask_; }
-  [[nodiscard]] int world_rank(int ring_rank) const { return world_of_ring_[static_cast<std::size_t>(ring_rank)]; }
+  [[nodiscard]] int ulysses() const { return geometry_.ulysses; }
+  // The world rank at `ring_rank` of Ulysses member `member`'s ring.
+  [[nodiscard]] int world_rank(int ring_rank, int member) const {
+    return world_of_ring_[static_cast<std::size_t>(member)][static_cast<std::size_t>(ring_rank)];
+  }
   [[nodiscard]] int ring_rank(int world_rank) const { return ring_of_world_[static_cast<std::size_t>(world_rank)]; }
+  [[nodiscard]] int member(int world_rank) const { return member_of_world_[static_cast<std::size_t>(world_rank)]; }
+  // The Ulysses group of a ring rank: its world ranks in member order (one rank when U = 1).
+  [[nodiscard]] std::vector<int> group(int ring_rank) const;
   [[nodiscard]] int block_at(int ring_rank, int step) const { return geometry_.block_at(ring_rank, step); }
   [[nodiscard]] const TokenSet& tokens(int ring_rank) const { return tokens_[static_cast<std::size_t>(ring_rank)]; }
-  // The global positions of a ring rank's tokens, in the order its rows are stored.
+  // The global positions of a ring rank's tokens (its whole group's), in the order its rows are stored.
   [[nodiscard]] std::vector<std::int64_t> positions(int ring_rank) const;
+  // The positions of the rows a world rank holds outside attention: its member's share of its
+  // group's positions (all of them when U = 1).
+  [[nodiscard]] std::vector<std::int64_t> rank_positions(int world_rank) const;
   // Whether the mask allows any pair between the queries of one block and the keys of another.
   [[nodiscard]] bool pair_needed(int query_block, int key_block) const;
   // Whether the holder of `block` at `step` computes with it.
@@ -78,7 +96,8 @@ class RingSchedule {
   RingGeometry geometry_;
   std::int64_t seq_ = 0;
   Mask mask_;
-  std::vector<int> world_of_ring_, ring_of_world_;
+  std::vector<std::vector<int>> world_of_ring_;  // [member][ring rank]
+  std::vector<int> ring_of_world_, member_of_world_;
   std::vector<TokenSet> tokens_;
   std::vector<std::uint8_t> needed_;  // ring x ring: pair_needed(q, k) at q * ring + k
 };

@@ -50,6 +50,13 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                    fmt::format("seq_stash runs on the striped layout only, this plan is {}", to_string(plan.strategy.layout)),
                    "striped", "only under striped is the first part of every rank's tokens the first part of the sequence");
     }
+    if (plan.strategy.ulysses > 1) {
+      problems.add("plan:/strategy/checkpoint/policy",
+                   fmt::format("seq_stash with Ulysses degree {}: a rank's first rows are not the first tokens of the "
+                               "sequence once its group splits them",
+                               plan.strategy.ulysses),
+                   "none, full, attn_stash", "seq_stash runs on rings without a Ulysses split (ulysses = 1)");
+    }
     if (plan.job.mask.kind == MaskKind::Full) {
       problems.add("plan:/job/mask", "seq_stash needs a mask under which no token attends a later one", "causal, sliding:W, document:L");
     }
@@ -62,23 +69,23 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
 
   schedule_ = std::make_unique<RingSchedule>(plan, seq);
   schedule_->require_complete();
-  positions_ = schedule_->positions(schedule_->ring_rank(comm.rank()));
+  positions_ = schedule_->rank_positions(comm.rank());
   rows_ = static_cast<std::int64_t>(positions_.size());
   const ModelSpec& m = model.spec();
-  attention_ = std::make_unique<RingAttention>(*schedule_, comm, Shape{rows_, m.heads, m.head_dim},
-                                               Shape{rows_, m.kv_heads, m.head_dim});
+  attention_ = std::make_unique<DistributedAttention>(*schedule_, comm, Shape{rows_, m.heads, m.head_dim},
+                                                      Shape{rows_, m.kv_heads, m.head_dim});
   if (policy_ != CheckpointPolicy::SeqStash) return;
   short_rows_ = std::llround((1.0 - plan.strategy.kept_fraction) * static_cast<double>(rows_));
   if (short_rows_ == 0) return;
   short_schedule_ = std::make_unique<RingSchedule>(plan, short_rows_ * schedule_->ring_size());
   short_schedule_->require_complete();
-  const auto short_positions = short_schedule_->positions(short_schedule_->ring_rank(comm.rank()));
+  const auto short_positions = short_schedule_->rank_positions(comm.rank());
   if (!std::equal(short_positions.begin(), short_positions.end(), positions_.begin())) {
     throw Error(Problem{"seq_stash", "the short ring's tokens are not the first tokens of this rank", "",
                         "a bug in the striped layout: please report it"});
   }
-  short_attention_ = std::make_unique<RingAttention>(*short_schedule_, comm, Shape{short_rows_, m.heads, m.head_dim},
-                                                     Shape{short_rows_, m.kv_heads, m.head_dim});
+  short_attention_ = std::make_unique<DistributedAttention>(*short_schedule_, comm, Shape{short_rows_, m.heads, m.head_dim},
+                                                            Shape{short_rows_, m.kv_heads, m.head_dim});
 }
 
 TrackedBuffer TrainingStep::buffer(std::size_t floats, MemoryUse use) { return {ledger_, use, floats}; }

@@ -1,5 +1,5 @@
 // One training step of this rank's part of the sequence: the model forward (model.hpp) with
-// attention over the plan's ring, the fused LM head and loss, and the backward, keeping and
+// attention distributed as the plan says (Ulysses groups around rings, distributed_attention.hpp), the fused LM head and loss, and the backward, keeping and
 // recomputing activations exactly as the plan's checkpoint policy says.
 //
 // What each layer keeps from its forward until its backward (c local tokens, f the kept fraction):
@@ -28,7 +28,7 @@
 
 #include "planner/contract/plan.hpp"
 #include "runtime/comm/communicator.hpp"
-#include "runtime/executor/ring_attention.hpp"
+#include "runtime/executor/distributed_attention.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 #include "runtime/training/memory_ledger.hpp"
 #include "runtime/training/model.hpp"
@@ -89,7 +89,7 @@ class TrainingStep {
   BackwardMode backward_;
   int lm_head_chunks_;
   std::unique_ptr<RingSchedule> schedule_, short_schedule_;
-  std::unique_ptr<RingAttention> attention_, short_attention_;
+  std::unique_ptr<DistributedAttention> attention_, short_attention_;
   std::vector<std::int64_t> positions_;
   std::int64_t rows_ = 0;        // c: local tokens
   std::int64_t short_rows_ = 0;  // seq_stash: the earlier rows recomputed on the short ring

@@ -100,15 +100,6 @@ double relative_error(std::span<const float> got, std::span<const float> want) {
   return scale > 0 ? diff / scale : diff;
 }
 
-// Exact transport of byte counts through float collectives: two 24-bit halves (up to 2^48).
-void put_u64(std::vector<float>& out, std::uint64_t x) {
-  out.push_back(static_cast<float>(x >> 24));
-  out.push_back(static_cast<float>(x & 0xFFFFFF));
-}
-std::uint64_t get_u64(const float* in) {
-  return (static_cast<std::uint64_t>(in[0]) << 24) + static_cast<std::uint64_t>(in[1]);
-}
-
 Json uses_json(const MemoryLedger::Breakdown& b) {
   Json j = Json::object();
   for (std::size_t i = 0; i < kMemoryUseCount; ++i) j[std::string(to_string(static_cast<MemoryUse>(i)))] = b[i];
@@ -164,20 +155,12 @@ void TrainingRun::require_same_inputs_everywhere() {
   crc.process_bytes(&corpus_crc_, sizeof corpus_crc_);
   if (resumed_) crc.process_bytes(resumed_->params.data(), resumed_->params.size() * sizeof(float));
   const std::uint32_t digest = crc.checksum();
-  // All ranks agree on each nibble d iff n * sum(d^2) == (sum d)^2; both sums stay exact in
-  // float up to 65536 ranks.
-  std::vector<float> sums(16);
-  for (int i = 0; i < 8; ++i) {
-    const auto d = static_cast<float>((digest >> (4 * i)) & 0xF);
-    sums[static_cast<std::size_t>(i)] = d;
-    sums[static_cast<std::size_t>(8 + i)] = d * d;
-  }
-  comm_.allreduce_sum(sums);
-  for (std::size_t i = 0; i < 8; ++i) {
-    if (static_cast<double>(comm_.size()) * sums[8 + i] != static_cast<double>(sums[i]) * sums[i]) {
-      throw Error(Problem{"--data/--resume", "the ranks read different training text or saved state",
-                          "the same files on every node", "copy the data and the state to every node, or use a shared file system"});
-    }
+  // All ranks agree iff the largest digest is also the smallest: max(d) == -max(-d).
+  std::vector<std::int64_t> extremes{digest, -static_cast<std::int64_t>(digest)};
+  comm_.allreduce(std::span<std::int64_t>(extremes), ReduceOp::Max);
+  if (extremes[0] != -extremes[1]) {
+    throw Error(Problem{"--data/--resume", "the ranks read different training text or saved state",
+                        "the same files on every node", "copy the data and the state to every node, or use a shared file system"});
   }
 }
 
@@ -243,9 +226,9 @@ Json TrainingRun::run() {
     ledger_.reset_peaks();
     StepRecord record;
     record.outcome = step_.run(params, grads, {tokens, targets, counted});
-    comm_.allreduce_sum(grads);
-    std::vector<float> loss_sum{static_cast<float>(record.outcome.loss_sum)};
-    comm_.allreduce_sum(loss_sum);
+    comm_.allreduce(std::span<float>(grads), ReduceOp::Sum);
+    std::vector<double> loss_sum{record.outcome.loss_sum};
+    comm_.allreduce(std::span<double>(loss_sum), ReduceOp::Sum);
     record.loss = counted > 0 ? loss_sum[0] / static_cast<double>(counted) : 0.0;
     const double before_copy = seconds_since(start);
     if (options_.check && i == 0 && comm_.rank() == 0) first = FirstStep{sequence, params, grads, record.loss};
@@ -293,12 +276,11 @@ Json TrainingRun::report(const std::vector<StepRecord>& records) {
   for (const StepRecord& r : records) {
     for (std::size_t u = 0; u < kMemoryUseCount; ++u) peak_by_use[u] = std::max(peak_by_use[u], r.peak_by_use[u]);
   }
-  std::vector<float> mine;
-  put_u64(mine, worst->ledger_peak);
-  for (const auto bytes : worst->at_peak) put_u64(mine, bytes);
-  for (const auto bytes : peak_by_use) put_u64(mine, bytes);
-  std::vector<float> all(comm_.rank() == 0 ? mine.size() * static_cast<std::size_t>(comm_.size()) : 0);
-  comm_.gather_to_root(mine, all);
+  std::vector<std::uint64_t> mine{worst->ledger_peak};
+  mine.insert(mine.end(), worst->at_peak.begin(), worst->at_peak.end());
+  mine.insert(mine.end(), peak_by_use.begin(), peak_by_use.end());
+  std::vector<std::uint64_t> all(comm_.rank() == 0 ? mine.size() * static_cast<std::size_t>(comm_.size()) : 0);
+  comm_.gather_to_root(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all));
   if (comm_.rank() != 0) return nullptr;
 
   const std::uint64_t state_bytes = model_state_bytes();
@@ -306,15 +288,15 @@ Json TrainingRun::report(const std::vector<StepRecord>& records) {
   std::uint64_t peak = 0;
   MemoryLedger::Breakdown at_peak{}, use_peaks{};
   for (int r = 0; r < comm_.size(); ++r) {
-    const float* row = all.data() + static_cast<std::size_t>(r) * mine.size();
-    const std::uint64_t rank_peak = get_u64(row) + state_bytes;
+    const std::uint64_t* row = all.data() + static_cast<std::size_t>(r) * mine.size();
+    const std::uint64_t rank_peak = row[0] + state_bytes;
     by_rank.push_back(rank_peak);
     if (rank_peak >= peak) {
       peak = rank_peak;
-      for (std::size_t u = 0; u < kMemoryUseCount; ++u) at_peak[u] = get_u64(row + 2 + 2 * u);
+      for (std::size_t u = 0; u < kMemoryUseCount; ++u) at_peak[u] = row[1 + u];
     }
     for (std::size_t u = 0; u < kMemoryUseCount; ++u) {
-      use_peaks[u] = std::max(use_peaks[u], get_u64(row + 2 + 2 * kMemoryUseCount + 2 * u));
+      use_peaks[u] = std::max(use_peaks[u], row[1 + kMemoryUseCount + u]);
     }
   }
   Json losses = Json::array(), times = Json::array(), norms = Json::array(), tokens_per_s = Json::array();

@@ -22,8 +22,8 @@ Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function
   }
   // One collective so that every rank knows whether every rank is ready: how many failed, and
   // whether rank 0 did (then its message speaks for all; otherwise the failed ranks speak).
-  std::vector<float> verdict{failure ? 1.0f : 0.0f, failure && comm.rank() == 0 ? 1.0f : 0.0f};
-  comm.allreduce_sum(verdict);
+  std::vector<std::int64_t> verdict{failure ? 1 : 0, failure && comm.rank() == 0 ? 1 : 0};
+  comm.allreduce(std::span<std::int64_t>(verdict), rt::ReduceOp::Sum);
   if (verdict[0] > 0) {
     if (comm.rank() == 0 && failure) std::rethrow_exception(failure);
     if (comm.rank() == 0) {
