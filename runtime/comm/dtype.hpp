@@ -6,8 +6,8 @@
 // a bf16 block never lands in an fp32 inbox, and the byte counters count what crosses the wire
 // (2 bytes per bf16 element), which is what the simulator prices.
 //
-// Build one from a span of a supported element type: ConstBuffer(std::span<const float>),
-// MutBuffer(std::span<Bf16>), ... (dtype_of<T> names the dtype of each C++ element type).
+// Build one from a span or vector of a supported element type: ConstBuffer(std::span<const
+// float>), MutBuffer(std::vector<Bf16>&), ... (dtype_of<T> names the dtype of each element type).
 #pragma once
 
 #include <cstddef>
@@ -15,6 +15,7 @@
 #include <span>
 #include <string_view>
 #include <type_traits>
+#include <vector>
 
 #include "common/bf16.hpp"
 
@@ -63,6 +64,8 @@ struct ConstBuffer {
   ConstBuffer(const void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
   template <Element T>
   ConstBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}  // NOLINT: implicit by design
+  template <Element T>
+  ConstBuffer(const std::vector<T>& v) : ConstBuffer(std::span<const T>(v)) {}  // NOLINT: implicit by design
 
   [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
 };
@@ -78,6 +81,8 @@ struct MutBuffer {
   template <Element T>
     requires(!std::is_const_v<T>)
   MutBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}  // NOLINT: implicit by design
+  template <Element T>
+  MutBuffer(std::vector<T>& v) : MutBuffer(std::span<T>(v)) {}  // NOLINT: implicit by design
 
   [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
   [[nodiscard]] operator ConstBuffer() const { return {data, count, dtype}; }  // NOLINT: a writable run is readable

@@ -40,13 +40,23 @@ TEST_CASE("sends to self reach the receive of the same channel, step and level, 
 TEST_CASE("collectives over one rank are identities") {
   auto comm = make_self_communicator();
   std::vector<float> grads{1.5f, -2.0f};
-  comm->allreduce_sum(grads);
+  comm->allreduce(grads, ReduceOp::Sum);
   CHECK(grads == std::vector<float>{1.5f, -2.0f});
-  std::vector<float> all(2);
+  std::vector<float> all(2), shard(2);
   comm->gather_to_root(grads, all);
   CHECK(all == grads);
+  comm->allgather(grads, all);
+  CHECK(all == grads);
+  comm->reduce_scatter(grads, shard, ReduceOp::Sum);
+  CHECK(shard == grads);
   comm->barrier();
-  CHECK(comm->bytes_sent(Channel::Collective) == 4 * sizeof(float));
+  CHECK(comm->bytes_sent(Channel::Collective) == 4 * 2 * sizeof(float));
+  // An all-to-all of one is a copy and sends nothing.
+  const std::vector<int> me{0};
+  std::vector<float> out(2);
+  comm->all_to_all(grads, out, me, Channel::Ulysses, 0, RingLevel::Flat);
+  CHECK(out == grads);
+  CHECK(comm->bytes_sent(Channel::Ulysses) == 0);
 }
 
 TEST_CASE("a receive nothing was sent for times out with the rank, peer, channel, step and direction") {
@@ -78,12 +88,15 @@ TEST_CASE("bad transfers name the rank, the call and what is valid") {
   comm->isend(three, 0, Channel::DqRing, 0, RingLevel::Flat);
   Request short_message = comm->irecv(four, 0, Channel::DqRing, 0, RingLevel::Flat);
   CHECK(test::error_text([&] { comm->wait(short_message); }) ==
-        "rank 0: message from rank 0 on the dq ring at step 0 has 3 floats (valid: 4 floats, the length of the "
-        "posted receive; hint: both sides of a ring transfer must agree on the block shape)");
+        "rank 0: message from rank 0 on the dq ring at step 0 has 12 bytes (valid: 16 bytes, the posted receive's "
+        "4 fp32 elements; hint: both sides of a ring transfer must agree on the block shape)");
   std::vector<float> all(3);
   CHECK(test::error_text([&] { comm->gather_to_root(three, std::span<float>(all).first(2)); }) ==
-        "rank 0: gather_to_root: all_at_root holds 2 floats (valid: 3 floats: 1 ranks x 3; hint: every rank "
-        "contributes the same number of floats)");
+        "rank 0: gather_to_root: output holds 2 elements (valid: 3 elements (1 ranks, 3 each); hint: every rank "
+        "contributes the same count)");
+  std::vector<double> wrong_type(3);
+  CHECK(test::error_text([&] { comm->allgather(three, wrong_type); }) ==
+        "rank 0: allgather: output is fp64, input fp32 (valid: the same dtype)");
 }
 
 TEST_CASE("ring levels use the plan's spellings") {

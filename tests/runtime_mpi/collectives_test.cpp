@@ -1,25 +1,68 @@
-// allreduce_sum (the gradient all-reduce) and gather_to_root (checking a distributed result
-// against a single-rank reference) over every rank.
+// The typed collectives over every rank: allreduce (sum and max, fp32, fp64 and integers),
+// allgather, reduce_scatter (ZeRO's gradient shard), gather_to_root (checking a distributed
+// result against a single-rank reference), and the group all-to-all of the Ulysses split;
+// plus bf16 messages counted at 2 bytes an element.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "common/bf16.hpp"
 #include "runtime/comm/mpi_communicator.hpp"
 #include "tests/support/error_text.hpp"
 
 using namespace burst::rt;
 
-TEST_CASE("allreduce_sum adds every rank's values in place") {
+TEST_CASE("allreduce adds every rank's values in place") {
   auto comm = make_mpi_communicator({20});
   const int p = comm->size(), r = comm->rank();
   // Rank r contributes r + i at index i: the sum is p(p-1)/2 + p i (exact in float).
   std::vector<float> data(17);
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(r + static_cast<int>(i));
-  comm->allreduce_sum(data);
+  comm->allreduce(data, ReduceOp::Sum);
   for (std::size_t i = 0; i < data.size(); ++i) {
     CHECK(data[i] == static_cast<float>(p * (p - 1) / 2 + p * static_cast<int>(i)));
+  }
+  // 64-bit integers stay exact past float's 24 bits.
+  std::vector<std::uint64_t> big{(std::uint64_t{1} << 40) + static_cast<std::uint64_t>(r)};
+  comm->allreduce(big, ReduceOp::Sum);
+  CHECK(big[0] == (std::uint64_t{p} << 40) + static_cast<std::uint64_t>(p * (p - 1) / 2));
+}
+
+TEST_CASE("allreduce max finds the largest value of every slot") {
+  auto comm = make_mpi_communicator({20});
+  const int p = comm->size(), r = comm->rank();
+  std::vector<double> data{static_cast<double>(r), -static_cast<double>(r)};
+  comm->allreduce(data, ReduceOp::Max);
+  CHECK(data[0] == p - 1);
+  CHECK(data[1] == 0);
+}
+
+TEST_CASE("allgather gives every rank every rank's block in rank order") {
+  auto comm = make_mpi_communicator({20});
+  const int p = comm->size(), r = comm->rank();
+  const std::vector<std::int64_t> mine{10 * r, 10 * r + 1};
+  std::vector<std::int64_t> all(2 * static_cast<std::size_t>(p));
+  comm->allgather(mine, all);
+  for (int q = 0; q < p; ++q) {
+    CHECK(all[2 * static_cast<std::size_t>(q)] == 10 * q);
+    CHECK(all[2 * static_cast<std::size_t>(q) + 1] == 10 * q + 1);
+  }
+}
+
+TEST_CASE("reduce_scatter leaves rank r the sum of everyone's r-th share") {
+  auto comm = make_mpi_communicator({20});
+  const int p = comm->size(), r = comm->rank();
+  constexpr std::size_t share = 3;
+  std::vector<float> all(share * static_cast<std::size_t>(p));
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<float>(i) + static_cast<float>(r);
+  std::vector<float> mine(share);
+  comm->reduce_scatter(all, mine, ReduceOp::Sum);
+  for (std::size_t i = 0; i < share; ++i) {
+    const auto index = static_cast<float>(static_cast<std::size_t>(r) * share + i);
+    CHECK(mine[i] == static_cast<float>(p) * index + static_cast<float>(p * (p - 1) / 2));
   }
 }
 
@@ -44,7 +87,36 @@ TEST_CASE("gather_to_root at the root checks the size of its buffer") {
   if (comm->rank() != 0) return;
   std::vector<float> mine(2), all(3);
   CHECK(burst::test::error_text([&] { comm->gather_to_root(mine, all); }) ==
-        fmt::format("rank 0: gather_to_root: all_at_root holds 3 floats (valid: {} floats: {} ranks x 2; hint: "
-                    "every rank contributes the same number of floats)",
+        fmt::format("rank 0: gather_to_root: output holds 3 elements (valid: {} elements ({} ranks, 2 each); hint: "
+                    "every rank contributes the same count)",
                     2 * comm->size(), comm->size()));
+}
+
+TEST_CASE("all_to_all within pairs of ranks swaps blocks and counts bf16 at two bytes") {
+  auto comm = make_mpi_communicator({20});
+  const int p = comm->size(), r = comm->rank();
+  if (p % 2 != 0) return;
+  // Groups {0, 1}, {2, 3}, ...: block i of the send goes to group[i].
+  const std::vector<int> group{r - r % 2, r - r % 2 + 1};
+  std::vector<burst::Bf16> send(4), recv(4);
+  for (std::size_t i = 0; i < send.size(); ++i) send[i] = burst::to_bf16(static_cast<float>(10 * r + static_cast<int>(i)));
+  comm->reset_counters();
+  comm->all_to_all(send, recv, group, Channel::Ulysses, 0, RingLevel::Intra);
+  for (int i = 0; i < 2; ++i) {
+    const int from = group[static_cast<std::size_t>(i)];
+    const std::size_t mine = static_cast<std::size_t>(r % 2) * 2;
+    CHECK(burst::to_float(recv[2 * static_cast<std::size_t>(i)]) == static_cast<float>(10 * from + static_cast<int>(mine)));
+    CHECK(burst::to_float(recv[2 * static_cast<std::size_t>(i) + 1]) == static_cast<float>(10 * from + static_cast<int>(mine) + 1));
+  }
+  CHECK(comm->bytes_sent(Channel::Ulysses, RingLevel::Intra) == 2 * sizeof(burst::Bf16));  // one block to the one peer
+  CHECK(comm->bytes_sent(Channel::Collective) == 0);
+}
+
+TEST_CASE("reductions of bf16 are refused with a hint") {
+  auto comm = make_mpi_communicator({20});
+  std::vector<burst::Bf16> data(2);
+  CHECK(burst::test::error_text([&] { comm->allreduce(data, ReduceOp::Sum); }) ==
+        fmt::format("rank {}: allreduce: cannot reduce bf16 elements (valid: fp32, fp64, int32, int64, uint64; hint: "
+                    "reduce in fp32 and round afterwards)",
+                    comm->rank()));
 }

@@ -118,7 +118,7 @@ TEST_CASE("byte counters add up the bytes sent per ring level and per channel") 
   CHECK(comm->bytes_sent(Channel::Collective) == 0);
   // Collectives count the payload handed in, under the collective channel and the flat level.
   std::vector<float> grads(10, 1.0f);
-  comm->allreduce_sum(grads);
+  comm->allreduce(grads, ReduceOp::Sum);
   CHECK(comm->bytes_sent(Channel::Collective) == 10 * 4);
   CHECK(comm->bytes_sent(RingLevel::Flat) == 2 * 7 * 4 + 10 * 4);
   comm->reset_counters();

@@ -1,6 +1,10 @@
-// Hand-made plans for the runtime's tests. ring_plan: `world` ranks on one flat ring (inner == world) or a double ring of
-// inner x world / inner, for the runtime's MPI tests: only what the runtime reads is filled
-// (model dimensions, sequence, mask, strategy, ranks, rings).
+// Hand-made plans for the runtime's tests: only what the runtime reads is filled (model
+// dimensions, sequence, mask, strategy, ranks, rings).
+//
+// usp_plan: `world` ranks in Ulysses groups of `ulysses` consecutive ranks around rings of
+// world / ulysses ring ranks, one flat ring (inner == ring size) or a double ring of inner x
+// (ring / inner) per member, member j's ring rank k being world rank k * ulysses + j, as the
+// planner lays them out. ring_plan is the plain ring (ulysses 1).
 #pragma once
 
 #include <string>
@@ -9,8 +13,8 @@
 
 namespace burst::test {
 
-inline plan::Plan ring_plan(int world, int inner, Layout layout, BackwardMode backward, const std::string& mask,
-                            int heads, int kv_heads, int head_dim, std::int64_t seq) {
+inline plan::Plan usp_plan(int world, int ulysses, int inner, Layout layout, BackwardMode backward,
+                           const std::string& mask, int heads, int kv_heads, int head_dim, std::int64_t seq) {
   plan::Plan p;
   p.job.model.name = "test";
   p.job.model.layers = 1;
@@ -20,31 +24,42 @@ inline plan::Plan ring_plan(int world, int inner, Layout layout, BackwardMode ba
   p.job.model.hidden = heads * head_dim;
   p.job.seq = seq;
   p.job.mask = parse_mask(mask, "mask");
-  p.strategy.name = "burst";
-  p.strategy.cp = world;
-  p.strategy.ring = inner < world ? RingKind::Double : RingKind::Flat;
+  const int ring = world / ulysses;
+  p.strategy.name = ulysses == 1 ? "burst" : ring == 1 ? "ds-ulysses" : "burst-usp";
+  p.strategy.cp = ring;
+  p.strategy.ulysses = ulysses;
+  p.strategy.ring = inner < ring ? RingKind::Double : RingKind::Flat;
   p.strategy.inner = inner;
-  p.strategy.outer = world / inner;
+  p.strategy.outer = ring / inner;
   p.strategy.layout = layout;
   p.strategy.backward = backward;
-  for (int r = 0; r < world; ++r) p.ranks.push_back({r, r / inner, r % inner});
-  if (inner == world) {
-    plan::Ring flat{"flat", 0, {}};
-    for (int r = 0; r < world; ++r) flat.order.push_back(r);
-    p.rings.push_back(flat);
-  } else {
-    for (int n = 0; n < world / inner; ++n) {
-      plan::Ring ring{"intra", 0, {}};
-      for (int l = 0; l < inner; ++l) ring.order.push_back(n * inner + l);
-      p.rings.push_back(ring);
+  const int per_node = inner * ulysses;
+  for (int r = 0; r < world; ++r) p.ranks.push_back({r, r / per_node, r % per_node});
+  const auto at = [&](int k, int j) { return k * ulysses + j; };
+  for (int j = 0; j < ulysses; ++j) {
+    if (inner == ring) {
+      plan::Ring flat{"flat", j, {}};
+      for (int k = 0; k < ring; ++k) flat.order.push_back(at(k, j));
+      p.rings.push_back(flat);
+      continue;
+    }
+    for (int n = 0; n < ring / inner; ++n) {
+      plan::Ring intra{"intra", j, {}};
+      for (int l = 0; l < inner; ++l) intra.order.push_back(at(n * inner + l, j));
+      p.rings.push_back(intra);
     }
     for (int l = 0; l < inner; ++l) {
-      plan::Ring ring{"inter", 0, {}};
-      for (int n = 0; n < world / inner; ++n) ring.order.push_back(n * inner + l);
-      p.rings.push_back(ring);
+      plan::Ring inter{"inter", j, {}};
+      for (int n = 0; n < ring / inner; ++n) inter.order.push_back(at(n * inner + l, j));
+      p.rings.push_back(inter);
     }
   }
   return p;
+}
+
+inline plan::Plan ring_plan(int world, int inner, Layout layout, BackwardMode backward, const std::string& mask,
+                            int heads, int kv_heads, int head_dim, std::int64_t seq) {
+  return usp_plan(world, 1, inner, layout, backward, mask, heads, kv_heads, head_dim, seq);
 }
 
 // The plan for the training runtime's tests: a small Llama-style model (2 layers, hidden 32,
