@@ -84,6 +84,28 @@ TEST_CASE("masks that look back only, and a double ring, train like one rank", "
   }
 }
 
+TEST_CASE("Ulysses groups, alone or around a ring, train like one rank", "[training][mpi]") {
+  auto comm = rt::make_mpi_communicator({});
+  const int world = comm->size();
+  // ds-ulysses (the whole world one group) when the 2 KV heads split that far; groups of 2 around
+  // a ring (burst-usp) otherwise.
+  const int ulysses = 2, inner = world / ulysses;
+  for (const CheckpointPolicy policy : {CheckpointPolicy::None, CheckpointPolicy::Full, CheckpointPolicy::AttnStash}) {
+    for (const BackwardMode backward : {BackwardMode::KvRing, BackwardMode::QRing}) {
+      const plan::Plan plan =
+          training_plan(world, inner, Layout::Zigzag, backward, policy, 0, 2, "causal", 8, 16, ulysses);
+      const Json report = train(plan, *comm, options(1, true));
+      if (comm->rank() == 0) require_check(report, fmt::format("ulysses {} x ring {}, {}, {}", ulysses, inner,
+                                                                to_string(policy), to_string(backward)));
+    }
+  }
+  // seq_stash's short ring needs a rank's first rows to be the sequence's first tokens: refused.
+  const plan::Plan stash = training_plan(world, inner, Layout::Striped, BackwardMode::QRing, CheckpointPolicy::SeqStash,
+                                         0.5, 1, "causal", 8, 16, ulysses);
+  CHECK_THROWS_WITH(train(stash, *comm, options(1, false)),
+                    Catch::Contains("plan:/strategy/checkpoint/policy: seq_stash with Ulysses degree 2"));
+}
+
 TEST_CASE("what each policy keeps, and the chunked LM head, show in the measured peak", "[training][mpi]") {
   auto comm = rt::make_mpi_communicator({});
   const int world = comm->size();

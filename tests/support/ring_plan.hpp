@@ -64,11 +64,12 @@ inline plan::Plan ring_plan(int world, int inner, Layout layout, BackwardMode ba
 
 // The plan for the training runtime's tests: a small Llama-style model (2 layers, hidden 32,
 // FFN 48, 4 heads sharing 2 KV heads of `head_dim`, a 300-token vocabulary over the 256 bytes)
-// on `tokens_per_rank` tokens a rank, with the given checkpoint policy and LM-head chunks.
+// on `tokens_per_rank` tokens a rank, with the given checkpoint policy and LM-head chunks, on
+// rings of `inner` (Ulysses degree 1) or Ulysses groups of `ulysses` around rings of `inner`.
 inline plan::Plan training_plan(int world, int inner, Layout layout, BackwardMode backward, CheckpointPolicy policy,
                                 double kept, int chunks, const std::string& mask = "causal", int head_dim = 8,
-                                std::int64_t tokens_per_rank = 16) {
-  plan::Plan p = ring_plan(world, inner, layout, backward, mask, 4, 2, head_dim, tokens_per_rank * world);
+                                std::int64_t tokens_per_rank = 16, int ulysses = 1) {
+  plan::Plan p = usp_plan(world, ulysses, inner, layout, backward, mask, 4, 2, head_dim, tokens_per_rank * world);
   ModelSpec& m = p.job.model;
   m.layers = 2;
   m.hidden = 32;
