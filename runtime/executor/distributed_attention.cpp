@@ -82,6 +82,9 @@ RingForward DistributedAttention::forward(ConstView q, ConstView k, ConstView v)
   const Tensor lse = gather(ConstView{split.lse.data(), {q_split_.tokens, q_split_.heads, 1}}, kLse);
   out.lse.assign(lse.values().begin(), lse.values().end());
   out.stats = split.stats;
+  // The head-split inputs and outputs live beside the ring's buffers: charge them with those.
+  out.stats.ring_buffer_bytes += sizeof(float) * (qs.values().size() + ks.values().size() + vs.values().size() +
+                                                  split.o.values().size() + split.lse.size());
   return out;
 }
 
@@ -97,6 +100,10 @@ RingBackward DistributedAttention::backward(BackwardMode mode, ConstView q, Cons
   out.d_k = gather(split.d_k.view(), kDK);
   out.d_v = gather(split.d_v.view(), kDV);
   out.stats = split.stats;
+  out.stats.ring_buffer_bytes +=
+      sizeof(float) * (qs.values().size() + ks.values().size() + vs.values().size() + os.values().size() +
+                       dos.values().size() + lses.values().size() + split.d_q.values().size() +
+                       split.d_k.values().size() + split.d_v.values().size());
   return out;
 }
 

@@ -21,7 +21,8 @@
 // copies: the training step keeps its activations in row form for the projections, so this
 // costs (c/U)(2h + 2h_kv + H_l) more elements per peer than the simulator's backward (which
 // moves dO in and dQ, dK, dV out only); the report counts all-to-all bytes on their own
-// channel, apart from the ring levels.
+// channel, apart from the ring levels. The head-split copies are charged to the pass's
+// ring_buffer_bytes: they are the attention's working memory, alive only while it runs.
 #pragma once
 
 #include <span>

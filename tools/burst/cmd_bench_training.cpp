@@ -1,7 +1,8 @@
 // mpirun -np N burst bench training plan.json: what the memory-saving choices of a plan cost and
 // save, measured by training its model for a few steps per variant on the same ranks:
-//   checkpoint policies  none, attn_stash, seq_stash (--kept; not under the full mask), full; all
-//                        on the striped layout (seq_stash needs it), so they differ in what they keep only
+//   checkpoint policies  none, attn_stash, seq_stash (--kept; not under the full mask nor with
+//                        Ulysses groups), full; all on the striped layout (seq_stash needs it),
+//                        so they differ in what they keep only
 //   LM-head chunks       1 (whole logits) against --chunks, with the plan's policy
 // Each row: the peak per rank (model state included) and its activations, stash, ring buffers
 // and LM-head workspace at that peak, the LM-head workspace's own peak, the median step time and
@@ -45,7 +46,8 @@ std::vector<Variant> variants(const plan::Plan& base, const BenchTrainingOptions
   };
   policy(CheckpointPolicy::None, 0);
   policy(CheckpointPolicy::AttnStash, 0);
-  if (base.job.mask.kind != MaskKind::Full) policy(CheckpointPolicy::SeqStash, o.kept);  // it needs a look-back mask
+  // seq_stash needs a look-back mask, and a rank's first rows to be the sequence's first tokens
+  if (base.job.mask.kind != MaskKind::Full && base.strategy.ulysses == 1) policy(CheckpointPolicy::SeqStash, o.kept);
   policy(CheckpointPolicy::Full, 0);
   for (const int chunks : {1, o.chunks}) {
     plan::Plan v = base;
