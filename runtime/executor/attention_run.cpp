@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/executor/distributed_attention.hpp"
+#include "runtime/executor/wire_format.hpp"
 
 namespace burst::rt {
 namespace {
@@ -108,6 +110,18 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
+double max_abs(const Tensor& a) {
+  double most = 0;
+  for (const float x : a.values()) most = std::max(most, static_cast<double>(std::fabs(x)));
+  return most;
+}
+
+// A tensor as a bf16 plan stores it.
+Tensor stored(Tensor t, DType dtype) {
+  if (dtype == DType::BF16) round_to_bf16(t.values());
+  return t;
+}
+
 }  // namespace
 
 void require_job_ranks(const plan::Plan& plan, int job_ranks) {
@@ -123,7 +137,8 @@ PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, con
   require_job_ranks(original, job_ranks);
   plan::Plan plan = original;
   const Dims dims = run_dims(plan, options);
-  PreparedRun prepared{plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq)};
+  PreparedRun prepared{plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq),
+                       precision_of(plan)};
   prepared.schedule.require_complete();
   return prepared;
 }
@@ -141,7 +156,8 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
                v = random_rows(options.seed, kV, positions, kv_shape), d_o = random_rows(options.seed, kDO, positions, q_shape);
 
   TraceRecorder recorder;
-  DistributedAttention attention(schedule, comm, q_shape, kv_shape, {}, trace != nullptr ? &recorder : nullptr);
+  DistributedAttention attention(schedule, comm, q_shape, kv_shape, prepared.precision, plan.strategy.overlap, {},
+                                 trace != nullptr ? &recorder : nullptr);
   std::vector<double> figures(kFigureCount);
   comm.barrier();
   comm.reset_counters();
@@ -218,7 +234,8 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
                     {"backward", to_string(plan.strategy.backward)},
                     {"mask", to_string(plan.job.mask)}};
   report["run"] = {{"dry_run", options.dry_run}, {"seq", dims.seq}, {"heads", dims.heads}, {"kv_heads", dims.kv_heads},
-                   {"head_dim", dims.head_dim}, {"seed", options.seed}};
+                   {"head_dim", dims.head_dim}, {"seed", options.seed}, {"overlap", plan.strategy.overlap},
+                   {"precision", precision_json(prepared.precision)}};
   report["comm_bytes"] = {{"forward", fwd_bytes}, {"backward", bwd_bytes},
                           {"by_level", {{"forward", fwd_levels}, {"backward", bwd_levels}}},
                           {"ulysses", {{"forward", mean_of(kFwdUlysses)}, {"backward", mean_of(kBwdUlysses)}}}};
@@ -236,14 +253,27 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
                          {"backward_s", plan.predicted.attention_backward_s}};
   if (check) {
     const std::vector<std::int64_t> all_positions = contiguous_positions(dims.seq);
-    const Tensor qf = random_rows(options.seed, kQ, all_positions, q_full), kf = random_rows(options.seed, kK, all_positions, kv_full),
-                 vf = random_rows(options.seed, kV, all_positions, kv_full), dof = random_rows(options.seed, kDO, all_positions, q_full);
+    const DType act = prepared.precision.activations;
+    const Tensor qf = stored(random_rows(options.seed, kQ, all_positions, q_full), act),
+                 kf = stored(random_rows(options.seed, kK, all_positions, kv_full), act),
+                 vf = stored(random_rows(options.seed, kV, all_positions, kv_full), act),
+                 dof = stored(random_rows(options.seed, kDO, all_positions, q_full), act);
     const FullAttention ref = full_attention(qf.view(), kf.view(), vf.view(), dof.view(), all_positions, {plan.job.mask, std::nullopt});
-    const Json errors = {{"out", max_abs_diff(o_full, ref.o)}, {"dq", max_abs_diff(dq_full, ref.d_q)},
-                         {"dk", max_abs_diff(dk_full, ref.d_k)}, {"dv", max_abs_diff(dv_full, ref.d_v)}};
+    Json abs_errors, rel_errors;
     bool passed = true;
-    for (const auto& [name, value] : errors.items()) passed = passed && value.get<double>() <= options.tolerance;
-    report["check"] = {{"max_abs_err", errors}, {"tolerance", options.tolerance}, {"passed", passed}};
+    const DType accumulators = plan.strategy.backward == BackwardMode::QRing ? prepared.precision.dq : prepared.precision.dkv;
+    const bool relative = act == DType::BF16 || accumulators == DType::BF16;
+    const double tolerance = relative ? options.bf16_tolerance : options.tolerance;
+    for (const auto& [name, got, want] : {std::tuple{"out", &o_full, &ref.o}, std::tuple{"dq", &dq_full, &ref.d_q},
+                                          std::tuple{"dk", &dk_full, &ref.d_k}, std::tuple{"dv", &dv_full, &ref.d_v}}) {
+      const double abs_err = max_abs_diff(*got, *want), scale = max_abs(*want);
+      abs_errors[name] = abs_err;
+      rel_errors[name] = scale > 0 ? abs_err / scale : abs_err;
+      passed = passed && (relative ? rel_errors[name].get<double>() : abs_err) <= tolerance;
+    }
+    report["check"] = {{"max_abs_err", abs_errors}, {"max_rel_err", rel_errors}, {"tolerance", tolerance},
+                       {"tolerance_kind", relative ? "max |error| / max |reference|" : "max |error|"},
+                       {"passed", passed}};
   }
   return report;
 }

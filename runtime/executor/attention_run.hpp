@@ -3,7 +3,8 @@
 //
 // Inputs: Q, K, V and dO drawn from a seed per (tensor, global position, head, dim), so every
 // rank makes exactly its own rows, in its layout's order, and rank 0 can make the whole
-// sequence for the reference. Each phase runs between barriers and its time is the slowest
+// sequence for the reference. The plan's precision holds (precision.hpp): a bf16 plan's inputs
+// are bf16-rounded, and so are the reference's. Each phase runs between barriers and its time is the slowest
 // rank's. --check gathers O, dQ, dK, dV to rank 0, puts every row back at its position (the
 // layout's inverse permutation) and compares with full_attention over the whole sequence.
 //
@@ -22,8 +23,9 @@
 #include "common/json_reader.hpp"
 #include "planner/contract/plan.hpp"
 #include "runtime/comm/communicator.hpp"
-#include "runtime/schedule/ring_schedule.hpp"
+#include "runtime/executor/precision.hpp"
 #include "runtime/executor/run_trace.hpp"
+#include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
 
@@ -31,7 +33,11 @@ struct AttentionRunOptions {
   std::uint64_t seed = 1;
   bool check = false;
   bool dry_run = false;
-  double tolerance = 1e-4;  // max abs error allowed by the check (fp32)
+  double tolerance = 1e-4;  // fp32 plans: max abs error allowed by the check
+  // plans with bf16 tensors or bf16 travelling accumulators: max error over max |reference|
+  // per tensor (the reference runs in fp32 on the same bf16-rounded inputs; what remains is the
+  // rounding of the outputs and of the travelling accumulators, docs/runtime-precision.md)
+  double bf16_tolerance = 2e-2;
 };
 
 // Runs on every rank of `comm` (its size must be the plan's rank count: burst::Error otherwise).
@@ -46,6 +52,7 @@ struct PreparedRun {
   std::int64_t seq = 0;
   int heads = 0, kv_heads = 0, head_dim = 0;
   RingSchedule schedule;
+  AttentionPrecision precision;
 };
 // Throws burst::Error when a job of `job_ranks` ranks cannot run the plan (another rank count),
 // saying how to start it.

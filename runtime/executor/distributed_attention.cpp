@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "common/bf16.hpp"
 #include "common/error.hpp"
+#include "runtime/executor/wire_format.hpp"
 
 namespace burst::rt {
 namespace {
@@ -23,7 +25,8 @@ RingLevel group_level(const RingSchedule& schedule) {
 }  // namespace
 
 DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape,
-                                           Shape kv_shape, KernelOptions kernel_options, TraceRecorder* recorder)
+                                           Shape kv_shape, AttentionPrecision precision, bool overlap,
+                                           KernelOptions kernel_options, TraceRecorder* recorder)
     : comm_(comm),
       u_(schedule.ulysses()),
       group_(schedule.group(schedule.ring_rank(comm.rank()))),
@@ -32,7 +35,8 @@ DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communi
       q_split_(split_shape(q_shape, u_)),
       kv_split_(split_shape(kv_shape, u_)),
       level_(group_level(schedule)),
-      ring_(schedule, comm, q_split_, kv_split_, kernel_options, recorder) {
+      precision_(precision),
+      ring_(schedule, comm, q_split_, kv_split_, precision, overlap, kernel_options, recorder) {
   if (q_shape.heads % u_ != 0 || kv_shape.heads % u_ != 0) {
     throw Error(Problem{"plan:/strategy/ulysses",
                         fmt::format("Ulysses degree {} does not divide {} heads and {} KV heads", u_, q_shape.heads, kv_shape.heads),
@@ -40,7 +44,23 @@ DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communi
   }
 }
 
-Tensor DistributedAttention::scatter(ConstView local, int step) {
+void DistributedAttention::exchange(std::span<const float> send, std::span<float> recv, int step, DType wire) {
+  if (wire == DType::F32) return comm_.all_to_all(send, recv, group_, Channel::Ulysses, step, level_);
+  std::vector<Bf16> out(send.size()), in(recv.size());
+  std::transform(send.begin(), send.end(), out.begin(), [](float x) { return to_bf16(x); });
+  comm_.all_to_all(out, in, group_, Channel::Ulysses, step, level_);
+  std::transform(in.begin(), in.end(), recv.begin(), [](Bf16 x) { return to_float(x); });
+}
+
+ConstView DistributedAttention::as_stored(ConstView t, Tensor& keep) const {
+  if (precision_.activations == DType::F32) return t;
+  keep = Tensor(t.shape);
+  std::copy_n(t.data, t.shape.elements(), keep.values().begin());
+  round_to_bf16(keep.values());
+  return keep.view();
+}
+
+Tensor DistributedAttention::scatter(ConstView local, int step, DType wire) {
   const Shape split = split_shape(local.shape, u_);
   const auto slice = static_cast<std::size_t>(split.heads * split.head_dim);  // floats of one row's head slice
   const auto rows = static_cast<std::size_t>(local.shape.tokens);
@@ -52,16 +72,15 @@ Tensor DistributedAttention::scatter(ConstView local, int step) {
     }
   }
   Tensor out(split);
-  comm_.all_to_all(std::span<const float>(send), out.values(), group_, Channel::Ulysses, step, level_);
+  exchange(send, out.values(), step, wire);
   return out;
 }
 
-Tensor DistributedAttention::gather(ConstView split, int step) {
+Tensor DistributedAttention::gather(ConstView split, int step, DType wire) {
   const Shape local{split.shape.tokens / u_, split.shape.heads * u_, split.shape.head_dim};
   Tensor out(local);
   std::vector<float> received(static_cast<std::size_t>(split.shape.elements()));
-  comm_.all_to_all(std::span<const float>(split.data, received.size()), std::span<float>(received), group_,
-                   Channel::Ulysses, step, level_);
+  exchange(std::span<const float>(split.data, received.size()), received, step, wire);
   const auto slice = static_cast<std::size_t>(split.shape.heads * split.shape.head_dim);
   const auto rows = static_cast<std::size_t>(local.tokens);
   for (std::size_t i = 0; i < static_cast<std::size_t>(u_); ++i) {
@@ -73,13 +92,20 @@ Tensor DistributedAttention::gather(ConstView split, int step) {
   return out;
 }
 
-RingForward DistributedAttention::forward(ConstView q, ConstView k, ConstView v) {
-  if (u_ == 1) return ring_.forward(q, k, v);
-  const Tensor qs = scatter(q, kQ), ks = scatter(k, kK), vs = scatter(v, kV);
+RingForward DistributedAttention::forward(ConstView q_in, ConstView k_in, ConstView v_in) {
+  Tensor kept[3];
+  const ConstView q = as_stored(q_in, kept[0]), k = as_stored(k_in, kept[1]), v = as_stored(v_in, kept[2]);
+  const DType act = precision_.activations;
+  if (u_ == 1) {
+    RingForward out = ring_.forward(q, k, v);
+    if (act == DType::BF16) round_to_bf16(out.o.values());
+    return out;
+  }
+  const Tensor qs = scatter(q, kQ, act), ks = scatter(k, kK, act), vs = scatter(v, kV, act);
   RingForward split = ring_.forward(qs.view(), ks.view(), vs.view());
   RingForward out;
-  out.o = gather(split.o.view(), kO);
-  const Tensor lse = gather(ConstView{split.lse.data(), {q_split_.tokens, q_split_.heads, 1}}, kLse);
+  out.o = gather(split.o.view(), kO, act);  // a bf16 wire rounds it on the way
+  const Tensor lse = gather(ConstView{split.lse.data(), {q_split_.tokens, q_split_.heads, 1}}, kLse, DType::F32);
   out.lse.assign(lse.values().begin(), lse.values().end());
   out.stats = split.stats;
   // The head-split inputs and outputs live beside the ring's buffers: charge them with those.
@@ -88,17 +114,27 @@ RingForward DistributedAttention::forward(ConstView q, ConstView k, ConstView v)
   return out;
 }
 
-RingBackward DistributedAttention::backward(BackwardMode mode, ConstView q, ConstView k, ConstView v, ConstView o,
-                                            std::span<const float> lse, ConstView d_o) {
-  if (u_ == 1) return ring_.backward(mode, q, k, v, o, lse, d_o);
-  const Tensor qs = scatter(q, kQ), ks = scatter(k, kK), vs = scatter(v, kV), os = scatter(o, kO),
-               dos = scatter(d_o, kDO);
-  const Tensor lses = scatter(ConstView{lse.data(), {q_shape_.tokens, q_shape_.heads, 1}}, kLse);
+RingBackward DistributedAttention::backward(BackwardMode mode, ConstView q_in, ConstView k_in, ConstView v_in,
+                                            ConstView o_in, std::span<const float> lse, ConstView d_o_in) {
+  Tensor kept[5];
+  const ConstView q = as_stored(q_in, kept[0]), k = as_stored(k_in, kept[1]), v = as_stored(v_in, kept[2]),
+                  o = as_stored(o_in, kept[3]), d_o = as_stored(d_o_in, kept[4]);
+  const DType act = precision_.activations;
+  if (u_ == 1) {
+    RingBackward out = ring_.backward(mode, q, k, v, o, lse, d_o);
+    for (Tensor* t : {&out.d_q, &out.d_k, &out.d_v}) {
+      if (act == DType::BF16) round_to_bf16(t->values());
+    }
+    return out;
+  }
+  const Tensor qs = scatter(q, kQ, act), ks = scatter(k, kK, act), vs = scatter(v, kV, act), os = scatter(o, kO, act),
+               dos = scatter(d_o, kDO, act);
+  const Tensor lses = scatter(ConstView{lse.data(), {q_shape_.tokens, q_shape_.heads, 1}}, kLse, DType::F32);
   RingBackward split = ring_.backward(mode, qs.view(), ks.view(), vs.view(), os.view(), lses.values(), dos.view());
   RingBackward out;
-  out.d_q = gather(split.d_q.view(), kDQ);
-  out.d_k = gather(split.d_k.view(), kDK);
-  out.d_v = gather(split.d_v.view(), kDV);
+  out.d_q = gather(split.d_q.view(), kDQ, act);
+  out.d_k = gather(split.d_k.view(), kDK, act);
+  out.d_v = gather(split.d_v.view(), kDV, act);
   out.stats = split.stats;
   out.stats.ring_buffer_bytes +=
       sizeof(float) * (qs.values().size() + ks.values().size() + vs.values().size() + os.values().size() +

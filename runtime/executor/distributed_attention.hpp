@@ -17,6 +17,10 @@
 // K,V heads split the same way (KV_l = KV/U); query head h uses KV head h / (H/KV) before and
 // after, because both splits are contiguous.
 //
+// Precision (precision.hpp): with bf16 activations the inputs are rounded to bf16 on the way in
+// (what storing them as bf16 keeps) and the outputs O, dQ, dK, dV on the way out; the
+// all-to-alls move them as bf16 and lse as fp32; the ring does the rest.
+//
 // The backward scatters Q, K, V, O and lse again rather than keep the forward's head-split
 // copies: the training step keeps its activations in row form for the projections, so this
 // costs (c/U)(2h + 2h_kv + H_l) more elements per peer than the simulator's backward (which
@@ -38,7 +42,8 @@ class DistributedAttention {
  public:
   // Local shapes: q [r, H, d], k and v [r, Hkv, d] with r = this rank's rows.
   DistributedAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
-                       KernelOptions kernel_options = {}, TraceRecorder* recorder = nullptr);
+                       AttentionPrecision precision = {}, bool overlap = true, KernelOptions kernel_options = {},
+                       TraceRecorder* recorder = nullptr);
 
   // O [r, H, d] and lse [r * H] of this rank's rows, over the whole sequence.
   [[nodiscard]] RingForward forward(ConstView q, ConstView k, ConstView v);
@@ -48,9 +53,13 @@ class DistributedAttention {
 
  private:
   // [r, heads, d] rows of all heads -> [c, heads/U, d] rows of the group for this member's heads.
-  [[nodiscard]] Tensor scatter(ConstView local, int step);
+  [[nodiscard]] Tensor scatter(ConstView local, int step, DType wire);
   // The inverse: [c, heads/U, d] -> [r, heads, d].
-  [[nodiscard]] Tensor gather(ConstView split, int step);
+  [[nodiscard]] Tensor gather(ConstView split, int step, DType wire);
+  // The group all-to-all of fp32 values sent as `wire` (bf16 values round-trip exactly).
+  void exchange(std::span<const float> send, std::span<float> recv, int step, DType wire);
+  // The view the ring reads: `t` itself in fp32; in bf16 a rounded copy, kept alive in `keep`.
+  [[nodiscard]] ConstView as_stored(ConstView t, Tensor& keep) const;
 
   Communicator& comm_;
   int u_;
@@ -58,6 +67,7 @@ class DistributedAttention {
   Shape q_shape_, kv_shape_;  // local
   Shape q_split_, kv_split_;  // after the scatter
   RingLevel level_;           // where the all-to-all's bytes are counted
+  AttentionPrecision precision_;
   RingAttention ring_;
 };
 

@@ -48,17 +48,22 @@ void record(RingAttentionStats& stats, const RingPassResult& pass, std::size_t w
   stats.blocks_computed = pass.blocks_computed;
   stats.messages_sent = pass.messages_sent;
   stats.messages_received = pass.messages_received;
-  stats.ring_buffer_bytes = sizeof(float) * static_cast<std::uint64_t>(pass.peak_buffer_floats + workspace_floats);
+  stats.ring_buffer_bytes = pass.peak_buffer_bytes + sizeof(float) * static_cast<std::uint64_t>(workspace_floats);
 }
+
+std::size_t elements(Shape s) { return static_cast<std::size_t>(s.elements()); }
 
 }  // namespace
 
 RingAttention::RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
-                             KernelOptions kernel_options, TraceRecorder* recorder)
+                             AttentionPrecision precision, bool overlap, KernelOptions kernel_options,
+                             TraceRecorder* recorder)
     : schedule_(schedule),
       comm_(comm),
       q_shape_(q_shape),
       kv_shape_(kv_shape),
+      precision_(precision),
+      overlap_(overlap),
       kernel_options_(kernel_options),
       recorder_(recorder),
       mask_{schedule.mask(), std::nullopt},
@@ -76,6 +81,7 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   spec.travel = Travel::KeysAndValues;
   spec.read_channel = Channel::KvRing;
   spec.own_payload = pack({values(k), values(v)});
+  spec.payload_wire = WireFormat({{elements(kv_shape_), precision_.activations}, {elements(kv_shape_), precision_.activations}});
   spec.compute = [&](int block, std::span<const float> payload, std::span<float>) {
     Unpacker in(payload);
     const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
@@ -87,6 +93,7 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
     }, out.stats.compute_s);
   };
   spec.recorder = recorder_;
+  spec.overlap = overlap_;
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
   record(out.stats, pass, o_i.values().size() + lse_i.size());
   return out;
@@ -110,7 +117,12 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.travel = Travel::Queries;
     spec.read_channel = Channel::QRing;
     spec.own_payload = pack({values(q), values(d_o), delta, lse});
+    spec.payload_wire = WireFormat({{elements(q_shape_), precision_.activations},
+                                    {elements(q_shape_), precision_.activations},
+                                    {rows, DType::F32},
+                                    {rows, DType::F32}});
     spec.accumulator_size = static_cast<std::size_t>(q_shape_.elements());
+    spec.accumulator_dtype = precision_.dq;
     spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dq) {
       Unpacker in(payload);
       const ConstView qb = in.view(q_shape_), dob = in.view(q_shape_);
@@ -126,8 +138,10 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.travel = Travel::KeysAndValues;
     spec.read_channel = Channel::KvRing;
     spec.own_payload = pack({values(k), values(v)});
+    spec.payload_wire = WireFormat({{kv_elements, precision_.activations}, {kv_elements, precision_.activations}});
     spec.accumulator_size = 2 * kv_elements;
     spec.accumulator_channel = Channel::DkvRing;
+    spec.accumulator_dtype = precision_.dkv;
     spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dkv) {
       Unpacker in(payload);
       const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
@@ -140,6 +154,7 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     };
   }
   spec.recorder = recorder_;
+  spec.overlap = overlap_;
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
   if (mode == BackwardMode::QRing) {
     std::copy(pass.home_accumulator.begin(), pass.home_accumulator.end(), out.d_q.values().begin());

@@ -12,12 +12,18 @@
 //
 // Double buffering: at step s every transfer that leaves or reaches this rank at s is posted
 // before the step computes, and waited only when its data is used (receives) or at the end of
-// the step (sends). Blocks the mask leaves empty are neither computed nor sent.
+// the step (sends). Blocks the mask leaves empty are neither computed nor sent. Without
+// overlap (the plan's overlap: false) each step's read transfers complete before it computes.
+//
+// Precision (precision.hpp): K, V, Q and dO travel in the activation dtype, D and lse in fp32,
+// the accumulators in their own dtype; the caller hands in tensors already rounded to the
+// activation dtype (DistributedAttention does).
 #pragma once
 
 #include <vector>
 
 #include "runtime/comm/communicator.hpp"
+#include "runtime/executor/precision.hpp"
 #include "runtime/executor/run_trace.hpp"
 #include "runtime/kernels/attention.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
@@ -51,7 +57,8 @@ class RingAttention {
   // This rank's place is schedule.ring_rank(comm.rank()). Shapes: q [c, H, d], k and v [c, Hkv, d].
   // With a recorder, both phases' ring loops record their timeline there (run_trace.hpp).
   RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
-                KernelOptions kernel_options = {}, TraceRecorder* recorder = nullptr);
+                AttentionPrecision precision = {}, bool overlap = true, KernelOptions kernel_options = {},
+                TraceRecorder* recorder = nullptr);
 
   [[nodiscard]] RingForward forward(ConstView q, ConstView k, ConstView v);
   // `o` and `lse` from forward(); gradients of this rank's q, k and v.
@@ -62,6 +69,8 @@ class RingAttention {
   const RingSchedule& schedule_;
   Communicator& comm_;
   Shape q_shape_, kv_shape_;
+  AttentionPrecision precision_;
+  bool overlap_;
   KernelOptions kernel_options_;
   TraceRecorder* recorder_;
   AttentionMask mask_;

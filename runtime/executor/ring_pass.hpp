@@ -5,8 +5,8 @@
 //
 // Step s on ring rank k: wait for the payload of block b = block_at(k, s) (its receive was posted
 // at an earlier step), post the receives and read-ring sends whose send_step is s (the next
-// blocks travel while this step computes), then, if k needs b, compute into a zeroed partial
-// accumulator, add the accumulator arriving
+// blocks travel while this step computes; without overlap they complete first), then, if k
+// needs b, compute into a zeroed partial accumulator, add the accumulator arriving
 // from b's previous contributor, and send it to the next one (or home). Sends posted at s are
 // completed at the end of s; a rank only ever waits for messages sent at earlier steps or for
 // receives posted at the same step, so no cycle of waits can form.
@@ -22,6 +22,7 @@
 
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/run_trace.hpp"
+#include "runtime/executor/wire_format.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
@@ -30,12 +31,17 @@ struct RingPassSpec {
   Travel travel = Travel::KeysAndValues;
   Channel read_channel = Channel::KvRing;
   std::vector<float> own_payload;  // this rank's block, packed; every block's payload has this size
+  WireFormat payload_wire;         // how the payload travels (its parts' dtypes); default: all fp32
   std::size_t accumulator_size = 0;  // floats per block accumulator; 0: none travel
   Channel accumulator_channel = Channel::DqRing;
+  DType accumulator_dtype = DType::F32;  // on the wire: fp32, or bf16 rounded at every hop
   // Computes with `block`'s payload; writes this rank's share of the block's accumulator into
   // `partial` (zeroed, empty when there are no accumulators).
   std::function<void(int block, std::span<const float> payload, std::span<float> partial)> compute;
   TraceRecorder* recorder = nullptr;  // when set, the loop's timeline is recorded there
+  // false: each step's read transfers complete before it computes (no double buffering), so
+  // transfer and compute run one after the other, as the plan's overlap: false says.
+  bool overlap = true;
 };
 
 struct RingPassResult {
@@ -43,9 +49,10 @@ struct RingPassResult {
   int blocks_computed = 0;
   int messages_sent = 0;
   int messages_received = 0;
-  // The most floats the pass held at once in blocks, inboxes and accumulators (its own block
-  // included): what its double buffering costs in memory.
-  std::size_t peak_buffer_floats = 0;
+  // The most bytes the pass held at once in blocks, inboxes and travelling accumulators (its own
+  // block included), each at its wire size as a device would hold it, plus the fp32 partial and
+  // home accumulators: what its double buffering costs in memory.
+  std::size_t peak_buffer_bytes = 0;
 };
 
 [[nodiscard]] RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, RingPassSpec spec);

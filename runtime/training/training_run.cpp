@@ -188,9 +188,14 @@ Json TrainingRun::check_against_single_rank(const TrainingSequence& sequence, st
     }
   }
   const double loss_err = std::fabs(loss - ref_loss) / std::max(1e-30, std::fabs(ref_loss));
+  // Rounding travelling bf16 accumulators at every hop (the one-rank step has no hops) is
+  // allowed its own, wider tolerance.
+  const AttentionPrecision precision = precision_of(plan_);
+  const bool bf16_hops = precision.dq == DType::BF16 || precision.dkv == DType::BF16;
+  const double tolerance = bf16_hops ? options_.bf16_tolerance : options_.tolerance;
   return {{"loss", loss}, {"reference_loss", ref_loss}, {"loss_rel_err", loss_err}, {"max_rel_err_grad", worst},
-          {"worst_tensor", worst_name}, {"rel_err_grad_by_tensor", by_tensor}, {"tolerance", options_.tolerance},
-          {"passed", worst <= options_.tolerance && loss_err <= options_.tolerance}};
+          {"worst_tensor", worst_name}, {"rel_err_grad_by_tensor", by_tensor}, {"tolerance", tolerance},
+          {"passed", worst <= tolerance && loss_err <= tolerance}};
 }
 
 Json TrainingRun::run() {
@@ -332,6 +337,7 @@ Json TrainingRun::report(const std::vector<StepRecord>& records) {
                    {"first_step", first_step_}, {"steps", options_.steps}, {"seed", options_.seed},
                    {"lr", options_.adamw.lr}, {"resumed_from", options_.resume}, {"saved_to", options_.save},
                    {"recomputed_rows_per_rank", step_.recomputed_rows()},
+                   {"precision", precision_json(precision_of(plan_))}, {"overlap", s.overlap},
                    {"data", {{"source", corpus_.source}, {"documents", corpus_.names.size()}, {"bytes", corpus_.bytes.size()}}}};
   report["losses"] = losses;
   report["step_time_s"] = times;

@@ -4,7 +4,9 @@
 // usp_plan: `world` ranks in Ulysses groups of `ulysses` consecutive ranks around rings of
 // world / ulysses ring ranks, one flat ring (inner == ring size) or a double ring of inner x
 // (ring / inner) per member, member j's ring rank k being world rank k * ulysses + j, as the
-// planner lays them out. ring_plan is the plain ring (ulysses 1).
+// planner lays them out. ring_plan is the plain ring (ulysses 1). The plans are fp32 throughout
+// (tensors and travelling accumulators), so results compare with the fp32 references exactly;
+// the bf16 tests set the precision fields themselves.
 #pragma once
 
 #include <string>
@@ -24,6 +26,8 @@ inline plan::Plan usp_plan(int world, int ulysses, int inner, Layout layout, Bac
   p.job.model.hidden = heads * head_dim;
   p.job.seq = seq;
   p.job.mask = parse_mask(mask, "mask");
+  p.job.dtype = "fp32";
+  p.strategy.dq_bytes = p.strategy.dkv_bytes = 4;
   const int ring = world / ulysses;
   p.strategy.name = ulysses == 1 ? "burst" : ring == 1 ? "ds-ulysses" : "burst-usp";
   p.strategy.cp = ring;

@@ -30,6 +30,7 @@ struct RunOptions {
   bool check = false;
   bool json = false;
   std::string trace;
+  std::string dtype;  // overrides the plan's /job/dtype when set
   std::uint64_t seed = 1;
   double timeout_s = 120;
   // Training.
@@ -39,6 +40,33 @@ struct RunOptions {
   float lr = rt::AdamWConfig{}.lr;
 };
 
+// The plan as this run executes it: the file, with --dtype in place of its /job/dtype (and,
+// for fp32, of its travelling accumulators' bf16: an fp32 run is fp32 throughout). Rank 0 says
+// what changed, so a run never differs from its plan silently.
+plan::Plan read_run_plan(const RunOptions& o, const rt::Communicator& comm) {
+  plan::Plan p = plan::read_plan(o.plan);
+  if (o.dtype.empty()) return p;
+  const auto override_field = [&](const char* pointer, const std::string& from, const std::string& to) {
+    if (comm.rank() == 0 && from != to) fmt::print(stderr, "note: --dtype {}: {} {} -> {}\n", o.dtype, pointer, from, to);
+  };
+  override_field("/job/dtype", p.job.dtype, o.dtype);
+  p.job.dtype = o.dtype;
+  if (o.dtype == "fp32") {
+    override_field("/strategy/dq_bytes", std::to_string(p.strategy.dq_bytes), "4");
+    override_field("/strategy/dkv_bytes", std::to_string(p.strategy.dkv_bytes), "4");
+    p.strategy.dq_bytes = p.strategy.dkv_bytes = 4;
+  }
+  return p;
+}
+
+// "precision bf16 (dQ accumulators bf16, dK,dV fp32); overlap on"
+std::string precision_line(const Json& run) {
+  const Json& p = run["precision"];
+  return fmt::format("  precision {} tensors, dQ accumulators {}, dK,dV accumulators {}; transfers {}\n",
+                     p["activations"].get<std::string>(), p["dq"].get<std::string>(), p["dkv"].get<std::string>(),
+                     run["overlap"].get<bool>() ? "overlapped with compute" : "then compute (overlap off)");
+}
+
 void print_report(const Json& r) {
   const Json& m = r["measured"];
   const Json& p = r["predicted"];
@@ -47,6 +75,7 @@ void print_report(const Json& r) {
              r["plan"]["layout"].get<std::string>(), r["plan"]["backward"].get<std::string>(),
              r["plan"]["mask"].get<std::string>(), r["run"]["seq"].get<std::int64_t>(), r["run"]["heads"].get<int>(),
              r["run"]["kv_heads"].get<int>(), r["run"]["head_dim"].get<int>());
+  fmt::print("{}", precision_line(r["run"]));
   fmt::print("  forward   measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
              m["forward_s"].get<double>(), p["forward_s"].get<double>(), r["comm_bytes"]["forward"].get<double>());
   fmt::print("  backward  measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
@@ -58,10 +87,13 @@ void print_report(const Json& r) {
              msg["forward_sent"].get<double>(), msg["forward_received"].get<double>(),
              msg["backward_sent"].get<double>(), msg["backward_received"].get<double>());
   if (r.contains("check")) {
-    const Json& e = r["check"]["max_abs_err"];
-    fmt::print("  check     max |error| out {:.2e}, dq {:.2e}, dk {:.2e}, dv {:.2e} (tolerance {:.0e}): {}\n",
-               e["out"].get<double>(), e["dq"].get<double>(), e["dk"].get<double>(), e["dv"].get<double>(),
-               r["check"]["tolerance"].get<double>(), r["check"]["passed"].get<bool>() ? "passed" : "FAILED");
+    const Json& c = r["check"];
+    const bool relative = c["tolerance_kind"].get<std::string>() != "max |error|";
+    const Json& e = relative ? c["max_rel_err"] : c["max_abs_err"];
+    fmt::print("  check     {} out {:.2e}, dq {:.2e}, dk {:.2e}, dv {:.2e} (tolerance {:.0e}): {}\n",
+               relative ? "max |error| / max |reference|" : "max |error|", e["out"].get<double>(),
+               e["dq"].get<double>(), e["dk"].get<double>(), e["dv"].get<double>(), c["tolerance"].get<double>(),
+               c["passed"].get<bool>() ? "passed" : "FAILED");
   }
 }
 
@@ -72,7 +104,7 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
   options.dry_run = o.dry_run;
   rt::RunTrace trace;
   const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    const plan::Plan p = plan::read_plan(o.plan);
+    const plan::Plan p = read_run_plan(o, comm);
     (void)rt::prepare_attention_run(p, comm.size(), options);
     return [&, p] { return rt::run_attention(p, comm, options, o.trace.empty() ? nullptr : &trace); };
   });
@@ -109,6 +141,7 @@ void print_training_report(const Json& r) {
              run["model"]["name"].get<std::string>(), run["parameters"].get<std::int64_t>(),
              units::format_tokens(run["seq"].get<std::int64_t>()), run["data"]["source"].get<std::string>(),
              run["data"]["documents"].get<std::int64_t>());
+  fmt::print("{}", precision_line(run));
   fmt::print("  loss      {:.4f} -> {:.4f} over {} steps (from step {})\n", losses.front().get<double>(),
              losses.back().get<double>(), losses.size(), run["first_step"].get<std::int64_t>());
   fmt::print("  step      measured {:.3f} s median (forward {:.3f}, backward {:.3f} of which recompute {:.3f}; attention "
@@ -161,7 +194,7 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
   };
   std::unique_ptr<rt::TrainingRun> training;
   const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    training = std::make_unique<rt::TrainingRun>(plan::read_plan(o.plan), comm, options);
+    training = std::make_unique<rt::TrainingRun>(read_run_plan(o, comm), comm, options);
     return [&] { return training->run(); };
   });
   if (comm.rank() != 0) return;
@@ -206,6 +239,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--json", options->json, "Print the report as JSON on stdout");
   cmd->add_option("--trace", options->trace,
                                 "Attention runs: write the measured timeline of every rank as a Chrome trace (Perfetto) to this file");
+  cmd->add_option("--dtype", options->dtype,
+                  "Run in this precision instead of the plan's /job/dtype (the run says so): bf16 or fp32")
+      ->check(CLI::IsMember({"bf16", "fp32"}));  // fp32 also makes the travelling accumulators fp32
   cmd->add_option("--seed", options->seed, "Seed of the initial weights (training) or of the random inputs (attention)")
       ->capture_default_str();
   cmd->add_option("--timeout", options->timeout_s, "Seconds a rank waits for a message before the job fails")
