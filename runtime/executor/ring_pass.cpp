@@ -75,7 +75,7 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
   };
   for (int s = 0; s < ring; ++s) {
     // The block of this step arrives first: this rank computes with it, forwards it, or both.
-    const int b = schedule.block_at(me, s);
+    const int b = schedule.block_at(spec.travel, me, s);
     if (const auto it = read_inbox.find(b); it != read_inbox.end()) {
       wait_for(comm, it->second.request, spec.recorder);
       std::vector<float>& payload = payloads[b];
@@ -142,7 +142,7 @@ RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, R
       const int block = it->first;
       bool later = block == me;
       for (const Hop& h : reads) later = later || (h.block == block && h.src == me && h.send_step > s);
-      for (int t = s + 1; t < ring && !later; ++t) later = schedule.block_at(me, t) == block;
+      for (int t = s + 1; t < ring && !later; ++t) later = schedule.block_at(spec.travel, me, t) == block;
       it = later ? std::next(it) : payloads.erase(it);
     }
   }

@@ -140,9 +140,21 @@ bool RingSchedule::pair_needed(int query_block, int key_block) const {
   return needed_[static_cast<std::size_t>(query_block * geometry_.ring + key_block)] != 0;
 }
 
+int RingSchedule::block_at(Travel travel, int ring_rank, int step) const {
+  if (travel == Travel::KeysAndValues) return geometry_.block_at(ring_rank, step);
+  const int last = geometry_.ring - 1;
+  return last - geometry_.block_at(last - ring_rank, step);
+}
+
+int RingSchedule::holder(Travel travel, int block, int step) const {
+  if (travel == Travel::KeysAndValues) return geometry_.visitor(block, step);
+  const int last = geometry_.ring - 1;
+  return last - geometry_.visitor(last - block, step);
+}
+
 bool RingSchedule::holder_needs(Travel travel, int block, int step) const {
-  const int holder = geometry_.visitor(block, step);
-  return travel == Travel::KeysAndValues ? pair_needed(holder, block) : pair_needed(block, holder);
+  const int h = holder(travel, block, step);
+  return travel == Travel::KeysAndValues ? pair_needed(h, block) : pair_needed(block, h);
 }
 
 RingLevel RingSchedule::level_between(int src, int dst) const {
@@ -162,7 +174,7 @@ std::vector<Hop> RingSchedule::read_hops(Travel travel) const {
       for (int t = last - 1; t >= first; --t) {
         later = later || holder_needs(travel, b, t + 1);
         if (later) {
-          const int src = g.visitor(b, t), dst = g.visitor(b, t + 1);
+          const int src = holder(travel, b, t), dst = holder(travel, b, t + 1);
           inner.push_back({b, src, dst, t, t + 1, level_between(src, dst)});
         }
       }
@@ -172,7 +184,7 @@ std::vector<Hop> RingSchedule::read_hops(Travel travel) const {
         bool any = false;
         for (int s = last + 1; s < g.ring && !any; ++s) any = holder_needs(travel, b, s);
         if (any) {
-          const int src = g.visitor(b, first), dst = g.visitor(b, last + 1);
+          const int src = holder(travel, b, first), dst = holder(travel, b, last + 1);
           hops.push_back({b, src, dst, first, last + 1, level_between(src, dst)});
         }
       }
@@ -188,9 +200,9 @@ std::vector<Hop> RingSchedule::accumulator_hops(Travel travel) const {
     int from = -1, from_step = 0;
     for (int s = 0; s < g.ring; ++s) {
       if (!holder_needs(travel, b, s)) continue;
-      const int holder = g.visitor(b, s);
-      if (from >= 0) hops.push_back({b, from, holder, from_step, s, level_between(from, holder)});
-      from = holder;
+      const int to = holder(travel, b, s);
+      if (from >= 0) hops.push_back({b, from, to, from_step, s, level_between(from, to)});
+      from = to;
       from_step = s;
     }
     if (from >= 0 && from != b) hops.push_back({b, from, b, from_step, g.ring, level_between(from, b)});
@@ -201,19 +213,23 @@ std::vector<Hop> RingSchedule::accumulator_hops(Travel travel) const {
 std::vector<std::string> RingSchedule::check() const {
   const RingGeometry& g = geometry_;
   std::vector<std::string> problems;
-  // Every non-empty pair exactly once: rank k at step s computes (queries of k, keys of block_at(k, s)).
-  std::map<std::pair<int, int>, int> computed;
-  for (int k = 0; k < g.ring; ++k) {
-    for (int s = 0; s < g.ring; ++s) {
-      const int b = g.block_at(k, s);
-      if (pair_needed(k, b)) ++computed[{k, b}];
-    }
-  }
-  for (int q = 0; q < g.ring; ++q) {
+  // Every non-empty pair exactly once on each read ring: rank k at step s computes (queries of
+  // k, keys of the K,V block it holds) or (queries of the query block it holds, keys of k).
+  for (const Travel travel : {Travel::KeysAndValues, Travel::Queries}) {
+    std::map<std::pair<int, int>, int> computed;  // (query block, key block)
     for (int k = 0; k < g.ring; ++k) {
-      const int times = computed.count({q, k}) ? computed.at({q, k}) : 0;
-      if (times != (pair_needed(q, k) ? 1 : 0)) {
-        problems.push_back(fmt::format("pair (queries of {}, keys of {}) computed {} times", q, k, times));
+      for (int s = 0; s < g.ring; ++s) {
+        const int b = block_at(travel, k, s);
+        const auto pair = travel == Travel::KeysAndValues ? std::pair{k, b} : std::pair{b, k};
+        if (pair_needed(pair.first, pair.second)) ++computed[pair];
+      }
+    }
+    for (int q = 0; q < g.ring; ++q) {
+      for (int k = 0; k < g.ring; ++k) {
+        const int times = computed.count({q, k}) ? computed.at({q, k}) : 0;
+        if (times != (pair_needed(q, k) ? 1 : 0)) {
+          problems.push_back(fmt::format("pair (queries of {}, keys of {}) computed {} times", q, k, times));
+        }
       }
     }
   }
@@ -232,8 +248,8 @@ std::vector<std::string> RingSchedule::check() const {
     }
     for (int b = 0; b < g.ring; ++b) {
       for (int s = 0; s < g.ring; ++s) {
-        if (holder_needs(travel, b, s) && !has.count({g.visitor(b, s), b})) {
-          problems.push_back(fmt::format("block {} never reaches ring rank {} for step {}", b, g.visitor(b, s), s));
+        if (holder_needs(travel, b, s) && !has.count({holder(travel, b, s), b})) {
+          problems.push_back(fmt::format("block {} never reaches ring rank {} for step {}", b, holder(travel, b, s), s));
         }
       }
     }

@@ -3,7 +3,11 @@
 // blocks there, and which carry the gradient accumulators home.
 //
 // Read ring (forward K,V; backward K,V or the query pack Q, dO, D, lse): block b is held at step
-// t by ring rank visitor(b, t). Inside an outer step it moves along the inner ring, each hop
+// t by ring rank visitor(b, t). K,V travel "forward" (rank k to k+1); the query pack travels the
+// other way round, the same geometry on mirrored positions p = R-1-k, as the simulator lowers
+// it: under causal-like masks the keys a query block needs lie before it and the queries a key
+// block serves after it, so both journeys reach every rank that needs them first and the
+// skipped hops below cut the rest (on a full journey the direction changes nothing). Inside an outer step it moves along the inner ring, each hop
 // one step ahead of its use (double buffering: sent while the holder computes). In a double
 // ring the block that starts outer step o+1 on rank (n, l) is the one rank (n-1, l) started
 // outer step o with: it crosses nodes on the same rail, sent as soon as (n-1, l) has it, so it
@@ -70,7 +74,9 @@ class RingSchedule {
   [[nodiscard]] int member(int world_rank) const { return member_of_world_[static_cast<std::size_t>(world_rank)]; }
   // The Ulysses group of a ring rank: its world ranks in member order (one rank when U = 1).
   [[nodiscard]] std::vector<int> group(int ring_rank) const;
-  [[nodiscard]] int block_at(int ring_rank, int step) const { return geometry_.block_at(ring_rank, step); }
+  // The block `ring_rank` holds at `step` on the read ring of `travel`, and who holds `block`.
+  [[nodiscard]] int block_at(Travel travel, int ring_rank, int step) const;
+  [[nodiscard]] int holder(Travel travel, int block, int step) const;
   [[nodiscard]] const TokenSet& tokens(int ring_rank) const { return tokens_[static_cast<std::size_t>(ring_rank)]; }
   // The global positions of a ring rank's tokens (its whole group's), in the order its rows are stored.
   [[nodiscard]] std::vector<std::int64_t> positions(int ring_rank) const;

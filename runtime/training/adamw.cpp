@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -73,43 +74,62 @@ void check_arguments(std::span<const float> params, std::span<const float> grads
   p.throw_if_any();
 }
 
-// ||grads||_2, summed in double; scaled in place down to clip_norm when above it.
-double clip(std::span<float> grads, float clip_norm) {
-  double squares = 0;
-  for (const float g : grads) squares += static_cast<double>(g) * g;
-  const double norm = std::sqrt(squares);
-  if (clip_norm > 0.0f && norm > clip_norm) {
-    const auto factor = static_cast<float>(clip_norm / norm);
-    for (float& g : grads) g *= factor;
+void check_range(const AdamWRange& r, std::int64_t step, const AdamWConfig& config) {
+  constexpr std::string_view call = "adamw_update";
+  Problems p;
+  for (const auto& [name, size] : {std::pair{"grads", r.grads.size()}, std::pair{"m", r.m.size()}, std::pair{"v", r.v.size()}}) {
+    if (size != r.params.size()) {
+      p.add(where(call, name), fmt::format("{} values for {} parameters", size, r.params.size()), "one per parameter");
+    }
   }
-  return norm;
+  if (step < 1) p.add(where(call, "step"), fmt::format("step {}", step), "1, 2, ...");
+  check_config(p, config);
+  p.throw_if_any();
 }
 
 }  // namespace
 
+double squared_norm(std::span<const float> grads) {
+  double squares = 0;
+  for (const float g : grads) squares += static_cast<double>(g) * g;
+  return squares;
+}
+
+void adamw_update(const AdamWRange& range, std::span<const ParamGroup> groups, double norm, std::int64_t step,
+                  const AdamWConfig& config) {
+  check_range(range, step, config);
+  if (config.clip_norm > 0.0f && norm > config.clip_norm) {
+    const auto factor = static_cast<float>(config.clip_norm / norm);
+    for (float& g : range.grads) g *= factor;
+  }
+  const double b1 = config.beta1, b2 = config.beta2, lr = config.lr, eps = config.eps;
+  const double correction1 = 1.0 - std::pow(b1, static_cast<double>(step));
+  const double correction2 = 1.0 - std::pow(b2, static_cast<double>(step));
+  const std::size_t begin = range.offset, end = range.offset + range.params.size();
+  for (const ParamGroup& group : groups) {
+    const double decay = group.decay ? config.weight_decay : 0.0;
+    const std::size_t from = std::max(begin, group.offset), to = std::min(end, group.offset + group.count);
+    for (std::size_t flat = from; flat < to; ++flat) {
+      const std::size_t i = flat - begin;
+      const double g = range.grads[i];
+      const double m = b1 * range.m[i] + (1.0 - b1) * g;
+      const double v = b2 * range.v[i] + (1.0 - b2) * g * g;
+      range.m[i] = static_cast<float>(m);
+      range.v[i] = static_cast<float>(v);
+      const double p = range.params[i];
+      range.params[i] = static_cast<float>(p - lr * ((m / correction1) / (std::sqrt(v / correction2) + eps) + decay * p));
+    }
+  }
+}
+
 double adamw_step(std::span<float> params, std::span<float> grads, std::span<const ParamGroup> groups,
                   AdamWState& state, const AdamWConfig& config) {
   check_arguments(params, grads, groups, state, config);
-  const double norm = clip(grads, config.clip_norm);
+  const double norm = std::sqrt(squared_norm(grads));
   if (state.m.empty()) state.m.assign(params.size(), 0.0f);
   if (state.v.empty()) state.v.assign(params.size(), 0.0f);
   ++state.step;
-
-  const double b1 = config.beta1, b2 = config.beta2, lr = config.lr, eps = config.eps;
-  const double correction1 = 1.0 - std::pow(b1, static_cast<double>(state.step));
-  const double correction2 = 1.0 - std::pow(b2, static_cast<double>(state.step));
-  for (const ParamGroup& group : groups) {
-    const double decay = group.decay ? config.weight_decay : 0.0;
-    for (std::size_t i = group.offset; i < group.offset + group.count; ++i) {
-      const double g = grads[i];
-      const double m = b1 * state.m[i] + (1.0 - b1) * g;
-      const double v = b2 * state.v[i] + (1.0 - b2) * g * g;
-      state.m[i] = static_cast<float>(m);
-      state.v[i] = static_cast<float>(v);
-      const double p = params[i];
-      params[i] = static_cast<float>(p - lr * ((m / correction1) / (std::sqrt(v / correction2) + eps) + decay * p));
-    }
-  }
+  adamw_update({0, params, grads, state.m, state.v}, groups, norm, state.step, config);
   return norm;
 }
 

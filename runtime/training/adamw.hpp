@@ -13,6 +13,13 @@
 //
 // Groups tile the parameters: their [offset, offset + count) ranges, in any order, must
 // cover [0, params.size()) without gaps or overlaps. Bad arguments throw burst::Error.
+//
+// One implementation for the whole vector and for ZeRO's shards: adamw_update steps any range
+// of the flat vector given the GLOBAL gradient norm (a shard computes its squared_norm, the
+// ranks sum them, the square root is the norm), clipping that range by the factor the global
+// norm gives and applying each group's decay where the group overlaps the range. adamw_step is
+// adamw_update over [0, size) with the norm of the whole vector, so a shard's update is, float
+// for float, what the whole step does to those floats.
 #pragma once
 
 #include <cstddef>
@@ -47,5 +54,22 @@ struct AdamWState {
 // Clips grads in place, then takes one step. Returns the gradient norm before clipping.
 double adamw_step(std::span<float> params, std::span<float> grads, std::span<const ParamGroup> groups,
                   AdamWState& state, const AdamWConfig& config);
+
+// Sum of the squares in double, in order: a range's share of the squared global norm.
+[[nodiscard]] double squared_norm(std::span<const float> grads);
+
+// Parameters [offset, offset + params.size()) of the flat vector, their gradients and moments
+// (the same length each): the whole vector, or one piece of a rank's ZeRO shard.
+struct AdamWRange {
+  std::size_t offset = 0;
+  std::span<float> params;
+  std::span<float> grads;
+  std::span<float> m, v;
+};
+
+// Step `step` (1, 2, ...) on `range`: clips its gradients in place as the global `norm` says,
+// updates m, v and the parameters. `groups` are those of the whole vector.
+void adamw_update(const AdamWRange& range, std::span<const ParamGroup> groups, double norm, std::int64_t step,
+                  const AdamWConfig& config);
 
 }  // namespace burst::rt

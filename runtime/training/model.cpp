@@ -90,6 +90,19 @@ std::vector<std::pair<std::string, Slice>> ModelLayout::named() const {
   return out;
 }
 
+LayerSlices LayerSlices::relative_to(std::size_t base) const {
+  return {attn_norm.relative_to(base), wq.relative_to(base),       wk.relative_to(base),
+          wv.relative_to(base),        wo.relative_to(base),       mlp_norm.relative_to(base),
+          w_gate.relative_to(base),    w_up.relative_to(base),     w_down.relative_to(base)};
+}
+
+std::vector<Slice> ModelLayout::units() const {
+  std::vector<Slice> out{embedding};
+  for (const LayerSlices& l : layers) out.push_back({l.attn_norm.offset, l.w_down.offset + l.w_down.count - l.attn_norm.offset});
+  out.push_back({final_norm.offset, lm_head.offset + lm_head.count - final_norm.offset});
+  return out;
+}
+
 std::vector<ParamGroup> ModelLayout::groups() const {
   std::vector<ParamGroup> out;
   for (const auto& [name, slice] : named()) {

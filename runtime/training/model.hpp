@@ -33,10 +33,13 @@ struct Slice {
   std::size_t count = 0;
   [[nodiscard]] std::span<float> of(std::span<float> all) const { return all.subspan(offset, count); }
   [[nodiscard]] std::span<const float> of(std::span<const float> all) const { return all.subspan(offset, count); }
+  // The same floats counted from `base` (a unit's first float, below) rather than from 0.
+  [[nodiscard]] Slice relative_to(std::size_t base) const { return {offset - base, count}; }
 };
 
 struct LayerSlices {
   Slice attn_norm, wq, wk, wv, wo, mlp_norm, w_gate, w_up, w_down;
+  [[nodiscard]] LayerSlices relative_to(std::size_t base) const;
 };
 
 class ModelLayout {
@@ -60,6 +63,14 @@ class ModelLayout {
   [[nodiscard]] std::vector<std::pair<std::string, Slice>> named() const;
   // The optimizer's groups: gains are not decayed, matrices (embedding included) are.
   [[nodiscard]] std::vector<ParamGroup> groups() const;
+
+  // The units a step uses one at a time, tiling the vector in storage order: the embedding,
+  // each layer (its nine tensors), the head (final norm and LM head). ZeRO shards, gathers and
+  // reduces unit by unit (shard_map.hpp, weight_source.hpp).
+  [[nodiscard]] std::vector<Slice> units() const;
+  [[nodiscard]] static constexpr std::size_t embedding_unit() { return 0; }
+  [[nodiscard]] static constexpr std::size_t layer_unit(std::size_t layer) { return 1 + layer; }
+  [[nodiscard]] std::size_t head_unit() const { return 1 + layers.size(); }
 
  private:
   ModelSpec spec_;

@@ -19,6 +19,9 @@ void add_job_options(CLI::App& cmd, JobOptions& o) {
   cmd.add_option("--seq", o.seq, "Sequence length in tokens, e.g. 1M (= 1048576), 512K")->required();
   cmd.add_option("--batch", o.batch, "Sequences per step")->check(kAtLeastOne)->capture_default_str();
   cmd.add_option("--mask", o.mask, "Attention mask: full, causal, sliding:W, document:L")->capture_default_str();
+  cmd.add_option("--dtype", o.dtype, "Precision of parameters, activations and transfers: bf16 or fp32")
+      ->check(CLI::IsMember({"bf16", "fp32"}))
+      ->capture_default_str();
   cmd.add_option("--compute-model", o.compute_model, "Compute cost model")
       ->check(CLI::IsMember(sim::compute_model_names()))
       ->capture_default_str();
@@ -56,7 +59,7 @@ Job resolve_job(const JobOptions& o) {
   job.shape.kv_heads = job.model.kv_heads;
   job.shape.head_dim = job.model.head_dim;
   job.shape.batch = o.batch;
-  job.shape.dtype_bytes = 2;
+  job.shape.dtype_bytes = o.dtype == "fp32" ? 4 : 2;
   return job;
 }
 

@@ -23,6 +23,7 @@ struct JobOptions {
   std::string seq;
   int batch = 1;
   std::string mask = "causal";
+  std::string dtype = "bf16";  // bf16 or fp32: what is stored and sent (plan /job/dtype)
   std::string compute_model = "roofline";
   std::string comm_model = "calibrated";
   std::string calibration;

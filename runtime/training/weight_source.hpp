@@ -1,0 +1,58 @@
+// Where a training step reads its parameters and leaves its gradients: one unit at a time (the
+// embedding, each layer, the head; ModelLayout::units), so the step is one piece of code whatever
+// a rank holds between steps.
+//
+//   acquire(u) ... release(u)                 u's parameters, valid in between
+//   gradients(u) ... gradients_done(u)        a zeroed buffer u's backward accumulates into
+//
+// The step acquires each unit before its forward and again before its backward (and recompute),
+// releasing it after each; it asks for a unit's gradients when that unit's backward starts and
+// says when it is done. A whole replica (WholeModel below, and ZeRO stages 0-2) hands out slices
+// of the vector it keeps; ZeRO stage 3 all-gathers a unit's parameters on acquire and frees them
+// on release; stages 2-3 reduce-scatter a unit's gradients on gradients_done and free the
+// full-size buffer (zero_model.hpp). Spans count from the unit's first float:
+// Slice::relative_to(unit.offset) finds a tensor in them.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "runtime/training/model.hpp"
+
+namespace burst::rt {
+
+class WeightSource {
+ public:
+  WeightSource() = default;
+  WeightSource(const WeightSource&) = delete;
+  WeightSource& operator=(const WeightSource&) = delete;
+  virtual ~WeightSource() = default;
+
+  [[nodiscard]] virtual std::span<const float> acquire(std::size_t unit) = 0;
+  virtual void release(std::size_t unit) = 0;
+  [[nodiscard]] virtual std::span<float> gradients(std::size_t unit) = 0;
+  virtual void gradients_done(std::size_t unit) = 0;
+};
+
+// The whole model in two flat vectors the caller owns (one rank; the --check reference).
+class WholeModel final : public WeightSource {
+ public:
+  WholeModel(const ModelLayout& model, std::span<const float> params, std::span<float> grads)
+      : units_(model.units()), params_(params), grads_(grads) {}
+
+  [[nodiscard]] std::span<const float> acquire(std::size_t unit) override { return units_[unit].of(params_); }
+  void release(std::size_t) override {}
+  [[nodiscard]] std::span<float> gradients(std::size_t unit) override;
+  void gradients_done(std::size_t) override {}
+
+ private:
+  std::vector<Slice> units_;
+  std::span<const float> params_;
+  std::span<float> grads_;
+};
+
+// Zeroes unit u's slice of a whole gradient vector and returns it.
+[[nodiscard]] std::span<float> zeroed(std::span<float> grads, const Slice& unit);
+
+}  // namespace burst::rt
