@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   burst::cli::add_bench_plan_command(*app.get_subcommand("bench"));
   burst::cli::add_bench_attention_command(*app.get_subcommand("bench"));
   burst::cli::add_bench_training_command(*app.get_subcommand("bench"));
+  burst::cli::add_bench_precision_command(*app.get_subcommand("bench"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

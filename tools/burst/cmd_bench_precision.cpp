@@ -1,0 +1,113 @@
+// mpirun -np N burst bench precision plan.json: how much precision the plan's bf16 choices cost,
+// measured on the plan's own attention (or, with --dry-run, its schedule on tiny tensors).
+//
+// For the causal and the full mask and both backward modes, the plan's attention runs under
+//   fp32 / fp32   tensors fp32, travelling accumulators fp32 (the baseline: summation order only)
+//   fp32 / bf16   tensors fp32, accumulators bf16 (the accumulators' rounding alone)
+//   bf16 / fp32   tensors bf16, accumulators fp32 (inputs and outputs stored as bf16)
+//   bf16 / bf16   both, as BurstEngine runs (bf16 dQ accumulation)
+// and each row gives max |error| / max |reference| of dQ, dK and dV against the fp32 one-rank
+// reference on the same (bf16-rounded where the tensors are bf16) inputs. The accumulators are
+// the backward's own: dQ's on the Q ring, dK,dV's on the K,V ring. docs/runtime-precision.md
+// has the table at ring sizes 2 to 16.
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "planner/contract/plan.hpp"
+#include "runtime/comm/job.hpp"
+#include "runtime/executor/attention_run.hpp"
+#include "tools/burst/commands.hpp"
+#include "tools/burst/every_rank.hpp"
+
+namespace burst::cli {
+namespace {
+
+struct BenchPrecisionOptions {
+  std::string plan;
+  bool dry_run = false;
+  bool json = false;
+};
+
+struct Variant {
+  std::string mask, tensors, accumulators;
+  plan::Plan plan;
+};
+
+std::vector<Variant> variants(const plan::Plan& base) {
+  std::vector<Variant> out;
+  for (const char* mask : {"causal", "full"}) {
+    for (const BackwardMode backward : {BackwardMode::QRing, BackwardMode::KvRing}) {
+      for (const auto& [tensors, accumulators] : {std::pair{"fp32", 4}, std::pair{"fp32", 2}, std::pair{"bf16", 4},
+                                                  std::pair{"bf16", 2}}) {
+        plan::Plan p = base;
+        p.job.mask = parse_mask(mask, "mask");
+        p.job.dtype = tensors;
+        p.strategy.backward = backward;
+        p.strategy.dq_bytes = p.strategy.dkv_bytes = accumulators;
+        out.push_back({mask, tensors, accumulators == 2 ? "bf16" : "fp32", std::move(p)});
+      }
+    }
+  }
+  return out;
+}
+
+Json row_of(const Variant& v, const Json& report) {
+  const Json& e = report["check"]["max_rel_err"];
+  return {{"mask", v.mask},       {"backward", to_string(v.plan.strategy.backward)},
+          {"tensors", v.tensors}, {"accumulators", v.accumulators},
+          {"dq", e["dq"]},        {"dk", e["dk"]},
+          {"dv", e["dv"]},        {"out", e["out"]}};
+}
+
+void bench(const BenchPrecisionOptions& o) {
+  rt::Job job({});
+  rt::Communicator& comm = job.comm();
+  rt::AttentionRunOptions options;
+  options.check = true;
+  options.dry_run = o.dry_run;
+  std::vector<Variant> list;
+  (void)run_on_every_rank(comm, [&]() -> std::function<Json()> {
+    std::vector<Variant> candidates = variants(plan::read_plan(o.plan));
+    for (const Variant& v : candidates) (void)rt::prepare_attention_run(v.plan, comm.size(), options);
+    list = std::move(candidates);
+    return [] { return Json(); };
+  });
+  if (list.empty()) return;  // bad input, reported by rank 0
+  if (comm.rank() == 0 && !o.json) {
+    const rt::PreparedRun shape = rt::prepare_attention_run(list.front().plan, comm.size(), options);
+    fmt::print("bench: {} ranks, {} tokens x {} heads ({} KV) x {}; max |error| / max |reference| against the fp32 "
+               "one-rank reference\n",
+               comm.size(), shape.seq, shape.heads, shape.kv_heads, shape.head_dim);
+    fmt::print("{:<7} {:<8} {:>8} {:>13} {:>10} {:>10} {:>10}\n", "mask", "backward", "tensors", "accumulators", "dQ",
+               "dK", "dV");
+  }
+  Json rows = Json::array();
+  for (const Variant& v : list) {
+    const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
+      return [&] { return rt::run_attention(v.plan, comm, options); };
+    });
+    if (comm.rank() != 0) continue;
+    rows.push_back(row_of(v, report));
+    if (o.json) continue;
+    const Json& r = rows.back();
+    fmt::print("{:<7} {:<8} {:>8} {:>13} {:>10.2e} {:>10.2e} {:>10.2e}\n", v.mask, r["backward"].get<std::string>(),
+               v.tensors, v.accumulators, r["dq"].get<double>(), r["dk"].get<double>(), r["dv"].get<double>());
+    std::fflush(stdout);
+  }
+  if (comm.rank() == 0 && o.json) fmt::print("{}\n", rows.dump(2));
+}
+
+}  // namespace
+
+void add_bench_precision_command(CLI::App& bench_app) {
+  auto o = std::make_shared<BenchPrecisionOptions>();
+  CLI::App* cmd = bench_app.add_subcommand(
+      "precision",
+      "Error of dQ, dK, dV with bf16 tensors and bf16 travelling accumulators against fp32 (mpirun -np N burst bench precision plan.json)");
+  cmd->add_option("plan", o->plan, "A plan file (burst.plan/1); its ring, layout and sizes are kept")->required();
+  cmd->add_flag("--dry-run", o->dry_run, "Tiny tensors on the plan's exact schedule (any plan size)");
+  cmd->add_flag("--json", o->json, "Print the rows as JSON");
+  cmd->callback([o] { bench(*o); });
+}
+
+}  // namespace burst::cli
