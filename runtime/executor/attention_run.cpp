@@ -110,6 +110,18 @@ double max_abs_diff(const Tensor& a, const Tensor& b) {
   return worst;
 }
 
+// ||a - b||_2 / ||b||_2: the typical relative error, where the max shows the worst element.
+double rms_relative(const Tensor& a, const Tensor& b) {
+  double err = 0, ref = 0;
+  const auto x = a.values(), y = b.values();
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double d = static_cast<double>(x[i]) - y[i];
+    err += d * d;
+    ref += static_cast<double>(y[i]) * y[i];
+  }
+  return ref > 0 ? std::sqrt(err / ref) : std::sqrt(err);
+}
+
 double max_abs(const Tensor& a) {
   double most = 0;
   for (const float x : a.values()) most = std::max(most, static_cast<double>(std::fabs(x)));
@@ -259,7 +271,7 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
                  vf = stored(random_rows(options.seed, kV, all_positions, kv_full), act),
                  dof = stored(random_rows(options.seed, kDO, all_positions, q_full), act);
     const FullAttention ref = full_attention(qf.view(), kf.view(), vf.view(), dof.view(), all_positions, {plan.job.mask, std::nullopt});
-    Json abs_errors, rel_errors;
+    Json abs_errors, rel_errors, rms_errors;
     bool passed = true;
     const DType accumulators = plan.strategy.backward == BackwardMode::QRing ? prepared.precision.dq : prepared.precision.dkv;
     const bool relative = act == DType::BF16 || accumulators == DType::BF16;
@@ -269,9 +281,11 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
       const double abs_err = max_abs_diff(*got, *want), scale = max_abs(*want);
       abs_errors[name] = abs_err;
       rel_errors[name] = scale > 0 ? abs_err / scale : abs_err;
+      rms_errors[name] = rms_relative(*got, *want);
       passed = passed && (relative ? rel_errors[name].get<double>() : abs_err) <= tolerance;
     }
-    report["check"] = {{"max_abs_err", abs_errors}, {"max_rel_err", rel_errors}, {"tolerance", tolerance},
+    report["check"] = {{"max_abs_err", abs_errors}, {"max_rel_err", rel_errors}, {"rms_rel_err", rms_errors},
+                       {"tolerance", tolerance},
                        {"tolerance_kind", relative ? "max |error| / max |reference|" : "max |error|"},
                        {"passed", passed}};
   }

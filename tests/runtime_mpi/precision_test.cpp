@@ -17,7 +17,7 @@
 #include "common/token_sets.hpp"
 #include "runtime/comm/mpi_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
-#include "simulator/attention/lowering.hpp"
+#include "planner/plan_traffic.hpp"
 #include "tests/support/error_text.hpp"
 #include "tests/support/ring_plan.hpp"
 
@@ -34,34 +34,6 @@ plan::Plan bf16_plan(int world, int ulysses, int inner, Layout layout, BackwardM
   p.strategy.dq_bytes = dq_bytes;
   p.strategy.dkv_bytes = dkv_bytes;
   return p;
-}
-
-// Bytes per rank the simulator's lowering sends on each ring level (flat, intra, inter), forward
-// and backward, the Ulysses all-to-all left out: [phase][level].
-std::array<std::array<double, 3>, 2> simulated_ring_bytes(const plan::Plan& p) {
-  const plan::Strategy& s = p.strategy;
-  const int world = static_cast<int>(p.ranks.size());
-  const int per_node = s.ring == RingKind::Double ? s.inner * s.ulysses : world;
-  const sim::World w{world / per_node, per_node};
-  const sim::AttentionShape shape{p.job.model.heads, p.job.model.kv_heads, p.job.model.head_dim, p.job.seq, 1, 2};
-  sim::AttentionStrategy strategy;
-  strategy.ulysses = s.ulysses;
-  strategy.ring = s.ring;
-  strategy.inner = s.ring == RingKind::Double ? s.inner : 0;
-  strategy.layout = s.layout;
-  strategy.backward = s.backward;
-  strategy.dq_bytes = s.dq_bytes;
-  strategy.dkv_bytes = s.dkv_bytes;
-  const sim::LoweredAttention lowered = sim::lower_attention(shape, p.job.mask, strategy, w);
-  std::array<std::array<double, 3>, 2> bytes{};
-  for (int phase = 0; phase < 2; ++phase) {
-    for (const sim::Task& t : (phase == 0 ? lowered.forward : lowered.backward).tasks()) {
-      if (t.kind != sim::TaskKind::Transfer || t.payload == sim::Payload::AllToAll) continue;
-      const int level = s.ring == RingKind::Flat ? 0 : t.gpu / per_node == t.peer / per_node ? 1 : 2;
-      bytes[static_cast<std::size_t>(phase)][static_cast<std::size_t>(level)] += t.amount / world;
-    }
-  }
-  return bytes;
 }
 
 }  // namespace
@@ -90,7 +62,8 @@ TEST_CASE("bf16 plans send exactly the simulator's bytes on every ring level and
                            to_string(layout), to_string(backward), mask));
           INFO(report["check"].dump());
           CHECK(report["check"]["passed"].get<bool>());
-          const auto simulated = simulated_ring_bytes(p);
+          const planner::RingTraffic simulated = planner::simulated_ring_traffic(
+              p, {p.job.seq, p.job.model.heads, p.job.model.kv_heads, p.job.model.head_dim});
           for (int phase = 0; phase < 2; ++phase) {
             const Json& measured = report["comm_bytes"]["by_level"][phase == 0 ? "forward" : "backward"];
             for (const auto& [level, name] : {std::pair{0, "flat"}, std::pair{1, "intra"}, std::pair{2, "inter"}}) {

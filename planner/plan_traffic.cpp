@@ -1,0 +1,38 @@
+// Lowering a plan's attention to count its ring bytes (see plan_traffic.hpp).
+#include "planner/plan_traffic.hpp"
+
+#include "simulator/attention/lowering.hpp"
+
+namespace burst::planner {
+
+RingTraffic simulated_ring_traffic(const plan::Plan& plan, const AttentionDims& dims) {
+  const plan::Strategy& s = plan.strategy;
+  const int world = static_cast<int>(plan.ranks.size());
+  const bool double_ring = s.ring == RingKind::Double;
+  const int per_node = double_ring ? s.inner * s.ulysses : world;
+  const sim::World w{world / per_node, per_node};
+  const sim::AttentionShape shape{dims.heads, dims.kv_heads, dims.head_dim, dims.seq, plan.job.batch,
+                                  plan.job.dtype == "fp32" ? 4 : 2};
+  sim::AttentionStrategy strategy;
+  strategy.name = s.name;
+  strategy.ulysses = s.ulysses;
+  strategy.ring = s.ring;
+  strategy.inner = double_ring ? s.inner : 0;
+  strategy.layout = s.layout;
+  strategy.backward = s.backward;
+  strategy.dq_bytes = s.dq_bytes;
+  strategy.dkv_bytes = s.dkv_bytes;
+  strategy.overlap = s.overlap;
+  const sim::LoweredAttention lowered = sim::lower_attention(shape, plan.job.mask, strategy, w);
+  RingTraffic bytes{};
+  for (std::size_t phase = 0; phase < 2; ++phase) {
+    for (const sim::Task& t : (phase == 0 ? lowered.forward : lowered.backward).tasks()) {
+      if (t.kind != sim::TaskKind::Transfer || t.payload == sim::Payload::AllToAll) continue;
+      const std::size_t level = !double_ring ? 0 : t.gpu / per_node == t.peer / per_node ? 1 : 2;
+      bytes[phase][level] += t.amount / world;
+    }
+  }
+  return bytes;
+}
+
+}  // namespace burst::planner
