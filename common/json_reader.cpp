@@ -36,9 +36,46 @@ std::string escape_token(std::string_view key) {
   return out;
 }
 
+// The byte offset where arrays and objects first nest deeper than kMaxJsonDepth, or npos.
+// Brackets inside strings (escapes included) do not count. A scan, not a parse: it runs before
+// nlohmann builds anything, so no recursive walk (a copy, a comparison, a dump) ever sees a
+// document deep enough to overflow the stack.
+std::size_t too_deep_at(std::string_view text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 Json parse_json_text(std::string_view text, const std::string& source) {
+  if (const std::size_t at = too_deep_at(text); at != std::string_view::npos) {
+    const auto [line, column] = line_column(text, at);
+    throw Error(Problem{fmt::format("{}:{}:{}", source, line, column),
+                        fmt::format("invalid JSON: arrays and objects nest deeper than {} levels", kMaxJsonDepth),
+                        fmt::format("at most {} levels", kMaxJsonDepth),
+                        "no burst file nests more than a few levels; this one is damaged or not meant for burst"});
+  }
   try {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {

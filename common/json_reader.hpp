@@ -25,7 +25,10 @@ using Json = nlohmann::ordered_json;
 // Reads and parses a JSON file; a missing file or a syntax error throws burst::Error with the
 // file name, line and column.
 [[nodiscard]] Json read_json_file(const std::string& path);
-// Parses JSON text; `source` names it in errors.
+// Deeper nesting than this is refused before parsing (a 200000-level document would overflow
+// the stack in any recursive walk of the parsed value).
+inline constexpr int kMaxJsonDepth = 512;
+// Parses JSON text; `source` names it in errors (with line and column).
 [[nodiscard]] Json parse_json_text(std::string_view text, const std::string& source);
 
 class JsonReader {

@@ -1,6 +1,10 @@
 // JsonReader reports every problem with file and JSON pointer, and keeps going.
 #include <catch2/catch.hpp>
 
+#include <string>
+
+#include <fmt/format.h>
+
 #include "common/json_reader.hpp"
 
 using namespace burst;
@@ -14,6 +18,21 @@ TEST_CASE("syntax errors give line and column") {
     CHECK(e.problems().front().what.find("invalid JSON") == 0);
   }
   CHECK_THROWS_WITH(read_json_file("/nonexistent/file.json"), Catch::Contains("cannot open file"));
+}
+
+TEST_CASE("a document nested deeper than any burst file is refused before parsing, not by a stack overflow") {
+  // 200000 levels and a key after them: what crashed every command that reads JSON.
+  const std::string deep = "{\"a\": " + std::string(200000, '[') + std::string(200000, ']') + ", \"b\": 1}";
+  try {
+    (void)parse_json_text(deep, "deep.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.problems().front().where == fmt::format("deep.json:1:{}", 7 + kMaxJsonDepth - 1));
+    CHECK(e.problems().front().what == "invalid JSON: arrays and objects nest deeper than 512 levels");
+  }
+  // Exactly the limit parses; brackets inside strings do not count.
+  const std::string at_limit = std::string(kMaxJsonDepth, '[') + "\"[[[{\\\"\"" + std::string(kMaxJsonDepth, ']');
+  CHECK(parse_json_text(at_limit, "ok.json").is_array());
 }
 
 TEST_CASE("field accessors collect every problem with its pointer") {
