@@ -10,9 +10,11 @@ namespace burst::rt {
 
 #if BURST_RUNTIME_HAS_MPI
 struct Job::Session {
+  explicit Session(double timeout_s) : mpi(timeout_s) {}
   MpiSession mpi;
 };
-Job::Job(CommOptions options) : session_(std::make_unique<Session>()), comm_(make_mpi_communicator(options)) {}
+Job::Job(CommOptions options)
+    : session_(std::make_unique<Session>(options.timeout_s)), comm_(make_mpi_communicator(options)) {}
 #else
 struct Job::Session {};
 Job::Job(CommOptions options) : comm_(make_self_communicator(options)) {}

@@ -6,13 +6,19 @@
 // built while MPI is already initialised (by a host program) neither initialises nor
 // finalises it. The session asks for MPI_THREAD_FUNNELED: the kernels run their own worker
 // threads, but only the thread that created the session calls MPI.
+//
+// Start-up has a deadline too: MPI_Init_thread waits for every rank of the job (OpenMPI's
+// start-up exchange), so one rank that is stuck before or inside it would leave the others
+// waiting with no timeout. A watchdog thread ends this process after `startup_timeout_s` with
+//   "rank R: MPI start-up did not complete within 120 s (hint: ...)"
+// (R from the launcher's environment), and mpirun then ends the job.
 #pragma once
 
 namespace burst::rt {
 
 class MpiSession {
  public:
-  MpiSession();
+  explicit MpiSession(double startup_timeout_s = 120);
   MpiSession(const MpiSession&) = delete;
   MpiSession& operator=(const MpiSession&) = delete;
   ~MpiSession();
