@@ -18,10 +18,12 @@
 #include "runtime/comm/mpi_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "planner/plan_traffic.hpp"
+#include "tests/support/checked_run.hpp"
 #include "tests/support/error_text.hpp"
 #include "tests/support/ring_plan.hpp"
 
 using namespace burst;
+using burst::test::checking;
 
 namespace {
 
@@ -47,8 +49,7 @@ TEST_CASE("bf16 plans send exactly the simulator's bytes on every ring level and
   std::vector<Shape> shapes{{1, world}};
   if (world >= 4) shapes.insert(shapes.end(), {{1, 2}, {2, world / 2}});
   if (world >= 8) shapes.push_back({2, 2});
-  rt::AttentionRunOptions options;
-  options.check = true;
+  const rt::AttentionRunOptions options = checking();
   int runs = 0;
   for (const Shape shape : shapes) {
     for (const Layout layout : {Layout::Contiguous, Layout::Zigzag, Layout::Striped}) {

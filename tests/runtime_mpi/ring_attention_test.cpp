@@ -11,21 +11,13 @@
 #include "common/token_sets.hpp"
 #include "runtime/comm/mpi_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
+#include "tests/support/checked_run.hpp"
 #include "tests/support/error_text.hpp"
 #include "tests/support/ring_plan.hpp"
 
 using namespace burst;
+using burst::test::checking;
 using burst::test::ring_plan;
-
-namespace {
-
-rt::AttentionRunOptions checking() {
-  rt::AttentionRunOptions o;
-  o.check = true;
-  return o;
-}
-
-}  // namespace
 
 TEST_CASE("ring attention matches the single-rank reference for every layout, ring, backward and mask") {
   const auto comm = rt::make_mpi_communicator({30});

@@ -13,19 +13,15 @@
 #include "common/token_sets.hpp"
 #include "runtime/comm/mpi_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
+#include "tests/support/checked_run.hpp"
 #include "tests/support/error_text.hpp"
 #include "tests/support/ring_plan.hpp"
 
 using namespace burst;
+using burst::test::checking;
 using burst::test::usp_plan;
 
 namespace {
-
-rt::AttentionRunOptions checking() {
-  rt::AttentionRunOptions o;
-  o.check = true;
-  return o;
-}
 
 struct Shape {
   int ulysses, inner;  // inner == ring size: a flat ring
