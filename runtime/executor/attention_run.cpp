@@ -155,60 +155,54 @@ PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, con
   return prepared;
 }
 
-Json run_attention(const plan::Plan& original, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
-  const PreparedRun prepared = prepare_attention_run(original, comm.size(), options);
-  const plan::Plan& plan = prepared.plan;
-  const RingSchedule& schedule = prepared.schedule;
-  const Dims dims{prepared.seq, prepared.heads, prepared.kv_heads, prepared.head_dim};
-  const int world = comm.size();
-  const auto positions = schedule.rank_positions(comm.rank());
-  const auto c = static_cast<std::int64_t>(positions.size());
-  const Shape q_shape{c, dims.heads, dims.head_dim}, kv_shape{c, dims.kv_heads, dims.head_dim};
-  const Tensor q = random_rows(options.seed, kQ, positions, q_shape), k = random_rows(options.seed, kK, positions, kv_shape),
-               v = random_rows(options.seed, kV, positions, kv_shape), d_o = random_rows(options.seed, kDO, positions, q_shape);
+namespace {
 
-  TraceRecorder recorder;
-  DistributedAttention attention(schedule, comm, q_shape, kv_shape, prepared.precision, plan.strategy.overlap, {},
-                                 trace != nullptr ? &recorder : nullptr);
-  std::vector<double> figures(kFigureCount);
+// Both phases between barriers, each timed and its bytes counted; the per-rank figures.
+struct Phases {
+  RingForward forward;
+  RingBackward backward;
+  std::vector<double> figures = std::vector<double>(kFigureCount);
+};
+
+struct Inputs {
+  Tensor q, k, v, d_o;
+};
+
+Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs& in, TraceRecorder* recorder) {
+  const BasicView<const float> q = in.q.view(), k = in.k.view(), v = in.v.view();
+  DistributedAttention attention(prepared.schedule, comm, q.shape, k.shape, prepared.precision,
+                                 prepared.plan.strategy.overlap, {}, recorder);
+  Phases out;
+  std::vector<double>& f = out.figures;
   comm.barrier();
   comm.reset_counters();
   auto start = std::chrono::steady_clock::now();
-  recorder.start(start);
-  const RingForward fwd = attention.forward(q.view(), k.view(), v.view());
-  figures[kForwardS] = seconds_since(start);
-  read_bytes(comm, figures, kFwdFlat, kFwdUlysses);
+  if (recorder != nullptr) recorder->start(start);
+  out.forward = attention.forward(q, k, v);
+  f[kForwardS] = seconds_since(start);
+  read_bytes(comm, f, kFwdFlat, kFwdUlysses);
   comm.barrier();
   comm.reset_counters();
   start = std::chrono::steady_clock::now();
-  recorder.set_phase(TracePhase::Backward);
-  const RingBackward bwd = attention.backward(plan.strategy.backward, q.view(), k.view(), v.view(), fwd.o.view(), fwd.lse, d_o.view());
-  figures[kBackwardS] = seconds_since(start);
-  read_bytes(comm, figures, kBwdFlat, kBwdUlysses);
-  figures[kFwdSent] = fwd.stats.messages_sent;
-  figures[kFwdReceived] = fwd.stats.messages_received;
-  figures[kBwdSent] = bwd.stats.messages_sent;
-  figures[kBwdReceived] = bwd.stats.messages_received;
-  figures[kFwdBlocks] = fwd.stats.blocks_computed;
-  figures[kBwdBlocks] = bwd.stats.blocks_computed;
-  figures[kFwdComputeS] = fwd.stats.compute_s;
-  figures[kBwdComputeS] = bwd.stats.compute_s;
+  if (recorder != nullptr) recorder->set_phase(TracePhase::Backward);
+  out.backward = attention.backward(prepared.plan.strategy.backward, q, k, v, out.forward.o.view(), out.forward.lse,
+                                    in.d_o.view());
+  f[kBackwardS] = seconds_since(start);
+  read_bytes(comm, f, kBwdFlat, kBwdUlysses);
+  const RingAttentionStats &fs = out.forward.stats, &bs = out.backward.stats;
+  f[kFwdSent] = fs.messages_sent;
+  f[kFwdReceived] = fs.messages_received;
+  f[kBwdSent] = bs.messages_sent;
+  f[kBwdReceived] = bs.messages_received;
+  f[kFwdBlocks] = fs.blocks_computed;
+  f[kBwdBlocks] = bs.blocks_computed;
+  f[kFwdComputeS] = fs.compute_s;
+  f[kBwdComputeS] = bs.compute_s;
+  return out;
+}
 
-  std::vector<double> all(comm.rank() == 0 ? figures.size() * static_cast<std::size_t>(world) : 0);
-  comm.gather_to_root(std::span<const double>(figures), std::span<double>(all));
-  if (trace != nullptr) *trace = gather_trace(comm, recorder, plan.ranks);
-
-  const bool check = options.check || options.dry_run;
-  Tensor o_full, dq_full, dk_full, dv_full;
-  const Shape q_full{dims.seq, dims.heads, dims.head_dim}, kv_full{dims.seq, dims.kv_heads, dims.head_dim};
-  if (check) {
-    o_full = assemble(comm, schedule, fwd.o.view(), q_full);
-    dq_full = assemble(comm, schedule, bwd.d_q.view(), q_full);
-    dk_full = assemble(comm, schedule, bwd.d_k.view(), kv_full);
-    dv_full = assemble(comm, schedule, bwd.d_v.view(), kv_full);
-  }
-  if (comm.rank() != 0) return nullptr;
-
+// Rank 0's summary of every rank's figures (all[r * kFigureCount + f]): bytes, messages, times.
+void add_measurements(std::span<const double> all, int world, Json& report) {
   const auto column = [&](Figure f) {
     std::vector<double> values;
     for (int r = 0; r < world; ++r) values.push_back(all[static_cast<std::size_t>(r) * kFigureCount + f]);
@@ -236,18 +230,6 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
   };
   const auto [fwd_bytes, fwd_levels] = bytes(kFwdFlat);
   const auto [bwd_bytes, bwd_levels] = bytes(kBwdFlat);
-
-  Json report;
-  report["plan"] = {{"strategy", plan.strategy.name},
-                    {"ranks", world},
-                    {"ulysses", plan.strategy.ulysses},
-                    {"ring", fmt::format("{} {}x{}", to_string(plan.strategy.ring), schedule.geometry().inner, schedule.geometry().outer)},
-                    {"layout", to_string(plan.strategy.layout)},
-                    {"backward", to_string(plan.strategy.backward)},
-                    {"mask", to_string(plan.job.mask)}};
-  report["run"] = {{"dry_run", options.dry_run}, {"seq", dims.seq}, {"heads", dims.heads}, {"kv_heads", dims.kv_heads},
-                   {"head_dim", dims.head_dim}, {"seed", options.seed}, {"overlap", plan.strategy.overlap},
-                   {"precision", precision_json(prepared.precision)}};
   report["comm_bytes"] = {{"forward", fwd_bytes}, {"backward", bwd_bytes},
                           {"by_level", {{"forward", fwd_levels}, {"backward", bwd_levels}}},
                           {"ulysses", {{"forward", mean_of(kFwdUlysses)}, {"backward", mean_of(kBwdUlysses)}}}};
@@ -261,34 +243,87 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
                         {"forward_compute_s", fwd_compute}, {"backward_compute_s", bwd_compute},
                         {"forward_overlap", fwd_compute > 0 ? max_of(kForwardS) / fwd_compute : 0.0},
                         {"backward_overlap", bwd_compute > 0 ? max_of(kBackwardS) / bwd_compute : 0.0}};
+}
+
+struct Assembled {
+  Tensor o, d_q, d_k, d_v;  // on rank 0, every row at its position
+};
+
+// The check against full_attention over the whole sequence, on the same (bf16-rounded for a
+// bf16 plan) inputs: absolute error when everything is fp32, relative when bf16 is involved.
+Json check_report(const PreparedRun& prepared, const AttentionRunOptions& options, const Assembled& got) {
+  const plan::Plan& plan = prepared.plan;
+  const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim}, kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
+  const std::vector<std::int64_t> all_positions = contiguous_positions(prepared.seq);
+  const DType act = prepared.precision.activations;
+  const Tensor qf = stored(random_rows(options.seed, kQ, all_positions, q_full), act),
+               kf = stored(random_rows(options.seed, kK, all_positions, kv_full), act),
+               vf = stored(random_rows(options.seed, kV, all_positions, kv_full), act),
+               dof = stored(random_rows(options.seed, kDO, all_positions, q_full), act);
+  const FullAttention ref = full_attention(qf.view(), kf.view(), vf.view(), dof.view(), all_positions, {plan.job.mask, std::nullopt});
+  Json abs_errors, rel_errors, rms_errors;
+  bool passed = true;
+  const DType accumulators = plan.strategy.backward == BackwardMode::QRing ? prepared.precision.dq : prepared.precision.dkv;
+  const bool relative = act == DType::BF16 || accumulators == DType::BF16;
+  const double tolerance = relative ? options.bf16_tolerance : options.tolerance;
+  for (const auto& [name, mine, want] : {std::tuple{"out", &got.o, &ref.o}, std::tuple{"dq", &got.d_q, &ref.d_q},
+                                         std::tuple{"dk", &got.d_k, &ref.d_k}, std::tuple{"dv", &got.d_v, &ref.d_v}}) {
+    const double abs_err = max_abs_diff(*mine, *want), scale = max_abs(*want);
+    abs_errors[name] = abs_err;
+    rel_errors[name] = scale > 0 ? abs_err / scale : abs_err;
+    rms_errors[name] = rms_relative(*mine, *want);
+    passed = passed && (relative ? rel_errors[name].get<double>() : abs_err) <= tolerance;
+  }
+  return {{"max_abs_err", abs_errors}, {"max_rel_err", rel_errors}, {"rms_rel_err", rms_errors},
+          {"tolerance", tolerance}, {"tolerance_kind", relative ? "max |error| / max |reference|" : "max |error|"},
+          {"passed", passed}};
+}
+
+}  // namespace
+
+Json run_attention(const plan::Plan& original, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
+  const PreparedRun prepared = prepare_attention_run(original, comm.size(), options);
+  const plan::Plan& plan = prepared.plan;
+  const RingSchedule& schedule = prepared.schedule;
+  const int world = comm.size();
+  const auto positions = schedule.rank_positions(comm.rank());
+  const auto c = static_cast<std::int64_t>(positions.size());
+  const Shape q_shape{c, prepared.heads, prepared.head_dim}, kv_shape{c, prepared.kv_heads, prepared.head_dim};
+  const Inputs inputs{random_rows(options.seed, kQ, positions, q_shape), random_rows(options.seed, kK, positions, kv_shape),
+                      random_rows(options.seed, kV, positions, kv_shape), random_rows(options.seed, kDO, positions, q_shape)};
+  TraceRecorder recorder;
+  const Phases phases = run_phases(prepared, comm, inputs, trace != nullptr ? &recorder : nullptr);
+
+  std::vector<double> all(comm.rank() == 0 ? phases.figures.size() * static_cast<std::size_t>(world) : 0);
+  comm.gather_to_root(std::span<const double>(phases.figures), std::span<double>(all));
+  if (trace != nullptr) *trace = gather_trace(comm, recorder, plan.ranks);
+  const bool check = options.check || options.dry_run;
+  Assembled assembled;
+  if (check) {
+    const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim};
+    const Shape kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
+    assembled = {assemble(comm, schedule, phases.forward.o.view(), q_full),
+                 assemble(comm, schedule, phases.backward.d_q.view(), q_full),
+                 assemble(comm, schedule, phases.backward.d_k.view(), kv_full),
+                 assemble(comm, schedule, phases.backward.d_v.view(), kv_full)};
+  }
+  if (comm.rank() != 0) return nullptr;
+
+  Json report;
+  report["plan"] = {{"strategy", plan.strategy.name},
+                    {"ranks", world},
+                    {"ulysses", plan.strategy.ulysses},
+                    {"ring", fmt::format("{} {}x{}", to_string(plan.strategy.ring), schedule.geometry().inner, schedule.geometry().outer)},
+                    {"layout", to_string(plan.strategy.layout)},
+                    {"backward", to_string(plan.strategy.backward)},
+                    {"mask", to_string(plan.job.mask)}};
+  report["run"] = {{"dry_run", options.dry_run}, {"seq", prepared.seq}, {"heads", prepared.heads},
+                   {"kv_heads", prepared.kv_heads}, {"head_dim", prepared.head_dim}, {"seed", options.seed},
+                   {"overlap", plan.strategy.overlap}, {"precision", precision_json(prepared.precision)}};
+  add_measurements(all, world, report);
   report["predicted"] = {{"forward_s", plan.predicted.attention_forward_s},
                          {"backward_s", plan.predicted.attention_backward_s}};
-  if (check) {
-    const std::vector<std::int64_t> all_positions = contiguous_positions(dims.seq);
-    const DType act = prepared.precision.activations;
-    const Tensor qf = stored(random_rows(options.seed, kQ, all_positions, q_full), act),
-                 kf = stored(random_rows(options.seed, kK, all_positions, kv_full), act),
-                 vf = stored(random_rows(options.seed, kV, all_positions, kv_full), act),
-                 dof = stored(random_rows(options.seed, kDO, all_positions, q_full), act);
-    const FullAttention ref = full_attention(qf.view(), kf.view(), vf.view(), dof.view(), all_positions, {plan.job.mask, std::nullopt});
-    Json abs_errors, rel_errors, rms_errors;
-    bool passed = true;
-    const DType accumulators = plan.strategy.backward == BackwardMode::QRing ? prepared.precision.dq : prepared.precision.dkv;
-    const bool relative = act == DType::BF16 || accumulators == DType::BF16;
-    const double tolerance = relative ? options.bf16_tolerance : options.tolerance;
-    for (const auto& [name, got, want] : {std::tuple{"out", &o_full, &ref.o}, std::tuple{"dq", &dq_full, &ref.d_q},
-                                          std::tuple{"dk", &dk_full, &ref.d_k}, std::tuple{"dv", &dv_full, &ref.d_v}}) {
-      const double abs_err = max_abs_diff(*got, *want), scale = max_abs(*want);
-      abs_errors[name] = abs_err;
-      rel_errors[name] = scale > 0 ? abs_err / scale : abs_err;
-      rms_errors[name] = rms_relative(*got, *want);
-      passed = passed && (relative ? rel_errors[name].get<double>() : abs_err) <= tolerance;
-    }
-    report["check"] = {{"max_abs_err", abs_errors}, {"max_rel_err", rel_errors}, {"rms_rel_err", rms_errors},
-                       {"tolerance", tolerance},
-                       {"tolerance_kind", relative ? "max |error| / max |reference|" : "max |error|"},
-                       {"passed", passed}};
-  }
+  if (check) report["check"] = check_report(prepared, options, assembled);
   return report;
 }
 

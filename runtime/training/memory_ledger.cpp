@@ -12,6 +12,9 @@ std::string_view to_string(MemoryUse use) {
     case MemoryUse::AttentionStash: return "attention_stash";
     case MemoryUse::RingBuffers: return "ring_buffers";
     case MemoryUse::LossWorkspace: return "lm_head";
+    case MemoryUse::Params: return "params";
+    case MemoryUse::Gradients: return "gradients";
+    case MemoryUse::Optimizer: return "optimizer";
   }
   return "?";
 }

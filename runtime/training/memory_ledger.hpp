@@ -7,9 +7,11 @@
 // they count towards the peak on top of what is held at that moment, then vanish. The ledger
 // keeps the peak of the total, the breakdown at that moment, and each use's own peak.
 //
-// What is not here: parameters, gradients and optimizer state (fixed by the model, reported
-// apart), and allocator or library overheads (BLAS workspaces, MPI buffers): the ledger counts
-// the tensors the algorithm needs, as the planner's memory model does.
+// Parameters, gradients and AdamW moments are here too, as what this rank really holds under
+// the plan's ZeRO stage (zero_model.hpp): whole or a shard, plus a gathered unit's parameters
+// and a unit's full-size gradients while they live. What is not here: allocator or library
+// overheads (BLAS workspaces, MPI buffers): the ledger counts the tensors the algorithm needs,
+// as the planner's memory model does.
 #pragma once
 
 #include <array>
@@ -22,10 +24,12 @@
 
 namespace burst::rt {
 
-// The uses of the planner's memory breakdown that a training step's choices change.
-enum class MemoryUse : std::uint8_t { Activations, AttentionStash, RingBuffers, LossWorkspace };
-inline constexpr std::size_t kMemoryUseCount = 4;
-// "activations", "attention_stash", "ring_buffers", "lm_head": the names of the plan's memory items.
+// The uses of the planner's memory breakdown: those a training step's choices change, and the
+// model state the ZeRO stage divides.
+enum class MemoryUse : std::uint8_t { Activations, AttentionStash, RingBuffers, LossWorkspace, Params, Gradients, Optimizer };
+inline constexpr std::size_t kMemoryUseCount = 7;
+// "activations", "attention_stash", "ring_buffers", "lm_head", "params", "gradients",
+// "optimizer": the names of the plan's memory items.
 [[nodiscard]] std::string_view to_string(MemoryUse use);
 
 class MemoryLedger {

@@ -24,12 +24,6 @@ ShardMap::ShardMap(std::vector<Slice> units, int ranks) : units_(std::move(units
   }
 }
 
-std::size_t ShardMap::largest_padded_unit() const {
-  std::size_t most = 0;
-  for (std::size_t u = 0; u < units_.size(); ++u) most = std::max(most, padded_size(u));
-  return most;
-}
-
 std::vector<ShardPiece> ShardMap::pieces(int rank) const {
   std::vector<ShardPiece> out;
   const auto r = static_cast<std::size_t>(rank);

@@ -47,8 +47,6 @@ class ShardMap {
   [[nodiscard]] std::size_t padded_size(std::size_t u) const { return piece_[u] * static_cast<std::size_t>(ranks_); }
   // Where unit u's piece starts in every rank's shard.
   [[nodiscard]] std::size_t piece_at(std::size_t u) const { return at_[u]; }
-  // The largest padded unit: the biggest buffer a gather or a reduce-scatter needs.
-  [[nodiscard]] std::size_t largest_padded_unit() const;
 
   // Rank `rank`'s real floats, one piece per unit (count 0 where its piece is all padding).
   [[nodiscard]] std::vector<ShardPiece> pieces(int rank) const;

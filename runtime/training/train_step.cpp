@@ -9,7 +9,6 @@
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/training/layer_ops.hpp"
-#include "runtime/training/lm_head_loss.hpp"
 
 namespace burst::rt {
 namespace {
@@ -40,6 +39,12 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
       policy_(plan.strategy.checkpoint),
       backward_(plan.strategy.backward),
       lm_head_chunks_(plan.strategy.lm_head_chunks) {
+  const std::vector<Slice> units = model.units();
+  for (std::size_t l = 0; l < model.layers.size(); ++l) {
+    local_layers_.push_back(model.layers[l].relative_to(units[ModelLayout::layer_unit(l)].offset));
+  }
+  local_final_norm_ = model.final_norm.relative_to(units[model.head_unit()].offset);
+  local_lm_head_ = model.lm_head.relative_to(units[model.head_unit()].offset);
   Problems problems;
   if (lm_head_chunks_ < 1) {
     problems.add("plan:/strategy/lm_head/chunks", fmt::format("{} chunks", lm_head_chunks_), "at least 1");
@@ -271,62 +276,99 @@ TrackedBuffer TrainingStep::backward_layer(std::span<const float> params, std::s
   return dx;
 }
 
+// What lives from the forward to the backward besides the layers' activations.
+struct TrainingStep::Pass {
+  std::vector<Layer> layers;
+  TrackedBuffer x;                 // the last layer's output
+  TrackedBuffer z, inv_rms_final;  // the final norm's output and its 1/rms
+  std::span<const float> head;     // the head unit's parameters, acquired from its forward to its backward
+  StepOutcome out;
+};
+
 StepOutcome TrainingStep::run(std::span<const float> params, std::span<float> grads, const StepTokens& in) {
+  if (params.size() != model_.size() || grads.size() != model_.size()) {
+    throw Error(Problem{"TrainingStep::run",
+                        fmt::format("{} parameters, {} gradients for a model of {} parameters", params.size(),
+                                    grads.size(), model_.size()),
+                        "", ""});
+  }
+  WholeModel whole(model_, params, grads);
+  return run(whole, in);
+}
+
+StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
+  const auto c = static_cast<std::size_t>(rows_);
+  if (in.tokens.size() != c || in.targets.size() != c) {
+    throw Error(Problem{"TrainingStep::run",
+                        fmt::format("{} tokens, {} targets; this rank holds {} tokens", in.tokens.size(),
+                                    in.targets.size(), c),
+                        "", ""});
+  }
+  Pass pass;
+  pass.layers.resize(model_.layers.size());
+  ChunkedLmHeadLoss head(lm_head_chunks_, &ledger_);
+  timed([&] { forward(weights, in, head, pass); }, pass.out.forward_s);
+  timed([&] { backward(weights, in, head, pass); }, pass.out.backward_s);
+  return pass.out;
+}
+
+void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   const auto hidden = static_cast<std::size_t>(m.hidden);
-  if (in.tokens.size() != c || in.targets.size() != c || params.size() != model_.size() || grads.size() != model_.size()) {
-    throw Error(Problem{"TrainingStep::run",
-                        fmt::format("{} tokens, {} targets, {} parameters, {} gradients; this rank holds {} tokens of a "
-                                    "model of {} parameters",
-                                    in.tokens.size(), in.targets.size(), params.size(), grads.size(), c, model_.size()),
-                        "", ""});
+  pass.x = buffer(c * hidden);
+  embedding_forward(in.tokens, weights.acquire(ModelLayout::embedding_unit()), m.vocab, m.hidden, pass.x.span());
+  weights.release(ModelLayout::embedding_unit());
+  for (std::size_t l = 0; l < pass.layers.size(); ++l) {
+    const std::span<const float> params = weights.acquire(ModelLayout::layer_unit(l));
+    pass.layers[l].x = std::move(pass.x);
+    pass.x = forward_layer(params, local_layers_[l], pass.layers[l], pass.out);
+    keep_per_policy(pass.layers[l]);
+    weights.release(ModelLayout::layer_unit(l));
   }
-  std::fill(grads.begin(), grads.end(), 0.0f);
-  StepOutcome out;
-  std::vector<Layer> layers(model_.layers.size());
-  TrackedBuffer x = buffer(c * hidden);
-  TrackedBuffer z, inv_rms_final, dy;
-  ChunkedLmHeadLoss head(lm_head_chunks_, &ledger_);
+  pass.head = weights.acquire(model_.head_unit());
+  pass.z = buffer(c * hidden);
+  pass.inv_rms_final = buffer(c);
+  rms_norm_forward(pass.x.span(), local_final_norm_.of(pass.head), rows_, m.hidden, kNormEps, pass.z.span(),
+                   pass.inv_rms_final.span());
   timed([&] {
-    embedding_forward(in.tokens, model_.embedding.of(params), m.vocab, m.hidden, x.span());
-    for (std::size_t l = 0; l < layers.size(); ++l) {
-      layers[l].x = std::move(x);
-      x = forward_layer(params, model_.layers[l], layers[l], out);
-      keep_per_policy(layers[l]);
-    }
-    z = buffer(c * hidden);
-    inv_rms_final = buffer(c);
-    rms_norm_forward(x.span(), model_.final_norm.of(params), rows_, m.hidden, kNormEps, z.span(), inv_rms_final.span());
-    timed([&] {
-      const LmHeadForward loss = head.forward(z.span(), rows_, m.hidden, model_.lm_head.of(params), m.vocab, in.targets);
-      out.loss_sum = loss.loss_sum;
-      out.counted = loss.counted;
-    }, out.loss_s);
-  }, out.forward_s);
+    const LmHeadForward loss = head.forward(pass.z.span(), rows_, m.hidden, local_lm_head_.of(pass.head), m.vocab, in.targets);
+    pass.out.loss_sum = loss.loss_sum;
+    pass.out.counted = loss.counted;
+  }, pass.out.loss_s);
+}
 
+void TrainingStep::backward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass) {
+  const ModelSpec& m = model_.spec();
+  const auto c = static_cast<std::size_t>(rows_);
+  const auto hidden = static_cast<std::size_t>(m.hidden);
+  const std::span<float> head_grads = weights.gradients(model_.head_unit());
+  TrackedBuffer dz = buffer(c * hidden);
+  const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
   timed([&] {
-    TrackedBuffer dz = buffer(c * hidden);
-    const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
-    timed([&] {
-      head.backward(z.span(), rows_, m.hidden, model_.lm_head.of(params), m.vocab, in.targets, scale, dz.span(),
-                    model_.lm_head.of(grads));
-    }, out.loss_s);
-    z.clear();
-    dy = buffer(c * hidden);
-    rms_norm_backward(x.span(), model_.final_norm.of(params), inv_rms_final.span(), dz.span(), rows_, m.hidden, dy.span(),
-                      model_.final_norm.of(grads));
-    dz.clear();
-    x.clear();
-    inv_rms_final.clear();
-    for (std::size_t l = layers.size(); l-- > 0;) {
-      recompute_layer(params, model_.layers[l], layers[l], out);
-      dy = backward_layer(params, grads, model_.layers[l], layers[l], dy, out);
-      layers[l] = Layer{};
-    }
-    embedding_backward(in.tokens, dy.span(), m.vocab, m.hidden, model_.embedding.of(grads));
-  }, out.backward_s);
-  return out;
+    head.backward(pass.z.span(), rows_, m.hidden, local_lm_head_.of(pass.head), m.vocab, in.targets, scale, dz.span(),
+                  local_lm_head_.of(head_grads));
+  }, pass.out.loss_s);
+  pass.z.clear();
+  TrackedBuffer dy = buffer(c * hidden);
+  rms_norm_backward(pass.x.span(), local_final_norm_.of(pass.head), pass.inv_rms_final.span(), dz.span(), rows_, m.hidden,
+                    dy.span(), local_final_norm_.of(head_grads));
+  weights.gradients_done(model_.head_unit());
+  weights.release(model_.head_unit());
+  dz.clear();
+  pass.x.clear();
+  pass.inv_rms_final.clear();
+  for (std::size_t l = pass.layers.size(); l-- > 0;) {
+    const std::size_t unit = ModelLayout::layer_unit(l);
+    const std::span<const float> params = weights.acquire(unit);
+    recompute_layer(params, local_layers_[l], pass.layers[l], pass.out);
+    dy = backward_layer(params, weights.gradients(unit), local_layers_[l], pass.layers[l], dy, pass.out);
+    weights.gradients_done(unit);
+    weights.release(unit);
+    pass.layers[l] = Layer{};
+  }
+  embedding_backward(in.tokens, dy.span(), m.vocab, m.hidden, weights.gradients(ModelLayout::embedding_unit()));
+  weights.gradients_done(ModelLayout::embedding_unit());
 }
 
 }  // namespace burst::rt

@@ -17,7 +17,13 @@
 //
 // Every buffer whose size the policy or the chunking changes is a TrackedBuffer of the step's
 // MemoryLedger; the rings' in-flight blocks are charged as transients. Weight gradients are
-// this rank's share only: the caller all-reduces them.
+// this rank's share only: the caller all-reduces them (or the WeightSource reduce-scatters each
+// unit's as soon as its backward is done, ZeRO 2-3).
+//
+// Parameters come from a WeightSource (weight_source.hpp), one unit at a time: the embedding
+// for its forward, each layer for its forward and again for its recompute and backward, the
+// head (final norm and LM head) from its forward to its backward. So the same step runs on a
+// whole replica and under ZeRO 3, where only the unit in use is gathered.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +36,10 @@
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/distributed_attention.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
+#include "runtime/training/lm_head_loss.hpp"
 #include "runtime/training/memory_ledger.hpp"
 #include "runtime/training/model.hpp"
+#include "runtime/training/weight_source.hpp"
 
 namespace burst::rt {
 
@@ -64,12 +72,17 @@ class TrainingStep {
   // Rows of the local sequence whose attention a seq_stash recompute redoes (0 for other policies).
   [[nodiscard]] std::int64_t recomputed_rows() const { return short_rows_; }
 
-  // Forward and backward; `grads` (the model's size) is overwritten with this rank's share of
-  // the gradient of (sum of losses over the sequence / global_counted).
+  // Forward and backward; each unit's gradients (WeightSource::gradients) receive this rank's
+  // share of the gradient of (sum of losses over the sequence / global_counted).
+  StepOutcome run(WeightSource& weights, const StepTokens& in);
+  // The same on a whole replica: `grads` (the model's size) is overwritten.
   StepOutcome run(std::span<const float> params, std::span<float> grads, const StepTokens& in);
 
  private:
   struct Layer;
+  struct Pass;
+  void forward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass);
+  void backward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass);
   void attention_inputs(std::span<const float> params, const LayerSlices& w, Layer& s);
   void attention_output(Layer& s, bool recompute, StepOutcome& out);
   void mlp_inputs(std::span<const float> params, const LayerSlices& w, Layer& s);
@@ -83,6 +96,8 @@ class TrainingStep {
   void note_ring(const RingAttentionStats& stats);
 
   const ModelLayout& model_;
+  std::vector<LayerSlices> local_layers_;  // each layer's tensors within its unit
+  Slice local_final_norm_, local_lm_head_;  // within the head unit
   Communicator& comm_;
   MemoryLedger& ledger_;
   CheckpointPolicy policy_;

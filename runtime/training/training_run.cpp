@@ -20,6 +20,9 @@
 #include "common/stopwatch.hpp"
 #include "runtime/comm/self_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
+#include "runtime/training/state_shards.hpp"
+#include "runtime/training/zero_model.hpp"
+#include "runtime/training/zero_report.hpp"
 
 namespace burst::rt {
 namespace {
@@ -32,7 +35,7 @@ Json model_json(const ModelSpec& m) {
 // The saved state must come from a run of this very model on this data schedule (sequence
 // length, mask, text) and learning rate: otherwise "resume" would silently train something else.
 TrainingState load_matching_state(const std::string& path, const ModelLayout& model, const Json& expected) {
-  TrainingState state = load_training_state(path);
+  TrainingState state = load_whole_state(path);
   Problems problems;
   const auto compare = [&](const std::string& key, const Json& want, const Json& got) {
     if (got == want) return;
@@ -106,6 +109,16 @@ Json uses_json(const MemoryLedger::Breakdown& b) {
   return j;
 }
 
+// The measured memory: what the model state holds between steps, each use at the peak, each
+// use's own peak.
+Json memory_json(const ZeroModel::Resident& held, const MemoryLedger::Breakdown& at_peak,
+                 const MemoryLedger::Breakdown& use_peaks) {
+  return {{"model_state", held.params + held.gradients + held.optimizer},
+          {"model_state_by_use", {{"params", held.params}, {"gradients", held.gradients}, {"optimizer", held.optimizer}}},
+          {"at_peak", uses_json(at_peak)},
+          {"peak_by_use", uses_json(use_peaks)}};
+}
+
 // As training sharpens attention, exp(s - lse) of far-off keys and tiny gradients fall into the
 // subnormal range, where x86 arithmetic is up to 100x slower: step times grew 2.5x over 30 steps.
 // Flush them to zero (what GPUs do in their fast paths), in this thread and so in the kernel
@@ -123,6 +136,7 @@ struct TrainingRun::StepRecord {
   double loss = 0;
   double step_s = 0;
   double grad_norm = 0;
+  double collective_s = 0;  // in ZeRO's collectives (the gradient all-reduce at stages 0-1)
   StepOutcome outcome;
   std::uint64_t ledger_peak = 0;
   MemoryLedger::Breakdown at_peak{};
@@ -164,8 +178,6 @@ void TrainingRun::require_same_inputs_everywhere() {
   }
 }
 
-std::uint64_t TrainingRun::model_state_bytes() const { return 4 * float_bytes(model_.size()); }
-
 Json TrainingRun::check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
                                             std::span<const float> grads, double loss) const {
   const plan::Plan reference = single_rank_plan(plan_);
@@ -204,13 +216,13 @@ Json TrainingRun::run() {
   std::vector<float> params = resumed_ ? std::move(resumed_->params) : initial_params(model_, options_.seed);
   AdamWState adam;
   if (resumed_) adam = {std::move(resumed_->adam_m), std::move(resumed_->adam_v), resumed_->adam_step};
-  std::vector<float> grads(model_.size());
-  const auto groups = model_.groups();
+  resumed_.reset();
+  ZeroModel model(plan_.strategy.zero_stage, model_, comm_, ledger_, std::move(params), std::move(adam));
   const std::int64_t seq = plan_.job.seq;
   const auto& positions = step_.positions();
   std::vector<StepRecord> records;
-  // --check: rank 0 keeps the first step's inputs and all-reduced gradients, and runs the
-  // single-rank step after the last collective, so no rank waits on it.
+  // --check: rank 0 keeps the first step's inputs, whole parameters and summed gradients, and
+  // runs the single-rank step after the last collective, so no rank waits on it.
   struct FirstStep {
     TrainingSequence sequence;
     std::vector<float> params, grads;
@@ -230,16 +242,20 @@ Json TrainingRun::run() {
     const auto start = std::chrono::steady_clock::now();
     ledger_.reset_peaks();
     StepRecord record;
-    record.outcome = step_.run(params, grads, {tokens, targets, counted});
-    comm_.allreduce(std::span<float>(grads), ReduceOp::Sum);
+    record.outcome = step_.run(model, {tokens, targets, counted});
+    model.reduce_gradients();
     std::vector<double> loss_sum{record.outcome.loss_sum};
     comm_.allreduce(std::span<double>(loss_sum), ReduceOp::Sum);
     record.loss = counted > 0 ? loss_sum[0] / static_cast<double>(counted) : 0.0;
     const double before_copy = seconds_since(start);
-    if (options_.check && i == 0 && comm_.rank() == 0) first = FirstStep{sequence, params, grads, record.loss};
+    if (options_.check && i == 0) {
+      auto [whole_params, whole_grads] = model.whole_on_root();
+      if (comm_.rank() == 0) first = FirstStep{sequence, std::move(whole_params), std::move(whole_grads), record.loss};
+    }
     const auto optimizer_start = std::chrono::steady_clock::now();
-    record.grad_norm = adamw_step(params, grads, groups, adam, options_.adamw);
+    record.grad_norm = model.optimizer_step(options_.adamw);
     record.step_s = before_copy + seconds_since(optimizer_start);
+    record.collective_s = model.take_collective_s();
     record.ledger_peak = ledger_.peak();
     record.at_peak = ledger_.at_peak();
     for (std::size_t u = 0; u < kMemoryUseCount; ++u) record.peak_by_use[u] = ledger_.peak(static_cast<MemoryUse>(u));
@@ -250,29 +266,38 @@ Json TrainingRun::run() {
                          {"step_s", record.step_s},
                          {"tokens_per_s", static_cast<double>(seq) / record.step_s},
                          {"grad_norm", record.grad_norm},
-                         {"peak_memory_bytes", record.ledger_peak + model_state_bytes()}});
+                         {"peak_memory_bytes", record.ledger_peak}});
     }
     records.push_back(record);
   }
-  if (!options_.save.empty() && comm_.rank() == 0) {
-    TrainingState state;
-    state.meta = schedule_meta();
-    state.meta["data"] = corpus_.source;
-    state.meta["plan"] = {{"strategy", plan_.strategy.name}, {"ranks", comm_.size()}};
-    state.step = first_step_ + options_.steps;
-    state.params = params;
-    state.adam_m = adam.m;
-    state.adam_v = adam.v;
-    state.adam_step = adam.step;
-    save_training_state(options_.save, state);
-  }
+  if (!options_.save.empty()) save(model);
   comm_.barrier();  // the state is on disk before any rank moves on (a resume may follow)
-  Json out = report(records);
+  Json out = report(records, model);
   if (first) out["check"] = check_against_single_rank(first->sequence, first->params, first->grads, first->loss);
   return out;
 }
 
-Json TrainingRun::report(const std::vector<StepRecord>& records) {
+// Stage 0: rank 0 writes the whole state. Stages 1-3: every rank its shard, then rank 0 the
+// manifest (state_shards.hpp).
+void TrainingRun::save(const ZeroModel& model) const {
+  TrainingState state = model.saved_part();
+  state.meta = schedule_meta();
+  state.meta["data"] = corpus_.source;
+  state.meta["plan"] = {{"strategy", plan_.strategy.name}, {"ranks", comm_.size()}, {"zero_stage", model.stage()}};
+  state.step = first_step_ + options_.steps;
+  if (model.stage() > 0) {
+    save_shard(options_.save, model.shards(), model.stage(), comm_.rank(), state);
+    comm_.barrier();
+  }
+  if (comm_.rank() != 0) return;
+  if (model.stage() == 0) {
+    save_training_state(options_.save, state);
+  } else {
+    save_manifest(options_.save, model.shards(), model.stage(), std::move(state));
+  }
+}
+
+Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel& model) {
   // Every rank's worst step: its ledger peak and the breakdown at that moment; and each use's
   // own peak over the steps.
   const auto worst = std::max_element(records.begin(), records.end(),
@@ -288,13 +313,12 @@ Json TrainingRun::report(const std::vector<StepRecord>& records) {
   comm_.gather_to_root(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all));
   if (comm_.rank() != 0) return nullptr;
 
-  const std::uint64_t state_bytes = model_state_bytes();
   Json by_rank = Json::array();
   std::uint64_t peak = 0;
   MemoryLedger::Breakdown at_peak{}, use_peaks{};
   for (int r = 0; r < comm_.size(); ++r) {
     const std::uint64_t* row = all.data() + static_cast<std::size_t>(r) * mine.size();
-    const std::uint64_t rank_peak = row[0] + state_bytes;
+    const std::uint64_t rank_peak = row[0];
     by_rank.push_back(rank_peak);
     if (rank_peak >= peak) {
       peak = rank_peak;
@@ -307,7 +331,9 @@ Json TrainingRun::report(const std::vector<StepRecord>& records) {
   Json losses = Json::array(), times = Json::array(), norms = Json::array(), tokens_per_s = Json::array();
   std::vector<double> step_times;
   StepOutcome mean;
+  double collective_s = 0;
   for (const StepRecord& r : records) {
+    collective_s += r.collective_s / static_cast<double>(records.size());
     losses.push_back(r.loss);
     times.push_back(r.step_s);
     norms.push_back(r.grad_norm);
@@ -345,7 +371,9 @@ Json TrainingRun::report(const std::vector<StepRecord>& records) {
   report["grad_norms"] = norms;
   report["peak_memory_bytes"] = peak;
   report["peak_memory_bytes_by_rank"] = by_rank;
-  report["memory"] = {{"model_state", state_bytes}, {"at_peak", uses_json(at_peak)}, {"peak_by_use", uses_json(use_peaks)}};
+  report["memory"] = memory_json(model.resident(), at_peak, use_peaks);
+  report["memory_items"] = memory_items(plan_, use_peaks, peak);
+  report["zero"] = zero_json(plan_, model.shards(), collective_s);
   report["predicted_memory_bytes"] = plan_.predicted.memory_total_bytes;
   report["predicted_memory"] = predicted_items;
   report["measured"] = {{"step_s_median", median_step}, {"forward_s", mean.forward_s}, {"backward_s", mean.backward_s},

@@ -3,14 +3,17 @@
 // chunks), and report losses, step times and the memory each rank held beside the plan's
 // prediction.
 //
-// Context parallel: every rank holds the whole model and its part of the sequence (the layout's
-// tokens, with their true positions for RoPE and the mask); after the backward the weight
-// gradients are all-reduced, then every rank takes the same AdamW step, so the replicas never
-// drift. Sequence i of the run is training_sequence(corpus, seq, i): the same seed, plan and
+// Context parallel: every rank holds a replica of the model and its part of the sequence (the
+// layout's tokens, with their true positions for RoPE and the mask). What a rank keeps of the
+// parameters, gradients and AdamW moments, and the collectives around the step, follow the plan's
+// ZeRO stage (zero_model.hpp): stage 0 all-reduces the gradients and every rank takes the same
+// AdamW step; stages 1-3 shard the optimizer, then the gradients, then the parameters over all
+// ranks. Every stage computes the same update, so the replicas never drift. Sequence i of the run is training_sequence(corpus, seq, i): the same seed, plan and
 // data give the same losses run after run, and a run resumed from a saved state at step k
 // continues the loss curve of the run that saved it.
 //
-// --check: rank 0 keeps the first step's weights, sequence and all-reduced gradients and, once
+// --check: rank 0 keeps the first step's weights, sequence and summed gradients (gathered from
+// the shards under ZeRO 2-3) and, once
 // every collective is done, runs that step on ONE rank (a copy of the plan with a single
 // contiguous block, no checkpointing, unfused LM head) and compares the loss and every weight
 // gradient: the relative error of a tensor is max |g - g_ref| / max |g_ref|.
@@ -19,9 +22,13 @@
 // that they all read the same bytes. A resumed state must come from a run of the same model,
 // sequence length, mask, text and learning rate (TrainingState::meta says which).
 //
+// --save under ZeRO 1-3 writes one shard file per rank and a manifest; --resume reassembles any
+// saved state and re-shards it for this run's ranks and stage (state_shards.hpp).
+//
 // Memory: each rank's MemoryLedger (memory_ledger.hpp) measures the step's activations, stashes,
-// ring buffers and LM-head workspace; weights, gradients and AdamW moments (16 bytes a parameter)
-// are added as model state. The report's peak is the largest rank's.
+// ring buffers and LM-head workspace, and the parameters, gradients and AdamW moments it holds
+// under its ZeRO stage. The report's peak is the largest rank's; each item stands beside the
+// plan's predicted item of the same name, with the reason wherever they differ (zero_report.hpp).
 #pragma once
 
 #include <cstdint>
@@ -40,6 +47,7 @@
 #include "runtime/training/model.hpp"
 #include "runtime/training/train_step.hpp"
 #include "runtime/training/training_state.hpp"
+#include "runtime/training/zero_model.hpp"
 
 namespace burst::rt {
 
@@ -76,8 +84,9 @@ class TrainingRun {
   struct StepRecord;
   [[nodiscard]] Json check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
                                                std::span<const float> grads, double loss) const;
-  [[nodiscard]] Json report(const std::vector<StepRecord>& records);
-  [[nodiscard]] std::uint64_t model_state_bytes() const;
+  [[nodiscard]] Json report(const std::vector<StepRecord>& records, const ZeroModel& model);
+  // Collective: writes --save (state_shards.hpp).
+  void save(const ZeroModel& model) const;
   // What a resumed run must share with the run that saved: model, sequence, mask, text, lr.
   [[nodiscard]] Json schedule_meta() const;
   // Collective: throws burst::Error on every rank when the ranks read different text or state.

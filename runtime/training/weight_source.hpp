@@ -14,6 +14,7 @@
 // Slice::relative_to(unit.offset) finds a tensor in them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <vector>
@@ -35,6 +36,13 @@ class WeightSource {
   virtual void gradients_done(std::size_t unit) = 0;
 };
 
+// Zeroes unit u's slice of a whole gradient vector and returns it.
+[[nodiscard]] inline std::span<float> zeroed(std::span<float> grads, const Slice& unit) {
+  const std::span<float> out = unit.of(grads);
+  std::fill(out.begin(), out.end(), 0.0f);
+  return out;
+}
+
 // The whole model in two flat vectors the caller owns (one rank; the --check reference).
 class WholeModel final : public WeightSource {
  public:
@@ -43,7 +51,7 @@ class WholeModel final : public WeightSource {
 
   [[nodiscard]] std::span<const float> acquire(std::size_t unit) override { return units_[unit].of(params_); }
   void release(std::size_t) override {}
-  [[nodiscard]] std::span<float> gradients(std::size_t unit) override;
+  [[nodiscard]] std::span<float> gradients(std::size_t unit) override { return zeroed(grads_, units_[unit]); }
   void gradients_done(std::size_t) override {}
 
  private:
@@ -51,8 +59,5 @@ class WholeModel final : public WeightSource {
   std::span<const float> params_;
   std::span<float> grads_;
 };
-
-// Zeroes unit u's slice of a whole gradient vector and returns it.
-[[nodiscard]] std::span<float> zeroed(std::span<float> grads, const Slice& unit);
 
 }  // namespace burst::rt

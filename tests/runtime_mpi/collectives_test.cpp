@@ -28,7 +28,7 @@ TEST_CASE("allreduce adds every rank's values in place") {
   // 64-bit integers stay exact past float's 24 bits.
   std::vector<std::uint64_t> big{(std::uint64_t{1} << 40) + static_cast<std::uint64_t>(r)};
   comm->allreduce(big, ReduceOp::Sum);
-  CHECK(big[0] == (std::uint64_t{p} << 40) + static_cast<std::uint64_t>(p * (p - 1) / 2));
+  CHECK(big[0] == (static_cast<std::uint64_t>(p) << 40) + static_cast<std::uint64_t>(p * (p - 1) / 2));
 }
 
 TEST_CASE("allreduce max finds the largest value of every slot") {

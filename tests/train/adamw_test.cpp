@@ -1,11 +1,13 @@
 // AdamW: two steps against hand-computed values, global-norm clipping, convergence on a
-// quadratic, and groups that do not tile the parameters.
+// quadratic, groups that do not tile the parameters, and ZeRO's shard-by-shard update (the
+// global norm, groups cut by the shards) equalling the whole update float for float.
 #include <catch2/catch.hpp>
 
 #include <cmath>
 #include <vector>
 
 #include "runtime/training/adamw.hpp"
+#include "runtime/training/shard_map.hpp"
 #include "tests/support/error_text.hpp"
 
 using namespace burst;
@@ -94,4 +96,52 @@ TEST_CASE("groups must tile the parameters", "[adamw]") {
   CHECK(test::error_text([&] {
           rt::adamw_step(params, short_grads, all, state, {});
         }).find("adamw_step: grads: 9 gradients for 10 parameters") != std::string::npos);
+}
+
+TEST_CASE("AdamW on shards, with the global norm, is the whole AdamW float for float", "[adamw][zero]") {
+  // 23 parameters in groups that straddle the shard boundaries; gradients large enough to clip.
+  const std::size_t n = 23;
+  const std::vector<rt::ParamGroup> groups{{0, 5, true}, {5, 1, false}, {6, 12, true}, {18, 5, false}};
+  const rt::AdamWConfig config{.lr = 0.01f, .weight_decay = 0.1f, .clip_norm = 1.0f};
+  std::vector<float> whole(n), grads(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    whole[i] = 0.1f * static_cast<float>(i) - 1.0f;
+    grads[i] = 0.7f * static_cast<float>((i * 7) % 5) - 1.2f;
+  }
+  const rt::ShardMap map({{0, 10}, {10, 13}}, 3);  // pieces of 4 and 5: padding in both units
+  rt::AdamWState state;
+  std::vector<float> sharded = whole;
+  std::vector<std::vector<float>> m(3, std::vector<float>(map.shard_size())), v = m;
+  for (int step = 1; step <= 3; ++step) {
+    std::vector<float> g = grads, g_sharded = grads;
+    for (float& x : g) x *= static_cast<float>(step);
+    for (float& x : g_sharded) x *= static_cast<float>(step);
+    const double norm = rt::adamw_step(whole, g, groups, state, config);
+    double squares = 0;
+    for (int r = 0; r < 3; ++r) {
+      for (const rt::ShardPiece& p : map.pieces(r)) squares += rt::squared_norm(std::span(g_sharded).subspan(p.flat, p.count));
+    }
+    CHECK(std::sqrt(squares) == Approx(norm).epsilon(1e-12));
+    for (int r = 0; r < 3; ++r) {
+      for (const rt::ShardPiece& p : map.pieces(r)) {
+        auto& mr = m[static_cast<std::size_t>(r)];
+        auto& vr = v[static_cast<std::size_t>(r)];
+        rt::adamw_update({p.flat, std::span(sharded).subspan(p.flat, p.count), std::span(g_sharded).subspan(p.flat, p.count),
+                          std::span(mr).subspan(p.at, p.count), std::span(vr).subspan(p.at, p.count)},
+                         groups, norm, step, config);
+      }
+    }
+    CHECK(g_sharded == g);  // clipped alike
+    CHECK(sharded == whole);
+  }
+  std::vector<float> m_whole;
+  for (int r = 0; r < 3; ++r) {
+    std::vector<float> part = m[static_cast<std::size_t>(r)];
+    m_whole.insert(m_whole.end(), part.begin(), part.end());
+  }
+  CHECK(map.assemble(m_whole) == state.m);
+  CHECK(test::error_text([&] {
+          std::vector<float> p(2), g(3), mm(2), vv(2);
+          rt::adamw_update({0, p, g, mm, vv}, groups, 1.0, 0, config);
+        }).find("adamw_update: grads: 3 values for 2 parameters") != std::string::npos);
 }

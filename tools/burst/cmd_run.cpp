@@ -14,6 +14,7 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "planner/contract/plan.hpp"
+#include "planner/plan_traffic.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/training/training_run.hpp"
@@ -67,6 +68,37 @@ std::string precision_line(const Json& run) {
                      run["overlap"].get<bool>() ? "overlapped with compute" : "then compute (overlap off)");
 }
 
+// The simulator's bytes per ring level for the plan as it ran (a dry run's dimensions and
+// mask), beside the measured ones: report["comm_bytes"]["simulated_by_level"] and the ratios.
+void add_simulated_traffic(const plan::Plan& plan, Json& report) {
+  plan::Plan ran = plan;
+  ran.job.mask = parse_mask(report["plan"]["mask"].get<std::string>(), "mask");
+  const Json& run = report["run"];
+  const planner::RingTraffic simulated = planner::simulated_ring_traffic(
+      ran, {run["seq"].get<std::int64_t>(), run["heads"].get<int>(), run["kv_heads"].get<int>(), run["head_dim"].get<int>()});
+  Json& bytes = report["comm_bytes"];
+  for (std::size_t phase = 0; phase < 2; ++phase) {
+    const char* name = phase == 0 ? "forward" : "backward";
+    for (std::size_t level = 0; level < 3; ++level) {
+      const char* level_name = level == 0 ? "flat" : level == 1 ? "intra" : "inter";
+      bytes["simulated_by_level"][name][level_name] = simulated[phase][level];
+    }
+  }
+}
+
+// "flat 1.000" for each level either side uses: measured over simulated bytes.
+std::string traffic_ratios(const Json& bytes, const char* phase) {
+  std::string out;
+  for (const char* level : {"flat", "intra", "inter"}) {
+    const double measured = bytes["by_level"][phase][level].get<double>();
+    const double simulated = bytes["simulated_by_level"][phase][level].get<double>();
+    if (measured == 0 && simulated == 0) continue;
+    out += simulated > 0 ? fmt::format(" {} {:.3f}", level, measured / simulated)
+                         : fmt::format(" {} {:.0f} bytes, none simulated", level, measured);
+  }
+  return out.empty() ? " none sent" : out;
+}
+
 void print_report(const Json& r) {
   const Json& m = r["measured"];
   const Json& p = r["predicted"];
@@ -82,6 +114,8 @@ void print_report(const Json& r) {
              m["backward_s"].get<double>(), p["backward_s"].get<double>(), r["comm_bytes"]["backward"].get<double>());
   fmt::print("  overlap   forward {:.2f}, backward {:.2f} (phase time / busiest rank's kernel time; 1 = fully hidden)\n",
              m["forward_overlap"].get<double>(), m["backward_overlap"].get<double>());
+  fmt::print("  ring bytes measured / simulated: forward{}, backward{}\n", traffic_ratios(r["comm_bytes"], "forward"),
+             traffic_ratios(r["comm_bytes"], "backward"));
   const Json& msg = r["messages"];
   fmt::print("  messages  forward {} sent / {} received, backward {} sent / {} received\n",
              msg["forward_sent"].get<double>(), msg["forward_received"].get<double>(),
@@ -103,12 +137,14 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
   options.check = o.check;
   options.dry_run = o.dry_run;
   rt::RunTrace trace;
-  const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    const plan::Plan p = read_run_plan(o, comm);
-    (void)rt::prepare_attention_run(p, comm.size(), options);
-    return [&, p] { return rt::run_attention(p, comm, options, o.trace.empty() ? nullptr : &trace); };
+  plan::Plan ran;
+  Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
+    ran = read_run_plan(o, comm);
+    (void)rt::prepare_attention_run(ran, comm.size(), options);
+    return [&] { return rt::run_attention(ran, comm, options, o.trace.empty() ? nullptr : &trace); };
   });
   if (comm.rank() != 0) return;
+  add_simulated_traffic(ran, report);
   if (o.json) {
     fmt::print("{}\n", report.dump(2));
   } else {
@@ -149,18 +185,30 @@ void print_training_report(const Json& r) {
              m["step_s_median"].get<double>(), m["forward_s"].get<double>(), m["backward_s"].get<double>(),
              m["recompute_s"].get<double>(), m["attention_s"].get<double>(), m["loss_s"].get<double>(),
              r["predicted"]["step_time_s"].get<double>());
-  // The planner's figures assume bf16 and ZeRO sharding on GPUs; the CPU runtime is fp32 and
-  // keeps a whole replica, so only the per-use shapes compare, not the totals.
-  const Json& at = r["memory"]["at_peak"];
-  const Json& pred = r["predicted_memory"];
-  const auto predicted = [&](const char* item) { return pred.contains(item) ? mib(pred[item]) : std::string("-"); };
-  fmt::print("  memory    peak per rank, measured (fp32, full replica) | planner's prediction (bf16, ZeRO):\n");
-  for (const char* use : {"activations", "attention_stash", "ring_buffers", "lm_head"}) {
-    fmt::print("            {:<18} {:>12} | {:>12}\n", use, mib(at[use]), predicted(use));
+  const Json& z = r["zero"];
+  fmt::print("  zero      stage {} over {} ranks: {} of {} parameters a shard, {:.3f} s a step in its collectives\n",
+             z["stage"].get<int>(), z["ranks"].get<int>(), z["shard_floats"].get<std::int64_t>(),
+             z["total_floats"].get<std::int64_t>(), z["collective_s"].get<double>());
+  if (z["offload"].is_string()) fmt::print("  offload   {}\n", z["offload"].get<std::string>());
+  // Each item the run measured (the largest rank's peak) beside the plan's item of the same
+  // name; the note says why where they differ by more than 10%. The reserve stands apart.
+  const auto bytes = [](const Json& v) { return v.is_null() ? std::string("-") : mib(v); };
+  fmt::print("  memory    peak per rank, measured | predicted by the plan:\n");
+  const Json* reserve = nullptr;
+  for (const Json& item : r["memory_items"]) {
+    const std::string name = item["item"].get<std::string>();
+    if (name == "reserve") {
+      reserve = &item;
+      continue;
+    }
+    const std::string why = item["note"].get<std::string>();
+    fmt::print("            {:<16} {:>12} | {:>12}{}\n", name, bytes(item["measured"]), bytes(item["predicted"]),
+               why.empty() ? "" : "  (" + why + ")");
   }
-  fmt::print("            {:<18} {:>12} | {:>12}\n", "weights+grads+adam", mib(r["memory"]["model_state"]), "-");
-  fmt::print("            {:<18} {:>12} | {:>12} (with the planner's reserve)\n", "total", mib(r["peak_memory_bytes"]),
-             mib(r["predicted_memory_bytes"]));
+  if (reserve != nullptr) {
+    fmt::print("            {:<16} {:>12} | {:>12}  (apart, not in the total: {})\n", "reserve", "-",
+               bytes((*reserve)["predicted"]), (*reserve)["note"].get<std::string>());
+  }
   if (r.contains("check")) {
     const Json& c = r["check"];
     fmt::print("  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "

@@ -1,0 +1,121 @@
+// Measured memory beside the plan's, and the ZeRO section of the report (see zero_report.hpp).
+#include "runtime/training/zero_report.hpp"
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "runtime/executor/precision.hpp"
+
+namespace burst::rt {
+namespace {
+
+// The ledger use named like a plan item, if any.
+std::optional<MemoryUse> use_named(const std::string& item) {
+  for (std::size_t u = 0; u < kMemoryUseCount; ++u) {
+    if (to_string(static_cast<MemoryUse>(u)) == item) return static_cast<MemoryUse>(u);
+  }
+  return std::nullopt;
+}
+
+// Why this runtime's `item` is known to differ from the planner's, "; "-separated; `larger`:
+// measured above the prediction (fp32 storage explains only that direction).
+std::string known_differences(const std::string& item, const plan::Plan& plan, bool larger) {
+  const std::size_t e = dtype_size(precision_of(plan).activations);
+  const bool none = plan.strategy.checkpoint == CheckpointPolicy::None;
+  std::string out;
+  const auto add = [&out](std::string_view why) { out.append(out.empty() ? "" : "; ").append(why); };
+  if (larger && e != 4 && item != "optimizer" && item != "lm_head") {
+    add(fmt::format("held in fp32 here (4 bytes a value), the plan counts {} ({} bytes)", plan.job.dtype, e));
+  }
+  if (item == "params" && plan.strategy.zero_stage >= 3) {
+    add("ZeRO 3 here gathers one unit at a time (no prefetch), the plan counts two layers gathered");
+  }
+  if (item == "gradients" && plan.strategy.zero_stage >= 2) {
+    add("the full-size gradients of the unit whose backward runs live here until their reduce-scatter, "
+                  "the plan counts the shard alone");
+  }
+  if (item == "optimizer") {
+    add(plan.strategy.offload
+                      ? "the plan offloads it to the host; this CPU runtime's memory is host memory, so it is held here"
+                      : "AdamW m and v here (8 bytes a parameter): the fp32 parameters are the master copy, which the "
+                        "plan counts in this item (12 bytes a parameter)");
+  }
+  if ((item == "activations" || item == "attention_stash") && none) {
+    add("under checkpoint none the runtime counts O and lse with the activations, the plan as attention_stash");
+  }
+  if (item == "ring_buffers") {
+    add("the runtime adds the kernels' fp32 workspace and, under Ulysses, fp32 head-split copies of every "
+                  "backward input and output");
+  }
+  if (item == "lm_head") {
+    add(fmt::format("one fp32 logits buffer turned into its gradient in place here (4 bytes a logit), the plan "
+                              "counts logits, their fp32 softmax and its gradient ({} bytes)", e + 8));
+  }
+  return out;
+}
+
+std::string note(const std::string& item, const plan::Plan& plan, double ratio) {
+  if (std::fabs(ratio - 1.0) <= kMemoryTolerance) return "";
+  const std::string why = known_differences(item, plan, ratio > 1.0);
+  return why.empty() ? "none of the known differences applies: the runtime's buffers differ from the planner's model here" : why;
+}
+
+}  // namespace
+
+Json memory_items(const plan::Plan& plan, const MemoryLedger::Breakdown& measured, std::uint64_t peak) {
+  Json items = Json::array();
+  double reserve = 0;
+  for (const plan::Item& predicted : plan.predicted.memory_bytes) {
+    const std::optional<MemoryUse> use = use_named(predicted.name);
+    if (!use) {
+      if (predicted.name == "reserve") reserve = predicted.value;
+      items.push_back({{"item", predicted.name}, {"predicted", predicted.value}, {"measured", nullptr}, {"ratio", nullptr},
+                       {"note", "not held by this runtime (a GPU's context and allocator fragmentation)"}});
+      continue;
+    }
+    const auto bytes = static_cast<double>(measured[static_cast<std::size_t>(*use)]);
+    const double ratio = predicted.value > 0 ? bytes / predicted.value : (bytes > 0 ? INFINITY : 1.0);
+    items.push_back({{"item", predicted.name}, {"predicted", predicted.value}, {"measured", bytes},
+                     {"ratio", std::isfinite(ratio) ? Json(ratio) : Json(nullptr)}, {"note", note(predicted.name, plan, ratio)}});
+  }
+  const double without_reserve = plan.predicted.memory_total_bytes - reserve;
+  items.push_back({{"item", "total"}, {"predicted", without_reserve}, {"measured", static_cast<double>(peak)},
+                   {"ratio", without_reserve > 0 ? Json(static_cast<double>(peak) / without_reserve) : Json(nullptr)},
+                   {"note", "the peak per rank against the predicted total without the reserve"}});
+  return items;
+}
+
+Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective_s) {
+  const int stage = plan.strategy.zero_stage;
+  const std::uint64_t whole = float_bytes(shards.total());
+  std::uint64_t padded = 0, layers_padded = 0;
+  for (std::size_t u = 0; u < shards.unit_count(); ++u) {
+    padded += float_bytes(shards.padded_size(u));
+    if (u != 0 && u + 1 != shards.unit_count()) layers_padded += float_bytes(shards.padded_size(u));
+  }
+  const auto units = static_cast<int>(shards.unit_count());
+  Json collectives = Json::array();
+  const auto add = [&](const char* collective, const char* of, int calls, std::uint64_t bytes) {
+    collectives.push_back({{"collective", collective}, {"of", of}, {"calls", calls}, {"bytes", bytes}});
+  };
+  if (stage < 2) add("all-reduce", "gradients", 1, whole);
+  if (stage >= 3) add("all-gather", "parameters before each unit's forward", units, padded);
+  if (stage >= 3) add("all-gather", "parameters before each layer's backward", units - 2, layers_padded);
+  if (stage >= 2) add("reduce-scatter", "gradients after each unit's backward", units, padded);
+  if (stage >= 1) add("all-reduce", "squared gradient norm (fp64)", 1, 8);
+  if (stage == 1 || stage == 2) add("all-gather", "updated parameters", units, padded);
+  return {{"stage", stage},
+          {"ranks", shards.ranks()},
+          {"total_floats", shards.total()},
+          {"shard_floats", stage == 0 ? shards.total() : shards.shard_size()},
+          {"offload", plan.strategy.offload ? Json("optimizer state and step on the host (the CPU runtime's memory is host memory)")
+                                            : Json(false)},
+          {"collective_s", collective_s},
+          {"collectives_per_step", collectives}};
+}
+
+}  // namespace burst::rt
