@@ -11,7 +11,7 @@ namespace burst::rt {
 namespace {
 
 // The all-to-all's step numbers, one per tensor, so messages of different tensors never match.
-enum A2aStep : int { kQ, kK, kV, kO, kLse, kDO, kDQ, kDK, kDV };
+enum A2aStep : int { kA2aQ, kA2aK, kA2aV, kA2aO, kA2aLse, kA2aDO, kA2aDQ, kA2aDK, kA2aDV };
 
 Shape split_shape(Shape local, int u) { return {local.tokens * u, local.heads / u, local.head_dim}; }
 
@@ -101,11 +101,11 @@ RingForward DistributedAttention::forward(ConstView q_in, ConstView k_in, ConstV
     if (act == DType::BF16) round_to_bf16(out.o.values());
     return out;
   }
-  const Tensor qs = scatter(q, kQ, act), ks = scatter(k, kK, act), vs = scatter(v, kV, act);
+  const Tensor qs = scatter(q, kA2aQ, act), ks = scatter(k, kA2aK, act), vs = scatter(v, kA2aV, act);
   RingForward split = ring_.forward(qs.view(), ks.view(), vs.view());
   RingForward out;
-  out.o = gather(split.o.view(), kO, act);  // a bf16 wire rounds it on the way
-  const Tensor lse = gather(ConstView{split.lse.data(), {q_split_.tokens, q_split_.heads, 1}}, kLse, DType::F32);
+  out.o = gather(split.o.view(), kA2aO, act);  // a bf16 wire rounds it on the way
+  const Tensor lse = gather(ConstView{split.lse.data(), {q_split_.tokens, q_split_.heads, 1}}, kA2aLse, DType::F32);
   out.lse.assign(lse.values().begin(), lse.values().end());
   out.stats = split.stats;
   // The head-split inputs and outputs live beside the ring's buffers: charge them with those.
@@ -127,14 +127,14 @@ RingBackward DistributedAttention::backward(BackwardMode mode, ConstView q_in, C
     }
     return out;
   }
-  const Tensor qs = scatter(q, kQ, act), ks = scatter(k, kK, act), vs = scatter(v, kV, act), os = scatter(o, kO, act),
-               dos = scatter(d_o, kDO, act);
-  const Tensor lses = scatter(ConstView{lse.data(), {q_shape_.tokens, q_shape_.heads, 1}}, kLse, DType::F32);
+  const Tensor qs = scatter(q, kA2aQ, act), ks = scatter(k, kA2aK, act), vs = scatter(v, kA2aV, act), os = scatter(o, kA2aO, act),
+               dos = scatter(d_o, kA2aDO, act);
+  const Tensor lses = scatter(ConstView{lse.data(), {q_shape_.tokens, q_shape_.heads, 1}}, kA2aLse, DType::F32);
   RingBackward split = ring_.backward(mode, qs.view(), ks.view(), vs.view(), os.view(), lses.values(), dos.view());
   RingBackward out;
-  out.d_q = gather(split.d_q.view(), kDQ, act);
-  out.d_k = gather(split.d_k.view(), kDK, act);
-  out.d_v = gather(split.d_v.view(), kDV, act);
+  out.d_q = gather(split.d_q.view(), kA2aDQ, act);
+  out.d_k = gather(split.d_k.view(), kA2aDK, act);
+  out.d_v = gather(split.d_v.view(), kA2aDV, act);
   out.stats = split.stats;
   out.stats.ring_buffer_bytes +=
       sizeof(float) * (qs.values().size() + ks.values().size() + vs.values().size() + os.values().size() +

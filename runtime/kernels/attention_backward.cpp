@@ -27,9 +27,8 @@
 namespace burst::rt {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-struct Scratch {
+struct BackwardScratch {
   std::vector<float> p, dp;
 };
 
@@ -70,7 +69,7 @@ void score_gradient(const float* p, float* dp, std::int64_t rows, std::int64_t c
 }
 
 KernelStats backward_column_of_tiles(const TilePlan& plan, const BlockPair& in, const Gradients& g,
-                                     std::int64_t kv_head, std::size_t kj, Scratch& w) {
+                                     std::int64_t kv_head, std::size_t kj, BackwardScratch& w) {
   const Tile& kt = plan.k_tiles()[kj];
   const std::int64_t d = in.q.shape.head_dim;
   const std::int64_t heads = in.q.shape.heads;
@@ -128,8 +127,8 @@ KernelStats attention_backward(const BlockPair& in, const AttentionMask& mask, C
   const std::int64_t items = in.k.shape.heads * k_tiles;
   const int workers = worker_count(options.threads, items);
   const std::size_t tile = plan.max_q_rows() * plan.max_k_rows();
-  std::vector<Scratch> scratch(static_cast<std::size_t>(workers),
-                               Scratch{std::vector<float>(tile), std::vector<float>(tile)});
+  std::vector<BackwardScratch> scratch(static_cast<std::size_t>(workers),
+                               BackwardScratch{std::vector<float>(tile), std::vector<float>(tile)});
   std::vector<Tensor> private_d_q(static_cast<std::size_t>(workers - 1), Tensor(in.q.shape));
   std::vector<KernelStats> stats(static_cast<std::size_t>(workers));
   // dQ rows are shared by every key tile: each worker sums its items into a private dQ, so the

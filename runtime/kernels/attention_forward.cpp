@@ -26,9 +26,8 @@
 namespace burst::rt {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-struct Scratch {
+struct ForwardScratch {
   std::vector<float> s, acc, m, l;
 };
 
@@ -65,7 +64,7 @@ BURST_VECTOR_CLONES void online_softmax(float* s, std::int64_t rows, std::int64_
 }
 
 KernelStats forward_row_of_tiles(const TilePlan& plan, const BlockPair& in, std::int64_t head, std::size_t qi,
-                                 Scratch& w, View o, std::span<float> lse) {
+                                 ForwardScratch& w, View o, std::span<float> lse) {
   const Tile& qt = plan.q_tiles()[qi];
   const std::int64_t d = in.q.shape.head_dim;
   const MatRef acc{w.acc.data(), qt.count, d, d};
@@ -118,9 +117,9 @@ KernelStats attention_forward(const BlockPair& in, const AttentionMask& mask, Vi
   const int workers = worker_count(options.threads, items);
   const std::size_t tq = plan.max_q_rows(), tk = plan.max_k_rows();
   const auto d = static_cast<std::size_t>(in.q.shape.head_dim);
-  std::vector<Scratch> scratch(
+  std::vector<ForwardScratch> scratch(
       static_cast<std::size_t>(workers),
-      Scratch{std::vector<float>(tq * tk), std::vector<float>(tq * d), std::vector<float>(tq), std::vector<float>(tq)});
+      ForwardScratch{std::vector<float>(tq * tk), std::vector<float>(tq * d), std::vector<float>(tq), std::vector<float>(tq)});
   std::vector<KernelStats> stats(static_cast<std::size_t>(workers));
   parallel_for(workers, items, [&](int worker, std::int64_t item) {
     const auto w = static_cast<std::size_t>(worker);

@@ -16,7 +16,6 @@
 namespace burst::rt {
 namespace {
 
-constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 float log_sigmoid(float x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }

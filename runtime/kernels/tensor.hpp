@@ -11,12 +11,16 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace burst::rt {
+
+// The lse of a row with no allowed key yet (or at all), and the running maximum's start.
+inline constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 struct Shape {
   std::int64_t tokens = 0;

@@ -14,7 +14,7 @@ using namespace burst::sim;
 
 namespace {
 
-const CostModels kModels = make_cost_models("roofline", "calibrated");
+const CostModels kRooflineModels = make_cost_models("roofline", "calibrated");
 
 // Random DAG on `gpus` GPUs: compute tasks on random (GPU, stream) with 0-3 random earlier
 // dependencies, and transfers from a random GPU g to g + 1 (mod gpus) that also depend on the
@@ -94,8 +94,8 @@ TaskGraph random_contended_dag(int gpus, int tasks, std::mt19937& rng) {
 }
 
 void check_agree(const TaskGraph& g, const topo::Topology& t) {
-  const SimResult a = make_engine("analytic")->run(g, t, kModels, {});
-  const SimResult e = make_engine("event")->run(g, t, kModels, {});
+  const SimResult a = make_engine("analytic")->run(g, t, kRooflineModels, {});
+  const SimResult e = make_engine("event")->run(g, t, kRooflineModels, {});
   REQUIRE(a.times.size() == g.size());
   REQUIRE(e.times.size() == g.size());
   auto same = [](double x, double y) { return std::abs(x - y) <= 1e-9 * std::max({1e-12, std::abs(x), std::abs(y)}); };
@@ -160,7 +160,7 @@ TEST_CASE("link bytes: every transfer's bytes are counted once on every link of 
     expected += task.amount * static_cast<double>(route.size());
   }
   for (const std::string engine : {"event", "analytic"}) {
-    const SimResult r = make_engine(engine)->run(g, t, kModels, {});
+    const SimResult r = make_engine(engine)->run(g, t, kRooflineModels, {});
     double total = 0;
     for (const double b : r.link_bytes) total += b;
     CHECK(total == Approx(expected).epsilon(1e-12));
@@ -182,8 +182,8 @@ TEST_CASE("doubling every link capacity never lengthens the makespan") {
     for (const std::string name : {"event", "analytic"}) {
       INFO(name);
       const auto e = make_engine(name);
-      CHECK(e->run(contended, fast, kModels, {}).makespan_s <= e->run(contended, base, kModels, {}).makespan_s);
-      CHECK(e->run(ring, fast, kModels, {}).makespan_s <= e->run(ring, base, kModels, {}).makespan_s);
+      CHECK(e->run(contended, fast, kRooflineModels, {}).makespan_s <= e->run(contended, base, kRooflineModels, {}).makespan_s);
+      CHECK(e->run(ring, fast, kRooflineModels, {}).makespan_s <= e->run(ring, base, kRooflineModels, {}).makespan_s);
     }
   }
 }

@@ -12,14 +12,14 @@ using namespace burst::sim;
 
 namespace {
 
-const CostModels kModels = make_cost_models("peak", "ideal");
+const CostModels kPeakModels = make_cost_models("peak", "ideal");
 constexpr double C = 100e9;     // link capacity
 constexpr double L = 1e-6;      // per link; a star path crosses 2 links
 constexpr double X = 1e9;       // bytes
 constexpr double kPeak = 100e12;
 
 SimResult run(const std::string& engine, const TaskGraph& g, const topo::Topology& t, bool record = false) {
-  return make_engine(engine)->run(g, t, kModels, EngineOptions{record, false});
+  return make_engine(engine)->run(g, t, kPeakModels, EngineOptions{record, false});
 }
 
 TaskGraph::TransferSpec send(int src, int dst, double bytes = X) {
@@ -95,7 +95,7 @@ TEST_CASE("max-min: three flows split a link in thirds, a fourth takes the rest 
   CHECK(r.times[3].end == Approx(2 * L + 1.5 * X / C));
 
   SECTION("the rates themselves, from the flow network") {
-    const Routes routes(g, t, *kModels.comm);
+    const Routes routes(g, t, *kPeakModels.comm);
     FlowNetwork net(routes, false);
     for (TaskId id = 0; id < 4; ++id) net.add(id, routes.index_of(id), X, 0.0);
     std::vector<LinkSample> samples;

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/test_data.hpp"
 #include "common/json_reader.hpp"
 
 #include "tests/support/error_text.hpp"
@@ -19,7 +20,7 @@ using namespace burst::topo;
 namespace {
 
 std::string read(const std::string& name) {
-  return burst::read_text_file(std::string(BURST_TEST_DATA) + "/topologies/" + name);
+  return burst::read_text_file(burst::test::topology_data(name));
 }
 
 // The problems, one per line, of parsing tests/data/topologies/<name> under the source `name`.

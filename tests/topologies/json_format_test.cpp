@@ -2,6 +2,7 @@
 // loading through load_topology with --nodes.
 #include <catch2/catch.hpp>
 
+#include "tests/support/test_data.hpp"
 #include "topologies/json_format.hpp"
 #include "topologies/load.hpp"
 #include "topologies/node_template.hpp"
@@ -10,8 +11,6 @@
 using namespace burst::topo;
 
 namespace {
-
-std::string data(const std::string& name) { return std::string(BURST_TEST_DATA) + "/topologies/" + name; }
 
 LoadOptions with_nodes(int nodes) {
   LoadOptions o;
@@ -82,7 +81,7 @@ TEST_CASE("quantities are written with their units") {
 }
 
 TEST_CASE("a known GPU model fills in its spec; links default their latency and sharing") {
-  const Topology t = read_topology_json(data("fat-tree-2x4.json"));
+  const Topology t = read_topology_json(burst::test::topology_data("fat-tree-2x4.json"));
   CHECK(t.gpu().model == "A100-PCIE-80GB");
   CHECK(t.gpu().peak_bf16_flops == 312e12);
   const Link& gpu0_sw0 = t.node().links()[2];
@@ -94,14 +93,14 @@ TEST_CASE("a known GPU model fills in its spec; links default their latency and 
 TEST_CASE("load_topology: presets, JSON files and NCCL XML, with --nodes") {
   CHECK(load_topology("a800-4hca").nodes() == 1);
   CHECK(load_topology("a800-4hca", with_nodes(4)).gpu_count() == 32);
-  CHECK(load_topology(data("fat-tree-2x4.json")).nodes() == 2);
-  CHECK(load_topology(data("fat-tree-2x4.json"), with_nodes(5)).nodes() == 5);
+  CHECK(load_topology(burst::test::topology_data("fat-tree-2x4.json")).nodes() == 2);
+  CHECK(load_topology(burst::test::topology_data("fat-tree-2x4.json"), with_nodes(5)).nodes() == 5);
   std::vector<std::string> notes;
   LoadOptions p4d = with_nodes(2);
   p4d.nvlink_from = "dgx-a100";
   p4d.nic_speed = "100Gbps";
   p4d.notes = &notes;
-  const Topology xml = load_topology(data("aws-ofi-nccl_p4d-24xl-topo.xml"), p4d);
+  const Topology xml = load_topology(burst::test::topology_data("aws-ofi-nccl_p4d-24xl-topo.xml"), p4d);
   CHECK(xml.gpu_count() == 16);
   CHECK(notes.size() == 6);  // the completion, 4 NICs given --nic-speed, and "a skeleton"
   CHECK(xml.nic_of(0).bandwidth_Bps == 12.5e9);

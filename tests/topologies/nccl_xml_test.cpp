@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/support/test_data.hpp"
 #include "tests/support/error_text.hpp"
 
 #include "common/error.hpp"
@@ -15,14 +16,12 @@ using namespace burst::topo;
 
 namespace {
 
-std::string data(const std::string& name) { return std::string(BURST_TEST_DATA) + "/topologies/" + name; }
-
 using burst::test::error_text;
 
 }  // namespace
 
 TEST_CASE("aliyun 8x A100: NVSwitch plane of 12 links per GPU, 5 nets, 2 GPUs per RoCE bond") {
-  const XmlImport x = import_nccl_xml_file(data("aliyun-SimAI_topo_8A100_4CX6.xml"));
+  const XmlImport x = import_nccl_xml_file(burst::test::topology_data("aliyun-SimAI_topo_8A100_4CX6.xml"));
   const Topology& t = *x.topology;
   CHECK_FALSE(x.skeleton);
   CHECK(x.gpus == 8);
@@ -47,7 +46,7 @@ TEST_CASE("aliyun 8x A100: NVSwitch plane of 12 links per GPU, 5 nets, 2 GPUs pe
 }
 
 TEST_CASE("OCI H100: 18 NVLinks per GPU = 450 GB/s, 8 dual-port NICs = 16 nets") {
-  const XmlImport x = import_nccl_xml_file(data("oci-hpc_BM.GPU.H100.8_H100-topology.xml"));
+  const XmlImport x = import_nccl_xml_file(burst::test::topology_data("oci-hpc_BM.GPU.H100.8_H100-topology.xml"));
   const Topology& t = *x.topology;
   CHECK(x.gpus == 8);
   CHECK(x.nvswitch);
@@ -66,7 +65,7 @@ TEST_CASE("OCI H100: 18 NVLinks per GPU = 450 GB/s, 8 dual-port NICs = 16 nets")
 }
 
 TEST_CASE("AWS p4d skeleton: recognised, and completed from a preset on request") {
-  const std::string file = data("aws-ofi-nccl_p4d-24xl-topo.xml");
+  const std::string file = burst::test::topology_data("aws-ofi-nccl_p4d-24xl-topo.xml");
   const std::string text = error_text([&] { (void)import_nccl_xml_file(file); });
   CHECK(text == file + ":18: skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no "
                        "NVLink information (hint: complete it from a node preset that has the same NVLink fabric, e.g. "
@@ -100,7 +99,7 @@ TEST_CASE("AWS p4d skeleton: recognised, and completed from a preset on request"
 }
 
 TEST_CASE("Azure NC A100 v4: NVLink bridges pair GPUs 0-1 and 2-3 only") {
-  const XmlImport x = import_nccl_xml_file(data("azure-azhpc-images_ncv4-topo_pre-4be0efb_pairs.xml"));
+  const XmlImport x = import_nccl_xml_file(burst::test::topology_data("azure-azhpc-images_ncv4-topo_pre-4be0efb_pairs.xml"));
   const Topology& t = *x.topology;
   CHECK(x.gpus == 4);
   CHECK(x.cpus == 4);
@@ -123,7 +122,7 @@ TEST_CASE("Azure NC A100 v4: NVLink bridges pair GPUs 0-1 and 2-3 only") {
 }
 
 TEST_CASE("an NCCL graph file is not a topology") {
-  const std::string file = data("azure-azhpc-images_ncv4-graph.xml");
+  const std::string file = burst::test::topology_data("azure-azhpc-images_ncv4-graph.xml");
   CHECK(error_text([&] { (void)import_nccl_xml_file(file); }) ==
         file + ":1: this is an NCCL graph file (NCCL_GRAPH_FILE: ring and tree channel orders), not a topology "
                "(hint: dump the topology instead: run once with NCCL_TOPO_DUMP_FILE=topo.xml and import topo.xml)");
@@ -135,7 +134,7 @@ TEST_CASE("an imported node replicates over --nodes and round-trips through our 
   for (const char* f : {"aliyun-SimAI_topo_8A100_4CX6.xml", "oci-hpc_BM.GPU.H100.8_H100-topology.xml",
                         "azure-azhpc-images_ncv4-topo_pre-4be0efb_pairs.xml"}) {
     INFO(f);
-    const Topology t = *import_nccl_xml_file(data(f), o).topology;
+    const Topology t = *import_nccl_xml_file(burst::test::topology_data(f), o).topology;
     CHECK(t.nodes() == 4);
     CHECK(t.path(0, t.gpus_per_node()).cls == PathClass::NET);
     const Topology back = parse_topology_json(t.to_json(), "round-trip");

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "tests/support/test_data.hpp"
 #include "topologies/json_format.hpp"
 #include "topologies/load.hpp"
 #include "topologies/nccl_xml.hpp"
@@ -18,17 +19,15 @@ using namespace burst::topo;
 
 namespace {
 
-std::string data(const std::string& name) { return std::string(BURST_TEST_DATA) + "/topologies/" + name; }
-
 std::vector<Topology> every_topology() {
   std::vector<Topology> all;
   for (const auto& name : preset_names()) all.push_back(make_preset(name, 3));
   XmlImportOptions o;
   o.nodes = 2;
-  all.push_back(*import_nccl_xml_file(data("aliyun-SimAI_topo_8A100_4CX6.xml"), o).topology);
-  all.push_back(*import_nccl_xml_file(data("oci-hpc_BM.GPU.H100.8_H100-topology.xml"), o).topology);
-  all.push_back(*import_nccl_xml_file(data("azure-azhpc-images_ncv4-topo_pre-4be0efb_pairs.xml"), o).topology);
-  all.push_back(read_topology_json(data("fat-tree-2x4.json")));
+  all.push_back(*import_nccl_xml_file(burst::test::topology_data("aliyun-SimAI_topo_8A100_4CX6.xml"), o).topology);
+  all.push_back(*import_nccl_xml_file(burst::test::topology_data("oci-hpc_BM.GPU.H100.8_H100-topology.xml"), o).topology);
+  all.push_back(*import_nccl_xml_file(burst::test::topology_data("azure-azhpc-images_ncv4-topo_pre-4be0efb_pairs.xml"), o).topology);
+  all.push_back(read_topology_json(burst::test::topology_data("fat-tree-2x4.json")));
   return all;
 }
 
@@ -119,7 +118,7 @@ TEST_CASE("link ids are dense and their names unique") {
 }
 
 TEST_CASE("fat-tree: all inter-node traffic crosses the oversubscribed spine") {
-  const Topology t = read_topology_json(data("fat-tree-2x4.json"));
+  const Topology t = read_topology_json(burst::test::topology_data("fat-tree-2x4.json"));
   CHECK(t.fabric().kind == FabricKind::FatTree);
   CHECK(t.fabric().oversubscription == 2);
   // nic0 (1 x 100 Gb/s) + nic1 (2 x 100 Gb/s) = 37.5 GB/s, halved by oversubscription 2.

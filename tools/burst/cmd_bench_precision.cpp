@@ -30,13 +30,13 @@ struct BenchPrecisionOptions {
   bool json = false;
 };
 
-struct Variant {
+struct PrecisionVariant {
   std::string mask, tensors, accumulators;
   plan::Plan plan;
 };
 
-std::vector<Variant> variants(const plan::Plan& base) {
-  std::vector<Variant> out;
+std::vector<PrecisionVariant> precision_variants(const plan::Plan& base) {
+  std::vector<PrecisionVariant> out;
   for (const char* mask : {"causal", "full"}) {
     for (const BackwardMode backward : {BackwardMode::QRing, BackwardMode::KvRing}) {
       for (const auto& [tensors, accumulators] : {std::pair{"fp32", 4}, std::pair{"fp32", 2}, std::pair{"bf16", 4},
@@ -53,7 +53,7 @@ std::vector<Variant> variants(const plan::Plan& base) {
   return out;
 }
 
-Json row_of(const Variant& v, const Json& report) {
+Json precision_row(const PrecisionVariant& v, const Json& report) {
   return {{"mask", v.mask},
           {"backward", to_string(v.plan.strategy.backward)},
           {"tensors", v.tensors},
@@ -62,16 +62,16 @@ Json row_of(const Variant& v, const Json& report) {
           {"rms_rel_err", report["check"]["rms_rel_err"]}};
 }
 
-void bench(const BenchPrecisionOptions& o) {
+void bench_precision(const BenchPrecisionOptions& o) {
   rt::Job job({});
   rt::Communicator& comm = job.comm();
   rt::AttentionRunOptions options;
   options.check = true;
   options.dry_run = o.dry_run;
-  std::vector<Variant> list;
+  std::vector<PrecisionVariant> list;
   (void)run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    std::vector<Variant> candidates = variants(plan::read_plan(o.plan));
-    for (const Variant& v : candidates) (void)rt::prepare_attention_run(v.plan, comm.size(), options);
+    std::vector<PrecisionVariant> candidates = precision_variants(plan::read_plan(o.plan));
+    for (const PrecisionVariant& v : candidates) (void)rt::prepare_attention_run(v.plan, comm.size(), options);
     list = std::move(candidates);
     return [] { return Json(); };
   });
@@ -85,12 +85,12 @@ void bench(const BenchPrecisionOptions& o) {
                "accumulators", "max dQ", "max dK", "max dV", "rms dQ", "rms dK", "rms dV");
   }
   Json rows = Json::array();
-  for (const Variant& v : list) {
+  for (const PrecisionVariant& v : list) {
     const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
       return [&] { return rt::run_attention(v.plan, comm, options); };
     });
     if (comm.rank() != 0) continue;
-    rows.push_back(row_of(v, report));
+    rows.push_back(precision_row(v, report));
     if (o.json) continue;
     const Json& m = rows.back()["max_rel_err"];
     const Json& rms = rows.back()["rms_rel_err"];
@@ -113,7 +113,7 @@ void add_bench_precision_command(CLI::App& bench_app) {
   cmd->add_option("plan", o->plan, "A plan file (burst.plan/1); its ring, layout and sizes are kept")->required();
   cmd->add_flag("--dry-run", o->dry_run, "Tiny tensors on the plan's exact schedule (any plan size)");
   cmd->add_flag("--json", o->json, "Print the rows as JSON");
-  cmd->callback([o] { bench(*o); });
+  cmd->callback([o] { bench_precision(*o); });
 }
 
 }  // namespace burst::cli

@@ -57,7 +57,7 @@ std::vector<Variant> variants(const plan::Plan& base, const BenchTrainingOptions
   return out;
 }
 
-double mib(const Json& bytes) { return bytes.get<double>() / (1024.0 * 1024.0); }
+double in_mib(const Json& bytes) { return bytes.get<double>() / (1024.0 * 1024.0); }
 
 Json row_of(const Variant& v, const Json& r) {
   const Json& at = r["memory"]["at_peak"];
@@ -70,9 +70,9 @@ Json row_of(const Variant& v, const Json& r) {
 void print_row(const Json& row) {
   const Json& at = row["at_peak"];
   fmt::print("{:<11} {:<20} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>8.3f} {:>9.3f}\n",
-             row["section"].get<std::string>(), row["variant"].get<std::string>(), mib(row["peak_memory_bytes"]),
-             mib(at["activations"]), mib(at["attention_stash"]), mib(at["ring_buffers"]), mib(at["lm_head"]),
-             mib(row["lm_head_peak_bytes"]), row["step_s_median"].get<double>(), row["recompute_s"].get<double>());
+             row["section"].get<std::string>(), row["variant"].get<std::string>(), in_mib(row["peak_memory_bytes"]),
+             in_mib(at["activations"]), in_mib(at["attention_stash"]), in_mib(at["ring_buffers"]), in_mib(at["lm_head"]),
+             in_mib(row["lm_head_peak_bytes"]), row["step_s_median"].get<double>(), row["recompute_s"].get<double>());
   std::fflush(stdout);
 }
 
