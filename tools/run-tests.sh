@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls this):
-#   1. install dependencies (no-op when present) and build the release tree (build/);
+#   1. install dependencies (no-op when present) and build the release tree (build/; the
+#      presets build every target as a unity build, batches of 8 files);
 #   2. run every test with CTest (unit tests, CLI golden tests);
 #   3. build the same tests with AddressSanitizer + UndefinedBehaviorSanitizer and run them;
 #   4. build the libFuzzer targets with clang and run each briefly (BURST_FUZZ_SECONDS, 20).
@@ -13,7 +14,8 @@ passed=0
 failed=0
 log_dir=$(mktemp -d)
 
-stage() { printf '\n== %s ==\n' "$*" >&2; }
+started=$SECONDS
+stage() { printf '\n== %s (at %d s) ==\n' "$*" $((SECONDS - started)) >&2; }
 
 # Runs CTest in a build tree and adds its counts to the totals.
 run_ctest() {
@@ -68,6 +70,7 @@ else
   failed=$((failed + 1))
 fi
 
+stage "done"
 echo
 echo "${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ]
