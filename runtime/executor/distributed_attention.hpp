@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "runtime/comm/communicator.hpp"
-#include "runtime/executor/ring_attention.hpp"
+#include "runtime/executor/detail/ring_attention.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {

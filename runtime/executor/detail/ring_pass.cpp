@@ -1,5 +1,5 @@
 // The shared ring loop (see ring_pass.hpp).
-#include "runtime/executor/ring_pass.hpp"
+#include "runtime/executor/detail/ring_pass.hpp"
 
 #include <algorithm>
 #include <map>

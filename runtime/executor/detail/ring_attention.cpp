@@ -1,11 +1,11 @@
 // Forward and backward over the ring (see ring_attention.hpp): what each phase packs, sends and
 // computes, on top of the shared loop in ring_pass.hpp.
-#include "runtime/executor/ring_attention.hpp"
+#include "runtime/executor/detail/ring_attention.hpp"
 
 #include <algorithm>
 
 #include "common/stopwatch.hpp"
-#include "runtime/executor/ring_pass.hpp"
+#include "runtime/executor/detail/ring_pass.hpp"
 
 namespace burst::rt {
 namespace {
