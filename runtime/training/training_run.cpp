@@ -130,6 +130,15 @@ void flush_subnormals_to_zero() {
 #endif
 }
 
+// The loss is all-reduced and the gradient norm global, so every rank sees the same values and
+// stops at the same step: no rank is left waiting in a collective.
+void require_finite(std::int64_t step, double loss, double grad_norm) {
+  if (std::isfinite(loss) && std::isfinite(grad_norm)) return;
+  throw Error(Problem{fmt::format("step {}", step),
+                      fmt::format("training diverged: loss {}, gradient norm {}", loss, grad_norm), "finite values",
+                      "lower --lr (and check the data and the state it resumed from); nothing was saved"});
+}
+
 }  // namespace
 
 struct TrainingRun::StepRecord {
@@ -254,6 +263,7 @@ Json TrainingRun::run() {
     }
     const auto optimizer_start = std::chrono::steady_clock::now();
     record.grad_norm = model.optimizer_step(options_.adamw);
+    require_finite(index + 1, record.loss, record.grad_norm);
     record.step_s = before_copy + seconds_since(optimizer_start);
     record.collective_s = model.take_collective_s();
     record.ledger_peak = ledger_.peak();

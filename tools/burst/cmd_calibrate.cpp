@@ -30,6 +30,7 @@
 #include "runtime/comm/job.hpp"
 #include "simulator/costs/calibration.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/validators.hpp"
 #include "topologies/local_calibration.hpp"
 
 namespace burst::cli {
@@ -225,7 +226,7 @@ void add_calibrate_command(CLI::App& app) {
       "calibrate", "Measure this machine's ranks for the local topology (mpirun -np N burst calibrate --per-node K)");
   cmd->add_option("--per-node", options->per_node,
                   "Ranks per virtual node, as the runs use with --topology local (default 2; 1 on one rank)")
-      ->check(CLI::PositiveNumber);
+      ->check(kFinitePositive);
   cmd->add_option("-o,--output", options->output,
                   "Calibration file (default: $BURST_LOCAL_CALIBRATION, else $XDG_CONFIG_HOME/burst/local.json, "
                   "else ~/.config/burst/local.json)");

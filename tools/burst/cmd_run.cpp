@@ -19,6 +19,7 @@
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/training/training_run.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/validators.hpp"
 #include "tools/burst/every_rank.hpp"
 
 namespace burst::cli {
@@ -293,7 +294,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--seed", options->seed, "Seed of the initial weights (training) or of the random inputs (attention)")
       ->capture_default_str();
   cmd->add_option("--timeout", options->timeout_s, "Seconds a rank waits for a message before the job fails")
-      ->check(CLI::PositiveNumber)
+      ->check(kFinitePositive)
       ->capture_default_str();
   auto* steps = cmd->add_option("--steps", options->steps, "Training steps")->check(CLI::Range(1, 1000000))->capture_default_str();
   auto* data = cmd->add_option("--data", options->data,
@@ -301,7 +302,7 @@ void add_run_command(CLI::App& app) {
                    ->capture_default_str();
   auto* save = cmd->add_option("--save", options->save, "Write model and optimizer state here after the last step (atomically)");
   auto* resume = cmd->add_option("--resume", options->resume, "Start from a state written by --save; its step count continues");
-  auto* lr = cmd->add_option("--lr", options->lr, "AdamW learning rate")->check(CLI::PositiveNumber)->capture_default_str();
+  auto* lr = cmd->add_option("--lr", options->lr, "AdamW learning rate")->check(kFinitePositive)->capture_default_str();
   for (CLI::Option* training : {steps, data, save, resume, lr}) {
     training->excludes(attention);
     training->excludes(dry);

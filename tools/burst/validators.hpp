@@ -3,6 +3,7 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -20,5 +21,18 @@ inline const CLI::Validator kAtLeastOne(
       return {};
     },
     "INT>=1");
+
+// A finite number above 0 (CLI::PositiveNumber lets "nan" through: nan <= 0 is false): rates,
+// seconds.
+inline const CLI::Validator kFinitePositive(
+    [](std::string& text) -> std::string {
+      double value = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+      if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(value) || value <= 0) {
+        return "must be a finite number above 0, got '" + text + "'";
+      }
+      return {};
+    },
+    "NUMBER>0");
 
 }  // namespace burst::cli
