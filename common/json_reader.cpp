@@ -1,6 +1,8 @@
 #include "common/json_reader.hpp"
 
+#include <cctype>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -36,45 +38,63 @@ std::string escape_token(std::string_view key) {
   return out;
 }
 
-// The byte offset where arrays and objects first nest deeper than kMaxJsonDepth, or npos.
-// Brackets inside strings (escapes included) do not count. A scan, not a parse: it runs before
-// nlohmann builds anything, so no recursive walk (a copy, a comparison, a dump) ever sees a
-// document deep enough to overflow the stack.
-std::size_t too_deep_at(std::string_view text) {
-  int depth = 0;
-  bool in_string = false, escaped = false;
+// What a scan of the raw text finds before nlohmann builds anything: nesting deeper than
+// kMaxJsonDepth (so no recursive walk of the parsed value, a copy, a comparison, a dump, ever
+// sees a document deep enough to overflow the stack), and a key repeated in one object (which
+// nlohmann would resolve silently, the last one winning). Brackets and colons inside strings do
+// not count; keys compare as written (an escaped spelling of the same key is not caught here).
+// Syntax errors are left to the parser, which reports them with their position.
+struct ScanProblem {
+  std::size_t at = std::string_view::npos;  // byte offset; npos: none
+  std::size_t first = 0;                    // duplicate key: where the key first appeared
+  std::string key;                          // empty: too deep
+};
+
+ScanProblem scan_json(std::string_view text) {
+  struct Frame {
+    bool object = false;
+    std::map<std::string_view, std::size_t> keys;  // object: key -> offset
+  };
+  std::vector<Frame> frames;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
     if (c == '"') {
-      in_string = true;
+      const std::size_t begin = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      std::size_t next = i + 1;
+      while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
+      if (!frames.empty() && frames.back().object && next < text.size() && text[next] == ':' && i < text.size()) {
+        const std::string_view key = text.substr(begin + 1, i - begin - 1);
+        const auto [it, fresh] = frames.back().keys.emplace(key, begin);
+        if (!fresh) return {begin, it->second, std::string(key)};
+      }
     } else if (c == '[' || c == '{') {
-      if (++depth > kMaxJsonDepth) return i;
-    } else if (c == ']' || c == '}') {
-      --depth;
+      if (frames.size() == static_cast<std::size_t>(kMaxJsonDepth)) return {i, 0, {}};
+      frames.push_back({c == '{', {}});
+    } else if ((c == ']' || c == '}') && !frames.empty()) {
+      frames.pop_back();
     }
   }
-  return std::string_view::npos;
+  return {};
 }
 
 }  // namespace
 
 Json parse_json_text(std::string_view text, const std::string& source) {
-  if (const std::size_t at = too_deep_at(text); at != std::string_view::npos) {
-    const auto [line, column] = line_column(text, at);
-    throw Error(Problem{fmt::format("{}:{}:{}", source, line, column),
-                        fmt::format("invalid JSON: arrays and objects nest deeper than {} levels", kMaxJsonDepth),
-                        fmt::format("at most {} levels", kMaxJsonDepth),
-                        "no burst file nests more than a few levels; this one is damaged or not meant for burst"});
+  if (const ScanProblem p = scan_json(text); p.at != std::string_view::npos) {
+    const auto [line, column] = line_column(text, p.at);
+    const std::string where = fmt::format("{}:{}:{}", source, line, column);
+    if (p.key.empty()) {
+      throw Error(Problem{where, fmt::format("invalid JSON: arrays and objects nest deeper than {} levels", kMaxJsonDepth),
+                          fmt::format("at most {} levels", kMaxJsonDepth),
+                          "no burst file nests more than a few levels; this one is damaged or not meant for burst"});
+    }
+    const auto [first_line, first_column] = line_column(text, p.first);
+    throw Error(Problem{where,
+                        fmt::format("duplicate key '{}' (first at {}:{})", p.key, first_line, first_column),
+                        "each key once per object", "remove one of them: which one was meant is not for burst to guess"});
   }
   try {
     return Json::parse(text.begin(), text.end());

@@ -35,6 +35,18 @@ TEST_CASE("a document nested deeper than any burst file is refused before parsin
   CHECK(parse_json_text(at_limit, "ok.json").is_array());
 }
 
+TEST_CASE("a key given twice in one object is refused with both places, not resolved silently") {
+  try {
+    (void)parse_json_text("{\n  \"a\": 1,\n  \"b\": {\"a\": 2, \"c\": \"a\"},\n  \"a\": 3\n}", "dup.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.problems().front().where == "dup.json:4:3");
+    CHECK(e.problems().front().what == "duplicate key 'a' (first at 2:3)");
+  }
+  // The same key in different objects, and as a string value, is fine.
+  CHECK(parse_json_text("{\"a\": {\"a\": 1}, \"b\": [{\"a\": 1}, {\"a\": \"a\"}]}", "ok.json").size() == 2);
+}
+
 TEST_CASE("field accessors collect every problem with its pointer") {
   const Json doc = parse_json_text(
       R"({"name": 3, "bw": "200GBs", "lat": "2us", "count": -1, "kind": "rail", "extra": true})", "t.json");
