@@ -15,12 +15,19 @@
 
 #include "common/error.hpp"
 #include "topologies/path_search.hpp"
+#include "topologies/physical_ranges.hpp"
 
 namespace burst::topo {
 namespace {
 
 void validate(const std::vector<Device>& devices, const std::vector<Link>& links, const std::string& where,
               Problems& problems) {
+  if (devices.size() > static_cast<std::size_t>(kMaxDevicesPerNode)) {
+    problems.add(where + "/devices", fmt::format("{} devices in one node", devices.size()),
+                 fmt::format("at most {}", kMaxDevicesPerNode),
+                 "a node is one machine (even an NVL72 rack is 72 GPUs); model more GPUs as more nodes");
+    return;  // the pairwise checks and paths below grow with the square of the device count
+  }
   std::set<std::string> names;
   int gpus = 0;
   for (std::size_t i = 0; i < devices.size(); ++i) {
@@ -36,6 +43,9 @@ void validate(const std::vector<Device>& devices, const std::vector<Link>& links
       if (!(d.port_bandwidth_Bps > 0) || !std::isfinite(d.port_bandwidth_Bps)) {
         problems.add(at, fmt::format("NIC '{}' has no network bandwidth", d.name), "a positive port bandwidth",
                      "give \"port_bandwidth\", e.g. \"200Gbps\" for HDR InfiniBand");
+      } else {
+        check_range(problems, at, fmt::format("NIC '{}' port bandwidth (B/s)", d.name), d.port_bandwidth_Bps,
+                    Quantity::Bandwidth);
       }
     }
   }
@@ -55,9 +65,13 @@ void validate(const std::vector<Device>& devices, const std::vector<Link>& links
     if (l.a == l.b && l.a >= 0 && l.a < n) problems.add(at, "link joins a device to itself");
     if (!(l.bandwidth_Bps > 0) || !std::isfinite(l.bandwidth_Bps)) {
       problems.add(at, "link bandwidth must be positive", "a positive bandwidth such as \"25GBps\"");
+    } else {
+      check_range(problems, at, "link bandwidth (B/s)", l.bandwidth_Bps, Quantity::Bandwidth);
     }
     if (!(l.latency_s >= 0) || !std::isfinite(l.latency_s)) {
       problems.add(at, "link latency must be zero or positive", "a duration such as \"0.5us\"");
+    } else {
+      check_range(problems, at, "link latency (s)", l.latency_s, Quantity::Latency);
     }
     if (l.kind == LinkKind::Network) {
       problems.add(at, "network links are not part of a node", "nvlink, pcie, inter-socket, shm",

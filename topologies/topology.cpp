@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "topologies/physical_ranges.hpp"
 #include "topologies/node_template.hpp"
 
 namespace burst::topo {
@@ -91,12 +92,19 @@ void validate(const std::string& name, const GpuSpec& gpu, const NodeTemplate* n
   if (!positive(gpu.peak_bf16_flops)) problems.add(where + " gpu", "peak bf16 FLOP/s must be positive");
   if (!positive(gpu.memory_bytes)) problems.add(where + " gpu", "memory must be positive");
   if (!positive(gpu.memory_bandwidth_Bps)) problems.add(where + " gpu", "memory bandwidth must be positive");
+  check_range(problems, where + " gpu", "peak bf16 FLOP/s", gpu.peak_bf16_flops, Quantity::FlopRate);
+  check_range(problems, where + " gpu", "memory (bytes)", gpu.memory_bytes, Quantity::Memory);
+  check_range(problems, where + " gpu", "memory bandwidth (B/s)", gpu.memory_bandwidth_Bps, Quantity::Bandwidth);
   if (!(fabric.oversubscription >= 1) || !std::isfinite(fabric.oversubscription)) {
     problems.add(where + " fabric", fmt::format("oversubscription {} is below 1", fabric.oversubscription),
                  "1 (non-blocking) or more", "2 means the spine carries half of what the NICs can send");
+  } else {
+    check_range(problems, where + " fabric", "oversubscription", fabric.oversubscription, Quantity::Oversubscription);
   }
   if (!(fabric.latency_s >= 0) || !std::isfinite(fabric.latency_s)) {
     problems.add(where + " fabric", "latency must be zero or positive");
+  } else {
+    check_range(problems, where + " fabric", "latency (s)", fabric.latency_s, Quantity::Latency);
   }
   if (node != nullptr && nodes > 0) {
     // GPU indices and LinkIds are 32-bit: keep the whole cluster addressable.

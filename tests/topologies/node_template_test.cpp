@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "topologies/node_builder.hpp"
+#include "topologies/physical_ranges.hpp"
 
 using namespace burst::topo;
 
@@ -160,4 +161,23 @@ TEST_CASE("a single-GPU node is valid; its self path is a local copy") {
   CHECK(t.intra_node_worst().bandwidth_Bps == 1e11);
   CHECK(t.inter_node_bandwidth_per_gpu() == 0);
   CHECK_THROWS_AS(Topology("two", GpuSpec{"X", 1e12, 1e9, 1e11}, node, 2, Fabric{}), burst::Error);
+}
+
+TEST_CASE("values outside the physical ranges are refused with the range, not simulated") {
+  NodeBuilder b;
+  b.device(DeviceKind::Gpu, "gpu0");
+  b.device(DeviceKind::Gpu, "gpu1");
+  b.link("gpu0", "gpu1", LinkKind::NvLink, 1e-300, 2.0);  // a subnormal-looking bandwidth, a 2 s latency
+  const auto lines = problems_of([&] { (void)b.build(); });
+  REQUIRE(lines.size() == 2);
+  CHECK_THAT(lines[0], Catch::Contains("link bandwidth (B/s) 1e-300 is outside the physical range (valid: 1MBps to 100TBps"));
+  CHECK_THAT(lines[1], Catch::Contains("link latency (s) 2 is outside the physical range (valid: 0ns to 1s"));
+}
+
+TEST_CASE("a node of more devices than any machine is refused before any pairwise work") {
+  NodeBuilder b;
+  for (int g = 0; g < kMaxDevicesPerNode + 1; ++g) b.device(DeviceKind::Gpu, "gpu" + std::to_string(g));
+  const auto lines = problems_of([&] { (void)b.build(); });
+  REQUIRE(lines.size() == 1);
+  CHECK_THAT(lines[0], Catch::Contains("1025 devices in one node (valid: at most 1024"));
 }
