@@ -35,10 +35,22 @@ Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function
   }
   try {
     return execute();
-  } catch (const std::exception& e) {  // burst::Error, or std::bad_alloc on one rank: never leave the others waiting
+  } catch (const Error& e) {  // never leave the others waiting
     if (comm.size() == 1) throw;
     rt::abort_job(comm, e.what());
+  } catch (const std::exception& e) {  // std::bad_alloc on one rank, say
+    if (comm.size() == 1) throw;
+    rt::abort_job(comm, failure_message(e));
   }
+}
+
+std::string failure_message(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    return "out of memory: this rank could not allocate what the plan needs (hint: fewer tokens per rank, i.e. more "
+           "ranks or a shorter sequence; a checkpoint policy that keeps less; more LM-head chunks; a higher ZeRO "
+           "stage)";
+  }
+  return fmt::format("internal error: {}", e.what());
 }
 
 }  // namespace burst::cli

@@ -8,6 +8,7 @@
 
 #include "common/error.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/every_rank.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"burst: plan, simulate and run long-sequence transformer training across GPU clusters"};
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return 2;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "internal error: {}\n", e.what());
+    fmt::print(stderr, "{}\n", burst::cli::failure_message(e));
     return 1;
   }
   return 0;
