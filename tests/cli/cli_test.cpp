@@ -151,3 +151,18 @@ TEST_CASE("bytes are reported by the kind of link they cross") {
   CHECK(by_kind["network"].get<double>() > 0);
   CHECK(by_kind["nvlink"].get<double>() > by_kind["network"].get<double>());
 }
+
+TEST_CASE("absurd amounts of work are refused up front with their size, unless forced") {
+  std::string nodes = "nodes=1", seqs = "seq=1K";
+  for (int i = 2; i <= 17; ++i) nodes += "," + std::to_string(i);
+  for (int i = 2; i <= 16; ++i) seqs += "," + std::to_string(i) + "K";
+  const auto grid = run_cli("whatif --topology a800-4hca --nodes 4 --model burst-14b --seq 1M --vary " + nodes +
+                            " --vary " + seqs);
+  CHECK(grid.exit_code == 2);
+  CHECK(grid.err.find("--vary: 272 grid points, each a whole plan search (valid: at most 256 without --force") !=
+        std::string::npos);
+  const auto capacity = run_cli("capacity --topology a800-4hca --model burst-14b --seq 4M --max-nodes 1000000");
+  CHECK(capacity.exit_code == 2);
+  CHECK(capacity.err.find("--max-nodes: 1000000 nodes, a plan search at every power of two (valid: at most 4096 "
+                          "without --force") != std::string::npos);
+}

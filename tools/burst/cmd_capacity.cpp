@@ -5,6 +5,7 @@
 #include "common/units.hpp"
 #include "planner/capacity.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/work_bounds.hpp"
 #include "tools/burst/plan_options.hpp"
 #include "tools/burst/plan_table.hpp"
 #include "tools/burst/validators.hpp"
@@ -16,6 +17,7 @@ struct CapacityOptions {
   PlanOptions plan;
   int max_nodes = 64;
   bool json = false;
+  bool force = false;
 };
 
 Json row_json(const planner::ScalingRow& r) {
@@ -31,6 +33,8 @@ Json row_json(const planner::ScalingRow& r) {
 }
 
 void run(const CapacityOptions& o) {
+  require_bounded("--max-nodes", o.max_nodes, kMaxCapacityNodes, o.force, "nodes, a plan search at every power of two",
+                  "ask for fewer nodes");
   const PlanningJob p = resolve_planning(o.plan);
   const auto rows = planner::scaling_table(p.request, *p.job.topology, planner::default_node_counts(o.max_nodes));
   const planner::ScalingRow* fewest = planner::fewest_fitting(rows);
@@ -64,6 +68,7 @@ void add_capacity_command(CLI::App& app) {
       ->check(kAtLeastOne)
       ->capture_default_str();
   cmd->add_flag("--json", options->json, "Print the table as JSON on stdout");
+  cmd->add_flag("--force", options->force, fmt::format("Allow --max-nodes above {}", kMaxCapacityNodes));
   cmd->callback([options] { run(*options); });
 }
 

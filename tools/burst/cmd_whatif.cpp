@@ -8,6 +8,7 @@
 #include "common/units.hpp"
 #include "planner/whatif.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/work_bounds.hpp"
 #include "tools/burst/plan_options.hpp"
 
 namespace burst::cli {
@@ -17,6 +18,7 @@ struct WhatIfOptions {
   PlanOptions plan;
   std::vector<std::string> vary;
   std::string csv;
+  bool force = false;
 };
 
 constexpr int kBarWidth = 40;
@@ -45,6 +47,11 @@ void print_grid(const std::vector<planner::WhatIfPoint>& points) {
 
 void run(const WhatIfOptions& o) {
   const auto grid = planner::parse_variations(o.vary);
+  std::int64_t points_total = 1;
+  for (const auto& v : grid) points_total *= static_cast<std::int64_t>(v.values.size());
+  require_bounded("--vary", points_total, kMaxWhatIfPoints, o.force, "grid points, each a whole plan search",
+                  "vary fewer knobs or fewer values");
+  fmt::print(stderr, "whatif: {} grid point(s), each a whole plan search\n", points_total);
   const PlanningJob p = resolve_planning(o.plan);
   const auto points = planner::what_if(p.request, *p.job.topology, grid);
   fmt::print("{}\n\n", describe_job(p.job));
@@ -66,6 +73,7 @@ void add_whatif_command(CLI::App& app) {
       ->required()
       ->take_all();
   cmd->add_option("-o,--output", options->csv, "Write the grid as CSV to this file");
+  cmd->add_flag("--force", options->force, fmt::format("Run a grid of more than {} points", kMaxWhatIfPoints));
   cmd->callback([options] { run(*options); });
 }
 
