@@ -1,45 +1,124 @@
 // Atomic file writes (see atomic_file.hpp).
 #include "common/atomic_file.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <system_error>
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "common/error.hpp"
 
 namespace burst {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Throws the write's error: "<path>: cannot write <what>: <problem> (hint: <hint>)".
+[[noreturn]] void fail_write(const std::string& path, std::string_view what, const std::string& problem,
+                             std::string hint) {
+  throw Error(Problem{path, fmt::format("cannot write {}: {}", what, problem), "", std::move(hint)});
+}
+
+// The pid in a temporary's name "<file>.tmp.<pid>", or 0 when `name` is not one of `file`'s.
+pid_t temporary_pid(const std::string& name, const std::string& file) {
+  const std::string prefix = file + ".tmp.";
+  if (!name.starts_with(prefix) || name.size() == prefix.size() || name.size() > prefix.size() + 9) return 0;
+  const std::string digits = name.substr(prefix.size());
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
+  return static_cast<pid_t>(std::stol(digits));
+}
+
+// kill(pid, 0) sends nothing; ESRCH says no such process. EPERM means it exists (another user's).
+bool process_is_gone(pid_t pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
+
+// Removes the temporaries of saves to `target` whose process died before the rename.
+void remove_stale_temporaries(const fs::path& target, const fs::path& dir) {
+  const std::string file = target.filename().string();
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const pid_t pid = temporary_pid(entry.path().filename().string(), file);
+    if (pid <= 0 || pid == ::getpid() || !process_is_gone(pid)) continue;
+    std::error_code removed;
+    if (fs::remove(entry.path(), removed)) {
+      fmt::print(stderr, "note: removed '{}', left by a save of process {} that did not finish\n",
+                 entry.path().string(), pid);
+    }
+  }
+}
+
+// Writes all of `text` to `fd`, retrying short writes and interrupted calls; errno on failure.
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// Creates `temporary`, writes `text` and fsyncs it; on failure removes it and throws.
+void write_synced(const std::string& path, const std::string& temporary, std::string_view text, std::string_view what) {
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    fail_write(path, what, fmt::format("cannot create '{}': {}", temporary, std::strerror(errno)),
+               "check the directory is writable");
+  }
+  std::string failure;  // empty while all goes well
+  if (!write_all(fd, text)) {
+    failure = fmt::format("writing '{}' failed: {}", temporary, std::strerror(errno));
+  } else if (::fsync(fd) != 0) {
+    failure = fmt::format("syncing '{}' to disk failed: {}", temporary, std::strerror(errno));
+  }
+  if (::close(fd) != 0 && failure.empty()) {
+    failure = fmt::format("closing '{}' failed: {}", temporary, std::strerror(errno));
+  }
+  if (failure.empty()) return;
+  std::error_code ignored;
+  fs::remove(temporary, ignored);
+  fail_write(path, what, failure, "check free disk space");
+}
+
+// fsyncs the directory, so the rename inside it survives a power loss.
+void sync_directory(const std::string& path, const fs::path& dir, std::string_view what) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 || ::fsync(fd) != 0) {
+    const std::string reason = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    fail_write(path, what, fmt::format("syncing the directory '{}' failed: {}", dir.string(), reason),
+               "the file is in place but may not survive a power loss; check the file system");
+  }
+  ::close(fd);
+}
+
+}  // namespace
 
 void write_file_atomically(const std::string& path, std::string_view text, std::string_view what) {
-  namespace fs = std::filesystem;
-  const auto fail = [&](std::string problem, std::string hint) {
-    throw Error(Problem{path, fmt::format("cannot write {}: {}", what, problem), "", std::move(hint)});
-  };
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) fail(fmt::format("directory '{}' does not exist", dir.string()), "create it first");
-  const std::string temporary = fmt::format("{}.tmp.{}", path, ::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) fail(fmt::format("cannot create '{}'", temporary), "check the directory is writable");
-    out << text;
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(temporary, ec);
-      fail(fmt::format("writing '{}' failed", temporary), "check free disk space");
-    }
+  if (!fs::is_directory(dir, ec)) {
+    fail_write(path, what, fmt::format("directory '{}' does not exist", dir.string()), "create it first");
   }
+  remove_stale_temporaries(target, dir);
+  const std::string temporary = fmt::format("{}.tmp.{}", path, ::getpid());
+  write_synced(path, temporary, text, what);
   fs::rename(temporary, target, ec);
   if (ec) {
     std::error_code ignored;
     fs::remove(temporary, ignored);
-    fail(fmt::format("renaming '{}' over it failed: {}", temporary, ec.message()),
-         "check the directory is writable and the path is not a directory");
+    fail_write(path, what, fmt::format("renaming '{}' over it failed: {}", temporary, ec.message()),
+               "check the directory is writable and the path is not a directory");
   }
+  sync_directory(path, dir, what);
 }
 
 }  // namespace burst

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <iterator>
 #include <optional>
 #include <set>
@@ -30,6 +31,12 @@ struct Found {
   bool direct = false;  // reached without passing a symlink: `name` is the file's real name
 };
 
+// A corpus directory holding more entries or bytes than this is not a corpus (a symlink to "/",
+// say: /proc/self/root; a build tree): the walk stops with an error instead of reading the whole
+// machine. Every rank holds the whole corpus in memory.
+constexpr std::int64_t kMaxCorpusEntries = 100000;
+constexpr std::uintmax_t kMaxCorpusBytes = std::uintmax_t{1} << 30;
+
 // Every regular file below `root`, symlinks followed; a directory reached twice (a symlink to
 // an ancestor, say) is entered once, so a symlink loop cannot recurse forever.
 std::vector<Found> files_below(const fs::path& root, Problems& problems) {
@@ -38,7 +45,13 @@ std::vector<Found> files_below(const fs::path& root, Problems& problems) {
   const fs::path real_root = fs::canonical(root, ec);
   std::set<fs::path> entered{real_root};
   fs::recursive_directory_iterator it(root, fs::directory_options::follow_directory_symlink, ec);
+  std::int64_t entries = 0;
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (++entries > kMaxCorpusEntries) {
+      problems.add(root.string(), fmt::format("more than {} entries below it", kMaxCorpusEntries),
+                   "a directory of text files", "point --data at the corpus itself (symlinks are followed)");
+      return {};
+    }
     const fs::path& path = it->path();
     std::error_code ignored;  // a broken symlink is neither a directory nor a file: skipped
     if (fs::is_directory(path, ignored)) {
@@ -67,16 +80,35 @@ std::vector<Found> distinct_sorted(std::vector<Found> found) {
   return found;
 }
 
-// The file's text, or nullopt with a problem when it is unreadable or binary (holds a NUL).
+// Whether a byte is a control character that text does not hold (everything below 0x20 but tab,
+// newline, vertical tab, form feed and carriage return; and DEL). NUL is one of them.
+bool binary_byte(unsigned char c) { return (c < 0x20 && (c < '\t' || c > '\r')) || c == 0x7F; }
+
+// The file's text, or nullopt with a problem when it cannot be read or is not text: it holds a
+// NUL (which marks documents here), or more than 1 byte in 1000 is a control character text
+// does not use (images, archives and executables are full of them; UTF-8 text has none).
 std::optional<std::string> read_text(const fs::path& path, Problems& problems) {
-  std::ifstream in(path, std::ios::binary);
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (!in.is_open() || in.bad()) {
-    problems.add(path.string(), "cannot read the file", "", "check it exists and is readable");
+  std::string text;
+  try {
+    std::ifstream in(path, std::ios::binary);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!in.is_open() || in.bad()) throw std::runtime_error("the stream failed");
+  } catch (const std::exception& e) {  // libstdc++ throws from the iterator on an I/O error (/proc files)
+    problems.add(path.string(), fmt::format("cannot read the file ({})", e.what()), "", "check it is a readable text file");
     return std::nullopt;
   }
   if (const auto nul = text.find('\0'); nul != std::string::npos) {
     problems.add(path.string(), fmt::format("binary file: byte {} is NUL", nul), "", "--data wants text");
+    return std::nullopt;
+  }
+  const auto control = std::count_if(text.begin(), text.end(), [](char c) { return binary_byte(static_cast<unsigned char>(c)); });
+  if (control * 1000 > std::ssize(text)) {
+    const auto first = std::find_if(text.begin(), text.end(), [](char c) { return binary_byte(static_cast<unsigned char>(c)); });
+    problems.add(path.string(),
+                 fmt::format("binary file: {} of its {} bytes are control characters (the first at byte {})", control,
+                             text.size(), first - text.begin()),
+                 "text: at most 1 control character in 1000 bytes besides tab, newline and carriage return",
+                 "--data wants text");
     return std::nullopt;
   }
   return text;
@@ -177,7 +209,15 @@ Corpus read_corpus(const std::string& path) {
   Problems problems;
   Corpus corpus{path, {}, {}, {}};
   if (fs::is_directory(root, ec)) {
+    std::uintmax_t total = 0;
     for (const Found& file : distinct_sorted(files_below(root, problems))) {
+      std::error_code size_error;
+      const std::uintmax_t size = fs::file_size(file.path, size_error);
+      if (!size_error && (total += size) > kMaxCorpusBytes) {
+        problems.add(path, fmt::format("more than {} MiB of files below it (at {})", kMaxCorpusBytes >> 20, file.name),
+                     "a corpus every rank can hold in memory", "point --data at the corpus itself");
+        break;
+      }
       const auto text = read_text(file.path, problems);
       if (text && !text->empty()) add_document(corpus, file.name, *text);
     }

@@ -60,6 +60,14 @@ TrainingState load_matching_state(const std::string& path, const ModelLayout& mo
   return state;
 }
 
+// --save-every N saves to --save every N steps: it needs a --save, and N is at least 1 (0: off).
+void check_save_every(int save_every, const std::string& save) {
+  if (save_every < 0) throw Error(Problem{"--save-every", fmt::format("{}", save_every), "at least 1", ""});
+  if (save_every > 0 && save.empty()) {
+    throw Error(Problem{"--save-every", "needs --save: the file the state is saved to", "", "add --save FILE"});
+  }
+}
+
 // --save must be writable before the run spends its steps: not a directory, in a directory this
 // process can create files in.
 void check_writable(const std::string& path) {
@@ -164,6 +172,7 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       step_(plan_, model_, plan_.job.seq, comm, ledger_),
       first_step_(resumed_ ? resumed_->step : 0) {
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
+  check_save_every(options_.save_every, options_.save);
   if (!options_.save.empty()) check_writable(options_.save);
   (void)training_sequence(corpus_, plan_.job.seq, first_step_, plan_.job.mask);  // the data fits the mask
 }
@@ -279,8 +288,10 @@ Json TrainingRun::run() {
                          {"peak_memory_bytes", record.ledger_peak}});
     }
     records.push_back(record);
+    const int done = i + 1;
+    if (options_.save_every > 0 && done % options_.save_every == 0 && done < options_.steps) save(model, index + 1);
   }
-  if (!options_.save.empty()) save(model);
+  if (!options_.save.empty()) save(model, first_step_ + options_.steps);
   comm_.barrier();  // the state is on disk before any rank moves on (a resume may follow)
   Json out = report(records, model);
   if (first) out["check"] = check_against_single_rank(first->sequence, first->params, first->grads, first->loss);
@@ -289,12 +300,12 @@ Json TrainingRun::run() {
 
 // Stage 0: rank 0 writes the whole state. Stages 1-3: every rank its shard, then rank 0 the
 // manifest (state_shards.hpp).
-void TrainingRun::save(const ZeroModel& model) const {
+void TrainingRun::save(const ZeroModel& model, std::int64_t step) const {
   TrainingState state = model.saved_part();
   state.meta = schedule_meta();
   state.meta["data"] = corpus_.source;
   state.meta["plan"] = {{"strategy", plan_.strategy.name}, {"ranks", comm_.size()}, {"zero_stage", model.stage()}};
-  state.step = first_step_ + options_.steps;
+  state.step = step;
   if (model.stage() > 0) {
     save_shard(options_.save, model.shards(), model.stage(), comm_.rank(), state);
     comm_.barrier();

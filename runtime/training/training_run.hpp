@@ -23,7 +23,9 @@
 // sequence length, mask, text and learning rate (TrainingState::meta says which).
 //
 // --save under ZeRO 1-3 writes one shard file per rank and a manifest; --resume reassembles any
-// saved state and re-shards it for this run's ranks and stage (state_shards.hpp).
+// saved state and re-shards it for this run's ranks and stage (state_shards.hpp). --save-every N
+// saves to the same path after every N steps of the run too, so a run cut short (a full disk at
+// the end, a killed job) keeps its progress up to the last such save.
 //
 // Memory: each rank's MemoryLedger (memory_ledger.hpp) measures the step's activations, stashes,
 // ring buffers and LM-head workspace, and the parameters, gradients and AdamW moments it holds
@@ -64,6 +66,7 @@ struct TrainingOptions {
   // rounded on the way; docs/runtime-precision.md has the measured errors.
   double bf16_tolerance = 1e-2;
   std::string save;         // write model and optimizer state here after the last step
+  int save_every = 0;       // with save: also after every this many steps of the run (0: the last only)
   std::string resume;       // start from this state (its step count continues)
   std::uint64_t seed = 1;   // initial weights
   AdamWConfig adamw;
@@ -85,8 +88,8 @@ class TrainingRun {
   [[nodiscard]] Json check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
                                                std::span<const float> grads, double loss) const;
   [[nodiscard]] Json report(const std::vector<StepRecord>& records, const ZeroModel& model);
-  // Collective: writes --save (state_shards.hpp).
-  void save(const ZeroModel& model) const;
+  // Collective: writes --save (state_shards.hpp), the state after `step` steps in all.
+  void save(const ZeroModel& model, std::int64_t step) const;
   // What a resumed run must share with the run that saved: model, sequence, mask, text, lr.
   [[nodiscard]] Json schedule_meta() const;
   // Collective: throws burst::Error on every rank when the ranks read different text or state.

@@ -2,6 +2,7 @@
 #include "runtime/training/training_state.hpp"
 
 #include <bit>
+#include <charconv>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -18,10 +19,15 @@ namespace burst::rt {
 namespace {
 
 constexpr std::int64_t kMaxFloats = std::int64_t{1} << 50;  // a header length beyond this is nonsense
+constexpr std::string_view kVersion1Magic = "burst.training_state/1\n";
+constexpr std::string_view kChecksumPrefix = "crc32 ";
+constexpr std::size_t kChecksumLineSize = kChecksumPrefix.size() + 8 + 1;  // "crc32 " 8 hex digits "\n"
 
-std::uint32_t crc32(std::string_view bytes) {
+// The CRC-32 the checksum line carries: of the magic and header lines, then of the body.
+std::uint32_t state_crc32(std::string_view magic_and_header, std::string_view body) {
   boost::crc_32_type crc;
-  crc.process_bytes(bytes.data(), bytes.size());
+  crc.process_bytes(magic_and_header.data(), magic_and_header.size());
+  crc.process_bytes(body.data(), body.size());
   return crc.checksum();
 }
 
@@ -72,7 +78,6 @@ std::optional<std::int64_t> header_integer(const Json& header, const char* key, 
 struct Header {
   Json meta;
   std::int64_t step = 0, adam_step = 0, params = 0, adam_m = 0, adam_v = 0;
-  std::uint32_t crc = 0;
 };
 
 // The header line's fields, every problem at once.
@@ -84,47 +89,82 @@ Header read_header(const Json& json, const std::string& path) {
   const auto params = header_integer(json, "params", kMaxFloats, path, problems);
   const auto adam_m = header_integer(json, "adam_m", kMaxFloats, path, problems);
   const auto adam_v = header_integer(json, "adam_v", kMaxFloats, path, problems);
-  const auto crc = header_integer(json, "crc32", std::numeric_limits<std::uint32_t>::max(), path, problems);
   if (!json.contains("meta")) problems.add(path, "bad header: 'meta' is missing");
   if (params && adam_m && adam_v) check_moment_lengths(path, "bad header: ", *params, *adam_m, *adam_v, problems);
   problems.throw_if_any();
-  return {json.at("meta"), *step, *adam_step, *params, *adam_m, *adam_v, static_cast<std::uint32_t>(*crc)};
+  return {json.at("meta"), *step, *adam_step, *params, *adam_m, *adam_v};
 }
 
-// The magic line and the header line, dropped from `rest`.
-Header take_header(std::string_view& rest, const std::string& path) {
-  const std::string magic = std::string(kTrainingStateMagic) + "\n";
-  if (!rest.starts_with(magic)) {
-    const std::string problem =
-        rest.empty() ? "the file is empty" : fmt::format("it does not start with '{}'", kTrainingStateMagic);
-    throw Error(Problem{path, "not a training state: " + problem, "", "give a file written by save_training_state"});
+// The magic line: this version's, or an error saying whose it is.
+void check_magic(std::string_view text, const std::string& path) {
+  if (text.starts_with(std::string(kTrainingStateMagic) + "\n")) return;
+  if (text.starts_with(kVersion1Magic)) {
+    throw Error(Problem{path,
+                        fmt::format("written by an older burst: format burst.training_state/1, whose checksum "
+                                    "leaves the header unchecked; this burst reads {}",
+                                    kTrainingStateMagic),
+                        "", "resume it with the burst that saved it, or start a new run and --save again"});
   }
-  rest.remove_prefix(magic.size());
-  const auto end_of_line = rest.find('\n');
+  const std::string problem =
+      text.empty() ? "the file is empty" : fmt::format("it does not start with '{}'", kTrainingStateMagic);
+  throw Error(Problem{path, "not a training state: " + problem, "", "give a file written by save_training_state"});
+}
+
+// A training-state file split into what the checksum covers and the checksum itself.
+struct StateFile {
+  std::string_view magic_and_header;  // the first two lines, newlines included
+  Header header;
+  std::uint32_t crc = 0;  // the checksum line's value
+  std::string_view body;
+};
+
+// The value of the checksum line at the start of `rest`, dropped from it.
+std::uint32_t take_checksum_line(std::string_view& rest, const std::string& path) {
+  const std::string_view line = rest.substr(0, kChecksumLineSize);
+  const bool framed = line.size() == kChecksumLineSize && line.starts_with(kChecksumPrefix) && line.ends_with('\n');
+  const std::string_view digits = framed ? line.substr(kChecksumPrefix.size(), 8) : std::string_view();
+  std::uint32_t crc = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), crc, 16);
+  if (!framed || error != std::errc() || end != digits.data() + digits.size()) {
+    throw Error(Problem{path, "bad checksum line: the third line is not 'crc32' and 8 hex digits", "",
+                        "the file was cut short or edited; resume from another copy"});
+  }
+  rest.remove_prefix(kChecksumLineSize);
+  return crc;
+}
+
+// The file's lines and body; the header's fields checked, the checksum not yet.
+StateFile split_state_file(std::string_view text, const std::string& path) {
+  check_magic(text, path);
+  const std::size_t magic_size = std::string_view(kTrainingStateMagic).size() + 1;
+  const auto end_of_line = text.find('\n', magic_size);
   if (end_of_line == std::string_view::npos) {
     throw Error(Problem{path, "bad header: the file ends inside the header line", "",
                         "the file was cut short; resume from another copy"});
   }
-  const Json json = Json::parse(rest.substr(0, end_of_line), nullptr, /*allow_exceptions=*/false);
+  const Json json = Json::parse(text.substr(magic_size, end_of_line - magic_size), nullptr, /*allow_exceptions=*/false);
   if (!json.is_object()) throw Error(Problem{path, "bad header: the second line is not a JSON object", "", ""});
-  rest.remove_prefix(end_of_line + 1);
-  return read_header(json, path);
+  StateFile file{text.substr(0, end_of_line + 1), read_header(json, path), 0, text.substr(end_of_line + 1)};
+  file.crc = take_checksum_line(file.body, path);
+  return file;
 }
 
-void check_body(std::string_view body, const Header& header, const std::string& path) {
+void check_body(const StateFile& file, const std::string& path) {
+  const Header& header = file.header;
   const auto expected = static_cast<std::size_t>(4 * (header.params + header.adam_m + header.adam_v));
-  if (body.size() < expected) {
-    throw Error(Problem{path, fmt::format("truncated: {} bytes of {}", body.size(), expected), "",
+  if (file.body.size() < expected) {
+    throw Error(Problem{path, fmt::format("truncated: {} bytes of {}", file.body.size(), expected), "",
                         "the file was cut short; resume from another copy"});
   }
-  if (body.size() > expected) {
-    throw Error(
-        Problem{path, fmt::format("too long: {} body bytes, the header says {}", body.size(), expected), "", ""});
+  if (file.body.size() > expected) {
+    throw Error(Problem{path, fmt::format("too long: {} body bytes, the header says {}", file.body.size(), expected),
+                        "", ""});
   }
-  if (const std::uint32_t crc = crc32(body); crc != header.crc) {
+  if (const std::uint32_t crc = state_crc32(file.magic_and_header, file.body); crc != file.crc) {
     throw Error(Problem{path,
-                        fmt::format("corrupt: checksum {:08x} of the body, the header says {:08x}", crc, header.crc),
-                        "", "the file was damaged; resume from another copy"});
+                        fmt::format("corrupt: checksum {:08x} of the header and body, the checksum line says {:08x}",
+                                    crc, file.crc),
+                        "", "the file was damaged or edited; resume from another copy"});
   }
 }
 
@@ -145,19 +185,21 @@ void save_training_state(const std::string& path, const TrainingState& state) {
                        {"adam_step", state.adam_step},
                        {"params", state.params.size()},
                        {"adam_m", state.adam_m.size()},
-                       {"adam_v", state.adam_v.size()},
-                       {"crc32", crc32(body)}};
-  write_file_atomically(path, fmt::format("{}\n{}\n", kTrainingStateMagic, header.dump()) + body,
-                        "the training state");
+                       {"adam_v", state.adam_v.size()}};
+  std::string text = fmt::format("{}\n{}\n", kTrainingStateMagic, header.dump());
+  text += fmt::format("{}{:08x}\n", kChecksumPrefix, state_crc32(text, body));
+  text += body;
+  write_file_atomically(path, text, "the training state");
 }
 
 TrainingState load_training_state(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw Error(Problem{path, "no such file", "", "check the path"});
   const std::string text = read_text_file(path);
-  std::string_view rest = text;
-  const Header header = take_header(rest, path);
-  check_body(rest, header, path);
+  const StateFile file = split_state_file(text, path);
+  check_body(file, path);
+  const Header& header = file.header;
+  std::string_view rest = file.body;
   TrainingState state{header.meta, header.step, {}, {}, {}, header.adam_step};
   state.params = take_floats(rest, header.params);
   state.adam_m = take_floats(rest, header.adam_m);

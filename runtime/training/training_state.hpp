@@ -1,18 +1,23 @@
 // Model and optimizer state on disk, written atomically and verified on load, so a run can stop
 // at any point and resume exactly.
 //
-// File format, version 1:
-//   burst.training_state/1\n                       the magic line
-//   {"meta":...,"step":S,"adam_step":A,"params":P,"adam_m":M,"adam_v":V,"crc32":C}\n
+// File format, version 2:
+//   burst.training_state/2\n                       the magic line
+//   {"meta":...,"step":S,"adam_step":A,"params":P,"adam_m":M,"adam_v":V}\n   the header line
+//   crc32 XXXXXXXX\n                               the checksum line: 8 lowercase hex digits
 //   body: P + M + V float32, little-endian: params, then adam_m, then adam_v
-// The header line is compact JSON (no raw newline inside). P, M, V count floats; C is the
-// CRC-32 (boost::crc_32_type) of the body. `meta` is whatever the caller wants checked on
-// resume (model dims, plan strategy, data path); this module stores it, the caller compares.
+// The header line is compact JSON (no raw newline inside). P, M, V count floats; XXXXXXXX is the
+// CRC-32 (boost::crc_32_type) of every other byte of the file: the magic line, the header line
+// and the body, in that order. So a step or adam_step edited by hand is refused like a flipped
+// body byte. (Version 1 kept the CRC inside the header and covered the body only; such a file
+// is refused with a message saying an older burst wrote it.) `meta` is whatever the caller
+// wants checked on resume (model dims, plan strategy, data path); this module stores it, the
+// caller compares.
 //
-// Saving goes through write_file_atomically (a temporary beside the file, then a rename), so a
-// crash mid-write leaves the old file or the new one, never half of one. Loading checks the
-// magic, the header, the body's exact length and its checksum, so a truncated or corrupted
-// file never loads.
+// Saving goes through write_file_atomically (a temporary beside the file, fsynced, renamed, the
+// directory fsynced), so a crash or a power loss mid-write leaves the old file or the new one,
+// never half of one. Loading checks the magic, the header, the body's exact length and the
+// checksum, so a truncated, corrupted or edited file never loads.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +28,7 @@
 
 namespace burst::rt {
 
-inline constexpr const char* kTrainingStateMagic = "burst.training_state/1";
+inline constexpr const char* kTrainingStateMagic = "burst.training_state/2";
 
 struct TrainingState {
   Json meta;                                  // checked by the caller on resume
@@ -37,8 +42,9 @@ struct TrainingState {
 void save_training_state(const std::string& path, const TrainingState& state);
 
 // Throws burst::Error naming `path` and exactly what is wrong: no such file, not a training
-// state (bad magic), a bad header, a body shorter or longer than the header says, a checksum
-// mismatch, or m, v lengths other than 0 or that of params.
+// state (bad magic), a version-1 file (an older burst's), a bad header or checksum line, a body
+// shorter or longer than the header says, a checksum mismatch, or m, v lengths other than 0 or
+// that of params.
 [[nodiscard]] TrainingState load_training_state(const std::string& path);
 
 }  // namespace burst::rt

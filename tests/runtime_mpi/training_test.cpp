@@ -301,3 +301,35 @@ TEST_CASE("shards saved at one stage resume at another, and on one rank; a corru
   comm->barrier();
   if (comm->rank() == 0) remove_state(state, world);
 }
+
+TEST_CASE("saving every N steps saves during the run, the last save holds the last step, and a resume continues from it",
+          "[training][mpi][zero]") {
+  auto comm = rt::make_mpi_communicator({});
+  const int world = comm->size();
+  const std::string state = temp_state("save-every", world);
+  const Json straight = train(zero_plan(world, 3), *comm, options(4, false));
+  rt::TrainingOptions every = options(3, false);
+  every.save = state;
+  every.save_every = 2;
+  // Rank 0 reads its own shard as step 3 reports: the other ranks may already be writing theirs
+  // for the final save, but rank 0's is rewritten only after this callback returns.
+  std::int64_t saved_before_step_3 = -1;
+  every.progress = [&](const Json& s) {
+    if (s["step"].get<int>() == 3) saved_before_step_3 = rt::load_training_state(rt::shard_path(state, 0, world)).step;
+  };
+  (void)train(zero_plan(world, 3), *comm, every);
+  rt::TrainingOptions second = options(1, false);
+  second.resume = state;
+  const Json resumed = train(zero_plan(world, 3), *comm, second);
+  if (comm->rank() == 0) {
+    CHECK(saved_before_step_3 == 2);
+    CHECK(resumed["run"]["first_step"].get<int>() == 3);
+    CHECK(resumed["losses"][0].get<double>() == straight["losses"][3].get<double>());
+  }
+  rt::TrainingOptions no_save = options(1, false);
+  no_save.save_every = 2;
+  CHECK_THROWS_WITH(rt::TrainingRun(zero_plan(world, 3), *comm, no_save),
+                    Catch::Contains("--save-every: needs --save"));
+  comm->barrier();
+  if (comm->rank() == 0) remove_state(state, world);
+}

@@ -91,6 +91,22 @@ TEST_CASE("binary files are rejected, each named with its first NUL", "[corpus]"
   CHECK(contains(text, (dir.path / "worse.bin").string() + ": binary file: byte 0 is NUL"));
 }
 
+TEST_CASE("binary files without a NUL are told apart from text by their control characters", "[corpus]") {
+  const test::TempDir dir("corpus-test");
+  std::string text(2000, 'a'), tabs = "a\tb\r\nc\f\n";
+  text[500] = '\x01';  // 1 control character in 2000 bytes: text (a stray escape)
+  write_bytes(dir.path / "text.txt", text + tabs);
+  std::string binary(2000, 'a');
+  binary[10] = '\x02';
+  binary[20] = '\x1b';
+  binary[30] = '\x7f';  // 3 in 2000: more than 1 in 1000
+  write_bytes(dir.path / "image.bin", binary);
+  const std::string message = test::error_text([&] { (void)rt::read_corpus(dir.path.string()); });
+  CHECK(contains(message, (dir.path / "image.bin").string() +
+                              ": binary file: 3 of its 2000 bytes are control characters (the first at byte 10)"));
+  CHECK_FALSE(contains(message, "text.txt"));
+}
+
 TEST_CASE("a missing path or a corpus without text is an error naming the path", "[corpus]") {
   const test::TempDir dir("corpus-test");
   const std::string missing = (dir.path / "nothing-here").string();

@@ -1,6 +1,7 @@
 // Shard files and their manifest: a state saved as 4 shards reassembles bit for bit (so any
 // rank count or stage can take its own shard of it), a whole state still loads as itself, and a
-// corrupt shard, a missing one or a shard of another save is refused by its name.
+// corrupt shard, one whose header was edited by hand, a missing one or a shard of another save
+// is refused by its name.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -70,6 +71,21 @@ TEST_CASE("a corrupt, missing or foreign shard is refused by its name", "[zero][
     f.put('\x7f');
   }
   CHECK(test::error_text([&] { (void)load_whole_state(path); }).find(shard + ": corrupt: checksum") != std::string::npos);
+
+  // Rank 1's step edited by hand to the manifest's next save: the checksum covers the header.
+  (void)save_four_shards(path, 7);
+  {
+    std::fstream f(shard_path(path, 1, 4), std::ios::in | std::ios::out | std::ios::binary);
+    std::string bytes(256, '\0');  // the magic and header lines, and more
+    f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    const auto at = bytes.find("\"step\":7,");
+    REQUIRE(at != std::string::npos);
+    f.clear();  // the shard may be shorter than 256 bytes
+    f.seekp(static_cast<std::streamoff>(at + 7));
+    f.put('9');
+  }
+  CHECK(test::error_text([&] { (void)load_whole_state(path); }).find(shard_path(path, 1, 4) + ": corrupt: checksum") !=
+        std::string::npos);
 
   (void)save_four_shards(path, 7);
   std::filesystem::remove(shard_path(path, 1, 4));

@@ -1,6 +1,7 @@
 // The training-state file: a bit-exact round trip, and every way a file can be damaged
-// (truncated, a flipped byte, a wrong magic, empty, a bad header) fails with the path and the
-// problem; saving is atomic, replaces an old file and leaves no temporary behind.
+// (truncated, a flipped byte, a header field edited by hand, a wrong or older magic, empty, a
+// bad header or checksum line) fails with the path and the problem; saving is atomic, replaces
+// an old file, leaves no temporary behind and clears those of saves that died.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,6 +10,9 @@
 #include <fstream>
 #include <limits>
 #include <random>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "runtime/training/training_state.hpp"
 #include "tests/support/error_text.hpp"
@@ -80,7 +84,11 @@ TEST_CASE("a training state round-trips bit-exactly", "[training_state]") {
   CHECK(bits(loaded.params) == bits(saved.params));
   CHECK(bits(loaded.adam_m) == bits(saved.adam_m));
   CHECK(bits(loaded.adam_v) == bits(saved.adam_v));
-  CHECK(read_bytes(path).starts_with("burst.training_state/1\n{\"meta\":"));
+  const std::string bytes = read_bytes(path);
+  CHECK(bytes.starts_with("burst.training_state/2\n{\"meta\":"));
+  const std::size_t checksum_line = bytes.find('\n', bytes.find('\n') + 1) + 1;
+  CHECK(bytes.substr(checksum_line, 6) == "crc32 ");
+  CHECK(bytes[checksum_line + 14] == '\n');
 }
 
 TEST_CASE("a state before the first step has empty moments", "[training_state]") {
@@ -119,20 +127,19 @@ TEST_CASE("a damaged training state never loads, and the error names the path an
 
   write_bytes(path, "burst.plan/1\n" + good.substr(good.find('\n') + 1));
   CHECK(load_error(path) == path +
-                                ": not a training state: it does not start with 'burst.training_state/1' (hint: give "
+                                ": not a training state: it does not start with 'burst.training_state/2' (hint: give "
                                 "a file written by save_training_state)");
 
   write_bytes(path, "");
   CHECK(load_error(path).starts_with(path + ": not a training state: the file is empty"));
 
-  write_bytes(path, "burst.training_state/1\n{\"meta\": nul\n");
+  write_bytes(path, "burst.training_state/2\n{\"meta\": nul\n");
   CHECK(load_error(path) == path + ": bad header: the second line is not a JSON object");
 
-  write_bytes(path, "burst.training_state/1\n{\"meta\":{},\"step\":-1,\"adam_step\":0,\"params\":2,\"adam_m\":1,"
+  write_bytes(path, "burst.training_state/2\n{\"meta\":{},\"step\":-1,\"adam_step\":0,\"params\":2,\"adam_m\":1,"
                     "\"adam_v\":2}\n");
   const std::string header_errors = load_error(path);
   CHECK(header_errors.find(path + ": bad header: 'step' is -1") != std::string::npos);
-  CHECK(header_errors.find(path + ": bad header: 'crc32' is missing") != std::string::npos);
   CHECK(header_errors.find(path + ": bad header: adam_m holds 1 floats but params holds 2 (valid: 0 or 2)") !=
         std::string::npos);
 
@@ -168,4 +175,49 @@ TEST_CASE("saving checks the moments, names a missing directory, and replaces an
   CHECK(bits(loaded.params) == bits(second.params));
   CHECK(read_bytes(path).find("an old file") == std::string::npos);
   CHECK(dir.entries() == std::vector<std::string>{"state.bin"});  // no temporary left behind
+}
+
+TEST_CASE("the checksum covers the header: a field edited by hand, an older format or a bad checksum line never loads",
+          "[training_state]") {
+  const test::TempDir dir("state-test");
+  const std::string path = (dir.path / "state.bin").string();
+  rt::save_training_state(path, sample_state());
+  const std::string good = read_bytes(path);
+
+  std::string edited = good;  // step 17 -> 18: the same length, still valid JSON
+  const std::size_t step = edited.find("\"step\":17,");
+  REQUIRE(step != std::string::npos);
+  edited[step + 8] = '8';
+  write_bytes(path, edited);
+  CHECK(load_error(path).starts_with(path + ": corrupt: checksum "));
+  CHECK(load_error(path).find("of the header and body") != std::string::npos);
+
+  write_bytes(path, "burst.training_state/1\n" + good.substr(good.find('\n') + 1));
+  CHECK(load_error(path) == path +
+                                ": written by an older burst: format burst.training_state/1, whose checksum leaves the "
+                                "header unchecked; this burst reads burst.training_state/2 (hint: resume it with the "
+                                "burst that saved it, or start a new run and --save again)");
+
+  std::string bad_line = good;
+  bad_line[bad_line.find("crc32 ") + 6] = 'g';
+  write_bytes(path, bad_line);
+  CHECK(load_error(path).starts_with(path + ": bad checksum line: the third line is not 'crc32' and 8 hex digits"));
+}
+
+TEST_CASE("a save removes the temporaries of saves whose process died, and keeps those of live ones",
+          "[training_state]") {
+  const test::TempDir dir("state-test");
+  const std::string path = (dir.path / "state.bin").string();
+  const pid_t child = ::fork();  // a pid that is certainly gone: a child that exited and was reaped
+  if (child == 0) ::_exit(0);
+  REQUIRE(child > 0);
+  REQUIRE(::waitpid(child, nullptr, 0) == child);
+  const std::string dead = path + ".tmp." + std::to_string(child);
+  const std::string live = path + ".tmp." + std::to_string(::getppid());
+  write_bytes(dead, "half of a state");
+  write_bytes(live, "a save in flight");
+  rt::save_training_state(path, sample_state());
+  CHECK(rt::load_training_state(path).step == 17);
+  CHECK(!fs::exists(dead));
+  CHECK(dir.entries() == std::vector<std::string>{"state.bin", fs::path(live).filename().string()});
 }

@@ -39,6 +39,7 @@ struct RunOptions {
   int steps = 30;
   std::string data = rt::kDefaultCorpus;
   std::string save, resume;
+  int save_every = 0;
   float lr = rt::AdamWConfig{}.lr;
 };
 
@@ -229,6 +230,7 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
   options.data = o.data;
   options.check = o.check;
   options.save = o.save;
+  options.save_every = o.save_every;
   options.resume = o.resume;
   options.seed = o.seed;
   options.adamw.lr = o.lr;
@@ -301,9 +303,13 @@ void add_run_command(CLI::App& app) {
                                "Training text: a directory (every file a document) or a file, read as bytes")
                    ->capture_default_str();
   auto* save = cmd->add_option("--save", options->save, "Write model and optimizer state here after the last step (atomically)");
+  auto* save_every = cmd->add_option("--save-every", options->save_every,
+                                     "Also save to --save after every N steps, so a run cut short keeps its progress")
+                         ->check(CLI::Range(1, 1000000))
+                         ->needs(save);
   auto* resume = cmd->add_option("--resume", options->resume, "Start from a state written by --save; its step count continues");
   auto* lr = cmd->add_option("--lr", options->lr, "AdamW learning rate")->check(kFinitePositive)->capture_default_str();
-  for (CLI::Option* training : {steps, data, save, resume, lr}) {
+  for (CLI::Option* training : {steps, data, save, save_every, resume, lr}) {
     training->excludes(attention);
     training->excludes(dry);
   }
