@@ -318,9 +318,9 @@ void TrainingRun::save(const ZeroModel& model, std::int64_t step) const {
   }
 }
 
-Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel& model) {
-  // Every rank's worst step: its ledger peak and the breakdown at that moment; and each use's
-  // own peak over the steps.
+// Collective. Every rank's worst step (its ledger peak and the breakdown at that moment) and each
+// use's own peak over the steps; on rank 0, the largest rank's.
+TrainingRun::MemorySummary TrainingRun::gather_memory(const std::vector<StepRecord>& records) {
   const auto worst = std::max_element(records.begin(), records.end(),
                                       [](const StepRecord& a, const StepRecord& b) { return a.ledger_peak < b.ledger_peak; });
   MemoryLedger::Breakdown peak_by_use{};
@@ -332,23 +332,25 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
   mine.insert(mine.end(), peak_by_use.begin(), peak_by_use.end());
   std::vector<std::uint64_t> all(comm_.rank() == 0 ? mine.size() * static_cast<std::size_t>(comm_.size()) : 0);
   comm_.gather_to_root(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all));
-  if (comm_.rank() != 0) return nullptr;
-
-  Json by_rank = Json::array();
-  std::uint64_t peak = 0;
-  MemoryLedger::Breakdown at_peak{}, use_peaks{};
-  for (int r = 0; r < comm_.size(); ++r) {
-    const std::uint64_t* row = all.data() + static_cast<std::size_t>(r) * mine.size();
-    const std::uint64_t rank_peak = row[0];
-    by_rank.push_back(rank_peak);
-    if (rank_peak >= peak) {
-      peak = rank_peak;
-      for (std::size_t u = 0; u < kMemoryUseCount; ++u) at_peak[u] = row[1 + u];
+  MemorySummary out;
+  for (std::size_t r = 0; r * mine.size() < all.size(); ++r) {
+    const std::uint64_t* row = all.data() + r * mine.size();
+    out.by_rank.push_back(row[0]);
+    if (row[0] >= out.peak) {
+      out.peak = row[0];
+      for (std::size_t u = 0; u < kMemoryUseCount; ++u) out.at_peak[u] = row[1 + u];
     }
     for (std::size_t u = 0; u < kMemoryUseCount; ++u) {
-      use_peaks[u] = std::max(use_peaks[u], row[1 + kMemoryUseCount + u]);
+      out.use_peaks[u] = std::max(out.use_peaks[u], row[1 + kMemoryUseCount + u]);
     }
   }
+  return out;
+}
+
+Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel& model) {
+  const MemorySummary memory = gather_memory(records);
+  if (comm_.rank() != 0) return nullptr;
+
   Json losses = Json::array(), times = Json::array(), norms = Json::array(), tokens_per_s = Json::array();
   std::vector<double> step_times;
   StepOutcome mean;
@@ -390,10 +392,10 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
   report["step_time_s"] = times;
   report["tokens_per_s"] = tokens_per_s;
   report["grad_norms"] = norms;
-  report["peak_memory_bytes"] = peak;
-  report["peak_memory_bytes_by_rank"] = by_rank;
-  report["memory"] = memory_json(model.resident(), at_peak, use_peaks);
-  report["memory_items"] = memory_items(plan_, use_peaks, peak);
+  report["peak_memory_bytes"] = memory.peak;
+  report["peak_memory_bytes_by_rank"] = memory.by_rank;
+  report["memory"] = memory_json(model.resident(), memory.at_peak, memory.use_peaks);
+  report["memory_items"] = memory_items(plan_, memory.use_peaks, memory.peak);
   report["zero"] = zero_json(plan_, model.shards(), collective_s);
   report["predicted_memory_bytes"] = plan_.predicted.memory_total_bytes;
   report["predicted_memory"] = predicted_items;

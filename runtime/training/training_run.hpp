@@ -87,6 +87,12 @@ class TrainingRun {
   struct StepRecord;
   [[nodiscard]] Json check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
                                                std::span<const float> grads, double loss) const;
+  struct MemorySummary {
+    std::uint64_t peak = 0;  // the largest rank's peak
+    Json by_rank = Json::array();
+    MemoryLedger::Breakdown at_peak{}, use_peaks{};
+  };
+  [[nodiscard]] MemorySummary gather_memory(const std::vector<StepRecord>& records);
   [[nodiscard]] Json report(const std::vector<StepRecord>& records, const ZeroModel& model);
   // Collective: writes --save (state_shards.hpp), the state after `step` steps in all.
   void save(const ZeroModel& model, std::int64_t step) const;

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
+#include <utility>
+#include <vector>
 
 namespace burst::rt {
 namespace {
@@ -21,137 +24,172 @@ void wait_for(Communicator& comm, Request& request, TraceRecorder* recorder) {
   recorder->receive(message, start);
 }
 
+// One rank's pass: the state the steps share, and one method per part of a step.
+class RingPass {
+ public:
+  RingPass(const RingSchedule& schedule, Communicator& comm, RingPassSpec spec)
+      : schedule_(schedule),
+        comm_(comm),
+        spec_(std::move(spec)),
+        me_(schedule.ring_rank(comm.rank())),
+        member_(schedule.member(comm.rank())),
+        payload_wire_(spec_.payload_wire.parts().empty() ? WireFormat::uniform(spec_.own_payload.size(), DType::F32)
+                                                         : spec_.payload_wire),
+        acc_wire_(WireFormat::uniform(spec_.accumulator_size, spec_.accumulator_dtype)),
+        partial_(spec_.accumulator_size) {
+    for (const Hop& h : schedule.read_hops(spec_.travel)) {
+      if (h.src == me_ || h.dst == me_) reads_.push_back(h);
+    }
+    if (spec_.accumulator_size > 0) {
+      for (const Hop& h : schedule.accumulator_hops(spec_.travel)) {
+        if (h.src == me_ || h.dst == me_) accs_.push_back(h);
+      }
+    }
+    payloads_[me_] = std::move(spec_.own_payload);
+    result_.home_accumulator.assign(spec_.accumulator_size, 0.0f);
+  }
+
+  RingPassResult run() {
+    for (int s = 0; s < schedule_.ring_size(); ++s) {
+      const int b = schedule_.block_at(spec_.travel, me_, s);
+      receive_block(b);
+      post_transfers(s);
+      if (schedule_.holder_needs(spec_.travel, b, s)) compute(s, b);
+      note_buffers();
+      finish_step(s);
+    }
+    // The final hop home of this rank's own accumulator.
+    if (const auto it = acc_inbox_.find(me_); it != acc_inbox_.end()) {
+      wait_for(comm_, it->second.request, spec_.recorder);
+      acc_wire_.decode(it->second.wire, result_.home_accumulator);
+    }
+    return std::move(result_);
+  }
+
+ private:
+  int peer(int ring_rank) const { return schedule_.world_rank(ring_rank, member_); }
+
+  // The block of this step arrives first: this rank computes with it, forwards it, or both.
+  void receive_block(int b) {
+    const auto it = read_inbox_.find(b);
+    if (it == read_inbox_.end()) return;
+    wait_for(comm_, it->second.request, spec_.recorder);
+    std::vector<float>& payload = payloads_[b];
+    payload.resize(payload_wire_.floats());
+    payload_wire_.decode(it->second.wire, payload);
+    read_inbox_.erase(it);
+  }
+
+  // The receives and read-ring sends of step s (the next blocks travel while it computes;
+  // without overlap they complete first), and the receives of arriving accumulators.
+  void post_transfers(int s) {
+    sends_.clear();
+    for (const Hop& h : reads_) {
+      if (h.send_step != s) continue;
+      if (h.dst == me_) {
+        post_receive(read_inbox_[h.block], payload_wire_, h, spec_.read_channel);
+      } else {
+        send(payloads_.at(h.block), payload_wire_, h, spec_.read_channel);
+      }
+    }
+    for (const Hop& h : accs_) {
+      if (h.send_step == s && h.dst == me_) post_receive(acc_inbox_[h.block], acc_wire_, h, spec_.accumulator_channel);
+    }
+    if (spec_.overlap) return;
+    // Transfer, then compute: this step's read sends and receives complete before the kernel.
+    // Every rank posts its step-s reads before it waits, so the waits always meet their peers.
+    comm_.wait_all(sends_);
+    for (const Hop& h : reads_) {
+      if (h.send_step == s && h.dst == me_) wait_for(comm_, read_inbox_.at(h.block).request, spec_.recorder);
+    }
+  }
+
+  // Computes with block b into a zeroed partial, adds the accumulator arriving from b's previous
+  // contributor, and sends the sum on (or keeps it, when b is this rank's and it is home).
+  void compute(int s, int b) {
+    std::fill(partial_.begin(), partial_.end(), 0.0f);
+    const double start = spec_.recorder != nullptr ? spec_.recorder->now() : 0.0;
+    spec_.compute(b, payloads_.at(b), partial_);
+    if (spec_.recorder != nullptr) spec_.recorder->compute(s, b, start);
+    ++result_.blocks_computed;
+    if (spec_.accumulator_size == 0) return;
+    if (const auto it = acc_inbox_.find(b); it != acc_inbox_.end()) {
+      wait_for(comm_, it->second.request, spec_.recorder);
+      std::vector<float> arrived(spec_.accumulator_size);
+      acc_wire_.decode(it->second.wire, arrived);
+      for (std::size_t i = 0; i < partial_.size(); ++i) partial_[i] += arrived[i];
+      acc_inbox_.erase(it);
+    }
+    bool sent = false;
+    for (const Hop& h : accs_) {
+      if (h.block == b && h.src == me_ && h.send_step == s) {
+        send(partial_, acc_wire_, h, spec_.accumulator_channel);
+        sent = true;
+      }
+    }
+    if (!sent && b == me_) result_.home_accumulator = partial_;
+  }
+
+  // Sends posted at s complete; payloads this rank will neither compute with nor send again go.
+  void finish_step(int s) {
+    if (spec_.recorder != nullptr && !sends_.empty()) {
+      const double start = spec_.recorder->now();
+      comm_.wait_all(sends_);
+      spec_.recorder->sends_done(s, start);
+    } else {
+      comm_.wait_all(sends_);
+    }
+    outbox_.clear();
+    for (auto it = payloads_.begin(); it != payloads_.end();) {
+      const int block = it->first;
+      bool later = block == me_;
+      for (const Hop& h : reads_) later = later || (h.block == block && h.src == me_ && h.send_step > s);
+      for (int t = s + 1; t < schedule_.ring_size() && !later; ++t) later = schedule_.block_at(spec_.travel, me_, t) == block;
+      it = later ? std::next(it) : payloads_.erase(it);
+    }
+  }
+
+  void send(std::span<const float> data, const WireFormat& wire, const Hop& h, Channel channel) {
+    outbox_.emplace_back(wire.bytes());
+    wire.encode(data, outbox_.back());
+    sends_.push_back(comm_.isend(std::span<const std::byte>(outbox_.back()), peer(h.dst), channel, h.use_step, h.level));
+    if (spec_.recorder != nullptr) spec_.recorder->send(sends_.back().envelope());
+    ++result_.messages_sent;
+  }
+
+  void post_receive(Inbox& in, const WireFormat& wire, const Hop& h, Channel channel) {
+    in.wire.assign(wire.bytes(), std::byte{0});
+    in.request = comm_.irecv(std::span<std::byte>(in.wire), peer(h.src), channel, h.use_step, h.level);
+    ++result_.messages_received;
+  }
+
+  void note_buffers() {
+    std::size_t bytes = sizeof(float) * (partial_.size() + result_.home_accumulator.size());
+    bytes += payloads_.size() * payload_wire_.bytes();
+    for (const auto& [block, in] : read_inbox_) bytes += in.wire.size();
+    for (const auto& [block, in] : acc_inbox_) bytes += in.wire.size();
+    for (const auto& message : outbox_) bytes += message.size();
+    result_.peak_buffer_bytes = std::max(result_.peak_buffer_bytes, bytes);
+  }
+
+  const RingSchedule& schedule_;
+  Communicator& comm_;
+  RingPassSpec spec_;
+  const int me_, member_;
+  const WireFormat payload_wire_, acc_wire_;
+  std::vector<Hop> reads_, accs_;
+  std::map<int, std::vector<float>> payloads_;  // blocks this rank holds, decoded
+  std::map<int, Inbox> read_inbox_, acc_inbox_;  // payloads and accumulators on their way
+  std::vector<std::vector<std::byte>> outbox_;   // encoded messages until their sends complete
+  std::vector<Request> sends_;                   // this step's
+  std::vector<float> partial_;
+  RingPassResult result_;
+};
+
 }  // namespace
 
 RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, RingPassSpec spec) {
-  const int me = schedule.ring_rank(comm.rank());
-  const int ring = schedule.ring_size();
-  const bool accumulate = spec.accumulator_size > 0;
-  const WireFormat payload_wire =
-      spec.payload_wire.parts().empty() ? WireFormat::uniform(spec.own_payload.size(), DType::F32) : spec.payload_wire;
-  const WireFormat acc_wire = WireFormat::uniform(spec.accumulator_size, spec.accumulator_dtype);
-
-  std::vector<Hop> reads, accs;
-  for (const Hop& h : schedule.read_hops(spec.travel)) {
-    if (h.src == me || h.dst == me) reads.push_back(h);
-  }
-  if (accumulate) {
-    for (const Hop& h : schedule.accumulator_hops(spec.travel)) {
-      if (h.src == me || h.dst == me) accs.push_back(h);
-    }
-  }
-  // Payloads this rank holds, by block (decoded); inboxes of payloads and accumulators on their
-  // way; encoded messages until their sends complete.
-  std::map<int, std::vector<float>> payloads;
-  payloads[me] = std::move(spec.own_payload);
-  std::map<int, Inbox> read_inbox, acc_inbox;
-  std::vector<std::vector<std::byte>> outbox;
-  RingPassResult result;
-  result.home_accumulator.assign(spec.accumulator_size, 0.0f);
-  std::vector<float> partial(spec.accumulator_size);
-
-  const int member = schedule.member(comm.rank());
-  const auto peer = [&](int ring_rank) { return schedule.world_rank(ring_rank, member); };
-  const auto note_buffers = [&] {
-    std::size_t bytes = sizeof(float) * (partial.size() + result.home_accumulator.size());
-    bytes += payloads.size() * payload_wire.bytes();
-    for (const auto& [block, in] : read_inbox) bytes += in.wire.size();
-    for (const auto& [block, in] : acc_inbox) bytes += in.wire.size();
-    for (const auto& message : outbox) bytes += message.size();
-    result.peak_buffer_bytes = std::max(result.peak_buffer_bytes, bytes);
-  };
-  std::vector<Request> sends;
-  const auto send = [&](std::span<const float> data, const WireFormat& wire, const Hop& h, Channel channel) {
-    outbox.emplace_back(wire.bytes());
-    wire.encode(data, outbox.back());
-    sends.push_back(comm.isend(std::span<const std::byte>(outbox.back()), peer(h.dst), channel, h.use_step, h.level));
-    if (spec.recorder != nullptr) spec.recorder->send(sends.back().envelope());
-    ++result.messages_sent;
-  };
-  const auto post_receive = [&](Inbox& in, const WireFormat& wire, const Hop& h, Channel channel) {
-    in.wire.assign(wire.bytes(), std::byte{0});
-    in.request = comm.irecv(std::span<std::byte>(in.wire), peer(h.src), channel, h.use_step, h.level);
-    ++result.messages_received;
-  };
-  for (int s = 0; s < ring; ++s) {
-    // The block of this step arrives first: this rank computes with it, forwards it, or both.
-    const int b = schedule.block_at(spec.travel, me, s);
-    if (const auto it = read_inbox.find(b); it != read_inbox.end()) {
-      wait_for(comm, it->second.request, spec.recorder);
-      std::vector<float>& payload = payloads[b];
-      payload.resize(payload_wire.floats());
-      payload_wire.decode(it->second.wire, payload);
-      read_inbox.erase(it);
-    }
-    sends.clear();
-    for (const Hop& h : reads) {
-      if (h.send_step != s) continue;
-      if (h.dst == me) {
-        post_receive(read_inbox[h.block], payload_wire, h, spec.read_channel);
-      } else {
-        send(payloads.at(h.block), payload_wire, h, spec.read_channel);
-      }
-    }
-    for (const Hop& h : accs) {
-      if (h.send_step == s && h.dst == me) post_receive(acc_inbox[h.block], acc_wire, h, spec.accumulator_channel);
-    }
-    if (!spec.overlap) {
-      // Transfer, then compute: this step's read sends and receives complete before the kernel.
-      // Every rank posts its step-s reads before it waits, so the waits always meet their peers.
-      comm.wait_all(sends);
-      for (const Hop& h : reads) {
-        if (h.send_step == s && h.dst == me) wait_for(comm, read_inbox.at(h.block).request, spec.recorder);
-      }
-    }
-
-    if (schedule.holder_needs(spec.travel, b, s)) {
-      std::fill(partial.begin(), partial.end(), 0.0f);
-      const double start = spec.recorder != nullptr ? spec.recorder->now() : 0.0;
-      spec.compute(b, payloads.at(b), partial);
-      if (spec.recorder != nullptr) spec.recorder->compute(s, b, start);
-      ++result.blocks_computed;
-      if (accumulate) {
-        if (const auto it = acc_inbox.find(b); it != acc_inbox.end()) {
-          wait_for(comm, it->second.request, spec.recorder);
-          std::vector<float> arrived(spec.accumulator_size);
-          acc_wire.decode(it->second.wire, arrived);
-          for (std::size_t i = 0; i < partial.size(); ++i) partial[i] += arrived[i];
-          acc_inbox.erase(it);
-        }
-        bool sent = false;
-        for (const Hop& h : accs) {
-          if (h.block == b && h.src == me && h.send_step == s) {
-            send(partial, acc_wire, h, spec.accumulator_channel);
-            sent = true;
-          }
-        }
-        if (!sent && b == me) result.home_accumulator = partial;
-      }
-    }
-    note_buffers();
-    if (spec.recorder != nullptr && !sends.empty()) {
-      const double start = spec.recorder->now();
-      comm.wait_all(sends);
-      spec.recorder->sends_done(s, start);
-    } else {
-      comm.wait_all(sends);
-    }
-    outbox.clear();
-    // Payloads this rank will neither compute with nor send again are released.
-    for (auto it = payloads.begin(); it != payloads.end();) {
-      const int block = it->first;
-      bool later = block == me;
-      for (const Hop& h : reads) later = later || (h.block == block && h.src == me && h.send_step > s);
-      for (int t = s + 1; t < ring && !later; ++t) later = schedule.block_at(spec.travel, me, t) == block;
-      it = later ? std::next(it) : payloads.erase(it);
-    }
-  }
-  // The final hop home of this rank's own accumulator.
-  if (const auto it = acc_inbox.find(me); it != acc_inbox.end()) {
-    wait_for(comm, it->second.request, spec.recorder);
-    acc_wire.decode(it->second.wire, result.home_accumulator);
-  }
-  return result;
+  return RingPass(schedule, comm, std::move(spec)).run();
 }
 
 }  // namespace burst::rt
