@@ -27,6 +27,11 @@ if(NOT BURST_WITH_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    # Ampere and Hopper, SASS and PTX for both. Never `native`: it fails where no GPU is
+    # visible (CI, this build machine); pass -DCMAKE_CUDA_ARCHITECTURES=... to change.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
     enable_language(CUDA)
     find_package(CUDAToolkit QUIET)
   endif()

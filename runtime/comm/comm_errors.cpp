@@ -14,6 +14,7 @@ std::string_view collective_name(Operation op) {
     case Operation::Allgather: return "allgather";
     case Operation::ReduceScatter: return "reduce_scatter";
     case Operation::GatherToRoot: return "gather_to_root";
+    case Operation::Broadcast: return "broadcast";
     case Operation::Send:
     case Operation::Recv: break;
   }

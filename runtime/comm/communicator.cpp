@@ -203,6 +203,15 @@ void Communicator::gather_to_root(ConstBuffer mine, MutBuffer all_at_root) {
   run_collective(e, post_gather(mine, all_at_root, e));
 }
 
+void Communicator::broadcast(MutBuffer data, int root) {
+  const Envelope e{Operation::Broadcast, root, Channel::Collective, 0, RingLevel::Flat, data.count, data.dtype};
+  if (root < 0 || root >= size()) {
+    throw Error(Problem{fmt::format("rank {}: broadcast", rank()), fmt::format("root {} is not a rank", root),
+                        fmt::format("0 .. {}", size() - 1), ""});
+  }
+  run_collective(e, post_broadcast(data, root, e));
+}
+
 void Communicator::all_to_all(ConstBuffer send, MutBuffer recv, std::span<const int> group, Channel channel, int step,
                               RingLevel level) {
   const auto n = group.size();

@@ -23,19 +23,22 @@
 // instead of hanging it).
 //
 // Backends: SelfCommunicator (one rank, self_communicator.hpp), MpiCommunicator (OpenMPI,
-// mpi_communicator.hpp). An NCCL backend maps onto the same interface:
-//   isend / irecv   -> ncclSend / ncclRecv on the channel's own CUDA stream (one stream per
-//                      Channel), the sends and receives of one ring step in one
-//                      ncclGroupStart / ncclGroupEnd; buffers become device pointers, the
-//                      dtype an ncclDataType_t (ncclBfloat16, ncclFloat32, ...)
-//   Request, test   -> a cudaEvent recorded on that stream after the group, cudaEventQuery
+// mpi_communicator.hpp). How NCCL maps onto the same operations (docs/runtime-comm.md):
+//   isend / irecv   -> ncclSend / ncclRecv, every send and receive of one ring step on one
+//                      communicator in one ncclGroupStart / ncclGroupEnd. NCCL runs the
+//                      operations of a communicator one after another whatever the stream, so
+//                      rings that must run at once (read ring, accumulator ring; intra and
+//                      inter level) get a communicator each (ncclCommSplit), not a stream each
+//   tags            -> none: NCCL matches by posting order per (communicator, peer). The order
+//                      is a pure function of the plan (runtime/schedule/nccl_op_list.hpp) whose
+//                      pairing and freedom from deadlock a CPU test checks for every preset
+//   Request, test   -> a cudaEvent recorded after the group, cudaEventQuery
 //   timeout         -> ncclCommGetAsyncError while polling, ncclCommAbort when it expires
-//   tags            -> NCCL matches by posting order per (peer, stream), not tags: one stream
-//                      per channel and steps posted in order give the same guarantee
+//   bootstrap       -> rank 0's ncclGetUniqueId sent by broadcast (nccl_bootstrap.hpp)
 //   allreduce       -> ncclAllReduce (ncclSum, ncclMax); allgather -> ncclAllGather;
 //   reduce_scatter  -> ncclReduceScatter; barrier -> a one-element ncclAllReduce;
-//   gather_to_root  -> ncclSend to the root / ncclRecv from every rank, in one group;
-//   all_to_all      -> the same isend / irecv pairs, in one group
+//   broadcast       -> ncclBroadcast; gather_to_root -> sends to the root in one group;
+//   all_to_all      -> the same send / receive pairs, in one group
 //   abort_job       -> ncclCommAbort, then MPI_Abort of the launcher's job
 // docs/runtime-comm.md has the whole story.
 #pragma once
@@ -77,7 +80,7 @@ struct CommOptions {
 };
 
 // What a request is about, for matching, counting and error messages.
-enum class Operation { Send, Recv, Barrier, Allreduce, Allgather, ReduceScatter, GatherToRoot };
+enum class Operation { Send, Recv, Barrier, Allreduce, Allgather, ReduceScatter, GatherToRoot, Broadcast };
 enum class ReduceOp { Sum, Max };
 struct Envelope {
   Operation operation = Operation::Send;
@@ -126,6 +129,8 @@ class Communicator {
 
   [[nodiscard]] virtual int rank() const = 0;
   [[nodiscard]] virtual int size() const = 0;
+  // This rank among the ranks on its node (0 .. ranks on the node - 1): which GPU it drives.
+  [[nodiscard]] virtual int local_rank() const { return 0; }
   [[nodiscard]] const CommOptions& options() const { return options_; }
 
   // Non-blocking transfers. The buffer must stay valid (and, for a send, unchanged) until the
@@ -150,6 +155,8 @@ class Communicator {
   // all_at_root[r * mine.count ...] = rank r's `mine` on rank 0; other ranks pass any buffer
   // (it is not touched). Every rank contributes the same count.
   void gather_to_root(ConstBuffer mine, MutBuffer all_at_root);
+  // Rank `root`'s `data` on every rank (e.g. the NCCL unique id rank 0 made).
+  void broadcast(MutBuffer data, int root);
 
   // All-to-all within `group` (world ranks, this rank among them, the same list on each):
   // block i of `send` (send.count / group size elements) goes to group[i], and block i of
@@ -179,6 +186,7 @@ class Communicator {
   virtual std::unique_ptr<Request::State> post_allgather(ConstBuffer mine, MutBuffer all, const Envelope& e) = 0;
   virtual std::unique_ptr<Request::State> post_reduce_scatter(ConstBuffer all, MutBuffer mine, const Envelope& e) = 0;
   virtual std::unique_ptr<Request::State> post_gather(ConstBuffer mine, MutBuffer all, const Envelope& e) = 0;
+  virtual std::unique_ptr<Request::State> post_broadcast(MutBuffer data, int root, const Envelope& e) = 0;
   // True once the operation has completed; throws burst::Error if it failed. Destroying a
   // state whose operation has not completed withdraws (cancels) it.
   virtual bool test(Request::State& state, const Envelope& e) = 0;

@@ -75,6 +75,11 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
+    // The ranks that share this node's memory are the ranks on this node.
+    MPI_Comm node = MPI_COMM_NULL;
+    MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
+    MPI_Comm_rank(node, &local_rank_);
+    MPI_Comm_free(&node);
     int* tag_ub = nullptr;
     int found = 0;
     MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &found);
@@ -88,6 +93,7 @@ class MpiCommunicator final : public Communicator {
 
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return size_; }
+  [[nodiscard]] int local_rank() const override { return local_rank_; }
 
   void abort_backend(int exit_code) const override { MPI_Abort(comm_, exit_code); }
 
@@ -140,6 +146,12 @@ class MpiCommunicator final : public Communicator {
     return state;
   }
 
+  std::unique_ptr<Request::State> post_broadcast(MutBuffer data, int root, const Envelope& e) override {
+    auto state = std::make_unique<MpiState>(e.operation);
+    check(e, MPI_Ibcast(data.data, count_of(e, e.count), mpi_type(e.dtype), root, comm_, &state->request));
+    return state;
+  }
+
   bool test(Request::State& state, const Envelope& e) override {
     auto& s = static_cast<MpiState&>(state);
     int done = 0;
@@ -189,6 +201,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  int local_rank_ = 0;
   long long tag_ub_ = 32767;
 };
 

@@ -87,6 +87,7 @@ class SelfCommunicator final : public Communicator {
   std::unique_ptr<Request::State> post_gather(ConstBuffer mine, MutBuffer all, const Envelope&) override {
     return copy(mine, all);
   }
+  std::unique_ptr<Request::State> post_broadcast(MutBuffer, int, const Envelope&) override { return nullptr; }
 
   bool test(Request::State& state, const Envelope& e) override {
     const auto& receive = static_cast<const ReceiveState&>(state);

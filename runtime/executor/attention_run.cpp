@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
@@ -64,7 +65,27 @@ Dims run_dims(plan::Plan& plan, const AttentionRunOptions& options) {
   if (mask.kind == MaskKind::Document) mask.doc_len = scaled(mask.doc_len);
   plan.job.seq = seq;
   const int group = std::max(1, m.kv_heads > 0 ? m.heads / m.kv_heads : 1);  // query heads per KV head
-  return {seq, group * u, u, 8};
+  // Head dim 8, or the smallest the kernels have (the CUDA kernels are built for 64 and 128).
+  const KernelLimits limits = options.kernels != nullptr ? options.kernels->limits() : KernelLimits{};
+  const int head_dim = limits.head_dims.empty() ? 8 : *std::min_element(limits.head_dims.begin(), limits.head_dims.end());
+  return {seq, group * u, u, head_dim};
+}
+
+// Refuses a plan the kernels cannot compute, naming the field and the device.
+void require_kernel_limits(const AttentionKernels& kernels, const Dims& dims, const AttentionPrecision& precision) {
+  const KernelLimits limits = kernels.limits();
+  Problems problems;
+  if (!limits.fp32_inputs && precision.activations != DType::BF16) {
+    problems.add({"plan:/job/dtype", fmt::format("the {} kernels compute on bf16 inputs only", kernels.device()),
+                  "\"bf16\"", "plan with --dtype bf16, or run with --dtype bf16 (or --device cpu)"});
+  }
+  if (!limits.head_dims.empty() &&
+      std::find(limits.head_dims.begin(), limits.head_dims.end(), dims.head_dim) == limits.head_dims.end()) {
+    problems.add({"plan:/job/model/head_dim",
+                  fmt::format("the {} kernels have no head dim {}", kernels.device(), dims.head_dim),
+                  fmt::format("one of {}", fmt::join(limits.head_dims, ", ")), "run it with --device cpu"});
+  }
+  problems.throw_if_any();
 }
 
 // Per-rank figures gathered to rank 0, one fp64 each (byte counts stay exact up to 2^53).
@@ -151,6 +172,7 @@ PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, con
   const Dims dims = run_dims(plan, options);
   PreparedRun prepared{plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq),
                        precision_of(plan)};
+  if (options.kernels != nullptr) require_kernel_limits(*options.kernels, dims, prepared.precision);
   prepared.schedule.require_complete();
   return prepared;
 }
@@ -168,10 +190,11 @@ struct Inputs {
   Tensor q, k, v, d_o;
 };
 
-Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs& in, TraceRecorder* recorder) {
+Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs& in, AttentionKernels* kernels,
+                  TraceRecorder* recorder) {
   const BasicView<const float> q = in.q.view(), k = in.k.view(), v = in.v.view();
-  DistributedAttention attention(prepared.schedule, comm, q.shape, k.shape, prepared.precision,
-                                 prepared.plan.strategy.overlap, {}, recorder);
+  DistributedAttention attention(prepared.schedule, comm, q.shape, k.shape,
+                                 {prepared.precision, prepared.plan.strategy.overlap, kernels, recorder});
   Phases out;
   std::vector<double>& f = out.figures;
   comm.barrier();
@@ -292,7 +315,7 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
   const Inputs inputs{random_rows(options.seed, kQ, positions, q_shape), random_rows(options.seed, kK, positions, kv_shape),
                       random_rows(options.seed, kV, positions, kv_shape), random_rows(options.seed, kDO, positions, q_shape)};
   TraceRecorder recorder;
-  const Phases phases = run_phases(prepared, comm, inputs, trace != nullptr ? &recorder : nullptr);
+  const Phases phases = run_phases(prepared, comm, inputs, options.kernels, trace != nullptr ? &recorder : nullptr);
 
   std::vector<double> all(comm.rank() == 0 ? phases.figures.size() * static_cast<std::size_t>(world) : 0);
   comm.gather_to_root(std::span<const double>(phases.figures), std::span<double>(all));
@@ -319,7 +342,8 @@ Json run_attention(const plan::Plan& original, Communicator& comm, const Attenti
                     {"mask", to_string(plan.job.mask)}};
   report["run"] = {{"dry_run", options.dry_run}, {"seq", prepared.seq}, {"heads", prepared.heads},
                    {"kv_heads", prepared.kv_heads}, {"head_dim", prepared.head_dim}, {"seed", options.seed},
-                   {"overlap", plan.strategy.overlap}, {"precision", precision_json(prepared.precision)}};
+                   {"overlap", plan.strategy.overlap}, {"precision", precision_json(prepared.precision)},
+                   {"device", std::string(options.kernels != nullptr ? options.kernels->device() : "cpu")}};
   add_measurements(all, world, report);
   report["predicted"] = {{"forward_s", plan.predicted.attention_forward_s},
                          {"backward_s", plan.predicted.attention_backward_s}};

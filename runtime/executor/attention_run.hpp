@@ -24,6 +24,7 @@
 #include "planner/contract/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/precision.hpp"
+#include "runtime/kernels/attention_kernels.hpp"
 #include "runtime/executor/run_trace.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
@@ -38,6 +39,9 @@ struct AttentionRunOptions {
   // per tensor (the reference runs in fp32 on the same bf16-rounded inputs; what remains is the
   // rounding of the outputs and of the travelling accumulators, docs/runtime-precision.md)
   double bf16_tolerance = 2e-2;
+  // The kernels every rank computes with (not owned); nullptr: the CPU kernels. Kernels that
+  // only compute in bf16 (the CUDA ones) need a bf16 plan: prepare_attention_run refuses fp32.
+  AttentionKernels* kernels = nullptr;
 };
 
 // Runs on every rank of `comm` (its size must be the plan's rank count: burst::Error otherwise).

@@ -25,8 +25,7 @@ RingLevel group_level(const RingSchedule& schedule) {
 }  // namespace
 
 DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape,
-                                           Shape kv_shape, AttentionPrecision precision, bool overlap,
-                                           KernelOptions kernel_options, TraceRecorder* recorder)
+                                           Shape kv_shape, AttentionExecution execution)
     : comm_(comm),
       u_(schedule.ulysses()),
       group_(schedule.group(schedule.ring_rank(comm.rank()))),
@@ -35,8 +34,8 @@ DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communi
       q_split_(split_shape(q_shape, u_)),
       kv_split_(split_shape(kv_shape, u_)),
       level_(group_level(schedule)),
-      precision_(precision),
-      ring_(schedule, comm, q_split_, kv_split_, precision, overlap, kernel_options, recorder) {
+      precision_(execution.precision),
+      ring_(schedule, comm, q_split_, kv_split_, execution) {
   if (q_shape.heads % u_ != 0 || kv_shape.heads % u_ != 0) {
     throw Error(Problem{"plan:/strategy/ulysses",
                         fmt::format("Ulysses degree {} does not divide {} heads and {} KV heads", u_, q_shape.heads, kv_shape.heads),

@@ -42,8 +42,7 @@ class DistributedAttention {
  public:
   // Local shapes: q [r, H, d], k and v [r, Hkv, d] with r = this rank's rows.
   DistributedAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
-                       AttentionPrecision precision = {}, bool overlap = true, KernelOptions kernel_options = {},
-                       TraceRecorder* recorder = nullptr);
+                       AttentionExecution execution = {});
 
   // O [r, H, d] and lse [r * H] of this rank's rows, over the whole sequence.
   [[nodiscard]] RingForward forward(ConstView q, ConstView k, ConstView v);

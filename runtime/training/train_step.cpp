@@ -77,10 +77,9 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   positions_ = schedule_->rank_positions(comm.rank());
   rows_ = static_cast<std::int64_t>(positions_.size());
   const ModelSpec& m = model.spec();
-  const AttentionPrecision precision = precision_of(plan);
+  const AttentionExecution execution{precision_of(plan), plan.strategy.overlap};  // CPU kernels (GPU training: issue 12)
   attention_ = std::make_unique<DistributedAttention>(*schedule_, comm, Shape{rows_, m.heads, m.head_dim},
-                                                      Shape{rows_, m.kv_heads, m.head_dim}, precision,
-                                                      plan.strategy.overlap);
+                                                      Shape{rows_, m.kv_heads, m.head_dim}, execution);
   if (policy_ != CheckpointPolicy::SeqStash) return;
   short_rows_ = std::llround((1.0 - plan.strategy.kept_fraction) * static_cast<double>(rows_));
   if (short_rows_ == 0) return;
@@ -92,8 +91,7 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                         "a bug in the striped layout: please report it"});
   }
   short_attention_ = std::make_unique<DistributedAttention>(*short_schedule_, comm, Shape{short_rows_, m.heads, m.head_dim},
-                                                            Shape{short_rows_, m.kv_heads, m.head_dim}, precision,
-                                                            plan.strategy.overlap);
+                                                            Shape{short_rows_, m.kv_heads, m.head_dim}, execution);
 }
 
 TrackedBuffer TrainingStep::buffer(std::size_t floats, MemoryUse use) { return {ledger_, use, floats}; }

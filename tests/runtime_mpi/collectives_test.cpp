@@ -120,3 +120,15 @@ TEST_CASE("reductions of bf16 are refused with a hint") {
                     "reduce in fp32 and round afterwards)",
                     comm->rank()));
 }
+
+TEST_CASE("broadcast gives every rank the root's bytes, and the node-local rank is a place on the node") {
+  auto comm = make_mpi_communicator({20});
+  const int p = comm->size(), r = comm->rank();
+  const int root = p - 1;
+  std::vector<std::int64_t> data{100 + r, 200 + r, 300 + r};
+  comm->broadcast(data, root);
+  CHECK(data == std::vector<std::int64_t>{100 + root, 200 + root, 300 + root});
+  // mpiexec starts every rank of these tests on this one machine: local rank = rank.
+  CHECK(comm->local_rank() == r);
+  CHECK_THROWS_WITH(comm->broadcast(data, p), Catch::Contains("root " + std::to_string(p) + " is not a rank"));
+}

@@ -16,6 +16,7 @@
 #include "planner/contract/plan.hpp"
 #include "planner/plan_traffic.hpp"
 #include "runtime/comm/job.hpp"
+#include "runtime/device/device.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/training/training_run.hpp"
 #include "tools/burst/commands.hpp"
@@ -33,6 +34,8 @@ struct RunOptions {
   bool json = false;
   std::string trace;
   std::string dtype;  // overrides the plan's /job/dtype when set
+  std::string device;  // cuda, cpu; empty: cuda when a GPU is visible (attention runs)
+  bool deterministic = false;
   std::uint64_t seed = 1;
   double timeout_s = 120;
   // Training.
@@ -133,6 +136,21 @@ void print_report(const Json& r) {
   }
 }
 
+// The kernels of --device on this rank; rank 0 says which device and why.
+std::unique_ptr<rt::AttentionKernels> device_kernels(const RunOptions& o, const rt::Communicator& comm) {
+  const rt::GpuProbe probe = rt::probe_gpus();
+  const rt::Device device = rt::choose_device(o.device, probe, "--device");
+  if (comm.rank() == 0) {
+    if (device == rt::Device::Cuda) {
+      fmt::print(stderr, "device: cuda ({} GPU(s) visible to rank 0; a rank drives GPU local rank mod {}){}\n", probe.count,
+                 probe.count, o.deterministic ? ", deterministic kernels" : "");
+    } else {
+      fmt::print(stderr, "device: cpu ({})\n", o.device == "cpu" ? "--device cpu" : "no GPU visible: " + probe.reason);
+    }
+  }
+  return rt::make_attention_kernels(device, comm.local_rank(), o.deterministic);
+}
+
 void run_attention(const RunOptions& o, rt::Communicator& comm) {
   rt::AttentionRunOptions options;
   options.seed = o.seed;
@@ -140,8 +158,12 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
   options.dry_run = o.dry_run;
   rt::RunTrace trace;
   plan::Plan ran;
+  std::unique_ptr<rt::AttentionKernels> kernels;
   Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
     ran = read_run_plan(o, comm);
+    rt::require_job_ranks(ran, comm.size());
+    kernels = device_kernels(o, comm);
+    options.kernels = kernels.get();
     (void)rt::prepare_attention_run(ran, comm.size(), options);
     return [&] { return rt::run_attention(ran, comm, options, o.trace.empty() ? nullptr : &trace); };
   });
@@ -266,6 +288,14 @@ void run(const RunOptions& o) {
   if (!o.trace.empty() && !o.attention_only && !o.dry_run) {
     throw Error(Problem{"--trace", "records the timeline of attention runs", "with --attention-only or --dry-run", ""});
   }
+  if (o.device == "cuda" && !o.attention_only && !o.dry_run) {
+    throw Error(Problem{"--device", "training runs on the CPU kernels in this version", "cpu",
+                        "run the plan's attention on the GPU with --attention-only or --dry-run"});
+  }
+  if (o.deterministic && o.device == "cpu") {
+    throw Error(Problem{"--deterministic", "chooses the CUDA kernels' mode; the CPU kernels are always deterministic",
+                        "with --device cuda", ""});
+  }
   rt::Job job(comm_options);
   if (o.attention_only || o.dry_run) {
     run_attention(o, job.comm());
@@ -293,6 +323,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--dtype", options->dtype,
                   "Run in this precision instead of the plan's /job/dtype (the run says so): bf16 or fp32")
       ->check(CLI::IsMember({"bf16", "fp32"}));  // fp32 also makes the travelling accumulators fp32
+  cmd->add_option("--device", options->device,
+                  "Where attention runs: cuda (the rank's GPU) or cpu; default cuda when a GPU is visible, else cpu "
+                  "(training: cpu)")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  cmd->add_flag("--deterministic", options->deterministic,
+                "CUDA kernels without float atomics: bit-identical results run to run (a little slower)");
   cmd->add_option("--seed", options->seed, "Seed of the initial weights (training) or of the random inputs (attention)")
       ->capture_default_str();
   cmd->add_option("--timeout", options->timeout_s, "Seconds a rank waits for a message before the job fails")

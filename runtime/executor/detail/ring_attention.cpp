@@ -56,16 +56,13 @@ std::size_t elements(Shape s) { return static_cast<std::size_t>(s.elements()); }
 }  // namespace
 
 RingAttention::RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
-                             AttentionPrecision precision, bool overlap, KernelOptions kernel_options,
-                             TraceRecorder* recorder)
+                             AttentionExecution execution)
     : schedule_(schedule),
       comm_(comm),
       q_shape_(q_shape),
       kv_shape_(kv_shape),
-      precision_(precision),
-      overlap_(overlap),
-      kernel_options_(kernel_options),
-      recorder_(recorder),
+      execution_(execution),
+      kernels_(execution.kernels_to_use()),
       mask_{schedule.mask(), std::nullopt},
       me_(schedule.ring_rank(comm.rank())) {
   for (int k = 0; k < schedule.ring_size(); ++k) positions_.push_back(schedule.positions(k));
@@ -81,19 +78,19 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   spec.travel = Travel::KeysAndValues;
   spec.read_channel = Channel::KvRing;
   spec.own_payload = pack({values(k), values(v)});
-  spec.payload_wire = WireFormat({{elements(kv_shape_), precision_.activations}, {elements(kv_shape_), precision_.activations}});
+  spec.payload_wire = WireFormat({{elements(kv_shape_), execution_.precision.activations}, {elements(kv_shape_), execution_.precision.activations}});
   spec.compute = [&](int block, std::span<const float> payload, std::span<float>) {
     Unpacker in(payload);
     const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
     timed([&] {
-      out.stats.kernels += attention_forward({q, kb, vb, positions_[static_cast<std::size_t>(me_)],
-                                              positions_[static_cast<std::size_t>(block)]},
-                                             mask_, o_i.view(), lse_i, kernel_options_);
-      merge_partial(out.o.view(), out.lse, o_i.view(), lse_i);
+      out.stats.kernels += kernels_.forward({q, kb, vb, positions_[static_cast<std::size_t>(me_)],
+                                             positions_[static_cast<std::size_t>(block)]},
+                                            mask_, o_i.view(), lse_i);
+      kernels_.merge(out.o.view(), out.lse, o_i.view(), lse_i);
     }, out.stats.compute_s);
   };
-  spec.recorder = recorder_;
-  spec.overlap = overlap_;
+  spec.recorder = execution_.recorder;
+  spec.overlap = execution_.overlap;
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
   record(out.stats, pass, o_i.values().size() + lse_i.size());
   return out;
@@ -106,7 +103,7 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
   out.d_k = Tensor(kv_shape_);
   out.d_v = Tensor(kv_shape_);
   std::vector<float> delta(lse.size());
-  attention_delta(o, d_o, delta);
+  kernels_.delta(o, d_o, delta);
   const auto& my_positions = positions_[static_cast<std::size_t>(me_)];
   const auto rows = static_cast<std::size_t>(q_shape_.tokens * q_shape_.heads);
   const auto kv_elements = static_cast<std::size_t>(kv_shape_.elements());
@@ -117,20 +114,20 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.travel = Travel::Queries;
     spec.read_channel = Channel::QRing;
     spec.own_payload = pack({values(q), values(d_o), delta, lse});
-    spec.payload_wire = WireFormat({{elements(q_shape_), precision_.activations},
-                                    {elements(q_shape_), precision_.activations},
+    spec.payload_wire = WireFormat({{elements(q_shape_), execution_.precision.activations},
+                                    {elements(q_shape_), execution_.precision.activations},
                                     {rows, DType::F32},
                                     {rows, DType::F32}});
     spec.accumulator_size = static_cast<std::size_t>(q_shape_.elements());
-    spec.accumulator_dtype = precision_.dq;
+    spec.accumulator_dtype = execution_.precision.dq;
     spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dq) {
       Unpacker in(payload);
       const ConstView qb = in.view(q_shape_), dob = in.view(q_shape_);
       const auto delta_b = in.span(rows), lse_b = in.span(rows);
       timed([&] {
-        out.stats.kernels += attention_backward({qb, k, v, positions_[static_cast<std::size_t>(block)], my_positions},
-                                                mask_, dob, delta_b, lse_b, view_of(partial_dq, q_shape_),
-                                                out.d_k.view(), out.d_v.view(), kernel_options_);
+        out.stats.kernels += kernels_.backward({qb, k, v, positions_[static_cast<std::size_t>(block)], my_positions},
+                                               mask_, dob, delta_b, lse_b, view_of(partial_dq, q_shape_),
+                                               out.d_k.view(), out.d_v.view());
       }, out.stats.compute_s);
     };
   } else {
@@ -138,23 +135,23 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.travel = Travel::KeysAndValues;
     spec.read_channel = Channel::KvRing;
     spec.own_payload = pack({values(k), values(v)});
-    spec.payload_wire = WireFormat({{kv_elements, precision_.activations}, {kv_elements, precision_.activations}});
+    spec.payload_wire = WireFormat({{kv_elements, execution_.precision.activations}, {kv_elements, execution_.precision.activations}});
     spec.accumulator_size = 2 * kv_elements;
     spec.accumulator_channel = Channel::DkvRing;
-    spec.accumulator_dtype = precision_.dkv;
+    spec.accumulator_dtype = execution_.precision.dkv;
     spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dkv) {
       Unpacker in(payload);
       const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
       timed([&] {
-        out.stats.kernels += attention_backward({q, kb, vb, my_positions, positions_[static_cast<std::size_t>(block)]},
-                                                mask_, d_o, delta, lse, out.d_q.view(),
-                                                view_of(partial_dkv.first(kv_elements), kv_shape_),
-                                                view_of(partial_dkv.subspan(kv_elements), kv_shape_), kernel_options_);
+        out.stats.kernels += kernels_.backward({q, kb, vb, my_positions, positions_[static_cast<std::size_t>(block)]},
+                                               mask_, d_o, delta, lse, out.d_q.view(),
+                                               view_of(partial_dkv.first(kv_elements), kv_shape_),
+                                               view_of(partial_dkv.subspan(kv_elements), kv_shape_));
       }, out.stats.compute_s);
     };
   }
-  spec.recorder = recorder_;
-  spec.overlap = overlap_;
+  spec.recorder = execution_.recorder;
+  spec.overlap = execution_.overlap;
   const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
   if (mode == BackwardMode::QRing) {
     std::copy(pass.home_accumulator.begin(), pass.home_accumulator.end(), out.d_q.values().begin());

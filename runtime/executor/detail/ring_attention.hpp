@@ -23,9 +23,7 @@
 #include <vector>
 
 #include "runtime/comm/communicator.hpp"
-#include "runtime/executor/precision.hpp"
-#include "runtime/executor/run_trace.hpp"
-#include "runtime/kernels/attention.hpp"
+#include "runtime/executor/attention_execution.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
@@ -57,8 +55,7 @@ class RingAttention {
   // This rank's place is schedule.ring_rank(comm.rank()). Shapes: q [c, H, d], k and v [c, Hkv, d].
   // With a recorder, both phases' ring loops record their timeline there (run_trace.hpp).
   RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
-                AttentionPrecision precision = {}, bool overlap = true, KernelOptions kernel_options = {},
-                TraceRecorder* recorder = nullptr);
+                AttentionExecution execution = {});
 
   [[nodiscard]] RingForward forward(ConstView q, ConstView k, ConstView v);
   // `o` and `lse` from forward(); gradients of this rank's q, k and v.
@@ -69,10 +66,8 @@ class RingAttention {
   const RingSchedule& schedule_;
   Communicator& comm_;
   Shape q_shape_, kv_shape_;
-  AttentionPrecision precision_;
-  bool overlap_;
-  KernelOptions kernel_options_;
-  TraceRecorder* recorder_;
+  AttentionExecution execution_;
+  AttentionKernels& kernels_;
   AttentionMask mask_;
   int me_;  // ring rank
   std::vector<std::vector<std::int64_t>> positions_;  // per ring rank

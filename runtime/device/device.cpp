@@ -1,0 +1,48 @@
+// Device choice and the kernels of each device (see device.hpp). The CUDA parts are compiled
+// only when burst_cuda is built (BURST_HAVE_CUDA); without them a cuda run is refused by the
+// probe ("built without CUDA") before anything else happens.
+#include "runtime/device/device.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+#ifdef BURST_HAVE_CUDA
+#include "runtime/cuda/cuda_attention_kernels.hpp"
+#endif
+
+namespace burst::rt {
+
+const char* to_string(Device device) { return device == Device::Cuda ? "cuda" : "cpu"; }
+
+Device choose_device(std::string_view requested, const GpuProbe& probe, std::string_view option) {
+  if (requested == "cpu") return Device::Cpu;
+  if (requested.empty()) return probe.count > 0 ? Device::Cuda : Device::Cpu;
+  if (requested != "cuda") {
+    throw Error(Problem{std::string(option), fmt::format("unknown device '{}'", requested), "cuda, cpu", ""});
+  }
+  if (probe.count == 0) {
+    throw Error(Problem{std::string(option), fmt::format("cuda asked for, but no GPU is visible ({})", probe.reason), "",
+                        "run on a GPU node (check nvidia-smi and CUDA_VISIBLE_DEVICES), or use --device cpu"});
+  }
+  return Device::Cuda;
+}
+
+std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic) {
+  if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>();
+#ifdef BURST_HAVE_CUDA
+  const GpuProbe probe = probe_gpus();
+  if (probe.count == 0) (void)choose_device("cuda", probe, "device");  // throws, saying why
+  CudaAttentionKernels::Options options;
+  options.device = local_rank % probe.count;
+  options.deterministic = deterministic;
+  return std::make_unique<CudaAttentionKernels>(options);
+#else
+  (void)local_rank;
+  (void)deterministic;
+  (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
+  return nullptr;
+#endif
+}
+
+}  // namespace burst::rt

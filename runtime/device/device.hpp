@@ -1,0 +1,42 @@
+// Which device computes a run's attention, and the kernels for it.
+//
+// `burst run --device cuda|cpu`: cuda runs the block-pair kernels of every ring step on the
+// rank's GPU (runtime/cuda/), cpu the tiled CPU kernels; the schedule, the communication and
+// the checks are the same either way (attention_kernels.hpp). Without --device a run takes
+// the GPU when one is visible and the CPU otherwise, and says which. A rank drives GPU
+// (node-local rank mod visible GPUs), so mpirun's ranks on a node spread over its GPUs.
+//
+// The probe never fails: no driver, no device, or a build without CUDA all read as "no GPU
+// visible" with the reason, which the error for an explicit --device cuda repeats.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "runtime/kernels/attention_kernels.hpp"
+
+namespace burst::rt {
+
+enum class Device { Cpu, Cuda };
+
+[[nodiscard]] const char* to_string(Device device);  // "cpu", "cuda"
+
+struct GpuProbe {
+  int count = 0;       // GPUs visible to this process
+  std::string reason;  // why none is visible (count == 0)
+};
+
+// cudaGetDeviceCount, or why it could not count; "built without CUDA" when it was not built in.
+[[nodiscard]] GpuProbe probe_gpus();
+
+// The device of `requested` ("cuda", "cpu", or empty: cuda when a GPU is visible, else cpu).
+// Throws burst::Error at `option` (e.g. "--device") when cuda is asked for and none is visible.
+[[nodiscard]] Device choose_device(std::string_view requested, const GpuProbe& probe, std::string_view option);
+
+// The kernels of `device` on this rank; `local_rank` picks the GPU (local_rank mod count).
+// `deterministic`: CUDA kernels without float atomics (bit-reproducible runs).
+[[nodiscard]] std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank,
+                                                                       bool deterministic = false);
+
+}  // namespace burst::rt

@@ -1,0 +1,27 @@
+// How the executor runs a plan's attention, apart from what the plan's rings say: the numeric
+// precision (from the plan, precision.hpp), whether transfers overlap compute (the plan's
+// strategy.overlap), which kernels compute the block pairs (the device: CPU, or CUDA when
+// built with it; attention_kernels.hpp) and where the timeline is recorded (run_trace.hpp).
+// One struct so that the Ulysses layer, the ring and the training step pass it on unchanged.
+#pragma once
+
+#include "runtime/executor/precision.hpp"
+#include "runtime/executor/run_trace.hpp"
+#include "runtime/kernels/attention_kernels.hpp"
+
+namespace burst::rt {
+
+struct AttentionExecution {
+  AttentionPrecision precision;
+  bool overlap = true;
+  AttentionKernels* kernels = nullptr;  // not owned; nullptr: the CPU kernels with default options
+  TraceRecorder* recorder = nullptr;    // not owned; nullptr: nothing recorded
+
+  // The kernels to call: `kernels`, or one shared CPU instance (stateless apart from its options).
+  [[nodiscard]] AttentionKernels& kernels_to_use() const {
+    static CpuAttentionKernels cpu;
+    return kernels != nullptr ? *kernels : cpu;
+  }
+};
+
+}  // namespace burst::rt

@@ -1,0 +1,28 @@
+#!/bin/sh
+# `burst run --device`: where no GPU is visible (CI), --device cuda is one line on stderr that
+# says why and what to do, with exit code 2, and nothing runs; the default runs on the CPU and
+# says why. Where a GPU is visible, the same dry run on cuda must pass its check instead.
+# Usage: device_test.sh BURST PLAN (a one-rank plan)
+set -u
+burst=$1 plan=$2
+err=$(mktemp) out=$(mktemp)
+trap 'rm -f "$err" "$out"' EXIT
+fail() { echo "FAIL: $1"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; exit 1; }
+
+"$burst" run "$plan" --dry-run --device cuda >"$out" 2>"$err"
+rc=$?
+if grep -q '^device: cuda' "$err"; then
+  [ $rc -eq 0 ] && grep -q 'check .*: passed' "$out" || fail "--device cuda on a GPU: the dry run did not pass"
+  echo "PASS (a GPU is visible: the cuda dry run passed)"
+  exit 0
+fi
+[ $rc -eq 2 ] || fail "--device cuda without a GPU: exit code $rc, want 2"
+[ "$(wc -l <"$err")" -eq 1 ] || fail "--device cuda without a GPU: want exactly one line on stderr"
+grep -q '^error: --device: cuda asked for, but no GPU is visible (.*hint: .*--device cpu' "$err" ||
+  fail "--device cuda without a GPU: the line must say why and what to do"
+[ -s "$out" ] && fail "--device cuda without a GPU: nothing may run"
+
+"$burst" run "$plan" --dry-run >"$out" 2>"$err" || fail "the default device's dry run failed"
+grep -q '^device: cpu (no GPU visible: ' "$err" || fail "the default must say it chose the CPU and why"
+grep -q 'check .*: passed' "$out" || fail "the default device's dry run did not pass"
+echo "PASS (no GPU visible: --device cuda refused in one line, the default ran on the CPU)"
