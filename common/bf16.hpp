@@ -8,17 +8,13 @@
 // rounds past the largest finite bf16 becomes infinity, as IEEE rounding says.
 //
 // One header for the host and the device: g++ compiles it for the CPU runtime and its tests,
-// nvcc for the kernels, so both round the same way (BURST_HOST_DEVICE is empty under g++).
+// nvcc for the kernels, so both round the same way (BURST_HOST_DEVICE, common/host_device.hpp).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 
-#if defined(__CUDACC__)
-#define BURST_HOST_DEVICE __host__ __device__
-#else
-#define BURST_HOST_DEVICE
-#endif
+#include "common/host_device.hpp"
 
 namespace burst {
 

@@ -2,7 +2,9 @@
 # The whole test suite, as CI runs it (.ci/run calls this):
 #   1. install dependencies (no-op when present) and build the release tree (build/; the
 #      presets build every target as a unity build, batches of 8 files);
-#   2. run every test with CTest (unit tests, CLI golden tests);
+#   2. run every test with CTest (unit tests, CLI golden tests, MPI tests; the GPU tests, label
+#      `gpu`, run where a GPU is visible and otherwise exit 77, which CTest counts as skipped:
+#      this script says how many, and does not count them as passed);
 #   3. build the same tests with AddressSanitizer + UndefinedBehaviorSanitizer and run them;
 #   4. build the libFuzzer targets with clang and run each briefly (BURST_FUZZ_SECONDS, 20).
 # Ends with one line "N passed, N failed" over all stages; exits non-zero on any failure.
@@ -12,6 +14,7 @@ cd "$(dirname "$0")/.."
 fuzz_seconds=${BURST_FUZZ_SECONDS:-20}
 passed=0
 failed=0
+gpu_skipped_line=""
 log_dir=$(mktemp -d)
 
 started=$SECONDS
@@ -30,8 +33,14 @@ run_ctest() {
   fi
   total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
   bad=$(sed -E 's/.*tests passed, ([0-9]+) tests failed.*/\1/' <<<"$line")
-  passed=$((passed + total - bad))
+  local skipped
+  skipped=$(grep -cE '\*\*\*Skipped' "$log")
+  passed=$((passed + total - bad - skipped))
   failed=$((failed + bad))
+  if [ "$skipped" -gt 0 ]; then
+    gpu_skipped_line="GPU tests: ${skipped} skipped (no GPU visible; on a GPU machine: ctest --test-dir $tree -L gpu)"
+    echo "$gpu_skipped_line" >&2
+  fi
 }
 
 build() {  # build <preset>
@@ -72,5 +81,6 @@ fi
 
 stage "done"
 echo
+[ -n "$gpu_skipped_line" ] && echo "$gpu_skipped_line"
 echo "${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ]

@@ -3,24 +3,13 @@
 
 #include <algorithm>
 
-#include "common/bf16.hpp"
 #include "common/error.hpp"
 #include "runtime/executor/wire_format.hpp"
 
 namespace burst::rt {
 namespace {
 
-// The all-to-all's step numbers, one per tensor, so messages of different tensors never match.
-enum A2aStep : int { kA2aQ, kA2aK, kA2aV, kA2aO, kA2aLse, kA2aDO, kA2aDQ, kA2aDK, kA2aDV };
-
 Shape split_shape(Shape local, int u) { return {local.tokens * u, local.heads / u, local.head_dim}; }
-
-// The level the all-to-all's bytes are counted under (on their own channel, Channel::Ulysses):
-// a group is consecutive ranks, inside a node whenever it fits, so "intra" beside a double
-// ring's levels and "flat" beside a flat ring.
-RingLevel group_level(const RingSchedule& schedule) {
-  return schedule.geometry().outer == 1 ? RingLevel::Flat : RingLevel::Intra;
-}
 
 }  // namespace
 
@@ -33,7 +22,7 @@ DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communi
       kv_shape_(kv_shape),
       q_split_(split_shape(q_shape, u_)),
       kv_split_(split_shape(kv_shape, u_)),
-      level_(group_level(schedule)),
+      level_(schedule.ulysses_level()),
       precision_(execution.precision),
       ring_(schedule, comm, q_split_, kv_split_, execution) {
   if (q_shape.heads % u_ != 0 || kv_shape.heads % u_ != 0) {
@@ -45,10 +34,12 @@ DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communi
 
 void DistributedAttention::exchange(std::span<const float> send, std::span<float> recv, int step, DType wire) {
   if (wire == DType::F32) return comm_.all_to_all(send, recv, group_, Channel::Ulysses, step, level_);
-  std::vector<Bf16> out(send.size()), in(recv.size());
-  std::transform(send.begin(), send.end(), out.begin(), [](float x) { return to_bf16(x); });
-  comm_.all_to_all(out, in, group_, Channel::Ulysses, step, level_);
-  std::transform(in.begin(), in.end(), recv.begin(), [](Bf16 x) { return to_float(x); });
+  const WireFormat format = WireFormat::uniform(send.size(), wire);
+  std::vector<std::byte> out(format.bytes()), in(format.bytes());
+  format.encode(send, out);
+  comm_.all_to_all(ConstBuffer(out.data(), send.size(), wire), MutBuffer(in.data(), recv.size(), wire), group_,
+                   Channel::Ulysses, step, level_);
+  format.decode(in, recv);
 }
 
 ConstView DistributedAttention::as_stored(ConstView t, Tensor& keep) const {
@@ -59,7 +50,7 @@ ConstView DistributedAttention::as_stored(ConstView t, Tensor& keep) const {
   return keep.view();
 }
 
-Tensor DistributedAttention::scatter(ConstView local, int step, DType wire) {
+Tensor DistributedAttention::scatter(ConstView local, UlyssesTensor tensor, DType wire) {
   const Shape split = split_shape(local.shape, u_);
   const auto slice = static_cast<std::size_t>(split.heads * split.head_dim);  // floats of one row's head slice
   const auto rows = static_cast<std::size_t>(local.shape.tokens);
@@ -71,15 +62,15 @@ Tensor DistributedAttention::scatter(ConstView local, int step, DType wire) {
     }
   }
   Tensor out(split);
-  exchange(send, out.values(), step, wire);
+  exchange(send, out.values(), static_cast<int>(tensor), wire);
   return out;
 }
 
-Tensor DistributedAttention::gather(ConstView split, int step, DType wire) {
+Tensor DistributedAttention::gather(ConstView split, UlyssesTensor tensor, DType wire) {
   const Shape local{split.shape.tokens / u_, split.shape.heads * u_, split.shape.head_dim};
   Tensor out(local);
   std::vector<float> received(static_cast<std::size_t>(split.shape.elements()));
-  exchange(std::span<const float>(split.data, received.size()), received, step, wire);
+  exchange(std::span<const float>(split.data, received.size()), received, static_cast<int>(tensor), wire);
   const auto slice = static_cast<std::size_t>(split.shape.heads * split.shape.head_dim);
   const auto rows = static_cast<std::size_t>(local.tokens);
   for (std::size_t i = 0; i < static_cast<std::size_t>(u_); ++i) {
@@ -100,11 +91,11 @@ RingForward DistributedAttention::forward(ConstView q_in, ConstView k_in, ConstV
     if (act == DType::BF16) round_to_bf16(out.o.values());
     return out;
   }
-  const Tensor qs = scatter(q, kA2aQ, act), ks = scatter(k, kA2aK, act), vs = scatter(v, kA2aV, act);
+  const Tensor qs = scatter(q, UlyssesTensor::Q, act), ks = scatter(k, UlyssesTensor::K, act), vs = scatter(v, UlyssesTensor::V, act);
   RingForward split = ring_.forward(qs.view(), ks.view(), vs.view());
   RingForward out;
-  out.o = gather(split.o.view(), kA2aO, act);  // a bf16 wire rounds it on the way
-  const Tensor lse = gather(ConstView{split.lse.data(), {q_split_.tokens, q_split_.heads, 1}}, kA2aLse, DType::F32);
+  out.o = gather(split.o.view(), UlyssesTensor::O, act);  // a bf16 wire rounds it on the way
+  const Tensor lse = gather(ConstView{split.lse.data(), {q_split_.tokens, q_split_.heads, 1}}, UlyssesTensor::Lse, DType::F32);
   out.lse.assign(lse.values().begin(), lse.values().end());
   out.stats = split.stats;
   // The head-split inputs and outputs live beside the ring's buffers: charge them with those.
@@ -126,14 +117,14 @@ RingBackward DistributedAttention::backward(BackwardMode mode, ConstView q_in, C
     }
     return out;
   }
-  const Tensor qs = scatter(q, kA2aQ, act), ks = scatter(k, kA2aK, act), vs = scatter(v, kA2aV, act), os = scatter(o, kA2aO, act),
-               dos = scatter(d_o, kA2aDO, act);
-  const Tensor lses = scatter(ConstView{lse.data(), {q_shape_.tokens, q_shape_.heads, 1}}, kA2aLse, DType::F32);
+  const Tensor qs = scatter(q, UlyssesTensor::Q, act), ks = scatter(k, UlyssesTensor::K, act), vs = scatter(v, UlyssesTensor::V, act), os = scatter(o, UlyssesTensor::O, act),
+               dos = scatter(d_o, UlyssesTensor::DO, act);
+  const Tensor lses = scatter(ConstView{lse.data(), {q_shape_.tokens, q_shape_.heads, 1}}, UlyssesTensor::Lse, DType::F32);
   RingBackward split = ring_.backward(mode, qs.view(), ks.view(), vs.view(), os.view(), lses.values(), dos.view());
   RingBackward out;
-  out.d_q = gather(split.d_q.view(), kA2aDQ, act);
-  out.d_k = gather(split.d_k.view(), kA2aDK, act);
-  out.d_v = gather(split.d_v.view(), kA2aDV, act);
+  out.d_q = gather(split.d_q.view(), UlyssesTensor::DQ, act);
+  out.d_k = gather(split.d_k.view(), UlyssesTensor::DK, act);
+  out.d_v = gather(split.d_v.view(), UlyssesTensor::DV, act);
   out.stats = split.stats;
   out.stats.ring_buffer_bytes +=
       sizeof(float) * (qs.values().size() + ks.values().size() + vs.values().size() + os.values().size() +

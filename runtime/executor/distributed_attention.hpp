@@ -52,9 +52,9 @@ class DistributedAttention {
 
  private:
   // [r, heads, d] rows of all heads -> [c, heads/U, d] rows of the group for this member's heads.
-  [[nodiscard]] Tensor scatter(ConstView local, int step, DType wire);
+  [[nodiscard]] Tensor scatter(ConstView local, UlyssesTensor tensor, DType wire);
   // The inverse: [c, heads/U, d] -> [r, heads, d].
-  [[nodiscard]] Tensor gather(ConstView split, int step, DType wire);
+  [[nodiscard]] Tensor gather(ConstView split, UlyssesTensor tensor, DType wire);
   // The group all-to-all of fp32 values sent as `wire` (bf16 values round-trip exactly).
   void exchange(std::span<const float> send, std::span<float> recv, int step, DType wire);
   // The view the ring reads: `t` itself in fp32; in bf16 a rounded copy, kept alive in `keep`.

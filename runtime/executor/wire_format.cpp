@@ -56,6 +56,17 @@ void WireFormat::decode(std::span<const std::byte> wire, std::span<float> values
   }
 }
 
+WireFormat kv_block_wire(Shape kv, DType activations) {
+  const auto elements = static_cast<std::size_t>(kv.elements());
+  return WireFormat({{elements, activations}, {elements, activations}});
+}
+
+WireFormat query_pack_wire(Shape q, DType activations) {
+  const auto elements = static_cast<std::size_t>(q.elements());
+  const auto rows = static_cast<std::size_t>(q.tokens * q.heads);
+  return WireFormat({{elements, activations}, {elements, activations}, {rows, DType::F32}, {rows, DType::F32}});
+}
+
 void round_to_bf16(std::span<float> values) {
   for (float& x : values) x = burst::round_to_bf16(x);
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "runtime/comm/dtype.hpp"
+#include "runtime/kernels/tensor.hpp"
 
 namespace burst::rt {
 
@@ -41,6 +42,13 @@ class WireFormat {
   std::vector<WirePart> parts_;
   std::size_t floats_ = 0, bytes_ = 0;
 };
+
+// The read ring's payloads (detail/ring_attention.hpp) for the ring's shapes q [c, H, d] and
+// k, v [c, Hkv, d]: a K,V block (K, then V, in the activation dtype), and the query pack of the
+// query-side backward (Q, dO in the activation dtype, then D and lse in fp32, one per row and head).
+// The executor and the NCCL operation list (schedule/nccl_op_list.hpp) both size messages by them.
+[[nodiscard]] WireFormat kv_block_wire(Shape kv, DType activations);
+[[nodiscard]] WireFormat query_pack_wire(Shape q, DType activations);
 
 // Rounds every value to the nearest bf16 in place (what storing a tensor in bf16 keeps).
 void round_to_bf16(std::span<float> values);

@@ -8,24 +8,24 @@
 // alpha = exp(m - m'), the new ones enter as P = exp(S - m'):
 //   l = alpha l + rowsum(P),  acc = alpha acc + P V_tile   (the second term is one sgemm)
 // At the end O = acc / l and lse = m + log l. A row that has seen no allowed key keeps
-// m = -inf, l = 0 and ends as O = 0, lse = -inf.
+// m = -inf, l = 0 and ends as O = 0, lse = -inf. The per-row step (m', alpha, the -inf cases)
+// and the row's end are the shared host/device ones of hd/online_softmax.hpp, which the CUDA
+// forward runs too; the element loops stay here, where they vectorise.
 //
 // Kernel: forward_row_of_tiles (one head, one query tile, all key tiles). Launcher:
 // attention_forward (checks, tile plan, the (head, query tile) items over the workers).
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <vector>
 
 #include "runtime/kernels/blas.hpp"
 #include "runtime/kernels/checks.hpp"
 #include "runtime/kernels/fast_exp.hpp"
+#include "runtime/kernels/hd/online_softmax.hpp"
 #include "runtime/kernels/parallel.hpp"
 #include "runtime/kernels/tiles.hpp"
 
 namespace burst::rt {
 namespace {
-
 
 struct ForwardScratch {
   std::vector<float> s, acc, m, l;
@@ -40,12 +40,13 @@ BURST_VECTOR_CLONES void online_softmax(float* s, std::int64_t rows, std::int64_
     float mx = kNegInf;
 #pragma omp simd reduction(max : mx)
     for (std::int64_t c = 0; c < cols; ++c) mx = row[c] > mx ? row[c] : mx;
-    const float m_new = std::max(m[r], mx);
-    if (m_new == kNegInf) {  // no allowed key for this row yet: P = 0, acc stays 0
+    const hd::SoftmaxStep step = hd::online_softmax_step(m[r], mx, [](float x) { return fast_exp(x); });
+    if (step.row_is_empty()) {  // no allowed key for this row yet: P = 0, acc stays 0
       std::fill(row, row + cols, 0.0f);
       continue;
     }
-    const float alpha = fast_exp(m[r] - m_new);
+    const float m_new = step.max;
+    const float alpha = step.alpha;
     float sum = 0;
 #pragma omp simd reduction(+ : sum)
     for (std::int64_t c = 0; c < cols; ++c) {
@@ -91,10 +92,9 @@ KernelStats forward_row_of_tiles(const TilePlan& plan, const BlockPair& in, std:
     const std::int64_t t = qt.first + r;
     float* out = o.row(t, head);
     const float* a = acc.data + r * d;
-    const float inv = w.l[static_cast<std::size_t>(r)] > 0 ? 1.0f / w.l[static_cast<std::size_t>(r)] : 0.0f;
-    for (std::int64_t c = 0; c < d; ++c) out[c] = a[c] * inv;
-    lse[static_cast<std::size_t>(t * heads + head)] =
-        inv > 0 ? w.m[static_cast<std::size_t>(r)] + std::log(w.l[static_cast<std::size_t>(r)]) : kNegInf;
+    const hd::RowEnd end = hd::finish_row(w.m[static_cast<std::size_t>(r)], w.l[static_cast<std::size_t>(r)]);
+    for (std::int64_t c = 0; c < d; ++c) out[c] = a[c] * end.inv_sum;
+    lse[static_cast<std::size_t>(t * heads + head)] = end.lse;
   }
   return stats;
 }

@@ -1,5 +1,6 @@
-// Mask predicates, tile classification from position ranges, and additive masks of partial
-// tiles (see attention_mask.hpp).
+// Mask views, tile classification and additive masks of partial tiles (see attention_mask.hpp);
+// the predicate and the classifier themselves are the shared ones of hd/mask.hpp and
+// hd/tile_kind.hpp.
 #include "runtime/kernels/attention_mask.hpp"
 
 #include <algorithm>
@@ -8,72 +9,31 @@
 namespace burst::rt {
 namespace {
 
-constexpr std::int64_t kUnbounded = std::numeric_limits<std::int64_t>::max();
-// A range test of a block-sparse tile scans its block pairs; beyond this many (a striped tile
-// covers blocks across the whole sequence) the tile is simply called Partial.
-constexpr std::int64_t kMaxScannedBlockPairs = 4096;
-
-// Sliding window of W, with causal as W = unbounded: allowed iff 0 <= q - k < W.
-std::int64_t window_of(const Mask& m) { return m.kind == MaskKind::SlidingWindow ? m.window : kUnbounded; }
-
-TileKind classify_base(const Mask& m, PositionRange q, PositionRange k) {
-  if (m.kind == MaskKind::Full) return TileKind::Full;
-  const std::int64_t min_diff = q.lo - k.hi;  // q - k over the tile lies in [min_diff, max_diff]
-  const std::int64_t max_diff = q.hi - k.lo;
-  const std::int64_t w = window_of(m);
-  if (max_diff < 0 || min_diff >= w) return TileKind::Empty;
-  if (m.kind == MaskKind::Document) {
-    const std::int64_t L = m.doc_len;
-    if (k.hi / L < q.lo / L || k.lo / L > q.hi / L) return TileKind::Empty;
-    const bool one_document = q.lo / L == q.hi / L && k.lo / L == k.hi / L && q.lo / L == k.lo / L;
-    return min_diff >= 0 && one_document ? TileKind::Full : TileKind::Partial;
+hd::BaseMask base_of(MaskKind kind) {
+  switch (kind) {
+    case MaskKind::Full:
+      return hd::BaseMask::Full;
+    case MaskKind::Causal:
+      return hd::BaseMask::Causal;
+    case MaskKind::SlidingWindow:
+      return hd::BaseMask::Sliding;
+    case MaskKind::Document:
+      return hd::BaseMask::Document;
   }
-  return min_diff >= 0 && max_diff < w ? TileKind::Full : TileKind::Partial;
+  return hd::BaseMask::Causal;
 }
 
-TileKind classify_sparse(const BlockSparse& s, PositionRange q, PositionRange k) {
-  const std::int64_t q0 = q.lo / s.block, q1 = q.hi / s.block;
-  const std::int64_t k0 = k.lo / s.block, k1 = k.hi / s.block;
-  if ((q1 - q0 + 1) * (k1 - k0 + 1) > kMaxScannedBlockPairs) return TileKind::Partial;
-  std::int64_t allowed = 0;
-  for (std::int64_t qb = q0; qb <= q1; ++qb) {
-    for (std::int64_t kb = k0; kb <= k1; ++kb) allowed += s.allows(qb, kb) ? 1 : 0;
-  }
-  if (allowed == 0) return TileKind::Empty;
-  return allowed == (q1 - q0 + 1) * (k1 - k0 + 1) ? TileKind::Full : TileKind::Partial;
-}
-
-template <typename Allow>
-std::int64_t fill(Allow allow, std::span<const std::int64_t> q, std::span<const std::int64_t> k, float* s,
-                  std::int64_t ld) {
+// Writes one row of an additive mask: 0 where `allows(k)`, -inf elsewhere; returns the count.
+template <typename Allows>
+std::int64_t fill_row(Allows allows, std::span<const std::int64_t> k, float* row) {
   constexpr float kMasked = -std::numeric_limits<float>::infinity();
   std::int64_t allowed = 0;
-  for (std::size_t r = 0; r < q.size(); ++r) {
-    float* row = s + static_cast<std::int64_t>(r) * ld;
-    for (std::size_t c = 0; c < k.size(); ++c) {
-      const bool ok = allow(q[r], k[c]);
-      row[c] = ok ? 0.0f : kMasked;
-      allowed += ok ? 1 : 0;
-    }
+  for (std::size_t c = 0; c < k.size(); ++c) {
+    const bool ok = allows(k[c]);
+    row[c] = ok ? 0.0f : kMasked;
+    allowed += ok ? 1 : 0;
   }
   return allowed;
-}
-
-// Calls f with the base mask as a predicate, specialised per kind so the element loop has no
-// switch inside.
-template <typename F>
-std::int64_t with_base_predicate(const Mask& m, F&& f) {
-  switch (m.kind) {
-    case MaskKind::Full:
-      return f([](std::int64_t, std::int64_t) { return true; });
-    case MaskKind::Causal:
-      return f([](std::int64_t q, std::int64_t k) { return k <= q; });
-    case MaskKind::SlidingWindow:
-      return f([w = m.window](std::int64_t q, std::int64_t k) { return k <= q && q - k < w; });
-    case MaskKind::Document:
-      return f([l = m.doc_len](std::int64_t q, std::int64_t k) { return k <= q && q / l == k / l; });
-  }
-  return 0;
 }
 
 }  // namespace
@@ -89,29 +49,43 @@ BlockSparse BlockSparse::from(std::int64_t block, std::int64_t blocks,
   return s;
 }
 
+hd::MaskView view_of(const AttentionMask& mask) {
+  hd::MaskView view{base_of(mask.base.kind), mask.base.window, mask.base.doc_len, nullptr, 0, 0};
+  if (mask.sparse) {
+    view.sparse = mask.sparse->allowed.data();
+    view.block = mask.sparse->block;
+    view.blocks = mask.sparse->blocks;
+  }
+  return view;
+}
+
 PositionRange range_of(std::span<const std::int64_t> positions) {
   const auto [lo, hi] = std::minmax_element(positions.begin(), positions.end());
   return {*lo, *hi};
 }
 
 TileKind classify(const AttentionMask& mask, PositionRange q, PositionRange k) {
-  const TileKind base = classify_base(mask.base, q, k);
-  if (base == TileKind::Empty || !mask.sparse) return base;
-  const TileKind sparse = classify_sparse(*mask.sparse, q, k);
-  if (sparse == TileKind::Empty) return TileKind::Empty;
-  return base == TileKind::Full && sparse == TileKind::Full ? TileKind::Full : TileKind::Partial;
+  return hd::classify(view_of(mask), q, k);
 }
 
+// Each row's allowed keys are one interval (hd::allowed_keys), so the element loop is two
+// comparisons whatever the mask kind, plus the table lookup of a block-sparse mask.
 std::int64_t fill_additive_mask(const AttentionMask& mask, std::span<const std::int64_t> q,
                                 std::span<const std::int64_t> k, float* s, std::int64_t ld) {
-  return with_base_predicate(mask.base, [&](auto base_allows) {
-    if (!mask.sparse) return fill(base_allows, q, k, s, ld);
-    const BlockSparse& sp = *mask.sparse;
-    const auto allows = [&](std::int64_t qp, std::int64_t kp) {
-      return base_allows(qp, kp) && sp.allows(qp / sp.block, kp / sp.block);
-    };
-    return fill(allows, q, k, s, ld);
-  });
+  const hd::MaskView view = view_of(mask);
+  std::int64_t allowed = 0;
+  for (std::size_t r = 0; r < q.size(); ++r) {
+    const hd::KeyInterval keys = hd::allowed_keys(view, q[r]);
+    float* row = s + static_cast<std::int64_t>(r) * ld;
+    if (view.sparse == nullptr) {
+      allowed += fill_row([keys](std::int64_t kp) { return keys.contains(kp); }, k, row);
+    } else {
+      allowed += fill_row(
+          [keys, &view, qp = q[r]](std::int64_t kp) { return keys.contains(kp) && hd::sparse_allows(view, qp, kp); }, k,
+          row);
+    }
+  }
+  return allowed;
 }
 
 }  // namespace burst::rt

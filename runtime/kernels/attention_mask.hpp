@@ -17,6 +17,8 @@
 // position RANGES [min, max] of its rows alone. The ranges of a striped tile interleave with
 // every other tile's, so a range test can only say "empty", "full" or "maybe" (Partial); a
 // Partial tile is then masked element by element, and one with no allowed pair is skipped too.
+// The predicate and the classifier live in hd/ (host and device code, one definition), so the
+// CUDA kernels mask exactly as these CPU kernels do.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +28,8 @@
 #include <vector>
 
 #include "common/parallelism.hpp"
+#include "runtime/kernels/hd/mask.hpp"
+#include "runtime/kernels/hd/tile_kind.hpp"
 
 namespace burst::rt {
 
@@ -50,14 +54,15 @@ struct AttentionMask {
   std::optional<BlockSparse> sparse;
 };
 
-// Positions [lo, hi] covered by the rows of a tile.
-struct PositionRange {
-  std::int64_t lo = 0;
-  std::int64_t hi = 0;
-};
+// The mask as plain data for the shared host/device predicate and classifier
+// (hd/mask.hpp); its block-sparse table points into `mask`, which must outlive it.
+[[nodiscard]] hd::MaskView view_of(const AttentionMask& mask);
+
+// Positions [lo, hi] covered by the rows of a tile (hd/tile_kind.hpp).
+using hd::PositionRange;
 [[nodiscard]] PositionRange range_of(std::span<const std::int64_t> positions);
 
-enum class TileKind : std::uint8_t { Empty, Partial, Full };
+using hd::TileKind;
 [[nodiscard]] TileKind classify(const AttentionMask& mask, PositionRange q, PositionRange k);
 
 // Writes the additive mask of a Partial tile into s ([q.size(), k.size()], rows ld apart):

@@ -44,6 +44,10 @@ namespace burst::rt {
 // by a holder whose queries see their keys; query packs by a holder whose keys they see.
 enum class Travel { KeysAndValues, Queries };
 
+// The tensors the Ulysses all-to-alls move, numbered: a tensor's number is the step its
+// messages carry, so messages of different tensors never match (executor/distributed_attention).
+enum class UlyssesTensor { Q, K, V, O, Lse, DO, DQ, DK, DV };
+
 struct Hop {
   int block = 0;      // owner (ring rank) of the data
   int src = 0, dst = 0;  // ring ranks
@@ -66,6 +70,9 @@ class RingSchedule {
   [[nodiscard]] std::int64_t seq() const { return seq_; }
   [[nodiscard]] const Mask& mask() const { return mask_; }
   [[nodiscard]] int ulysses() const { return geometry_.ulysses; }
+  // The level a Ulysses group's all-to-all bytes are counted under: a group is consecutive
+  // ranks, inside a node whenever it fits, so intra beside a double ring's levels, flat otherwise.
+  [[nodiscard]] RingLevel ulysses_level() const { return geometry_.outer == 1 ? RingLevel::Flat : RingLevel::Intra; }
   // The world rank at `ring_rank` of Ulysses member `member`'s ring.
   [[nodiscard]] int world_rank(int ring_rank, int member) const {
     return world_of_ring_[static_cast<std::size_t>(member)][static_cast<std::size_t>(ring_rank)];

@@ -51,8 +51,6 @@ void record(RingAttentionStats& stats, const RingPassResult& pass, std::size_t w
   stats.ring_buffer_bytes = pass.peak_buffer_bytes + sizeof(float) * static_cast<std::uint64_t>(workspace_floats);
 }
 
-std::size_t elements(Shape s) { return static_cast<std::size_t>(s.elements()); }
-
 }  // namespace
 
 RingAttention::RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
@@ -78,7 +76,7 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   spec.travel = Travel::KeysAndValues;
   spec.read_channel = Channel::KvRing;
   spec.own_payload = pack({values(k), values(v)});
-  spec.payload_wire = WireFormat({{elements(kv_shape_), execution_.precision.activations}, {elements(kv_shape_), execution_.precision.activations}});
+  spec.payload_wire = kv_block_wire(kv_shape_, execution_.precision.activations);
   spec.compute = [&](int block, std::span<const float> payload, std::span<float>) {
     Unpacker in(payload);
     const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
@@ -114,10 +112,7 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.travel = Travel::Queries;
     spec.read_channel = Channel::QRing;
     spec.own_payload = pack({values(q), values(d_o), delta, lse});
-    spec.payload_wire = WireFormat({{elements(q_shape_), execution_.precision.activations},
-                                    {elements(q_shape_), execution_.precision.activations},
-                                    {rows, DType::F32},
-                                    {rows, DType::F32}});
+    spec.payload_wire = query_pack_wire(q_shape_, execution_.precision.activations);
     spec.accumulator_size = static_cast<std::size_t>(q_shape_.elements());
     spec.accumulator_dtype = execution_.precision.dq;
     spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dq) {
@@ -135,7 +130,7 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.travel = Travel::KeysAndValues;
     spec.read_channel = Channel::KvRing;
     spec.own_payload = pack({values(k), values(v)});
-    spec.payload_wire = WireFormat({{kv_elements, execution_.precision.activations}, {kv_elements, execution_.precision.activations}});
+    spec.payload_wire = kv_block_wire(kv_shape_, execution_.precision.activations);
     spec.accumulator_size = 2 * kv_elements;
     spec.accumulator_channel = Channel::DkvRing;
     spec.accumulator_dtype = execution_.precision.dkv;

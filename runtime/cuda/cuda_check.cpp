@@ -1,0 +1,18 @@
+// CUDA errors as burst::Error (see cuda_check.hpp).
+#include "runtime/cuda/cuda_check.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace burst::rt::gpu {
+
+void check_cuda(cudaError_t status, std::string_view call) {
+  if (status == cudaSuccess) return;
+  throw Error(Problem{"cuda", fmt::format("{}: {} ({})", call, cudaGetErrorString(status), cudaGetErrorName(status)),
+                      "", ""});
+}
+
+void check_launch(std::string_view kernel) { check_cuda(cudaGetLastError(), fmt::format("launching {}", kernel)); }
+
+}  // namespace burst::rt::gpu

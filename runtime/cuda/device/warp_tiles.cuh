@@ -1,0 +1,153 @@
+// Tile-level building blocks of the attention kernels (device only), on the shared-memory
+// layout of kernel_shapes.hpp: bf16 tiles of kTileRows rows, each row D (+ kRowPad) elements.
+//
+// A block of 4 warps works on a 64 x 64 tile pair; warp w owns rows 16w .. 16w + 15 of one
+// side and all 64 rows of the other. A warp's 16 x 64 result is 8 blocks of 16 x 8 mma
+// accumulators; block j, register i of a lane holds row c_element(lane, i).row and column
+// 8 j + c_element(lane, i).col (fragment_layout.hpp): each lane sees two rows (g = lane / 4
+// and g + 8, its "row pair") and 16 columns, and a row's 64 values are spread over the 4
+// lanes of a quad (lane ^ 1, lane ^ 2).
+//
+//   load_tile_async      rows [first, first + 64) of one head of a [tokens, heads, D] tensor
+//   warp_scores          S[16 x 64] = A_w B^T   (A_w the warp's 16 rows of tile A)
+//   pack_fragments       a warp's 16 x 64 fragments as bf16 A operands (P feeds P V in registers)
+//   warp_accumulate      acc[16 x D] += P B     (P packed fragments, B a [64][D] tile; or
+//                        warp_accumulate_columns: only some 8-column blocks of the product)
+//   warp_accumulate_tn   acc[16 x 8 kBlocks] += A B with A stored transposed ([64][warp cols])
+#pragma once
+
+#include <cstdint>
+
+#include "common/bf16.hpp"
+#include "runtime/cuda/device/warp_mma.cuh"
+#include "runtime/cuda/fragment_layout.hpp"
+#include "runtime/cuda/kernel_shapes.hpp"
+
+namespace burst::rt::gpu::device {
+
+// Fragments of a warp's 16 x 64 result.
+using RowTile = float[kTileRows / 8][4];
+
+// Queues the copy of rows [first, first + kTileRows) of head `head` of a [tokens, heads, D] bf16
+// tensor into a shared tile; rows at or past `tokens` become zeros. All threads take part.
+template <int D>
+__device__ inline void load_tile_async(std::uint16_t* tile, const Bf16* src, std::int64_t first, std::int64_t tokens,
+                                       std::int64_t heads, std::int64_t head) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  for (int c = static_cast<int>(threadIdx.x); c < kTileRows * kChunks; c += kThreads) {
+    const int row = c / kChunks, chunk = c % kChunks;
+    const std::int64_t token = first + row;
+    const bool valid = token < tokens;
+    const Bf16* from = valid ? src + (token * heads + head) * D + chunk * 8 : src;
+    copy_async_16(tile + row * (D + kRowPad) + chunk * 8, from, valid);
+  }
+}
+
+template <int D>
+__device__ inline void warp_scores(RowTile& s, const std::uint16_t* a_tile, const std::uint16_t* b_tile, int warp,
+                                   int lane) {
+  constexpr int kStride = D + kRowPad;
+  const layout::Coord a_at = layout::a_address(lane);
+  const layout::Coord b_at = layout::b_pair_address_from_nk(lane);  // (row of b_tile, column)
+#pragma unroll
+  for (int j = 0; j < kTileRows / 8; ++j) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) s[j][i] = 0.0f;
+  }
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    std::uint32_t a[4];
+    ldmatrix_x4(a, a_tile + (warp * 16 + a_at.row) * kStride + kk * 16 + a_at.col);
+#pragma unroll
+    for (int np = 0; np < kTileRows / 16; ++np) {
+      std::uint32_t b[4];
+      ldmatrix_x4(b, b_tile + (np * 16 + b_at.row) * kStride + kk * 16 + b_at.col);
+      mma_bf16(s[2 * np], a, b[0], b[1]);
+      mma_bf16(s[2 * np + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// The same 16 x 64 fragments rounded to bf16 and packed as the mma's A operand: entry kk
+// covers columns [16 kk, 16 kk + 16), i.e. the 8-column blocks 2 kk and 2 kk + 1.
+using PackedRowTile = std::uint32_t[kTileRows / 16][4];
+
+__device__ inline void pack_fragments(PackedRowTile& a, const RowTile& p) {
+#pragma unroll
+  for (int kk = 0; kk < kTileRows / 16; ++kk) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const layout::CSource from = layout::a_register_source(j);
+      const float(&c)[4] = p[2 * kk + from.block];
+      a[kk][j] = pack_bf16(c[from.first_element], c[from.first_element + 1]);
+    }
+  }
+}
+
+// Element (block j, register i) of packed fragments, back as a float (the inverse of packing).
+__device__ inline float packed_element(const PackedRowTile& a, int j, int i) {
+  const layout::ARegister at = layout::a_register_of(j % 2, i);
+  const std::uint32_t pair = a[j / 2][at.index];
+  return __uint_as_float(at.half == 0 ? pair << 16 : pair & 0xffff0000u);
+}
+
+// acc[16 x 8 kBlocks] += P B[:, 8 first_block ..]: kBlocks 8-column blocks of the product.
+template <int D, int kBlocks>
+__device__ inline void warp_accumulate_columns(float (&acc)[kBlocks][4], const PackedRowTile& p,
+                                               const std::uint16_t* b_tile, int first_block, int lane) {
+  constexpr int kStride = D + kRowPad;
+  const layout::Coord b_at = layout::b_pair_address_from_kn(lane);  // (row of b_tile, column)
+#pragma unroll
+  for (int kk = 0; kk < kTileRows / 16; ++kk) {
+    const std::uint32_t(&a)[4] = p[kk];
+#pragma unroll
+    for (int dp = 0; dp < kBlocks / 2; ++dp) {
+      std::uint32_t b[4];
+      ldmatrix_x4_trans(b, b_tile + (kk * 16 + b_at.row) * kStride + first_block * 8 + dp * 16 + b_at.col);
+      mma_bf16(acc[2 * dp], a, b[0], b[1]);
+      mma_bf16(acc[2 * dp + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+template <int D>
+__device__ inline void warp_accumulate(float (&acc)[D / 8][4], const PackedRowTile& p, const std::uint16_t* b_tile,
+                                       int lane) {
+  warp_accumulate_columns<D, D / 8>(acc, p, b_tile, 0, lane);
+}
+
+// acc[16 x 8 kBlocks] += A[16 x 64] B[64 x (columns 8 first_block ..)] where A^T is stored in
+// shared memory as a_t[64][kTileRows + kRowPad] (row = the summed index, column = the warp's
+// rows 16 warp ..) and B is a [64][D] tile.
+template <int D, int kBlocks>
+__device__ inline void warp_accumulate_tn(float (&acc)[kBlocks][4], const std::uint16_t* a_t,
+                                          const std::uint16_t* b_tile, int first_block, int warp, int lane) {
+  constexpr int kStride = D + kRowPad;
+  constexpr int kStrideA = kTileRows + kRowPad;
+  const layout::Coord a_at = layout::a_address_from_transposed(lane);  // (row of a_t, column)
+  const layout::Coord b_at = layout::b_pair_address_from_kn(lane);
+#pragma unroll
+  for (int kk = 0; kk < kTileRows / 16; ++kk) {
+    std::uint32_t a[4];
+    ldmatrix_x4_trans(a, a_t + (kk * 16 + a_at.row) * kStrideA + warp * 16 + a_at.col);
+#pragma unroll
+    for (int dp = 0; dp < kBlocks / 2; ++dp) {
+      std::uint32_t b[4];
+      ldmatrix_x4_trans(b, b_tile + (kk * 16 + b_at.row) * kStride + first_block * 8 + dp * 16 + b_at.col);
+      mma_bf16(acc[2 * dp], a, b[0], b[1]);
+      mma_bf16(acc[2 * dp + 1], a, b[2], b[3]);
+    }
+  }
+}
+
+// Max and sum of a row over the 4 lanes of a quad.
+__device__ inline float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ inline float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+}  // namespace burst::rt::gpu::device

@@ -1,0 +1,20 @@
+// How many CUDA devices this process sees, and why none when it sees none.
+//
+// cudaGetDeviceCount fails without a driver (cudaErrorInsufficientDriver / NoDevice) or with a
+// driver older than the toolkit; CUDA_VISIBLE_DEVICES="" hides every device. None of that is an
+// error here: the count is 0 and `reason` says which it was, for `--device cuda` messages and
+// for GPU tests, which skip (exit 77) with it.
+#pragma once
+
+#include <string>
+
+namespace burst::rt::gpu {
+
+struct CudaDeviceCount {
+  int count = 0;
+  std::string reason;  // why count is 0; empty otherwise
+};
+
+[[nodiscard]] CudaDeviceCount cuda_device_count();
+
+}  // namespace burst::rt::gpu

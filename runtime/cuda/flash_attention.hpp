@@ -1,0 +1,85 @@
+// Host API of the CUDA attention kernels over one block pair (docs/runtime-cuda.md).
+//
+// The math is attention.hpp's, on the device: bf16 Q, K, V, dO in device memory, fp32
+// accumulation on tensor cores (mma.sync m16n8k16 bf16 -> fp32), fp32 outputs. Shapes:
+// Q, O, dO, dQ [q_tokens, heads, head_dim]; K, V, dK, dV [k_tokens, kv_heads, head_dim];
+// lse, D [q_tokens * heads]; positions are int64 global token positions in device memory.
+// The mask is a hd::MaskView whose block-sparse table (if any) is in device memory, and the
+// work is a tile list (tile_list.hpp, kTileRows x kTileRows tiles) copied to the device: the
+// kernels visit only its tiles and apply the element predicate on Partial ones.
+//
+//   flash_forward    O (normalised) and lse (natural log); a row with no allowed key gets
+//                    O = 0 and lse = -inf (never FlashAttention's +inf)
+//   flash_backward   ADDS into dQ, dK, dV (fp32) given the final lse and D = rowsum(O * dO);
+//                    dQ by float atomics, or deterministic: a second pass owns dQ rows
+//   merge_partials   folds (o_i, lse_i) into (o, lse) in place (hd/partial_merge.hpp)
+//   attention_delta  D = rowsum(O * dO), fp32
+//
+// head_dim 64 or 128; heads a multiple of kv_heads (grouped-query attention reads kv head
+// h / (heads / kv_heads) in place). Launches are asynchronous on `stream`; the arguments are
+// checked first and a bad one throws burst::Error naming it ("flash_forward: head_dim").
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "common/bf16.hpp"
+#include "runtime/kernels/hd/mask.hpp"
+#include "runtime/kernels/hd/tile_kind.hpp"
+
+namespace burst::rt::gpu {
+
+struct PairShape {
+  std::int64_t q_tokens = 0;
+  std::int64_t k_tokens = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;
+};
+
+// A tile list in device memory (TileList's arrays, kTileRows x kTileRows tiles).
+struct DeviceTileList {
+  std::int64_t q_tiles = 0;
+  std::int64_t k_tiles = 0;
+  const std::int32_t* by_query_offsets = nullptr;  // q_tiles + 1
+  const hd::TileRef* by_query = nullptr;
+  const std::int32_t* by_key_offsets = nullptr;  // k_tiles + 1
+  const hd::TileRef* by_key = nullptr;
+};
+
+struct PairInputs {
+  PairShape shape;
+  const Bf16* q = nullptr;
+  const Bf16* k = nullptr;
+  const Bf16* v = nullptr;
+  const std::int64_t* q_positions = nullptr;
+  const std::int64_t* k_positions = nullptr;
+  hd::MaskView mask;
+  DeviceTileList tiles;
+};
+
+void flash_forward(const PairInputs& in, float* o, float* lse, cudaStream_t stream);
+
+struct BackwardInputs {
+  const Bf16* d_o = nullptr;
+  const float* lse = nullptr;    // final, merged over all key blocks
+  const float* delta = nullptr;  // D = rowsum(O * dO)
+};
+struct Gradients {
+  float* d_q = nullptr;
+  float* d_k = nullptr;
+  float* d_v = nullptr;
+};
+
+// Adds this pair's dQ, dK, dV. `deterministic`: no float atomics, bitwise repeatable.
+void flash_backward(const PairInputs& in, const BackwardInputs& grad_in, const Gradients& out, bool deterministic,
+                    cudaStream_t stream);
+
+// rows = tokens * heads rows of head_dim floats each.
+void merge_partials(float* o, float* lse, const float* o_i, const float* lse_i, std::int64_t rows,
+                    std::int64_t head_dim, cudaStream_t stream);
+void attention_delta(const float* o, const float* d_o, float* delta, std::int64_t rows, std::int64_t head_dim,
+                     cudaStream_t stream);
+
+}  // namespace burst::rt::gpu
