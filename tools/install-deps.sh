@@ -10,6 +10,7 @@ packages=(
   libboost-graph-dev nlohmann-json3-dev libfmt-dev libcli11-dev catch2 libpugixml-dev
   libopenmpi-dev openmpi-bin libopenblas-dev pkg-config   # pkg-config locates OpenBLAS
   clang libclang-rt-14-dev   # libFuzzer targets
+  python3 python3-yaml   # the export tests read NeMo's YAML and TorchTitan's TOML (tomllib) back
 )
 
 missing=()

@@ -2,7 +2,8 @@
 // they are built on: forward and backward GFLOP/s over one whole-sequence block pair, and
 // sgemm GFLOP/s at a tile-sized and a large size, on the same threads in the same run
 // (interleaved rounds, best of each). The goal: forward at least half of large sgemm.
-// Figures, not assertions: speed goals live here.
+// Figures, not assertions: speed goals live here. --device cuda measures the CUDA kernels
+// instead (bench_attention_gpu.hpp).
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -21,6 +22,7 @@
 #include "simulator/attention/attention.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/models/model.hpp"
+#include "tools/burst/bench_attention_gpu.hpp"
 #include "tools/burst/commands.hpp"
 #include "topologies/load.hpp"
 #include "tools/burst/validators.hpp"
@@ -41,6 +43,8 @@ struct AttentionBenchOptions {
   int tile_q = 128;
   int tile_k = 128;
   bool json = false;
+  std::string device = "cpu";
+  bool deterministic = false;
 };
 
 constexpr int kLargeSgemm = 2048;        // m = n = k of the large sgemm
@@ -113,8 +117,15 @@ Measure tile_sgemm(int workers, std::int64_t m, std::int64_t n, std::int64_t k, 
 
 struct AttentionBenchSetup {
   std::int64_t tokens = 0;
-  Mask mask;
+  std::vector<Mask> masks;  // one, or every kind for --mask all (cuda)
 };
+
+// --mask all: each kind once, windows and documents scaled to the sequence.
+std::vector<Mask> every_mask(std::int64_t tokens) {
+  return {Mask{MaskKind::Full}, Mask{MaskKind::Causal},
+          Mask{MaskKind::SlidingWindow, std::max<std::int64_t>(1, tokens / 8)},
+          Mask{MaskKind::Document, 0, std::max<std::int64_t>(1, tokens / 4)}};
+}
 
 // Every bad option at once.
 AttentionBenchSetup resolve(const AttentionBenchOptions& o) {
@@ -126,10 +137,18 @@ AttentionBenchSetup resolve(const AttentionBenchOptions& o) {
   } catch (const Error& e) {
     for (const auto& p : e.problems()) problems.add(p);
   }
-  try {
-    setup.mask = parse_mask(o.mask, "--mask");
-  } catch (const Error& e) {
-    for (const auto& p : e.problems()) problems.add(p);
+  if (o.mask == "all") {
+    if (o.device != "cuda") problems.add("--mask", "all runs every mask on the GPU", "with --device cuda", "");
+    setup.masks = every_mask(setup.tokens);
+  } else {
+    try {
+      setup.masks = {parse_mask(o.mask, "--mask")};
+    } catch (const Error& e) {
+      for (const auto& p : e.problems()) problems.add(p);
+    }
+  }
+  if (o.deterministic && o.device != "cuda") {
+    problems.add("--deterministic", "chooses the CUDA backward's mode", "with --device cuda", "");
   }
   if (o.heads % o.kv_heads != 0) {
     problems.add("--kv-heads", fmt::format("{} kv heads do not divide the {} query heads", o.kv_heads, o.heads),
@@ -142,6 +161,11 @@ AttentionBenchSetup resolve(const AttentionBenchOptions& o) {
 
 void run_attention(const AttentionBenchOptions& o) {
   const AttentionBenchSetup setup = resolve(o);
+  if (o.device == "cuda") {
+    return run_attention_bench_gpu(
+        {setup.tokens, o.heads, o.kv_heads, o.head_dim, setup.masks, o.repeat, o.deterministic, o.json});
+  }
+  const Mask& mask_kind = setup.masks.front();
   const std::int64_t n = setup.tokens;
   const rt::KernelOptions options{o.tile_q, o.tile_k, o.threads};
   rt::single_threaded_blas();
@@ -152,7 +176,7 @@ void run_attention(const AttentionBenchOptions& o) {
                            v = random_values(kv_shape.elements(), rng), d_o = random_values(q_shape.elements(), rng);
   const std::vector<std::int64_t> positions = rt::contiguous_positions(n);
   const rt::BlockPair in{{q.data(), q_shape}, {k.data(), kv_shape}, {v.data(), kv_shape}, positions, positions};
-  const rt::AttentionMask mask{setup.mask, {}};
+  const rt::AttentionMask mask{mask_kind, {}};
   rt::Tensor out(q_shape), d_q(q_shape), d_k(kv_shape), d_v(kv_shape);
   std::vector<float> lse(static_cast<std::size_t>(n * o.heads)), delta(lse.size());
 
@@ -182,7 +206,7 @@ void run_attention(const AttentionBenchOptions& o) {
                     {"heads", o.heads},
                     {"kv_heads", o.kv_heads},
                     {"head_dim", o.head_dim},
-                    {"mask", to_string(setup.mask)},
+                    {"mask", to_string(mask_kind)},
                     {"threads", o.threads},
                     {"tile_q", o.tile_q},
                     {"tile_k", o.tile_k},
@@ -206,7 +230,7 @@ void run_attention(const AttentionBenchOptions& o) {
     return;
   }
   fmt::print("attention over {} tokens, {} heads / {} kv heads, head_dim {}, {} mask; {} threads, tiles {} x {}\n",
-             units::format_tokens(n), o.heads, o.kv_heads, o.head_dim, to_string(setup.mask), o.threads, o.tile_q,
+             units::format_tokens(n), o.heads, o.kv_heads, o.head_dim, to_string(mask_kind), o.threads, o.tile_q,
              o.tile_k);
   fmt::print("{:<34} {:>9} {:>10}\n", "measure", "GFLOP/s", "time ms");
   fmt::print("{:<34} {:>9.1f}\n", fmt::format("sgemm {0}x{0}x{0}", kLargeSgemm), sgemm.gflops());
@@ -223,14 +247,20 @@ void run_attention(const AttentionBenchOptions& o) {
 
 void add_bench_attention_command(CLI::App& bench) {
   auto a = std::make_shared<AttentionBenchOptions>();
-  CLI::App* attention = bench.add_subcommand("attention", "Speed of the CPU attention kernels against sgemm");
+  CLI::App* attention = bench.add_subcommand(
+      "attention", "Speed of the attention kernels: CPU against sgemm, or CUDA (--device cuda) against PyTorch SDPA");
   attention->add_option("--tokens", a->tokens, "Sequence length (one block pair), e.g. 4K")->capture_default_str();
   attention->add_option("--heads", a->heads, "Query heads")->check(kAtLeastOne)->capture_default_str();
   attention->add_option("--kv-heads", a->kv_heads, "Key/value heads (a divisor of --heads)")
       ->check(kAtLeastOne)
       ->capture_default_str();
   attention->add_option("--head-dim", a->head_dim, "Head dimension")->check(kAtLeastOne)->capture_default_str();
-  attention->add_option("--mask", a->mask, "full, causal, sliding:W or document:L")->capture_default_str();
+  attention->add_option("--mask", a->mask, "full, causal, sliding:W or document:L; all: each kind (cuda)")
+      ->capture_default_str();
+  attention->add_option("--device", a->device, "cpu: the tiled CPU kernels; cuda: the CUDA kernels on GPU 0")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  attention->add_flag("--deterministic", a->deterministic, "cuda: the backward without float atomics");
   attention->add_option("--repeat,--repeats", a->repeat, "Runs per measure; the best is reported")
       ->check(kAtLeastOne)
       ->capture_default_str();

@@ -22,6 +22,7 @@
 #include "tools/burst/commands.hpp"
 #include "tools/burst/validators.hpp"
 #include "tools/burst/every_rank.hpp"
+#include "tools/burst/run_placement.hpp"
 
 namespace burst::cli {
 namespace {
@@ -297,6 +298,7 @@ void run(const RunOptions& o) {
                         "with --device cuda", ""});
   }
   rt::Job job(comm_options);
+  if (!check_run_placement(o.plan, job.comm())) return;  // the real hosts and local ranks against the plan's
   if (o.attention_only || o.dry_run) {
     run_attention(o, job.comm());
   } else {

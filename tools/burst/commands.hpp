@@ -18,6 +18,8 @@ void add_explain_command(CLI::App& app);   // burst explain plan.json
 void add_capacity_command(CLI::App& app);  // burst capacity
 void add_whatif_command(CLI::App& app);    // burst whatif --vary ...
 void add_report_command(CLI::App& app);    // burst report plan.json -o report.html
+void add_export_command(CLI::App& app);    // burst export plan.json --to megatron|nemo|deepspeed|torchtitan
+void add_launch_command(CLI::App& app);    // burst launch plan.json [--slurm] [--exec]
 void add_run_command(CLI::App& app);       // burst run plan.json --attention-only | --dry-run
 void add_calibrate_command(CLI::App& app);  // mpirun -np N burst calibrate: measure the local topology
 

@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
   burst::cli::add_capacity_command(app);
   burst::cli::add_whatif_command(app);
   burst::cli::add_report_command(app);
+  burst::cli::add_export_command(app);
+  burst::cli::add_launch_command(app);
   burst::cli::add_run_command(app);
   burst::cli::add_calibrate_command(app);
   burst::cli::add_bench_command(app);

@@ -1,0 +1,60 @@
+// Simulating a plan's job under another strategy (see equivalent_cost.hpp).
+#include "planner/export/equivalent_cost.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/units.hpp"
+#include "planner/plan_builder.hpp"
+#include "simulator/training/training.hpp"
+#include "topologies/json_format.hpp"
+
+namespace burst::exporter {
+namespace {
+
+sim::TrainingStrategy training_strategy(const plan::Strategy& s) {
+  sim::TrainingStrategy t;
+  t.attention.name = s.name;
+  t.attention.ulysses = s.ulysses;
+  t.attention.ring = s.ring;
+  t.attention.inner = s.ring == RingKind::Double ? s.inner : 0;
+  t.attention.layout = s.layout;
+  t.attention.backward = s.backward;
+  t.attention.dkv_bytes = s.dkv_bytes;
+  t.attention.dq_bytes = s.dq_bytes;
+  t.attention.overlap = s.overlap;
+  t.checkpoint = {s.checkpoint, s.kept_fraction};
+  t.lm_head_chunks = s.lm_head_chunks;
+  t.zero = {s.zero_stage, s.offload};
+  return t;
+}
+
+}  // namespace
+
+Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy, const std::string& source) {
+  if (!plan.cluster.is_object()) {
+    throw Error(Problem{source + ":/cluster", "the plan carries no cluster to simulate its equivalent on",
+                        "a burst.topology/1 document", "re-plan it with this version of burst plan"});
+  }
+  const topo::Topology cluster = topo::parse_topology_json(plan.cluster, source + ":/cluster");
+  const planner::SearchRequest request = planner::replan_request(plan);
+  const sim::IterationSimulation sim =
+      sim::simulate_iteration(request.job, training_strategy(strategy), cluster, request.simulation);
+  Predicted p;
+  if (!sim.not_applicable.empty()) {
+    p.reason = "cannot run: " + sim.not_applicable;
+    return p;
+  }
+  p.runs = true;
+  p.step_time_s = sim.step_time_s;
+  p.tokens_per_s_per_gpu = sim.tokens_per_s_per_gpu;
+  p.memory_bytes = sim.memory.total();
+  const double budget = plan.job.memory_budget_bytes > 0 ? plan.job.memory_budget_bytes : cluster.gpu().memory_bytes;
+  p.fits = p.memory_bytes <= budget;
+  if (!p.fits) {
+    p.reason = fmt::format("needs {} per GPU, budget {}", units::human_bytes(p.memory_bytes), units::human_bytes(budget));
+  }
+  return p;
+}
+
+}  // namespace burst::exporter

@@ -1,0 +1,26 @@
+// What a framework's nearest equivalent would cost: the plan's job on the plan's own cluster
+// (its /cluster document) under another strategy, simulated as the planner scores a candidate
+// (the whole-iteration model over one simulated attention layer, default cost models), and the
+// plan's own strategy simulated the same way, so the two figures compare like with like.
+#pragma once
+
+#include <string>
+
+#include "planner/contract/plan.hpp"
+
+namespace burst::exporter {
+
+struct Predicted {
+  bool runs = false;   // the strategy applies to this job and cluster
+  bool fits = false;   // and its memory per GPU is within the plan's budget
+  std::string reason;  // why it does not run or fit ("" when it does)
+  double step_time_s = 0;
+  double tokens_per_s_per_gpu = 0;
+  double memory_bytes = 0;  // per GPU
+};
+
+// Throws burst::Error when the plan carries no cluster document to simulate on.
+[[nodiscard]] Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy,
+                                         const std::string& source);
+
+}  // namespace burst::exporter

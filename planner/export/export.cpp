@@ -1,0 +1,77 @@
+// From a plan to a framework's settings and notes (see export.hpp).
+#include "planner/export/export.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/units.hpp"
+#include "planner/export/equivalent.hpp"
+#include "planner/export/equivalent_cost.hpp"
+#include "planner/export/writers.hpp"
+
+namespace burst::exporter {
+namespace {
+
+std::string figures(const Predicted& p) {
+  if (!p.runs) return p.reason;
+  std::string out = fmt::format("{} a step, {:.1f} tokens/s per GPU, {} per GPU", units::human_duration(p.step_time_s),
+                                p.tokens_per_s_per_gpu, units::human_bytes(p.memory_bytes));
+  if (!p.fits) out += " (does not fit: " + p.reason + ")";
+  return out;
+}
+
+// The notes on what the framework runs instead of the plan, and what that costs.
+std::vector<std::string> difference_notes(const plan::Plan& plan, const std::string& source, const Framework& framework,
+                                          const Equivalent& equivalent) {
+  std::vector<std::string> notes;
+  if (plan.job.mask.kind != MaskKind::Causal) {
+    notes.push_back(fmt::format("mask: the job's mask is {}; these settings leave the framework's causal default, "
+                                "so give the mask in the model or the data",
+                                to_string(plan.job.mask)));
+  }
+  if (equivalent.deviations.empty()) {
+    notes.push_back(fmt::format("{} runs the plan's strategy as it is ({})", framework.title,
+                                describe_attention(equivalent.strategy)));
+    return notes;
+  }
+  for (const Deviation& d : equivalent.deviations) {
+    notes.push_back(fmt::format("{}: the plan asks {}; {} cannot: {}; written: {}", to_string(d.knob), d.asked,
+                                framework.title, d.why, d.written));
+  }
+  if (!plan.cluster.is_object()) {
+    notes.push_back("no prediction of the equivalent: the plan carries no cluster to simulate it on");
+    return notes;
+  }
+  const Predicted ours = predict_strategy(plan, plan.strategy, source);
+  const Predicted theirs = predict_strategy(plan, equivalent.strategy, source);
+  notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the plan ({}) {}", plan.strategy.name,
+                              figures(ours)));
+  std::string verdict;
+  if (ours.runs && theirs.runs && theirs.tokens_per_s_per_gpu > 0) {
+    verdict = fmt::format("; the plan is {:.2f}x its speed", ours.tokens_per_s_per_gpu / theirs.tokens_per_s_per_gpu);
+  }
+  notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the {} equivalent ({}) {}{}",
+                              framework.title, describe_attention(equivalent.strategy), figures(theirs), verdict));
+  return notes;
+}
+
+}  // namespace
+
+Exported export_plan(const plan::Plan& plan, const std::string& source, std::string_view framework_name,
+                     std::string_view field) {
+  const Framework& framework = find_framework(framework_name, field);
+  const Equivalent equivalent = nearest_equivalent(plan, framework);
+  Exported out;
+  out.notes = difference_notes(plan, source, framework, equivalent);
+  std::set<int> nodes;
+  for (const plan::RankPlacement& r : plan.ranks) nodes.insert(r.node);
+  const int node_count = std::max(1, static_cast<int>(nodes.size()));
+  ExportInput input{plan, source, framework, equivalent.strategy, out.notes, node_count,
+                    static_cast<int>(plan.ranks.size()) / node_count};
+  out.text = framework.write(input);
+  return out;
+}
+
+}  // namespace burst::exporter

@@ -1,0 +1,34 @@
+// What every writer shares: the summary line, the header and comment prefixes (see writers.hpp).
+#include <fmt/format.h>
+
+#include "common/units.hpp"
+#include "planner/export/writers.hpp"
+
+namespace burst::exporter {
+
+std::string export_summary(const ExportInput& in) {
+  const plan::Plan& p = in.plan;
+  return fmt::format("{}: {}, {} tokens x {} ({} mask) on {}, {} ranks", in.source, p.job.model.name,
+                     units::format_tokens(p.job.seq), p.job.batch, to_string(p.job.mask), p.topology_name,
+                     p.ranks.size());
+}
+
+std::vector<std::string> header_lines(const ExportInput& in, const std::string& usage) {
+  std::vector<std::string> lines = {
+      fmt::format("{} settings written by burst {} (burst export --to {})", in.framework.title, BURST_VERSION,
+                  in.framework.name),
+      "plan: " + export_summary(in),
+      fmt::format("follows {} {}", in.framework.title, in.framework.version),
+      usage,
+  };
+  for (const std::string& note : in.notes) lines.push_back("note: " + note);
+  return lines;
+}
+
+std::string commented(const std::vector<std::string>& lines, const std::string& prefix) {
+  std::string out;
+  for (const std::string& line : lines) out += prefix + line + "\n";
+  return out;
+}
+
+}  // namespace burst::exporter

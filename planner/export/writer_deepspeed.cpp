@@ -1,0 +1,43 @@
+// DeepSpeed: a ds_config JSON (v0.18.0). The head split is "sequence_parallel_size", read at
+// the top level as DeepSpeed's Ulysses tutorial (docs/_tutorials/ulysses-alst-sequence-
+// parallelism.md) passes it, with the Ulysses attention registered by the training script
+// (UlyssesSPAttentionHF.register_with_transformers). ZeRO: zero_optimization.stage, the CPU
+// optimizer as offload_optimizer {"device": "cpu"}. JSON has no comments, so the header and the
+// notes go under "_burst_notes": DeepSpeedConfig reads its top-level keys one by one and ignores
+// the others (only sections such as zero_optimization refuse unknown keys).
+#include <fmt/format.h>
+
+#include "common/json_reader.hpp"
+#include "planner/export/writers.hpp"
+
+namespace burst::exporter {
+
+std::string write_deepspeed(const ExportInput& in) {
+  const plan::Plan& p = in.plan;
+  const plan::Strategy& s = in.strategy;
+  std::vector<std::string> header = header_lines(
+      in, "use: deepspeed.initialize(config=<this file>, ...); register the Ulysses attention with the same "
+          "sequence_parallel_size (UlyssesSPAttentionHF.register_with_transformers)");
+  if (s.checkpoint == CheckpointPolicy::Full) {
+    header.emplace_back("checkpoint full: the model code recomputes every layer (Hugging Face: "
+                     "model.gradient_checkpointing_enable(); deepspeed.checkpointing.checkpoint per layer)");
+  }
+  if (s.lm_head_chunks > 1) {
+    header.push_back(fmt::format("lm_head: compute the logits and loss with TiledFusedLogitsLoss, shards = {} "
+                                 "(deepspeed.runtime.sequence_parallel.ulysses_sp); it is code, not a config key",
+                                 s.lm_head_chunks));
+  }
+  Json config;
+  config["_burst_notes"] = header;
+  config["train_micro_batch_size_per_gpu"] = p.job.batch;
+  config["gradient_accumulation_steps"] = 1;
+  if (p.job.dtype == "bf16") config["bf16"] = Json{{"enabled", true}};
+  if (p.job.dtype == "fp16") config["fp16"] = Json{{"enabled", true}};
+  Json zero{{"stage", s.zero_stage}};
+  if (s.offload) zero["offload_optimizer"] = Json{{"device", "cpu"}, {"pin_memory", true}};
+  config["zero_optimization"] = zero;
+  config["sequence_parallel_size"] = s.ulysses;
+  return config.dump(2) + "\n";
+}
+
+}  // namespace burst::exporter

@@ -1,0 +1,40 @@
+// One writer per framework: the nearest equivalent of a plan (equivalent.hpp) in the
+// framework's own settings format. Writers format and never decide: what a framework can do
+// lives in the frameworks table (frameworks.cpp). Every writer starts with a header saying
+// what was exported, from which plan, following which version, and the notes (what the
+// framework cannot do, what its equivalent costs) as comments where the format has them;
+// ds_config JSON, which has none, carries them under "_burst_notes" (DeepSpeed reads its
+// top-level keys one by one and ignores the ones it does not know).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "planner/contract/plan.hpp"
+#include "planner/export/framework.hpp"
+
+namespace burst::exporter {
+
+struct ExportInput {
+  const plan::Plan& plan;
+  std::string source;               // the plan file as the user named it
+  const Framework& framework;
+  const plan::Strategy& strategy;   // the equivalent the framework runs
+  std::vector<std::string> notes;   // one line each, no trailing newline
+  int nodes = 1;                    // the plan's nodes and ranks on each
+  int ranks_per_node = 1;
+};
+
+[[nodiscard]] std::string write_megatron(const ExportInput& input);
+[[nodiscard]] std::string write_nemo(const ExportInput& input);
+[[nodiscard]] std::string write_deepspeed(const ExportInput& input);
+[[nodiscard]] std::string write_torchtitan(const ExportInput& input);
+
+// Shared by the writers: "burst 0.1.0 from plan.json: burst-14b, 1M tokens (causal) on
+// a800-4hca x4, 32 ranks", and the header lines every commented format starts with.
+[[nodiscard]] std::string export_summary(const ExportInput& input);
+[[nodiscard]] std::vector<std::string> header_lines(const ExportInput& input, const std::string& usage);
+// The same lines behind `prefix` ("# "), one a line.
+[[nodiscard]] std::string commented(const std::vector<std::string>& lines, const std::string& prefix);
+
+}  // namespace burst::exporter

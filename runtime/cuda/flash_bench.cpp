@@ -1,0 +1,122 @@
+// bench_flash (see flash_bench.hpp).
+#include "runtime/cuda/flash_bench.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "common/bf16.hpp"
+#include "common/error.hpp"
+#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/device_buffer.hpp"
+#include "runtime/cuda/device_count.hpp"
+#include "runtime/cuda/flash_attention.hpp"
+#include "runtime/cuda/kernel_shapes.hpp"
+#include "runtime/cuda/tile_list.hpp"
+#include "runtime/kernels/attention.hpp"
+
+namespace burst::rt::gpu {
+namespace {
+
+// A device array holding `host`, in `buffer` (owned by the caller, freed with it).
+template <typename T>
+T* to_device(DeviceBuffer& buffer, const std::vector<T>& host, cudaStream_t stream) {
+  T* device = buffer.reserve_for<T>(host.size());
+  check_cuda(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream),
+             "cudaMemcpyAsync (bench inputs)");
+  return device;
+}
+
+std::vector<Bf16> random_bf16(std::int64_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<Bf16> out(static_cast<std::size_t>(n));
+  for (Bf16& x : out) x = to_bf16(u(rng));
+  return out;
+}
+
+// Events around `launch` on `stream`; the best of `repeat` runs after a warm-up, in seconds.
+double best_time(int repeat, cudaStream_t stream, const std::function<void()>& launch) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
+  float best_ms = 1e30f;
+  for (int r = 0; r <= repeat; ++r) {
+    check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
+    launch();
+    check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    if (r > 0) best_ms = std::min(best_ms, ms);  // run 0 warms up
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  return static_cast<double>(best_ms) / 1e3;
+}
+
+}  // namespace
+
+FlashBenchResult bench_flash(const FlashBenchCase& c) {
+  const CudaDeviceCount visible = cuda_device_count();
+  if (visible.count == 0) throw Error(Problem{"--device cuda", fmt::format("no GPU visible ({})", visible.reason), "", ""});
+  check_cuda(cudaSetDevice(c.device), fmt::format("cudaSetDevice({})", c.device));
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, c.device), "cudaGetDeviceProperties");
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+
+  const std::int64_t n = c.tokens;
+  const std::vector<std::int64_t> positions = contiguous_positions(n);
+  const TileList list = build_tile_list(positions, positions, c.mask, kTileRows, kTileRows);
+  std::mt19937 rng(3);
+  DeviceBuffer q{"q"}, k{"k"}, v{"v"}, d_o{"d_o"}, pos{"positions"}, sparse{"block-sparse table"};
+  DeviceBuffer by_query_offsets{"tiles"}, by_query{"tiles"}, by_key_offsets{"tiles"}, by_key{"tiles"};
+  DeviceBuffer o{"o"}, o_fp32_do{"d_o fp32"}, lse{"lse"}, delta{"delta"}, d_q{"d_q"}, d_k{"d_k"}, d_v{"d_v"};
+  const std::int64_t q_elements = n * c.heads * c.head_dim, kv_elements = n * c.kv_heads * c.head_dim;
+
+  PairInputs in;
+  in.shape = {n, n, c.heads, c.kv_heads, c.head_dim};
+  in.q = to_device(q, random_bf16(q_elements, rng), stream);
+  in.k = to_device(k, random_bf16(kv_elements, rng), stream);
+  in.v = to_device(v, random_bf16(kv_elements, rng), stream);
+  in.q_positions = in.k_positions = to_device(pos, positions, stream);
+  in.mask = view_of(c.mask);
+  if (c.mask.sparse) in.mask.sparse = to_device(sparse, c.mask.sparse->allowed, stream);
+  in.tiles = {list.q_tiles, list.k_tiles, to_device(by_query_offsets, list.by_query_offsets, stream),
+              to_device(by_query, list.by_query, stream), to_device(by_key_offsets, list.by_key_offsets, stream),
+              to_device(by_key, list.by_key, stream)};
+  const Bf16* d_o_bf16 = to_device(d_o, random_bf16(q_elements, rng), stream);
+  // D = rowsum(O * dO) reads dO in fp32, as the executor holds it.
+  std::vector<float> d_o_host(static_cast<std::size_t>(q_elements));
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float& x : d_o_host) x = round_to_bf16(u(rng));
+  const float* d_o_fp32 = to_device(o_fp32_do, d_o_host, stream);
+  float* o_out = o.reserve_for<float>(static_cast<std::size_t>(q_elements));
+  float* lse_out = lse.reserve_for<float>(static_cast<std::size_t>(n * c.heads));
+  float* delta_out = delta.reserve_for<float>(static_cast<std::size_t>(n * c.heads));
+  const Gradients grads{d_q.reserve_for<float>(static_cast<std::size_t>(q_elements)),
+                        d_k.reserve_for<float>(static_cast<std::size_t>(kv_elements)),
+                        d_v.reserve_for<float>(static_cast<std::size_t>(kv_elements))};
+
+  FlashBenchResult r;
+  r.device_name = prop.name;
+  r.forward_s = best_time(c.repeat, stream, [&] { flash_forward(in, o_out, lse_out, stream); });
+  r.backward_s = best_time(c.repeat, stream, [&] {
+    attention_delta(o_out, d_o_fp32, delta_out, n * c.heads, c.head_dim, stream);
+    flash_backward(in, {d_o_bf16, lse_out, delta_out}, grads, c.deterministic, stream);
+  });
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bench)");
+  (void)cudaStreamDestroy(stream);
+  const double scores = list.scores * static_cast<double>(c.heads);
+  r.forward_flops = 4.0 * c.head_dim * scores;
+  r.backward_flops = 10.0 * c.head_dim * scores;
+  r.tiles_computed = list.tiles_computed;
+  r.tiles_skipped = list.tiles_skipped;
+  return r;
+}
+
+}  // namespace burst::rt::gpu

@@ -1,0 +1,36 @@
+// Kernel speed on this GPU, for `burst bench attention --device cuda`: one whole-sequence block
+// pair with every input already in device memory, so the figures are the kernels' own (no
+// staging). Inputs are random bf16 values; the tile list is built and uploaded once. Each
+// measure is the best of `repeat` runs after one warm-up, timed with CUDA events on the
+// kernels' stream: the forward (flash_forward), and the backward as the executor runs it
+// (attention_delta, then flash_backward). FLOPs count as the CPU kernels count: forward 4 d and
+// backward 10 d per score of a computed tile, every head.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "runtime/kernels/attention_mask.hpp"
+
+namespace burst::rt::gpu {
+
+struct FlashBenchCase {
+  std::int64_t tokens = 0;
+  int heads = 0, kv_heads = 0, head_dim = 0;
+  AttentionMask mask;
+  int repeat = 3;
+  bool deterministic = false;
+  int device = 0;
+};
+
+struct FlashBenchResult {
+  double forward_s = 0, backward_s = 0;
+  double forward_flops = 0, backward_flops = 0;
+  std::int64_t tiles_computed = 0, tiles_skipped = 0;  // per head
+  std::string device_name;
+};
+
+// Throws burst::Error when no GPU is visible or a CUDA call fails (naming the call).
+[[nodiscard]] FlashBenchResult bench_flash(const FlashBenchCase& c);
+
+}  // namespace burst::rt::gpu

@@ -1,0 +1,206 @@
+// What `burst export` and `burst launch` print, read back in each framework's own format:
+// the Megatron-LM argument array through bash, NeMo's YAML and TorchTitan's TOML through
+// python3 (yaml, tomllib), DeepSpeed's JSON directly; each must carry the plan's degrees (or,
+// where the framework cannot, its nearest equivalent's, with a note saying so).
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "common/json_reader.hpp"
+#include "tests/cli/run_cli.hpp"
+
+using burst::Json;
+using burst::test::run_cli;
+
+namespace {
+
+const std::string kGolden = std::string(BURST_TEST_DATA) + "/plans/a800x4-burst14b-1M.json";
+const std::string kLocal = std::string(BURST_TEST_DATA) + "/run/local-2x2-tiny-mha-1K-default.json";
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("burst-export-" + std::to_string(::getpid()) + "-" + name)).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+// stdout of a shell command; the test fails when it exits non-zero.
+std::string shell(const std::string& command) {
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buffer[4096];
+  for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  INFO(command << "\n" << out);
+  REQUIRE(status == 0);
+  return out;
+}
+
+// A settings file parsed by python3 into JSON (`loader`: the module's load expression).
+Json parsed_by_python(const std::string& text, const std::string& name, const std::string& loader) {
+  const std::string path = temp_file(name, text);
+  const std::string out = shell("python3 -c 'import json, sys, yaml, tomllib; f = open(sys.argv[1], \"rb\"); "
+                                "print(json.dumps(" + loader + "))' " + path);
+  std::filesystem::remove(path);
+  return Json::parse(out);
+}
+
+// The Megatron argument array as bash reads it: flag -> its values joined by spaces.
+std::map<std::string, std::string> megatron_args(const std::string& text) {
+  const std::string path = temp_file("megatron.sh", text);
+  const std::string out = shell("bash -c 'source \"$0\" && printf \"%s\\n\" \"${MEGATRON_ARGS[@]}\"' " + path);
+  std::filesystem::remove(path);
+  std::map<std::string, std::string> args;
+  std::istringstream lines(out);
+  std::string word, flag;
+  while (std::getline(lines, word)) {
+    if (word.rfind("--", 0) == 0) {
+      flag = word;
+      args[flag];
+    } else {
+      std::string& values = args[flag];
+      values += (values.empty() ? "" : " ") + word;
+    }
+  }
+  return args;
+}
+
+burst::test::CliRun exported(const std::string& plan, const std::string& framework) {
+  const auto run = run_cli("export " + plan + " --to " + framework);
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("export --to megatron: a bash array of pretrain_gpt.py arguments with the plan's degrees") {
+  SECTION("BurstEngine's 14B 1M case: context parallelism 32 over p2p, ZeRO-3 by Megatron FSDP") {
+    const auto run = exported(kGolden, "megatron");
+    const auto args = megatron_args(run.out);
+    CHECK(args.at("--context-parallel-size") == "32");
+    CHECK(args.at("--cp-comm-type") == "p2p");
+    CHECK(args.count("--hierarchical-context-parallel-sizes") == 0);
+    CHECK(args.at("--seq-length") == "1048576");
+    CHECK(args.at("--num-attention-heads") == "40");
+    CHECK(args.at("--data-parallel-sharding-strategy") == "optim_grads_params");
+    // attn_stash has no Megatron flag: full recompute, said on stderr and in the file.
+    CHECK(args.at("--recompute-granularity") == "full");
+    CHECK_THAT(run.err, Catch::Contains("note: checkpoint: the plan asks attn_stash; Megatron-LM cannot:"));
+    CHECK_THAT(run.out, Catch::Contains("# note: backward: the plan asks q_ring"));
+    CHECK_THAT(run.err, Catch::Contains("the Megatron-LM equivalent (flat ring of 32)"));
+    CHECK_THAT(run.err, Catch::Contains("the plan is 1.23x its speed"));
+  }
+  SECTION("the local plan: Ulysses 2 x ring 2 as a2a+p2p with hierarchical sizes 2 2, optimizer offloaded") {
+    const auto args = megatron_args(exported(kLocal, "megatron").out);
+    CHECK(args.at("--context-parallel-size") == "4");
+    CHECK(args.at("--cp-comm-type") == "a2a+p2p");
+    CHECK(args.at("--hierarchical-context-parallel-sizes") == "2 2");
+    CHECK(args.count("--recompute-granularity") == 0);  // checkpoint none
+    CHECK(args.count("--optimizer-cpu-offload") == 1);
+    CHECK(args.count("--use-precision-aware-optimizer") == 1);
+  }
+}
+
+TEST_CASE("export --to nemo: YAML of megatron_gpt_config.yaml's keys") {
+  SECTION("BurstEngine's 14B 1M case") {
+    const Json y = parsed_by_python(exported(kGolden, "nemo").out, "nemo.yaml", "yaml.safe_load(f)");
+    CHECK(y["trainer"]["num_nodes"] == 4);
+    CHECK(y["trainer"]["devices"] == 8);
+    CHECK(y["model"]["context_parallel_size"] == 32);
+    CHECK(y["model"]["cp_comm_type"] == "p2p");
+    CHECK(y["model"]["activations_checkpoint_granularity"] == "full");
+    CHECK(y["model"]["fsdp"] == true);
+    CHECK(y["model"]["num_query_groups"].is_null());
+  }
+  SECTION("the local plan: NeMo makes no hierarchical groups, so one flat ring of 4, and says so") {
+    const auto run = exported(kLocal, "nemo");
+    const Json y = parsed_by_python(run.out, "nemo.yaml", "yaml.safe_load(f)");
+    CHECK(y["model"]["context_parallel_size"] == 4);
+    CHECK(y["model"]["cp_comm_type"] == "p2p");
+    CHECK(y["model"]["activations_checkpoint_granularity"].is_null());
+    CHECK_THAT(run.err, Catch::Contains("note: attention: the plan asks Ulysses 2 x flat ring of 2; NeMo cannot"));
+    CHECK_THAT(run.err, Catch::Contains("written: flat ring of 4"));
+  }
+}
+
+TEST_CASE("export --to deepspeed: a ds_config with the ZeRO stage and the Ulysses degree") {
+  SECTION("BurstEngine's 14B 1M case: Ulysses 32 cannot split 40 heads, and the notes say so") {
+    const auto run = exported(kGolden, "deepspeed");
+    const Json j = Json::parse(run.out);
+    CHECK(j["zero_optimization"]["stage"] == 3);
+    CHECK_FALSE(j["zero_optimization"].contains("offload_optimizer"));
+    CHECK(j["sequence_parallel_size"] == 32);
+    CHECK(j["bf16"]["enabled"] == true);
+    CHECK(j["_burst_notes"].is_array());
+    CHECK_THAT(run.err, Catch::Contains("the DeepSpeed equivalent (Ulysses 32) cannot run"));
+  }
+  SECTION("the local plan: Ulysses over all 4 ranks, the optimizer on the CPU") {
+    const Json j = Json::parse(exported(kLocal, "deepspeed").out);
+    CHECK(j["sequence_parallel_size"] == 4);
+    CHECK(j["zero_optimization"]["stage"] == 3);
+    CHECK(j["zero_optimization"]["offload_optimizer"]["device"] == "cpu");
+  }
+}
+
+TEST_CASE("export --to torchtitan: a job config TOML with the context-parallel degree") {
+  SECTION("BurstEngine's 14B 1M case: attn_stash is per-op selective checkpointing") {
+    const auto run = exported(kGolden, "torchtitan");
+    const Json t = parsed_by_python(run.out, "torchtitan.toml", "tomllib.load(f)");
+    CHECK(t["parallelism"]["context_parallel_degree"] == 32);
+    CHECK(t["parallelism"]["context_parallel_rotate_method"] == "alltoall");
+    CHECK(t["parallelism"]["fsdp_reshard_after_forward"] == "default");
+    CHECK(t["training"]["seq_len"] == 1048576);
+    CHECK(t["activation_checkpoint"]["mode"] == "selective");
+    CHECK(t["activation_checkpoint"]["selective_ac_option"] == "op");
+    CHECK_THAT(run.err, Catch::Contains("does not fit"));  // the equivalent's memory, predicted
+  }
+  SECTION("the local plan") {
+    const Json t = parsed_by_python(exported(kLocal, "torchtitan").out, "torchtitan.toml", "tomllib.load(f)");
+    CHECK(t["parallelism"]["context_parallel_degree"] == 4);
+    CHECK(t["activation_checkpoint"]["mode"] == "none");
+    CHECK(t["training"]["enable_cpu_offload"] == true);
+  }
+}
+
+TEST_CASE("export errors: an unknown framework, a file that is not a plan") {
+  const auto unknown = run_cli("export " + kLocal + " --to megatrom");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err, Catch::Contains("megatron"));
+  const auto missing = run_cli("export /nonexistent/plan.json --to nemo");
+  CHECK(missing.exit_code == 2);
+  CHECK_THAT(missing.err, Catch::Contains("/nonexistent/plan.json"));
+}
+
+TEST_CASE("launch --slurm: a batch script bash can read, for the 4-node a800-4hca plan") {
+  const auto run = run_cli("launch " + kGolden + " --slurm -- --attention-only --check");
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"));
+  CHECK_THAT(run.out, Catch::Contains("export NCCL_IB_HCA=\"${NCCL_IB_HCA:-mlx5_0,mlx5_1,mlx5_2,mlx5_3}\""));
+  CHECK_THAT(run.out, Catch::Contains("srun --mpi=pmix "));
+  CHECK_THAT(run.out, Catch::Contains(" run " + kGolden + " --attention-only --check\n"));
+  const std::string path = temp_file("job.sbatch", run.out);
+  (void)shell("bash -n " + path);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("launch: the mpirun line of a cluster plan and of a local one") {
+  const auto cluster = run_cli("launch " + kGolden);
+  REQUIRE(cluster.exit_code == 0);
+  CHECK_THAT(cluster.out, Catch::StartsWith("mpirun -np 32 --map-by ppr:8:node --hostfile HOSTS "));
+  CHECK_THAT(cluster.err, Catch::Contains("export NCCL_IB_HCA="));
+  const auto local = run_cli("launch " + kLocal + " -- --steps 30 --check");
+  REQUIRE(local.exit_code == 0);
+  CHECK_THAT(local.out, Catch::Contains("--oversubscribe -np 4 "));
+  CHECK_THAT(local.out, Catch::EndsWith(" run " + kLocal + " --steps 30 --check\n"));
+  const auto exec_cluster = run_cli("launch " + kGolden + " --exec");
+  CHECK(exec_cluster.exit_code == 2);
+  CHECK_THAT(exec_cluster.err, Catch::Contains("error: --exec: a plan of 4 nodes (a800-4hca x4) needs the hosts to run on"));
+}

@@ -1,0 +1,90 @@
+// burst bench attention --device cuda (see bench_attention_gpu.hpp).
+#include "tools/burst/bench_attention_gpu.hpp"
+
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/json_reader.hpp"
+#include "common/units.hpp"
+#include "runtime/device/device.hpp"
+
+#ifdef BURST_HAVE_CUDA
+#include "runtime/cuda/flash_bench.hpp"
+#endif
+
+namespace burst::cli {
+namespace {
+
+#ifdef BURST_HAVE_CUDA
+// PyTorch SDPA on the same shape, or {"unavailable": why}. Only full and causal masks.
+Json sdpa_figures(const GpuAttentionBench& b, const Mask& mask) {
+  if (mask.kind != MaskKind::Full && mask.kind != MaskKind::Causal) {
+    return {{"unavailable", "SDPA has no " + to_string(mask) + " mask (full and causal only)"}};
+  }
+  const std::string command =
+      fmt::format("python3 '{}' --tokens {} --heads {} --kv-heads {} --head-dim {} --mask {} --repeat {} 2>&1",
+                  BURST_SDPA_SCRIPT, b.tokens, b.heads, b.kv_heads, b.head_dim, to_string(mask), b.repeat);
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
+  if (!pipe) return {{"unavailable", "could not start python3"}};
+  std::string out;
+  std::array<char, 4096> chunk{};
+  while (const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe.get())) out.append(chunk.data(), n);
+  const Json parsed = Json::parse(out, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) return {{"unavailable", "sdpa_bench.py printed no JSON: " + out}};
+  return parsed;
+}
+#endif
+
+}  // namespace
+
+void run_attention_bench_gpu(const GpuAttentionBench& b) {
+#ifdef BURST_HAVE_CUDA
+  (void)rt::choose_device("cuda", rt::probe_gpus(), "--device");  // one clear line where no GPU is visible
+  Json rows = Json::array();
+  for (const Mask& mask : b.masks) {
+    fmt::print(stderr, "bench: {} mask ...\n", to_string(mask));
+    const rt::gpu::FlashBenchResult r =
+        rt::gpu::bench_flash({b.tokens, b.heads, b.kv_heads, b.head_dim, {mask, {}}, b.repeat, b.deterministic, 0});
+    rows.push_back({{"mask", to_string(mask)},
+                    {"device", r.device_name},
+                    {"forward_s", r.forward_s},
+                    {"backward_s", r.backward_s},
+                    {"forward_tflops", r.forward_flops / r.forward_s / 1e12},
+                    {"backward_tflops", r.backward_flops / r.backward_s / 1e12},
+                    {"tiles_computed", r.tiles_computed},
+                    {"tiles_skipped", r.tiles_skipped},
+                    {"sdpa", sdpa_figures(b, mask)}});
+  }
+  const Json result{{"tokens", b.tokens}, {"heads", b.heads},           {"kv_heads", b.kv_heads},
+                    {"head_dim", b.head_dim}, {"deterministic", b.deterministic}, {"masks", rows}};
+  if (b.json) {
+    fmt::print("{}\n", result.dump(2));
+    return;
+  }
+  fmt::print("CUDA attention kernels on {}: {} tokens, {} heads / {} kv heads, head_dim {}{}\n",
+             rows.front()["device"].get<std::string>(), units::format_tokens(b.tokens), b.heads, b.kv_heads, b.head_dim,
+             b.deterministic ? ", deterministic backward" : "");
+  fmt::print("{:<16} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n", "mask", "fwd TF/s", "bwd TF/s", "fwd ms", "bwd ms",
+             "SDPA fwd", "SDPA bwd");
+  for (const Json& row : rows) {
+    const Json& sdpa = row["sdpa"];
+    const bool have = sdpa.contains("forward_tflops");
+    fmt::print("{:<16} {:>10.1f} {:>10.1f} {:>10.2f} {:>10.2f} {:>11} {:>11}\n", row["mask"].get<std::string>(),
+               row["forward_tflops"].get<double>(), row["backward_tflops"].get<double>(),
+               row["forward_s"].get<double>() * 1e3, row["backward_s"].get<double>() * 1e3,
+               have ? fmt::format("{:.1f}", sdpa["forward_tflops"].get<double>()) : "-",
+               have ? fmt::format("{:.1f}", sdpa["backward_tflops"].get<double>()) : "-");
+    if (!have) fmt::print("  SDPA: {}\n", sdpa["unavailable"].get<std::string>());
+  }
+#else
+  (void)b;
+  (void)rt::choose_device("cuda", rt::probe_gpus(), "--device");  // throws: built without CUDA
+#endif
+}
+
+}  // namespace burst::cli

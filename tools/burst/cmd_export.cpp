@@ -1,0 +1,48 @@
+// burst export plan.json --to megatron|nemo|deepspeed|torchtitan [-o FILE]: the plan as the
+// framework's own settings on stdout (or in FILE); what the framework cannot do, and what its
+// nearest equivalent is predicted to cost, on stderr (and in the file, as comments).
+#include <fmt/format.h>
+
+#include "common/atomic_file.hpp"
+#include "planner/contract/plan.hpp"
+#include "planner/export/export.hpp"
+#include "planner/export/framework.hpp"
+#include "tools/burst/commands.hpp"
+
+namespace burst::cli {
+namespace {
+
+struct ExportOptions {
+  std::string plan;
+  std::string framework;
+  std::string output;
+};
+
+void run(const ExportOptions& o) {
+  const exporter::Exported exported = exporter::export_plan(plan::read_plan(o.plan), o.plan, o.framework);
+  for (const std::string& note : exported.notes) fmt::print(stderr, "note: {}\n", note);
+  if (o.output.empty()) {
+    fmt::print("{}", exported.text);
+    return;
+  }
+  write_file_atomically(o.output, exported.text, "the exported settings");
+  fmt::print(stderr, "{} settings written to {}\n", exporter::find_framework(o.framework, "--to").title, o.output);
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app) {
+  auto options = std::make_shared<ExportOptions>();
+  std::string frameworks;
+  for (const exporter::Framework& f : exporter::frameworks()) {
+    frameworks += fmt::format("{}{} ({} {}: {})", frameworks.empty() ? "" : "; ", f.name, f.title, f.version, f.format);
+  }
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Write a plan as a training framework's settings; say what it cannot do and what its equivalent costs");
+  cmd->add_option("plan", options->plan, "A plan file (burst.plan/1)")->required();
+  cmd->add_option("--to", options->framework, "The framework: " + frameworks)->required();
+  cmd->add_option("-o,--output", options->output, "Write the settings to this file instead of stdout");
+  cmd->callback([options] { run(*options); });
+}
+
+}  // namespace burst::cli

@@ -1,0 +1,56 @@
+// Gathering where each rank runs and checking it against the plan (see run_placement.hpp).
+#include "tools/burst/run_placement.hpp"
+
+#include <array>
+#include <cstddef>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "planner/contract/plan.hpp"
+#include "planner/launch/placement.hpp"
+#include "tools/burst/every_rank.hpp"
+
+namespace burst::cli {
+namespace {
+
+constexpr std::size_t kHostBytes = 256;  // above HOST_NAME_MAX (64 on Linux)
+
+// Every rank's host name and local rank, on every rank (two allgathers every rank reaches).
+std::vector<launch::JobRank> gather_job(rt::Communicator& comm) {
+  std::vector<std::byte> mine(kHostBytes);
+  std::array<char, kHostBytes> name{};
+  if (::gethostname(name.data(), name.size() - 1) != 0) std::strcpy(name.data(), "unknown-host");
+  std::memcpy(mine.data(), name.data(), name.size());
+  const auto ranks = static_cast<std::size_t>(comm.size());
+  std::vector<std::byte> hosts(kHostBytes * ranks);
+  comm.allgather(mine, hosts);
+  const std::vector<std::int64_t> local{comm.local_rank()};
+  std::vector<std::int64_t> locals(ranks);
+  comm.allgather(local, locals);
+  std::vector<launch::JobRank> job(ranks);
+  for (std::size_t r = 0; r < ranks; ++r) {
+    const char* host = reinterpret_cast<const char*>(hosts.data() + r * kHostBytes);
+    job[r].host.assign(host, strnlen(host, kHostBytes));
+    job[r].local_rank = static_cast<int>(locals[r]);
+  }
+  return job;
+}
+
+}  // namespace
+
+bool check_run_placement(const std::string& plan_path, rt::Communicator& comm) {
+  const std::vector<launch::JobRank> job = gather_job(comm);
+  const Json ready = run_on_every_rank(comm, [&]() -> std::function<Json()> {
+    const std::string note = launch::check_placement(plan::read_plan(plan_path), job, plan_path);
+    if (comm.rank() == 0 && !note.empty()) fmt::print(stderr, "note: {}\n", note);
+    return [] { return Json(true); };
+  });
+  return !ready.is_null();
+}
+
+}  // namespace burst::cli

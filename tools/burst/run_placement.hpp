@@ -1,0 +1,17 @@
+// The placement check of `burst run` (planner/launch/placement.hpp): every rank's host and
+// local rank gathered, then checked against the plan on every rank before anything else runs.
+#pragma once
+
+#include <string>
+
+#include "runtime/comm/communicator.hpp"
+
+namespace burst::cli {
+
+// Returns true when the job may run the plan (rank 0 prints a note when there is one). On a
+// mismatch rank 0 throws the burst::Error (the rank, its host, the plan's node, the line to
+// use) and the other ranks get false, to end quietly. A plan that cannot be read fails here
+// the same way, once.
+[[nodiscard]] bool check_run_placement(const std::string& plan_path, rt::Communicator& comm);
+
+}  // namespace burst::cli
