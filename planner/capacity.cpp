@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/interrupt.hpp"
 #include "common/progress.hpp"
 
 namespace burst::planner {
@@ -44,6 +45,7 @@ std::vector<ScalingRow> scaling_table(const SearchRequest& request, const topo::
   quiet.progress = false;
   Progress progress("scaling", static_cast<std::int64_t>(node_counts.size()), request.progress);
   for (const int nodes : node_counts) {
+    if (interrupt_requested()) break;
     const topo::Topology cluster = topology.with_nodes(nodes);
     rows.push_back(scaling_row(search(quiet, cluster), cluster));
     progress.update(static_cast<std::int64_t>(rows.size()));

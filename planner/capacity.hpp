@@ -14,7 +14,7 @@ namespace burst::planner {
 // Powers of two from 1 up to max_nodes (and max_nodes itself).
 [[nodiscard]] std::vector<int> default_node_counts(int max_nodes);
 
-// One row per node count, in order.
+// One row per node count, in order; fewer when Ctrl-C cut it short (the smallest counts, done).
 [[nodiscard]] std::vector<ScalingRow> scaling_table(const SearchRequest& request, const topo::Topology& topology,
                                                     const std::vector<int>& node_counts);
 

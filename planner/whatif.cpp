@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/interrupt.hpp"
 #include "common/progress.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
@@ -108,7 +109,7 @@ std::vector<WhatIfPoint> what_if(const SearchRequest& request, const topo::Topol
   for (const Variation& v : grid) total *= v.values.size();
   std::vector<WhatIfPoint> points;
   Progress progress("what-if", static_cast<std::int64_t>(total), request.progress);
-  for (std::size_t index = 0; index < total; ++index) {
+  for (std::size_t index = 0; index < total && !interrupt_requested(); ++index) {
     WhatIfPoint point;
     std::size_t rest = index;
     for (std::size_t d = grid.size(); d-- > 0;) {  // last knob fastest

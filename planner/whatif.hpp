@@ -27,6 +27,7 @@ struct WhatIfPoint {
   ScalingRow outcome;
 };
 
+// The points in grid order; fewer when Ctrl-C cut it short (common/interrupt.hpp): those done.
 [[nodiscard]] std::vector<WhatIfPoint> what_if(const SearchRequest& request, const topo::Topology& topology,
                                                const std::vector<Variation>& grid);
 

@@ -22,7 +22,9 @@
 #include "simulator/attention/attention.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/models/model.hpp"
+#include "common/interrupt.hpp"
 #include "tools/burst/bench_attention_gpu.hpp"
+#include "tools/burst/cut_short.hpp"
 #include "tools/burst/commands.hpp"
 #include "topologies/load.hpp"
 #include "tools/burst/validators.hpp"
@@ -61,8 +63,9 @@ struct Measure {
 // Rounds that run every measure once, interleaved, keeping each one's best time: on a shared
 // machine the load moves within seconds, and interleaving gives the kernels and the BLAS the
 // same chances at a quiet moment.
+// Ctrl-C after the first round ends the rounds early: the figures are the best of those run.
 void run_rounds(int rounds, std::vector<Measure*> measures) {
-  for (int r = 0; r < rounds; ++r) {
+  for (int r = 0; r < rounds && !(r > 0 && interrupt_requested()); ++r) {
     fmt::print(stderr, "bench: round {} of {} ...\n", r + 1, rounds);
     for (Measure* m : measures) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -161,6 +164,7 @@ AttentionBenchSetup resolve(const AttentionBenchOptions& o) {
 
 void run_attention(const AttentionBenchOptions& o) {
   const AttentionBenchSetup setup = resolve(o);
+  const InterruptScope ctrl_c;
   if (o.device == "cuda") {
     return run_attention_bench_gpu(
         {setup.tokens, o.heads, o.kv_heads, o.head_dim, setup.masks, o.repeat, o.deterministic, o.json});
@@ -270,7 +274,10 @@ void add_bench_attention_command(CLI::App& bench) {
   attention->add_option("--tile-q", a->tile_q, "Queries per tile")->check(kAtLeastOne)->capture_default_str();
   attention->add_option("--tile-k", a->tile_k, "Keys per tile")->check(kAtLeastOne)->capture_default_str();
   attention->add_flag("--json", a->json, "Print the figures as JSON");
-  attention->callback([a] { run_attention(*a); });
+  attention->callback([a] {
+    run_attention(*a);
+    if (interrupt_requested()) throw CutShort("bench attention: cut short by Ctrl-C; the figures are the best of the rounds run");
+  });
 }
 
 }  // namespace burst::cli

@@ -10,6 +10,8 @@
 #include "common/units.hpp"
 #include "planner/search/search.hpp"
 #include "simulator/models/model.hpp"
+#include "common/interrupt.hpp"
+#include "tools/burst/cut_short.hpp"
 #include "tools/burst/commands.hpp"
 #include "tools/burst/validators.hpp"
 #include "topologies/load.hpp"
@@ -39,7 +41,7 @@ Json run_case(const PlanBenchCase& c, const PlanBenchOptions& o) {
   request.simulation.engine = "event";
   double best = 1e30;
   planner::SearchResult result;
-  for (int r = 0; r < o.repeats; ++r) {
+  for (int r = 0; r < o.repeats && !(r > 0 && interrupt_requested()); ++r) {  // Ctrl-C: the best of the runs done
     const auto start = std::chrono::steady_clock::now();
     const topo::Topology topology = topo::load_topology(c.topology, load);
     result = planner::search(request, topology);
@@ -62,12 +64,14 @@ void run(const PlanBenchOptions& o) {
       {"a800-4hca", 4, "burst-7b", "2M", 2.0},
       {"a800-4hca", 16, "burst-14b", "4M", 0},
   };
+  const InterruptScope ctrl_c;  // Ctrl-C: finish the case in hand, report the cases done
   Json all = Json::array();
   if (!o.json) {
     fmt::print("{:<10} {:>5} {:<10} {:>4} {:>11} {:>10} {:>8} {:>5}  chosen\n", "topology", "nodes", "model", "seq",
                "candidates", "plan ms", "goal ms", "met");
   }
   for (const auto& c : cases) {
+    if (interrupt_requested()) break;
     fmt::print(stderr, "bench: planning {} on {} x{} at {} ...\n", c.model, c.topology, c.nodes, c.seq);
     Json r = run_case(c, o);
     if (!o.json) {
@@ -79,6 +83,9 @@ void run(const PlanBenchOptions& o) {
     all.push_back(std::move(r));
   }
   if (o.json) fmt::print("{}\n", all.dump(2));
+  if (interrupt_requested()) {
+    throw CutShort(fmt::format("bench plan: cut short by Ctrl-C after {} of {} cases", all.size(), cases.size()));
+  }
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 
 #include "common/units.hpp"
 #include "planner/capacity.hpp"
+#include "common/interrupt.hpp"
+#include "tools/burst/cut_short.hpp"
 #include "tools/burst/commands.hpp"
 #include "tools/burst/work_bounds.hpp"
 #include "tools/burst/plan_options.hpp"
@@ -32,11 +34,7 @@ Json row_json(const planner::ScalingRow& r) {
               {"memory_bytes_per_gpu", r.memory_total_bytes}};
 }
 
-void run(const CapacityOptions& o) {
-  require_bounded("--max-nodes", o.max_nodes, kMaxCapacityNodes, o.force, "nodes, a plan search at every power of two",
-                  "ask for fewer nodes");
-  const PlanningJob p = resolve_planning(o.plan);
-  const auto rows = planner::scaling_table(p.request, *p.job.topology, planner::default_node_counts(o.max_nodes));
+void report_scaling(const CapacityOptions& o, const PlanningJob& p, const std::vector<planner::ScalingRow>& rows) {
   const planner::ScalingRow* fewest = planner::fewest_fitting(rows);
   if (o.json) {
     Json out = job_json(p.job);
@@ -55,6 +53,20 @@ void run(const CapacityOptions& o) {
   } else {
     fmt::print("\nthe job fits on none of these node counts (up to {}): try --max-nodes, a shorter --seq or a larger "
                "--memory-budget\n", o.max_nodes);
+  }
+}
+
+void run(const CapacityOptions& o) {
+  require_bounded("--max-nodes", o.max_nodes, kMaxCapacityNodes, o.force, "nodes, a plan search at every power of two",
+                  "ask for fewer nodes");
+  const PlanningJob p = resolve_planning(o.plan);
+  const InterruptScope ctrl_c;  // Ctrl-C: finish the node count in hand, then report the rows done
+  const std::vector<int> node_counts = planner::default_node_counts(o.max_nodes);
+  const auto rows = planner::scaling_table(p.request, *p.job.topology, node_counts);
+  report_scaling(o, p, rows);
+  if (interrupt_requested()) {
+    throw CutShort(fmt::format("capacity: cut short by Ctrl-C after {} of {} node counts; the table holds those",
+                               rows.size(), node_counts.size()));
   }
 }
 

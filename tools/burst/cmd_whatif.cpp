@@ -7,6 +7,8 @@
 #include "common/atomic_file.hpp"
 #include "common/units.hpp"
 #include "planner/whatif.hpp"
+#include "common/interrupt.hpp"
+#include "tools/burst/cut_short.hpp"
 #include "tools/burst/commands.hpp"
 #include "tools/burst/work_bounds.hpp"
 #include "tools/burst/plan_options.hpp"
@@ -53,12 +55,17 @@ void run(const WhatIfOptions& o) {
                   "vary fewer knobs or fewer values");
   fmt::print(stderr, "whatif: {} grid point(s), each a whole plan search\n", points_total);
   const PlanningJob p = resolve_planning(o.plan);
+  const InterruptScope ctrl_c;  // Ctrl-C: finish the point in hand, then print and write the points done
   const auto points = planner::what_if(p.request, *p.job.topology, grid);
   fmt::print("{}\n\n", describe_job(p.job));
   print_grid(points);
   if (!o.csv.empty()) {
     write_file_atomically(o.csv, planner::what_if_csv(points), "the what-if grid");
     fmt::print(stderr, "grid written to {}\n", o.csv);
+  }
+  if (interrupt_requested()) {
+    throw CutShort(fmt::format("whatif: cut short by Ctrl-C after {} of {} grid points; the table{} hold those",
+                               points.size(), points_total, o.csv.empty() ? "" : " and " + o.csv));
   }
 }
 

@@ -1,5 +1,6 @@
 // burst: plan and run long-sequence transformer training across GPU clusters.
-// Exit codes: 0 success, 1 internal failure, 2 bad input or usage.
+// Exit codes: 0 success, 1 internal failure, 2 bad input or usage, 130 cut short by Ctrl-C
+// (after writing what was done: cut_short.hpp).
 #include <cstdio>
 #include <exception>
 
@@ -7,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/interrupt.hpp"
+#include "tools/burst/cut_short.hpp"
 #include "tools/burst/commands.hpp"
 #include "tools/burst/every_rank.hpp"
 
@@ -38,6 +41,9 @@ int main(int argc, char** argv) {
   } catch (const burst::Error& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return 2;
+  } catch (const burst::cli::CutShort& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return burst::kInterruptedExitCode;
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}\n", burst::cli::failure_message(e));
     return 1;
