@@ -1,8 +1,11 @@
 // CudaAttentionKernels (see cuda_attention_kernels.hpp).
 //
-// Host buffers handed to cudaMemcpyAsync are ordinary (pageable) memory: CUDA copies such a
-// source into its own staging memory before the call returns, and a copy into pageable memory
-// returns once it is complete, so the conversion buffers below may be refilled right away.
+// Host buffers handed to cudaMemcpyAsync are ordinary (pageable) memory, for which CUDA only
+// says the call "might be synchronous" with respect to the host (CUDA Runtime API, "API
+// synchronization behavior"): a source is safe to change or free only after the stream has been
+// synchronized. So every host array a call uploads stays untouched until the call's final
+// cudaStreamSynchronize: each bf16 tensor has its own conversion buffer, the tile list lives
+// until the call returns, and downloads are read only after a synchronize.
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 
 #include <vector>
@@ -55,7 +58,8 @@ struct CudaAttentionKernels::State {
   DeviceBuffer by_key_offsets{"tile list offsets by key"}, by_key{"tile list by key"};
   DeviceBuffer o{"o"}, lse{"lse"}, o_i{"o_i"}, lse_i{"lse_i"}, delta{"delta"};
   DeviceBuffer d_q{"d_q"}, d_k{"d_k"}, d_v{"d_v"};
-  std::vector<Bf16> bf16_staging;
+  // The bf16 copies of Q, K, V, dO (one each: see the head comment) and downloaded gradients.
+  std::vector<Bf16> q_bf16, k_bf16, v_bf16, d_o_bf16;
   std::vector<float> fp32_staging;
 
   void select_device() const {
@@ -72,11 +76,12 @@ struct CudaAttentionKernels::State {
     return device;
   }
 
-  const Bf16* upload_bf16(DeviceBuffer& buffer, ConstView view, std::string_view what) {
+  // `staging` must not be touched again before the stream is synchronized.
+  const Bf16* upload_bf16(DeviceBuffer& buffer, std::vector<Bf16>& staging, ConstView view, std::string_view what) {
     const auto n = static_cast<std::size_t>(view.shape.elements());
-    bf16_staging.resize(n);
-    for (std::size_t i = 0; i < n; ++i) bf16_staging[i] = to_bf16(view.data[i]);
-    return upload<Bf16>(buffer, bf16_staging, what);
+    staging.resize(n);
+    for (std::size_t i = 0; i < n; ++i) staging[i] = to_bf16(view.data[i]);
+    return upload<Bf16>(buffer, staging, what);
   }
 
   float* upload_fp32(DeviceBuffer& buffer, std::span<const float> host, std::string_view what) {
@@ -112,9 +117,9 @@ struct CudaAttentionKernels::State {
   gpu::PairInputs upload_pair(const BlockPair& in, const AttentionMask& mask, const TileList& list) {
     gpu::PairInputs p;
     p.shape = {in.q.shape.tokens, in.k.shape.tokens, in.q.shape.heads, in.k.shape.heads, in.q.shape.head_dim};
-    p.q = upload_bf16(q, in.q, "q");
-    p.k = upload_bf16(k, in.k, "k");
-    p.v = upload_bf16(v, in.v, "v");
+    p.q = upload_bf16(q, q_bf16, in.q, "q");
+    p.k = upload_bf16(k, k_bf16, in.k, "k");
+    p.v = upload_bf16(v, v_bf16, in.v, "v");
     p.q_positions = upload<std::int64_t>(q_positions, in.q_positions, "q_positions");
     p.k_positions = upload<std::int64_t>(k_positions, in.k_positions, "k_positions");
     p.mask = view_of(mask);
@@ -229,7 +234,7 @@ KernelStats CudaAttentionKernels::backward(const BlockPair& in, const AttentionM
   s.select_device();
   const TileList list = build_tile_list(in.q_positions, in.k_positions, mask, gpu::kTileRows, gpu::kTileRows);
   const gpu::PairInputs pair = s.upload_pair(in, mask, list);
-  const gpu::BackwardInputs grad_in{s.upload_bf16(s.d_o, d_o, "d_o"), s.upload_fp32(s.lse, lse, "lse"),
+  const gpu::BackwardInputs grad_in{s.upload_bf16(s.d_o, s.d_o_bf16, d_o, "d_o"), s.upload_fp32(s.lse, lse, "lse"),
                                     s.upload_fp32(s.delta, delta, "delta")};
   const gpu::Gradients out{s.zeroed(s.d_q, d_q.shape, "d_q"), s.zeroed(s.d_k, d_k.shape, "d_k"),
                            s.zeroed(s.d_v, d_v.shape, "d_v")};

@@ -22,12 +22,15 @@
 namespace burst::rt::gpu {
 namespace {
 
-// A device array holding `host`, in `buffer` (owned by the caller, freed with it).
+// A device array holding `host`, in `buffer` (owned by the caller, freed with it). Waits for
+// the copy: `host` is often a temporary, and a pageable source may be read until the stream
+// is synchronized (CUDA only says such a cudaMemcpyAsync "might be synchronous").
 template <typename T>
 T* to_device(DeviceBuffer& buffer, const std::vector<T>& host, cudaStream_t stream) {
   T* device = buffer.reserve_for<T>(host.size());
   check_cuda(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, stream),
              "cudaMemcpyAsync (bench inputs)");
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bench inputs)");
   return device;
 }
 
