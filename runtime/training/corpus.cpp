@@ -241,6 +241,14 @@ TrainingSequence training_sequence(const Corpus& corpus, std::int64_t seq, std::
   return stream_window(corpus, seq, index);
 }
 
+std::string repetition_warning(const Corpus& corpus, std::int64_t seq, const Mask& mask) {
+  const auto size = static_cast<std::int64_t>(corpus.bytes.size());
+  if (mask.kind == MaskKind::Document || size == 0 || size >= seq) return {};
+  return fmt::format("--data: '{}' holds {} bytes in {} document(s), fewer than one {}-token sequence: each sequence "
+                     "repeats the text {:.1f} times; use more text (a directory of files) for a meaningful loss",
+                     corpus.source, size, corpus.names.size(), seq, static_cast<double>(seq) / static_cast<double>(size));
+}
+
 std::int64_t counted_targets(const TrainingSequence& sequence) {
   return std::ranges::count_if(sequence.targets, [](std::int32_t t) { return t != kNoTarget; });
 }

@@ -54,6 +54,12 @@ struct TrainingSequence {
 [[nodiscard]] TrainingSequence training_sequence(const Corpus& corpus, std::int64_t seq, std::int64_t index,
                                                  const Mask& mask);
 
+// A warning when the corpus is shorter than one sequence of `seq` tokens read as a stream (every
+// mask but document): each sequence then holds the same text several times over, which a user
+// should know before reading the loss curve. Empty when the text is long enough or documents
+// are slotted (a short document is padded, never repeated).
+[[nodiscard]] std::string repetition_warning(const Corpus& corpus, std::int64_t seq, const Mask& mask);
+
 // How many targets count in the loss (those that are not kNoTarget).
 [[nodiscard]] std::int64_t counted_targets(const TrainingSequence& sequence);
 

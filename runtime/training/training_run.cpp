@@ -20,6 +20,7 @@
 #include "common/stopwatch.hpp"
 #include "runtime/comm/self_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
+#include "runtime/training/memory_preflight.hpp"
 #include "runtime/training/state_shards.hpp"
 #include "runtime/training/zero_model.hpp"
 #include "runtime/training/zero_report.hpp"
@@ -160,8 +161,20 @@ struct TrainingRun::StepRecord {
   MemoryLedger::Breakdown peak_by_use{};
 };
 
+namespace {
+
+// Before anything large is allocated: the plan's least footprint on a rank against what this
+// rank can have (memory_preflight.hpp). Every rank holds seq / ranks tokens.
+void require_fits_memory(const plan::Plan& plan) {
+  const auto ranks = static_cast<int>(plan.ranks.size());
+  require_memory(minimum_training_memory(plan, plan.job.seq / std::max(1, ranks), ranks),
+                 memory_available(launcher_ranks_on_node()));
+}
+
+}  // namespace
+
 TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
-    : plan_((require_job_ranks(plan, comm.size()), plan)),
+    : plan_((require_job_ranks(plan, comm.size()), require_fits_memory(plan), plan)),
       comm_(comm),
       options_(std::move(options)),
       model_(plan.job.model),
@@ -175,6 +188,10 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
   check_save_every(options_.save_every, options_.save);
   if (!options_.save.empty()) check_writable(options_.save);
   (void)training_sequence(corpus_, plan_.job.seq, first_step_, plan_.job.mask);  // the data fits the mask
+  if (const std::string warning = repetition_warning(corpus_, plan_.job.seq, plan_.job.mask);
+      !warning.empty() && comm.rank() == 0) {
+    fmt::print(stderr, "warning: {}\n", warning);
+  }
 }
 
 Json TrainingRun::schedule_meta() const {

@@ -179,3 +179,14 @@ TEST_CASE("bad sequence arguments are errors", "[corpus]") {
   CHECK(test::error_text([&] { (void)rt::training_sequence(rt::Corpus{}, 8, 0, Mask{}); })
             .starts_with("training_sequence: corpus: '' holds no text"));
 }
+
+TEST_CASE("text shorter than one sequence read as a stream is named in a warning; slotted documents are not", "[corpus]") {
+  const rt::Corpus corpus = rt::read_corpus(kTestCorpus);
+  const auto size = static_cast<std::int64_t>(corpus.bytes.size());
+  CHECK(rt::repetition_warning(corpus, size, Mask{MaskKind::Causal}).empty());
+  const std::string warning = rt::repetition_warning(corpus, 4 * size, Mask{MaskKind::Causal});
+  CHECK(contains(warning, "fewer than one " + std::to_string(4 * size) + "-token sequence"));
+  CHECK(contains(warning, "repeats the text 4.0 times"));
+  CHECK(contains(warning, kTestCorpus));
+  CHECK(rt::repetition_warning(corpus, 4 * size, Mask{MaskKind::Document, 0, 64}).empty());
+}

@@ -1,0 +1,109 @@
+// The memory pre-flight of a training run (see memory_preflight.hpp).
+#include "runtime/training/memory_preflight.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace burst::rt {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
+
+// MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read.
+std::uint64_t mem_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+// The cgroup v2 memory limit of this process in bytes, or 0 when there is none.
+std::uint64_t cgroup_limit() {
+  std::ifstream in("/sys/fs/cgroup/memory.max");
+  std::string text;
+  if (!(in >> text) || text == "max") return 0;
+  return std::strtoull(text.c_str(), nullptr, 10);
+}
+
+// Bytes the process has mapped (VmSize), for what is left under RLIMIT_AS.
+std::uint64_t mapped_now() {
+  std::ifstream in("/proc/self/statm");
+  std::uint64_t pages = 0;
+  in >> pages;
+  return pages * 4096;
+}
+
+}  // namespace
+
+std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks) {
+  const ModelSpec& m = plan.job.model;
+  const auto c = static_cast<double>(tokens);
+  const double kv_dim = static_cast<double>(m.kv_heads) * m.head_dim;
+  // ZeRO 3 shards the parameters, ZeRO 2 and 3 the gradients (a unit's full gradients live only briefly).
+  const double shard = 1.0 / std::max(1, ranks);
+  const double params = m.total_params() * (plan.strategy.zero_stage >= 3 ? shard : 1.0);
+  const double grads = m.total_params() * (plan.strategy.zero_stage >= 2 ? shard : 1.0);
+  const auto bytes = [](double floats) { return static_cast<std::uint64_t>(floats * sizeof(float)); };
+  return {{"layer inputs kept (every policy)", bytes(static_cast<double>(m.layers) * c * m.hidden)},
+          {"one layer's forward working set",
+           bytes(c * std::max(3.0 * m.hidden + 2.0 * kv_dim, m.hidden + 2.0 * m.ffn))},
+          {"parameters and gradients", bytes(params + grads)}};
+}
+
+int launcher_ranks_on_node() {
+  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int n = local_size != nullptr ? std::atoi(local_size) : 1;
+  return std::max(1, n);
+}
+
+MemoryAvailable memory_available(int ranks_on_node) {
+  const int share = std::max(1, ranks_on_node);
+  const auto shared = [share](std::uint64_t bytes) { return bytes / static_cast<std::uint64_t>(share); };
+  MemoryAvailable best{UINT64_MAX, "no limit found"};
+  const auto consider = [&best](std::uint64_t bytes, std::string source) {
+    if (bytes > 0 && bytes < best.bytes) best = {bytes, std::move(source)};
+  };
+  if (const std::uint64_t available = mem_available(); available > 0) {
+    consider(shared(available), fmt::format("MemAvailable {} shared by {} rank(s) on this node", gib(static_cast<double>(available)), share));
+  }
+  if (const std::uint64_t limit = cgroup_limit(); limit > 0) {
+    consider(shared(limit), fmt::format("the cgroup's memory.max {} shared by {} rank(s)", gib(static_cast<double>(limit)), share));
+  }
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    const std::uint64_t used = mapped_now();
+    const std::uint64_t left = as.rlim_cur > used ? as.rlim_cur - used : 1;
+    consider(left, fmt::format("the address-space limit (ulimit -v) {} less {} mapped", gib(static_cast<double>(as.rlim_cur)),
+                               gib(static_cast<double>(used))));
+  }
+  return best;
+}
+
+void require_memory(const std::vector<MemoryNeed>& need, const MemoryAvailable& available) {
+  const std::uint64_t total = std::accumulate(need.begin(), need.end(), std::uint64_t{0},
+                                              [](std::uint64_t sum, const MemoryNeed& n) { return sum + n.bytes; });
+  if (total <= available.bytes) return;
+  std::string items;
+  for (const MemoryNeed& n : need) items += fmt::format("{}{} {}", items.empty() ? "" : ", ", n.item, gib(static_cast<double>(n.bytes)));
+  throw Error(Problem{"plan:/job/seq_len",
+                      fmt::format("this rank needs at least {} ({}) but can have {} ({})", gib(static_cast<double>(total)), items,
+                                  gib(static_cast<double>(available.bytes)), available.source),
+                      "", "plan it over more ranks or a shorter sequence, or run where more memory is free"});
+}
+
+}  // namespace burst::rt

@@ -1,0 +1,51 @@
+// Memory checked before it is spent: a training run refuses, before allocating anything large,
+// a plan whose smallest possible footprint on this rank exceeds the memory this rank can have,
+// naming the items, instead of growing until the kernel kills it (exit 137, no word) or
+// std::bad_alloc ends it mid-step.
+//
+// The footprint is a LOWER BOUND of what the runtime will hold (fp32 tensors, c = this rank's
+// tokens): under every checkpoint policy each of the L layers keeps at least its input
+// (L c hidden floats), one layer's forward holds at once at least the attention's norm, q, o, k
+// and v (c (3 hidden + 2 kv_dim) floats) or the MLP's norm and two hidden activations
+// (c (hidden + 2 ffn)), whichever is larger, and the model
+// state is at least parameters and their gradients (P floats each, the parameters divided by the
+// ranks under ZeRO 3 and the gradients under ZeRO 2 and 3). The real peak is higher (the ledger measures it), so a plan refused here can never run, and
+// a plan accepted here can still run out of memory later: that failure still ends with a clear
+// out-of-memory message (tools/burst/every_rank.cpp).
+//
+// What this rank can have: the least of the node's MemAvailable (/proc/meminfo) shared by the
+// ranks on this node, the cgroup's memory.max shared the same way, and the address-space limit
+// (RLIMIT_AS, `ulimit -v`) minus what the process has mapped already.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/contract/plan.hpp"
+
+namespace burst::rt {
+
+struct MemoryNeed {
+  std::string item;
+  std::uint64_t bytes = 0;
+};
+
+// The lower bound above, item by item, for one rank of `ranks` holding `tokens` tokens.
+[[nodiscard]] std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks);
+
+struct MemoryAvailable {
+  std::uint64_t bytes = 0;
+  std::string source;  // "MemAvailable 11.2 GiB shared by 4 ranks", "ulimit -v ..."
+};
+
+// Per rank; `ranks_on_node` share the node's memory (OMPI_COMM_WORLD_LOCAL_SIZE under mpirun).
+[[nodiscard]] MemoryAvailable memory_available(int ranks_on_node);
+
+// The ranks on this node as the launcher says (OpenMPI's OMPI_COMM_WORLD_LOCAL_SIZE), else 1.
+[[nodiscard]] int launcher_ranks_on_node();
+
+// Throws burst::Error at plan:/job/seq_len naming the items when their sum exceeds `available`.
+void require_memory(const std::vector<MemoryNeed>& need, const MemoryAvailable& available);
+
+}  // namespace burst::rt

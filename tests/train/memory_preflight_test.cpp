@@ -1,0 +1,41 @@
+// The memory pre-flight: its lower bound item by item, its refusal naming the items and the
+// source of the limit, and what this machine reports as available.
+#include <catch2/catch.hpp>
+
+#include "runtime/training/memory_preflight.hpp"
+#include "tests/support/error_text.hpp"
+#include "tests/support/ring_plan.hpp"
+
+using namespace burst;
+
+TEST_CASE("the least footprint counts kept layer inputs, one layer's working set and the model state", "[preflight]") {
+  plan::Plan p = test::training_plan(4, 4, Layout::Contiguous, BackwardMode::KvRing, CheckpointPolicy::Full, 0, 1);
+  const ModelSpec& m = p.job.model;  // 2 layers, hidden 32, FFN 48, 2 KV heads of 8
+  const std::int64_t c = 1000;
+  p.strategy.zero_stage = 0;
+  const auto need = rt::minimum_training_memory(p, c, 4);
+  REQUIRE(need.size() == 3);
+  CHECK(need[0].bytes == 4u * 2 * 1000 * 32);                       // L c hidden
+  CHECK(need[1].bytes == 4u * 1000 * std::max(3 * 32 + 2 * 16, 32 + 2 * 48));  // the larger stage
+  CHECK(need[2].bytes == static_cast<std::uint64_t>(4 * 2 * m.total_params()));
+  p.strategy.zero_stage = 3;  // parameters and gradients sharded over the 4 ranks
+  CHECK(rt::minimum_training_memory(p, c, 4)[2].bytes == static_cast<std::uint64_t>(4 * 2 * m.total_params() / 4));
+}
+
+TEST_CASE("a plan beyond what the rank can have is refused naming every item and the limit", "[preflight]") {
+  const std::vector<rt::MemoryNeed> need{{"layer inputs", 3ull << 30}, {"state", 1ull << 30}};
+  CHECK_NOTHROW(rt::require_memory(need, {5ull << 30, "test"}));
+  const std::string text =
+      test::error_text([&] { rt::require_memory(need, {2ull << 30, "MemAvailable 8 GiB shared by 4 rank(s)"}); });
+  CHECK_THAT(text, Catch::Contains("plan:/job/seq_len: this rank needs at least 4.00 GiB"));
+  CHECK_THAT(text, Catch::Contains("layer inputs 3.00 GiB, state 1.00 GiB"));
+  CHECK_THAT(text, Catch::Contains("can have 2.00 GiB (MemAvailable 8 GiB shared by 4 rank(s))"));
+}
+
+TEST_CASE("this machine has some memory available, shared by the ranks on the node", "[preflight]") {
+  const rt::MemoryAvailable one = rt::memory_available(1);
+  const rt::MemoryAvailable four = rt::memory_available(4);
+  CHECK(one.bytes > 0);
+  CHECK(four.bytes <= one.bytes);
+  CHECK_FALSE(one.source.empty());
+}
