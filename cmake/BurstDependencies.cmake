@@ -47,3 +47,20 @@ if(BURST_WITH_CUDA_ENABLED AND NOT BURST_WITH_NCCL STREQUAL "OFF")
   endif()
 endif()
 burst_resolve_backend(BURST_WITH_NCCL BURST_NCCL_FOUND "NCCL needs CUDA; install NCCL under the CUDA toolkit.")
+
+# The Python module (python/): the interpreter and its headers, and pybind11's CMake package.
+# Under the sanitizers AUTO leaves it out: an ASan-instrumented module loads only into an
+# interpreter started with the ASan runtime preloaded, which python3 is not.
+set(BURST_PYTHON_FOUND OFF)
+if(BURST_SANITIZE AND BURST_WITH_PYTHON STREQUAL "AUTO")
+  message(STATUS "Python module: left out under BURST_SANITIZE (set BURST_WITH_PYTHON=ON to build it anyway)")
+elseif(NOT BURST_WITH_PYTHON STREQUAL "OFF")
+  find_package(Python3 COMPONENTS Interpreter Development QUIET)
+  if(Python3_FOUND)
+    find_package(pybind11 CONFIG QUIET)
+  endif()
+  if(Python3_FOUND AND pybind11_FOUND)
+    set(BURST_PYTHON_FOUND ON)
+  endif()
+endif()
+burst_resolve_backend(BURST_WITH_PYTHON BURST_PYTHON_FOUND "Install pybind11-dev python3-dev.")

@@ -148,4 +148,23 @@ std::string what_if_csv(const std::vector<WhatIfPoint>& points) {
   return out;
 }
 
+Json what_if_json(const std::vector<WhatIfPoint>& points) {
+  Json out = Json::array();
+  for (const WhatIfPoint& p : points) {
+    Json setting = Json::object();
+    for (const auto& [knob, value] : p.setting) setting[knob] = value;
+    const ScalingRow& o = p.outcome;
+    out.push_back(Json{{"setting", std::move(setting)},
+                       {"gpus", o.gpus},
+                       {"strategy", o.strategy},
+                       {"feasible", o.feasible},
+                       {"tokens_per_s_per_gpu", o.tokens_per_s_per_gpu},
+                       {"step_time_s", o.step_time_s},
+                       {"mfu", o.mfu},
+                       {"memory_bytes_per_gpu", o.memory_total_bytes},
+                       {"reason", o.reason}});
+  }
+  return out;
+}
+
 }  // namespace burst::planner

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/json_reader.hpp"
 #include "planner/report/report.hpp"
 #include "planner/search/search.hpp"
 
@@ -33,5 +34,9 @@ struct WhatIfPoint {
 
 // One header line, then one line per point: the knobs, then the outcome.
 [[nodiscard]] std::string what_if_csv(const std::vector<WhatIfPoint>& points);
+// The same columns as JSON, one object per point: {"setting": {knob: value, ...}, "gpus",
+// "strategy", "feasible", "tokens_per_s_per_gpu", "step_time_s", "mfu", "memory_bytes_per_gpu",
+// "reason"}, numbers at full precision.
+[[nodiscard]] Json what_if_json(const std::vector<WhatIfPoint>& points);
 
 }  // namespace burst::planner

@@ -11,6 +11,7 @@ packages=(
   libopenmpi-dev openmpi-bin libopenblas-dev pkg-config   # pkg-config locates OpenBLAS
   clang libclang-rt-14-dev   # libFuzzer targets
   python3 python3-yaml   # the export tests read NeMo's YAML and TorchTitan's TOML (tomllib) back
+  pybind11-dev python3-dev   # the Python module, `import burst` (python/)
 )
 
 missing=()

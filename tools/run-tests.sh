@@ -6,7 +6,8 @@
 #      `gpu`, run where a GPU is visible and otherwise exit 77, which CTest counts as skipped:
 #      this script says how many, and does not count them as passed);
 #   3. build the same tests with AddressSanitizer + UndefinedBehaviorSanitizer and run them;
-#   4. build the libFuzzer targets with clang and run each briefly (BURST_FUZZ_SECONDS, 20).
+#   4. build the libFuzzer targets with clang and run each briefly (BURST_FUZZ_SECONDS, 20), with
+#      the options of tools/fuzz-options.sh (hour-long runs: tools/fuzz-long.sh).
 # Ends with one line "N passed, N failed" over all stages; exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 fuzz_seconds=${BURST_FUZZ_SECONDS:-20}
 passed=0
 failed=0
-gpu_skipped_line=""
+skip_lines=""
 log_dir=$(mktemp -d)
 
 started=$SECONDS
@@ -33,13 +34,19 @@ run_ctest() {
   fi
   total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
   bad=$(sed -E 's/.*tests passed, ([0-9]+) tests failed.*/\1/' <<<"$line")
-  local skipped
-  skipped=$(grep -cE '\*\*\*Skipped' "$log")
+  # Skipped tests (exit 77: a GPU test where no GPU is visible, the Chromium render test where
+  # Chromium is not installed) count neither as passed nor as failed, and are named.
+  local skipped gpu_skipped names
+  names=$(sed -nE 's/^[[:space:]]*[0-9]+ - ([^ ]+) \(Skipped\)$/\1/p' "$log")
+  skipped=$(grep -c . <<<"$names")
+  gpu_skipped=$(grep -c gpu <<<"$names")
   passed=$((passed + total - bad - skipped))
   failed=$((failed + bad))
-  if [ "$skipped" -gt 0 ]; then
-    gpu_skipped_line="GPU tests: ${skipped} skipped (no GPU visible; on a GPU machine: ctest --test-dir $tree -L gpu)"
-    echo "$gpu_skipped_line" >&2
+  if [ "$gpu_skipped" -gt 0 ]; then
+    skip_lines+="GPU tests: ${gpu_skipped} skipped (no GPU visible; on a GPU machine: ctest --test-dir $tree -L gpu)"$'\n'
+  fi
+  if [ "$skipped" -gt "$gpu_skipped" ]; then
+    skip_lines+="other skipped tests ($label): $(grep -v gpu <<<"$names" | tr '\n' ' ')(their SKIPPED line says why)"$'\n'
   fi
 }
 
@@ -58,13 +65,16 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 if build asan; then run_ctest build-asan asan; else echo "run-tests: sanitizer build failed" >&2; failed=$((failed + 1)); fi
 
 stage "fuzzers (${fuzz_seconds}s each)"
+source tools/fuzz-options.sh  # each target's dictionary, -max_len and deep-nesting seeds
 if build fuzz; then
   for fuzzer in build-fuzz/bin/fuzz_*; do
     name=$(basename "$fuzzer")
     corpus_seed="tests/fuzz/corpus/$name"
     work="$log_dir/corpus-$name"
     mkdir -p "$work"
-    if "$fuzzer" -max_total_time="$fuzz_seconds" -print_final_stats=0 "$work" "$corpus_seed" \
+    fuzz_deep_seeds "$name" "$work"
+    mapfile -t options < <(fuzz_options "$name")
+    if "$fuzzer" "${options[@]}" -max_total_time="$fuzz_seconds" -print_final_stats=0 "$work" "$corpus_seed" \
          >"$log_dir/$name.log" 2>&1; then
       echo "fuzz $name: ok ($(grep -Eo 'Done [0-9]+ runs' "$log_dir/$name.log" | grep -Eo '[0-9]+') runs)" >&2
       passed=$((passed + 1))
@@ -81,6 +91,6 @@ fi
 
 stage "done"
 echo
-[ -n "$gpu_skipped_line" ] && echo "$gpu_skipped_line"
+printf "%s" "$skip_lines"
 echo "${passed} passed, ${failed} failed"
 [ "$failed" -eq 0 ]

@@ -1,14 +1,18 @@
 // The capacity report: what a person hands to a manager. The job, the cluster, the chosen
 // plan and the peers side by side, where each iteration's time goes (compute, exposed
 // communication, recompute, optimizer), where each GPU's memory goes, and how throughput
-// scales with nodes; charts are inline SVG, so the HTML opens offline in any browser and the
+// scales with nodes; pictures of the cluster with the plan's rings, of one attention layer's
+// predicted timeline on a few ranks, and (given a run's JSON) of measured against predicted
+// figures. Charts are inline SVG, so the HTML opens offline in any browser and the
 // Markdown renders on any forge (the same SVGs are embedded as data: images there).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "planner/contract/plan.hpp"
+#include "planner/report/run_comparison.hpp"
 
 namespace burst::planner {
 
@@ -25,9 +29,26 @@ struct ScalingRow {
   double memory_total_bytes = 0;  // per GPU
 };
 
+// One bar of an attention layer's predicted timeline: a compute task or a send of one rank,
+// as the simulator scheduled it (the events `burst simulate --trace` writes).
+struct TimelineBar {
+  int rank = 0;
+  bool send = false;
+  double start_s = 0, end_s = 0;  // from the start of the forward; the backward follows it
+};
+
+struct Timeline {
+  std::vector<int> ranks;  // the ranks drawn, top to bottom
+  int world = 0;           // every rank of the plan
+  double forward_s = 0, backward_s = 0;
+  std::vector<TimelineBar> bars;
+};
+
 struct ReportInput {
   plan::Plan plan;
   std::vector<ScalingRow> scaling;  // may be empty: the section then says it was not computed
+  Timeline timeline;                // no ranks: the section says it was not simulated
+  std::optional<RunFigures> run;    // a run of this plan (`burst report --run run.json`)
 };
 
 [[nodiscard]] std::string render_markdown(const ReportInput& input);

@@ -13,9 +13,12 @@
 
 #include "common/text.hpp"
 #include "common/units.hpp"
+#include "planner/report/cluster_svg.hpp"
 #include "planner/report/report_document.hpp"
 #include "planner/report/report_text.hpp"
+#include "planner/report/run_comparison_svg.hpp"
 #include "planner/report/svg_charts.hpp"
+#include "planner/report/timeline_svg.hpp"
 
 namespace burst::planner::report_doc {
 namespace {
@@ -218,6 +221,61 @@ Section memory_section(const std::vector<Candidate>& all, double budget) {
            chart(spec.title, spec, svg::stacked_bars)}};
 }
 
+Section timeline_section(const Timeline& t) {
+  const std::string heading = "One attention layer, predicted";
+  if (t.ranks.empty()) {
+    return {heading, {std::string("Not simulated: this report was made without the layer's timeline.")}};
+  }
+  return {heading,
+          {fmt::format("The simulator's schedule of one attention layer (the same events `burst simulate --trace` "
+                       "writes) on {} of the {} ranks: forward {}, backward {}. Shaded gaps in a rank's compute lane "
+                       "are time it waits for data the ring has not delivered yet.",
+                       t.ranks.size() == static_cast<std::size_t>(t.world) ? "all" : fmt::format("the first {}", t.ranks.size()),
+                       t.world, units::human_duration(t.forward_s), units::human_duration(t.backward_s)),
+           Chart{"Predicted timeline of one attention layer", svg::timeline_picture(t, false),
+                 svg::timeline_picture(t, true)}}};
+}
+
+// A table and a chart of measured against predicted figures.
+std::vector<Block> comparison(svg::Comparison spec, const std::string& id) {
+  Table t{id, {"figure", "measured", "predicted", "measured / predicted"}, {}};
+  for (const Compared& c : spec.rows) {
+    t.rows.push_back({c.name, c.has_measured ? spec.format(c.measured) : "not measured",
+                      c.has_predicted ? spec.format(c.predicted) : "not predicted",
+                      c.has_measured && c.has_predicted && c.predicted > 0 ? rt::ratio(c.measured / c.predicted) : "n/a"});
+  }
+  std::string title = spec.title;
+  return {std::move(t), chart(std::move(title), spec, svg::comparison_bars)};
+}
+
+Section run_section(const RunFigures& run, const plan::Plan& p) {
+  Section s{"Measured against predicted",
+            {fmt::format("A {} run of this plan (`burst run --json`) beside the plan's predictions.", run.kind)}};
+  std::vector<Compared> times = run.times;
+  if (run.kind == "training") {  // the plan's own parts, which the runtime does not time apart
+    for (const plan::Item& item : p.predicted.time_s) times.push_back({item.name + " (plan)", 0, item.value, false, true});
+  }
+  for (auto& block : comparison({"Time: measured and predicted", times, 1.0, "seconds", units::human_duration}, "run-time")) {
+    s.blocks.push_back(std::move(block));
+  }
+  if (!run.memory.empty()) {
+    for (auto& block : comparison({"Memory per GPU: measured peak and predicted, by item", run.memory, rt::kGiB,
+                                   "GiB per GPU", units::human_bytes}, "run-memory")) {
+      s.blocks.push_back(std::move(block));
+    }
+  }
+  if (!run.level_bytes.empty()) {
+    for (auto& block : comparison({"Ring bytes per rank by link level: measured and simulated", run.level_bytes,
+                                   1024.0 * 1024.0, "MiB per rank", units::human_bytes}, "run-bytes")) {
+      s.blocks.push_back(std::move(block));
+    }
+  } else {
+    s.blocks.emplace_back(std::string("Bytes per link level are measured by an attention-only run "
+                                      "(`burst run --attention-only --json`); this run does not report them."));
+  }
+  return s;
+}
+
 Section scaling_section(const std::vector<ScalingRow>& rows) {
   if (rows.empty()) {
     return {"Scaling with nodes", {std::string("Not computed: this report was made without a node sweep.")}};
@@ -252,15 +310,24 @@ Document build(const ReportInput& input) {
   doc.sections.push_back({"Verdict", {verdict(p, all)}});
   doc.sections.push_back({"The job", {job_table(p.job)}});
   std::vector<std::vector<std::string>> cluster = cluster_rows(p.cluster);
+  Section cluster_section{"The cluster", {}};
   if (cluster.empty()) {
-    doc.sections.push_back({"The cluster", {std::string("The plan carries no description of its cluster.")}});
+    cluster_section.blocks.emplace_back(std::string("The plan carries no description of its cluster."));
   } else {
-    doc.sections.push_back({"The cluster", {Table{"cluster", {"field", "value"}, std::move(cluster)}}});
+    cluster_section.blocks.emplace_back(Table{"cluster", {"field", "value"}, std::move(cluster)});
   }
+  if (!p.ranks.empty()) {
+    cluster_section.blocks.emplace_back(
+        Chart{"The cluster with the plan's rings: each arrow goes from a rank to the next one in its ring.",
+              svg::cluster_picture(p, false), svg::cluster_picture(p, true)});
+  }
+  doc.sections.push_back(std::move(cluster_section));
   doc.sections.push_back({"The chosen plan", {knobs_table(p)}});
+  doc.sections.push_back(timeline_section(input.timeline));
   doc.sections.push_back({"Strategies side by side", {peers_table(all)}});
   doc.sections.push_back(time_section(all));
   doc.sections.push_back(memory_section(all, p.job.memory_budget_bytes));
+  if (input.run) doc.sections.push_back(run_section(*input.run, p));
   doc.sections.push_back(scaling_section(input.scaling));
   return doc;
 }

@@ -73,7 +73,43 @@ void Canvas::text(double x, double y, std::string_view content, std::string_view
   out_ += '\n';
 }
 
+void Canvas::box(double x, double y, double w, double h, std::string_view fill, std::string_view stroke, double radius) {
+  out_ += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" rx="{:.1f}" fill="{}" stroke="{}"/>)",
+                      x, y, w, h, radius, fill, stroke);
+  out_ += '\n';
+}
+
+void Canvas::arrow_marker(std::string_view id, std::string_view colour) {
+  out_ += fmt::format(R"(<defs><marker id="{}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" )"
+                      R"(orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{}"/></marker></defs>)",
+                      report_text::xml_escape(id), colour);
+  out_ += '\n';
+}
+
+void Canvas::path(std::string_view d, std::string_view stroke, double width, std::string_view css_class,
+                  std::string_view marker, bool dashed) {
+  out_ += fmt::format(R"(<path class="{}" d="{}" fill="none" stroke="{}" stroke-width="{:.1f}"{}{}/>)",
+                      report_text::xml_escape(css_class), d, stroke, width,
+                      marker.empty() ? "" : fmt::format(R"svg( marker-end="url(#{})")svg", report_text::xml_escape(marker)),
+                      dashed ? R"( stroke-dasharray="5 3")" : "");
+  out_ += '\n';
+}
+
+void Canvas::begin_group(std::string_view css_class) {
+  out_ += fmt::format(R"(<g class="{}">)", report_text::xml_escape(css_class));
+  out_ += '\n';
+}
+
+void Canvas::end_group() { out_ += "</g>\n"; }
+
 double Canvas::legend(double x, double y, double width, const std::vector<std::string>& names) {
+  std::vector<std::string> colours;
+  for (std::size_t i = 0; i < names.size(); ++i) colours.emplace_back(palette(i));
+  return legend(x, y, width, names, colours);
+}
+
+double Canvas::legend(double x, double y, double width, const std::vector<std::string>& names,
+                      const std::vector<std::string>& colours) {
   constexpr double kRow = 18, kSwatch = 12, kCharWidth = 7;
   double cx = x, cy = y;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -82,7 +118,7 @@ double Canvas::legend(double x, double y, double width, const std::vector<std::s
       cx = x;
       cy += kRow;
     }
-    rect(cx, cy, kSwatch, kSwatch, palette(i));
+    rect(cx, cy, kSwatch, kSwatch, i < colours.size() ? colours[i] : palette(i));
     text(cx + kSwatch + 6, cy + 10.5, names[i]);
     cx += item;
   }

@@ -133,6 +133,16 @@ std::uint32_t take_checksum_line(std::string_view& rest, const std::string& path
   return crc;
 }
 
+// The header line as JSON; null when it is not JSON, repeats a key or nests deeper than
+// kMaxJsonDepth (a deeper `meta` overflowed the stack when copied into the Header).
+Json parse_header_line(std::string_view line, const std::string& path) {
+  try {
+    return parse_json_text(line, path);
+  } catch (const Error&) {
+    return nullptr;
+  }
+}
+
 // The file's lines and body; the header's fields checked, the checksum not yet.
 StateFile split_state_file(std::string_view text, const std::string& path) {
   check_magic(text, path);
@@ -142,7 +152,7 @@ StateFile split_state_file(std::string_view text, const std::string& path) {
     throw Error(Problem{path, "bad header: the file ends inside the header line", "",
                         "the file was cut short; resume from another copy"});
   }
-  const Json json = Json::parse(text.substr(magic_size, end_of_line - magic_size), nullptr, /*allow_exceptions=*/false);
+  const Json json = parse_header_line(text.substr(magic_size, end_of_line - magic_size), path);
   if (!json.is_object()) throw Error(Problem{path, "bad header: the second line is not a JSON object", "", ""});
   StateFile file{text.substr(0, end_of_line + 1), read_header(json, path), 0, text.substr(end_of_line + 1)};
   file.crc = take_checksum_line(file.body, path);
@@ -195,7 +205,10 @@ void save_training_state(const std::string& path, const TrainingState& state) {
 TrainingState load_training_state(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw Error(Problem{path, "no such file", "", "check the path"});
-  const std::string text = read_text_file(path);
+  return parse_training_state(read_text_file(path), path);
+}
+
+TrainingState parse_training_state(std::string_view text, const std::string& path) {
   const StateFile file = split_state_file(text, path);
   check_body(file, path);
   const Header& header = file.header;

@@ -22,6 +22,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/json_reader.hpp"
@@ -46,5 +47,7 @@ void save_training_state(const std::string& path, const TrainingState& state);
 // shorter or longer than the header says, a checksum mismatch, or m, v lengths other than 0 or
 // that of params.
 [[nodiscard]] TrainingState load_training_state(const std::string& path);
+// The same checks on a file's bytes already in memory; `path` names it in errors.
+[[nodiscard]] TrainingState parse_training_state(std::string_view text, const std::string& path);
 
 }  // namespace burst::rt

@@ -15,7 +15,8 @@ using namespace burst;
 namespace {
 
 planner::ReportInput sample_input(bool with_scaling) {
-  planner::ReportInput input{test::sample_plan(), {}};
+  planner::ReportInput input;
+  input.plan = test::sample_plan();
   if (with_scaling) {
     constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
     input.scaling = {{1, 8, "", false, "needs 131.0 GiB per GPU, budget 80 GiB", 0, 0, 0, 0},
@@ -59,7 +60,7 @@ TEST_CASE("the HTML report is well-formed, self-contained and has one row per st
   CHECK(peers.node().select_nodes("tbody/tr").size() == input.plan.alternatives.size());
   CHECK(peers.node().select_nodes("tbody/tr/td[1][text()='burst']").empty());
   CHECK(doc.select_nodes("//table[@id='scaling']/tbody/tr").size() == 3);
-  CHECK(doc.select_nodes("//svg").size() == 3);
+  CHECK(doc.select_nodes("//svg").size() == 4);  // the cluster, time, memory, scaling
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("http") == std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
@@ -88,7 +89,7 @@ TEST_CASE("the Markdown report has the tables and the charts as data: SVG images
         std::string::npos);
   CHECK(md.find("| ds-ulysses | Ulysses 16, no ring, zigzag, kv_ring backward | no: not applicable: 8 KV heads do not "
                 "split 16 ways | n/a | n/a | n/a | n/a | n/a |") != std::string::npos);
-  CHECK(count(md, "](data:image/svg+xml;base64,") == 3);
+  CHECK(count(md, "](data:image/svg+xml;base64,") == 4);
   CHECK(md.find("| 1 | 8 | none | no: needs 131.0 GiB per GPU, budget 80 GiB | n/a |") != std::string::npos);
 }
 

@@ -147,6 +147,17 @@ TEST_CASE("a damaged training state never loads, and the error names the path an
   CHECK(load_error(path) == path + ": no such file (hint: check the path)");
 }
 
+TEST_CASE("a header nested deeper than the JSON depth limit is refused, not copied (found by fuzz_training_state)",
+          "[training_state]") {
+  // 200000 levels of `meta` overflowed the stack when the header was copied; now the header
+  // line goes through parse_json_text's depth limit like every other JSON burst reads.
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const std::string text = "burst.training_state/2\n{\"meta\":" + deep +
+                           ",\"step\":0,\"adam_step\":0,\"params\":0,\"adam_m\":0,\"adam_v\":0}\ncrc32 00000000\n";
+  CHECK(test::error_text([&] { (void)rt::parse_training_state(text, "deep.state"); }) ==
+        "deep.state: bad header: the second line is not a JSON object");
+}
+
 TEST_CASE("saving checks the moments, names a missing directory, and replaces an old file atomically",
           "[training_state]") {
   const test::TempDir dir("state-test");

@@ -2,7 +2,6 @@
 // of them, on a topology, for a model and sequence length. Data on stdout (a table, or JSON
 // with --json); progress on stderr.
 #include <fstream>
-#include <optional>
 
 #include <fmt/format.h>
 
@@ -15,6 +14,7 @@
 #include "tools/burst/job_options.hpp"
 #include "tools/burst/simulation_table.hpp"
 #include "tools/burst/validators.hpp"
+#include "tools/jobs/simulation.hpp"
 
 namespace burst::cli {
 namespace {
@@ -25,42 +25,19 @@ struct SimulateOptions {
   std::string engine = "event";
   std::string trace;
   bool json = false;
-  // Overrides of the strategy's defaults, for what-if questions.
-  std::optional<std::string> layout, backward, ring;
-  std::optional<int> inner, ulysses;
-  bool no_overlap = false;
+  jobs::StrategyOverrides overrides;  // what-if questions of one strategy
 };
-
-void apply_overrides(const SimulateOptions& o, sim::AttentionStrategy& s) {
-  if (o.layout) s.layout = parse_layout(*o.layout, "--layout");
-  if (o.backward) s.backward = parse_backward_mode(*o.backward, "--backward");
-  if (o.ring) s.ring = parse_ring_kind(*o.ring, "--ring");
-  if (o.inner) s.inner = *o.inner;
-  if (o.ulysses) s.ulysses = *o.ulysses;
-  if (o.no_overlap) s.overlap = false;
-}
 
 void run(const SimulateOptions& o) {
   const Job job = resolve_job(o.job);
-  std::vector<std::string> names = o.strategy == "all" ? sim::strategy_names() : std::vector{o.strategy};
+  const std::vector<std::string> names = jobs::strategies_to_simulate(o.strategy);
   if (!o.trace.empty() && names.size() != 1) {
     throw Error(Problem{"--trace", "a trace needs one strategy", "", "add --strategy burst (or another name)"});
   }
-  sim::LayerSimOptions options;
-  options.engine = o.engine;
-  options.models = job.models;
-  options.progress = true;  // stderr only: never mixes with the data on stdout
-
-  std::vector<sim::LayerSimulation> results;
   sim::LayerRuns runs;
-  for (const auto& name : names) {
-    sim::AttentionStrategy strategy = sim::strategy_preset(name, job.shape, *job.topology);
-    apply_overrides(o, strategy);
-    if (options.progress) fmt::print(stderr, "simulating {} ...\n", name);
-    results.push_back(sim::simulate_attention_layer(job.shape, job.mask, strategy, *job.topology, options,
-                                                    o.trace.empty() ? nullptr : &runs));
-  }
-
+  const std::vector<sim::LayerSimulation> results =
+      jobs::simulate_strategies(job, names, o.overrides, o.engine, true,  // progress on stderr only
+                                o.trace.empty() ? nullptr : &runs);
   if (!o.trace.empty()) {
     if (!results.front().not_applicable.empty()) {
       throw Error(Problem{"--strategy",
@@ -77,16 +54,7 @@ void run(const SimulateOptions& o) {
   }
 
   if (o.json) {
-    Json out = job_json(job);
-    out["engine"] = o.engine;
-    Json list = Json::array();
-    for (const auto& r : results) list.push_back(sim::to_json(r));
-    if (results.size() == 1) {
-      out.update(list.front());
-    } else {
-      out["strategies"] = list;
-    }
-    fmt::print("{}\n", out.dump(2));
+    fmt::print("{}\n", jobs::simulation_json(job, o.engine, results).dump(2));
     return;
   }
   fmt::print("{}\n", describe_job(job));
@@ -111,15 +79,15 @@ void add_simulate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--trace", options->trace, "Write a Chrome trace (Perfetto) of the layer to this file");
   cmd->add_flag("--json", options->json, "Print the results as JSON on stdout");
-  cmd->add_option("--layout", options->layout, "Override the layout")
+  cmd->add_option("--layout", options->overrides.layout, "Override the layout")
       ->check(CLI::IsMember({"contiguous", "zigzag", "striped"}));
-  cmd->add_option("--backward", options->backward, "Override the backward mode")
+  cmd->add_option("--backward", options->overrides.backward, "Override the backward mode")
       ->check(CLI::IsMember({"kv_ring", "q_ring"}));
-  cmd->add_option("--ring", options->ring, "Override the ring kind")->check(CLI::IsMember({"flat", "double"}));
-  cmd->add_option("--inner", options->inner, "Override the double ring's inner size")->check(kAtLeastOne);
-  cmd->add_option("--ulysses", options->ulysses, "Override the Ulysses (head-parallel) degree")
+  cmd->add_option("--ring", options->overrides.ring, "Override the ring kind")->check(CLI::IsMember({"flat", "double"}));
+  cmd->add_option("--inner", options->overrides.inner, "Override the double ring's inner size")->check(kAtLeastOne);
+  cmd->add_option("--ulysses", options->overrides.ulysses, "Override the Ulysses (head-parallel) degree")
       ->check(kAtLeastOne);
-  cmd->add_flag("--no-overlap", options->no_overlap, "Disable double buffering (transfers wait for compute)");
+  cmd->add_flag("--no-overlap", options->overrides.no_overlap, "Disable double buffering (transfers wait for compute)");
   cmd->callback([options] { run(*options); });
 }
 

@@ -9,35 +9,17 @@
 
 #include "common/error.hpp"
 #include "common/interrupt.hpp"
+#include "tools/burst/app.hpp"
 #include "tools/burst/cut_short.hpp"
-#include "tools/burst/commands.hpp"
 #include "tools/burst/every_rank.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"burst: plan, simulate and run long-sequence transformer training across GPU clusters"};
-  app.set_version_flag("--version", std::string("burst ") + BURST_VERSION);
-  app.require_subcommand(1);
-  burst::cli::add_topo_command(app);
-  burst::cli::add_simulate_command(app);
-  burst::cli::add_plan_command(app);
-  burst::cli::add_explain_command(app);
-  burst::cli::add_capacity_command(app);
-  burst::cli::add_whatif_command(app);
-  burst::cli::add_report_command(app);
-  burst::cli::add_export_command(app);
-  burst::cli::add_launch_command(app);
-  burst::cli::add_run_command(app);
-  burst::cli::add_calibrate_command(app);
-  burst::cli::add_bench_command(app);
-  burst::cli::add_bench_plan_command(*app.get_subcommand("bench"));
-  burst::cli::add_bench_attention_command(*app.get_subcommand("bench"));
-  burst::cli::add_bench_training_command(*app.get_subcommand("bench"));
-  burst::cli::add_bench_precision_command(*app.get_subcommand("bench"));
+  const auto app = burst::cli::make_app();
   try {
-    app.parse(argc, argv);
+    app->parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version exit 0; every other usage error is bad input: exit code 2.
-    return app.exit(e) == 0 ? 0 : 2;
+    return app->exit(e) == 0 ? 0 : 2;
   } catch (const burst::Error& e) {
     for (const auto& p : e.problems()) fmt::print(stderr, "error: {}\n", p.to_string());
     return 2;

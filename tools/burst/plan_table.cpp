@@ -1,20 +1,14 @@
 #include "tools/burst/plan_table.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
 
 #include "common/units.hpp"
+#include "tools/jobs/planning.hpp"
 
 namespace burst::cli {
 
 void print_ranked_table(std::FILE* out, const planner::SearchResult& result) {
-  std::vector<const planner::Evaluated*> rows;
-  for (const auto& e : result.best_per_family) rows.push_back(&e);
-  std::stable_sort(rows.begin(), rows.end(), [](const auto* a, const auto* b) {
-    if (a->feasible != b->feasible) return a->feasible;
-    return a->feasible && a->sim.tokens_per_s_per_gpu > b->sim.tokens_per_s_per_gpu;
-  });
+  const std::vector<const planner::Evaluated*> rows = jobs::ranked_families(result);
   const planner::Evaluated* chosen = result.chosen_plan();
   fmt::print(out, "{:<3} {:<24} {:>12} {:>7} {:>10} {:>11} {:>10}  {}\n", "#", "strategy", "tokens/s/GPU", "MFU",
              "step", "memory/GPU", "exposed", "feasible");

@@ -1,10 +1,5 @@
 #include "tools/burst/topology_source.hpp"
 
-#include <vector>
-
-#include <fmt/format.h>
-
-#include "topologies/load.hpp"
 #include "tools/burst/validators.hpp"
 
 namespace burst::cli {
@@ -19,14 +14,6 @@ void add_topology_source_options(CLI::App& cmd, TopologySource& s, bool with_per
   cmd.add_option("--nvlink-from", s.nvlink_from, "NCCL XML skeleton: preset whose NVLink fabric completes it");
   cmd.add_option("--gpu-from", s.gpu_from, "NCCL XML: preset whose GPU spec to use");
   cmd.add_option("--nic-speed", s.nic_speed, "NCCL XML: port speed of NICs without <net>, e.g. 100Gbps");
-}
-
-topo::Topology load_topology_source(const TopologySource& s) {
-  std::vector<std::string> notes;
-  topo::Topology t = topo::load_topology(
-      s.topology, topo::LoadOptions{s.nodes, s.per_node, s.nvlink_from, s.gpu_from, s.nic_speed, &notes});
-  for (const auto& note : notes) fmt::print(stderr, "note: {}\n", note);
-  return t;
 }
 
 }  // namespace burst::cli

@@ -1,0 +1,88 @@
+// Reading a run's JSON for the report (see run_comparison.hpp): every field the comparison
+// uses is looked up by its JSON pointer, so a missing or mistyped one is named exactly.
+#include "planner/report/run_comparison.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+
+namespace burst::planner {
+namespace {
+
+class Reader {
+ public:
+  Reader(const Json& doc, const std::string& source) : doc_(doc), source_(source) {}
+
+  [[nodiscard]] const Json& at(const std::string& pointer) const {
+    const Json::json_pointer p(pointer);
+    if (!doc_.contains(p)) fail(pointer, "missing");
+    return doc_.at(p);
+  }
+  [[nodiscard]] double number(const std::string& pointer) const {
+    const Json& v = at(pointer);
+    if (!v.is_number()) fail(pointer, "not a number");
+    return v.get<double>();
+  }
+  [[noreturn]] void fail(const std::string& pointer, const std::string& what) const {
+    throw Error(Problem{source_ + ":" + pointer, what + " (is this the JSON of `burst run --json`?)", "",
+                        "write it with: mpirun -np N burst run plan.json --steps 10 --json > run.json "
+                        "(or --attention-only --json)"});
+  }
+
+ private:
+  const Json& doc_;
+  const std::string& source_;
+};
+
+void read_training(const Reader& r, RunFigures& f) {
+  f.kind = "training";
+  for (const char* part : {"forward", "backward", "recompute", "loss"}) {
+    f.times.push_back({part, r.number(fmt::format("/measured/{}_s", part)), 0, true, false});
+  }
+  f.times.push_back({"step (median)", r.number("/measured/step_s_median"), r.number("/predicted/step_time_s")});
+  const Json& items = r.at("/memory_items");
+  if (!items.is_array()) r.fail("/memory_items", "not an array");
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const std::string at = fmt::format("/memory_items/{}", i);
+    const Json& name = r.at(at + "/item");
+    if (!name.is_string()) r.fail(at + "/item", "not a string");
+    const Json& measured = r.at(at + "/measured");
+    if (!measured.is_null() && !measured.is_number()) r.fail(at + "/measured", "neither a number nor null");
+    f.memory.push_back({name.get<std::string>(), measured.is_number() ? measured.get<double>() : 0.0,
+                        r.number(at + "/predicted"), measured.is_number(), true});
+  }
+}
+
+void read_attention(const Reader& r, const Json& doc, RunFigures& f) {
+  f.kind = "attention only";
+  for (const char* phase : {"forward", "backward"}) {
+    f.times.push_back({phase, r.number(fmt::format("/measured/{}_s", phase)),
+                       r.number(fmt::format("/predicted/{}_s", phase))});
+  }
+  const bool simulated = doc.contains(Json::json_pointer("/comm_bytes/simulated_by_level"));
+  for (const char* phase : {"forward", "backward"}) {
+    for (const char* level : {"flat", "intra", "inter"}) {
+      const double measured = r.number(fmt::format("/comm_bytes/by_level/{}/{}", phase, level));
+      const double predicted = simulated ? r.number(fmt::format("/comm_bytes/simulated_by_level/{}/{}", phase, level)) : 0;
+      if (measured > 0 || predicted > 0) f.level_bytes.push_back({fmt::format("{} {}", phase, level), measured, predicted, true, simulated});
+    }
+  }
+}
+
+}  // namespace
+
+RunFigures read_run(const Json& doc, const std::string& source) {
+  const Reader r(doc, source);
+  RunFigures f;
+  if (!doc.is_object()) r.fail("", "not a JSON object");
+  if (doc.contains("losses")) {
+    read_training(r, f);
+  } else if (doc.contains("comm_bytes")) {
+    read_attention(r, doc, f);
+  } else {
+    r.fail("/losses", "missing, and so is /comm_bytes: neither a training run nor an attention-only run");
+  }
+  return f;
+}
+
+}  // namespace burst::planner

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""`import burst` against the CLI: the same numbers for the same job, the same error messages.
+
+Run by CTest with PYTHONPATH at the module (build/python) and BURST_CLI the built `burst`.
+Each test runs the CLI with --json and the module with the same arguments, and compares the
+parsed documents whole: every field, every number (JSON keeps doubles exact both ways).
+"""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import burst
+
+CLI = os.environ["BURST_CLI"]
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+CONFIG = os.path.join(SOURCE, "docs", "examples", "config.json")
+# A job small enough to plan in a second with the analytic engine.
+JOB = dict(topology="a800-4hca", nodes=2, model="llama3-8b", seq="256K", engine="analytic")
+JOB_ARGS = ["--topology", "a800-4hca", "--nodes", "2", "--model", "llama3-8b", "--seq", "256K", "--engine", "analytic"]
+
+
+def cli(*args, check=True):
+    done = subprocess.run([CLI, *args], capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise AssertionError(f"burst {' '.join(args)} failed: {done.stderr}")
+    return done
+
+
+def cli_json(*args):
+    return json.loads(cli(*args).stdout)
+
+
+def error_lines(error):
+    """A burst.Error as the CLI prints it on stderr."""
+    return ["error: " + line for line in str(error).splitlines()]
+
+
+class Topology(unittest.TestCase):
+    def test_show_matches_cli(self):
+        self.assertEqual(burst.topology("a800-4hca", nodes=4),
+                         cli_json("topo", "show", "a800-4hca", "--nodes", "4", "--json"))
+
+    def test_presets_match_list(self):
+        names = [line.split()[0] for line in cli("topo", "list").stdout.splitlines()]
+        self.assertEqual([p["name"] for p in burst.topology_presets()], names)
+
+
+class Simulate(unittest.TestCase):
+    def test_one_strategy_matches_cli(self):
+        ours = burst.simulate(**JOB, strategy="burst")
+        self.assertEqual(ours, cli_json("simulate", *JOB_ARGS, "--strategy", "burst", "--json"))
+        self.assertGreater(ours["forward"]["time_s"], 0)
+
+    def test_all_with_overrides_matches_cli(self):
+        ours = burst.simulate(**JOB, layout="contiguous", overlap=False)
+        theirs = cli_json("simulate", *JOB_ARGS, "--layout", "contiguous", "--no-overlap", "--json")
+        self.assertEqual(ours, theirs)
+        self.assertGreater(len(ours["strategies"]), 1)
+
+    def test_model_dict_is_the_config_file(self):
+        with open(CONFIG) as f:
+            config = json.load(f)
+        args = [CONFIG if a == "llama3-8b" else a for a in JOB_ARGS]
+        self.assertEqual(burst.simulate(**dict(JOB, model=config), strategy="megatron-cp"),
+                         cli_json("simulate", *args, "--strategy", "megatron-cp", "--json"))
+
+
+class Plan(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.plan = burst.plan(**JOB)
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.path = os.path.join(cls.dir.name, "plan.json")
+        cli("plan", *JOB_ARGS, "-o", cls.path)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def test_plan_matches_cli(self):
+        ours = dict(self.plan)
+        search = ours.pop("search")
+        self.assertEqual(ours, cli_json("plan", *JOB_ARGS, "--json"))
+        rows = search["rows"]
+        self.assertTrue(rows[0]["chosen"])
+        self.assertEqual(rows[0]["strategy"], ours["strategy"]["name"])
+        self.assertEqual([r for r in rows if r["chosen"]], rows[:1])
+        self.assertEqual(search["candidates_scored"], ours["meta"]["candidates_evaluated"])
+        # The table `burst plan` prints lists the same families in the same order.
+        table = cli("plan", *JOB_ARGS).stdout.splitlines()
+        first = next(i for i, line in enumerate(table) if line.startswith("#"))
+        self.assertEqual([line.split()[1] for line in table[first + 1:first + 1 + len(rows)]],
+                         [r["strategy"] for r in rows])
+
+    def test_explain_matches_cli(self):
+        self.assertEqual(burst.explain(self.path), cli("explain", self.path).stdout)
+        self.assertEqual(burst.explain(self.plan), burst.explain(self.path))
+
+    def test_export_matches_cli(self):
+        for framework in ("megatron", "deepspeed"):
+            self.assertEqual(burst.export(self.path, to=framework), cli("export", self.path, "--to", framework).stdout)
+        exported = burst.export(self.plan, to="megatron", with_notes=True)
+        self.assertIn("--context-parallel-size", exported["text"])
+        self.assertIsInstance(exported["notes"], list)
+
+    def test_whatif_matches_cli_csv(self):
+        grid = burst.whatif(**JOB, vary={"nodes": [1, 2]})
+        self.assertEqual([p["setting"] for p in grid["points"]], [{"nodes": "1"}, {"nodes": "2"}])
+        csv = os.path.join(self.dir.name, "grid.csv")
+        cli("whatif", *JOB_ARGS, "--vary", "nodes=1,2", "-o", csv)
+        with open(csv) as f:
+            rows = [line.split(",") for line in f.read().splitlines()[1:]]
+        self.assertEqual([row[2] for row in rows], [p["strategy"] for p in grid["points"]])
+        for row, point in zip(rows, grid["points"]):
+            self.assertEqual(float(row[4]), float(f"{point['tokens_per_s_per_gpu']:.6g}"))
+
+
+class Errors(unittest.TestCase):
+    def test_unknown_preset_says_what_the_cli_says(self):
+        with self.assertRaises(burst.Error) as caught:
+            burst.topology("a800-4hc")
+        self.assertIsInstance(caught.exception, ValueError)
+        done = cli("topo", "show", "a800-4hc", check=False)
+        self.assertEqual(done.returncode, 2)
+        self.assertEqual(error_lines(caught.exception), done.stderr.splitlines())
+        self.assertIn("did you mean 'a800-4hca'?", str(caught.exception))
+        self.assertEqual(caught.exception.problems[0]["hint"], "did you mean 'a800-4hca'?")
+
+    def test_every_problem_at_once(self):
+        with self.assertRaises(burst.Error) as caught:
+            burst.plan(topology="a800-4hca", model="llama-3-8b", seq="1Q")
+        done = cli("plan", "--topology", "a800-4hca", "--model", "llama-3-8b", "--seq", "1Q", check=False)
+        self.assertEqual(error_lines(caught.exception), done.stderr.splitlines())
+        self.assertEqual(len(caught.exception.problems), 2)
+
+    def test_no_plan_fits(self):
+        with self.assertRaises(burst.Error) as caught:
+            burst.plan(**dict(JOB, nodes=1, seq="4M"))
+        done = cli("plan", *[a if a != "256K" else "4M" for a in JOB_ARGS[:3] + ["1"] + JOB_ARGS[4:]], check=False)
+        self.assertIn("no plan fits", str(caught.exception))
+        self.assertEqual(error_lines(caught.exception), done.stderr.splitlines()[-1:])
+
+    def test_unknown_keyword(self):
+        with self.assertRaisesRegex(burst.Error, "nodez: unknown keyword argument .*did you mean 'nodes'"):
+            burst.simulate(**JOB, nodez=4)
+
+    def test_wrong_type(self):
+        with self.assertRaisesRegex(burst.Error, "nodes: a str is not valid here"):
+            burst.plan(**dict(JOB, nodes="4"))
+
+    def test_not_a_plan(self):
+        with self.assertRaisesRegex(burst.Error, '<dict>:/schema: missing "schema"'):
+            burst.export({}, to="megatron")
+
+
+if __name__ == "__main__":
+    unittest.main()

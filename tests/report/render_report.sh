@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The capacity report in a real browser: `burst report` writes the HTML of three plans (a flat
+# ring, a double ring, Ulysses x ring; the last also with a run's JSON beside it), headless
+# Chromium renders each to a PNG, and the test checks that Chromium exited 0 and that every PNG
+# is a real 1400 x 2000 picture of some weight (a blank page is a few kB).
+#
+# Usage: render_report.sh BURST_BINARY SOURCE_DIR [OUT_DIR]
+# Without Chromium (Debian's `chromium`) it prints a SKIPPED line and exits 77, which CTest
+# counts as skipped; with BURST_INSTALL_CHROMIUM=1 (and root with apt-get) it installs it first.
+# OUT_DIR (default: a temporary directory) keeps the reports and the PNGs for a person to look at.
+set -euo pipefail
+
+burst=$1
+src=$2
+out=${3:-$(mktemp -d)}
+mkdir -p "$out"
+
+find_chromium() { command -v chromium || command -v chromium-browser || true; }
+browser=$(find_chromium)
+if [[ -z "$browser" && "${BURST_INSTALL_CHROMIUM:-0}" == 1 && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+  echo "installing chromium (BURST_INSTALL_CHROMIUM=1) ..."
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null || true
+  browser=$(find_chromium)
+fi
+if [[ -z "$browser" ]]; then
+  echo "SKIPPED (chromium not installed; apt-get install chromium, or set BURST_INSTALL_CHROMIUM=1)"
+  exit 77
+fi
+
+# name plan [run]
+reports=(
+  "flat-ring $src/tests/data/plans/a800x4-burst14b-1M.json"
+  "double-ring $src/tests/data/plans/h100x2-llama3-8b-512K-doc.json"
+  "ulysses-ring $src/tests/data/run/h100x4-llama3-8b-256K-burst-usp.json"
+  "measured-training $src/tests/data/run/local-2x2-tiny-train-256.json $src/tests/report/data/local-2x2-tiny-train-256.run.json"
+  "measured-attention $src/tests/data/run/local-2x2-tiny-mha-4K-burst.json $src/tests/report/data/local-2x2-tiny-mha-4K-burst.run.json"
+)
+failed=0
+for entry in "${reports[@]}"; do
+  read -r name plan run <<<"$entry"
+  html="$out/$name.html"
+  png="$out/$name.png"
+  "$burst" report "$plan" ${run:+--run "$run"} --no-scaling -o "$html" 2>"$out/$name.report.log"
+  rm -f "$png"
+  if ! timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --screenshot="$png" \
+      --window-size=1400,2000 "file://$html" >"$out/$name.chromium.log" 2>&1; then
+    echo "FAIL $name: chromium exited non-zero ($out/$name.chromium.log)"
+    failed=1
+    continue
+  fi
+  if [[ ! -s "$png" ]]; then
+    echo "FAIL $name: no PNG written"
+    failed=1
+    continue
+  fi
+  # PNG signature, then IHDR width and height (big-endian at bytes 16..23).
+  header=$(od -An -tx1 -N24 "$png" | tr -d ' \n')
+  size=$(stat -c %s "$png")
+  if [[ ${header:0:16} != 89504e470d0a1a0a ]]; then
+    echo "FAIL $name: $png is not a PNG"
+    failed=1
+  elif (( 16#${header:32:8} != 1400 || 16#${header:40:8} != 2000 )); then
+    echo "FAIL $name: $png is $((16#${header:32:8})) x $((16#${header:40:8})), not 1400 x 2000"
+    failed=1
+  elif (( size < 60000 )); then
+    echo "FAIL $name: $png is $size bytes: a blank or broken page"
+    failed=1
+  else
+    echo "ok $name: $png ($size bytes)"
+  fi
+done
+exit $failed

@@ -1,0 +1,69 @@
+// A run's JSON beside the plan: both kinds of `burst run --json` read (training, attention
+// only, recorded under tests/report/data), shown as tables and charts in the HTML, and a wrong
+// file named by the field it lacks.
+#include <catch2/catch.hpp>
+
+#include <pugixml.hpp>
+
+#include "common/error.hpp"
+#include "planner/report/report.hpp"
+
+using namespace burst;
+
+namespace {
+
+const std::string kData = std::string(BURST_TEST_DATA) + "/../report/data/";
+
+Json run_json(const std::string& name) { return read_json_file(kData + name); }
+
+std::string error_of(const Json& doc) {
+  try {
+    (void)planner::read_run(doc, "run.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a training run: step time parts and memory items beside the plan's") {
+  const planner::RunFigures f = planner::read_run(run_json("local-2x2-tiny-train-256.run.json"), "run.json");
+  CHECK(f.kind == "training");
+  REQUIRE(f.times.size() == 5);
+  CHECK(f.times.back().name == "step (median)");
+  CHECK(f.times.back().has_predicted);
+  CHECK_FALSE(f.memory.empty());
+  CHECK(f.level_bytes.empty());
+  const plan::Plan p = plan::read_plan(std::string(BURST_TEST_DATA) + "/run/local-2x2-tiny-train-256.json");
+  planner::ReportInput input;
+  input.plan = p;
+  input.run = f;
+  const std::string html = planner::render_html(input);
+  pugi::xml_document doc;
+  REQUIRE(doc.load_string(html.c_str()));
+  CHECK(doc.select_nodes("//table[@id='run-time']/tbody/tr").size() == f.times.size() + p.predicted.time_s.size());
+  CHECK(doc.select_nodes("//table[@id='run-memory']/tbody/tr").size() == f.memory.size());
+  CHECK(doc.select_nodes("//section[h2='Measured against predicted']//svg").size() == 2);
+}
+
+TEST_CASE("an attention-only run: forward, backward and ring bytes per level") {
+  const planner::RunFigures f = planner::read_run(run_json("local-2x2-tiny-mha-4K-burst.run.json"), "run.json");
+  CHECK(f.kind == "attention only");
+  CHECK(f.times.size() == 2);
+  REQUIRE_FALSE(f.level_bytes.empty());
+  CHECK(f.level_bytes.front().name == "forward flat");
+  CHECK(f.level_bytes.front().has_predicted);
+  CHECK(f.memory.empty());
+}
+
+TEST_CASE("a wrong file is named by the field it lacks") {
+  CHECK_THAT(error_of(Json::parse(R"({"schema": "burst.plan/1"})")),
+             Catch::Contains("run.json:/losses: missing, and so is /comm_bytes"));
+  Json training = run_json("local-2x2-tiny-train-256.run.json");
+  training["memory_items"][1].erase("predicted");
+  CHECK_THAT(error_of(training), Catch::Contains("run.json:/memory_items/1/predicted: missing"));
+  Json attention = run_json("local-2x2-tiny-mha-4K-burst.run.json");
+  attention["measured"]["backward_s"] = "slow";
+  CHECK_THAT(error_of(attention), Catch::Contains("run.json:/measured/backward_s: not a number"));
+}

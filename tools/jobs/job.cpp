@@ -1,0 +1,65 @@
+#include "tools/jobs/job.hpp"
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/parallelism.hpp"
+#include "common/units.hpp"
+
+namespace burst::jobs {
+
+Job resolve_job(const JobOptions& o) {
+  Problems problems;
+  Job job;
+  // Each piece is checked even when an earlier one failed, so the user sees every problem.
+  auto attempt = [&problems](auto&& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      for (const auto& p : e.problems()) problems.add(p);
+    }
+  };
+  attempt([&] { job.topology = std::make_shared<const topo::Topology>(load_topology_source(o.topology)); });
+  attempt([&] {
+    job.model = o.model_config ? sim::model_from_hf_config(*o.model_config, "model") : sim::load_model(o.model);
+    if (o.vocab > 0) job.model.vocab = o.vocab;
+  });
+  attempt([&] {
+    job.shape.seq = units::parse_tokens(o.seq, "--seq");
+    if (job.shape.seq <= 0) throw Error(Problem{"--seq", "must be at least 1 token", "a positive whole number, e.g. 1M", ""});
+  });
+  attempt([&] { job.mask = parse_mask(o.mask, "--mask"); });
+  attempt([&] { job.models = sim::make_cost_models(o.compute_model, o.comm_model, o.calibration); });
+  problems.throw_if_any();
+
+  job.shape.heads = job.model.heads;
+  job.shape.kv_heads = job.model.kv_heads;
+  job.shape.head_dim = job.model.head_dim;
+  job.shape.batch = o.batch;
+  job.shape.dtype_bytes = o.dtype == "fp32" ? 4 : 2;
+  return job;
+}
+
+std::string describe_job(const Job& job) {
+  const auto& t = *job.topology;
+  return fmt::format(
+      "{} ({} heads x {}, {} KV heads) at {} tokens, {} mask, batch {}\n"
+      "on {}: {} node(s) x {} {} = {} GPUs, {} {} intra-node, {} per GPU inter-node",
+      job.model.name, job.model.heads, job.model.head_dim, job.model.kv_heads, units::format_tokens(job.shape.seq),
+      sim::to_string(job.mask), job.shape.batch, t.name(), t.nodes(), t.gpus_per_node(), t.gpu().model,
+      t.gpu_count(), topo::to_string(t.intra_node_worst().cls),
+      units::format_bandwidth(t.intra_node_worst().bandwidth_Bps),
+      units::format_bandwidth(t.inter_node_bandwidth_per_gpu()));
+}
+
+Json job_json(const Job& job) {
+  return Json{{"topology", job.topology->summary_json()},
+              {"model", job.model.name},
+              {"seq", job.shape.seq},
+              {"batch", job.shape.batch},
+              {"mask", sim::to_string(job.mask)},
+              {"compute_model", job.models.compute->name()},
+              {"comm_model", job.models.comm->name()}};
+}
+
+}  // namespace burst::jobs

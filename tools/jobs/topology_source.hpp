@@ -1,0 +1,25 @@
+// Where a command's topology comes from: a preset, our JSON or an NCCL XML dump, with the
+// options that shape it (node count, ranks per virtual node, skeleton completion). Shared by
+// `burst topo`, every job-shaped command and the Python module, so they accept the same
+// spellings.
+#pragma once
+
+#include <string>
+
+#include "topologies/topology.hpp"
+
+namespace burst::jobs {
+
+struct TopologySource {
+  std::string topology;  // preset name or file path
+  int nodes = 0;
+  int per_node = 0;
+  std::string nvlink_from;
+  std::string gpu_from;
+  std::string nic_speed;
+};
+
+// Loads the topology; what an importer assumed goes to stderr as notes, for the person.
+[[nodiscard]] topo::Topology load_topology_source(const TopologySource& source);
+
+}  // namespace burst::jobs
