@@ -157,8 +157,7 @@ KernelStats CudaAttentionKernels::forward(const BlockPair& in, const AttentionMa
   constexpr std::string_view kCall = "CudaAttentionKernels::forward";
   Problems problems;
   check_pair_for_gpu(problems, kCall, in, mask);
-  check_shape(problems, kCall, "o", o.shape, in.q.shape, "q");
-  check_row_scalars(problems, kCall, "lse", lse.size(), in.q.shape);
+  check_forward_outputs(problems, kCall, in, o.shape, lse.size());
   problems.throw_if_any();
 
   State& s = *state_;
@@ -222,12 +221,7 @@ KernelStats CudaAttentionKernels::backward(const BlockPair& in, const AttentionM
   constexpr std::string_view kCall = "CudaAttentionKernels::backward";
   Problems problems;
   check_pair_for_gpu(problems, kCall, in, mask);
-  check_shape(problems, kCall, "d_o", d_o.shape, in.q.shape, "q");
-  check_shape(problems, kCall, "d_q", d_q.shape, in.q.shape, "q");
-  check_shape(problems, kCall, "d_k", d_k.shape, in.k.shape, "k");
-  check_shape(problems, kCall, "d_v", d_v.shape, in.k.shape, "k");
-  check_row_scalars(problems, kCall, "delta", delta.size(), in.q.shape);
-  check_row_scalars(problems, kCall, "lse", lse.size(), in.q.shape);
+  check_backward_arguments(problems, kCall, in, d_o.shape, delta.size(), lse.size(), d_q.shape, d_k.shape, d_v.shape);
   problems.throw_if_any();
 
   State& s = *state_;

@@ -113,12 +113,7 @@ KernelStats attention_backward(const BlockPair& in, const AttentionMask& mask, C
   constexpr std::string_view kCall = "attention_backward";
   Problems problems;
   check_pair(problems, kCall, in, mask, options);
-  check_shape(problems, kCall, "d_o", d_o.shape, in.q.shape, "q");
-  check_shape(problems, kCall, "d_q", d_q.shape, in.q.shape, "q");
-  check_shape(problems, kCall, "d_k", d_k.shape, in.k.shape, "k");
-  check_shape(problems, kCall, "d_v", d_v.shape, in.k.shape, "k");
-  check_row_scalars(problems, kCall, "delta", delta.size(), in.q.shape);
-  check_row_scalars(problems, kCall, "lse", lse.size(), in.q.shape);
+  check_backward_arguments(problems, kCall, in, d_o.shape, delta.size(), lse.size(), d_q.shape, d_k.shape, d_v.shape);
   problems.throw_if_any();
 
   single_threaded_blas();

@@ -106,8 +106,7 @@ KernelStats attention_forward(const BlockPair& in, const AttentionMask& mask, Vi
   constexpr std::string_view kCall = "attention_forward";
   Problems problems;
   check_pair(problems, kCall, in, mask, options);
-  check_shape(problems, kCall, "o", o.shape, in.q.shape, "q");
-  check_row_scalars(problems, kCall, "lse", lse.size(), in.q.shape);
+  check_forward_outputs(problems, kCall, in, o.shape, lse.size());
   problems.throw_if_any();
 
   single_threaded_blas();

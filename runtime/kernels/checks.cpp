@@ -117,4 +117,20 @@ void check_row_scalars(Problems& p, std::string_view call, std::string_view name
   }
 }
 
+void check_forward_outputs(Problems& problems, std::string_view call, const BlockPair& in, const Shape& o,
+                           std::size_t lse) {
+  check_shape(problems, call, "o", o, in.q.shape, "q");
+  check_row_scalars(problems, call, "lse", lse, in.q.shape);
+}
+
+void check_backward_arguments(Problems& problems, std::string_view call, const BlockPair& in, const Shape& d_o,
+                              std::size_t delta, std::size_t lse, const Shape& d_q, const Shape& d_k, const Shape& d_v) {
+  check_shape(problems, call, "d_o", d_o, in.q.shape, "q");
+  check_shape(problems, call, "d_q", d_q, in.q.shape, "q");
+  check_shape(problems, call, "d_k", d_k, in.k.shape, "k");
+  check_shape(problems, call, "d_v", d_v, in.k.shape, "k");
+  check_row_scalars(problems, call, "delta", delta, in.q.shape);
+  check_row_scalars(problems, call, "lse", lse, in.q.shape);
+}
+
 }  // namespace burst::rt

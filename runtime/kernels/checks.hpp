@@ -20,4 +20,12 @@ void check_shape(Problems& problems, std::string_view call, std::string_view nam
 void check_row_scalars(Problems& problems, std::string_view call, std::string_view name, std::size_t got,
                        const Shape& rows_of);
 
+// The outputs of a pair's forward (O like Q, lse per query row) and the extra inputs and
+// outputs of its backward (dO, dQ like Q; dK, dV like K; D and lse per query row): the same
+// for every backend's kernels.
+void check_forward_outputs(Problems& problems, std::string_view call, const BlockPair& in, const Shape& o,
+                           std::size_t lse);
+void check_backward_arguments(Problems& problems, std::string_view call, const BlockPair& in, const Shape& d_o,
+                              std::size_t delta, std::size_t lse, const Shape& d_q, const Shape& d_k, const Shape& d_v);
+
 }  // namespace burst::rt

@@ -1,8 +1,12 @@
 // Fuzzes the command-line parsing of every subcommand, and only the parsing: the app comes from
-// burst::cli::make_app() with every subcommand's callback cleared, so nothing is planned, run or
-// written. The first byte picks the subcommand, the rest is its arguments, one per line. A
-// CLI::ParseError (a usage error, --help, --version) or a burst::Error is the correct answer to
-// bad arguments; any other exception, a crash or a sanitizer report is a bug.
+// burst::cli::make_app(), the one main() runs, and the fuzzer gives the root app a
+// parse-complete callback that throws Parsed. CLI11 runs the root's parse-complete callback
+// after the whole command line is parsed, checked and converted, and before any subcommand's
+// callback, so nothing is planned, run or written. (Clearing the subcommands' callbacks instead
+// would free the option structs they own, which the parsed options point into.) The first byte
+// picks the subcommand, the rest is its arguments, one per line. A CLI::ParseError (a usage
+// error, --help, --version) or a burst::Error is the correct answer to bad arguments; any other
+// exception, a crash or a sanitizer report is a bug.
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -27,13 +31,8 @@ constexpr std::array<std::string_view, 20> kSubcommands = {
     "export",     "launch",         "run",             "calibrate",       "bench simulate",
     "bench plan", "bench attention", "bench training", "bench precision", ""};
 
-// Every subcommand, at any depth, stops running anything once parsed.
-void clear_callbacks(CLI::App& app) {
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
-    sub->callback(nullptr);
-    clear_callbacks(*sub);
-  }
-}
+// Thrown once the command line is parsed, before any command would run.
+struct Parsed {};
 
 // The words of `text` split at `separator` (two in a row make an empty word); none for "".
 std::vector<std::string> words(std::string_view text, char separator) {
@@ -56,8 +55,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::reverse(args.begin(), args.end());  // CLI::App::parse takes the arguments last first
   try {
     const auto app = burst::cli::make_app();
-    clear_callbacks(*app);
+    app->parse_complete_callback([] { throw Parsed{}; });
     app->parse(args);
+    std::fprintf(stderr, "parse returned without completing: a command could have run\n");
+    std::abort();
+  } catch (const Parsed&) {
   } catch (const CLI::ParseError&) {
   } catch (const burst::Error&) {
   } catch (const std::exception& e) {
