@@ -134,6 +134,12 @@ void write_chrome_trace(std::ostream& out, const std::vector<TraceRun>& runs, co
   TraceLayout(out, topology).write(runs);
 }
 
+std::uint64_t trace_event_count(const std::vector<TraceRun>& runs) {
+  std::uint64_t events = 0;
+  for (const TraceRun& run : runs) events += run.graph->size() + run.result->link_samples.size();
+  return events;
+}
+
 void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResult& result,
                         const topo::Topology& topology) {
   write_chrome_trace(out, {TraceRun{"run", &graph, &result}}, topology);

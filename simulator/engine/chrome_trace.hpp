@@ -12,6 +12,7 @@
 // common/chrome_trace.hpp, which the runtime's measured traces share (docs/runtime-trace.md).
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -28,6 +29,12 @@ struct TraceRun {
 };
 
 void write_chrome_trace(std::ostream& out, const std::vector<TraceRun>& runs, const topo::Topology& topology);
+
+// What write_chrome_trace will write, before it does: one event per task and per link sample
+// (the metadata is negligible), at about kTraceBytesPerEvent each (measured on a 16-node
+// dgx-a100 layer: 255 778 events, 28.7 MB). Lets a command warn before writing gigabytes.
+[[nodiscard]] std::uint64_t trace_event_count(const std::vector<TraceRun>& runs);
+inline constexpr std::uint64_t kTraceBytesPerEvent = 112;
 void write_chrome_trace(std::ostream& out, const TaskGraph& graph, const SimResult& result,
                         const topo::Topology& topology);
 

@@ -82,12 +82,37 @@ TEST_CASE("simulate --json carries the per-layer figures") {
   CHECK(j["topology"]["gpus"] == 16);
 }
 
+TEST_CASE("topo show draws the pair matrix of a small node and counts the pairs of a big one") {
+  // A 96-GPU PCIe node (an NCCL dump's shape, generated here): too wide to draw.
+  const std::string path = "/tmp/burst-cli-96-gpus.xml";
+  {
+    std::ofstream xml(path);
+    xml << "<system version=\"1\"><cpu numaid=\"0\" affinity=\"ff\" arch=\"x86_64\" vendor=\"GenuineIntel\">";
+    for (int g = 0; g < 96; ++g) {
+      xml << "<pci busid=\"0000:" << std::hex << g + 16 << std::dec
+          << ":00.0\" class=\"0x030200\" vendor=\"0x10de\" device=\"0x20b0\" link_speed=\"16.0 GT/s PCIe\" "
+             "link_width=\"16\"><gpu dev=\""
+          << g << "\" sm=\"80\" rank=\"" << g << "\" gdr=\"1\"/></pci>";
+    }
+    xml << "</cpu></system>";
+  }
+  const auto big = run_cli("topo show " + path + " --gpu-from dgx-a100");
+  REQUIRE(big.exit_code == 0);
+  CHECK(big.out.find("96 GPUs, too many to draw (at most 64); pairs by path class: PHB 4560") != std::string::npos);
+  const auto small = run_cli("topo show dgx-a100");
+  REQUIRE(small.exit_code == 0);
+  CHECK(small.out.find("GPU pairs in a node (path class; X = self)") != std::string::npos);
+  std::remove(path.c_str());
+}
+
 TEST_CASE("simulate --trace writes a Chrome trace with compute and link tracks") {
   const std::string path = "/tmp/burst-cli-trace-test.json";
   std::remove(path.c_str());
   const auto run = run_cli("simulate --topology dgx-h100 --nodes 2 --model tiny-gqa --seq 64K --strategy burst --trace " +
                            path);
   REQUIRE(run.exit_code == 0);
+  CHECK(run.err.find("trace written to " + path + ", ") != std::string::npos);  // with its size
+  CHECK(run.err.find("warning: the trace will be about") == std::string::npos);  // small: no warning
   const Json trace = burst::read_json_file(path);
   REQUIRE(trace.contains("traceEvents"));
   std::size_t compute = 0, counters = 0;

@@ -40,6 +40,12 @@ TEST_CASE("the trace has a process per node, a thread per stream and send queue,
   CHECK(count(events, "M", "thread_name") == 8);   // 4 GPUs x (stream 0 + send)
   CHECK(count(events, "X") == g.size());
   CHECK(count(events, "C") == r.link_samples.size());
+  // The size estimate a command warns with counts the same events, and its bytes per event
+  // are the right order for this small trace too (names are short here, metadata relatively big).
+  CHECK(trace_event_count({{"run", &g, &r}}) == g.size() + r.link_samples.size());
+  const double estimate = static_cast<double>(trace_event_count({{"run", &g, &r}}) * kTraceBytesPerEvent);
+  CHECK(estimate > 0.5 * static_cast<double>(out.str().size()));
+  CHECK(estimate < 2.0 * static_cast<double>(out.str().size()));
 
   bool found_compute = false, found_send = false, found_thread = false;
   for (const auto& e : events) {

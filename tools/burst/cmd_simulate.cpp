@@ -28,6 +28,30 @@ struct SimulateOptions {
   jobs::StrategyOverrides overrides;  // what-if questions of one strategy
 };
 
+// Traces past this size open slowly or not at all in a browser (Perfetto's UI holds the whole
+// file in memory), so the command says so before spending the disk.
+constexpr double kLargeTraceMB = 250;
+
+void write_trace(const std::string& path, const sim::LayerRuns& runs, const topo::Topology& topology) {
+  const std::vector<sim::TraceRun> parts{{"forward", &runs.forward.graph, &runs.forward.result},
+                                         {"backward", &runs.backward.graph, &runs.backward.result}};
+  const std::uint64_t events = sim::trace_event_count(parts);
+  const double estimate_mb = static_cast<double>(events * sim::kTraceBytesPerEvent) * 1e-6;
+  if (estimate_mb > kLargeTraceMB) {
+    fmt::print(stderr,
+               "warning: the trace will be about {:.0f} MB ({} events: tasks and link samples); browsers struggle "
+               "past {:.0f} MB. Fewer nodes or a shorter --seq give a smaller one\n",
+               estimate_mb, events, kLargeTraceMB);
+  }
+  std::ofstream out(path);
+  if (!out) throw Error(Problem{"--trace", fmt::format("cannot write '{}'", path), "", "check the directory exists and is writable"});
+  sim::write_chrome_trace(out, parts, topology);
+  out.flush();
+  if (!out) throw Error(Problem{"--trace", fmt::format("writing '{}' failed", path), "", "check free disk space"});
+  fmt::print(stderr, "trace written to {}, {:.1f} MB (open it in https://ui.perfetto.dev or chrome://tracing)\n", path,
+             static_cast<double>(out.tellp()) * 1e-6);
+}
+
 void run(const SimulateOptions& o) {
   const Job job = resolve_job(o.job);
   const std::vector<std::string> names = jobs::strategies_to_simulate(o.strategy);
@@ -44,13 +68,7 @@ void run(const SimulateOptions& o) {
                           fmt::format("{} cannot run here: {}", names.front(), results.front().not_applicable), "",
                           "run without --trace to compare every strategy"});
     }
-    std::ofstream out(o.trace);
-    if (!out) throw Error(Problem{"--trace", fmt::format("cannot write '{}'", o.trace), "", "check the directory exists and is writable"});
-    sim::write_chrome_trace(out, {{"forward", &runs.forward.graph, &runs.forward.result},
-                                  {"backward", &runs.backward.graph, &runs.backward.result}},
-                            *job.topology);
-    if (!out) throw Error(Problem{"--trace", fmt::format("writing '{}' failed", o.trace), "", "check free disk space"});
-    fmt::print(stderr, "trace written to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
+    write_trace(o.trace, runs, *job.topology);
   }
 
   if (o.json) {

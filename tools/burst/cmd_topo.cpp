@@ -10,6 +10,8 @@
 #include <fstream>
 #include <memory>
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -47,10 +49,29 @@ std::string summary_line(const topo::Topology& t) {
                      t.nets_per_node());
 }
 
+// A matrix wider than this is unreadable in a terminal; bigger nodes get pair counts by class.
+constexpr int kMatrixMaxGpus = 64;
+
+void print_pair_classes(const topo::Topology& t) {
+  const topo::NodeTemplate& node = t.node();
+  const int g = t.gpus_per_node();
+  std::map<std::string, std::int64_t> pairs;
+  for (int i = 0; i < g; ++i) {
+    for (int j = i + 1; j < g; ++j) ++pairs[std::string(to_string(node.path(i, j).cls))];
+  }
+  fmt::print("\nGPU pairs in a node: {} GPUs, too many to draw (at most {}); pairs by path class:", g, kMatrixMaxGpus);
+  for (const auto& [cls, n] : pairs) fmt::print(" {} {}", cls, n);
+  fmt::print("\n");
+}
+
 // Like `nvidia-smi topo -m`: the class of every GPU pair of one node, and each GPU's NIC.
 void print_matrix(const topo::Topology& t) {
   const topo::NodeTemplate& node = t.node();
   const int g = t.gpus_per_node();
+  if (g > kMatrixMaxGpus) {
+    print_pair_classes(t);
+    return;
+  }
   auto name = [&](int device) { return node.devices()[static_cast<std::size_t>(device)].name; };
   std::size_t width = 4;
   for (int i = 0; i < g; ++i) width = std::max(width, name(node.gpu_device(i)).size() + 1);
