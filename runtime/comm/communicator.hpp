@@ -22,7 +22,8 @@
 // abort_job, which ends every rank of the job (DESIGN.md: a failing rank aborts the job
 // instead of hanging it).
 //
-// Backends: SelfCommunicator (one rank, self_communicator.hpp), MpiCommunicator (OpenMPI,
+// Backends: LoopbackCommunicator (every rank a thread of this process, and the one-rank
+// make_self_communicator; loopback_communicator.hpp), MpiCommunicator (OpenMPI,
 // mpi_communicator.hpp). How NCCL maps onto the same operations (docs/runtime-comm.md):
 //   isend / irecv   -> ncclSend / ncclRecv, every send and receive of one ring step on one
 //                      communicator in one ncclGroupStart / ncclGroupEnd. NCCL runs the
@@ -131,6 +132,8 @@ class Communicator {
   [[nodiscard]] virtual int size() const = 0;
   // This rank among the ranks on its node (0 .. ranks on the node - 1): which GPU it drives.
   [[nodiscard]] virtual int local_rank() const { return 0; }
+  // The ranks on this node, sharing its memory and GPUs.
+  [[nodiscard]] virtual int local_size() const { return 1; }
   [[nodiscard]] const CommOptions& options() const { return options_; }
 
   // Non-blocking transfers. The buffer must stay valid (and, for a send, unchanged) until the

@@ -1,7 +1,7 @@
 // Choosing the job's communicator (see job.hpp).
 #include "runtime/comm/job.hpp"
 
-#include "runtime/comm/self_communicator.hpp"
+#include "runtime/comm/loopback_communicator.hpp"
 #if BURST_RUNTIME_HAS_MPI
 #include "runtime/comm/mpi_communicator.hpp"
 #endif

@@ -79,6 +79,7 @@ class MpiCommunicator final : public Communicator {
     MPI_Comm node = MPI_COMM_NULL;
     MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local_rank_);
+    MPI_Comm_size(node, &local_size_);
     MPI_Comm_free(&node);
     int* tag_ub = nullptr;
     int found = 0;
@@ -94,6 +95,7 @@ class MpiCommunicator final : public Communicator {
   [[nodiscard]] int rank() const override { return rank_; }
   [[nodiscard]] int size() const override { return size_; }
   [[nodiscard]] int local_rank() const override { return local_rank_; }
+  [[nodiscard]] int local_size() const override { return local_size_; }
 
   void abort_backend(int exit_code) const override { MPI_Abort(comm_, exit_code); }
 
@@ -202,6 +204,7 @@ class MpiCommunicator final : public Communicator {
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
+  int local_size_ = 1;
   long long tag_ub_ = 32767;
 };
 

@@ -65,12 +65,6 @@ std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int
           {"parameters and gradients", bytes(params + grads)}};
 }
 
-int launcher_ranks_on_node() {
-  const char* local_size = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
-  const int n = local_size != nullptr ? std::atoi(local_size) : 1;
-  return std::max(1, n);
-}
-
 MemoryAvailable memory_available(int ranks_on_node) {
   const int share = std::max(1, ranks_on_node);
   const auto shared = [share](std::uint64_t bytes) { return bytes / static_cast<std::uint64_t>(share); };

@@ -39,11 +39,9 @@ struct MemoryAvailable {
   std::string source;  // "MemAvailable 11.2 GiB shared by 4 ranks", "ulimit -v ..."
 };
 
-// Per rank; `ranks_on_node` share the node's memory (OMPI_COMM_WORLD_LOCAL_SIZE under mpirun).
+// Per rank; `ranks_on_node` share the node's memory (Communicator::local_size: the ranks of an
+// mpirun job on this node, or every rank of an in-process loopback job).
 [[nodiscard]] MemoryAvailable memory_available(int ranks_on_node);
-
-// The ranks on this node as the launcher says (OpenMPI's OMPI_COMM_WORLD_LOCAL_SIZE), else 1.
-[[nodiscard]] int launcher_ranks_on_node();
 
 // Throws burst::Error at plan:/job/seq_len naming the items when their sum exceeds `available`.
 void require_memory(const std::vector<MemoryNeed>& need, const MemoryAvailable& available);

@@ -18,7 +18,7 @@
 
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
-#include "runtime/comm/self_communicator.hpp"
+#include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/training/memory_preflight.hpp"
 #include "runtime/training/state_shards.hpp"
@@ -165,16 +165,16 @@ namespace {
 
 // Before anything large is allocated: the plan's least footprint on a rank against what this
 // rank can have (memory_preflight.hpp). Every rank holds seq / ranks tokens.
-void require_fits_memory(const plan::Plan& plan) {
+void require_fits_memory(const plan::Plan& plan, const Communicator& comm) {
   const auto ranks = static_cast<int>(plan.ranks.size());
   require_memory(minimum_training_memory(plan, plan.job.seq / std::max(1, ranks), ranks),
-                 memory_available(launcher_ranks_on_node()));
+                 memory_available(comm.local_size()));
 }
 
 }  // namespace
 
 TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
-    : plan_((require_job_ranks(plan, comm.size()), require_fits_memory(plan), plan)),
+    : plan_((require_job_ranks(plan, comm.size()), require_fits_memory(plan, comm), plan)),
       comm_(comm),
       options_(std::move(options)),
       model_(plan.job.model),

@@ -1,17 +1,13 @@
 // The NCCL op lists say what the executor really sends. Every rank of a plan runs
 // DistributedAttention (the Ulysses all-to-alls, the ring, both backward modes) as a thread of
-// this process, on a communicator that delivers messages between the threads and records every
-// send and receive it is asked to post, in order. Per rank and phase, the recorded messages and
+// this process, on a loopback communicator that also records every send and receive it is
+// asked to post, in order. Per rank and phase, the recorded messages and
 // the rank's op list must agree stream by stream: for each (channel, level, peer, direction),
 // the same messages (step, bytes) in the same order, which is the order NCCL would pair them in.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <deque>
 #include <map>
-#include <mutex>
-#include <optional>
-#include <span>
 #include <thread>
 #include <tuple>
 
@@ -19,8 +15,7 @@
 
 #include "common/error.hpp"
 #include "common/token_sets.hpp"
-#include "runtime/comm/comm_errors.hpp"
-#include "runtime/comm/tag.hpp"
+#include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/executor/distributed_attention.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"
 #include "tests/support/ring_plan.hpp"
@@ -31,78 +26,24 @@ using burst::test::usp_plan;
 
 namespace {
 
-// Messages between the threads, per (destination, source, tag) in posting order, as MPI matches.
-class Mailboxes {
+// One rank of an in-process job that records every send and receive it is asked to post, in
+// order, and then posts it as the loopback backend does.
+class RecordingCommunicator final : public LoopbackCommunicator {
  public:
-  void put(int to, int from, long long tag, std::span<const std::byte> data) {
-    const std::lock_guard lock(mutex_);
-    boxes_[{to, from, tag}].emplace_back(data.begin(), data.end());
-  }
-  // The oldest message for (to, from, tag), if one has arrived.
-  std::optional<std::vector<std::byte>> take(int to, int from, long long tag) {
-    const std::lock_guard lock(mutex_);
-    const auto box = boxes_.find({to, from, tag});
-    if (box == boxes_.end() || box->second.empty()) return std::nullopt;
-    std::vector<std::byte> message = std::move(box->second.front());
-    box->second.pop_front();
-    return message;
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<std::tuple<int, int, long long>, std::deque<std::vector<std::byte>>> boxes_;
-};
-
-// One rank: sends are delivered at once (eager), receives complete when their message is
-// there; every posted send and receive is recorded. The executor's attention uses nothing else.
-class RecordingCommunicator final : public Communicator {
- public:
-  RecordingCommunicator(Mailboxes& boxes, int rank, int size) : Communicator({10}), boxes_(boxes), rank_(rank), size_(size) {}
-  [[nodiscard]] int rank() const override { return rank_; }
-  [[nodiscard]] int size() const override { return size_; }
+  using LoopbackCommunicator::LoopbackCommunicator;
   [[nodiscard]] const std::vector<Envelope>& posted() const { return posted_; }
 
  protected:
-  struct Receive final : Request::State {
-    explicit Receive(MutBuffer into_) : into(into_) {}
-    MutBuffer into;
-  };
-
   std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override {
     posted_.push_back(e);
-    boxes_.put(e.peer, rank_, message_tag(e.channel, e.step, e.level),
-               std::span(static_cast<const std::byte*>(data.data), data.bytes()));
-    return nullptr;
+    return LoopbackCommunicator::post_send(data, e);
   }
   std::unique_ptr<Request::State> post_recv(MutBuffer data, const Envelope& e) override {
     posted_.push_back(e);
-    return std::make_unique<Receive>(data);
+    return LoopbackCommunicator::post_recv(data, e);
   }
-  bool test(Request::State& state, const Envelope& e) override {
-    auto& receive = static_cast<Receive&>(state);
-    const auto message = boxes_.take(rank_, e.peer, message_tag(e.channel, e.step, e.level));
-    if (!message) return false;
-    if (message->size() != e.bytes()) throw size_mismatch_error(rank_, e, message->size());
-    std::copy(message->begin(), message->end(), static_cast<std::byte*>(receive.into.data));
-    return true;
-  }
-  std::unique_ptr<Request::State> post_barrier() override { return unused("barrier"); }
-  std::unique_ptr<Request::State> post_allreduce(MutBuffer, const Envelope&) override { return unused("allreduce"); }
-  std::unique_ptr<Request::State> post_allgather(ConstBuffer, MutBuffer, const Envelope&) override { return unused("allgather"); }
-  std::unique_ptr<Request::State> post_reduce_scatter(ConstBuffer, MutBuffer, const Envelope&) override {
-    return unused("reduce_scatter");
-  }
-  std::unique_ptr<Request::State> post_gather(ConstBuffer, MutBuffer, const Envelope&) override { return unused("gather"); }
-  std::unique_ptr<Request::State> post_broadcast(MutBuffer, int, const Envelope&) override { return unused("broadcast"); }
-  void abort_backend(int) const override {}
 
  private:
-  static std::unique_ptr<Request::State> unused(const char* what) {
-    throw Error(Problem{"RecordingCommunicator", fmt::format("{} is not used by the attention", what), "", ""});
-  }
-
-  Mailboxes& boxes_;
-  int rank_, size_;
   std::vector<Envelope> posted_;
 };
 
@@ -148,14 +89,14 @@ std::vector<Recorded> run_threads(const plan::Plan& plan, std::int64_t seq) {
   const RingSchedule schedule(plan, seq);
   const int world = static_cast<int>(plan.ranks.size());
   const ModelSpec& m = plan.job.model;
-  Mailboxes boxes;
+  const auto hub = make_loopback_hub(world);
   std::vector<Recorded> recorded(static_cast<std::size_t>(world));
   std::vector<std::string> failures(static_cast<std::size_t>(world));
   std::vector<std::thread> threads;
   for (int w = 0; w < world; ++w) {
     threads.emplace_back([&, w] {
       try {
-        RecordingCommunicator comm(boxes, w, world);
+        RecordingCommunicator comm(hub, w, CommOptions{10});
         const auto rows = static_cast<std::int64_t>(schedule.rank_positions(w).size());
         const Shape q_shape{rows, m.heads, m.head_dim}, kv_shape{rows, m.kv_heads, m.head_dim};
         const Tensor q = filled(q_shape, 0.3f), k = filled(kv_shape, 0.7f), v = filled(kv_shape, 0.2f), d_o = filled(q_shape, 0.9f);

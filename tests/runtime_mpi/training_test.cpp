@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 
 #include "runtime/comm/mpi_communicator.hpp"
-#include "runtime/comm/self_communicator.hpp"
+#include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/training/state_shards.hpp"
 #include "runtime/training/training_run.hpp"
 #include "tests/support/ring_plan.hpp"

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <random>
 
-#include "runtime/comm/self_communicator.hpp"
+#include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/training/train_step.hpp"
 #include "tests/support/ring_plan.hpp"
 

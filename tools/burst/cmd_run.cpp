@@ -1,4 +1,5 @@
-// burst run plan.json: execute a plan on the ranks mpirun started (one per plan rank).
+// burst run plan.json: execute a plan on the ranks mpirun started (one per plan rank), or,
+// with --loopback, on every rank as a thread of this one process.
 //   (default)         train the plan's model on real text for --steps steps (runtime/training)
 //   --attention-only  the plan's distributed attention on random inputs (runtime/executor)
 //   --dry-run         the plan's exact schedule with tiny tensors, checked
@@ -9,13 +10,18 @@
 // rank 0 alone, with exit code 2.
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <exception>
 #include <functional>
+#include <thread>
+#include <vector>
 
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "planner/contract/plan.hpp"
 #include "planner/plan_traffic.hpp"
 #include "runtime/comm/job.hpp"
+#include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/device/device.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/training/training_run.hpp"
@@ -37,6 +43,7 @@ struct RunOptions {
   std::string dtype;  // overrides the plan's /job/dtype when set
   std::string device;  // cuda, cpu; empty: cuda when a GPU is visible (attention runs)
   bool deterministic = false;
+  bool loopback = false;  // every rank a thread of this process
   std::uint64_t seed = 1;
   double timeout_s = 120;
   // Training.
@@ -283,6 +290,46 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
   }
 }
 
+// One rank's part of the job, whatever drives the rank (an mpirun process, a loopback thread).
+void run_rank(const RunOptions& o, rt::Communicator& comm) {
+  if (!check_run_placement(o.plan, comm)) return;  // the real hosts and local ranks against the plan's
+  if (o.attention_only || o.dry_run) {
+    run_attention(o, comm);
+  } else {
+    run_training(o, comm);
+  }
+}
+
+// --loopback: every rank of the plan a thread of this process (rt::LoopbackCommunicator). A
+// rank's failure once ranks communicate ends the process, as it ends an mpirun job; an error
+// before (bad input) is rank 0's to report, or the first rank's that has one.
+void run_loopback(const RunOptions& o, const rt::CommOptions& comm_options) {
+  const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
+  if (world != nullptr && std::atoi(world) > 1) {
+    throw Error(Problem{"--loopback", fmt::format("runs every rank in this process, but mpirun started {} processes", world),
+                        "one process", "start `burst run --loopback` without mpirun, or drop --loopback"});
+  }
+  const auto ranks = static_cast<int>(plan::read_plan(o.plan).ranks.size());
+  fmt::print(stderr, "loopback: the plan's {} ranks as threads of this process\n", ranks);
+  auto comms = rt::make_loopback_communicators(ranks, comm_options);
+  std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        run_rank(o, *comms[static_cast<std::size_t>(r)]);
+      } catch (...) {
+        failures[static_cast<std::size_t>(r)] = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& failure : failures) {
+    if (failure) std::rethrow_exception(failure);
+  }
+}
+
 void run(const RunOptions& o) {
   rt::CommOptions comm_options;
   comm_options.timeout_s = o.timeout_s;
@@ -297,13 +344,12 @@ void run(const RunOptions& o) {
     throw Error(Problem{"--deterministic", "chooses the CUDA kernels' mode; the CPU kernels are always deterministic",
                         "with --device cuda", ""});
   }
-  rt::Job job(comm_options);
-  if (!check_run_placement(o.plan, job.comm())) return;  // the real hosts and local ranks against the plan's
-  if (o.attention_only || o.dry_run) {
-    run_attention(o, job.comm());
-  } else {
-    run_training(o, job.comm());
+  if (o.loopback) {
+    run_loopback(o, comm_options);
+    return;
   }
+  rt::Job job(comm_options);
+  run_rank(o, job.comm());
 }
 
 }  // namespace
@@ -329,6 +375,9 @@ void add_run_command(CLI::App& app) {
                   "Where attention runs: cuda (the rank's GPU) or cpu; default cuda when a GPU is visible, else cpu "
                   "(training: cpu)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
+  cmd->add_flag("--loopback", options->loopback,
+                "Run every rank of the plan as a thread of this process, without mpirun: the whole ring on one "
+                "machine (with --device cuda, every rank on this machine's GPUs, several ranks sharing a GPU)");
   cmd->add_flag("--deterministic", options->deterministic,
                 "CUDA kernels without float atomics: bit-identical results run to run (a little slower)");
   cmd->add_option("--seed", options->seed, "Seed of the initial weights (training) or of the random inputs (attention)")

@@ -1,0 +1,281 @@
+// The in-process job (loopback_communicator.hpp): one hub of mailboxes, waiting receives and
+// collective meeting points under one mutex, shared by the job's communicators.
+#include "runtime/comm/loopback_communicator.hpp"
+
+#include <algorithm>
+#include <compare>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "runtime/comm/comm_errors.hpp"
+#include "runtime/comm/tag.hpp"
+
+namespace burst::rt {
+namespace {
+
+std::string_view collective_name(Operation op) {
+  switch (op) {
+    case Operation::Barrier: return "barrier";
+    case Operation::Allreduce: return "allreduce";
+    case Operation::Allgather: return "allgather";
+    case Operation::ReduceScatter: return "reduce_scatter";
+    case Operation::GatherToRoot: return "gather_to_root";
+    case Operation::Broadcast: return "broadcast";
+    case Operation::Send:
+    case Operation::Recv: break;
+  }
+  return "point-to-point";
+}
+
+// out[i] = op over ranks r (in rank order) of inputs[r][offset + i], for i < count.
+template <class T>
+void reduce_as(ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset, std::size_t count,
+               void* out) {
+  std::vector<T> acc(count);
+  std::memcpy(acc.data(), inputs.front().data() + offset * sizeof(T), count * sizeof(T));
+  for (std::size_t r = 1; r < inputs.size(); ++r) {
+    std::vector<T> x(count);
+    std::memcpy(x.data(), inputs[r].data() + offset * sizeof(T), count * sizeof(T));
+    for (std::size_t i = 0; i < count; ++i) acc[i] = op == ReduceOp::Sum ? acc[i] + x[i] : std::max(acc[i], x[i]);
+  }
+  std::memcpy(out, acc.data(), count * sizeof(T));
+}
+
+void reduce(DType dtype, ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset,
+            std::size_t count, void* out) {
+  switch (dtype) {
+    case DType::F32: return reduce_as<float>(op, inputs, offset, count, out);
+    case DType::F64: return reduce_as<double>(op, inputs, offset, count, out);
+    case DType::I32: return reduce_as<std::int32_t>(op, inputs, offset, count, out);
+    case DType::I64: return reduce_as<std::int64_t>(op, inputs, offset, count, out);
+    case DType::U64: return reduce_as<std::uint64_t>(op, inputs, offset, count, out);
+    case DType::BF16:
+    case DType::Bytes: break;  // refused by Communicator::check_collective before posting
+  }
+}
+
+}  // namespace
+
+// Who a message is for: receiver, sender, tag.
+struct MessageKey {
+  int to = 0, from = 0;
+  long long tag = 0;
+  friend auto operator<=>(const MessageKey&, const MessageKey&) = default;
+};
+
+// What one posted operation waits for; test() asks it under the hub's mutex.
+struct LoopbackState : Request::State {
+  // True once complete (the result is in place); throws burst::Error when it failed.
+  virtual bool complete(int rank, const Envelope& e) = 0;
+};
+
+struct ReceiveState;
+
+// The k-th collective of every rank.
+struct MeetingPoint {
+  Envelope call;  // the first arrival's: the others must make the same call
+  int first_rank = 0;
+  std::vector<std::vector<std::byte>> inputs;  // [rank]: a copy of each rank's input
+  int arrived = 0, left = 0;
+  std::string conflict;  // set when some rank's call differs: every rank then fails
+};
+
+class LoopbackHub {
+ public:
+  explicit LoopbackHub(int size) : size_(size) {}
+  [[nodiscard]] int size() const { return size_; }
+
+  std::mutex mutex;
+  std::map<MessageKey, std::deque<std::vector<std::byte>>> mailbox;  // sent, not yet received
+  std::map<MessageKey, std::deque<ReceiveState*>> waiting;           // posted, not yet delivered
+  std::map<std::uint64_t, MeetingPoint> meetings;
+
+ private:
+  int size_;
+};
+
+struct ReceiveState final : LoopbackState {
+  ReceiveState(LoopbackHub& hub_, MessageKey key_, MutBuffer destination_) : hub(hub_), key(key_), destination(destination_) {}
+  ReceiveState(const ReceiveState&) = delete;
+  ReceiveState& operator=(const ReceiveState&) = delete;
+  // A receive destroyed before its message came (a cancel) leaves the waiting list.
+  ~ReceiveState() override {
+    const std::lock_guard lock(hub.mutex);
+    if (delivered) return;
+    auto& queue = hub.waiting[key];
+    std::erase(queue, this);
+    if (queue.empty()) hub.waiting.erase(key);
+  }
+
+  // Under the hub's mutex.
+  void deliver(std::span<const std::byte> payload) {
+    received = payload.size();
+    if (received == destination.bytes()) std::copy(payload.begin(), payload.end(), static_cast<std::byte*>(destination.data));
+    delivered = true;
+  }
+
+  bool complete(int rank, const Envelope& e) override {
+    if (!delivered) return false;
+    if (received != e.bytes()) throw size_mismatch_error(rank, e, received);
+    return true;
+  }
+
+  LoopbackHub& hub;
+  MessageKey key;
+  MutBuffer destination;
+  bool delivered = false;
+  std::size_t received = 0;
+};
+
+struct CollectiveState final : LoopbackState {
+  CollectiveState(LoopbackHub& hub_, std::uint64_t index_, MutBuffer output_) : hub(hub_), index(index_), output(output_) {}
+
+  bool complete(int rank, const Envelope&) override {
+    MeetingPoint& point = hub.meetings.at(index);
+    if (!point.conflict.empty()) throw backend_error(rank, point.call, point.conflict);
+    if (point.arrived < hub.size()) return false;
+    write_result(point, rank);
+    if (++point.left == hub.size()) hub.meetings.erase(index);
+    return true;
+  }
+
+  void write_result(const MeetingPoint& point, int rank) const {
+    const Envelope& c = point.call;
+    auto* out = static_cast<std::byte*>(output.data);
+    const std::size_t bytes = c.bytes();
+    switch (c.operation) {
+      case Operation::Allreduce: reduce(c.dtype, c.op, point.inputs, 0, c.count, out); break;
+      case Operation::ReduceScatter:
+        reduce(c.dtype, c.op, point.inputs, static_cast<std::size_t>(rank) * c.count, c.count, out);
+        break;
+      case Operation::GatherToRoot:
+        if (rank != 0) break;
+        [[fallthrough]];
+      case Operation::Allgather:
+        for (std::size_t r = 0; r < point.inputs.size(); ++r) std::memcpy(out + r * bytes, point.inputs[r].data(), bytes);
+        break;
+      case Operation::Broadcast:
+        if (rank != c.peer) std::memcpy(out, point.inputs[static_cast<std::size_t>(c.peer)].data(), bytes);
+        break;
+      case Operation::Barrier:
+      case Operation::Send:
+      case Operation::Recv: break;
+    }
+  }
+
+  LoopbackHub& hub;
+  std::uint64_t index;
+  MutBuffer output;
+};
+
+LoopbackCommunicator::LoopbackCommunicator(std::shared_ptr<LoopbackHub> hub, int rank, CommOptions options)
+    : Communicator(options), hub_(std::move(hub)), rank_(rank) {}
+
+LoopbackCommunicator::~LoopbackCommunicator() = default;
+
+int LoopbackCommunicator::size() const { return hub_->size(); }
+
+std::unique_ptr<Request::State> LoopbackCommunicator::post_send(ConstBuffer buffer, const Envelope& e) {
+  const std::span<const std::byte> data(static_cast<const std::byte*>(buffer.data), buffer.bytes());
+  const MessageKey key{e.peer, rank_, message_tag(e.channel, e.step, e.level)};
+  const std::lock_guard lock(hub_->mutex);
+  const auto waiting = hub_->waiting.find(key);
+  if (waiting != hub_->waiting.end()) {
+    waiting->second.front()->deliver(data);
+    waiting->second.pop_front();
+    if (waiting->second.empty()) hub_->waiting.erase(waiting);
+  } else {
+    hub_->mailbox[key].emplace_back(data.begin(), data.end());
+  }
+  return nullptr;  // eager: the payload is copied
+}
+
+std::unique_ptr<Request::State> LoopbackCommunicator::post_recv(MutBuffer data, const Envelope& e) {
+  auto receive = std::make_unique<ReceiveState>(*hub_, MessageKey{rank_, e.peer, message_tag(e.channel, e.step, e.level)}, data);
+  const std::lock_guard lock(hub_->mutex);
+  const auto box = hub_->mailbox.find(receive->key);
+  if (box != hub_->mailbox.end()) {
+    receive->deliver(box->second.front());
+    box->second.pop_front();
+    if (box->second.empty()) hub_->mailbox.erase(box);
+  } else {
+    hub_->waiting[receive->key].push_back(receive.get());
+  }
+  return receive;
+}
+
+std::unique_ptr<Request::State> LoopbackCommunicator::meet(const Envelope& e, ConstBuffer input, MutBuffer output, int root) {
+  const std::uint64_t index = collectives_++;
+  Envelope call = e;
+  call.peer = root;
+  const std::lock_guard lock(hub_->mutex);
+  auto [it, first] = hub_->meetings.try_emplace(index);
+  MeetingPoint& point = it->second;
+  if (first) {
+    point.call = call;
+    point.first_rank = rank_;
+    point.inputs.resize(static_cast<std::size_t>(size()));
+  } else if (point.conflict.empty() && (call.operation != point.call.operation || call.count != point.call.count ||
+                                        call.dtype != point.call.dtype || call.op != point.call.op || call.peer != point.call.peer)) {
+    point.conflict = fmt::format("collective #{} of the job: rank {} called {} of {} x {}, rank {} called {} of {} x {}",
+                                 index + 1, point.first_rank, collective_name(point.call.operation), point.call.count,
+                                 to_string(point.call.dtype), rank_, collective_name(call.operation), call.count,
+                                 to_string(call.dtype));
+  }
+  if (input.data != nullptr) {
+    const auto* bytes = static_cast<const std::byte*>(input.data);
+    point.inputs[static_cast<std::size_t>(rank_)].assign(bytes, bytes + input.bytes());
+  }
+  ++point.arrived;
+  return std::make_unique<CollectiveState>(*hub_, index, output);
+}
+
+std::unique_ptr<Request::State> LoopbackCommunicator::post_barrier() {
+  return meet(Envelope{Operation::Barrier, -1, Channel::Collective, 0, RingLevel::Flat, 0, DType::Bytes}, {}, {}, -1);
+}
+std::unique_ptr<Request::State> LoopbackCommunicator::post_allreduce(MutBuffer data, const Envelope& e) {
+  return meet(e, data, data, -1);
+}
+std::unique_ptr<Request::State> LoopbackCommunicator::post_allgather(ConstBuffer mine, MutBuffer all, const Envelope& e) {
+  return meet(e, mine, all, -1);
+}
+std::unique_ptr<Request::State> LoopbackCommunicator::post_reduce_scatter(ConstBuffer all, MutBuffer mine, const Envelope& e) {
+  return meet(e, all, mine, -1);
+}
+std::unique_ptr<Request::State> LoopbackCommunicator::post_gather(ConstBuffer mine, MutBuffer all, const Envelope& e) {
+  return meet(e, mine, all, -1);
+}
+std::unique_ptr<Request::State> LoopbackCommunicator::post_broadcast(MutBuffer data, int root, const Envelope& e) {
+  return meet(e, rank_ == root ? ConstBuffer(data) : ConstBuffer{}, data, root);
+}
+
+bool LoopbackCommunicator::test(Request::State& state, const Envelope& e) {
+  const std::lock_guard lock(hub_->mutex);
+  return static_cast<LoopbackState&>(state).complete(rank_, e);
+}
+
+std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks) {
+  if (ranks < 1) throw Error(Problem{"loopback job", fmt::format("{} ranks", ranks), "at least 1", ""});
+  return std::make_shared<LoopbackHub>(ranks);
+}
+
+std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options) {
+  const auto hub = make_loopback_hub(ranks);
+  std::vector<std::unique_ptr<Communicator>> out;
+  out.reserve(static_cast<std::size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) out.push_back(std::make_unique<LoopbackCommunicator>(hub, r, options));
+  return out;
+}
+
+std::unique_ptr<Communicator> make_self_communicator(CommOptions options) {
+  return std::move(make_loopback_communicators(1, options).front());
+}
+
+}  // namespace burst::rt

@@ -1,0 +1,245 @@
+// The in-process communicators. One rank (what the executor's tests run on without mpirun):
+// sends to self reach the matching receive (posted before or after), collectives are
+// identities, and a receive nothing was sent for fails with the same timeout error an MPI rank
+// gives. Several ranks as threads: a ring of transfers, every collective against its
+// definition, MPI's matching order, and a mismatched collective reported on every rank.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "runtime/comm/loopback_communicator.hpp"
+#include "tests/support/error_text.hpp"
+
+using namespace burst;
+using namespace burst::rt;
+
+TEST_CASE("sends to self reach the receive of the same channel, step and level, in either order") {
+  auto comm = make_self_communicator();
+  CHECK(comm->rank() == 0);
+  CHECK(comm->size() == 1);
+  const std::vector<float> kv{1, 2, 3}, q{4, 5}, kv_next{6, 7, 8};
+  std::vector<float> kv_in(3), q_in(2), kv_next_in(3);
+  Request early = comm->irecv(q_in, 0, Channel::QRing, 0, RingLevel::Flat);  // before its send
+  Request sends[] = {comm->isend(kv_next, 0, Channel::KvRing, 1, RingLevel::Flat),
+                     comm->isend(kv, 0, Channel::KvRing, 0, RingLevel::Flat),
+                     comm->isend(q, 0, Channel::QRing, 0, RingLevel::Flat)};
+  comm->wait_all(sends);
+  Request late[] = {comm->irecv(kv_in, 0, Channel::KvRing, 0, RingLevel::Flat),
+                    comm->irecv(kv_next_in, 0, Channel::KvRing, 1, RingLevel::Flat)};
+  comm->wait(early);
+  comm->wait_all(late);
+  CHECK(kv_in == kv);
+  CHECK(q_in == q);
+  CHECK(kv_next_in == kv_next);
+  CHECK(comm->bytes_sent(Channel::KvRing) == 6 * sizeof(float));
+  CHECK(comm->bytes_sent(Channel::QRing) == 2 * sizeof(float));
+  CHECK(comm->bytes_sent(RingLevel::Flat) == 8 * sizeof(float));
+  comm->reset_counters();
+  CHECK(comm->bytes_sent(RingLevel::Flat) == 0);
+}
+
+TEST_CASE("collectives over one rank are identities") {
+  auto comm = make_self_communicator();
+  std::vector<float> grads{1.5f, -2.0f};
+  comm->allreduce(grads, ReduceOp::Sum);
+  CHECK(grads == std::vector<float>{1.5f, -2.0f});
+  std::vector<float> all(2), shard(2);
+  comm->gather_to_root(grads, all);
+  CHECK(all == grads);
+  comm->allgather(grads, all);
+  CHECK(all == grads);
+  comm->reduce_scatter(grads, shard, ReduceOp::Sum);
+  CHECK(shard == grads);
+  comm->barrier();
+  CHECK(comm->bytes_sent(Channel::Collective) == 4 * 2 * sizeof(float));
+  // An all-to-all of one is a copy and sends nothing.
+  const std::vector<int> me{0};
+  std::vector<float> out(2);
+  comm->all_to_all(grads, out, me, Channel::Ulysses, 0, RingLevel::Flat);
+  CHECK(out == grads);
+  CHECK(comm->bytes_sent(Channel::Ulysses) == 0);
+}
+
+TEST_CASE("a receive nothing was sent for times out with the rank, peer, channel, step and direction") {
+  auto comm = make_self_communicator({0.2});
+  std::vector<float> block(4);
+  Request request = comm->irecv(block, 0, Channel::KvRing, 2, RingLevel::Inter);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK(test::error_text([&] { comm->wait(request); }) ==
+        "rank 0: no message from rank 0 on the kv ring at step 2 within 0.2 s (hint: rank 0 failed, is stuck, "
+        "or never sends on this channel, step and ring level (inter); a rank that is only slow needs a longer "
+        "CommOptions::timeout_s)");
+  CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(200));
+  CHECK_FALSE(request.pending());
+  // The cancelled receive is gone: a later send waits for a new receive instead.
+  const std::vector<float> payload{9, 8, 7, 6};
+  comm->isend(payload, 0, Channel::KvRing, 2, RingLevel::Inter);
+  Request again = comm->irecv(block, 0, Channel::KvRing, 2, RingLevel::Inter);
+  comm->wait(again);
+  CHECK(block == payload);
+}
+
+TEST_CASE("bad transfers name the rank, the call and what is valid") {
+  auto comm = make_self_communicator();
+  std::vector<float> four(4);
+  const std::vector<float> three(3);
+  CHECK(test::error_text([&] { comm->isend(three, 1, Channel::QRing, -1, RingLevel::Flat); }) ==
+        "rank 0: isend: peer 1 is not a rank of this communicator (valid: 0 to 0)\n"
+        "rank 0: isend: step -1 is negative (valid: steps >= 0)");
+  comm->isend(three, 0, Channel::DqRing, 0, RingLevel::Flat);
+  Request short_message = comm->irecv(four, 0, Channel::DqRing, 0, RingLevel::Flat);
+  CHECK(test::error_text([&] { comm->wait(short_message); }) ==
+        "rank 0: message from rank 0 on the dq ring at step 0 has 12 bytes (valid: 16 bytes, the posted receive's "
+        "4 fp32 elements; hint: both sides of a ring transfer must agree on the block shape)");
+  std::vector<float> all(3);
+  CHECK(test::error_text([&] { comm->gather_to_root(three, std::span<float>(all).first(2)); }) ==
+        "rank 0: gather_to_root: output holds 2 elements (valid: 3 elements (1 ranks, 3 each); hint: every rank "
+        "contributes the same count)");
+  std::vector<double> wrong_type(3);
+  CHECK(test::error_text([&] { comm->allgather(three, wrong_type); }) ==
+        "rank 0: allgather: output is fp64, input fp32 (valid: the same dtype)");
+}
+
+TEST_CASE("ring levels use the plan's spellings") {
+  for (auto level : {RingLevel::Flat, RingLevel::Intra, RingLevel::Inter}) {
+    CHECK(parse_ring_level(to_string(level), "ring") == level);
+  }
+  CHECK(test::error_text([] { parse_ring_level("outer", "plan.json:/layers/0/ring"); }) ==
+        "plan.json:/layers/0/ring: unknown ring level 'outer' (valid: flat, intra, inter; hint: flat is the single "
+        "ring; intra and inter are the inner and outer rings of a double ring)");
+}
+
+namespace {
+
+// Runs body(comm) for every rank of a `ranks`-rank loopback job, one thread each; the error
+// text of each rank that threw ("" where none did).
+std::vector<std::string> on_every_rank(int ranks, const std::function<void(Communicator&)>& body, double timeout_s = 10) {
+  auto comms = make_loopback_communicators(ranks, CommOptions{timeout_s});
+  std::vector<std::string> errors(static_cast<std::size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        body(*comms[static_cast<std::size_t>(r)]);
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(r)] = e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  return errors;
+}
+
+}  // namespace
+
+TEST_CASE("loopback ranks pass blocks around a ring, posted in any order") {
+  constexpr int kRanks = 5, kSteps = 4;
+  std::vector<std::vector<float>> seen(kRanks);
+  const auto errors = on_every_rank(kRanks, [&](Communicator& comm) {
+    CHECK(comm.size() == kRanks);
+    CHECK(comm.local_rank() == comm.rank());
+    const int me = comm.rank(), next = (me + 1) % kRanks, prev = (me + kRanks - 1) % kRanks;
+    std::vector<float> block{static_cast<float>(me), static_cast<float>(10 * me)};
+    for (int step = 0; step < kSteps; ++step) {
+      std::vector<float> incoming(2);
+      // Odd ranks post the receive first, even ranks the send: matching must not care.
+      Request recv, send;
+      if (me % 2 == 1) recv = comm.irecv(incoming, prev, Channel::KvRing, step, RingLevel::Flat);
+      send = comm.isend(block, next, Channel::KvRing, step, RingLevel::Flat);
+      if (me % 2 == 0) recv = comm.irecv(incoming, prev, Channel::KvRing, step, RingLevel::Flat);
+      comm.wait(send);
+      comm.wait(recv);
+      block = incoming;
+      seen[static_cast<std::size_t>(me)].push_back(block[0]);
+    }
+    CHECK(comm.bytes_sent(Channel::KvRing) == kSteps * 2 * sizeof(float));
+  });
+  for (int r = 0; r < kRanks; ++r) {
+    INFO("rank " << r);
+    CHECK(errors[static_cast<std::size_t>(r)].empty());
+    for (int s = 0; s < kSteps; ++s) {  // after step s a rank holds the block of rank r - s - 1
+      CHECK(seen[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)] == static_cast<float>((r - s - 1 + 2 * kRanks) % kRanks));
+    }
+  }
+}
+
+TEST_CASE("two messages with one tag are received in the order they were sent, as MPI matches") {
+  const auto errors = on_every_rank(2, [](Communicator& comm) {
+    if (comm.rank() == 0) {
+      const std::vector<std::int64_t> first{1}, second{2};
+      Request a = comm.isend(first, 1, Channel::QRing, 3, RingLevel::Intra);
+      Request b = comm.isend(second, 1, Channel::QRing, 3, RingLevel::Intra);
+      comm.wait(a);
+      comm.wait(b);
+    } else {
+      std::vector<std::int64_t> x(1), y(1);
+      Request a = comm.irecv(x, 0, Channel::QRing, 3, RingLevel::Intra);
+      Request b = comm.irecv(y, 0, Channel::QRing, 3, RingLevel::Intra);
+      comm.wait(b);
+      comm.wait(a);
+      CHECK(x[0] == 1);
+      CHECK(y[0] == 2);
+    }
+  });
+  CHECK(errors == std::vector<std::string>(2));
+}
+
+TEST_CASE("loopback collectives give what their definitions say, the same bits on every rank") {
+  constexpr int kRanks = 4;
+  const auto errors = on_every_rank(kRanks, [](Communicator& comm) {
+    const int r = comm.rank();
+    comm.barrier();
+    std::vector<float> sum{0.1f * static_cast<float>(r + 1), static_cast<float>(r)};
+    comm.allreduce(sum, ReduceOp::Sum);
+    CHECK(sum[0] == ((0.1f + 0.2f) + 0.3f) + 0.4f);  // added in rank order on every rank
+    CHECK(sum[1] == 6.0f);
+    std::vector<std::int64_t> most{r * 7 % 5};
+    comm.allreduce(most, ReduceOp::Max);
+    CHECK(most[0] == 4);  // 0, 2, 4, 1
+    const std::vector<double> mine{static_cast<double>(r), static_cast<double>(-r)};
+    std::vector<double> all(2 * kRanks);
+    comm.allgather(mine, all);
+    for (int x = 0; x < kRanks; ++x) CHECK(all[static_cast<std::size_t>(2 * x + 1)] == -x);
+    std::vector<std::int32_t> spread(kRanks);
+    std::iota(spread.begin(), spread.end(), 10 * r);  // rank r: 10r, 10r+1, ...
+    std::vector<std::int32_t> share(1);
+    comm.reduce_scatter(spread, share, ReduceOp::Sum);
+    CHECK(share[0] == 10 * (0 + 1 + 2 + 3) + kRanks * r);
+    std::vector<std::uint64_t> gathered(kRanks, 99);
+    comm.gather_to_root(std::vector<std::uint64_t>{static_cast<std::uint64_t>(r * r)}, gathered);
+    if (r == 0) CHECK(gathered == std::vector<std::uint64_t>{0, 1, 4, 9});
+    if (r != 0) CHECK(gathered == std::vector<std::uint64_t>(kRanks, 99));  // untouched off the root
+    std::vector<std::byte> id(4, std::byte{static_cast<unsigned char>(r)});
+    comm.broadcast(id, 2);
+    CHECK(id == std::vector<std::byte>(4, std::byte{2}));
+  });
+  CHECK(errors == std::vector<std::string>(kRanks));
+}
+
+TEST_CASE("ranks that call different collectives all fail, naming both calls") {
+  const auto errors = on_every_rank(
+      2,
+      [](Communicator& comm) {
+        std::vector<float> x(3);
+        if (comm.rank() == 0) {
+          comm.allreduce(x, ReduceOp::Sum);
+        } else {
+          comm.barrier();
+        }
+      },
+      2);
+  for (const std::string& e : errors) {
+    CHECK(e.find("collective #1 of the job: rank") != std::string::npos);
+    CHECK(e.find("allreduce of 3 x fp32") != std::string::npos);
+    CHECK(e.find("barrier of 0 x bytes") != std::string::npos);
+  }
+}
+
+TEST_CASE("a loopback job needs a rank") {
+  CHECK_THROWS_WITH(make_loopback_communicators(0), Catch::Contains("at least 1"));
+}
