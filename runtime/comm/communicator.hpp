@@ -76,6 +76,9 @@ std::string_view to_string(RingLevel level);
 // Parses a plan's ring level; throws burst::Error naming `where` and the valid spellings.
 RingLevel parse_ring_level(std::string_view text, const std::string& where);
 
+// Which pass of the attention the executor's next transfers belong to.
+enum class AttentionPass { Forward, Backward };
+
 struct CommOptions {
   double timeout_s = 60;  // a wait longer than this fails (burst::Error) instead of hanging
 };
@@ -135,6 +138,11 @@ class Communicator {
   // The ranks on this node, sharing its memory and GPUs.
   [[nodiscard]] virtual int local_size() const { return 1; }
   [[nodiscard]] const CommOptions& options() const { return options_; }
+
+  // The executor starts a forward or backward pass of its attention. A backend that issues
+  // transfers in an order fixed in advance (NCCL: the pass's op list, nccl_group_assembler.hpp)
+  // follows it; the others need not.
+  virtual void begin_pass(AttentionPass) {}
 
   // Non-blocking transfers. The buffer must stay valid (and, for a send, unchanged) until the
   // Request completes. A receive must be exactly as many bytes as the message. Bad peers or

@@ -83,6 +83,7 @@ Tensor DistributedAttention::gather(ConstView split, UlyssesTensor tensor, DType
 }
 
 RingForward DistributedAttention::forward(ConstView q_in, ConstView k_in, ConstView v_in) {
+  comm_.begin_pass(AttentionPass::Forward);
   Tensor kept[3];
   const ConstView q = as_stored(q_in, kept[0]), k = as_stored(k_in, kept[1]), v = as_stored(v_in, kept[2]);
   const DType act = precision_.activations;
@@ -106,6 +107,7 @@ RingForward DistributedAttention::forward(ConstView q_in, ConstView k_in, ConstV
 
 RingBackward DistributedAttention::backward(BackwardMode mode, ConstView q_in, ConstView k_in, ConstView v_in,
                                             ConstView o_in, std::span<const float> lse, ConstView d_o_in) {
+  comm_.begin_pass(AttentionPass::Backward);
   Tensor kept[5];
   const ConstView q = as_stored(q_in, kept[0]), k = as_stored(k_in, kept[1]), v = as_stored(v_in, kept[2]),
                   o = as_stored(o_in, kept[3]), d_o = as_stored(d_o_in, kept[4]);

@@ -17,6 +17,8 @@
 #include "common/token_sets.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/executor/distributed_attention.hpp"
+#include "runtime/comm/comm_errors.hpp"
+#include "runtime/schedule/nccl_group_assembler.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"
 #include "tests/support/ring_plan.hpp"
 
@@ -27,24 +29,51 @@ using burst::test::usp_plan;
 namespace {
 
 // One rank of an in-process job that records every send and receive it is asked to post, in
-// order, and then posts it as the loopback backend does.
+// order, and then posts it as the loopback backend does. Beside, it assembles the transfers into
+// the rank's NCCL groups as the NCCL backend would (NcclGroupAssembler, which throws on a
+// transfer outside the op list), and notes every wait on a transfer whose group is not ready
+// yet: under NCCL that group would never have been issued, and the wait would hang.
 class RecordingCommunicator final : public LoopbackCommunicator {
  public:
-  using LoopbackCommunicator::LoopbackCommunicator;
+  RecordingCommunicator(std::shared_ptr<LoopbackHub> hub, int rank, const NcclOpLists& lists)
+      : LoopbackCommunicator(std::move(hub), rank, CommOptions{10}),
+        assembler_(rank, lists.of(rank, NcclPhase::Forward), lists.of(rank, NcclPhase::Backward)) {}
   [[nodiscard]] const std::vector<Envelope>& posted() const { return posted_; }
+  [[nodiscard]] const std::vector<std::string>& early_waits() const { return early_waits_; }
+  [[nodiscard]] const NcclGroupAssembler& assembler() const { return assembler_; }
+
+  void begin_pass(AttentionPass pass) override { assembler_.begin(pass); }
 
  protected:
+  struct Tracked final : Request::State {
+    Tracked(std::unique_ptr<Request::State> inner_, std::size_t group_) : inner(std::move(inner_)), group(group_) {}
+    std::unique_ptr<Request::State> inner;  // the loopback's (none for an eager send)
+    std::size_t group;
+  };
+
   std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override {
     posted_.push_back(e);
-    return LoopbackCommunicator::post_send(data, e);
+    const std::size_t group = assembler_.post(e).group;
+    return std::make_unique<Tracked>(LoopbackCommunicator::post_send(data, e), group);
   }
   std::unique_ptr<Request::State> post_recv(MutBuffer data, const Envelope& e) override {
     posted_.push_back(e);
-    return LoopbackCommunicator::post_recv(data, e);
+    const std::size_t group = assembler_.post(e).group;
+    return std::make_unique<Tracked>(LoopbackCommunicator::post_recv(data, e), group);
+  }
+  bool test(Request::State& state, const Envelope& e) override {
+    auto* tracked = dynamic_cast<Tracked*>(&state);
+    if (tracked == nullptr) return LoopbackCommunicator::test(state, e);
+    if (!assembler_.ready(tracked->group)) {
+      early_waits_.push_back(fmt::format("{}: {}", describe(e), assembler_.incomplete(tracked->group)));
+    }
+    return tracked->inner == nullptr || LoopbackCommunicator::test(*tracked->inner, e);
   }
 
  private:
+  NcclGroupAssembler assembler_;
   std::vector<Envelope> posted_;
+  std::vector<std::string> early_waits_;
 };
 
 // What both sides say about a message: its stream and, within it, its step and size.
@@ -82,10 +111,12 @@ Tensor filled(Shape shape, float scale) {
 
 struct Recorded {
   std::vector<Envelope> forward, backward;
+  std::vector<std::string> early_waits;  // waits NCCL could not complete
+  bool backward_groups_all_ready = false;
 };
 
 // Every rank of `plan` runs its forward and backward as a thread; what each rank posted.
-std::vector<Recorded> run_threads(const plan::Plan& plan, std::int64_t seq) {
+std::vector<Recorded> run_threads(const plan::Plan& plan, std::int64_t seq, const NcclOpLists& lists) {
   const RingSchedule schedule(plan, seq);
   const int world = static_cast<int>(plan.ranks.size());
   const ModelSpec& m = plan.job.model;
@@ -96,7 +127,7 @@ std::vector<Recorded> run_threads(const plan::Plan& plan, std::int64_t seq) {
   for (int w = 0; w < world; ++w) {
     threads.emplace_back([&, w] {
       try {
-        RecordingCommunicator comm(hub, w, CommOptions{10});
+        RecordingCommunicator comm(hub, w, lists);
         const auto rows = static_cast<std::int64_t>(schedule.rank_positions(w).size());
         const Shape q_shape{rows, m.heads, m.head_dim}, kv_shape{rows, m.kv_heads, m.head_dim};
         const Tensor q = filled(q_shape, 0.3f), k = filled(kv_shape, 0.7f), v = filled(kv_shape, 0.2f), d_o = filled(q_shape, 0.9f);
@@ -108,6 +139,9 @@ std::vector<Recorded> run_threads(const plan::Plan& plan, std::int64_t seq) {
         Recorded& mine = recorded[static_cast<std::size_t>(w)];
         mine.forward.assign(comm.posted().begin(), comm.posted().begin() + static_cast<std::ptrdiff_t>(forward_posts));
         mine.backward.assign(comm.posted().begin() + static_cast<std::ptrdiff_t>(forward_posts), comm.posted().end());
+        mine.early_waits = comm.early_waits();
+        const NcclOpList backward = lists.of(w, NcclPhase::Backward);
+        mine.backward_groups_all_ready = backward.empty() || comm.assembler().ready(backward.size() - 1);
       } catch (const std::exception& e) {
         failures[static_cast<std::size_t>(w)] = e.what();
       }
@@ -122,13 +156,15 @@ std::vector<Recorded> run_threads(const plan::Plan& plan, std::int64_t seq) {
 }
 
 void compare(const plan::Plan& plan, std::int64_t seq) {
-  const std::vector<Recorded> recorded = run_threads(plan, seq);
   const NcclOpLists lists(plan, seq);
+  const std::vector<Recorded> recorded = run_threads(plan, seq, lists);
   for (int w = 0; w < static_cast<int>(recorded.size()); ++w) {
     INFO("rank " << w);
     const Recorded& r = recorded[static_cast<std::size_t>(w)];
     CHECK(streams_of(lists.of(w, NcclPhase::Forward)) == streams_of(r.forward));
     CHECK(streams_of(lists.of(w, NcclPhase::Backward)) == streams_of(r.backward));
+    CHECK(r.early_waits == std::vector<std::string>{});  // every wait is on an issued group
+    CHECK(r.backward_groups_all_ready);                  // and every group was issued
   }
 }
 
