@@ -10,6 +10,10 @@
 #ifdef BURST_HAVE_CUDA
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #endif
+#ifdef BURST_HAVE_NCCL
+#include "runtime/comm/nccl_bootstrap.hpp"
+#include "runtime/cuda/nccl_communicator.hpp"
+#endif
 
 namespace burst::rt {
 
@@ -44,5 +48,22 @@ std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int loca
   return nullptr;
 #endif
 }
+
+#ifdef BURST_HAVE_NCCL
+std::string nccl_build_version() { return nccl_version(); }
+
+std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists) {
+  const GpuProbe probe = probe_gpus();
+  if (probe.count == 0) (void)choose_device("cuda", probe, "--transport nccl");  // throws, saying why
+  return gpu::make_nccl_communicator(job, lists, job.local_rank() % probe.count);
+}
+#else
+std::string nccl_build_version() { return ""; }
+
+std::unique_ptr<Communicator> make_nccl_transport(Communicator&, const NcclOpLists&) {
+  throw Error(Problem{"--transport nccl", "this build has no NCCL", "host",
+                      "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
+}
+#endif
 
 }  // namespace burst::rt

@@ -14,7 +14,9 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/comm/communicator.hpp"
 #include "runtime/kernels/attention_kernels.hpp"
+#include "runtime/schedule/nccl_op_list.hpp"
 
 namespace burst::rt {
 
@@ -38,5 +40,14 @@ struct GpuProbe {
 // `deterministic`: CUDA kernels without float atomics (bit-reproducible runs).
 [[nodiscard]] std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank,
                                                                        bool deterministic = false);
+
+// The NCCL this build carries ring transfers over ("2.28.9"), or "" when it has none (the CUDA
+// toolkit or NCCL was not found).
+[[nodiscard]] std::string nccl_build_version();
+
+// The ring's transfers over NCCL between the job's GPUs, on GPU (local rank mod visible GPUs)
+// as the kernels; collectives stay on `job` (runtime/cuda/nccl_communicator.hpp). Collective
+// over `job`. Throws burst::Error when the build has no NCCL or NCCL fails.
+[[nodiscard]] std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists);
 
 }  // namespace burst::rt

@@ -177,6 +177,15 @@ PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, con
   return prepared;
 }
 
+plan::Plan plan_as_run(const PreparedRun& prepared) {
+  plan::Plan out = prepared.plan;
+  out.job.model.heads = prepared.heads;
+  out.job.model.kv_heads = prepared.kv_heads;
+  out.job.model.head_dim = prepared.head_dim;
+  out.job.seq = prepared.seq;
+  return out;
+}
+
 namespace {
 
 // Both phases between barriers, each timed and its bytes counted; the per-rank figures.

@@ -64,6 +64,10 @@ void require_job_ranks(const plan::Plan& plan, int job_ranks);
 
 [[nodiscard]] PreparedRun prepare_attention_run(const plan::Plan& plan, int job_ranks, const AttentionRunOptions& options);
 
+// The prepared plan with the run's head counts and head dim in its model (a dry run's tiny
+// ones), as whatever sizes the run's messages from a plan needs it (the NCCL op lists).
+[[nodiscard]] plan::Plan plan_as_run(const PreparedRun& prepared);
+
 [[nodiscard]] Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options,
                                  RunTrace* trace = nullptr);
 

@@ -44,6 +44,7 @@ struct RunOptions {
   std::string device;  // cuda, cpu; empty: cuda when a GPU is visible (attention runs)
   bool deterministic = false;
   bool loopback = false;  // every rank a thread of this process
+  std::string transport;  // nccl, host; empty: nccl on multi-process cuda runs when built
   std::uint64_t seed = 1;
   double timeout_s = 120;
   // Training.
@@ -144,8 +145,8 @@ void print_report(const Json& r) {
   }
 }
 
-// The kernels of --device on this rank; rank 0 says which device and why.
-std::unique_ptr<rt::AttentionKernels> device_kernels(const RunOptions& o, const rt::Communicator& comm) {
+// The device of --device on this rank; rank 0 says which and why.
+rt::Device run_device(const RunOptions& o, const rt::Communicator& comm) {
   const rt::GpuProbe probe = rt::probe_gpus();
   const rt::Device device = rt::choose_device(o.device, probe, "--device");
   if (comm.rank() == 0) {
@@ -156,7 +157,27 @@ std::unique_ptr<rt::AttentionKernels> device_kernels(const RunOptions& o, const 
       fmt::print(stderr, "device: cpu ({})\n", o.device == "cpu" ? "--device cpu" : "no GPU visible: " + probe.reason);
     }
   }
-  return rt::make_attention_kernels(device, comm.local_rank(), o.deterministic);
+  return device;
+}
+
+// Whether the ring's transfers go over NCCL (--transport, default: on cuda runs of several
+// processes when NCCL is built) or through the job's communicator; rank 0 says which.
+bool use_nccl(const RunOptions& o, rt::Device device, const rt::Communicator& comm) {
+  const std::string nccl_version = rt::nccl_build_version();
+  const bool possible = device == rt::Device::Cuda && !o.loopback && !nccl_version.empty();
+  if (o.transport == "nccl" && !possible) {
+    const std::string why = device != rt::Device::Cuda ? "it moves GPU memory: it needs --device cuda"
+                            : o.loopback            ? "NCCL cannot make two ranks of one GPU: --loopback rings go through host memory"
+                                                    : "this build has no NCCL";
+    throw Error(Problem{"--transport", fmt::format("nccl cannot carry this run: {}", why), "host", ""});
+  }
+  const bool nccl = o.transport == "nccl" || (o.transport.empty() && possible && comm.size() > 1);
+  if (comm.rank() == 0 && device == rt::Device::Cuda) {
+    fmt::print(stderr, "transport: {}\n",
+               nccl ? fmt::format("nccl {} for the ring's transfers (collectives over the job's communicator)", nccl_version)
+                    : "the job's communicator, through host memory");
+  }
+  return nccl;
 }
 
 void run_attention(const RunOptions& o, rt::Communicator& comm) {
@@ -167,13 +188,19 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
   rt::RunTrace trace;
   plan::Plan ran;
   std::unique_ptr<rt::AttentionKernels> kernels;
+  std::unique_ptr<rt::Communicator> nccl;  // the ring's transport under --transport nccl
   Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
     ran = read_run_plan(o, comm);
     rt::require_job_ranks(ran, comm.size());
-    kernels = device_kernels(o, comm);
+    const rt::Device device = run_device(o, comm);
+    kernels = rt::make_attention_kernels(device, comm.local_rank(), o.deterministic);
     options.kernels = kernels.get();
-    (void)rt::prepare_attention_run(ran, comm.size(), options);
-    return [&] { return rt::run_attention(ran, comm, options, o.trace.empty() ? nullptr : &trace); };
+    const rt::PreparedRun prepared = rt::prepare_attention_run(ran, comm.size(), options);
+    const bool over_nccl = use_nccl(o, device, comm);
+    return [&, over_nccl, as_run = rt::plan_as_run(prepared)] {
+      if (over_nccl) nccl = rt::make_nccl_transport(comm, rt::NcclOpLists(as_run, as_run.job.seq));
+      return rt::run_attention(ran, over_nccl ? *nccl : comm, options, o.trace.empty() ? nullptr : &trace);
+    };
   });
   if (comm.rank() != 0) return;
   add_simulated_traffic(ran, report);
@@ -375,6 +402,11 @@ void add_run_command(CLI::App& app) {
                   "Where attention runs: cuda (the rank's GPU) or cpu; default cuda when a GPU is visible, else cpu "
                   "(training: cpu)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
+  cmd->add_option("--transport", options->transport,
+                  "What carries the ring's transfers of a cuda run: nccl (GPU to GPU) or host (the job's MPI or "
+                  "loopback communicator, through host memory); default nccl when built and mpirun started several "
+                  "processes")
+      ->check(CLI::IsMember({"nccl", "host"}));
   cmd->add_flag("--loopback", options->loopback,
                 "Run every rank of the plan as a thread of this process, without mpirun: the whole ring on one "
                 "machine (with --device cuda, every rank on this machine's GPUs, several ranks sharing a GPU)");

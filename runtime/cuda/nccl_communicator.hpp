@@ -1,0 +1,42 @@
+// The ring's transfers over NCCL, between the GPUs of an mpirun job.
+//
+// What it does. Each transfer the executor posts (isend / irecv, as with MPI) is matched to its
+// op in the rank's NCCL op list by the group assembler (schedule/nccl_group_assembler.hpp,
+// whose logic the CPU tests run against the real executor); once a group of the list is whole
+// it is issued at once, ncclGroupStart / ncclSend, ncclRecv ... / ncclGroupEnd, on the stream
+// of its communicator, and an event is recorded after it. A wait polls that event and
+// ncclCommGetAsyncError (never a blocking synchronise), so it times out like every other
+// backend and names the rank, peer, channel and step; a timed-out or failed transfer cannot be
+// withdrawn from NCCL, so the communicators are aborted (ncclCommAbort) and the job with them.
+//
+// Communicators. One per ring and level the plan's lists use (read and accumulator rings, flat
+// or intra and inter, the Ulysses group), split from one made with rank 0's unique id
+// (nccl_bootstrap.hpp), each with its own stream: NCCL runs the groups of one communicator one
+// after another, so rings that must be in flight together need one each. Every rank splits the
+// same ones, in the same order (the union over all ranks' lists). A warm-up exchange with
+// every peer, both directions in one group, opens NCCL's lazy connections before anything is
+// timed.
+//
+// Memory. The executor's buffers are host memory (the CUDA kernels stage their inputs per
+// block pair, cuda_attention_kernels.hpp), so a send is copied to device staging on its
+// communicator's stream before its group, and a receive is copied back once its group's event
+// has fired. Staging buffers are pooled by size. Collectives (the run's barriers, verdicts and
+// reports: small host values) go over the job's own communicator.
+//
+// Not verified on a GPU: this file compiles in CI (nvcc, NCCL 2.28 headers) and its grouping
+// logic is CPU-tested, but no NCCL transfer has run yet (docs/runtime-cuda.md).
+#pragma once
+
+#include <memory>
+
+#include "runtime/comm/communicator.hpp"
+#include "runtime/schedule/nccl_op_list.hpp"
+
+namespace burst::rt::gpu {
+
+// Collective over `job` (it broadcasts the unique id and every rank splits the same
+// communicators). `device`: this rank's GPU. `job` must outlive the result. Throws
+// burst::Error with NCCL's or CUDA's message when a call fails.
+[[nodiscard]] std::unique_ptr<Communicator> make_nccl_communicator(Communicator& job, const NcclOpLists& lists, int device);
+
+}  // namespace burst::rt::gpu
