@@ -61,6 +61,7 @@ struct CudaAttentionKernels::State {
   // The bf16 copies of Q, K, V, dO (one each: see the head comment) and downloaded gradients.
   std::vector<Bf16> q_bf16, k_bf16, v_bf16, d_o_bf16;
   std::vector<float> fp32_staging;
+  cudaEvent_t launched = nullptr, finished = nullptr;  // around a pair's kernels: KernelStats::device_s
 
   void select_device() const {
     check_cuda(cudaSetDevice(options.device), fmt::format("cudaSetDevice({})", options.device));
@@ -106,6 +107,20 @@ struct CudaAttentionKernels::State {
     check_cuda(cudaStreamSynchronize(stream), fmt::format("cudaStreamSynchronize (after {})", after));
   }
 
+  // Runs `launch` (kernel launches on the stream) between the two events; its device time in
+  // seconds is read once the stream has been synchronised (device_seconds).
+  template <typename Launch>
+  void timed_launch(Launch&& launch) {
+    check_cuda(cudaEventRecord(launched, stream), "cudaEventRecord(before the kernels)");
+    launch();
+    check_cuda(cudaEventRecord(finished, stream), "cudaEventRecord(after the kernels)");
+  }
+  [[nodiscard]] double device_seconds() const {
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, launched, finished), "cudaEventElapsedTime");
+    return static_cast<double>(ms) * 1e-3;
+  }
+
   float* zeroed(DeviceBuffer& buffer, const Shape& shape, std::string_view what) {
     const auto bytes = static_cast<std::size_t>(shape.elements()) * sizeof(float);
     float* device = buffer.reserve_for<float>(static_cast<std::size_t>(shape.elements()));
@@ -146,10 +161,16 @@ CudaAttentionKernels::CudaAttentionKernels(Options options) : state_(std::make_u
   }
   state_->select_device();
   check_cuda(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  check_cuda(cudaEventCreate(&state_->launched), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&state_->finished), "cudaEventCreate");
 }
 
-CudaAttentionKernels::~CudaAttentionKernels() {
-  if (state_ && state_->stream != nullptr) (void)cudaStreamDestroy(state_->stream);  // no throwing here
+CudaAttentionKernels::~CudaAttentionKernels() {  // no throwing here
+  if (!state_) return;
+  for (cudaEvent_t event : {state_->launched, state_->finished}) {
+    if (event != nullptr) (void)cudaEventDestroy(event);
+  }
+  if (state_->stream != nullptr) (void)cudaStreamDestroy(state_->stream);
 }
 
 KernelStats CudaAttentionKernels::forward(const BlockPair& in, const AttentionMask& mask, View o,
@@ -166,11 +187,13 @@ KernelStats CudaAttentionKernels::forward(const BlockPair& in, const AttentionMa
   const gpu::PairInputs pair = s.upload_pair(in, mask, list);
   float* o_device = s.o.reserve_for<float>(static_cast<std::size_t>(o.shape.elements()));
   float* lse_device = s.lse.reserve_for<float>(lse.size());
-  gpu::flash_forward(pair, o_device, lse_device, s.stream);
+  s.timed_launch([&] { gpu::flash_forward(pair, o_device, lse_device, s.stream); });
   s.download(std::span<float>(o.data, static_cast<std::size_t>(o.shape.elements())), o_device, "o");
   s.download(lse, lse_device, "lse");
   s.synchronize("flash_forward");
-  return stats_of(list, in.q.shape, 4.0);
+  KernelStats stats = stats_of(list, in.q.shape, 4.0);
+  stats.device_s = s.device_seconds();
+  return stats;
 }
 
 void CudaAttentionKernels::merge(View o, std::span<float> lse, ConstView o_i, std::span<const float> lse_i) {
@@ -232,11 +255,13 @@ KernelStats CudaAttentionKernels::backward(const BlockPair& in, const AttentionM
                                     s.upload_fp32(s.delta, delta, "delta")};
   const gpu::Gradients out{s.zeroed(s.d_q, d_q.shape, "d_q"), s.zeroed(s.d_k, d_k.shape, "d_k"),
                            s.zeroed(s.d_v, d_v.shape, "d_v")};
-  gpu::flash_backward(pair, grad_in, out, s.options.deterministic, s.stream);
-  s.download_and_add(d_q, out.d_q, "d_q");
+  s.timed_launch([&] { gpu::flash_backward(pair, grad_in, out, s.options.deterministic, s.stream); });
+  s.download_and_add(d_q, out.d_q, "d_q");  // synchronises
   s.download_and_add(d_k, out.d_k, "d_k");
   s.download_and_add(d_v, out.d_v, "d_v");
-  return stats_of(list, in.q.shape, 10.0);
+  KernelStats stats = stats_of(list, in.q.shape, 10.0);
+  stats.device_s = s.device_seconds();
+  return stats;
 }
 
 }  // namespace burst::rt

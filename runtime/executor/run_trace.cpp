@@ -13,7 +13,7 @@ namespace burst::rt {
 namespace {
 
 // The fp64 encoding of one event for gather_to_root.
-enum Field : std::size_t { kKind, kPhase, kStep, kBlock, kPeer, kChannel, kStart, kEnd, kFieldsPerEvent };
+enum Field : std::size_t { kKind, kPhase, kStep, kBlock, kPeer, kChannel, kStart, kEnd, kDevice, kFieldsPerEvent };
 
 void encode(const TraceEvent& e, double* out) {
   out[kKind] = static_cast<double>(e.kind);
@@ -24,12 +24,13 @@ void encode(const TraceEvent& e, double* out) {
   out[kChannel] = static_cast<double>(e.channel);
   out[kStart] = e.start_s;
   out[kEnd] = e.end_s;
+  out[kDevice] = e.device_s;
 }
 
 TraceEvent decode(const double* in) {
   return {static_cast<TraceKind>(in[kKind]), static_cast<TracePhase>(in[kPhase]), static_cast<int>(in[kStep]),
           static_cast<int>(in[kBlock]),      static_cast<int>(in[kPeer]),        static_cast<Channel>(in[kChannel]),
-          in[kStart],                        in[kEnd]};
+          in[kStart],                        in[kEnd],                           in[kDevice]};
 }
 
 const char* phase_name(TracePhase phase) { return phase == TracePhase::Forward ? "forward" : "backward"; }
@@ -46,12 +47,12 @@ std::string event_name(const TraceEvent& e) {
   return {};
 }
 
-constexpr int kComputeTid = 0, kCommTid = 1;
+constexpr int kComputeTid = 0, kCommTid = 1, kDeviceTid = 2;
 
 }  // namespace
 
-void TraceRecorder::compute(int step, int block, double start_s) {
-  events_.push_back({TraceKind::Compute, phase_, step, block, -1, Channel::Collective, start_s, now()});
+void TraceRecorder::compute(int step, int block, double start_s, double device_s) {
+  events_.push_back({TraceKind::Compute, phase_, step, block, -1, Channel::Collective, start_s, now(), device_s});
 }
 
 void TraceRecorder::receive(const Envelope& message, double start_s) {
@@ -105,6 +106,9 @@ void write_run_trace(std::ostream& out, const RunTrace& trace) {
     writer.process(rank, fmt::format("node {} gpu {} (rank {})", place.node, place.local, rank), rank);
     writer.thread(rank, kComputeTid, fmt::format("gpu {} stream 0", place.local), kComputeTid);
     writer.thread(rank, kCommTid, fmt::format("gpu {} send/wait", place.local), kCommTid);
+    const bool measured_on_device = std::any_of(place.events.begin(), place.events.end(),
+                                                [](const TraceEvent& e) { return e.device_s > 0; });
+    if (measured_on_device) writer.thread(rank, kDeviceTid, fmt::format("gpu {} kernels (CUDA events)", place.local), kDeviceTid);
   }
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (const TraceEvent& e : trace.ranks[r].events) {
@@ -113,7 +117,16 @@ void write_run_trace(std::ostream& out, const RunTrace& trace) {
                                .tid = e.kind == TraceKind::Compute ? kComputeTid : kCommTid, .start_s = e.start_s,
                                .duration_s = e.end_s - e.start_s};
       switch (e.kind) {
-        case TraceKind::Compute: writer.complete(slice, {{"step", e.step}, {"block", e.block}}); break;
+        case TraceKind::Compute:
+          writer.complete(slice, {{"step", e.step}, {"block", e.block}});
+          if (e.device_s > 0) {
+            trace::Slice kernels = slice;
+            kernels.tid = kDeviceTid;
+            kernels.start_s = e.end_s - e.device_s;
+            kernels.duration_s = e.device_s;
+            writer.complete(kernels, {{"step", e.step}, {"block", e.block}, {"host_span_ms", (e.end_s - e.start_s) * 1e3}});
+          }
+          break;
         case TraceKind::Receive:
           writer.complete(slice, {{"peer", e.peer}, {"channel", to_string(e.channel)}, {"step", e.step}});
           break;

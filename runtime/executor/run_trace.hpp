@@ -15,7 +15,10 @@
 // Layout of the file: one process per rank, "node N gpu L (rank R)", with a compute thread
 // "gpu L stream 0" (one slice per block computed, "attn_fwd step S" / "attn_bwd step S") and a
 // "gpu L send/wait" thread (waits as slices, posted sends as instants); the event category is
-// the phase, "forward" or "backward", as the simulator names its runs.
+// the phase, "forward" or "backward", as the simulator names its runs. On the CUDA kernels a
+// third thread, "gpu L kernels (CUDA events)", holds each block's kernel time as CUDA events
+// measured it, a slice ending where the host span ends (the call returns once the kernels and
+// the copy back are done), so the gap before it is the staging and launch cost.
 #pragma once
 
 #include <chrono>
@@ -40,6 +43,7 @@ struct TraceEvent {
   int peer = -1;   // Receive, Send: the other rank (world rank)
   Channel channel = Channel::Collective;  // Receive, Send
   double start_s = 0, end_s = 0;  // since the origin; a Send's end is its start
+  double device_s = 0;  // Compute: the kernels' time by CUDA events (0: not measured, CPU kernels)
 };
 
 class TraceRecorder {
@@ -52,7 +56,7 @@ class TraceRecorder {
   [[nodiscard]] double now() const { return std::chrono::duration<double>(Clock::now() - origin_).count(); }
 
   // Each span ends now.
-  void compute(int step, int block, double start_s);
+  void compute(int step, int block, double start_s, double device_s = 0);
   void receive(const Envelope& message, double start_s);
   void sends_done(int step, double start_s);
   void send(const Envelope& message);

@@ -45,6 +45,9 @@ struct KernelStats {
   std::int64_t tiles_skipped = 0;
   double flops = 0;
   double allowed_pairs = 0;
+  // The kernels' time on the device, from CUDA events recorded around their launches (the CUDA
+  // backend); 0 where a backend does not measure it apart (the CPU kernels: the call is the kernel).
+  double device_s = 0;
   KernelStats& operator+=(const KernelStats& other);
 };
 

@@ -12,6 +12,7 @@ KernelStats& KernelStats::operator+=(const KernelStats& other) {
   tiles_skipped += other.tiles_skipped;
   flops += other.flops;
   allowed_pairs += other.allowed_pairs;
+  device_s += other.device_s;
   return *this;
 }
 

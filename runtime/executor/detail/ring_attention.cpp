@@ -80,12 +80,14 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   spec.compute = [&](int block, std::span<const float> payload, std::span<float>) {
     Unpacker in(payload);
     const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
+    KernelStats pair;
     timed([&] {
-      out.stats.kernels += kernels_.forward({q, kb, vb, positions_[static_cast<std::size_t>(me_)],
-                                             positions_[static_cast<std::size_t>(block)]},
-                                            mask_, o_i.view(), lse_i);
+      pair = kernels_.forward({q, kb, vb, positions_[static_cast<std::size_t>(me_)], positions_[static_cast<std::size_t>(block)]},
+                              mask_, o_i.view(), lse_i);
       kernels_.merge(out.o.view(), out.lse, o_i.view(), lse_i);
     }, out.stats.compute_s);
+    out.stats.kernels += pair;
+    return pair.device_s;
   };
   spec.recorder = execution_.recorder;
   spec.overlap = execution_.overlap;
@@ -119,11 +121,13 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
       Unpacker in(payload);
       const ConstView qb = in.view(q_shape_), dob = in.view(q_shape_);
       const auto delta_b = in.span(rows), lse_b = in.span(rows);
+      KernelStats pair;
       timed([&] {
-        out.stats.kernels += kernels_.backward({qb, k, v, positions_[static_cast<std::size_t>(block)], my_positions},
-                                               mask_, dob, delta_b, lse_b, view_of(partial_dq, q_shape_),
-                                               out.d_k.view(), out.d_v.view());
+        pair = kernels_.backward({qb, k, v, positions_[static_cast<std::size_t>(block)], my_positions}, mask_, dob,
+                                 delta_b, lse_b, view_of(partial_dq, q_shape_), out.d_k.view(), out.d_v.view());
       }, out.stats.compute_s);
+      out.stats.kernels += pair;
+      return pair.device_s;
     };
   } else {
     // K,V travel with their dK, dV accumulators; Q, dO, D, lse stay; dQ accumulates here.
@@ -137,12 +141,14 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dkv) {
       Unpacker in(payload);
       const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
+      KernelStats pair;
       timed([&] {
-        out.stats.kernels += kernels_.backward({q, kb, vb, my_positions, positions_[static_cast<std::size_t>(block)]},
-                                               mask_, d_o, delta, lse, out.d_q.view(),
-                                               view_of(partial_dkv.first(kv_elements), kv_shape_),
-                                               view_of(partial_dkv.subspan(kv_elements), kv_shape_));
+        pair = kernels_.backward({q, kb, vb, my_positions, positions_[static_cast<std::size_t>(block)]}, mask_, d_o,
+                                 delta, lse, out.d_q.view(), view_of(partial_dkv.first(kv_elements), kv_shape_),
+                                 view_of(partial_dkv.subspan(kv_elements), kv_shape_));
       }, out.stats.compute_s);
+      out.stats.kernels += pair;
+      return pair.device_s;
     };
   }
   spec.recorder = execution_.recorder;

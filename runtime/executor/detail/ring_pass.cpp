@@ -109,8 +109,8 @@ class RingPass {
   void compute(int s, int b) {
     std::fill(partial_.begin(), partial_.end(), 0.0f);
     const double start = spec_.recorder != nullptr ? spec_.recorder->now() : 0.0;
-    spec_.compute(b, payloads_.at(b), partial_);
-    if (spec_.recorder != nullptr) spec_.recorder->compute(s, b, start);
+    const double device_s = spec_.compute(b, payloads_.at(b), partial_);
+    if (spec_.recorder != nullptr) spec_.recorder->compute(s, b, start, device_s);
     ++result_.blocks_computed;
     if (spec_.accumulator_size == 0) return;
     if (const auto it = acc_inbox_.find(b); it != acc_inbox_.end()) {

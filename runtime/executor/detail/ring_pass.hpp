@@ -36,8 +36,9 @@ struct RingPassSpec {
   Channel accumulator_channel = Channel::DqRing;
   DType accumulator_dtype = DType::F32;  // on the wire: fp32, or bf16 rounded at every hop
   // Computes with `block`'s payload; writes this rank's share of the block's accumulator into
-  // `partial` (zeroed, empty when there are no accumulators).
-  std::function<void(int block, std::span<const float> payload, std::span<float> partial)> compute;
+  // `partial` (zeroed, empty when there are no accumulators). Returns the kernels' device time
+  // (KernelStats::device_s; 0 when not measured), for the trace.
+  std::function<double(int block, std::span<const float> payload, std::span<float> partial)> compute;
   TraceRecorder* recorder = nullptr;  // when set, the loop's timeline is recorded there
   // false: each step's read transfers complete before it computes (no double buffering), so
   // transfer and compute run one after the other, as the plan's overlap: false says.
