@@ -18,7 +18,7 @@ void bind_simulate(py::module_& m) {
         jobs::JobOptions job_options;
         read_job(k, job_options);
         std::string strategy = "all";
-        std::vector<std::string> strategies = sim::strategy_names();
+        std::vector<std::string> strategies = sim::family_names();
         strategies.push_back("all");
         k.choice("strategy", strategy, strategies);
         std::string engine = "event";

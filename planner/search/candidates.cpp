@@ -11,8 +11,6 @@
 namespace burst::planner {
 namespace {
 
-bool is_searched(const std::string& family) { return family == "burst" || family == "burst-usp"; }
-
 std::vector<int> divisors(int n) {
   std::vector<int> list;
   for (int d = 1; d <= n; ++d) {
@@ -21,11 +19,12 @@ std::vector<int> divisors(int n) {
   return list;
 }
 
-// Ulysses degrees to try: burst 1; burst-usp every degree above 1 that divides a node and
-// both head counts (or the preset's when none does, so the family still reports why).
-std::vector<int> ulysses_degrees(const std::string& family, const sim::TrainingJob& job, const topo::Topology& topology,
-                                 int preset) {
-  if (family == "burst") return {1};
+// Ulysses degrees to try: 1 for a pure ring family; otherwise every degree above 1 that
+// divides a node and both head counts (or the preset's when none does, so the family still
+// reports why).
+std::vector<int> ulysses_degrees(const sim::FamilyTraits& family, const sim::TrainingJob& job,
+                                 const topo::Topology& topology, int preset) {
+  if (family.ulysses == sim::UlyssesRule::None) return {1};
   std::vector<int> list;
   for (const int u : divisors(topology.gpus_per_node())) {
     if (u > 1 && job.model.heads % u == 0 && job.model.kv_heads % u == 0) list.push_back(u);
@@ -71,9 +70,9 @@ std::vector<int> lm_head_chunk_counts(std::int64_t local_tokens) {
   return list;
 }
 
-std::vector<sim::TrainingStrategy> searched(const std::string& family, const sim::TrainingJob& job,
+std::vector<sim::TrainingStrategy> searched(const sim::FamilyTraits& family, const sim::TrainingJob& job,
                                             const topo::Topology& topology) {
-  const sim::TrainingStrategy preset = sim::training_preset(family, job, topology);
+  const sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology);
   const std::int64_t local_tokens = std::max<std::int64_t>(1, job.seq * job.batch / topology.gpu_count());
   std::vector<sim::TrainingStrategy> list;
   for (const int u : ulysses_degrees(family, job, topology, preset.attention.ulysses)) {
@@ -106,20 +105,12 @@ std::vector<sim::TrainingStrategy> searched(const std::string& family, const sim
 
 }  // namespace
 
-std::vector<std::string> planner_families() {
-  return {"burst", "burst-usp", "megatron-cp", "ds-ulysses", "loongtrain-double-ring", "loongtrain-usp", "ring"};
-}
-
-std::vector<sim::TrainingStrategy> family_candidates(const std::string& family, const sim::TrainingJob& job,
+std::vector<sim::TrainingStrategy> family_candidates(const std::string& name, const sim::TrainingJob& job,
                                                      const topo::Topology& topology) {
-  const std::vector<std::string> families = planner_families();
-  if (std::find(families.begin(), families.end(), family) == families.end()) {
-    throw Error(Problem{"--strategy", fmt::format("unknown strategy '{}'", family), text::join(families),
-                        text::did_you_mean(family, families)});
-  }
-  if (is_searched(family)) return searched(family, job, topology);
-  std::vector<sim::TrainingStrategy> list{sim::training_preset(family, job, topology)};
-  if (family == "ring") {
+  const sim::FamilyTraits& family = sim::family_traits(name, "--strategy");
+  if (family.searched) return searched(family, job, topology);
+  std::vector<sim::TrainingStrategy> list{sim::training_preset(name, job, topology)};
+  if (family.also_zigzag_layout) {
     sim::TrainingStrategy zigzag = list.front();
     zigzag.attention.layout = Layout::Zigzag;
     list.push_back(zigzag);

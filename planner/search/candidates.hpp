@@ -9,7 +9,9 @@
 // one candidate each, their preset, because the point is to say by how much we beat the
 // peers as they are used, not as we would tune them. `ring` also tries zigzag, as people do.
 //
-// The order is fixed, so the search is deterministic: ties go to the earlier candidate.
+// Which family is searched and which is taken as it ships is a trait of the family
+// (simulator/attention/families.hpp). The order is fixed, so the search is deterministic:
+// ties go to the earlier candidate.
 #pragma once
 
 #include <string>
@@ -22,8 +24,5 @@ namespace burst::planner {
 // Throws burst::Error for an unknown family (with did-you-mean).
 [[nodiscard]] std::vector<sim::TrainingStrategy> family_candidates(const std::string& family, const sim::TrainingJob& job,
                                                                    const topo::Topology& topology);
-
-// Families in the order the planner reports them: ours first, then the peers.
-[[nodiscard]] std::vector<std::string> planner_families();
 
 }  // namespace burst::planner

@@ -82,7 +82,7 @@ SearchResult search(const SearchRequest& request, const topo::Topology& topology
 
   std::vector<std::pair<std::string, std::vector<sim::TrainingStrategy>>> families;
   std::size_t total = 0;
-  for (const std::string& family : planner_families()) {
+  for (const std::string& family : sim::family_names()) {
     families.emplace_back(family, family_candidates(family, request.job, topology));
     total += families.back().second.size();
   }

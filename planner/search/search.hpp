@@ -38,7 +38,7 @@ struct Evaluated {
 };
 
 struct SearchResult {
-  std::vector<Evaluated> best_per_family;  // in planner_families() order
+  std::vector<Evaluated> best_per_family;  // in sim::family_names() order
   int chosen = -1;                         // index into best_per_family, -1: nothing fits
   int candidates_evaluated = 0;
   bool stopped_at_budget = false;

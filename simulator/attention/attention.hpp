@@ -21,6 +21,7 @@
 
 #include "common/parallelism.hpp"
 #include "common/token_sets.hpp"
+#include "simulator/attention/families.hpp"
 #include "simulator/task_graph.hpp"
 #include "topologies/topology.hpp"
 
@@ -61,7 +62,6 @@ struct AttentionStrategy {
   bool overlap = true;               // double buffering: next transfer in flight during compute
 };
 
-[[nodiscard]] std::vector<std::string> strategy_names();
 // The family's defaults as used in practice (see docs/strategies.md) for this shape and
 // topology. Throws burst::Error for an unknown name (with did-you-mean).
 [[nodiscard]] AttentionStrategy strategy_preset(std::string_view name, const AttentionShape& shape,

@@ -16,16 +16,11 @@
 
 #include "common/text.hpp"
 #include "common/token_sets.hpp"
+#include "simulator/attention/families.hpp"
 #include "simulator/attention/lowering.hpp"
 
 namespace burst::sim {
 namespace {
-
-const std::vector<std::string>& family_names() {
-  static const std::vector<std::string> names = {"burst",      "ring",           "megatron-cp", "ds-ulysses",
-                                                 "loongtrain-double-ring", "loongtrain-usp", "burst-usp"};
-  return names;
-}
 
 bool divides(std::int64_t d, std::int64_t n) { return d > 0 && n % d == 0; }
 
@@ -168,7 +163,6 @@ void check_ring_split(const AttentionStrategy& strategy, const AttentionShape& s
 
 }  // namespace
 
-std::vector<std::string> strategy_names() { return family_names(); }
 
 double ring_backward_bytes_per_rank(BackwardMode mode, const AttentionShape& shape, const AttentionStrategy& strategy,
                                     int ring_size) {
@@ -181,53 +175,31 @@ double ring_backward_bytes_per_rank(BackwardMode mode, const AttentionShape& sha
   return b * c * ((r - 1) * (2 * h * e + 8 * heads) + r * h * strategy.dq_bytes);
 }
 
-AttentionStrategy strategy_preset(std::string_view name, const AttentionShape& shape, const World& world) {
-  AttentionStrategy s;
-  s.name = std::string(name);
-  s.overlap = true;
-  s.dq_bytes = 2;
-  if (name == "burst") {
-    s.ring = RingKind::Double;
-    s.layout = Layout::Zigzag;
-    s.dkv_bytes = 2;
-    s.backward = cheaper_backward(shape, s, world);
-  } else if (name == "ring") {
-    s.ring = RingKind::Flat;
-    s.layout = Layout::Contiguous;
-    s.backward = BackwardMode::KvRing;
-    s.dkv_bytes = 4;
-  } else if (name == "megatron-cp") {
-    s.ring = RingKind::Flat;
-    s.layout = Layout::Zigzag;
-    s.backward = BackwardMode::KvRing;
-    s.dkv_bytes = 2;
-  } else if (name == "ds-ulysses") {
-    s.ulysses = std::max(1, world.size());
-    s.ring = RingKind::Flat;
-    s.layout = Layout::Contiguous;
-    s.backward = BackwardMode::KvRing;
-    s.dkv_bytes = 2;
-  } else if (name == "loongtrain-double-ring") {
-    s.ring = RingKind::Double;
-    s.layout = Layout::Zigzag;
-    s.backward = BackwardMode::KvRing;
-    s.dkv_bytes = 4;
-  } else if (name == "loongtrain-usp") {
-    s.ulysses = largest_ulysses(shape, world, 4);
-    s.ring = RingKind::Double;
-    s.layout = Layout::Zigzag;
-    s.backward = BackwardMode::KvRing;
-    s.dkv_bytes = 4;
-  } else if (name == "burst-usp") {
-    s.ulysses = largest_ulysses(shape, world, world.gpus_per_node);
-    s.ring = RingKind::Flat;
-    s.layout = Layout::Zigzag;
-    s.dkv_bytes = 2;
-    s.backward = cheaper_backward(shape, s, world);
-  } else {
-    throw Error(Problem{"strategy", fmt::format("unknown strategy '{}'", name), text::join(family_names()),
-                        text::did_you_mean(name, family_names())});
+namespace {
+
+int ulysses_degree(UlyssesRule rule, const AttentionShape& shape, const World& world) {
+  switch (rule) {
+    case UlyssesRule::None: return 1;
+    case UlyssesRule::World: return std::max(1, world.size());
+    case UlyssesRule::UpTo4: return largest_ulysses(shape, world, 4);
+    case UlyssesRule::UpToNode: return largest_ulysses(shape, world, world.gpus_per_node);
   }
+  return 1;
+}
+
+}  // namespace
+
+AttentionStrategy strategy_preset(std::string_view name, const AttentionShape& shape, const World& world) {
+  const FamilyTraits& f = family_traits(name);
+  AttentionStrategy s;
+  s.name = std::string(f.name);
+  s.overlap = true;
+  s.ulysses = ulysses_degree(f.ulysses, shape, world);
+  s.ring = f.ring;
+  s.layout = f.layout;
+  s.dq_bytes = f.dq_bytes;
+  s.dkv_bytes = f.dkv_bytes;
+  s.backward = f.backward ? *f.backward : cheaper_backward(shape, s, world);
   return s;
 }
 

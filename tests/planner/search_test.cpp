@@ -19,12 +19,12 @@ TEST_CASE("the chosen plan is feasible and the fastest feasible family", "[searc
   CHECK(chosen.feasible);
   CHECK(chosen.sim.memory.total() <= result.memory_budget_bytes);
   CHECK(result.memory_budget_bytes == topology.gpu().memory_bytes);
-  REQUIRE(result.best_per_family.size() == planner::planner_families().size());
+  REQUIRE(result.best_per_family.size() == sim::family_names().size());
   for (const auto& e : result.best_per_family) {
     if (e.feasible) CHECK(e.sim.tokens_per_s_per_gpu <= chosen.sim.tokens_per_s_per_gpu);
     if (!e.feasible) CHECK_FALSE(e.reason.empty());
   }
-  CHECK(result.candidates_evaluated > static_cast<int>(planner::planner_families().size()));
+  CHECK(result.candidates_evaluated > static_cast<int>(sim::family_names().size()));
 }
 
 TEST_CASE("the same input gives the same plan, byte for byte", "[search]") {
@@ -39,7 +39,7 @@ TEST_CASE("a plan lists every family and rings that cover the world", "[search]"
   const auto topology = preset("a800-4hca", 2);
   const auto r = request("burst-7b", "256K");
   const plan::Plan p = planner::build_plan(planner::search(r, topology), r, topology);
-  CHECK(p.alternatives.size() == planner::planner_families().size());
+  CHECK(p.alternatives.size() == sim::family_names().size());
   CHECK(static_cast<int>(p.ranks.size()) == topology.gpu_count());
   CHECK(p.strategy.cp * p.strategy.ulysses == topology.gpu_count());
   CHECK(p.strategy.inner * p.strategy.outer == p.strategy.cp);
@@ -118,8 +118,8 @@ TEST_CASE("the step budget caps the candidates scored and still reports every fa
   r.max_candidates = 10;
   const auto result = planner::search(r, preset("a800-4hca", 2));
   CHECK(result.stopped_at_budget);
-  CHECK(result.candidates_evaluated <= 10 + static_cast<int>(planner::planner_families().size()));
-  CHECK(result.best_per_family.size() == planner::planner_families().size());
+  CHECK(result.candidates_evaluated <= 10 + static_cast<int>(sim::family_names().size()));
+  CHECK(result.best_per_family.size() == sim::family_names().size());
 }
 
 TEST_CASE("unknown families get a did-you-mean", "[search]") {

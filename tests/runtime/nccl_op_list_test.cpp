@@ -202,7 +202,7 @@ TEST_CASE("every preset x family x 8, 64, 1024 ranks: sound NCCL op lists in bot
       // `local` is this machine's CPU ranks over MPI, never an NCCL job: not 512 of its nodes.
       if (preset == "local" && world == 1024) continue;
       const topo::Topology t = topo::make_preset(preset, world / per_node);
-      for (const std::string& family : planner::planner_families()) {
+      for (const std::string& family : sim::family_names()) {
         ++combinations;
         const auto plan = preset_plan(family, t, job);
         if (!plan) continue;
@@ -213,7 +213,7 @@ TEST_CASE("every preset x family x 8, 64, 1024 ranks: sound NCCL op lists in bot
     }
   }
   // ds-ulysses puts all ranks in one group: 32 heads split 8 ways, not 64 or 1024.
-  const auto presets = static_cast<int>(topo::preset_names().size()), families = static_cast<int>(planner::planner_families().size());
+  const auto presets = static_cast<int>(topo::preset_names().size()), families = static_cast<int>(sim::family_names().size());
   CHECK(combinations == (3 * presets - 1) * families);
   CHECK(expressible == combinations - (2 * presets - 1));
   CHECK(families_at.size() == static_cast<std::size_t>(3 * families - 2));

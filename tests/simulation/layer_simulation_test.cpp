@@ -93,7 +93,7 @@ TEST_CASE("more bandwidth never predicts a slower layer") {
   const auto shape = shape_of(sim::model_preset("llama3-8b"), 64 * 1024);
   for (const auto& mask_text : {"causal", "full", "sliding:8K"}) {
     const auto mask = parse_mask(mask_text, "mask");
-    for (const auto& name : sim::strategy_names()) {
+    for (const auto& name : sim::family_names()) {
       const auto slow_r = run(name, shape, mask, base);
       const auto fast_r = run(name, shape, mask, fast);
       if (!slow_r.not_applicable.empty()) continue;

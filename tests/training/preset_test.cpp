@@ -12,7 +12,7 @@ using burst::test::job_of;
 TEST_CASE("every family applies to burst-14b at 1M on 4 A800 nodes, except ds-ulysses", "[training][preset]") {
   const auto t = a800(4);
   const auto job = job_of("burst-14b", 1 << 20);
-  for (const std::string& family : sim::strategy_names()) {
+  for (const std::string& family : sim::family_names()) {
     const auto s = sim::training_preset(family, job, t);
     const std::string why = sim::check_training(job, s, t);
     if (family == "ds-ulysses") {

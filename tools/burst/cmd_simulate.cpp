@@ -87,7 +87,7 @@ void add_simulate_command(CLI::App& app) {
   add_job_options(*cmd, options->job);
   cmd->add_option("--strategy", options->strategy, "Strategy family, or 'all' to compare them side by side")
       ->check(CLI::IsMember([] {
-        auto names = sim::strategy_names();
+        auto names = sim::family_names();
         names.push_back("all");
         return names;
       }()))

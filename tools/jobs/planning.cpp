@@ -31,7 +31,7 @@ PlanningJob resolve_planning(const PlanOptions& o) {
     }
   }
   if (!o.strategy.empty()) {
-    const auto families = planner::planner_families();
+    const auto families = sim::family_names();
     if (std::find(families.begin(), families.end(), o.strategy) == families.end()) {
       problems.add({"--strategy", "unknown strategy '" + o.strategy + "'", text::join(families),
                     text::did_you_mean(o.strategy, families)});

@@ -34,7 +34,7 @@ struct PlanningJob {
 [[nodiscard]] plan::Plan build_chosen_plan(const planner::SearchResult& result, const PlanningJob& planning);
 
 // The best candidate of each family as the ranked table lists them: feasible first, fastest
-// first; then the infeasible ones, in planner_families() order.
+// first; then the infeasible ones, in sim::family_names() order.
 [[nodiscard]] std::vector<const planner::Evaluated*> ranked_families(const planner::SearchResult& result);
 
 // The ranked table as data: {"rows": [{"strategy", "chosen", "feasible", "reason", and when the

@@ -19,7 +19,7 @@ void apply_overrides(const StrategyOverrides& o, sim::AttentionStrategy& s) {
 }  // namespace
 
 std::vector<std::string> strategies_to_simulate(const std::string& strategy) {
-  return strategy == "all" ? sim::strategy_names() : std::vector{strategy};
+  return strategy == "all" ? sim::family_names() : std::vector{strategy};
 }
 
 std::vector<sim::LayerSimulation> simulate_strategies(const Job& job, const std::vector<std::string>& names,

@@ -20,7 +20,7 @@ struct StrategyOverrides {
   bool no_overlap = false;
 };
 
-// `strategy`: one name of sim::strategy_names(), or "all" for every one of them.
+// `strategy`: one name of sim::family_names(), or "all" for every one of them.
 [[nodiscard]] std::vector<std::string> strategies_to_simulate(const std::string& strategy);
 
 // Simulates each named strategy in turn. `runs`: the phase graphs and results, for a trace

@@ -1,0 +1,56 @@
+// The strategy families, one row each: everything that makes "megatron-cp" megatron-cp, read
+// by the attention presets (strategy_preset), the training presets (training_preset) and the
+// planner's search (planner/search/candidates.hpp), so a family is declared here and only here.
+//
+// A family is how one framework distributes attention and trains, as its public code and
+// launch scripts set it (docs/strategies.md gives each row's sources): the Ulysses degree rule,
+// the ring (flat or double), the layout, the backward mode and what precision the travelling
+// gradients have; then the training recipe: what is checkpointed, how the LM head meets the
+// loss, which ZeRO stage. Burst's own families are starting points the planner searches from;
+// the peers are taken as they ship.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/parallelism.hpp"
+
+namespace burst::sim {
+
+// How a family picks its Ulysses (head-parallel) degree U for a world.
+enum class UlyssesRule {
+  None,      // U = 1: a pure ring
+  World,     // U = every rank (DeepSpeed-Ulysses alone)
+  UpTo4,     // the largest valid U up to 4 (LoongTrain's 2D attention as its scripts set it)
+  UpToNode,  // the largest valid U up to a node's GPUs (all-to-all over NVLink only)
+};
+
+struct FamilyTraits {
+  std::string_view name;
+  // Attention.
+  UlyssesRule ulysses = UlyssesRule::None;
+  RingKind ring = RingKind::Flat;
+  Layout layout = Layout::Zigzag;
+  std::optional<BackwardMode> backward;  // none: the cheaper in bytes for the job's shape
+  int dq_bytes = 2;                      // bytes per element of a travelling dQ
+  int dkv_bytes = 2;                     // ... of travelling dK, dV
+  // Training recipe.
+  CheckpointPolicy checkpoint = CheckpointPolicy::Full;
+  double kept_fraction = 0;  // SeqStash: the share of the sequence whose attention output is kept
+  std::optional<Layout> training_layout;  // a layout the recipe needs instead (sequence stash: striped)
+  double lm_head_chunk_tokens = 0;        // LM head fused with the loss over chunks of this many local tokens; 0: logits whole
+  int zero_stage = 3;
+  // Planning.
+  bool searched = false;           // the planner searches its knobs from this starting point
+  bool also_zigzag_layout = false;  // the planner also tries the preset with a zigzag layout
+};
+
+// Every family, in the order tables and searches list them (burst's own first).
+[[nodiscard]] const std::vector<FamilyTraits>& family_table();
+[[nodiscard]] std::vector<std::string> family_names();
+// The row of `name`; throws burst::Error at `where` naming the families (with did-you-mean).
+[[nodiscard]] const FamilyTraits& family_traits(std::string_view name, const std::string& where = "strategy");
+
+}  // namespace burst::sim
