@@ -17,7 +17,13 @@ namespace {
 
 using Points = std::vector<std::pair<double, double>>;
 
-const std::vector<std::string> kKernelNames = {"attn_fwd", "attn_bwd", "gemm", "elementwise"};
+// The name tables are function-local statics, made on first use: the default calibration is
+// read during other translation units' static initialisation (a test's global cost models),
+// when a namespace-scope vector may not exist yet (it would read as empty).
+const std::vector<std::string>& kernel_names() {
+  static const std::vector<std::string> names = {"attn_fwd", "attn_bwd", "gemm", "elementwise"};
+  return names;
+}
 // The names calibration files use are the topology's own spellings of each enum value.
 template <class Enum>
 std::vector<std::string> names_of(int count) {
@@ -25,8 +31,14 @@ std::vector<std::string> names_of(int count) {
   for (int k = 0; k < count; ++k) names.emplace_back(topo::to_string(static_cast<Enum>(k)));
   return names;
 }
-const std::vector<std::string> kLinkNames = names_of<topo::LinkKind>(topo::kLinkKindCount);
-const std::vector<std::string> kClassNames = names_of<topo::PathClass>(topo::kPathClassCount);
+const std::vector<std::string>& link_names() {
+  static const std::vector<std::string> names = names_of<topo::LinkKind>(topo::kLinkKindCount);
+  return names;
+}
+const std::vector<std::string>& class_names() {
+  static const std::vector<std::string> names = names_of<topo::PathClass>(topo::kPathClassCount);
+  return names;
+}
 
 Points scaled(const Points& points, double factor) {
   Points out = points;
@@ -133,7 +145,7 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       continue;
     }
     std::vector<std::string> allowed = {"gpu"};
-    allowed.insert(allowed.end(), kKernelNames.begin(), kKernelNames.end());
+    allowed.insert(allowed.end(), kernel_names().begin(), kernel_names().end());
     reader.reject_unknown_keys(entry, at, allowed);
     const auto gpu = reader.string(entry, at, "gpu");
     if (!gpu) continue;
@@ -149,10 +161,10 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       out.compute.push_back(fresh);
       it = out.compute.end() - 1;
     }
-    for (std::size_t k = 0; k < kKernelNames.size(); ++k) {
-      const auto found = entry.find(kKernelNames[k]);
+    for (std::size_t k = 0; k < kernel_names().size(); ++k) {
+      const auto found = entry.find(kernel_names()[k]);
       if (found == entry.end()) continue;
-      if (auto curve = read_curve(reader, *found, JsonReader::child(at, kKernelNames[k]))) {
+      if (auto curve = read_curve(reader, *found, JsonReader::child(at, kernel_names()[k]))) {
         it->kernels[k].points = std::move(*curve);
       }
     }
@@ -208,26 +220,26 @@ Calibration apply_calibration(Calibration base, const Json& doc, const std::stri
   reader.choice(doc, "", "schema", {"burst.calibration/1"});
   if (const Json* compute = reader.array(doc, "", "compute", false)) read_compute(reader, *compute, base);
   if (const Json* links = reader.object(doc, "", "link_efficiency", false)) {
-    reader.reject_unknown_keys(*links, "/link_efficiency", kLinkNames);
-    for (std::size_t k = 0; k < kLinkNames.size(); ++k) {
-      if (const auto v = reader.number(*links, "/link_efficiency", kLinkNames[k], false)) {
+    reader.reject_unknown_keys(*links, "/link_efficiency", link_names());
+    for (std::size_t k = 0; k < link_names().size(); ++k) {
+      if (const auto v = reader.number(*links, "/link_efficiency", link_names()[k], false)) {
         if (valid_fraction(*v)) {
           base.link_efficiency[k] = *v;
         } else {
-          reader.problem(JsonReader::child("/link_efficiency", kLinkNames[k]),
+          reader.problem(JsonReader::child("/link_efficiency", link_names()[k]),
                          fmt::format("efficiency {} is not in (0, 1]", *v), "a fraction of the raw bandwidth");
         }
       }
     }
   }
   if (const Json* latency = reader.object(doc, "", "latency", false)) {
-    reader.reject_unknown_keys(*latency, "/latency", kClassNames);
-    for (std::size_t k = 0; k < kClassNames.size(); ++k) {
-      if (const auto v = reader.duration(*latency, "/latency", kClassNames[k], false)) {
+    reader.reject_unknown_keys(*latency, "/latency", class_names());
+    for (std::size_t k = 0; k < class_names().size(); ++k) {
+      if (const auto v = reader.duration(*latency, "/latency", class_names()[k], false)) {
         if (*v >= 0) {
           base.latency_s[k] = *v;
         } else {
-          reader.problem(JsonReader::child("/latency", kClassNames[k]), "latency must not be negative");
+          reader.problem(JsonReader::child("/latency", class_names()[k]), "latency must not be negative");
         }
       }
     }
@@ -247,22 +259,22 @@ Json calibration_to_json(const Calibration& calibration) {
   for (const auto& c : calibration.compute) {
     Json entry = Json::object();
     entry["gpu"] = c.gpu;
-    for (std::size_t k = 0; k < kKernelNames.size(); ++k) {
+    for (std::size_t k = 0; k < kernel_names().size(); ++k) {
       Json curve = Json::array();
       for (const auto& [tokens, eff] : c.kernels[k].points) {
         curve.push_back(Json::array({units::format_tokens(static_cast<std::int64_t>(tokens)), eff}));
       }
-      entry[kKernelNames[k]] = curve;
+      entry[kernel_names()[k]] = curve;
     }
     compute.push_back(entry);
   }
   doc["compute"] = compute;
   Json links = Json::object();
-  for (std::size_t k = 0; k < kLinkNames.size(); ++k) links[kLinkNames[k]] = calibration.link_efficiency[k];
+  for (std::size_t k = 0; k < link_names().size(); ++k) links[link_names()[k]] = calibration.link_efficiency[k];
   doc["link_efficiency"] = links;
   Json latency = Json::object();
-  for (std::size_t k = 0; k < kClassNames.size(); ++k) {
-    latency[kClassNames[k]] = units::format_duration(calibration.latency_s[k]);
+  for (std::size_t k = 0; k < class_names().size(); ++k) {
+    latency[class_names()[k]] = units::format_duration(calibration.latency_s[k]);
   }
   doc["latency"] = latency;
   return doc;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "topologies/load.hpp"
+#include "topologies/local_calibration.hpp"
 
 namespace burst::jobs {
 
@@ -13,6 +14,14 @@ topo::Topology load_topology_source(const TopologySource& s) {
   topo::Topology t = topo::load_topology(
       s.topology, topo::LoadOptions{s.nodes, s.per_node, s.nvlink_from, s.gpu_from, s.nic_speed, &notes});
   for (const auto& note : notes) fmt::print(stderr, "note: {}\n", note);
+  if (s.topology == "local" && topo::local_calibration().source == "defaults") {
+    const std::string where = topo::local_calibration_write_path();
+    fmt::print(stderr,
+               "warning: --topology local is uncalibrated: its speeds are conservative defaults, and predicted step "
+               "times can be 3x the measured ones. Measure this machine first (seconds): mpirun -np {} burst calibrate "
+               "--per-node {} (it writes {})\n",
+               t.gpu_count(), t.gpus_per_node(), where.empty() ? "the file $BURST_LOCAL_CALIBRATION names" : where);
+  }
   return t;
 }
 

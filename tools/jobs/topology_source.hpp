@@ -19,7 +19,8 @@ struct TopologySource {
   std::string nic_speed;
 };
 
-// Loads the topology; what an importer assumed goes to stderr as notes, for the person.
+// Loads the topology; what an importer assumed goes to stderr as notes, for the person, and a
+// warning when `local` runs on uncalibrated defaults (its predictions can then be 3x off).
 [[nodiscard]] topo::Topology load_topology_source(const TopologySource& source);
 
 }  // namespace burst::jobs
