@@ -20,20 +20,6 @@
 namespace burst::rt {
 namespace {
 
-std::string_view collective_name(Operation op) {
-  switch (op) {
-    case Operation::Barrier: return "barrier";
-    case Operation::Allreduce: return "allreduce";
-    case Operation::Allgather: return "allgather";
-    case Operation::ReduceScatter: return "reduce_scatter";
-    case Operation::GatherToRoot: return "gather_to_root";
-    case Operation::Broadcast: return "broadcast";
-    case Operation::Send:
-    case Operation::Recv: break;
-  }
-  return "point-to-point";
-}
-
 // out[i] = op over ranks r (in rank order) of inputs[r][offset + i], for i < count.
 template <class T>
 void reduce_as(ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset, std::size_t count,
@@ -225,8 +211,8 @@ std::unique_ptr<Request::State> LoopbackCommunicator::meet(const Envelope& e, Co
   } else if (point.conflict.empty() && (call.operation != point.call.operation || call.count != point.call.count ||
                                         call.dtype != point.call.dtype || call.op != point.call.op || call.peer != point.call.peer)) {
     point.conflict = fmt::format("collective #{} of the job: rank {} called {} of {} x {}, rank {} called {} of {} x {}",
-                                 index + 1, point.first_rank, collective_name(point.call.operation), point.call.count,
-                                 to_string(point.call.dtype), rank_, collective_name(call.operation), call.count,
+                                 index + 1, point.first_rank, describe(point.call), point.call.count,
+                                 to_string(point.call.dtype), rank_, describe(call), call.count,
                                  to_string(call.dtype));
   }
   if (input.data != nullptr) {
