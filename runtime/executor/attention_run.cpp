@@ -313,8 +313,11 @@ Json check_report(const PreparedRun& prepared, const AttentionRunOptions& option
 
 }  // namespace
 
-Json run_attention(const plan::Plan& original, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
-  const PreparedRun prepared = prepare_attention_run(original, comm.size(), options);
+Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
+  return run_attention(prepare_attention_run(plan, comm.size(), options), comm, options, trace);
+}
+
+Json run_attention(const PreparedRun& prepared, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
   const plan::Plan& plan = prepared.plan;
   const RingSchedule& schedule = prepared.schedule;
   const int world = comm.size();

@@ -70,5 +70,8 @@ void require_job_ranks(const plan::Plan& plan, int job_ranks);
 
 [[nodiscard]] Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options,
                                  RunTrace* trace = nullptr);
+// The same for a run prepared already (prepare_attention_run with the same options).
+[[nodiscard]] Json run_attention(const PreparedRun& prepared, Communicator& comm, const AttentionRunOptions& options,
+                                 RunTrace* trace = nullptr);
 
 }  // namespace burst::rt

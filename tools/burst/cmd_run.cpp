@@ -84,12 +84,9 @@ std::string precision_line(const Json& run) {
 
 // The simulator's bytes per ring level for the plan as it ran (a dry run's dimensions and
 // mask), beside the measured ones: report["comm_bytes"]["simulated_by_level"] and the ratios.
-void add_simulated_traffic(const plan::Plan& plan, Json& report) {
-  plan::Plan ran = plan;
-  ran.job.mask = parse_mask(report["plan"]["mask"].get<std::string>(), "mask");
-  const Json& run = report["run"];
-  const planner::RingTraffic simulated = planner::simulated_ring_traffic(
-      ran, {run["seq"].get<std::int64_t>(), run["heads"].get<int>(), run["kv_heads"].get<int>(), run["head_dim"].get<int>()});
+void add_simulated_traffic(const rt::PreparedRun& ran, Json& report) {
+  const planner::RingTraffic simulated =
+      planner::simulated_ring_traffic(ran.plan, {ran.seq, ran.heads, ran.kv_heads, ran.head_dim});
   Json& bytes = report["comm_bytes"];
   for (std::size_t phase = 0; phase < 2; ++phase) {
     const char* name = phase == 0 ? "forward" : "backward";
@@ -188,22 +185,26 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
   rt::RunTrace trace;
   plan::Plan ran;
   std::unique_ptr<rt::AttentionKernels> kernels;
-  std::unique_ptr<rt::Communicator> nccl;  // the ring's transport under --transport nccl
+  std::unique_ptr<rt::PreparedRun> prepared;  // the plan as it runs, prepared once
+  std::unique_ptr<rt::Communicator> nccl;     // the ring's transport under --transport nccl
   Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
     ran = read_run_plan(o, comm);
     rt::require_job_ranks(ran, comm.size());
     const rt::Device device = run_device(o, comm);
     kernels = rt::make_attention_kernels(device, comm.local_rank(), o.deterministic);
     options.kernels = kernels.get();
-    const rt::PreparedRun prepared = rt::prepare_attention_run(ran, comm.size(), options);
+    prepared = std::make_unique<rt::PreparedRun>(rt::prepare_attention_run(ran, comm.size(), options));
     const bool over_nccl = use_nccl(o, device, comm);
-    return [&, over_nccl, as_run = rt::plan_as_run(prepared)] {
-      if (over_nccl) nccl = rt::make_nccl_transport(comm, rt::NcclOpLists(as_run, as_run.job.seq));
-      return rt::run_attention(ran, over_nccl ? *nccl : comm, options, o.trace.empty() ? nullptr : &trace);
+    return [&, over_nccl] {
+      if (over_nccl) {
+        const plan::Plan as_run = rt::plan_as_run(*prepared);
+        nccl = rt::make_nccl_transport(comm, rt::NcclOpLists(as_run, as_run.job.seq));
+      }
+      return rt::run_attention(*prepared, over_nccl ? *nccl : comm, options, o.trace.empty() ? nullptr : &trace);
     };
   });
   if (comm.rank() != 0) return;
-  add_simulated_traffic(ran, report);
+  add_simulated_traffic(*prepared, report);
   if (o.json) {
     fmt::print("{}\n", report.dump(2));
   } else {
