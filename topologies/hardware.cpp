@@ -5,21 +5,23 @@
 
 namespace burst::topo::hw {
 
-std::optional<double> pcie_lane_Bps(double gts) {
+double assumed_pcie_gts(Figures figures) { return figures == Figures::Nccl ? 8.0 : kDefaultPcieGts; }
+
+std::optional<double> pcie_lane_Bps(double gts, Figures figures) {
   struct Gen {
-    double gts, lane_Bps;
+    double gts, physical_Bps, nccl_Bps;
   };
-  static constexpr Gen gens[] = {{2.5, 0.25e9}, {5.0, 0.5e9},    {8.0, 0.985e9},
-                                 {16.0, 1.969e9}, {32.0, 3.938e9}, {64.0, 7.563e9}};
+  static constexpr Gen gens[] = {{2.5, 0.25e9, 0.1875e9}, {5.0, 0.5e9, 0.375e9},  {8.0, 0.985e9, 0.75e9},
+                                 {16.0, 1.969e9, 1.5e9},  {32.0, 3.938e9, 3e9}, {64.0, 7.563e9, 6e9}};
   for (const Gen& g : gens) {
-    if (std::abs(g.gts - gts) < 0.01) return g.lane_Bps;
+    if (std::abs(g.gts - gts) < 0.01) return figures == Figures::Nccl ? g.nccl_Bps : g.physical_Bps;
   }
   return std::nullopt;
 }
 
-double pcie_Bps(double gts, int width) {
-  const auto lane = pcie_lane_Bps(gts);
-  const double lane_Bps = lane ? *lane : *pcie_lane_Bps(kDefaultPcieGts);
+double pcie_Bps(double gts, int width, Figures figures) {
+  const auto lane = pcie_lane_Bps(gts, figures);
+  const double lane_Bps = lane ? *lane : *pcie_lane_Bps(assumed_pcie_gts(figures), figures);
   return lane_Bps * (width > 0 ? width : kDefaultPcieWidth);
 }
 
@@ -38,7 +40,14 @@ std::optional<double> parse_pcie_speed(std::string_view text) {
   return gts;
 }
 
-double nvlink_link_Bps(int sm) {
+double nvlink_link_Bps(int sm, Figures figures) {
+  if (figures == Figures::Nccl) {
+    if (sm >= 100) return 40.1e9;
+    if (sm >= 90) return 20.6e9;
+    if (sm == 86) return 12e9;
+    if (sm >= 70) return 20e9;
+    return sm >= 60 ? 18e9 : 20e9;  // below sm 60 NCCL takes sm 80's figure
+  }
   if (sm >= 100) return 50e9;
   if (sm >= 70) return 25e9;
   return 20e9;
@@ -57,15 +66,17 @@ double inter_socket_Bps(std::string_view vendor, int family, int model) {
 const std::vector<GpuModel>& gpu_models() {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   static const std::vector<GpuModel> models = {
-      {0x20b0, {"A100-SXM4-40GB", 312e12, 40 * GiB, 1555e9}},
-      {0x20b2, {"A100-SXM4-80GB", 312e12, 80 * GiB, 2039e9}},
-      {0x20f1, {"A100-PCIE-40GB", 312e12, 40 * GiB, 1555e9}},
-      {0x20b5, {"A100-PCIE-80GB", 312e12, 80 * GiB, 1935e9}},
-      {0x20f3, {"A800-SXM4-80GB", 312e12, 80 * GiB, 2039e9}},
-      {0x2330, {"H100-SXM5-80GB", 989e12, 80 * GiB, 3350e9}},
-      {0x2331, {"H100-PCIE-80GB", 756e12, 80 * GiB, 2000e9}},
-      {0x2324, {"H800-SXM5-80GB", 989e12, 80 * GiB, 3350e9}},
-      {0x2335, {"H200-SXM-141GB", 989e12, 141e9, 4800e9}},
+      {0x20b0, {"A100-SXM4-40GB", 312e12, 40 * GiB, 1555e9}, 80},
+      {0x20b2, {"A100-SXM4-80GB", 312e12, 80 * GiB, 2039e9}, 80},
+      {0x20f1, {"A100-PCIE-40GB", 312e12, 40 * GiB, 1555e9}, 80},
+      {0x20b5, {"A100-PCIE-80GB", 312e12, 80 * GiB, 1935e9}, 80},
+      {0x20f3, {"A800-SXM4-80GB", 312e12, 80 * GiB, 2039e9}, 80},
+      {0x2330, {"H100-SXM5-80GB", 989e12, 80 * GiB, 3350e9}, 90},
+      {0x2331, {"H100-PCIE-80GB", 756e12, 80 * GiB, 2000e9}, 90},
+      {0x2324, {"H800-SXM5-80GB", 989e12, 80 * GiB, 3350e9}, 90},
+      {0x2335, {"H200-SXM-141GB", 989e12, 141e9, 4800e9}, 90},
+      {0x27b8, {"L4-PCIE-24GB", 121e12, 24 * GiB, 300e9}, 89},
+      {0x26b9, {"L40S-PCIE-48GB", 362e12, 48 * GiB, 864e9}, 89},
   };
   return models;
 }

@@ -8,8 +8,16 @@
 // NVLink 2/3/4 (sm 70/80/90) 25 GB/s, NVLink 1 (sm 60) 20 GB/s, NVLink 5 (sm 100) 50 GB/s.
 // Inter-socket: NCCL's figures (src/graph/topo.h): Intel Skylake+ 10 GB/s, Sapphire Rapids
 // and later 22 GB/s, older Intel 6 GB/s, AMD 16 GB/s, anything else 6 GB/s.
+//
+// NCCL's own figures (src/graph/topo.h and ncclTopoAddPci in topo.cc), which its topology
+// search ranks paths with, are derated: PCIe per lane 2.5 GT/s 0.1875 GB/s, 5 0.375, 8 0.75,
+// 16 1.5, 32 3.0, 64 6.0 (gen4 x16 = 24 GB/s), and an unknown speed gets the 8 GT/s figure;
+// NVLink per link sm 60 18 GB/s, 70 and 80 20, 86 12, 90 20.6, 100 40.1; a <nic> directly
+// under a CPU is joined to it at LOC_BW, 5000 GB/s. Network ports and inter-socket links are
+// the same in both.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,24 +35,34 @@ inline constexpr double kPcieLatency = 250 * 1e-9;         // per PCIe link (swi
 inline constexpr double kInterSocketLatency = 500 * 1e-9;  // UPI / Infinity Fabric between sockets
 inline constexpr double kFabricLatency = 2 * 1e-6;         // one InfiniBand traversal, switches included
 
+// Which bandwidths a link gets: the physical ones above (what burst simulates; its comm cost
+// model applies measured efficiencies on top) or NCCL's derated ones.
+enum class Figures : std::uint8_t { Physical, Nccl };
+
 // PCIe gen4 x16, assumed when a dump leaves the speed or width empty.
 inline constexpr double kDefaultPcieGts = 16.0;
 inline constexpr int kDefaultPcieWidth = 16;
+// NCCL's LOC_BW, the bandwidth it gives a link inside one device (and a CPU's own <nic>).
+inline constexpr double kNcclLocalBps = 5000e9;
 
+// The rate taken for an empty link_speed: gen4, or with NCCL's figures its fallback (8 GT/s).
+[[nodiscard]] double assumed_pcie_gts(Figures figures);
 // Bytes/s per lane for a transfer rate in GT/s, or nullopt when the rate is not a PCIe one.
-[[nodiscard]] std::optional<double> pcie_lane_Bps(double gts);
-[[nodiscard]] double pcie_Bps(double gts, int width);  // lane bandwidth x width (gen4 if unknown)
-// "16 GT/s", "32.0 GT/s PCIe", "8.0 GT/s" -> GT/s; "" -> nullopt (unknown, caller assumes gen4);
+[[nodiscard]] std::optional<double> pcie_lane_Bps(double gts, Figures figures = Figures::Physical);
+// Lane bandwidth x width (an unknown rate counts as assumed_pcie_gts, an unknown width as x16).
+[[nodiscard]] double pcie_Bps(double gts, int width, Figures figures = Figures::Physical);
+// "16 GT/s", "32.0 GT/s PCIe", "8.0 GT/s" -> GT/s; "" -> nullopt (unknown: assumed_pcie_gts);
 // text that is not a speed -> -1.
 [[nodiscard]] std::optional<double> parse_pcie_speed(std::string_view text);
 
-[[nodiscard]] double nvlink_link_Bps(int sm);
+[[nodiscard]] double nvlink_link_Bps(int sm, Figures figures = Figures::Physical);
 [[nodiscard]] double inter_socket_Bps(std::string_view vendor, int family, int model);
 
 // A GPU model: the spec we simulate with and how to recognise it in a dump.
 struct GpuModel {
   unsigned pci_device = 0;  // NVIDIA PCI device id, 0 when we do not match it
   GpuSpec spec;
+  int sm = 0;               // compute capability x 10, what NVLink speeds go by
 };
 [[nodiscard]] const std::vector<GpuModel>& gpu_models();
 [[nodiscard]] const GpuModel* gpu_by_pci_device(unsigned device);

@@ -37,6 +37,10 @@ void check_options(const std::string& what, const LoadOptions& o, bool is_xml, b
                    text::did_you_mean(value, preset_names()));
     }
   }
+  if (o.nccl_bandwidths && !is_xml) {
+    problems.add("--nccl-bandwidths", fmt::format("applies to NCCL XML files only, not '{}'", what), "",
+                 "presets and our JSON files carry their own bandwidths");
+  }
   problems.throw_if_any();
 }
 
@@ -63,6 +67,7 @@ Topology load_topology(const std::string& name, const LoadOptions& options) {
     x.nodes = options.nodes > 0 ? options.nodes : 1;
     x.nvlink_from = options.nvlink_from;
     x.gpu_from = options.gpu_from;
+    x.nccl_bandwidths = options.nccl_bandwidths;
     if (!options.nic_speed.empty()) x.nic_port_Bps = units::parse_bandwidth(options.nic_speed, "--nic-speed");
     XmlImport imported = import_nccl_xml_file(name, x);
     if (options.notes != nullptr) {

@@ -16,6 +16,7 @@ struct LoadOptions {
   std::string nvlink_from;  // NCCL XML skeletons: preset whose NVLink fabric completes them
   std::string gpu_from;     // NCCL XML: preset whose GPU spec to use (unknown PCI device ids)
   std::string nic_speed;    // NCCL XML: port speed of NICs without <net>, e.g. "100Gbps"
+  bool nccl_bandwidths = false;  // NCCL XML: NCCL's derated link figures instead of physical ones
   // Where to append what an importer assumed ("topo.xml:7: empty PCIe link_speed: ..."); may be null.
   std::vector<std::string>* notes = nullptr;
 };

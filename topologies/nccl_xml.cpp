@@ -1,8 +1,13 @@
 // NCCL topology XML -> node template. See nccl_xml.hpp for the mapping.
+//
+// The import walks the tree once (CPUs, switches, GPUs, NICs as found), then adds what needs
+// the whole file: the NVLinks (or a preset's NVSwitch plane), the NICs (side-by-side ones
+// merged), the GPU model. NCCL's own rules are cited by function (src/graph/topo.cc, xml.cc).
 #include "topologies/nccl_xml.hpp"
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -20,6 +25,7 @@ namespace burst::topo {
 namespace {
 
 constexpr int kMaxPciDepth = 32;  // real trees are 4-6 deep; deeper means a broken file
+constexpr unsigned kNvSwitchClass = 0x068000;
 
 struct PendingNvLink {
   int gpu = 0;             // GPU ordinal
@@ -32,9 +38,20 @@ struct PendingNvLink {
 struct GpuFound {
   int device = 0;       // device index in the builder
   std::string busid;
-  unsigned pci_device = 0;
+  unsigned pci_device = 0;  // 0: no 'device' attribute
   int sm = 0;           // 0: no <gpu> element
   std::size_t line = 0;
+};
+
+// A NIC as found in the tree. NICs join the node only once all are known, so that NICs side by
+// side can become one (Importer::add_nics).
+struct NicFound {
+  int ordinal = 0;      // among the file's NICs: the device is "nic<ordinal>"
+  int parent = 0;       // device it hangs from
+  double link_Bps = 0;  // its link to the parent
+  int ports = 0;        // its <net> elements
+  double port_Bps = 0;  // the slowest <net>'s speed; 0 while unknown
+  pugi::xml_node anchor;
 };
 
 std::optional<long long> parse_int(std::string_view text, int base) {
@@ -45,10 +62,81 @@ std::optional<long long> parse_int(std::string_view text, int base) {
   return v;
 }
 
+bool is_pci(const pugi::xml_node& node) { return std::string_view(node.name()) == "pci"; }
+bool is_bridge_class(long long cls) { return (cls >> 8) == 0x0604; }
+
+// The identity NCCL reads from a <pci> (ncclTopoGetIntDevice): vendor, device, subsystem
+// vendor and subsystem device; a missing or malformed one counts as 0, as NCCL's strtol has it.
+struct PciIds {
+  long long vendor = 0, device = 0, subsystem_vendor = 0, subsystem_device = 0;
+};
+
+PciIds pci_ids(const pugi::xml_node& pci) {
+  const auto hex = [&](const char* name) { return parse_int(pci.attribute(name).value(), 16).value_or(0); };
+  return {hex("vendor"), hex("device"), hex("subsystem_vendor"), hex("subsystem_device")};
+}
+
+// A Broadcom PEX switch presents itself as a two-level hierarchy of bridges although it is one
+// non-blocking switch. NCCL merges the sub-switches into the top one
+// (ncclTopoFlattenBcmSwitches and getBcmGen in src/graph/topo.cc), recognising them by ids:
+//   gen4: vendor:device 0x1000:0xc010, subsystem 0x1000:0xaxxx, at both levels;
+//   gen5: vendor:device 0x1000:0xc030, subsystem 0x1000:0x0xxx on top (level 0) and
+//         0x1000:0x1xxx for the sub-switches (level 1).
+// A direct child of a level-0 switch that is a level-1 switch of the same generation is merged.
+// Returns the generation (4 or 5), or 0 when `ids` are not such a switch's at `level`.
+int bcm_switch_gen(const PciIds& ids, int level) {
+  if (ids.vendor != 0x1000 || ids.subsystem_vendor != 0x1000) return 0;
+  const long long series = ids.subsystem_device & 0xf000;
+  if (ids.device == 0xc010 && series == 0xa000) return 4;
+  if (ids.device == 0xc030 && series == level * 0x1000) return 5;
+  return 0;
+}
+
+bool is_bcm_sub_switch(const pugi::xml_node& pci, int gen) {
+  const auto cls = parse_int(pci.attribute("class").value(), 16);
+  return cls && is_bridge_class(*cls) && bcm_switch_gen(pci_ids(pci), 1) == gen;
+}
+
+// "0x20b0 A100-SXM4-40GB", "0x9999, not a known model", "no PCI device id".
+std::string gpu_id_label(unsigned pci_device) {
+  if (pci_device == 0) return "no PCI device id";
+  const hw::GpuModel* m = hw::gpu_by_pci_device(pci_device);
+  return m != nullptr ? fmt::format("0x{:04x} {}", pci_device, m->spec.model)
+                      : fmt::format("0x{:04x}, not a known model", pci_device);
+}
+
+// "a800-4hca (A800-SXM4-80GB), dgx-a100 (A100-SXM4-80GB), ...": the GPU presets, or only those
+// whose GPUs share an NVSwitch plane.
+std::string presets_with_gpus(bool nvswitch_only) {
+  std::vector<std::string> items;
+  for (const GpuPreset& p : gpu_presets()) {
+    if (p.nvswitch || !nvswitch_only) items.push_back(fmt::format("{} ({})", p.name, p.gpu_model));
+  }
+  return text::join(items);
+}
+
+// A preset GPU's link to its NVSwitch plane, or null when its GPUs have none.
+const Link* nvswitch_link(const NodeTemplate& node) {
+  const int gpu = node.gpu_device(0);
+  for (const Link& l : node.links()) {
+    if (l.kind != LinkKind::NvLink || (l.a != gpu && l.b != gpu)) continue;
+    const int other = l.a == gpu ? l.b : l.a;
+    if (node.devices()[static_cast<std::size_t>(other)].kind == DeviceKind::NvSwitch) return &l;
+  }
+  return nullptr;
+}
+
+// NICs on one parent with one port speed and one link are equally close to every GPU, by
+// NCCL's path type and bandwidth alike.
+bool side_by_side(const NicFound& a, const NicFound& b) {
+  return a.parent == b.parent && a.port_Bps == b.port_Bps && a.link_Bps == b.link_Bps;
+}
+
 class Importer {
  public:
   Importer(std::string_view text, std::string source, const XmlImportOptions& options)
-      : text_(text), source_(std::move(source)), options_(options) {
+      : text_(text), source_(std::move(source)), options_(options),
+        figures_(options.nccl_bandwidths ? hw::Figures::Nccl : hw::Figures::Physical) {
     line_starts_.push_back(0);
     for (std::size_t i = 0; i < text_.size(); ++i) {
       if (text_[i] == '\n') line_starts_.push_back(i + 1);
@@ -67,30 +155,51 @@ class Importer {
     problems_.add(at(node), std::move(what), std::move(valid), std::move(hint));
   }
   void note(const pugi::xml_node& node, const std::string& what) { result_.notes.push_back(at(node) + ": " + what); }
+  bool nccl() const { return figures_ == hw::Figures::Nccl; }
 
   // An integer attribute; a problem when present but malformed.
   std::optional<long long> attr_int(const pugi::xml_node& node, const char* name, int base, bool required);
 
+  void reject_classless_skeleton(const pugi::xml_node& root) const;
   void visit_cpu(const pugi::xml_node& cpu, int ordinal);
   void visit_pci(const pugi::xml_node& pci, int parent, int depth);
-  int add_nic(const pugi::xml_node& nic_element, const pugi::xml_node& anchor, int parent, double link_Bps);
+  void visit_switch(const pugi::xml_node& pci, int parent, double link_Bps, int depth);
+  void visit_switch_children(const pugi::xml_node& pci, int sw, double link_Bps, int bcm_gen, int depth);
+  void visit_gpu(const pugi::xml_node& pci, int parent, double link_Bps);
+  void found_nic(const pugi::xml_node& nic_element, const pugi::xml_node& anchor, int parent, double link_Bps);
   double pci_link_Bps(const pugi::xml_node& pci);
+  void link_cpus();
+  void note_flattened_switches();
   void add_nvlinks();
-  void complete_skeleton();
+  void complete_nvlinks(std::string_view what);
+  double preset_nvlink_Bps(const Topology& preset, const Link& nvlink) const;
+  void note_nvlink_generation(const Topology& preset);
+  void resolve_nic_speeds();
+  void add_nics();
+  void add_nic_group(const std::vector<const NicFound*>& group);
   GpuSpec gpu_spec();
+  GpuSpec spec_from_preset(const std::string& preset, std::string_view flag);
+  const hw::GpuModel* file_gpu_model() const;
+  std::string file_gpu_label() const;
+  std::string nvlink_from_choice() const;
 
   std::string_view text_;
   std::string source_;
   const XmlImportOptions& options_;
+  hw::Figures figures_;
   std::vector<std::size_t> line_starts_;
   Problems problems_;
   XmlImport result_;
   NodeBuilder node_;
   std::vector<GpuFound> gpus_;
   std::vector<PendingNvLink> nvlinks_;
+  int nvlink_elements_ = 0;                   // every <nvlink>, valid or not
+  bool nvlinks_from_preset_ = false;          // the NVSwitch plane came from `nvlink_from`
+  std::vector<NicFound> nics_;
   std::vector<std::pair<int, double>> cpus_;  // device, inter-socket bandwidth
-  std::vector<std::pair<int, pugi::xml_node>> nics_without_speed_;
   pugi::xml_node first_gpu_pci_;
+  pugi::xml_node first_flattened_;            // the first Broadcom switch with merged sub-switches
+  int merged_sub_switches_ = 0;
   bool warned_default_pcie_ = false;
 };
 
@@ -109,12 +218,30 @@ std::optional<long long> Importer::attr_int(const pugi::xml_node& node, const ch
   return v;
 }
 
+// AWS and Azure ship NCCL_TOPO_FILE skeletons of bare <pci busid/> elements (AWS's g5.48xlarge
+// file): NCCL reads each device's class, and the rest, from sysfs when it loads one
+// (ncclTopoGetXmlFromSys in src/graph/xml.cc), so the file alone cannot tell a GPU from a NIC.
+void Importer::reject_classless_skeleton(const pugi::xml_node& root) const {
+  const pugi::xml_node first = root.find_node(is_pci);
+  const auto has_class = [](const pugi::xml_node& n) { return is_pci(n) && !n.attribute("class").empty(); };
+  if (!first || root.find_node(has_class)) return;
+  throw Error(Problem{at(first),
+                      "an NCCL_TOPO_FILE skeleton: no <pci> has a 'class' attribute (NCCL reads the classes from "
+                      "sysfs when it loads such a file), so GPUs cannot be told from NICs",
+                      "",
+                      "dump the real topology on the machine (run NCCL once with NCCL_TOPO_DUMP_FILE=topo.xml) and "
+                      "import that, or use a preset (burst topo list)"});
+}
+
 double Importer::pci_link_Bps(const pugi::xml_node& pci) {
   const std::string speed_text = pci.attribute("link_speed").value();
   const auto speed = hw::parse_pcie_speed(speed_text);
-  double gts = hw::kDefaultPcieGts;
+  double gts = hw::assumed_pcie_gts(figures_);
   if (!speed) {
-    if (!warned_default_pcie_) note(pci, "empty PCIe link_speed: PCIe gen4 (16 GT/s) assumed");
+    if (!warned_default_pcie_) {
+      note(pci, nccl() ? "empty PCIe link_speed: PCIe gen3 (8 GT/s) assumed, as NCCL does"
+                       : "empty PCIe link_speed: PCIe gen4 (16 GT/s) assumed");
+    }
     warned_default_pcie_ = true;
   } else if (*speed < 0 || !hw::pcie_lane_Bps(*speed)) {
     problem(pci, fmt::format("link_speed \"{}\" is not a PCIe transfer rate", speed_text),
@@ -130,15 +257,13 @@ double Importer::pci_link_Bps(const pugi::xml_node& pci) {
       width = static_cast<int>(*w);
     }
   }
-  return hw::pcie_Bps(gts, width);
+  return hw::pcie_Bps(gts, width, figures_);
 }
 
-int Importer::add_nic(const pugi::xml_node& nic_element, const pugi::xml_node& anchor, int parent, double link_Bps) {
-  const int ordinal = result_.nics++;
-  int ports = 0;
-  double port_Bps = 0;
+void Importer::found_nic(const pugi::xml_node& nic_element, const pugi::xml_node& anchor, int parent, double link_Bps) {
+  NicFound n{result_.nics++, parent, link_Bps, 0, 0, anchor};
   for (const pugi::xml_node& net : nic_element.children("net")) {
-    ++ports;
+    ++n.ports;
     const auto speed = attr_int(net, "speed", 10, true);
     if (!speed) continue;
     if (*speed <= 0) {
@@ -146,16 +271,69 @@ int Importer::add_nic(const pugi::xml_node& nic_element, const pugi::xml_node& a
       continue;
     }
     const double bw = static_cast<double>(*speed) * 1e6 / 8;
-    port_Bps = port_Bps == 0 ? bw : std::min(port_Bps, bw);
+    n.port_Bps = n.port_Bps == 0 ? bw : std::min(n.port_Bps, bw);
   }
-  result_.nets += ports;
-  const int device = node_.nic(fmt::format("nic{}", ordinal), std::max(ports, 1), port_Bps);
-  if (ports == 0) {
-    ++result_.nets;
-    nics_without_speed_.emplace_back(device, anchor);
+  result_.nets += std::max(n.ports, 1);
+  nics_.push_back(n);
+}
+
+void Importer::visit_gpu(const pugi::xml_node& pci, int parent, double link_Bps) {
+  GpuFound g;
+  g.busid = pci.attribute("busid").value();
+  g.line = line_of(pci.offset_debug());
+  g.device = node_.device(DeviceKind::Gpu, fmt::format("gpu{}", result_.gpus++));
+  if (const auto id = attr_int(pci, "device", 16, false)) g.pci_device = static_cast<unsigned>(*id & 0xffff);
+  if (!first_gpu_pci_) first_gpu_pci_ = pci;
+  node_.link(g.device, parent, LinkKind::Pcie, link_Bps, hw::kPcieLatency);
+  int lanes = 0;
+  if (const pugi::xml_node gpu = pci.child("gpu")) {
+    const auto sm = attr_int(gpu, "sm", 10, false);
+    g.sm = sm && *sm > 0 ? static_cast<int>(*sm) : 80;
+    if (!sm) note(gpu, "<gpu> has no 'sm': NVLink speed of sm 80 (A100) assumed");
+    for (const pugi::xml_node& nv : gpu.children("nvlink")) {
+      ++nvlink_elements_;
+      const auto count = attr_int(nv, "count", 10, true);
+      const auto tclass = attr_int(nv, "tclass", 16, true);
+      if (!count || !tclass) continue;
+      if (*count < 1 || *count > 64) {
+        problem(nv, fmt::format("<nvlink> count {} is out of range", *count), "1 to 64");
+        continue;
+      }
+      const std::string target = nv.attribute("target").value();
+      if ((*tclass >> 16) == 0x03 && target == g.busid) {
+        note(nv, fmt::format("NVLink from GPU {} to itself ignored, as NCCL does", g.busid));
+        continue;
+      }
+      lanes += static_cast<int>(*count);
+      nvlinks_.push_back({static_cast<int>(gpus_.size()), target, static_cast<int>(*count),
+                          static_cast<unsigned>(*tclass), line_of(nv.offset_debug())});
+    }
   }
-  node_.link(device, parent, LinkKind::Pcie, link_Bps, hw::kPcieLatency);
-  return device;
+  result_.nvlinks_per_gpu.push_back(lanes);
+  gpus_.push_back(std::move(g));
+}
+
+void Importer::visit_switch(const pugi::xml_node& pci, int parent, double link_Bps, int depth) {
+  const int sw = node_.device(DeviceKind::PcieSwitch, fmt::format("pcie-sw{}", result_.pcie_switches++));
+  node_.link(sw, parent, LinkKind::Pcie, link_Bps, hw::kPcieLatency);
+  visit_switch_children(pci, sw, link_Bps, bcm_switch_gen(pci_ids(pci), 0), depth);
+}
+
+// The children of a switch's <pci>, hung from `sw`. With `bcm_gen`, `sw` is the top level of
+// a Broadcom switch: its sub-switches of that generation become no vertex of their own, their
+// children hang from `sw` with their own links, as in NCCL.
+void Importer::visit_switch_children(const pugi::xml_node& pci, int sw, double link_Bps, int bcm_gen, int depth) {
+  for (const pugi::xml_node& child : pci.children()) {
+    const std::string_view name = child.name();
+    if (name == "nic") {
+      found_nic(child, child, sw, link_Bps);
+    } else if (name == "pci" && bcm_gen > 0 && is_bcm_sub_switch(child, bcm_gen)) {
+      if (merged_sub_switches_++ == 0) first_flattened_ = pci;
+      visit_switch_children(child, sw, pci_link_Bps(child), 0, depth + 1);
+    } else if (name == "pci") {
+      visit_pci(child, sw, depth + 1);
+    }
+  }
 }
 
 void Importer::visit_pci(const pugi::xml_node& pci, int parent, int depth) {
@@ -168,43 +346,12 @@ void Importer::visit_pci(const pugi::xml_node& pci, int parent, int depth) {
   const double link_Bps = pci_link_Bps(pci);
   const pugi::xml_node nic = pci.child("nic");
   const long long base = *cls >> 8;
-  if (base == 0x0604) {
-    const int sw = node_.device(DeviceKind::PcieSwitch, fmt::format("pcie-sw{}", result_.pcie_switches++));
-    node_.link(sw, parent, LinkKind::Pcie, link_Bps, hw::kPcieLatency);
-    for (const pugi::xml_node& child : pci.children()) {
-      if (std::string_view(child.name()) == "pci") visit_pci(child, sw, depth + 1);
-      else if (std::string_view(child.name()) == "nic") add_nic(child, child, sw, link_Bps);
-    }
+  if (is_bridge_class(*cls)) {
+    visit_switch(pci, parent, link_Bps, depth);
   } else if ((*cls >> 16) == 0x03) {
-    GpuFound g;
-    g.busid = pci.attribute("busid").value();
-    g.line = line_of(pci.offset_debug());
-    g.device = node_.device(DeviceKind::Gpu, fmt::format("gpu{}", result_.gpus++));
-    if (const auto id = attr_int(pci, "device", 16, false)) g.pci_device = static_cast<unsigned>(*id & 0xffff);
-    if (!first_gpu_pci_) first_gpu_pci_ = pci;
-    node_.link(g.device, parent, LinkKind::Pcie, link_Bps, hw::kPcieLatency);
-    int lanes = 0;
-    if (const pugi::xml_node gpu = pci.child("gpu")) {
-      const auto sm = attr_int(gpu, "sm", 10, false);
-      g.sm = sm && *sm > 0 ? static_cast<int>(*sm) : 80;
-      if (!sm) note(gpu, "<gpu> has no 'sm': NVLink speed of sm 80 (A100) assumed");
-      for (const pugi::xml_node& nv : gpu.children("nvlink")) {
-        const auto count = attr_int(nv, "count", 10, true);
-        const auto tclass = attr_int(nv, "tclass", 16, true);
-        if (!count || !tclass) continue;
-        if (*count < 1 || *count > 64) {
-          problem(nv, fmt::format("<nvlink> count {} is out of range", *count), "1 to 64");
-          continue;
-        }
-        lanes += static_cast<int>(*count);
-        nvlinks_.push_back({static_cast<int>(gpus_.size()), nv.attribute("target").value(), static_cast<int>(*count),
-                            static_cast<unsigned>(*tclass), line_of(nv.offset_debug())});
-      }
-    }
-    result_.nvlinks_per_gpu.push_back(lanes);
-    gpus_.push_back(std::move(g));
+    visit_gpu(pci, parent, link_Bps);
   } else if (base == 0x0200 || base == 0x0207 || nic) {
-    add_nic(nic, pci, parent, link_Bps);
+    found_nic(nic, pci, parent, link_Bps);
   }
   // Other PCI functions (NVMe, NVSwitch management, ...) carry no GPU traffic.
 }
@@ -224,24 +371,88 @@ void Importer::visit_cpu(const pugi::xml_node& cpu, int ordinal) {
     if (name == "pci") {
       visit_pci(child, device, 1);
     } else if (name == "nic") {
-      note(child, "<nic> directly under <cpu>: attached to the CPU by a PCIe gen4 x16 link");
-      add_nic(child, child, device, hw::pcie_Bps(hw::kDefaultPcieGts, hw::kDefaultPcieWidth));
+      // No <pci> gives this link: NCCL makes it LOC_BW (ncclTopoAddCpu); physically gen4 x16 is a guess.
+      note(child, nccl() ? "<nic> directly under <cpu>: attached to the CPU at NCCL's LOC_BW (5000 GB/s)"
+                         : "<nic> directly under <cpu>: attached to the CPU by a PCIe gen4 x16 link");
+      found_nic(child, child, device,
+                nccl() ? hw::kNcclLocalBps : hw::pcie_Bps(hw::kDefaultPcieGts, hw::kDefaultPcieWidth));
     }
   }
 }
 
+void Importer::link_cpus() {
+  for (std::size_t i = 0; i < cpus_.size(); ++i) {
+    for (std::size_t j = i + 1; j < cpus_.size(); ++j) {
+      node_.link(cpus_[i].first, cpus_[j].first, LinkKind::InterSocket, std::min(cpus_[i].second, cpus_[j].second),
+                 hw::kInterSocketLatency);
+    }
+  }
+}
+
+void Importer::note_flattened_switches() {
+  if (merged_sub_switches_ == 0) return;
+  note(first_flattened_, fmt::format("Broadcom PEX switches flattened as NCCL does (the first here): {} sub-switches "
+                                     "merged into their parent, so they add no PCIe switch to a path",
+                                     merged_sub_switches_));
+}
+
+const hw::GpuModel* Importer::file_gpu_model() const {
+  return gpus_.empty() ? nullptr : hw::gpu_by_pci_device(gpus_.front().pci_device);
+}
+
+std::string Importer::file_gpu_label() const { return gpus_.empty() ? "no GPU" : gpu_id_label(gpus_.front().pci_device); }
+
+// What to give --nvlink-from for this file's GPUs: the NVSwitch presets with their model, or,
+// when the PCI device id names no model, the choice among every NVSwitch preset. Empty when the
+// model is known and no preset has it on an NVSwitch plane (PCIe GPUs).
+std::string Importer::nvlink_from_choice() const {
+  const hw::GpuModel* model = file_gpu_model();
+  if (model == nullptr) return "--nvlink-from <preset>, one of " + presets_with_gpus(true);
+  std::vector<std::string> fits;
+  for (const GpuPreset& p : gpu_presets()) {
+    if (p.nvswitch && p.gpu_model == model->spec.model) fits.push_back(p.name);
+  }
+  return fits.empty() ? std::string() : "--nvlink-from " + text::join(fits, " or ");
+}
+
 void Importer::add_nvlinks() {
+  if (gpus_.empty()) return;
   const bool any_gpu_element = std::any_of(gpus_.begin(), gpus_.end(), [](const GpuFound& g) { return g.sm > 0; });
-  if (!gpus_.empty() && !any_gpu_element) {
+  if (!any_gpu_element) {
     result_.skeleton = true;
-    complete_skeleton();
+    if (!options_.nvlink_from.empty()) {
+      complete_nvlinks("skeleton");
+      return;
+    }
+    const std::string choice = nvlink_from_choice();
+    problem(first_gpu_pci_,
+            "skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no NVLink information", "",
+            choice.empty() ? fmt::format("no preset has {} GPUs on an NVSwitch plane: dump the topology on the machine "
+                                         "with NCCL_TOPO_DUMP_FILE=topo.xml and import that",
+                                         file_gpu_label())
+                           : fmt::format("complete it from the NVSwitch preset of its GPUs ({}): {}", file_gpu_label(),
+                                         choice));
     return;
+  }
+  if (nvlink_elements_ == 0) {
+    if (!options_.nvlink_from.empty()) {
+      complete_nvlinks("dump without <nvlink>");
+      return;
+    }
+    const std::string choice = nvlink_from_choice();
+    note(first_gpu_pci_, "no <nvlink> in this dump: its GPUs are joined by PCIe only, right for PCIe GPUs such as L4 "
+                         "or L40S" +
+                             (choice.empty() ? std::string() : "; if they share an NVSwitch plane, complete it: " + choice));
+    return;
+  }
+  if (!options_.nvlink_from.empty()) {
+    note(first_gpu_pci_, fmt::format("--nvlink-from {} not used: the file lists its NVLinks", options_.nvlink_from));
   }
   std::vector<int> switch_lanes(gpus_.size(), 0);
   std::map<std::pair<int, int>, int> peer_lanes;  // (lower, higher GPU ordinal) -> lanes
   for (const PendingNvLink& nv : nvlinks_) {
     const std::string where = fmt::format("{}:{}", source_, nv.line);
-    if (nv.tclass == 0x068000) {
+    if (nv.tclass == kNvSwitchClass) {
       switch_lanes[static_cast<std::size_t>(nv.gpu)] += nv.count;
     } else if ((nv.tclass >> 16) == 0x03) {
       const auto it = std::find_if(gpus_.begin(), gpus_.end(), [&](const GpuFound& g) { return g.busid == nv.target; });
@@ -251,10 +462,6 @@ void Importer::add_nvlinks() {
         continue;
       }
       const int other = static_cast<int>(it - gpus_.begin());
-      if (other == nv.gpu) {
-        problems_.add(where, "NVLink from a GPU to itself");
-        continue;
-      }
       auto& lanes = peer_lanes[{std::min(nv.gpu, other), std::max(nv.gpu, other)}];
       lanes = std::max(lanes, nv.count);  // both ends usually list the same bridge
     } else {
@@ -267,57 +474,148 @@ void Importer::add_nvlinks() {
     const int sw = node_.device(DeviceKind::NvSwitch, "nvswitch");
     for (std::size_t g = 0; g < gpus_.size(); ++g) {
       if (switch_lanes[g] == 0) continue;
-      node_.link(gpus_[g].device, sw, LinkKind::NvLink, switch_lanes[g] * hw::nvlink_link_Bps(gpus_[g].sm),
+      node_.link(gpus_[g].device, sw, LinkKind::NvLink, switch_lanes[g] * hw::nvlink_link_Bps(gpus_[g].sm, figures_),
                  hw::kNvLinkLatency);
     }
   }
   for (const auto& [pair, lanes] : peer_lanes) {
     const GpuFound& a = gpus_[static_cast<std::size_t>(pair.first)];
     const GpuFound& b = gpus_[static_cast<std::size_t>(pair.second)];
-    node_.link(a.device, b.device, LinkKind::NvLink, lanes * hw::nvlink_link_Bps(std::min(a.sm, b.sm)),
+    node_.link(a.device, b.device, LinkKind::NvLink, lanes * hw::nvlink_link_Bps(std::min(a.sm, b.sm), figures_),
                2 * hw::kNvLinkLatency);
   }
 }
 
-void Importer::complete_skeleton() {
-  if (options_.nvlink_from.empty()) {
-    problem(first_gpu_pci_,
-            "skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no NVLink information",
-            "", "complete it from a node preset that has the same NVLink fabric, e.g. --nvlink-from dgx-a100");
-    return;
-  }
+// A file without NVLink information (`what`: a skeleton, a dump without <nvlink>) gets the
+// NVSwitch plane of the `nvlink_from` preset: every GPU the preset's per-GPU NVLink bandwidth.
+void Importer::complete_nvlinks(std::string_view what) {
   const Topology preset = make_preset(options_.nvlink_from);
-  const NodeTemplate& pn = preset.node();
-  const int pgpu = pn.gpu_device(0);
-  const Link* nvlink = nullptr;
-  for (const Link& l : pn.links()) {
-    if (l.kind == LinkKind::NvLink && (l.a == pgpu || l.b == pgpu)) nvlink = &l;
-  }
-  const int other = nvlink == nullptr ? -1 : (nvlink->a == pgpu ? nvlink->b : nvlink->a);
-  if (nvlink == nullptr || pn.devices()[static_cast<std::size_t>(other)].kind != DeviceKind::NvSwitch) {
-    problem(first_gpu_pci_, fmt::format("preset '{}' has no NVSwitch fabric to complete the skeleton with", options_.nvlink_from),
-            "dgx-a100, dgx-h100, h200, h800, a800-4hca", "name a preset whose GPUs share an NVSwitch plane");
+  const Link* nvlink = nvswitch_link(preset.node());
+  if (nvlink == nullptr) {
+    const std::string choice = nvlink_from_choice();
+    problem(first_gpu_pci_, fmt::format("preset '{}' has no NVSwitch fabric to complete the {} with", options_.nvlink_from, what),
+            presets_with_gpus(true),
+            choice.empty() ? "name a preset whose GPUs share an NVSwitch plane"
+                           : fmt::format("for this file's GPUs ({}): {}", file_gpu_label(), choice));
     return;
   }
+  const double bandwidth = preset_nvlink_Bps(preset, *nvlink);
   result_.nvswitch = true;
-  note(first_gpu_pci_, fmt::format("skeleton completed from preset '{}': NVSwitch plane, {} per GPU", options_.nvlink_from,
-                                   fmt::format("{:g} GB/s", nvlink->bandwidth_Bps / 1e9)));
+  nvlinks_from_preset_ = true;
+  note(first_gpu_pci_, fmt::format("{} completed from preset '{}': NVSwitch plane, {:g} GB/s per GPU", what,
+                                   options_.nvlink_from, bandwidth / 1e9));
+  note_nvlink_generation(preset);
   const int sw = node_.device(DeviceKind::NvSwitch, "nvswitch");
-  for (const GpuFound& g : gpus_) node_.link(g.device, sw, LinkKind::NvLink, nvlink->bandwidth_Bps, nvlink->latency_s);
+  for (const GpuFound& g : gpus_) node_.link(g.device, sw, LinkKind::NvLink, bandwidth, nvlink->latency_s);
+}
+
+// A preset's bandwidths are physical; NCCL's figure is its NVLink count x NCCL's per-link one.
+double Importer::preset_nvlink_Bps(const Topology& preset, const Link& nvlink) const {
+  if (!nccl()) return nvlink.bandwidth_Bps;
+  const int sm = hw::gpu_by_model(preset.gpu().model)->sm;
+  return std::round(nvlink.bandwidth_Bps / hw::nvlink_link_Bps(sm)) * hw::nvlink_link_Bps(sm, figures_);
+}
+
+// A preset of another GPU generation brings another NVLink speed: said, not silently taken.
+void Importer::note_nvlink_generation(const Topology& preset) {
+  const hw::GpuModel* ours = file_gpu_model();
+  const hw::GpuModel* theirs = hw::gpu_by_model(preset.gpu().model);
+  if (ours == nullptr || ours->sm == theirs->sm) return;
+  const std::string choice = nvlink_from_choice();
+  note(first_gpu_pci_, fmt::format("preset '{}' has {} GPUs (sm {}), this file {} (sm {}): its NVLink bandwidth may "
+                                   "not be these GPUs'{}",
+                                   preset.name(), theirs->spec.model, theirs->sm, file_gpu_label(), ours->sm,
+                                   choice.empty() ? "" : " (the preset of these GPUs: " + choice + ")"));
+}
+
+// NICs without <net> (skeletons list NICs as bare <pci>) take --nic-speed, else the HCA speed
+// of the `nvlink_from` preset.
+void Importer::resolve_nic_speeds() {
+  if (std::none_of(nics_.begin(), nics_.end(), [](const NicFound& n) { return n.ports == 0; })) return;
+  double nic_Bps = options_.nic_port_Bps;
+  std::string nic_origin = "--nic-speed";
+  if (nic_Bps == 0 && !options_.nvlink_from.empty() && is_preset(options_.nvlink_from)) {
+    const Topology preset = make_preset(options_.nvlink_from);
+    const auto& nics = preset.node().nic_devices();
+    if (!nics.empty()) nic_Bps = preset.node().devices()[static_cast<std::size_t>(nics.front())].port_bandwidth_Bps;
+    nic_origin = "preset '" + options_.nvlink_from + "'";
+  }
+  for (NicFound& n : nics_) {
+    if (n.ports > 0) continue;
+    if (nic_Bps > 0) {
+      n.port_Bps = nic_Bps;
+      note(n.anchor, fmt::format("NIC without <net>: port speed {:g} Gb/s from {}", nic_Bps * 8 / 1e9, nic_origin));
+    } else if (!result_.skeleton || !options_.nvlink_from.empty()) {
+      problem(n.anchor, "NIC without <net>: its speed is unknown", "", "give it with --nic-speed, e.g. 100Gbps");
+    }
+  }
+}
+
+// NCCL spreads a GPU's channels over all the NICs closest to it (ncclTopoGetLocalNet: the
+// closest by path bandwidth and type, shared evenly by the GPUs closest to them), so NICs side
+// by side serve their GPUs together. The node template gives each GPU one NIC, so they become
+// one NIC with all their ports; then NIC / GPUs sharing it is what NCCL would give each GPU.
+void Importer::add_nics() {
+  std::vector<bool> added(nics_.size(), false);
+  for (std::size_t i = 0; i < nics_.size(); ++i) {
+    if (added[i]) continue;
+    std::vector<const NicFound*> group;
+    for (std::size_t j = i; j < nics_.size(); ++j) {
+      if (added[j] || !side_by_side(nics_[i], nics_[j])) continue;
+      group.push_back(&nics_[j]);
+      added[j] = true;
+    }
+    add_nic_group(group);
+  }
+}
+
+// One NIC device for `group`: all their ports, joined to their parent by their links together.
+void Importer::add_nic_group(const std::vector<const NicFound*>& group) {
+  const NicFound& first = *group.front();
+  int ports = 0;
+  double link_Bps = 0;
+  std::vector<std::string> ordinals;
+  for (const NicFound* n : group) {
+    ports += std::max(n->ports, 1);
+    link_Bps += n->link_Bps;
+    ordinals.push_back(std::to_string(n->ordinal));
+  }
+  const std::string name = "nic" + text::join(ordinals, "+");
+  const int device = node_.nic(name, ports, first.port_Bps);
+  node_.link(device, first.parent, LinkKind::Pcie, link_Bps, hw::kPcieLatency);
+  if (group.size() < 2) return;
+  note(first.anchor, fmt::format("{} NICs side by side on {} taken as one {}-port NIC '{}' of {:g} Gb/s per port: NCCL "
+                                 "spreads a GPU's channels over all the NICs closest to it",
+                                 group.size(), node_.devices()[static_cast<std::size_t>(first.parent)].name, ports, name,
+                                 first.port_Bps * 8 / 1e9));
+}
+
+// The GPU spec of a preset, said in a note: it is not what the file's PCI device id says.
+GpuSpec Importer::spec_from_preset(const std::string& preset, std::string_view flag) {
+  const GpuSpec spec = make_preset(preset).gpu();
+  if (first_gpu_pci_) {
+    note(first_gpu_pci_, fmt::format("GPU model {} from preset '{}' ({}), not from the file's PCI device id ({})",
+                                     spec.model, preset, flag, file_gpu_label()));
+  }
+  return spec;
 }
 
 GpuSpec Importer::gpu_spec() {
-  if (!options_.gpu_from.empty()) return make_preset(options_.gpu_from).gpu();
+  if (!options_.gpu_from.empty()) return spec_from_preset(options_.gpu_from, "--gpu-from");
   std::optional<GpuSpec> spec;
   for (const GpuFound& g : gpus_) {
     const hw::GpuModel* m = hw::gpu_by_pci_device(g.pci_device);
     const std::string where = fmt::format("{}:{}", source_, g.line);
     if (m == nullptr) {
-      if (result_.skeleton && !options_.nvlink_from.empty()) return make_preset(options_.nvlink_from).gpu();
+      if (nvlinks_from_preset_) return spec_from_preset(options_.nvlink_from, "--nvlink-from");
       std::vector<std::string> known;
       for (const auto& k : hw::gpu_models()) known.push_back(fmt::format("0x{:04x} {}", k.pci_device, k.spec.model));
-      problems_.add(where, fmt::format("unknown GPU PCI device id 0x{:04x}", g.pci_device), text::join(known),
-                    "name the GPU with a preset: --gpu-from dgx-h100 (or any preset with that GPU)");
+      std::string hint = "name the GPU with --gpu-from <preset>, one of " + presets_with_gpus(false);
+      if (nvlink_elements_ == 0) hint += "; or, for NVSwitch GPUs, with --nvlink-from <preset>, which adds its NVLinks";
+      problems_.add(where,
+                    g.pci_device == 0 ? "the GPU's <pci> has no 'device' attribute, so its model is unknown"
+                                      : fmt::format("unknown GPU PCI device id 0x{:04x}", g.pci_device),
+                    text::join(known), hint);
       return GpuSpec{};
     }
     if (spec && spec->model != m->spec.model) {
@@ -350,36 +648,18 @@ XmlImport Importer::run() {
                         "<system version=\"1\"> with <cpu> children",
                         "NCCL writes this format with NCCL_TOPO_DUMP_FILE"});
   }
+  reject_classless_skeleton(root);
   int ordinal = 0;
   for (const pugi::xml_node& cpu : root.children("cpu")) visit_cpu(cpu, ordinal++);
   if (result_.cpus == 0) problem(root, "no <cpu> element", "", "GPUs and NICs hang below <cpu> elements");
   if (result_.gpus == 0 && result_.cpus > 0) {
     problem(root, "no GPU: no <pci> of class 0x03xxxx", "", "is this the dump of a GPU node?");
   }
-  for (std::size_t i = 0; i < cpus_.size(); ++i) {
-    for (std::size_t j = i + 1; j < cpus_.size(); ++j) {
-      node_.link(cpus_[i].first, cpus_[j].first, LinkKind::InterSocket, std::min(cpus_[i].second, cpus_[j].second),
-                 hw::kInterSocketLatency);
-    }
-  }
+  link_cpus();
+  note_flattened_switches();
   add_nvlinks();
-
-  double nic_Bps = options_.nic_port_Bps;
-  std::string nic_origin = "--nic-speed";
-  if (nic_Bps == 0 && !nics_without_speed_.empty() && !options_.nvlink_from.empty() && is_preset(options_.nvlink_from)) {
-    const Topology preset = make_preset(options_.nvlink_from);
-    const auto& nics = preset.node().nic_devices();
-    if (!nics.empty()) nic_Bps = preset.node().devices()[static_cast<std::size_t>(nics.front())].port_bandwidth_Bps;
-    nic_origin = "preset '" + options_.nvlink_from + "'";
-  }
-  for (const auto& [device, anchor] : nics_without_speed_) {
-    if (nic_Bps > 0) {
-      node_.set_port_bandwidth(device, nic_Bps);
-      note(anchor, fmt::format("NIC without <net>: port speed {:g} Gb/s from {}", nic_Bps * 8 / 1e9, nic_origin));
-    } else if (!result_.skeleton || !options_.nvlink_from.empty()) {
-      problem(anchor, "NIC without <net>: its speed is unknown", "", "give it with --nic-speed, e.g. 100Gbps");
-    }
-  }
+  resolve_nic_speeds();
+  add_nics();
   const GpuSpec spec = gpu_spec();
   problems_.throw_if_any();
 

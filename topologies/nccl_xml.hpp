@@ -10,15 +10,29 @@
 // What becomes of it (one node; more nodes replicate it):
 //   - each <cpu> a CPU, joined pairwise by inter-socket links (bandwidth by CPU, see hardware.hpp);
 //   - each PCIe bridge a PCIe switch; each <pci> a PCIe link to its parent with the bandwidth
-//     of its link_speed x link_width (empty: gen4 x16 assumed, and said in `notes`);
+//     of its link_speed x link_width (empty: gen4 x16 assumed, and said in `notes`). A Broadcom
+//     PEX switch shows up as two levels of bridges; as NCCL does, its sub-switches are merged
+//     into it and add no switch to a path (two GPUs below it are PIX; rule at bcm_switch_gen);
 //   - <nvlink tclass="0x068000"> (an NVSwitch) targets all collapse into one "nvswitch" vertex,
 //     the GPU's link to it carrying count x per-link bandwidth (by `sm`); tclass 0x030200 is a
-//     direct NVLink to the GPU with that busid;
-//   - a NIC's port bandwidth is its <net> speed (Mb/s); its ports are its <net> elements.
-// Two kinds of file are recognised and reported rather than misread: a SKELETON (GPUs only as
-// <pci class="0x030200"/>, no <gpu> element, hence no NVLink information, e.g. AWS's p4d file)
-// needs completing from a preset (`nvlink_from`); an NCCL GRAPH file (<graphs>, NCCL_GRAPH_FILE)
-// holds channel orders, not a topology. Every problem names the file and the XML line.
+//     direct NVLink to the GPU with that busid (one to the GPU itself is ignored, as by NCCL);
+//   - a NIC's port bandwidth is its <net> speed (Mb/s); its ports are its <net> elements. NICs
+//     side by side (one parent, one port speed) become one NIC with all their ports: NCCL
+//     spreads a GPU's channels over all the NICs closest to it, so their bandwidths add up
+//     (AWS p5: 4 EFA adapters per GPU).
+// Link bandwidths are the physical ones unless `nccl_bandwidths` asks for NCCL's derated
+// figures (hardware.hpp lists both).
+// Files that would be misread are recognised and reported:
+//   - a SKELETON (GPUs only as <pci class="0x030200"/>, no <gpu> element, hence no NVLink
+//     information, e.g. AWS's p4d file) needs completing from a preset (`nvlink_from`);
+//   - a dump with <gpu> elements but no <nvlink> loads as a PCIe-only node, with a note
+//     (right for L4 or L40S nodes); `nvlink_from` completes it as it does a skeleton;
+//   - an NCCL_TOPO_FILE skeleton whose <pci> have no class (AWS's g5 file: NCCL reads the
+//     classes from sysfs) cannot tell GPUs from NICs: an error that says to dump the topology;
+//   - an NCCL GRAPH file (<graphs>, NCCL_GRAPH_FILE) holds channel orders, not a topology.
+// Where a GPU model comes from a preset rather than the PCI device id, a note says so; hints
+// name the presets whose GPUs match the file's PCI device id. Every problem and note names the
+// file and the XML line.
 #pragma once
 
 #include <optional>
@@ -33,18 +47,23 @@ namespace burst::topo {
 struct XmlImportOptions {
   int nodes = 1;
   Fabric fabric;
-  std::string nvlink_from;  // preset whose NVLink fabric (and NIC speed, GPU spec) completes a skeleton
+  std::string nvlink_from;  // preset whose NVSwitch plane (and NIC speed, GPU spec) completes a
+                            // skeleton or a dump without <nvlink>
   std::string gpu_from;     // preset whose GPU spec replaces the one found from PCI device ids
   double nic_port_Bps = 0;  // port bandwidth for NICs without <net> (0: from nvlink_from)
+  // NCCL's derated link figures (PCIe gen4 x16 24 GB/s, NVLink sm 80 20 GB/s per link) instead
+  // of the physical ones, to see a node as NCCL's topology search does. Off by default: the
+  // simulator's comm model applies measured efficiencies to physical bandwidths.
+  bool nccl_bandwidths = false;
 };
 
 // What the file held, for tests and for `burst topo convert` to report.
 struct XmlImport {
   bool skeleton = false;
   int cpus = 0;
-  int pcie_switches = 0;
+  int pcie_switches = 0;             // switch vertices, after flattening Broadcom sub-switches
   int gpus = 0;
-  int nics = 0;
+  int nics = 0;                      // NICs in the file (side-by-side ones may share a device)
   int nets = 0;                      // <net> ports, what NCCL counts as nets
   std::vector<int> nvlinks_per_gpu;  // NVLink lanes of each GPU (sum of <nvlink count>)
   bool nvswitch = false;

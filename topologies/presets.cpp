@@ -94,6 +94,9 @@ const std::vector<Preset>& table() {
       {{"dgx-a100", "8x A100-SXM4-80GB, NVSwitch 300 GB/s, 8x HDR 200 Gb/s HCAs (1 per GPU)"},
        "A100-SXM4-80GB",
        {"A100-SXM4-80GB", 300e9, 8, kHdr, 16, "AuthenticAMD", 23, 49}},
+      {{"dgx-a100-40g", "8x A100-SXM4-40GB, NVSwitch 300 GB/s, 8x HDR 200 Gb/s HCAs (1 per GPU): DGX A100 40GB"},
+       "A100-SXM4-40GB",
+       {"A100-SXM4-40GB", 300e9, 8, kHdr, 16, "AuthenticAMD", 23, 49}},
       {{"dgx-h100", "8x H100-SXM5-80GB, NVSwitch 450 GB/s, 8x NDR 400 Gb/s HCAs (1 per GPU)"},
        "H100-SXM5-80GB",
        {"H100-SXM5-80GB", 450e9, 8, kNdr, 32, "GenuineIntel", 6, 143}},
@@ -123,6 +126,14 @@ const std::vector<PresetInfo>& presets() {
     return v;
   }();
   return infos;
+}
+
+std::vector<GpuPreset> gpu_presets() {
+  std::vector<GpuPreset> v;
+  for (const Preset& p : table()) {
+    if (p.gpu_model != nullptr) v.push_back({p.info.name, p.gpu_model, p.node.nvlink_Bps > 0});
+  }
+  return v;
 }
 
 std::vector<std::string> preset_names() {

@@ -3,6 +3,7 @@
 // docs/topology-presets.md.
 //   a800-4hca  8x A800-SXM4-80GB, NVSwitch 200 GB/s, 4 HDR HCAs (2 GPUs each): BurstEngine's
 //   dgx-a100   8x A100-SXM4-80GB, NVSwitch 300 GB/s, 8 HDR HCAs (1 per GPU)
+//   dgx-a100-40g  the same with A100-SXM4-40GB (DGX A100 40GB; AWS p4d's GPUs)
 //   dgx-h100   8x H100-SXM5-80GB, NVSwitch 450 GB/s, 8 NDR HCAs
 //   h200       8x H200-SXM-141GB, NVSwitch 450 GB/s, 8 NDR HCAs
 //   h800       8x H800-SXM5-80GB, NVSwitch 200 GB/s, 8 NDR HCAs
@@ -24,6 +25,15 @@ struct PresetInfo {
 };
 
 [[nodiscard]] const std::vector<PresetInfo>& presets();
+
+// Every preset but `local`, with its GPU model and whether its GPUs share an NVSwitch plane:
+// what the NCCL XML importer needs to name the presets that fit a file's GPUs.
+struct GpuPreset {
+  std::string name;
+  std::string gpu_model;
+  bool nvswitch = false;
+};
+[[nodiscard]] std::vector<GpuPreset> gpu_presets();
 [[nodiscard]] std::vector<std::string> preset_names();
 [[nodiscard]] bool is_preset(std::string_view name);
 

@@ -105,6 +105,19 @@ TEST_CASE("topo show draws the pair matrix of a small node and counts the pairs 
   std::remove(path.c_str());
 }
 
+TEST_CASE("nccl-bandwidths: an NCCL dump read with NCCL's derated link figures, and only a dump") {
+  const std::string file = kData + "/topologies/nccl-figures_a100-2gpu.xml";
+  const auto physical = run_cli("topo show " + file);
+  const auto nccl = run_cli("topo show " + file + " --nccl-bandwidths");
+  REQUIRE(physical.exit_code == 0);
+  REQUIRE(nccl.exit_code == 0);
+  CHECK(physical.out.find("worst pair NVL: 300GBps per GPU") != std::string::npos);
+  CHECK(nccl.out.find("worst pair NVL: 240GBps per GPU") != std::string::npos);  // 12 links x 20 GB/s
+  const auto preset = run_cli("topo show dgx-a100 --nccl-bandwidths");
+  CHECK(preset.exit_code == 2);
+  CHECK(preset.err.find("error: --nccl-bandwidths: applies to NCCL XML files only") != std::string::npos);
+}
+
 TEST_CASE("simulate --trace writes a Chrome trace with compute and link tracks") {
   const std::string path = "/tmp/burst-cli-trace-test.json";
   std::remove(path.c_str());

@@ -64,7 +64,7 @@ TEST_CASE("every problem of a file is reported at once, with did-you-mean hints"
             f + ":/gpu/memory_bandwidth: missing required field 'memory_bandwidth' (valid: a string with a unit)",
             f + ":/gpu/model: 'B300' is not a known model, so peak_bf16, memory and memory_bandwidth are required "
                 "(valid: A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, A800-SXM4-80GB, "
-                "H100-SXM5-80GB, H100-PCIE-80GB, H800-SXM5-80GB, H200-SXM-141GB)",
+                "H100-SXM5-80GB, H100-PCIE-80GB, H800-SXM5-80GB, H200-SXM-141GB, L4-PCIE-24GB, L40S-PCIE-48GB)",
             f + ":/node/devices/2/kind: 'nvswich' is not valid (valid: gpu, nvswitch, pcie-switch, cpu, nic; hint: did "
                 "you mean 'nvswitch'?)",
             f + ":/node/devices/3/port_bandwidth: missing required field 'port_bandwidth' (valid: a string with a unit)",
@@ -119,12 +119,14 @@ TEST_CASE("XML errors carry line numbers") {
                 "GPUs' <pci busid>)",
             f + ":4: unknown GPU PCI device id 0x9999 (valid: 0x20b0 A100-SXM4-40GB, 0x20b2 A100-SXM4-80GB, 0x20f1 "
                 "A100-PCIE-40GB, 0x20b5 A100-PCIE-80GB, 0x20f3 A800-SXM4-80GB, 0x2330 H100-SXM5-80GB, 0x2331 "
-                "H100-PCIE-80GB, 0x2324 H800-SXM5-80GB, 0x2335 H200-SXM-141GB; hint: name the GPU with a preset: "
-                "--gpu-from dgx-h100 (or any preset with that GPU))"});
+                "H100-PCIE-80GB, 0x2324 H800-SXM5-80GB, 0x2335 H200-SXM-141GB, 0x27b8 L4-PCIE-24GB, 0x26b9 "
+                "L40S-PCIE-48GB; hint: name the GPU with --gpu-from <preset>, one of a800-4hca (A800-SXM4-80GB), "
+                "dgx-a100 (A100-SXM4-80GB), dgx-a100-40g (A100-SXM4-40GB), dgx-h100 (H100-SXM5-80GB), h200 "
+                "(H200-SXM-141GB), h800 (H800-SXM5-80GB), pcie-8gpu (A100-PCIE-80GB))"});
 }
 
 TEST_CASE("load_topology: missing files, unknown names and misplaced options") {
-  const std::string presets = "a800-4hca, dgx-a100, dgx-h100, h200, h800, pcie-8gpu, local";
+  const std::string presets = "a800-4hca, dgx-a100, dgx-a100-40g, dgx-h100, h200, h800, pcie-8gpu, local";
   CHECK(error_text([] { (void)load_topology("/no/such/topo.json"); }) ==
         "/no/such/topo.json: no such file (valid: a preset (" + presets +
             "), a .json topology or an NCCL .xml dump; hint: check the path)");

@@ -60,7 +60,13 @@ TEST_CASE("OCI H100: 18 NVLinks per GPU = 450 GB/s, 8 dual-port NICs = 16 nets")
   const int nic = t.nic_of(0).nic;
   CHECK(t.node().devices()[static_cast<std::size_t>(nic)].port_bandwidth_Bps == 22.5e9);
   CHECK(t.node().devices()[static_cast<std::size_t>(nic)].ports == 2);
-  for (int g = 0; g < 8; ++g) CHECK(t.nic_of(g).gpus_sharing == 1);
+  // Each GPU and its NIC sit under two sub-switches of one Broadcom gen5 switch, which NCCL
+  // flattens: PIX, not PXB.
+  for (int g = 0; g < 8; ++g) {
+    CHECK(t.nic_of(g).gpus_sharing == 1);
+    CHECK(t.nic_of(g).cls == PathClass::PIX);
+  }
+  CHECK(x.pcie_switches == 8);
   CHECK(t.inter_node_bandwidth_per_gpu() == 45e9);
 }
 
@@ -68,8 +74,8 @@ TEST_CASE("AWS p4d skeleton: recognised, and completed from a preset on request"
   const std::string file = burst::test::topology_data("aws-ofi-nccl_p4d-24xl-topo.xml");
   const std::string text = error_text([&] { (void)import_nccl_xml_file(file); });
   CHECK(text == file + ":18: skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no "
-                       "NVLink information (hint: complete it from a node preset that has the same NVLink fabric, e.g. "
-                       "--nvlink-from dgx-a100)");
+                       "NVLink information (hint: complete it from the NVSwitch preset of its GPUs (0x20b0 "
+                       "A100-SXM4-40GB): --nvlink-from dgx-a100-40g)");
 
   XmlImportOptions o;
   o.nvlink_from = "dgx-a100";
@@ -161,6 +167,8 @@ TEST_CASE("NCCL XML: PCIe speeds in both spellings, empty ones assumed gen4") {
   CHECK(t.path(0, 1).cls == PathClass::PIX);
   // gen3 x8 = 8 x 0.985 GB/s is the bottleneck (the other GPU gets gen4 x16).
   CHECK(t.path(0, 1).bandwidth_Bps == Approx(8 * 0.985e9));
-  REQUIRE(x.notes.size() == 1);
-  CHECK(x.notes[0] == "pcie.xml:7: empty PCIe link_speed: PCIe gen4 (16 GT/s) assumed");
+  CHECK(x.notes == std::vector<std::string>{
+                       "pcie.xml:7: empty PCIe link_speed: PCIe gen4 (16 GT/s) assumed",
+                       "pcie.xml:4: no <nvlink> in this dump: its GPUs are joined by PCIe only, right for PCIe GPUs such "
+                       "as L4 or L40S; if they share an NVSwitch plane, complete it: --nvlink-from dgx-h100"});
 }

@@ -73,6 +73,7 @@ TEST_CASE("every GPU preset: GPU count, NVLink bandwidth, nets and per-GPU netwo
   const Expect table[] = {
       {"a800-4hca", "A800-SXM4-80GB", 312e12, 80 * GiB, PathClass::NVL, 200e9, 4, 2, 25e9 / 2},
       {"dgx-a100", "A100-SXM4-80GB", 312e12, 80 * GiB, PathClass::NVL, 300e9, 8, 1, 25e9},
+      {"dgx-a100-40g", "A100-SXM4-40GB", 312e12, 40 * GiB, PathClass::NVL, 300e9, 8, 1, 25e9},
       {"dgx-h100", "H100-SXM5-80GB", 989e12, 80 * GiB, PathClass::NVL, 450e9, 8, 1, 50e9},
       {"h200", "H200-SXM-141GB", 989e12, 141e9, PathClass::NVL, 450e9, 8, 1, 50e9},
       {"h800", "H800-SXM5-80GB", 989e12, 80 * GiB, PathClass::NVL, 200e9, 8, 1, 50e9},
@@ -158,10 +159,11 @@ TEST_CASE("a bad calibration file is reported with every problem") {
 }
 
 TEST_CASE("preset names: unknown names get a did-you-mean, --per-node is for local only") {
-  CHECK(preset_names() == std::vector<std::string>{"a800-4hca", "dgx-a100", "dgx-h100", "h200", "h800", "pcie-8gpu", "local"});
+  CHECK(preset_names() ==
+        std::vector<std::string>{"a800-4hca", "dgx-a100", "dgx-a100-40g", "dgx-h100", "h200", "h800", "pcie-8gpu", "local"});
   CHECK(error_text([] { (void)make_preset("dgx-h10"); }) ==
-        "topology: unknown preset 'dgx-h10' (valid: a800-4hca, dgx-a100, dgx-h100, h200, h800, pcie-8gpu, local; "
-        "hint: did you mean 'dgx-h100'?)");
+        "topology: unknown preset 'dgx-h10' (valid: a800-4hca, dgx-a100, dgx-a100-40g, dgx-h100, h200, h800, pcie-8gpu, "
+        "local; hint: did you mean 'dgx-h100'?)");
   CHECK(error_text([] { (void)make_preset("dgx-h100", 1, 4); }) ==
         "--per-node: applies to the 'local' preset only, not 'dgx-h100' (hint: GPU presets have a fixed number of GPUs "
         "per node)");

@@ -153,7 +153,7 @@ void add_topo_command(CLI::App& app) {
 
   CLI::App* list = topo_cmd->add_subcommand("list", "List the topology presets");
   list->callback([] {
-    for (const auto& p : topo::presets()) fmt::print("{:10} {}\n", p.name, p.description);
+    for (const auto& p : topo::presets()) fmt::print("{:13} {}\n", p.name, p.description);
   });
 
   auto show_opts = std::make_shared<TopoShowOptions>();

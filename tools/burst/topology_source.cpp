@@ -14,6 +14,9 @@ void add_topology_source_options(CLI::App& cmd, TopologySource& s, bool with_per
   cmd.add_option("--nvlink-from", s.nvlink_from, "NCCL XML skeleton: preset whose NVLink fabric completes it");
   cmd.add_option("--gpu-from", s.gpu_from, "NCCL XML: preset whose GPU spec to use");
   cmd.add_option("--nic-speed", s.nic_speed, "NCCL XML: port speed of NICs without <net>, e.g. 100Gbps");
+  cmd.add_flag("--nccl-bandwidths", s.nccl_bandwidths,
+               "NCCL XML: NCCL's derated link bandwidths (PCIe gen4 x16 24 GB/s, NVLink 20 GB/s a link on A100) "
+               "instead of physical ones (docs/topology-format.md)");
 }
 
 }  // namespace burst::cli

@@ -12,7 +12,9 @@ namespace burst::jobs {
 topo::Topology load_topology_source(const TopologySource& s) {
   std::vector<std::string> notes;
   topo::Topology t = topo::load_topology(
-      s.topology, topo::LoadOptions{s.nodes, s.per_node, s.nvlink_from, s.gpu_from, s.nic_speed, &notes});
+      s.topology, topo::LoadOptions{.nodes = s.nodes, .per_node = s.per_node, .nvlink_from = s.nvlink_from,
+                                    .gpu_from = s.gpu_from, .nic_speed = s.nic_speed,
+                                    .nccl_bandwidths = s.nccl_bandwidths, .notes = &notes});
   for (const auto& note : notes) fmt::print(stderr, "note: {}\n", note);
   if (s.topology == "local" && topo::local_calibration().source == "defaults") {
     const std::string where = topo::local_calibration_write_path();

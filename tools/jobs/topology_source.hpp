@@ -17,6 +17,7 @@ struct TopologySource {
   std::string nvlink_from;
   std::string gpu_from;
   std::string nic_speed;
+  bool nccl_bandwidths = false;
 };
 
 // Loads the topology; what an importer assumed goes to stderr as notes, for the person, and a
