@@ -2,6 +2,7 @@
 #include "simulator/attention/families.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -10,35 +11,84 @@
 
 namespace burst::sim {
 
+namespace {
+
+// One row; the fields not set keep FamilyTraits' defaults (a pure flat zigzag ring, full
+// recompute, logits whole, ZeRO-3, taken as it ships).
+FamilyTraits row(std::string_view name, const std::function<void(FamilyTraits&)>& set) {
+  FamilyTraits f;
+  f.name = name;
+  set(f);
+  return f;
+}
+
+// BurstEngine's recipe: sequence-level checkpointing over a striped layout keeping the later
+// half, the LM head fused with the loss in 4096-token chunks, searched by the planner.
+void burst_recipe(FamilyTraits& f) {
+  f.checkpoint = CheckpointPolicy::SeqStash;
+  f.kept_fraction = 0.5;
+  f.training_layout = Layout::Striped;
+  f.lm_head_chunk_tokens = 4096;
+  f.searched = true;
+}
+
+}  // namespace
+
 const std::vector<FamilyTraits>& family_table() {
-  static const std::vector<FamilyTraits> table = [] {
-    std::vector<FamilyTraits> t;
-    // BurstEngine: a double ring of zigzag blocks, bf16 gradients on the wire, sequence-level
-    // checkpointing over a striped layout keeping the later half, the LM head fused with the
-    // loss in 4096-token chunks, ZeRO-3.
-    t.push_back({.name = "burst", .ring = RingKind::Double, .dkv_bytes = 2, .checkpoint = CheckpointPolicy::SeqStash,
-                 .kept_fraction = 0.5, .training_layout = Layout::Striped, .lm_head_chunk_tokens = 4096,
-                 .searched = true});
-    // Burst with a Ulysses group inside each node around a flat ring.
-    t.push_back({.name = "burst-usp", .ulysses = UlyssesRule::UpToNode, .ring = RingKind::Flat, .dkv_bytes = 2,
-                 .checkpoint = CheckpointPolicy::SeqStash, .kept_fraction = 0.5, .training_layout = Layout::Striped,
-                 .lm_head_chunk_tokens = 4096, .searched = true});
-    // Megatron-LM context parallelism: a flat zigzag ring (TransformerEngine), K,V ring
-    // backward, full recompute, the distributed optimizer (ZeRO-1).
-    t.push_back({.name = "megatron-cp", .backward = BackwardMode::KvRing, .dkv_bytes = 2, .zero_stage = 1});
-    // DeepSpeed-Ulysses: all-to-all over every rank, ZeRO-3.
-    t.push_back({.name = "ds-ulysses", .ulysses = UlyssesRule::World, .layout = Layout::Contiguous,
-                 .backward = BackwardMode::KvRing, .dkv_bytes = 2});
-    // LoongTrain: a double ring (fp32 dK, dV), keeping the attention output.
-    t.push_back({.name = "loongtrain-double-ring", .ring = RingKind::Double, .backward = BackwardMode::KvRing,
-                 .dkv_bytes = 4, .checkpoint = CheckpointPolicy::AttnStash});
-    t.push_back({.name = "loongtrain-usp", .ulysses = UlyssesRule::UpTo4, .ring = RingKind::Double,
-                 .backward = BackwardMode::KvRing, .dkv_bytes = 4, .checkpoint = CheckpointPolicy::AttnStash});
-    // The original ring attention: contiguous blocks (the planner also tries zigzag), fp32 dK, dV.
-    t.push_back({.name = "ring", .layout = Layout::Contiguous, .backward = BackwardMode::KvRing, .dkv_bytes = 4,
-                 .also_zigzag_layout = true});
-    return t;
-  }();
+  static const std::vector<FamilyTraits> table = {
+      // BurstEngine: a double ring of zigzag blocks, bf16 gradients on the wire, the cheaper
+      // backward for the shape.
+      row("burst",
+          [](FamilyTraits& f) {
+            f.ring = RingKind::Double;
+            burst_recipe(f);
+          }),
+      // Burst with a Ulysses group inside each node around a flat ring.
+      row("burst-usp",
+          [](FamilyTraits& f) {
+            f.ulysses = UlyssesRule::UpToNode;
+            burst_recipe(f);
+          }),
+      // Megatron-LM context parallelism: a flat zigzag ring (TransformerEngine), K,V ring
+      // backward, full recompute, the distributed optimizer (ZeRO-1).
+      row("megatron-cp",
+          [](FamilyTraits& f) {
+            f.backward = BackwardMode::KvRing;
+            f.zero_stage = 1;
+          }),
+      // DeepSpeed-Ulysses: all-to-all over every rank, ZeRO-3.
+      row("ds-ulysses",
+          [](FamilyTraits& f) {
+            f.ulysses = UlyssesRule::World;
+            f.layout = Layout::Contiguous;
+            f.backward = BackwardMode::KvRing;
+          }),
+      // LoongTrain: a double ring with fp32 dK, dV, keeping the attention output; its 2D
+      // attention adds head parallelism up to 4.
+      row("loongtrain-double-ring",
+          [](FamilyTraits& f) {
+            f.ring = RingKind::Double;
+            f.backward = BackwardMode::KvRing;
+            f.dkv_bytes = 4;
+            f.checkpoint = CheckpointPolicy::AttnStash;
+          }),
+      row("loongtrain-usp",
+          [](FamilyTraits& f) {
+            f.ulysses = UlyssesRule::UpTo4;
+            f.ring = RingKind::Double;
+            f.backward = BackwardMode::KvRing;
+            f.dkv_bytes = 4;
+            f.checkpoint = CheckpointPolicy::AttnStash;
+          }),
+      // The original ring attention: contiguous blocks (the planner also tries zigzag), fp32 dK, dV.
+      row("ring",
+          [](FamilyTraits& f) {
+            f.layout = Layout::Contiguous;
+            f.backward = BackwardMode::KvRing;
+            f.dkv_bytes = 4;
+            f.also_zigzag_layout = true;
+          }),
+  };
   return table;
 }
 
