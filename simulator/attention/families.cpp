@@ -32,6 +32,15 @@ void burst_recipe(FamilyTraits& f) {
   f.searched = true;
 }
 
+// LoongTrain: a double ring, K,V-ring backward with fp32 dK, dV, selective checkpointing
+// that keeps the attention output.
+void loongtrain_recipe(FamilyTraits& f) {
+  f.ring = RingKind::Double;
+  f.backward = BackwardMode::KvRing;
+  f.dkv_bytes = 4;
+  f.checkpoint = CheckpointPolicy::AttnStash;
+}
+
 }  // namespace
 
 const std::vector<FamilyTraits>& family_table() {
@@ -63,22 +72,12 @@ const std::vector<FamilyTraits>& family_table() {
             f.layout = Layout::Contiguous;
             f.backward = BackwardMode::KvRing;
           }),
-      // LoongTrain: a double ring with fp32 dK, dV, keeping the attention output; its 2D
-      // attention adds head parallelism up to 4.
-      row("loongtrain-double-ring",
-          [](FamilyTraits& f) {
-            f.ring = RingKind::Double;
-            f.backward = BackwardMode::KvRing;
-            f.dkv_bytes = 4;
-            f.checkpoint = CheckpointPolicy::AttnStash;
-          }),
+      // LoongTrain's double ring, and its 2D attention adding head parallelism up to 4.
+      row("loongtrain-double-ring", loongtrain_recipe),
       row("loongtrain-usp",
           [](FamilyTraits& f) {
+            loongtrain_recipe(f);
             f.ulysses = UlyssesRule::UpTo4;
-            f.ring = RingKind::Double;
-            f.backward = BackwardMode::KvRing;
-            f.dkv_bytes = 4;
-            f.checkpoint = CheckpointPolicy::AttnStash;
           }),
       // The original ring attention: contiguous blocks (the planner also tries zigzag), fp32 dK, dV.
       row("ring",
