@@ -30,7 +30,6 @@ constexpr double kPad = 12, kGpuGap = 16;
 constexpr int kFullNodesWhenLarge = 3;  // beyond kMaxFullNodes nodes, only this many are drawn
 constexpr int kMaxFullNodes = 4;
 
-constexpr const char* kInk = "#222222";
 constexpr const char* kNodeFill = "#FAFAFA";
 constexpr const char* kGpuFill = "#E8F1FA";
 constexpr const char* kGpuStroke = "#0072B2";

@@ -34,7 +34,6 @@ struct TrainingStep::Layer {
 TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
                            MemoryLedger& ledger)
     : model_(model),
-      comm_(comm),
       ledger_(ledger),
       policy_(plan.strategy.checkpoint),
       backward_(plan.strategy.backward),

@@ -98,7 +98,6 @@ class TrainingStep {
   const ModelLayout& model_;
   std::vector<LayerSlices> local_layers_;  // each layer's tensors within its unit
   Slice local_final_norm_, local_lm_head_;  // within the head unit
-  Communicator& comm_;
   MemoryLedger& ledger_;
   CheckpointPolicy policy_;
   BackwardMode backward_;
