@@ -71,6 +71,7 @@ SearchRequest replan_request(const plan::Plan& plan) {
   request.job.mask = plan.job.mask;
   request.job.dtype_bytes = plan.job.dtype == "fp32" ? 4 : 2;
   request.memory_budget_bytes = plan.job.memory_budget_bytes;
+  request.only_family = plan.job.only_family;
   return request;
 }
 
@@ -87,6 +88,7 @@ plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, 
   p.job.mask = request.job.mask;
   p.job.dtype = request.job.dtype_bytes == 4 ? "fp32" : "bf16";
   p.job.memory_budget_bytes = result.memory_budget_bytes;
+  p.job.only_family = request.only_family;
   p.strategy = plan_strategy(chosen.sim.strategy, topology);
   for (int g = 0; g < topology.gpu_count(); ++g) p.ranks.push_back({g, topology.node_of(g), topology.local_of(g)});
   const sim::RingGeometry geometry = sim::ring_geometry(chosen.sim.strategy.attention, sim::world_of(topology));

@@ -39,6 +39,9 @@ void TaskGraph::dependency_not_added(std::size_t begin) {
 
 TaskId TaskGraph::add_compute(const ComputeSpec& spec, std::span<const TaskId> deps) {
   constexpr std::int64_t max_block = std::numeric_limits<std::int32_t>::max();
+  if (spec.lanes < 0 || spec.lanes > std::numeric_limits<std::uint16_t>::max()) {
+    throw std::invalid_argument(fmt::format("TaskGraph: {} kernel lanes outside 0..65535", spec.lanes));
+  }
   if (spec.block_q < 0 || spec.block_q > max_block || spec.block_k < 0 || spec.block_k > max_block) {
     throw std::invalid_argument(
         fmt::format("TaskGraph: compute block {} x {} tokens outside 0..{}", spec.block_q, spec.block_k, max_block));
@@ -51,10 +54,13 @@ TaskId TaskGraph::add_compute(const ComputeSpec& spec, std::span<const TaskId> d
                    .step = spec.step,
                    .block_q = static_cast<std::int32_t>(spec.block_q),
                    .block_k = static_cast<std::int32_t>(spec.block_k),
+                   .epilogue_bytes = static_cast<float>(spec.epilogue_bytes),
                    .kind = TaskKind::Compute,
                    .phase = spec.phase,
                    .kernel = spec.kernel,
-                   .stream = stream},
+                   .stream = stream,
+                   .masked = spec.masked,
+                   .lanes = static_cast<std::uint16_t>(spec.lanes)},
               deps);
 }
 

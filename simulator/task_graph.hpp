@@ -30,7 +30,7 @@ enum class Payload : std::uint8_t { KV, QPack, DQ, DKV, AllToAll };
 [[nodiscard]] const char* to_string(KernelKind kernel); // "attn_fwd", "attn_bwd", "gemm", "elementwise"
 [[nodiscard]] const char* to_string(Payload payload);   // "kv", "q_pack", "dq", "dkv", "all_to_all"
 
-// 40 bytes: lowerings write millions of these and engines read them several times over, so
+// 48 bytes: lowerings write millions of these and engines read them several times over, so
 // sizes are 32-bit (TaskGraph::add_compute checks block sizes fit) and a task's dependencies
 // end where the next task's begin.
 struct Task {
@@ -41,13 +41,16 @@ struct Task {
   std::int32_t block_q = 0;   // compute: query rows of the block (tokens), for kernel efficiency
   std::int32_t block_k = 0;   // compute: key columns of the block (tokens)
   std::int32_t dep_begin = 0; // first dependency in the graph's dependency array
+  float epilogue_bytes = 0;   // compute: bytes the step's merge or accumulation streams through memory
   TaskKind kind = TaskKind::Compute;
   Phase phase = Phase::Forward;
   KernelKind kernel = KernelKind::AttentionForward;  // compute only
   Payload payload = Payload::KV;                     // transfer only
   std::uint8_t stream = 0;  // compute: stream index on the GPU; transfer: channel (ring level)
+  bool masked = false;      // compute: the block has partly allowed tiles (a causal diagonal, a window edge)
+  std::uint16_t lanes = 0;  // compute: independent (sequence, head) problems the kernel runs side by side
 };
-static_assert(sizeof(Task) == 40);
+static_assert(sizeof(Task) == 48);
 
 class TaskGraph {
  public:
@@ -58,6 +61,9 @@ class TaskGraph {
     KernelKind kernel = KernelKind::AttentionForward;
     double flops = 0;
     std::int64_t block_q = 0, block_k = 0;  // at most 2^31 - 1 each (std::invalid_argument otherwise)
+    bool masked = false;
+    double epilogue_bytes = 0;
+    int lanes = 0;  // batch x local heads, at most 65535 (std::invalid_argument otherwise)
     int step = 0;
   };
   struct TransferSpec {

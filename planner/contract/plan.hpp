@@ -29,6 +29,7 @@ struct Job {
   std::string dtype = "bf16";
   Mask mask;
   double memory_budget_bytes = 0;  // per GPU; 0: the GPU's memory
+  std::string only_family;         // the search was limited to this family ("": all), so a replan is too
   friend bool operator==(const Job&, const Job&) = default;
 };
 

@@ -81,7 +81,7 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
   if (const Json* meta = reader.section(doc, "", "meta", {"generator", "topology", "topology_hash", "candidates_evaluated"})) {
     reader.meta(*meta, "/meta", plan);
   }
-  if (const Json* job = reader.section(doc, "", "job", {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes"})) {
+  if (const Json* job = reader.section(doc, "", "job", {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes", "only_family"})) {
     reader.job(*job, "/job", plan.job);
   }
   detail::StrategySizes sizes;

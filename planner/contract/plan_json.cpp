@@ -32,6 +32,7 @@ Json job_json(const Job& job) {
   j["dtype"] = job.dtype;
   j["mask"] = to_string(job.mask);
   j["memory_budget_bytes"] = job.memory_budget_bytes;
+  if (!job.only_family.empty()) j["only_family"] = job.only_family;
   return j;
 }
 

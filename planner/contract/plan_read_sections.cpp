@@ -72,6 +72,9 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   if (const auto dtype = reader_.choice(j, pointer, "dtype", {"bf16", "fp16", "fp32"})) job.dtype = *dtype;
   spelled(j, pointer, "mask", job.mask, parse_mask);
   non_negative(j, pointer, "memory_budget_bytes", job.memory_budget_bytes);
+  if (j.contains("only_family") && text(j, pointer, "only_family", job.only_family) && job.only_family.empty()) {
+    reader_.problem(JsonReader::child(pointer, "only_family"), "empty family", "a family such as burst, or no key");
+  }
 }
 
 StrategySizes PlanReader::strategy(const Json& j, std::string_view pointer, Strategy& s) {

@@ -23,6 +23,8 @@
 // so a rank sends (U-1)/U of its local tensors, as DeepSpeed-Ulysses does. With U = P (no ring)
 // the attention is one compute per rank over the whole sequence.
 
+#include <algorithm>
+
 #include "simulator/attention/lowering.hpp"
 #include "simulator/attention/ring_pass.hpp"
 
@@ -91,12 +93,23 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   const double h_kv = static_cast<double>(shape.kv_heads / g.ulysses) * shape.head_dim;
   const double share = tokens / g.ulysses;  // tokens a rank holds before the all-to-all
   const double forward_flops_per_pair = 4.0 * shape.head_dim * heads * batch;
+  // After each step's kernel, the fp32 running output is merged with the block's bf16 output:
+  // read both and the lse pair, write the output and lse (4 + e + 4 bytes per element, 12 per
+  // row and head). In the backward each step's gradients are added into their accumulators:
+  // the travelling one (read and write at its wire precision, plus the fp32 block result) and
+  // the resident one (fp32: read, add, write).
+  constexpr double kFp32 = 4;
+  // A ring of one has nothing to merge: its kernel writes the output and gradients directly.
+  const double merging = g.ring > 1 ? 1 : 0;
+  const double merge_bytes_per_row = merging * ((2 * kFp32 + e) * h + 3 * kFp32 * heads) * batch;
+  const double resident_bytes = merging * 3 * kFp32;
 
   PhaseSpec forward;
   forward.pass = RingPass{.phase = Phase::Forward,
                           .kernel = KernelKind::AttentionForward,
                           .flops_per_pair = forward_flops_per_pair,
-                          .block_tokens = c,
+                          .lanes = static_cast<int>(std::min(heads * batch, 65535.0)),
+                          .epilogue_bytes_per_row = merge_bytes_per_row,
                           .block_payload = Payload::KV,
                           .block_bytes = 2 * tokens * h_kv * e * batch,
                           .accumulator_payload = Payload::DKV,
@@ -114,11 +127,15 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   if (strategy.backward == BackwardMode::KvRing) {
     backward.pass.accumulator_payload = Payload::DKV;
     backward.pass.accumulator_bytes = 2 * tokens * h_kv * strategy.dkv_bytes * batch;
+    backward.pass.epilogue_bytes_per_row = resident_bytes * h * batch;
+    backward.pass.epilogue_bytes_per_column = merging * (2.0 * strategy.dkv_bytes + kFp32) * 2 * h_kv * batch;
   } else {
     backward.pass.block_payload = Payload::QPack;
     backward.pass.block_bytes = (2 * tokens * h * e + 8 * tokens * heads) * batch;
     backward.pass.accumulator_payload = Payload::DQ;
     backward.pass.accumulator_bytes = tokens * h * strategy.dq_bytes * batch;
+    backward.pass.epilogue_bytes_per_row = merging * (2.0 * strategy.dq_bytes + kFp32) * h * batch;
+    backward.pass.epilogue_bytes_per_column = resident_bytes * 2 * h_kv * batch;
     backward.pass.queries_travel = true;
   }
   backward.bytes_in = share * h * e * batch;

@@ -71,27 +71,48 @@ PairTable::PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring
   for (std::size_t r = 0; r < tokens.size(); ++r) {
     for (std::size_t p = 0; p < 2; ++p) units[r][p] = tokens[r].parts[p].start / unit;
   }
-  pairs_.resize(static_cast<std::size_t>(ring_size) * static_cast<std::size_t>(ring_size));  // all written below
+  for (std::size_t part = 0; part < 2; ++part) part_tokens_[part] = tokens.front().parts[part].count;
+  const auto cells = static_cast<std::size_t>(ring_size) * static_cast<std::size_t>(ring_size);
+  pairs_.resize(cells);  // all written below
+  shapes_.resize(cells);
   std::size_t x = 0;
   for (std::size_t q = 0; q < tokens.size(); ++q) {
     const TokenSet& qs = tokens[q];
     for (std::size_t k = 0; k < tokens.size(); ++k) {
       const TokenSet& ks = tokens[k];
-      if (!invariant) {
-        pairs_[x++] = allowed_pairs(mask, qs, ks);
-        continue;
-      }
       std::int64_t total = 0;
+      std::uint8_t shape = 0;
       for (std::size_t a = 0; a < static_cast<std::size_t>(qs.size); ++a) {
         for (std::size_t b = 0; b < static_cast<std::size_t>(ks.size); ++b) {
-          std::int64_t& slot = memo[a * 2 + b][static_cast<std::size_t>(units[q][a] - units[k][b] + span)];
-          if (slot < 0) slot = allowed_pairs(mask, qs.parts[a], ks.parts[b]);
-          total += slot;
+          std::int64_t part_pairs = 0;
+          if (invariant) {
+            std::int64_t& slot = memo[a * 2 + b][static_cast<std::size_t>(units[q][a] - units[k][b] + span)];
+            if (slot < 0) slot = allowed_pairs(mask, qs.parts[a], ks.parts[b]);
+            part_pairs = slot;
+          } else {
+            part_pairs = allowed_pairs(mask, qs.parts[a], ks.parts[b]);
+          }
+          if (part_pairs == 0) continue;
+          total += part_pairs;
+          shape |= static_cast<std::uint8_t>((kRowPart << a) | (kColumnPart << b));
+          if (part_pairs < qs.parts[a].count * ks.parts[b].count) shape |= kMasked;
         }
       }
-      pairs_[x++] = total;
+      pairs_[x] = total;
+      shapes_[x++] = shape;
     }
   }
+}
+
+BlockShape PairTable::shape(int q, int k) const {
+  const std::uint8_t code = shapes_[static_cast<std::size_t>(q) * static_cast<std::size_t>(ring_) + static_cast<std::size_t>(k)];
+  BlockShape out;
+  for (std::size_t part = 0; part < 2; ++part) {
+    if (code & (kRowPart << part)) out.rows += part_tokens_[part];
+    if (code & (kColumnPart << part)) out.columns += part_tokens_[part];
+  }
+  out.masked = (code & kMasked) != 0;
+  return out;
 }
 
 namespace {
@@ -134,6 +155,10 @@ class PassBuilder {
   std::int64_t pairs(int visitor, int block) const {
     const int v = rank_of(visitor), b = rank_of(block);
     return pass_.queries_travel ? table_.at(b, v) : table_.at(v, b);
+  }
+  BlockShape shape(int visitor, int block) const {
+    const int v = rank_of(visitor), b = rank_of(block);
+    return pass_.queries_travel ? table_.shape(b, v) : table_.shape(v, b);
   }
 
   void plan_journeys() {
@@ -214,6 +239,9 @@ class PassBuilder {
     for (int k = 0; k < g_.ring; ++k) {
       const int b = step_blocks_[at(k)];
       const std::int64_t p = step_pairs_[at(k)];
+      const BlockShape block = p == 0 ? BlockShape{} : shape(k, b);
+      const double epilogue = static_cast<double>(block.rows) * pass_.epilogue_bytes_per_row +
+                              static_cast<double>(block.columns) * pass_.epilogue_bytes_per_column;
       for (int j = 0; j < g_.ulysses; ++j) {
         const int w = world_of(k, j);
         prev_comp_[at(w)] = last_comp_[at(w)];
@@ -223,7 +251,8 @@ class PassBuilder {
         const double f = static_cast<double>(p) * pass_.flops_per_pair;
         const TaskId id = graph_.add_compute(
             TaskGraph::ComputeSpec{.gpu = w, .stream = 0, .phase = pass_.phase, .kernel = pass_.kernel, .flops = f,
-                                   .block_q = pass_.block_tokens, .block_k = pass_.block_tokens, .step = t},
+                                   .block_q = block.rows, .block_k = block.columns, .masked = block.masked,
+                                   .epilogue_bytes = epilogue, .lanes = pass_.lanes, .step = t},
             deps_);
         flops_[at(w)] += f;
         last_comp_[at(w)] = id;

@@ -5,6 +5,7 @@
 // Internal to simulator/attention: lowering.cpp builds the phases out of passes.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -15,27 +16,46 @@
 
 namespace burst::sim {
 
+// What a kernel computes when the block of ring rank k visits ring rank q: the query rows and
+// key columns with any allowed pair (a zigzag rank's two half-chunks are its parts: an early
+// block meets only the first half of the keys, so the kernel is c x c/2), and whether any
+// part pair is only partly allowed (a causal diagonal, striped's shifted triangle, a sliding
+// window's edge), which runs the kernel's masked tiles. Kernel efficiency depends on both.
+struct BlockShape {
+  std::int64_t rows = 0;
+  std::int64_t columns = 0;
+  bool masked = false;
+};
+
 // Allowed pairs between the queries of ring rank q and the keys of ring rank k, per head and
-// sequence: R x R numbers, shared by the U rings (they hold the same tokens). In huge pages:
-// a ring step reads one number per row, 8 KB apart for R = 1024, a TLB miss each on 4 KB pages.
+// sequence, and the shape of that block: R x R entries, shared by the U rings (they hold the
+// same tokens). In huge pages: a ring step reads one entry per row, 8 KB apart for R = 1024, a
+// TLB miss each on 4 KB pages.
 class PairTable {
  public:
   PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring_size);
   [[nodiscard]] std::int64_t at(int q, int k) const {
     return pairs_[static_cast<std::size_t>(q) * static_cast<std::size_t>(ring_) + static_cast<std::size_t>(k)];
   }
+  [[nodiscard]] BlockShape shape(int q, int k) const;
   [[nodiscard]] int ring() const { return ring_; }
 
  private:
+  // A shape is one byte: which query parts and key parts take part, and the masked bit.
+  static constexpr std::uint8_t kRowPart = 1, kColumnPart = 4, kMasked = 16;
   int ring_;
+  std::array<std::int64_t, 2> part_tokens_{};  // every rank's parts have the same sizes
   BigVector<std::int64_t> pairs_;
+  BigVector<std::uint8_t> shapes_;
 };
 
 struct RingPass {
   Phase phase = Phase::Forward;
   KernelKind kernel = KernelKind::AttentionForward;
   double flops_per_pair = 0;       // FLOPs of one allowed (query, key) pair, all local heads and batch
-  std::int64_t block_tokens = 0;   // tokens per ring rank (compute tasks' block_q and block_k)
+  int lanes = 1;                         // batch x heads of the ring: the kernel's independent problems
+  double epilogue_bytes_per_row = 0;     // memory traffic after each block's kernel, per query row
+  double epilogue_bytes_per_column = 0;  // ... and per key column (merge or gradient accumulation)
   Payload block_payload = Payload::KV;
   double block_bytes = 0;          // one hop of the travelling block
   Payload accumulator_payload = Payload::DKV;

@@ -21,7 +21,8 @@ using Points = std::vector<std::pair<double, double>>;
 // read during other translation units' static initialisation (a test's global cost models),
 // when a namespace-scope vector may not exist yet (it would read as empty).
 const std::vector<std::string>& kernel_names() {
-  static const std::vector<std::string> names = {"attn_fwd", "attn_bwd", "gemm", "elementwise"};
+  static const std::vector<std::string> names = {"attn_fwd",        "attn_bwd",       "gemm", "elementwise",
+                                                  "attn_fwd_masked", "attn_bwd_masked"};
   return names;
 }
 // The names calibration files use are the topology's own spellings of each enum value.
@@ -46,30 +47,64 @@ Points scaled(const Points& points, double factor) {
   return out;
 }
 
-// Ampere (A100/A800) and the fallback for unknown GPUs. Attention: the shape of the
-// FlashAttention-2 paper's A100 curves (head dim 128), peaking at 0.72 (fwd, ~225 of 312 TF)
-// and 0.58 (bwd). GEMM: Azure ND A100 v4 cuBLASLt FP16 square GEMMs, TFLOPS / 312.
+// Published single-GPU FlashAttention-2 runs, as efficiencies: FLOPs by FlashAttention's own
+// convention (forward 4 s^2 d h, halved for a causal mask; backward 2.5x the forward) over
+// the measured time and the GPU's peak. A forward+backward rate gives the backward as the
+// difference of the two times.
+struct KernelRun {
+  double seq, heads, head_dim, forward_per_s, both_per_s, peak;
+  [[nodiscard]] double causal_forward_flops() const { return 2.0 * seq * seq * head_dim * heads; }
+  [[nodiscard]] double forward() const { return causal_forward_flops() * forward_per_s / peak; }
+  [[nodiscard]] double backward() const {
+    return 2.5 * causal_forward_flops() / (1 / both_per_s - 1 / forward_per_s) / peak;
+  }
+};
+// zhuzilin/ring-flash-attention README @8996282, "theoretic flash_attn": one GPU, bf16, batch 1,
+// 8K tokens, 32 query and 8 KV heads of 128, causal, iterations per second (forward, fwd+bwd).
+constexpr KernelRun kA100Causal8K{8192, 32, 128, 373.4, 94.7, 312e12};
+constexpr KernelRun kH800Causal8K{8192, 32, 128, 591.5, 154.7, 989e12};
+
+// Ampere (A100/A800) and the fallback for unknown GPUs. Attention on full blocks: the shape of
+// the FlashAttention-2 paper's A100 curves (head dim 128), peaking at 0.72 (fwd, ~225 of 312
+// TF) and 0.58 (bwd). Masked blocks: those curves scaled to the causal 8K run above (0.66 and
+// 0.56 at 8K). GEMM: Azure ND A100 v4 cuBLASLt FP16 square GEMMs, TFLOPS / 312. Elementwise:
+// the same benchmark's HBM copy, 1.61 TB/s of the A100-80GB's 2.039. Launch gap: the host's
+// time to issue a CUDA kernel, 4-6 us (docs/cost-models.md).
 ComputeCalibration ampere() {
   ComputeCalibration c;  // gpu = "*"
   c.kernels[0].points = {{256, 0.30}, {512, 0.48}, {1024, 0.58}, {2048, 0.65}, {4096, 0.69}, {8192, 0.72}};
   c.kernels[1].points = {{256, 0.24}, {512, 0.38}, {1024, 0.46}, {2048, 0.52}, {4096, 0.56}, {8192, 0.58}};
   c.kernels[2].points = {{1024, 0.383}, {2048, 0.711}, {4096, 0.731}, {8192, 0.813}, {16384, 0.822}};
-  c.kernels[3].points = {{1, 0.05}};
+  c.kernels[3].points = {{1, 1.61 / 2.039}};
+  c.kernels[4].points = scaled(c.kernels[0].points, kA100Causal8K.forward() / c.kernels[0].at(8192));
+  c.kernels[5].points = scaled(c.kernels[1].points, kA100Causal8K.backward() / c.kernels[1].at(8192));
+  c.launch_gap_s = 5e-6;
+  c.multiprocessors = 108;
   return c;
 }
 
-// Hopper (H100/H200/H800) running FlashAttention-2: the Ampere attention curves scaled by the
-// ratio of the Azure benchmark's FA2 efficiencies, (327.9/989) / (179.5/312) = 0.576.
-// GEMM: Azure ND H100 v5 cuBLASLt (FP8 run, TFLOPS / 1979) as a proxy for BF16 efficiency.
+// Hopper (H100/H200/H800) running FlashAttention-2. No text source sweeps the block size on
+// Hopper, so the curves keep Ampere's shape at Hopper's own level: full blocks at the Azure ND
+// H100 v5 FA2 run (327.9 TFLOPS, head dim 128, 8K), masked forward blocks at the causal 8K run
+// above, and masked backward blocks too; the full backward keeps the masked one's ratio to
+// the forward's (the only Hopper backward in text is causal). GEMM: Azure ND H100 v5
+// cuBLASLt (FP8 run, TFLOPS / 1979) as a proxy for BF16 efficiency. Elementwise: HBM copy
+// 2.90 of 3.35 TB/s.
 ComputeCalibration hopper(const std::string& pattern) {
   const ComputeCalibration a = ampere();
   ComputeCalibration c;
   c.gpu = pattern;
-  const double ratio = (327.9 / 989.0) / (179.5 / 312.0);
-  c.kernels[0].points = scaled(a.kernels[0].points, ratio);
-  c.kernels[1].points = scaled(a.kernels[1].points, ratio);
+  const double full_forward = 327.9e12 / 989e12, masked_forward = kH800Causal8K.forward();
+  const double masked_backward = kH800Causal8K.backward();
+  const double full_backward = masked_backward * full_forward / masked_forward;
+  c.kernels[0].points = scaled(a.kernels[0].points, full_forward / a.kernels[0].at(8192));
+  c.kernels[1].points = scaled(a.kernels[1].points, full_backward / a.kernels[1].at(8192));
   c.kernels[2].points = {{1024, 0.139}, {2048, 0.511}, {4096, 0.615}, {8192, 0.652}, {16384, 0.696}};
-  c.kernels[3].points = a.kernels[3].points;
+  c.kernels[3].points = {{1, 2.90 / 3.35}};
+  c.kernels[4].points = scaled(a.kernels[0].points, masked_forward / a.kernels[0].at(8192));
+  c.kernels[5].points = scaled(a.kernels[1].points, masked_backward / a.kernels[1].at(8192));
+  c.launch_gap_s = a.launch_gap_s;
+  c.multiprocessors = 132;
   return c;
 }
 
@@ -144,7 +179,7 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       reader.problem(at, fmt::format("expected an object, found {}", entry.type_name()));
       continue;
     }
-    std::vector<std::string> allowed = {"gpu"};
+    std::vector<std::string> allowed = {"gpu", "launch_gap", "multiprocessors", "curve_ctas", "tail_ctas_per_sm"};
     allowed.insert(allowed.end(), kernel_names().begin(), kernel_names().end());
     reader.reject_unknown_keys(entry, at, allowed);
     const auto gpu = reader.string(entry, at, "gpu");
@@ -161,17 +196,63 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       out.compute.push_back(fresh);
       it = out.compute.end() - 1;
     }
+    std::array<bool, kKernelCurves> given{};
     for (std::size_t k = 0; k < kernel_names().size(); ++k) {
       const auto found = entry.find(kernel_names()[k]);
       if (found == entry.end()) continue;
+      given[k] = true;
       if (auto curve = read_curve(reader, *found, JsonReader::child(at, kernel_names()[k]))) {
         it->kernels[k].points = std::move(*curve);
+      }
+    }
+    // A file that measured an attention kernel but not its masked blocks: the measurement is
+    // closer to this GPU than another family's masked curve.
+    for (const KernelKind kernel : {KernelKind::AttentionForward, KernelKind::AttentionBackward}) {
+      const std::size_t plain = curve_index(kernel, false), masked = curve_index(kernel, true);
+      if (given[plain] && !given[masked]) it->kernels[masked] = it->kernels[plain];
+    }
+    if (const auto sms = reader.number(entry, at, "multiprocessors", false)) {
+      if (*sms >= 1 && *sms <= 1024 && *sms == std::floor(*sms)) {
+        it->multiprocessors = static_cast<int>(*sms);
+      } else {
+        reader.problem(JsonReader::child(at, "multiprocessors"), fmt::format("{} multiprocessors", *sms),
+                       "a whole number from 1 to 1024", "an A100 has 108, an H100 SXM 132");
+      }
+    }
+    for (const auto& [key, field] : {std::pair{"curve_ctas", &ComputeCalibration::curve_ctas},
+                                     std::pair{"tail_ctas_per_sm", &ComputeCalibration::tail_ctas_per_sm}}) {
+      if (const auto v = reader.number(entry, at, key, false)) {
+        if (std::isfinite(*v) && *v > 0 && *v <= 1e9) {
+          (*it).*field = *v;
+        } else {
+          reader.problem(JsonReader::child(at, key), fmt::format("{} must be positive", key), "a positive number");
+        }
+      }
+    }
+    if (const auto gap = reader.duration(entry, at, "launch_gap", false)) {
+      if (*gap >= 0 && *gap <= 1e-3) {
+        it->launch_gap_s = *gap;
+      } else {
+        reader.problem(JsonReader::child(at, "launch_gap"), fmt::format("launch gap {} s is out of range", *gap),
+                       "0 to 1ms", "a kernel launch takes a few microseconds, e.g. \"5us\"");
       }
     }
   }
 }
 
 }  // namespace
+
+std::size_t curve_index(KernelKind kernel, bool masked) {
+  if (masked && kernel == KernelKind::AttentionForward) return 4;
+  if (masked && kernel == KernelKind::AttentionBackward) return 5;
+  return static_cast<std::size_t>(kernel);
+}
+
+double ComputeCalibration::parallelism(double ctas, bool masked) const {
+  if (ctas <= 0) return 1;
+  const auto occupancy = [&](double n) { return masked ? n / (n + tail_ctas_per_sm) : n / std::ceil(n); };
+  return std::min(1.0, occupancy(ctas / multiprocessors) / occupancy(curve_ctas / multiprocessors));
+}
 
 double EfficiencyCurve::at(double tokens) const {
   if (tokens <= 0 || tokens >= points.back().first) return points.back().second;
@@ -266,6 +347,10 @@ Json calibration_to_json(const Calibration& calibration) {
       }
       entry[kernel_names()[k]] = curve;
     }
+    entry["launch_gap"] = units::format_duration(c.launch_gap_s);
+    entry["multiprocessors"] = c.multiprocessors;
+    entry["curve_ctas"] = c.curve_ctas;
+    entry["tail_ctas_per_sm"] = c.tail_ctas_per_sm;
     compute.push_back(entry);
   }
   doc["compute"] = compute;

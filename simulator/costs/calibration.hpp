@@ -24,7 +24,11 @@
 
 namespace burst::sim {
 
-inline constexpr int kKernelKinds = 4;  // KernelKind values
+// Curves per GPU family: one per KernelKind, then the two attention kernels on masked blocks
+// (blocks with partly allowed tiles: a causal diagonal, striped's shifted triangle, a window's
+// edge), which run below the same kernel on a full block of the same size.
+inline constexpr int kKernelCurves = 6;
+[[nodiscard]] std::size_t curve_index(KernelKind kernel, bool masked);
 
 struct EfficiencyCurve {
   // (block tokens, efficiency in (0, 1]), tokens strictly increasing; at least one point.
@@ -35,9 +39,29 @@ struct EfficiencyCurve {
   [[nodiscard]] double at(double tokens) const;
 };
 
+// Efficiency of the compute kernels is a fraction of peak FLOP/s; of elementwise kernels (the
+// merge after each ring step, norms, activations) a fraction of the GPU's memory bandwidth,
+// since they move bytes and barely compute. launch_gap_s is the host's time to issue one
+// kernel: a kernel shorter than that leaves the GPU idle until the next one arrives.
+//
+// Parallelism: an attention kernel runs one thread block (CTA) per 128 query rows (forward) or
+// key columns (backward) per head and sequence, n per multiprocessor. Full blocks give every
+// CTA the same work, so the last wave is what is lost: occupancy n / ceil(n). Masked blocks
+// give CTAs unequal work (a causal triangle's rows), and SMs idle while the longest finish:
+// occupancy n / (n + tail_ctas_per_sm). The curves were measured at curve_ctas CTAs, so a
+// kernel's efficiency is its curve's times occupancy(n) / occupancy(the curve's n), at most 1
+// (the curves are the ceiling): a 5-head causal 8K block gets two thirds of a 32-head one's
+// (docs/cost-models.md).
 struct ComputeCalibration {
   std::string gpu = "*";  // substring of GpuSpec::model, or "*"
-  std::array<EfficiencyCurve, kKernelKinds> kernels;  // indexed by KernelKind
+  std::array<EfficiencyCurve, kKernelCurves> kernels;  // indexed by curve_index()
+  double launch_gap_s = 0;
+  int multiprocessors = 108;
+  double curve_ctas = 2048;
+  double tail_ctas_per_sm = 2;
+
+  // Multiplier on the curves for an attention kernel of `ctas` thread blocks (0: unknown, 1).
+  [[nodiscard]] double parallelism(double ctas, bool masked) const;
 };
 
 struct Calibration {

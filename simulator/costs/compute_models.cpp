@@ -1,10 +1,15 @@
-// Compute cost: a kernel of F FLOPs on a GPU of peak P runs for F / (P x e), with e the
-// efficiency the kernel reaches at this block size ("roofline", from the calibration curves),
-// or e = 1 ("peak", a lower bound on time). The block size of a task is min(block_q, block_k):
-// the smaller side is what starves the kernel of parallel tiles. A task without block sizes
-// (e.g. an elementwise pass) uses the large-block end of its curve. Tasks with no FLOPs take
-// no time.
+// Compute cost of one task on its GPU, as the sum of its kernels, each at least the host's
+// launch gap g (a kernel shorter than the time to issue the next leaves the GPU idle):
+//   compute kernel   max(g, F / (P x e)), F FLOPs on a GPU of peak P at efficiency e;
+//   epilogue         max(g, B / (M x m)), B bytes (the merge or accumulation after a ring
+//                    step) through memory of bandwidth M at the elementwise efficiency m;
+//   elementwise task max(g, B / (M x m)) with B = the task's amount (bytes, not FLOPs).
+// "roofline" takes e from the calibration curve of the kernel (masked blocks have their own
+// curves) at the block's smaller side, the dimension that starves the kernel of parallel tiles;
+// a task without block sizes uses the large-block end. "peak" is a lower bound: e = m = 1 and
+// no launch gap. Tasks with no work take no time.
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -27,14 +32,38 @@ double block_tokens(const Task& task) {
   return static_cast<double>(std::max(task.block_q, task.block_k));  // one side known, or 0: none
 }
 
+double memory_bandwidth_of(const topo::GpuSpec& gpu) {
+  if (!(gpu.memory_bandwidth_Bps > 0)) {
+    throw Error(Problem{"topology", fmt::format("GPU '{}' has no memory bandwidth", gpu.model), "a positive rate",
+                        "set the GPU's memory bandwidth (e.g. \"2TBps\") in the topology"});
+  }
+  return gpu.memory_bandwidth_Bps;
+}
+
+// Thread blocks of an attention kernel: one per 128 query rows in the forward, per 128 key
+// columns in the backward (FlashAttention-2's tiles for head dim 128), per lane. Other
+// kernels, and tasks that do not say their lanes: 0 (unknown).
+double thread_blocks(const Task& task) {
+  constexpr double kTile = 128;
+  if (task.lanes == 0) return 0;
+  if (task.kernel == KernelKind::AttentionForward) return task.lanes * std::ceil(task.block_q / kTile);
+  if (task.kernel == KernelKind::AttentionBackward) return task.lanes * std::ceil(task.block_k / kTile);
+  return 0;
+}
+
 class RooflineModel final : public ComputeModel {
  public:
   explicit RooflineModel(Calibration calibration) : calibration_(std::move(calibration)) {}
   [[nodiscard]] std::string name() const override { return "roofline"; }
   [[nodiscard]] double seconds(const Task& task, const topo::GpuSpec& gpu) const override {
-    if (task.amount <= 0) return 0;
-    const auto& curve = calibration_.compute_for(gpu.model).kernels[static_cast<std::size_t>(task.kernel)];
-    return task.amount / (peak_of(gpu) * curve.at(block_tokens(task)));
+    const ComputeCalibration& c = calibration_.compute_for(gpu.model);
+    const auto kernel = [&](double s) { return s > 0 ? std::max(s, c.launch_gap_s) : 0.0; };
+    const double streaming = memory_bandwidth_of(gpu) * c.kernels[curve_index(KernelKind::Elementwise, false)].at(0);
+    if (task.kernel == KernelKind::Elementwise) return kernel(task.amount / streaming);
+    const double efficiency = std::min(1.0, c.kernels[curve_index(task.kernel, task.masked)].at(block_tokens(task)) *
+                                                c.parallelism(thread_blocks(task), task.masked));
+    const double flops_s = task.amount > 0 ? task.amount / (peak_of(gpu) * efficiency) : 0;
+    return kernel(flops_s) + kernel(static_cast<double>(task.epilogue_bytes) / streaming);
   }
 
  private:
@@ -45,7 +74,9 @@ class PeakModel final : public ComputeModel {
  public:
   [[nodiscard]] std::string name() const override { return "peak"; }
   [[nodiscard]] double seconds(const Task& task, const topo::GpuSpec& gpu) const override {
-    return task.amount <= 0 ? 0 : task.amount / peak_of(gpu);
+    if (task.kernel == KernelKind::Elementwise) return task.amount / memory_bandwidth_of(gpu);
+    return (task.amount > 0 ? task.amount / peak_of(gpu) : 0) +
+           static_cast<double>(task.epilogue_bytes) / memory_bandwidth_of(gpu);
   }
 };
 

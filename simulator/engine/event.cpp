@@ -80,7 +80,7 @@ class Simulation {
   }
 
  private:
-  // What the event loop needs of a task, in 32 bytes (a Task is 40, and its successors and
+  // What the event loop needs of a task, in 32 bytes (a Task is 48, and its successors and
   // stream order would be two more arrays): events visit tasks in no particular order and the
   // loop is bound by cache misses, so all of it shares one cache line. Compute durations are
   // evaluated here, in one sequential pass.

@@ -1,17 +1,19 @@
 // One training iteration on the critical path: the sum of what cannot overlap.
 //
 // Every decoder layer is the same, so one attention layer is simulated (forward and backward,
-// its rings or all-to-alls lowered per strategy and scheduled on the topology) and multiplied
-// by the layer count; the dense parts are closed forms costed by the compute model as GEMMs at
-// the local token count c (2 FLOPs per parameter per token forward, twice that backward):
-//   dense_compute          L x (projections + MLP, forward and backward)
+// its rings or all-to-alls lowered per strategy and scheduled on the topology, each ring step's
+// merge or accumulation included) and multiplied by the layer count; the rest of the layer is
+// priced kernel by kernel at the local token count c (layer_kernels.cpp):
+//   dense_compute          L x (projections + MLP GEMMs, forward and backward)
+//   elementwise            L x (norms, RoPE, residual adds, activation, forward and backward,
+//                          and D = rowsum(dO * O)) + the loss's softmax and gradient
 //   attention_compute      L x (forward + backward compute of the busiest rank)
 //   attention_exposed_comm L x (forward + backward ring / all-to-all time not hidden by compute)
-//   recompute              L x (dense forward, unless nothing is recomputed, + the recomputed
-//                          share r of the attention forward, its exposed comm included;
-//                          r = attention_recompute_fraction())
+//   recompute              L x (dense and elementwise forward, unless nothing is recomputed,
+//                          + the recomputed share r of the attention forward, its exposed
+//                          comm included; r = attention_recompute_fraction())
 //   lm_head                forward 2 c h V, backward twice that, plus one more forward when the
-//                          head is fused in chunks (logits recomputed in the backward)
+//                          head is fused in chunks (logits recomputed); one GEMM per chunk
 //   zero_exposed_comm      per layer, the part of its ZeRO collectives (zero_collectives.cpp)
 //                          longer than the compute they are prefetched behind; the embedding
 //                          and LM head's hide behind the LM head
@@ -26,24 +28,13 @@
 namespace burst::sim {
 namespace {
 
-// Seconds of a dense GEMM workload of `flops` over `tokens` rows on one GPU.
-double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double flops, double tokens) {
-  constexpr double kMaxBlock = std::numeric_limits<std::int32_t>::max();
-  Task task;
-  task.kind = TaskKind::Compute;
-  task.kernel = KernelKind::Gemm;
-  task.amount = flops;
-  task.block_q = task.block_k = static_cast<std::int32_t>(std::clamp(tokens, 1.0, kMaxBlock));
-  return compute.seconds(task, gpu);
-}
-
 bool is_intra_node(topo::LinkKind kind) { return kind != topo::LinkKind::Network; }
 
 }  // namespace
 
 double TimeBreakdown::total() const {
-  return dense_compute + attention_compute + attention_exposed_comm + recompute + lm_head + zero_exposed_comm +
-         optimizer;
+  return dense_compute + elementwise + attention_compute + attention_exposed_comm + recompute + lm_head +
+         zero_exposed_comm + optimizer;
 }
 
 IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStrategy& strategy,
@@ -74,13 +65,15 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   const ModelSpec& m = job.model;
   const topo::GpuSpec& gpu = topology.gpu();
   const double layers = m.layers, gpus = topology.gpu_count(), c = local_tokens(job, topology);
-  const auto gemm = [&](double flops) { return gemm_seconds(*models.compute, gpu, flops, c); };
-
+  const LayerKernels kernels = layer_kernels(m, c, job.dtype_bytes, *models.compute, gpu);
   const double dense_forward_flops = 2 * c * (m.layer_params() - 2.0 * m.hidden);  // norms are not GEMMs
-  const double dense_forward = gemm(dense_forward_flops), dense_backward = gemm(2 * dense_forward_flops);
+  const double dense_forward = kernels.gemm_forward_s + kernels.elementwise_forward_s;
+  const double dense_backward = kernels.gemm_backward_s + kernels.elementwise_backward_s;
   const double head_forward_flops = 2 * c * m.hidden * static_cast<double>(m.vocab);
-  const double head_forward = gemm(head_forward_flops);
-  const double head_backward = gemm(2 * head_forward_flops) + (strategy.lm_head_chunks > 1 ? head_forward : 0);
+  const double chunks = strategy.lm_head_chunks;
+  const double head_forward =
+      chunks * gemm_seconds(*models.compute, gpu, c / chunks, static_cast<double>(m.vocab), m.hidden);
+  const double head_backward = 2 * head_forward + (strategy.lm_head_chunks > 1 ? head_forward : 0);
 
   const PhaseFigures& fwd = it.attention.forward;
   const PhaseFigures& bwd = it.attention.backward;
@@ -89,7 +82,9 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   const double layer_recompute = dense_recompute + share * (fwd.compute_max_s + fwd.exposed_comm_s);
 
   TimeBreakdown& t = it.time;
-  t.dense_compute = layers * (dense_forward + dense_backward);
+  t.dense_compute = layers * (kernels.gemm_forward_s + kernels.gemm_backward_s);
+  t.elementwise = layers * (kernels.elementwise_forward_s + kernels.elementwise_backward_s) +
+                  loss_seconds(m, c, strategy.lm_head_chunks, job.dtype_bytes, *models.compute, gpu);
   t.attention_compute = layers * (fwd.compute_max_s + bwd.compute_max_s);
   t.attention_exposed_comm = layers * (fwd.exposed_comm_s + bwd.exposed_comm_s);
   t.recompute = layers * layer_recompute;

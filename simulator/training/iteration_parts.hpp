@@ -25,6 +25,22 @@ struct ZeroTraffic {
 [[nodiscard]] ZeroTraffic zero_traffic(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
                                        const CommModel& comm);
 
+// Seconds of one GEMM of an m x k by a k x n matrix on one GPU (layer_kernels.cpp).
+[[nodiscard]] double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k);
+
+// One decoder layer's kernels besides attention at `tokens` tokens per GPU (layer_kernels.cpp).
+struct LayerKernels {
+  double gemm_forward_s = 0;
+  double gemm_backward_s = 0;
+  double elementwise_forward_s = 0;   // norms, RoPE, residual adds, activation
+  double elementwise_backward_s = 0;  // their gradients and D = rowsum(dO * O)
+};
+[[nodiscard]] LayerKernels layer_kernels(const ModelSpec& model, double tokens, int dtype_bytes,
+                                         const ComputeModel& compute, const topo::GpuSpec& gpu);
+// The loss's softmax and gradient over the logits, in `chunks` pieces.
+[[nodiscard]] double loss_seconds(const ModelSpec& model, double tokens, int chunks, int dtype_bytes,
+                                  const ComputeModel& compute, const topo::GpuSpec& gpu);
+
 // Bytes each GPU moves over PCIe to and from its host per offloaded optimizer step (0 without
 // offload): the shard's bf16 gradients down, its bf16 parameters back.
 [[nodiscard]] double offload_bytes(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology);

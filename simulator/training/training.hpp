@@ -2,8 +2,9 @@
 // critical path, broken down, and its memory per GPU, itemised.
 //
 // Time. Every layer is the same, so one attention layer is simulated (forward and backward,
-// lowered per strategy, see simulator/layer_simulation.hpp) and the dense parts are costed in
-// closed form with the compute model (KernelKind::Gemm at the local token count):
+// lowered per strategy, see simulator/layer_simulation.hpp) and the rest of the layer is costed
+// kernel by kernel with the compute model (layer_kernels.cpp: GEMMs at the block of their
+// shape, norms, RoPE, residual adds and activations by the bytes they move):
 //   QKV and output projections, MLP (gated: three matrices, else two), 2 FLOPs per parameter
 //   per local token forward, twice that backward; the LM head 2*hidden*vocab per token forward,
 //   twice that backward, plus one more forward when it is fused in chunks (logits recomputed);
@@ -89,7 +90,8 @@ struct MemoryBreakdown {  // bytes per GPU
 };
 
 struct TimeBreakdown {  // seconds per iteration on the critical path; they sum to step_time_s
-  double dense_compute = 0;      // projections and MLP, forward and backward
+  double dense_compute = 0;      // projections and MLP GEMMs, forward and backward
+  double elementwise = 0;        // norms, RoPE, residual adds, activation, D, the loss's softmax
   double attention_compute = 0;  // attention kernels, forward and backward (busiest rank)
   double attention_exposed_comm = 0;  // ring / all-to-all time not hidden behind compute
   double recompute = 0;

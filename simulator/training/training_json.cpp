@@ -18,6 +18,7 @@ Json to_json(const MemoryBreakdown& memory) {
 
 Json to_json(const TimeBreakdown& time) {
   return Json{{"dense_compute", time.dense_compute},
+              {"elementwise", time.elementwise},
               {"attention_compute", time.attention_compute},
               {"attention_exposed_comm", time.attention_exposed_comm},
               {"recompute", time.recompute},

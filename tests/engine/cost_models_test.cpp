@@ -50,13 +50,65 @@ TEST_CASE("roofline: seconds = flops / (peak x efficiency(min(block_q, block_k))
   const Calibration cal = default_calibration();
   topo::GpuSpec a800 = test::test_gpu("A800-SXM4-80GB");
   a800.peak_bf16_flops = 312e12;
+  a800.memory_bandwidth_Bps = 2039e9;
   const Task fwd = compute_task(KernelKind::AttentionForward, 1e12, 8192, 2048);
   const double eff = cal.compute_for("A800-SXM4-80GB").kernels[0].at(2048);
   CHECK(eff == Approx(0.65));
   CHECK(m.compute->seconds(fwd, a800) == Approx(1e12 / (312e12 * eff)));
-  // Zero-FLOP tasks take no time; elementwise runs at 5% of peak.
+  // Zero-FLOP tasks take no time; elementwise tasks move bytes at the HBM copy rate (1.61 of
+  // 2.039 TB/s on an A100).
   CHECK(m.compute->seconds(compute_task(KernelKind::Gemm, 0, 4096, 4096), a800) == 0);
-  CHECK(m.compute->seconds(compute_task(KernelKind::Elementwise, 1e9, 0, 0), a800) == Approx(1e9 / (312e12 * 0.05)));
+  CHECK(m.compute->seconds(compute_task(KernelKind::Elementwise, 1e9, 0, 0), a800) == Approx(1e9 / 1.61e12));
+}
+
+TEST_CASE("roofline: masked blocks, the step's epilogue and the launch gap each cost their share") {
+  const CostModels m = make_cost_models("roofline", "ideal");
+  const Calibration calibration = default_calibration();
+  const ComputeCalibration& a100 = calibration.compute_for("A100-SXM4-80GB");
+  topo::GpuSpec gpu = test::test_gpu("A100-SXM4-80GB");
+  gpu.peak_bf16_flops = 312e12;
+  gpu.memory_bandwidth_Bps = 2039e9;
+  Task full = compute_task(KernelKind::AttentionForward, 1e12, 8192, 8192);
+  Task masked = full;
+  masked.masked = true;
+  // The causal 8K run of ring-flash-attention's README: 373.4 it/s of 2 x 8192^2 x 128 x 32 FLOPs.
+  const double causal_8k = 2.0 * 8192 * 8192 * 128 * 32 * 373.4 / 312e12;
+  CHECK(a100.kernels[curve_index(KernelKind::AttentionForward, true)].at(8192) == Approx(causal_8k));
+  CHECK(m.compute->seconds(masked, gpu) == Approx(1e12 / (312e12 * causal_8k)));
+  CHECK(m.compute->seconds(masked, gpu) > m.compute->seconds(full, gpu));
+  // The merge after the kernel streams its bytes, as a kernel of its own.
+  Task merged = full;
+  merged.epilogue_bytes = 1e9;
+  CHECK(m.compute->seconds(merged, gpu) == Approx(m.compute->seconds(full, gpu) + 1e9 / 1.61e12));
+  // No kernel is shorter than the launch gap.
+  CHECK(m.compute->seconds(compute_task(KernelKind::Gemm, 1e3, 4096, 4096), gpu) == Approx(a100.launch_gap_s));
+  CHECK(a100.launch_gap_s == Approx(5e-6));
+}
+
+TEST_CASE("parallelism: few thread blocks per SM lose the last wave, masked ones their tail") {
+  const Calibration calibration = default_calibration();
+  const ComputeCalibration& a100 = calibration.compute_for("A100");
+  REQUIRE(a100.multiprocessors == 108);
+  // At the curves' own 2048 blocks, and above, the curves stand.
+  CHECK(a100.parallelism(2048, true) == Approx(1));
+  CHECK(a100.parallelism(1e6, false) == 1);
+  CHECK(a100.parallelism(0, true) == 1);  // unknown
+  // Full blocks: 162 blocks on 108 SMs run in 2 waves of which 1.5 are busy.
+  CHECK(a100.parallelism(162, false) == Approx((1.5 / 2) / ((2048.0 / 108) / 19)));
+  // Masked: n / (n + 2) against the curve's 18.96 / 20.96. Five heads of a causal 8K block
+  // (320 blocks) keep two thirds, as ring-flash-attention's 5-head table shows against its
+  // 32-head one (1545.9 x 5 vs 373.4 x 32 it/s: 0.65).
+  const double n = 320.0 / 108, ref = 2048.0 / 108;
+  CHECK(a100.parallelism(320, true) == Approx((n / (n + 2)) / (ref / (ref + 2))));
+  CHECK(a100.parallelism(320, true) == Approx(1545.9 * 5 / (373.4 * 32)).epsilon(0.03));
+  Task task = compute_task(KernelKind::AttentionForward, 1e12, 8192, 8192);
+  task.masked = true;
+  task.lanes = 5;
+  const CostModels m = make_cost_models("roofline", "ideal");
+  Task wide = task;
+  wide.lanes = 32;
+  topo::GpuSpec gpu = test::test_gpu("A100-SXM4-80GB");
+  CHECK(m.compute->seconds(task, gpu) / m.compute->seconds(wide, gpu) == Approx(1 / a100.parallelism(320, true)));
 }
 
 TEST_CASE("GPU families: the longest matching pattern wins, '*' is the fallback") {
@@ -64,9 +116,9 @@ TEST_CASE("GPU families: the longest matching pattern wins, '*' is the fallback"
   CHECK(cal.compute_for("A100-SXM4-80GB").gpu == "*");
   CHECK(cal.compute_for("H100-SXM5-80GB").gpu == "H100");
   CHECK(cal.compute_for("H800-SXM5-80GB").gpu == "H800");
-  // Hopper runs FA2 at 0.576 of Ampere's efficiency (Azure benchmark ratio, see docs).
-  const double ratio = (327.9 / 989.0) / (179.5 / 312.0);
-  CHECK(cal.compute_for("H100").kernels[0].at(8192) == Approx(0.72 * ratio));
+  // Hopper's full-block forward at 8K is the Azure ND H100 v5 FA2 run, 327.9 of 989 TFLOPS.
+  CHECK(cal.compute_for("H100").kernels[0].at(8192) == Approx(327.9 / 989.0));
+  CHECK(cal.compute_for("H100").multiprocessors == 132);
 }
 
 TEST_CASE("peak model: seconds = flops / peak") {
@@ -74,6 +126,9 @@ TEST_CASE("peak model: seconds = flops / peak") {
   CHECK(m.compute->name() == "peak");
   CHECK(m.compute->seconds(compute_task(KernelKind::AttentionBackward, 5e13, 512, 512), test::test_gpu()) ==
         Approx(0.5));
+  const topo::GpuSpec gpu = test::test_gpu();
+  CHECK(m.compute->seconds(compute_task(KernelKind::Elementwise, 1e9, 0, 0), gpu) ==
+        Approx(1e9 / gpu.memory_bandwidth_Bps));
 }
 
 TEST_CASE("calibrated comm derates links by kind and adds a software latency per path class") {
@@ -122,6 +177,33 @@ TEST_CASE("a calibration document overrides curves, link efficiencies and latenc
   CHECK(c.latency_s[static_cast<int>(topo::PathClass::NVL)] == Approx(3.1e-6));
 }
 
+TEST_CASE("a calibration sets launch gaps and parallelism; a measured kernel serves its masked blocks too") {
+  const Json doc = parse_json_text(R"({
+    "schema": "burst.calibration/1",
+    "compute": [{"gpu": "MI300", "attn_fwd": [["8K", 0.5]], "launch_gap": "7us", "multiprocessors": 304,
+                 "tail_ctas_per_sm": 3}]})", "cal.json");
+  const Calibration c = apply_calibration(default_calibration(), doc, "cal.json");
+  const ComputeCalibration& mi = c.compute_for("MI300X");
+  CHECK(mi.launch_gap_s == Approx(7e-6));
+  CHECK(mi.multiprocessors == 304);
+  CHECK(mi.tail_ctas_per_sm == 3);
+  CHECK(mi.kernels[curve_index(KernelKind::AttentionForward, true)].at(8192) == Approx(0.5));
+  // The backward was not measured: it keeps the fallback's curves, masked ones included.
+  CHECK(mi.kernels[curve_index(KernelKind::AttentionBackward, true)].points ==
+        c.compute_for("*").kernels[curve_index(KernelKind::AttentionBackward, true)].points);
+  const Json bad = parse_json_text(R"({
+    "schema": "burst.calibration/1",
+    "compute": [{"gpu": "MI300", "launch_gap": "5ms", "multiprocessors": 0}]})", "bad.json");
+  try {
+    (void)apply_calibration(default_calibration(), bad, "bad.json");
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("/compute/0/multiprocessors") != std::string::npos);
+    CHECK(what.find("/compute/0/launch_gap") != std::string::npos);
+  }
+}
+
 TEST_CASE("calibration errors name every problem with its JSON pointer") {
   const Json doc = parse_json_text(R"({
     "schema": "burst.calibration/2",
@@ -156,7 +238,11 @@ TEST_CASE("the default calibration round-trips through its JSON form and a file"
   const Calibration back = apply_calibration(default_calibration(), calibration_to_json(d), "json");
   REQUIRE(back.compute.size() == d.compute.size());
   for (std::size_t i = 0; i < d.compute.size(); ++i) {
-    for (std::size_t k = 0; k < 4; ++k) CHECK(back.compute[i].kernels[k].points == d.compute[i].kernels[k].points);
+    for (std::size_t k = 0; k < kKernelCurves; ++k) {
+      CHECK(back.compute[i].kernels[k].points == d.compute[i].kernels[k].points);
+    }
+    CHECK(back.compute[i].launch_gap_s == Approx(d.compute[i].launch_gap_s));
+    CHECK(back.compute[i].multiprocessors == d.compute[i].multiprocessors);
   }
   CHECK(back.link_efficiency == d.link_efficiency);
   for (std::size_t k = 0; k < d.latency_s.size(); ++k) CHECK(back.latency_s[k] == Approx(d.latency_s[k]));

@@ -62,14 +62,16 @@ TEST_CASE("BurstEngine's case: burst never loses to the ring baselines, and wins
   const auto shape = shape_of(sim::model_preset("burst-14b"), std::int64_t{1} << 20);
   const sim::Mask causal{};
   // 4 nodes (32 GPUs): 32K tokens per rank, so every ring hides its transfers behind compute
-  // and burst ties megatron-cp on attention alone (its gains there are memory, issue 3).
+  // and burst ties megatron-cp on attention alone (its gains there are memory, issue 3), to
+  // within the accumulation after each backward step: the Q ring adds dQ at its bf16 wire
+  // precision and dK,dV into fp32, the K,V ring the other way round (lowering.cpp).
   const auto four = preset("a800-4hca", 4);
   const auto burst4 = run("burst", shape, causal, four);
   const auto megatron4 = run("megatron-cp", shape, causal, four);
   const auto ring4 = run("ring", shape, causal, four);
   REQUIRE(burst4.not_applicable.empty());
   REQUIRE(megatron4.not_applicable.empty());
-  CHECK(total(burst4) <= total(megatron4) * (1 + 1e-9));
+  CHECK(total(burst4) <= total(megatron4) * 1.005);
   CHECK(total(burst4) < total(ring4));
   // Zigzag balances causal work; the contiguous ring leaves ranks idle.
   CHECK(burst4.forward.imbalance < 1.01);

@@ -33,12 +33,14 @@ TEST_CASE("time items sum to the step time", "[training][time]") {
     const auto it = run(job, sim::training_preset(family, job, t), t);
     REQUIRE(it.not_applicable.empty());
     const auto& x = it.time;
-    // step = dense + attention compute + attention exposed comm + recompute + LM head + ZeRO exposed + optimizer
-    const double sum = x.dense_compute + x.attention_compute + x.attention_exposed_comm + x.recompute + x.lm_head +
-                       x.zero_exposed_comm + x.optimizer;
+    // step = dense + elementwise + attention compute + attention exposed comm + recompute + LM head + ZeRO
+    // exposed + optimizer
+    const double sum = x.dense_compute + x.elementwise + x.attention_compute + x.attention_exposed_comm + x.recompute +
+                       x.lm_head + x.zero_exposed_comm + x.optimizer;
     CHECK(it.step_time_s == Approx(sum).epsilon(1e-12));
     CHECK(sim::to_json(x).at("total").get<double>() == Approx(sum).epsilon(1e-12));
     CHECK(x.dense_compute > 0);
+    CHECK(x.elementwise > 0);
     CHECK(x.attention_compute > 0);
   }
 }

@@ -29,6 +29,7 @@ std::unique_ptr<CLI::App> make_app() {
   add_bench_attention_command(bench);
   add_bench_training_command(bench);
   add_bench_precision_command(bench);
+  add_bench_fidelity_command(bench);
   return app;
 }
 

@@ -12,7 +12,8 @@ void add_bench_command(CLI::App& app);     // burst bench simulate
 void add_bench_plan_command(CLI::App& bench);       // burst bench plan (under `bench`)
 void add_bench_attention_command(CLI::App& bench);  // burst bench attention (under `bench`)
 void add_bench_training_command(CLI::App& bench);   // mpirun ... burst bench training plan.json (under `bench`)
-void add_bench_precision_command(CLI::App& bench);  // mpirun ... burst bench precision plan.json (under `bench`)
+void add_bench_precision_command(CLI::App& bench);
+void add_bench_fidelity_command(CLI::App& bench);   // burst bench fidelity (under `bench`)  // mpirun ... burst bench precision plan.json (under `bench`)
 void add_plan_command(CLI::App& app);      // burst plan
 void add_explain_command(CLI::App& app);   // burst explain plan.json
 void add_capacity_command(CLI::App& app);  // burst capacity

@@ -1,0 +1,128 @@
+// Rebuilding published attention runs as simulator jobs (fidelity.hpp).
+#include "simulator/fidelity/fidelity.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "simulator/costs/calibration.hpp"
+#include "simulator/layer_simulation.hpp"
+#include "topologies/json_format.hpp"
+#include "topologies/presets.hpp"
+
+namespace burst::sim {
+namespace {
+
+// The preset node of each GPU the sources name.
+const std::map<std::string, std::string, std::less<>>& gpu_presets() {
+  static const std::map<std::string, std::string, std::less<>> presets = {
+      {"A100", "dgx-a100"}, {"A100-SXM4-80GB", "dgx-a100"}, {"A800", "a800-4hca"}, {"H800", "h800"},
+      {"H100", "dgx-h100"}, {"H100-SXM5", "dgx-h100"}};
+  return presets;
+}
+
+// The strategy a method names, on `layout`.
+std::optional<AttentionStrategy> method_strategy(const PublishedFigure& f) {
+  AttentionStrategy s;
+  s.name = f.method;
+  s.ring = RingKind::Flat;
+  s.layout = f.layout == "zigzag" ? Layout::Zigzag : f.layout == "striped" ? Layout::Striped : Layout::Contiguous;
+  if (f.method == "fa2" || f.method == "ring" || f.method == "zigzag_ring" || f.method == "stripe_ring") {
+    s.backward = BackwardMode::KvRing;  // ring-flash-attention: K,V circulate, dK,dV follow in fp32
+    s.dkv_bytes = 4;
+    return s;
+  }
+  if (f.method == "burst") {
+    s.backward = BackwardMode::QRing;  // BurstAttention: the query side circulates, dQ follows
+    s.dq_bytes = 4;
+    return s;
+  }
+  return std::nullopt;
+}
+
+std::optional<double> seconds_per_iteration(const PublishedFigure& f) {
+  if (f.metric == "iter_per_s" && f.value > 0) return 1 / f.value;
+  if (f.metric == "ms" && f.value > 0) return f.value / 1e3;
+  return std::nullopt;
+}
+
+// Why a figure cannot be rebuilt ("" if it can).
+std::string unusable(const PublishedFigure& f) {
+  if (f.kind != "attention_kernel" && f.kind != "distributed_attention") return "not an attention figure";
+  if (!seconds_per_iteration(f)) return fmt::format("metric {} is derived from a time listed apart", f.metric);
+  if (f.phase != "fwd" && f.phase != "fwd_bwd") return fmt::format("phase '{}' is not stated", f.phase);
+  if (!gpu_presets().contains(f.gpu)) return fmt::format("no preset node of {}", f.gpu);
+  if (!method_strategy(f)) return fmt::format("method {} is not modelled", f.method);
+  if (f.heads <= 0 || f.head_dim <= 0 || f.seq <= 0 || f.batch <= 0 || (f.mask != "causal" && f.mask != "full")) {
+    return "shape or mask not stated";
+  }
+  return "";
+}
+
+class KernelsOnlyModel final : public ComputeModel {
+ public:
+  [[nodiscard]] std::string name() const override { return "kernels-only"; }
+  [[nodiscard]] double seconds(const Task& task, const topo::GpuSpec& gpu) const override {
+    if (task.kernel == KernelKind::Elementwise || task.amount <= 0) return 0;
+    const auto& curve = calibration_.compute_for(gpu.model).kernels[curve_index(task.kernel, false)];
+    return task.amount / (gpu.peak_bf16_flops * curve.at(static_cast<double>(std::max(task.block_q, task.block_k))));
+  }
+
+ private:
+  Calibration calibration_ = default_calibration();
+};
+
+// The preset node for a ring of the node's GPUs; one of its GPUs alone for a single-GPU run.
+topo::Topology node_of(const PublishedFigure& f) {
+  topo::Topology node = topo::make_preset(gpu_presets().find(f.gpu)->second);
+  if (f.gpus == node.gpu_count()) return node;
+  if (f.gpus != 1) throw Error(Problem{f.id, fmt::format("{} GPUs: only one or a whole node", f.gpus), "", ""});
+  const Json one = {{"schema", "burst.topology/1"},
+                    {"name", "one " + node.gpu().model},
+                    {"gpu", {{"model", node.gpu().model}}},
+                    {"node", {{"devices", Json::array({{{"name", "gpu0"}, {"kind", "gpu"}}})}, {"links", Json::array()}}}};
+  return topo::parse_topology_json(one, "single-GPU node");
+}
+
+double predict(const PublishedFigure& f, const CostModels& models) {
+  const topo::Topology topology = node_of(f);
+  const AttentionShape shape{.heads = f.heads,
+                             .kv_heads = f.kv_heads > 0 ? f.kv_heads : f.heads,
+                             .head_dim = f.head_dim,
+                             .seq = static_cast<std::int64_t>(f.seq),
+                             .batch = f.batch,
+                             .dtype_bytes = 2};
+  const Mask mask = f.mask == "causal" ? Mask{} : Mask{.kind = MaskKind::Full};
+  LayerSimOptions options;
+  options.models = models;
+  const LayerSimulation sim = simulate_attention_layer(shape, mask, *method_strategy(f), topology, options);
+  if (!sim.not_applicable.empty()) throw Error(Problem{f.id, sim.not_applicable, "", ""});
+  return sim.forward.time_s + (f.phase == "fwd_bwd" ? sim.backward.time_s : 0.0);
+}
+
+}  // namespace
+
+std::shared_ptr<const ComputeModel> make_kernels_only_model() { return std::make_shared<KernelsOnlyModel>(); }
+
+std::vector<FidelityRow> fidelity_rows(const CostModels& given) {
+  const CostModels now = given.compute ? given : make_cost_models();
+  const CostModels before{make_kernels_only_model(), now.comm};
+  std::vector<FidelityRow> rows;
+  for (const PublishedFigure& f : published_figures()) {
+    if (f.kind != "attention_kernel" && f.kind != "distributed_attention") continue;
+    FidelityRow row;
+    row.figure = f;
+    row.skipped = unusable(f);
+    if (row.skipped.empty()) {
+      row.tokens_per_gpu = f.seq / f.gpus;
+      row.measured_s = *seconds_per_iteration(f);
+      row.predicted_s = predict(f, now);
+      row.kernels_only_s = predict(f, before);
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace burst::sim

@@ -1,0 +1,99 @@
+// A decoder layer's kernels outside attention, one by one, as the GPU runs them.
+//
+// GEMMs: the QKV projection, the output projection, the MLP's input matrices (gate and up
+// together when gated) and its output matrix. Forward 2 FLOPs per parameter per token; each
+// backward GEMM splits in two of the same size (input gradient and weight gradient). A GEMM of
+// m x k by k x n runs at the efficiency of the square GEMM of the same work, side
+// cbrt(m n k): a 1K-token chunk of the LM head against a 128K vocabulary is a large GEMM, not a
+// 1K one, while a layer's GEMMs at a few thousand tokens run well below peak.
+//
+// Elementwise kernels move bytes and barely compute, so they are priced by memory bandwidth
+// (KernelKind::Elementwise, amount = bytes). Per token, e bytes per element (bf16), h hidden,
+// hq = heads x head_dim, hkv = KV heads x head_dim, f the MLP width:
+//   forward   norm before attention   read h, write h             2 e h
+//             RoPE on Q and K         read and write hq + hkv     2 e (hq + hkv)
+//             residual add            read 2 h, write h           3 e h
+//             norm before the MLP                                 2 e h
+//             activation              gated: read 2 f, write f    3 e f   (GELU: 2 e f)
+//             residual add                                        3 e h
+//   backward  two norms               read x and dy, write dx     3 e h each
+//             RoPE                                                2 e (hq + hkv)
+//             activation              gated: read gate, up, dy; write d gate, d up   5 e f
+//                                     (GELU: read x, dy, write dx                    3 e f)
+//             two residual adds       the skip's gradient plus the branch's          3 e h each
+//             D = rowsum(dO * O)      read 2 hq, write fp32 per head   2 e hq + 4 heads
+// The LM head's loss:
+// per logit read the bf16 logit, write and read the fp32 softmax, write the bf16 gradient
+// (2 e + 8 bytes), one kernel pair per chunk.
+//
+// Every kernel costs at least the launch gap (compute_models.cpp), so at few tokens per GPU the
+// layer's forty-odd kernels cost their launches, not their bytes or FLOPs.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+
+#include "simulator/training/iteration_parts.hpp"
+
+namespace burst::sim {
+namespace {
+
+}  // namespace
+
+double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k) {
+  constexpr double kMaxBlock = std::numeric_limits<std::int32_t>::max();
+  Task task;
+  task.kind = TaskKind::Compute;
+  task.kernel = KernelKind::Gemm;
+  task.amount = 2 * m * n * k;
+  task.block_q = task.block_k = static_cast<std::int32_t>(std::clamp(std::cbrt(m * n * k), 1.0, kMaxBlock));
+  return compute.seconds(task, gpu);
+}
+
+namespace {
+
+double streaming_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, std::initializer_list<double> bytes) {
+  double total = 0;
+  for (const double b : bytes) {
+    Task task;
+    task.kind = TaskKind::Compute;
+    task.kernel = KernelKind::Elementwise;
+    task.amount = b;
+    total += compute.seconds(task, gpu);
+  }
+  return total;
+}
+
+}  // namespace
+
+LayerKernels layer_kernels(const ModelSpec& m, double tokens, int dtype_bytes, const ComputeModel& compute,
+                           const topo::GpuSpec& gpu) {
+  const double e = dtype_bytes, c = tokens, h = m.hidden, f = m.ffn;
+  const double hq = static_cast<double>(m.heads) * m.head_dim, hkv = static_cast<double>(m.kv_heads) * m.head_dim;
+  const double mlp_in = (m.gated_mlp ? 2 : 1) * h * f;
+  LayerKernels k;
+  const std::array<std::array<double, 2>, 4> matrices = {{{h, hq + 2 * hkv}, {hq, h}, {h, mlp_in / h}, {f, h}}};
+  for (const auto& [in, out] : matrices) {
+    const double forward = gemm_seconds(compute, gpu, c, out, in);
+    k.gemm_forward_s += forward;
+    k.gemm_backward_s += 2 * forward;
+  }
+  const double activation_forward = (m.gated_mlp ? 3 : 2) * e * f, activation_backward = (m.gated_mlp ? 5 : 3) * e * f;
+  k.elementwise_forward_s = streaming_seconds(
+      compute, gpu, {c * 2 * e * h, c * 2 * e * (hq + hkv), c * 3 * e * h, c * 2 * e * h, c * activation_forward,
+                     c * 3 * e * h});
+  k.elementwise_backward_s = streaming_seconds(
+      compute, gpu, {c * 3 * e * h, c * 3 * e * h, c * 2 * e * (hq + hkv), c * activation_backward,
+                     c * 3 * e * h, c * 3 * e * h, c * (2 * e * hq + 4.0 * m.heads)});
+  return k;
+}
+
+double loss_seconds(const ModelSpec& m, double tokens, int chunks, int dtype_bytes, const ComputeModel& compute,
+                    const topo::GpuSpec& gpu) {
+  const double per_chunk = tokens / chunks * static_cast<double>(m.vocab) * (2.0 * dtype_bytes + 8);
+  return chunks * streaming_seconds(compute, gpu, {per_chunk / 2, per_chunk / 2});
+}
+
+}  // namespace burst::sim
