@@ -24,6 +24,9 @@ class ComputeModel {
   [[nodiscard]] virtual std::string name() const = 0;
   // Seconds a compute task takes alone on its GPU.
   [[nodiscard]] virtual double seconds(const Task& compute, const topo::GpuSpec& gpu) const = 0;
+  // How much longer a compute task takes while the GPU's own transfers are in flight (>= 1):
+  // communication kernels hold multiprocessors that the compute kernel then lacks.
+  [[nodiscard]] virtual double overlap_slowdown(const topo::GpuSpec& /*gpu*/) const { return 1; }
 };
 
 class CommModel {

@@ -179,7 +179,8 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       reader.problem(at, fmt::format("expected an object, found {}", entry.type_name()));
       continue;
     }
-    std::vector<std::string> allowed = {"gpu", "launch_gap", "multiprocessors", "curve_ctas", "tail_ctas_per_sm"};
+    std::vector<std::string> allowed = {"gpu", "launch_gap", "multiprocessors", "curve_ctas", "tail_ctas_per_sm",
+                                        "comm_ctas"};
     allowed.insert(allowed.end(), kernel_names().begin(), kernel_names().end());
     reader.reject_unknown_keys(entry, at, allowed);
     const auto gpu = reader.string(entry, at, "gpu");
@@ -220,14 +221,22 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       }
     }
     for (const auto& [key, field] : {std::pair{"curve_ctas", &ComputeCalibration::curve_ctas},
-                                     std::pair{"tail_ctas_per_sm", &ComputeCalibration::tail_ctas_per_sm}}) {
+                                     std::pair{"tail_ctas_per_sm", &ComputeCalibration::tail_ctas_per_sm},
+                                     std::pair{"comm_ctas", &ComputeCalibration::comm_ctas}}) {
       if (const auto v = reader.number(entry, at, key, false)) {
-        if (std::isfinite(*v) && *v > 0 && *v <= 1e9) {
+        const bool zero_allowed = field == &ComputeCalibration::comm_ctas;  // 0: overlap is free
+        if (std::isfinite(*v) && (*v > 0 || (zero_allowed && *v == 0)) && *v <= 1e9) {
           (*it).*field = *v;
         } else {
-          reader.problem(JsonReader::child(at, key), fmt::format("{} must be positive", key), "a positive number");
+          reader.problem(JsonReader::child(at, key), fmt::format("{} = {} is out of range", key, *v),
+                         zero_allowed ? "0 or more" : "a positive number");
         }
       }
+    }
+    if (it->comm_ctas >= it->multiprocessors) {
+      reader.problem(JsonReader::child(at, "comm_ctas"),
+                     fmt::format("{} of {} multiprocessors held by communication", it->comm_ctas, it->multiprocessors),
+                     "fewer than the multiprocessors");
     }
     if (const auto gap = reader.duration(entry, at, "launch_gap", false)) {
       if (*gap >= 0 && *gap <= 1e-3) {
@@ -351,6 +360,7 @@ Json calibration_to_json(const Calibration& calibration) {
     entry["multiprocessors"] = c.multiprocessors;
     entry["curve_ctas"] = c.curve_ctas;
     entry["tail_ctas_per_sm"] = c.tail_ctas_per_sm;
+    entry["comm_ctas"] = c.comm_ctas;
     compute.push_back(entry);
   }
   doc["compute"] = compute;

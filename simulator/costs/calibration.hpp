@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/json_reader.hpp"
+#include "simulator/cost_model.hpp"
 #include "simulator/task_graph.hpp"
 #include "topologies/topology.hpp"
 
@@ -59,6 +60,10 @@ struct ComputeCalibration {
   int multiprocessors = 108;
   double curve_ctas = 2048;
   double tail_ctas_per_sm = 2;
+  // Multiprocessors the communication kernels hold while a GPU's transfers are in flight:
+  // compute overlapped with them runs on the rest, multiprocessors / (multiprocessors - this)
+  // times slower (compute_models.cpp, the event engine).
+  double comm_ctas = 4;
 
   // Multiplier on the curves for an attention kernel of `ctas` thread blocks (0: unknown, 1).
   [[nodiscard]] double parallelism(double ctas, bool masked) const;
@@ -91,5 +96,8 @@ struct Calibration {
 // The calibration as a "burst.calibration/1" document (apply_calibration of it onto anything
 // with the same patterns rebuilds it).
 [[nodiscard]] Json calibration_to_json(const Calibration& calibration);
+
+// "roofline" and "calibrated" on this calibration (e.g. a default one edited in code).
+[[nodiscard]] CostModels make_cost_models(const Calibration& calibration);
 
 }  // namespace burst::sim

@@ -65,6 +65,10 @@ class RooflineModel final : public ComputeModel {
     const double flops_s = task.amount > 0 ? task.amount / (peak_of(gpu) * efficiency) : 0;
     return kernel(flops_s) + kernel(static_cast<double>(task.epilogue_bytes) / streaming);
   }
+  [[nodiscard]] double overlap_slowdown(const topo::GpuSpec& gpu) const override {
+    const ComputeCalibration& c = calibration_.compute_for(gpu.model);
+    return c.multiprocessors / (c.multiprocessors - c.comm_ctas);
+  }
 
  private:
   Calibration calibration_;

@@ -33,4 +33,8 @@ CostModels make_cost_models(std::string_view compute_name, std::string_view comm
   return models;
 }
 
+CostModels make_cost_models(const Calibration& calibration) {
+  return {make_roofline_model(calibration), make_calibrated_comm(calibration)};
+}
+
 }  // namespace burst::sim

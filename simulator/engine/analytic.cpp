@@ -5,9 +5,11 @@
 //   transfer: start = end of its dependencies
 //             end   = start + latency(path) + bytes / min over its route of link capacity
 //
-// No transfer ever waits for another, so this is exact when no two transfers overlap on a
-// Shared link, and optimistic otherwise; the event engine gives the same times in the first
-// case (tests check it) and models the sharing in the second. It costs O(tasks + deps), plus
+// No transfer ever waits for another, and compute never slows for the transfers it overlaps
+// (ComputeModel::overlap_slowdown), so this is exact when no two transfers overlap on a Shared
+// link and overlap is free, and optimistic otherwise; the event engine gives the same times in
+// the first case (tests check it, with a calibration whose comm_ctas is 0) and models the
+// sharing and the slowdown in the second. It costs O(tasks + deps), plus
 // a sort of the link changes when link usage is recorded; without EngineOptions::record_times
 // it keeps only each task's end (8 bytes, in huge pages) for its successors to read.
 #include <algorithm>

@@ -2,7 +2,11 @@
 //
 // Compute tasks run on their (GPU, stream) one at a time, in id order per stream, like kernels
 // queued on a CUDA stream: a task starts when its dependencies are done and the previous task
-// of its stream has ended. A transfer, once its dependencies are done, waits out the message
+// of its stream has ended. Overlap is not free: a task that starts while a transfer of its GPU
+// (sent or received) is issued and not yet done runs ComputeModel::overlap_slowdown() times
+// longer, since the communication kernels hold some of the GPU's multiprocessors. A task's
+// duration is fixed when it starts, so a finishing task frees successors' transfers first and
+// only then starts compute, and the hop issued at the start of a ring step slows that step. A transfer, once its dependencies are done, waits out the message
 // latency of its path and then becomes a flow; flows share Shared links max-min fairly
 // (FlowNetwork), so a hot link or a shared HCA slows everyone crossing it.
 //
@@ -48,6 +52,8 @@ class Simulation {
         record_times_(options.record_times),
         progress_("event simulation", static_cast<std::int64_t>(graph.size()), options.progress) {
     build_tasks(topology.gpu(), *models.compute);
+    slowdown_ = models.compute->overlap_slowdown(topology.gpu());
+    transfers_.assign(static_cast<std::size_t>(graph.gpus()), 0);
     if (record_times_) result_.times.resize(graph.size());
     result_.compute_busy_s.assign(static_cast<std::size_t>(graph.gpus()), 0.0);
     result_.link_bytes.assign(static_cast<std::size_t>(routes_.link_count()), 0.0);
@@ -149,30 +155,51 @@ class Simulation {
       return;
     }
     if (record_times_) result_.times[static_cast<std::size_t>(id)].start = now;
+    count_transfer(id, +1);
     push(now + routes_.route(h.route()).latency_s, EventKind::FlowStart, id);
   }
 
   void start_compute(TaskId id, double now) {
     const Hot& h = hot_[static_cast<std::size_t>(id)];
     busy_[static_cast<std::size_t>(h.where)] = 1;
-    if (record_times_) result_.times[static_cast<std::size_t>(id)] = {now, now + h.value};
-    result_.compute_busy_s[static_cast<std::size_t>(h.where / streams_)] += h.value;
-    push(now + h.value, EventKind::ComputeDone, id);
+    const auto gpu = static_cast<std::size_t>(h.where / streams_);
+    const double seconds = transfers_[gpu] > 0 ? h.value * slowdown_ : h.value;
+    if (record_times_) result_.times[static_cast<std::size_t>(id)] = {now, now + seconds};
+    result_.compute_busy_s[gpu] += seconds;
+    push(now + seconds, EventKind::ComputeDone, id);
+  }
+
+  // A transfer holds its two GPUs' communication kernels from issue to completion.
+  void count_transfer(TaskId id, int delta) {
+    const Task& t = graph_.task(id);
+    if (t.gpu == t.peer) return;
+    transfers_[static_cast<std::size_t>(t.gpu)] += delta;
+    transfers_[static_cast<std::size_t>(t.peer)] += delta;
   }
 
   void complete(TaskId id, double now) {
     if (record_times_) result_.times[static_cast<std::size_t>(id)].end = now;
     result_.makespan_s = std::max(result_.makespan_s, now);
     const Hot& h = hot_[static_cast<std::size_t>(id)];
+    if (!h.compute()) count_transfer(id, -1);
+    TaskId next = -1;
     if (h.compute()) {
       const auto s = static_cast<std::size_t>(h.where);
       busy_[s] = 0;
-      const TaskId next = head_[s] = h.next_on_stream;
-      if (next >= 0 && hot_[static_cast<std::size_t>(next)].pending == 0) start_compute(next, now);
+      next = head_[s] = h.next_on_stream;
     }
-    for (std::int32_t i = h.succ_first; i < h.succ_first + h.succ_count; ++i) {
-      const TaskId s = succ_[static_cast<std::size_t>(i)];
-      if (--hot_[static_cast<std::size_t>(s)].pending == 0) make_ready(s, now);
+    // Transfers first, so that the compute started at this instant sees them in flight.
+    for (const bool transfers : {true, false}) {
+      for (std::int32_t i = h.succ_first; i < h.succ_first + h.succ_count; ++i) {
+        const TaskId s = succ_[static_cast<std::size_t>(i)];
+        Hot& succ = hot_[static_cast<std::size_t>(s)];
+        if (succ.compute() == transfers) continue;
+        if (--succ.pending == 0) make_ready(s, now);
+      }
+    }
+    if (next >= 0 && hot_[static_cast<std::size_t>(next)].pending == 0 &&
+        !busy_[static_cast<std::size_t>(hot_[static_cast<std::size_t>(next)].where)]) {
+      start_compute(next, now);
     }
     if ((++completed_ & 0xFFFF) == 0) progress_.update(completed_);
   }
@@ -218,6 +245,8 @@ class Simulation {
   std::vector<std::uint8_t> busy_;
   RadixQueue<Event> queue_;
   double flows_due_ = std::numeric_limits<double>::infinity();  // time of the live FlowsDue event
+  double slowdown_ = 1;                 // compute overlapped with the GPU's own transfers
+  std::vector<std::int32_t> transfers_;  // per GPU: transfers issued and not done
   std::int64_t completed_ = 0;
 };
 

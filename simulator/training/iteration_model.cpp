@@ -15,11 +15,12 @@
 //   lm_head                forward 2 c h V, backward twice that, plus one more forward when the
 //                          head is fused in chunks (logits recomputed); one GEMM per chunk
 //   zero_exposed_comm      per layer, the part of its ZeRO collectives (zero_collectives.cpp)
-//                          longer than the compute they are prefetched behind; the embedding
-//                          and LM head's hide behind the LM head
+//                          longer than the layer time they are prefetched behind, less the
+//                          time the ring's own hops keep the NIC busy; the embedding and LM
+//                          head's hide behind the LM head
 //   optimizer              optimizer_model.cpp
-// The ZeRO collectives and the attention rings are costed apart: contention between them on
-// the same NICs is not modelled (the per-layer collectives are small next to 1M-token rings).
+// The ZeRO collectives share the NICs with the rings' inter-node hops: they hide only behind
+// the part of a layer's time the ring leaves its NIC idle.
 #include <algorithm>
 #include <limits>
 
@@ -92,8 +93,15 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
 
   const ZeroTraffic zero = zero_traffic(job, strategy.zero, topology, *models.comm);
   const auto exposed = [&](double bytes, double behind) { return std::max(0.0, zero.seconds(bytes) - behind); };
-  const double layer_forward = dense_forward + fwd.time_s;
-  const double layer_backward = dense_backward + bwd.time_s + layer_recompute;
+  // Across nodes the collectives share each GPU's NIC with the ring's inter-node hops: they
+  // hide only in the time the ring leaves the NIC idle (the ring's network bytes at the same
+  // per-GPU bandwidth).
+  const auto ring_nic_s = [&](const PhaseFigures& phase) {
+    return zero.crosses_nodes ? zero.seconds(phase.link_bytes_per_rank[static_cast<std::size_t>(topo::LinkKind::Network)])
+                              : 0.0;
+  };
+  const double layer_forward = dense_forward + fwd.time_s - ring_nic_s(fwd);
+  const double layer_backward = dense_backward + bwd.time_s + layer_recompute - ring_nic_s(bwd) - share * ring_nic_s(fwd);
   t.zero_exposed_comm = layers * (exposed(zero.forward_per_layer, layer_forward) +
                                   exposed(zero.backward_per_layer, layer_backward)) +
                         exposed(zero.forward_rest, head_forward) + exposed(zero.backward_rest, head_backward);

@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "simulator/costs/calibration.hpp"
 #include "simulator/engine/engine.hpp"
 #include "test_topologies.hpp"
 
@@ -14,7 +15,14 @@ using namespace burst::sim;
 
 namespace {
 
-const CostModels kRooflineModels = make_cost_models("roofline", "calibrated");
+// The default models with free overlap (no multiprocessors held by communication), which the
+// analytic engine assumes.
+CostModels free_overlap_models() {
+  Calibration c = default_calibration();
+  for (ComputeCalibration& family : c.compute) family.comm_ctas = 0;
+  return make_cost_models(c);
+}
+const CostModels kRooflineModels = free_overlap_models();
 
 // Random DAG on `gpus` GPUs: compute tasks on random (GPU, stream) with 0-3 random earlier
 // dependencies, and transfers from a random GPU g to g + 1 (mod gpus) that also depend on the

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "simulator/engine/engine.hpp"
+#include "simulator/costs/calibration.hpp"
 #include "simulator/engine/flow_network.hpp"
 #include "test_topologies.hpp"
 
@@ -241,4 +242,32 @@ TEST_CASE("both engines record link usage over time") {
     }
     CHECK(run(engine, g, t, false).link_samples.empty());
   }
+}
+
+TEST_CASE("overlap is not free: compute that starts while its GPU's transfer is in flight runs slower") {
+  // The roofline model on an A100 (108 multiprocessors, 4 held by communication kernels):
+  // overlapped compute takes 108 / 104 times as long; compute on a GPU without transfers does not.
+  const CostModels roofline = make_cost_models("roofline", "ideal");
+  topo::Topology t = test::star(3, C, L);
+  const Calibration calibration = default_calibration();
+  const ComputeCalibration& a100 = calibration.compute_for("A100");
+  REQUIRE(a100.comm_ctas == 4);
+  const topo::GpuSpec gpu = t.gpu();
+  const double slowdown = roofline.compute->overlap_slowdown(gpu);
+  CHECK(slowdown == Approx(static_cast<double>(a100.multiprocessors) / (a100.multiprocessors - 4)));
+  TaskGraph g(3);
+  g.add_transfer(send(0, 1), {});  // GPUs 0 and 1 communicate until 2L + X / C
+  const TaskId overlapped = g.add_compute(work(0, 1e-3), {});
+  const TaskId receiving = g.add_compute(work(1, 1e-3), {});
+  const TaskId alone = g.add_compute(work(2, 1e-3), {});
+  const SimResult r = make_engine("event")->run(g, t, roofline, EngineOptions{true, false});
+  const double base = r.times[static_cast<std::size_t>(alone)].end;
+  CHECK(r.times[static_cast<std::size_t>(overlapped)].end == Approx(base * slowdown));
+  CHECK(r.times[static_cast<std::size_t>(receiving)].end == Approx(base * slowdown));
+  // A compute that starts once the transfer is done runs at full speed.
+  TaskGraph later(2);
+  const TaskId hop = later.add_transfer(send(0, 1), {});
+  const TaskId after = later.add_compute(work(1, 1e-3), {hop});
+  const SimResult r2 = make_engine("event")->run(later, test::star(2, C, L), roofline, EngineOptions{true, false});
+  CHECK(r2.times[static_cast<std::size_t>(after)].end - r2.times[static_cast<std::size_t>(after)].start == Approx(base));
 }
