@@ -24,12 +24,14 @@
 //
 // Memory (bytes per GPU, P GPUs, c = seq*batch/P local tokens, e = 2 bytes for bf16):
 //   params e*N / (stage 3 ? P : 1) + ZeRO-3 gather buffers for two layers in flight;
-//   gradients e*N / (stage >= 2 ? P : 1); optimizer 12*N / (stage >= 1 ? P : 1) (fp32 master,
+//   gradients e*N (4*N with an fp32 main-gradient buffer) / (stage >= 2 ? P : 1), plus the
+//   framework's fixed reduce bucket; optimizer 12*N / (stage >= 1 ? P : 1) (fp32 master,
 //   m, v), 0 on the GPU when offloaded; activations per policy (what each layer keeps for its
 //   backward, plus one layer's full working set during backward); attention stash (O and lse
 //   kept by attn_stash / seq_stash); ring buffers (double-buffered blocks of the forward and
 //   backward rings, per ring level, and Ulysses all-to-all buffers); LM head and loss
-//   workspace (logits, fp32 softmax and gradient of one chunk of c / chunks tokens); reserve
+//   workspace (the logits of one chunk of c / chunks tokens and the fp32 buffers of their
+//   shape the framework's loss holds beside them: burst's softmax and gradient); reserve
 //   (CUDA context, framework and allocator fragmentation).
 #pragma once
 
@@ -68,6 +70,7 @@ struct TrainingStrategy {
   CheckpointConfig checkpoint;
   int lm_head_chunks = 1;  // 1: the local logits are materialised whole (unfused)
   ZeroConfig zero;
+  FrameworkMemory memory;  // how the family's framework allocates (families.hpp); burst's by default
 };
 
 // The family's training defaults as used in practice (docs/strategies.md): the attention
