@@ -40,6 +40,7 @@
 
 #include "common/json_reader.hpp"
 #include "common/parallelism.hpp"
+#include "common/strategy_knobs.hpp"
 #include "simulator/attention/attention.hpp"
 #include "simulator/layer_simulation.hpp"
 #include "simulator/models/model.hpp"
@@ -55,22 +56,11 @@ struct TrainingJob {
   int dtype_bytes = 2;   // bf16 parameters and activations
 };
 
-struct CheckpointConfig {
-  CheckpointPolicy policy = CheckpointPolicy::Full;
-  double kept_fraction = 0;  // seq_stash: fraction of the local sequence whose O and lse are kept
-};
-
-struct ZeroConfig {
-  int stage = 3;         // 0: replicated; 1: optimizer sharded; 2: + gradients; 3: + parameters
-  bool offload = false;  // optimizer state and step on the CPU
-};
-
-struct TrainingStrategy {
+// The training knobs (checkpoint, lm_head_chunks, zero: common/strategy_knobs.hpp), the
+// attention strategy, and how the family's framework allocates memory.
+struct TrainingStrategy : TrainingKnobs {
   AttentionStrategy attention;
-  CheckpointConfig checkpoint;
-  int lm_head_chunks = 1;  // 1: the local logits are materialised whole (unfused)
-  ZeroConfig zero;
-  FrameworkMemory memory;  // how the family's framework allocates (families.hpp); burst's by default
+  FrameworkMemory memory;  // the family's row (families.hpp); burst's by default
 };
 
 // The family's training defaults as used in practice (docs/strategies.md): the attention
