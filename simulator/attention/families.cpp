@@ -25,8 +25,7 @@ FamilyTraits row(std::string_view name, const std::function<void(FamilyTraits&)>
 // BurstEngine's recipe: sequence-level checkpointing over a striped layout keeping the later
 // half, the LM head fused with the loss in 4096-token chunks, searched by the planner.
 void burst_recipe(FamilyTraits& f) {
-  f.checkpoint = CheckpointPolicy::SeqStash;
-  f.kept_fraction = 0.5;
+  f.checkpoint = {CheckpointPolicy::SeqStash, 0.5};
   f.training_layout = Layout::Striped;
   f.lm_head_chunk_tokens = 4096;
   f.searched = true;
@@ -39,7 +38,7 @@ void loongtrain_recipe(FamilyTraits& f) {
   f.ring = RingKind::Double;
   f.backward = BackwardMode::KvRing;
   f.dkv_bytes = 4;
-  f.checkpoint = CheckpointPolicy::AttnStash;
+  f.checkpoint.policy = CheckpointPolicy::AttnStash;
   f.memory.logits_fp32_buffers = 1;
 }
 

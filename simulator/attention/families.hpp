@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/parallelism.hpp"
+#include "common/strategy_knobs.hpp"
 
 namespace burst::sim {
 
@@ -48,8 +49,7 @@ struct FamilyTraits {
   int dq_bytes = 2;                      // bytes per element of a travelling dQ
   int dkv_bytes = 2;                     // ... of travelling dK, dV
   // Training recipe.
-  CheckpointPolicy checkpoint = CheckpointPolicy::Full;
-  double kept_fraction = 0;  // SeqStash: the share of the sequence whose attention output is kept
+  CheckpointConfig checkpoint;            // what is checkpointed (SeqStash: the share kept)
   std::optional<Layout> training_layout;  // a layout the recipe needs instead (sequence stash: striped)
   double lm_head_chunk_tokens = 0;        // LM head fused with the loss over chunks of this many local tokens; 0: logits whole
   int zero_stage = 3;

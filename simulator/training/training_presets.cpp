@@ -15,8 +15,7 @@ TrainingStrategy training_preset(std::string_view family, const TrainingJob& job
   TrainingStrategy s;
   s.attention = strategy_preset(family, attention_shape(job), topology);
   if (f.training_layout) s.attention.layout = *f.training_layout;
-  s.checkpoint.policy = f.checkpoint;
-  s.checkpoint.kept_fraction = f.kept_fraction;
+  s.checkpoint = f.checkpoint;
   s.lm_head_chunks =
       f.lm_head_chunk_tokens > 0 ? std::max(1, static_cast<int>(std::ceil(local_tokens(job, topology) / f.lm_head_chunk_tokens))) : 1;
   s.zero.stage = f.zero_stage;
