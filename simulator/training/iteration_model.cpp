@@ -95,7 +95,7 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   t.recompute = layers * layer_recompute;
   t.lm_head = head_forward + head_backward;
 
-  const ZeroTraffic zero = zero_traffic(job, strategy.zero, topology, *models.comm);
+  const ZeroTraffic zero = zero_traffic(job, strategy, topology, *models.comm);
   const auto exposed = [&](double bytes, double behind) { return std::max(0.0, zero.seconds(bytes) - behind); };
   const double layer_forward = dense_forward + fwd.time_s;
   const double layer_backward = dense_backward + bwd.time_s + layer_recompute;

@@ -22,8 +22,13 @@ struct ZeroTraffic {
   }
 };
 
-[[nodiscard]] ZeroTraffic zero_traffic(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
-                                       const CommModel& comm);
+// Gradients are reduced in the precision the framework accumulates them in (gradient_bytes).
+[[nodiscard]] ZeroTraffic zero_traffic(const TrainingJob& job, const TrainingStrategy& strategy,
+                                       const topo::Topology& topology, const CommModel& comm);
+
+// Bytes per element of the gradients the backward accumulates and the ZeRO collectives reduce:
+// the activation dtype, or fp32 where the framework keeps an fp32 main-gradient buffer.
+[[nodiscard]] double gradient_bytes(const TrainingJob& job, const FrameworkMemory& memory);
 
 // Bytes each GPU moves over PCIe to and from its host per offloaded optimizer step (0 without
 // offload): the shard's bf16 gradients down, its bf16 parameters back.

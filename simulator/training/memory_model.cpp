@@ -34,7 +34,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "simulator/training/training.hpp"
+#include "simulator/training/iteration_parts.hpp"
 
 namespace burst::sim {
 namespace {
@@ -115,8 +115,7 @@ MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& 
   MemoryBreakdown mem;
   mem.params = e * n / (stage >= 3 ? p : 1) + (stage >= 3 ? 2 * e * m.layer_params() : 0);
   const FrameworkMemory& framework = strategy.memory;
-  const double gradient_bytes = framework.fp32_main_grads ? kFp32 : e;
-  mem.gradients = gradient_bytes * n / (stage >= 2 ? p : 1) + framework.gradient_bucket_elements * e;
+  mem.gradients = gradient_bytes(job, framework) * n / (stage >= 2 ? p : 1) + framework.gradient_bucket_elements * e;
   mem.optimizer = strategy.zero.offload ? 0 : kOptimizerBytesPerParam * n / (stage >= 1 ? p : 1);
 
   const TokenBytes token = layer_token_bytes(m, e);

@@ -12,7 +12,8 @@
 //   kept (pair fraction of the mask for the earliest (1 - f) of the sequence: (1 - f)^2 causal);
 //   none -> nothing;
 //   ZeRO: stage 3 all-gathers parameters (bf16) in forward and again in backward and
-//   reduce-scatters gradients; stages 1-2 reduce-scatter gradients and all-gather updated
+//   reduce-scatters gradients (bf16, or fp32 where the framework keeps fp32 main gradients);
+//   stages 1-2 reduce-scatter gradients and all-gather updated
 //   parameters once (bucketed per layer, the gather prefetched in the forward); stage 0
 //   all-reduces gradients in the backward. A ring collective over all P GPUs moves bytes*(P-1)/P per GPU at the
 //   slowest hop's bandwidth (inter-node per GPU when there are several nodes). Per-layer

@@ -1,5 +1,6 @@
 // Memory as each framework allocates it: the gradients and LM-head items follow the family's
-// FrameworkMemory row (attention/families.hpp), and a change of trait changes the item.
+// FrameworkMemory row (attention/families.hpp), a change of trait changes the item, and fp32
+// main gradients are reduced in fp32.
 #include <catch2/catch.hpp>
 
 #include "training_fixtures.hpp"
@@ -94,4 +95,18 @@ TEST_CASE("a change of framework trait changes only its own item", "[training][m
   fp32.memory.fp32_main_grads = true;
   const double p = k.topology.gpu_count();  // burst's ZeRO-3 shards the fp32 buffer too
   CHECK(sim::estimate_memory(k.job, fp32, k.topology).gradients == Approx(4 * k.n / p));
+}
+
+TEST_CASE("megatron-cp reduces its fp32 main gradients: the ZeRO reduce-scatter moves 4 bytes a parameter",
+          "[training][framework]") {
+  const Case k;
+  const auto megatron = sim::training_preset("megatron-cp", k.job, k.topology);
+  auto bf16_grads = megatron;
+  bf16_grads.memory.fp32_main_grads = false;
+  const auto fp32 = sim::simulate_iteration(k.job, megatron, k.topology, burst::test::analytic());
+  const auto bf16 = sim::simulate_iteration(k.job, bf16_grads, k.topology, burst::test::analytic());
+  // ZeRO-1 reduce-scatters every gradient once per iteration; two nodes put it on the network
+  const double p = k.topology.gpu_count();
+  CHECK(fp32.comm_bytes_inter - bf16.comm_bytes_inter == Approx((p - 1) / p * (4 - 2) * k.n));
+  CHECK(fp32.comm_bytes_intra == bf16.comm_bytes_intra);
 }
