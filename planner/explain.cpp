@@ -17,12 +17,12 @@ std::string describe(const plan::Strategy& s) {
   std::string ring = s.ring == RingKind::Double ? fmt::format("double ring {}x{}", s.inner, s.outer)
                                                 : fmt::format("flat ring of {}", s.cp);
   if (s.ulysses > 1) ring = fmt::format("Ulysses {} x {}", s.ulysses, ring);
-  std::string checkpoint = to_string(s.checkpoint);
-  if (s.checkpoint == CheckpointPolicy::SeqStash) checkpoint += fmt::format(" (kept {:.2f})", s.kept_fraction);
+  std::string checkpoint = to_string(s.checkpoint.policy);
+  if (s.checkpoint.policy == CheckpointPolicy::SeqStash) checkpoint += fmt::format(" (kept {:.2f})", s.checkpoint.kept_fraction);
   return fmt::format("{}, {} layout, {} backward, checkpoint {}, LM head {}, ZeRO-{}{}", ring, to_string(s.layout),
                      to_string(s.backward), checkpoint,
                      s.lm_head_chunks > 1 ? fmt::format("fused in {} chunks", s.lm_head_chunks) : "unfused",
-                     s.zero_stage, s.offload ? " with CPU optimizer offload" : "");
+                     s.zero.stage, s.zero.offload ? " with CPU optimizer offload" : "");
 }
 
 double item(const plan::Prediction& p, const std::string& name) {

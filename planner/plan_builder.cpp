@@ -21,10 +21,11 @@ std::vector<plan::Item> items_of(const Json& breakdown) {
 plan::Strategy plan_strategy(const sim::TrainingStrategy& strategy, const topo::Topology& topology) {
   const sim::AttentionStrategy& a = strategy.attention;
   plan::Strategy s;
+  static_cast<AttentionKnobs&>(s) = a;  // the knobs are the same structs: copied whole
+  static_cast<TrainingKnobs&>(s) = strategy;
   s.name = a.name;
-  s.ulysses = a.ulysses;
   s.cp = a.ulysses > 0 ? topology.gpu_count() / a.ulysses : 0;
-  s.ring = a.ring;
+  // the ring's shape: the simulator's inner 0 (ring ranks per node) made explicit
   s.inner = s.cp;
   s.outer = 1;
   if (a.ring == RingKind::Double && a.ulysses > 0 && s.cp > 0) {
@@ -34,17 +35,22 @@ plan::Strategy plan_strategy(const sim::TrainingStrategy& strategy, const topo::
       s.outer = s.cp / inner;
     }
   }
-  s.layout = a.layout;
-  s.backward = a.backward;
-  s.dkv_bytes = a.dkv_bytes;
-  s.dq_bytes = a.dq_bytes;
-  s.overlap = a.overlap;
-  s.checkpoint = strategy.checkpoint.policy;
-  s.kept_fraction = strategy.checkpoint.kept_fraction;
-  s.lm_head_chunks = strategy.lm_head_chunks;
-  s.zero_stage = strategy.zero.stage;
-  s.offload = strategy.zero.offload;
   return s;
+}
+
+sim::AttentionStrategy attention_strategy(const plan::Strategy& strategy) {
+  sim::AttentionStrategy a;
+  static_cast<AttentionKnobs&>(a) = strategy;
+  a.name = strategy.name;
+  if (strategy.ring != RingKind::Double) a.inner = 0;  // a plan's flat ring records inner = cp
+  return a;
+}
+
+sim::TrainingStrategy training_strategy(const plan::Strategy& strategy) {
+  sim::TrainingStrategy t;
+  static_cast<TrainingKnobs&>(t) = strategy;
+  t.attention = attention_strategy(strategy);
+  return t;
 }
 
 plan::Prediction plan_prediction(const sim::IterationSimulation& sim) {

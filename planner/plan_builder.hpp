@@ -21,6 +21,10 @@ namespace burst::planner {
 
 // The contract's view of one evaluated candidate.
 [[nodiscard]] plan::Strategy plan_strategy(const sim::TrainingStrategy& strategy, const topo::Topology& topology);
+// And back: the simulator's view of a plan's strategy, to simulate it again (its framework
+// memory is burst's: a plan records the knobs, not the allocator).
+[[nodiscard]] sim::AttentionStrategy attention_strategy(const plan::Strategy& strategy);
+[[nodiscard]] sim::TrainingStrategy training_strategy(const plan::Strategy& strategy);
 [[nodiscard]] plan::Prediction plan_prediction(const sim::IterationSimulation& sim);
 
 }  // namespace burst::planner

@@ -1,6 +1,7 @@
 // Lowering a plan's attention to count its ring bytes (see plan_traffic.hpp).
 #include "planner/plan_traffic.hpp"
 
+#include "planner/plan_builder.hpp"
 #include "simulator/attention/lowering.hpp"
 
 namespace burst::planner {
@@ -13,16 +14,7 @@ RingTraffic simulated_ring_traffic(const plan::Plan& plan, const AttentionDims& 
   const sim::World w{world / per_node, per_node};
   const sim::AttentionShape shape{dims.heads, dims.kv_heads, dims.head_dim, dims.seq, plan.job.batch,
                                   plan.job.dtype == "fp32" ? 4 : 2};
-  sim::AttentionStrategy strategy;
-  strategy.name = s.name;
-  strategy.ulysses = s.ulysses;
-  strategy.ring = s.ring;
-  strategy.inner = double_ring ? s.inner : 0;
-  strategy.layout = s.layout;
-  strategy.backward = s.backward;
-  strategy.dq_bytes = s.dq_bytes;
-  strategy.dkv_bytes = s.dkv_bytes;
-  strategy.overlap = s.overlap;
+  const sim::AttentionStrategy strategy = attention_strategy(s);
   const sim::LoweredAttention lowered = sim::lower_attention(shape, plan.job.mask, strategy, w);
   RingTraffic bytes{};
   for (std::size_t phase = 0; phase < 2; ++phase) {

@@ -1,5 +1,9 @@
 // burst.simulate(topology=..., model=..., seq=..., strategy="all", ...): `burst simulate
 // --json`, one attention layer (forward + backward) per strategy.
+#include <optional>
+
+#include "common/parallelism.hpp"
+#include "common/strategy_knobs.hpp"
 #include "python/arguments.hpp"
 #include "python/bindings.hpp"
 #include "python/json_bridge.hpp"
@@ -23,17 +27,22 @@ void bind_simulate(py::module_& m) {
         k.choice("strategy", strategy, strategies);
         std::string engine = "event";
         k.choice("engine", engine, sim::engine_names());
-        jobs::StrategyOverrides overrides;
-        k.text("layout", overrides.layout);
-        k.text("backward", overrides.backward);
-        k.text("ring", overrides.ring);
+        std::optional<std::string> layout, backward, ring;
+        k.text("layout", layout);
+        k.text("backward", backward);
+        k.text("ring", ring);
+        AttentionKnobOverrides overrides;
         k.count("inner", overrides.inner);
         k.count("ulysses", overrides.ulysses);
         bool overlap = true;
         k.flag("overlap", overlap);
-        overrides.no_overlap = !overlap;
+        if (!overlap) overrides.overlap = false;
         k.finish();
         const jobs::Job job = jobs::resolve_job(job_options);
+        // parsed after the job, with the CLI's names, so errors come in the CLI's order and words
+        if (layout) overrides.layout = parse_layout(*layout, "--layout");
+        if (backward) overrides.backward = parse_backward_mode(*backward, "--backward");
+        if (ring) overrides.ring = parse_ring_kind(*ring, "--ring");
         std::vector<sim::LayerSimulation> results;
         {
           const py::gil_scoped_release free_python;

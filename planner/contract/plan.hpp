@@ -17,6 +17,7 @@
 #include "common/json_reader.hpp"
 #include "common/model_spec.hpp"
 #include "common/parallelism.hpp"
+#include "common/strategy_knobs.hpp"
 
 namespace burst::plan {
 
@@ -33,23 +34,14 @@ struct Job {
   friend bool operator==(const Job&, const Job&) = default;
 };
 
-struct Strategy {
-  std::string name;         // family: burst, burst-usp, megatron-cp, ds-ulysses, ...
-  int cp = 1;               // context-parallel ring size (ring ranks)
-  int ulysses = 1;          // head-parallel degree
-  RingKind ring = RingKind::Flat;
-  int inner = 1;            // double ring: inner size (flat: = cp)
-  int outer = 1;            // double ring: outer size (flat: 1)
-  Layout layout = Layout::Zigzag;
-  BackwardMode backward = BackwardMode::QRing;
-  int dkv_bytes = 2;        // bytes per element of travelling dK,dV (K,V-ring backward)
-  int dq_bytes = 2;         // bytes per element of travelling dQ (Q-ring backward)
-  bool overlap = true;      // double-buffered transfers
-  CheckpointPolicy checkpoint = CheckpointPolicy::Full;
-  double kept_fraction = 0; // seq_stash only
-  int lm_head_chunks = 1;   // 1: unfused, logits of the whole local sequence
-  int zero_stage = 3;
-  bool offload = false;     // optimizer on the CPU
+// The chosen family and every knob (common/strategy_knobs.hpp): the attention knobs (here
+// inner is always the inner ring's size, the whole ring when flat) and the training knobs,
+// plus the ring's shape.
+struct Strategy : AttentionKnobs, TrainingKnobs {
+  std::string name;  // family: burst, burst-usp, megatron-cp, ds-ulysses, ...
+  int cp = 1;        // context-parallel ring size (ring ranks)
+  int outer = 1;     // double ring: outer size (flat: 1)
+  Strategy() { inner = cp; }  // a flat ring's inner size is the whole ring
   friend bool operator==(const Strategy&, const Strategy&) = default;
 };
 

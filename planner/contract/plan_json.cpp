@@ -47,9 +47,9 @@ Json strategy_json(const Strategy& s) {
   j["dkv_bytes"] = s.dkv_bytes;
   j["dq_bytes"] = s.dq_bytes;
   j["overlap"] = s.overlap;
-  j["checkpoint"] = Json{{"policy", to_string(s.checkpoint)}, {"kept_fraction", s.kept_fraction}};
+  j["checkpoint"] = Json{{"policy", to_string(s.checkpoint.policy)}, {"kept_fraction", s.checkpoint.kept_fraction}};
   j["lm_head"] = Json{{"chunks", s.lm_head_chunks}};
-  j["zero"] = Json{{"stage", s.zero_stage}, {"offload", s.offload}};
+  j["zero"] = Json{{"stage", s.zero.stage}, {"offload", s.zero.offload}};
   return j;
 }
 

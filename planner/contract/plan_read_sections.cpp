@@ -108,16 +108,16 @@ StrategySizes PlanReader::strategy(const Json& j, std::string_view pointer, Stra
 
   const std::string checkpoint_at = JsonReader::child(pointer, "checkpoint");
   if (const Json* c = section(j, pointer, "checkpoint", {"policy", "kept_fraction"})) {
-    const bool policy = spelled(*c, checkpoint_at, "policy", s.checkpoint, parse_checkpoint_policy);
-    if (non_negative(*c, checkpoint_at, "kept_fraction", s.kept_fraction)) {
-      const bool stash = policy && s.checkpoint == CheckpointPolicy::SeqStash;
-      if (stash && !(s.kept_fraction > 0 && s.kept_fraction < 1)) {
+    const bool policy = spelled(*c, checkpoint_at, "policy", s.checkpoint.policy, parse_checkpoint_policy);
+    if (non_negative(*c, checkpoint_at, "kept_fraction", s.checkpoint.kept_fraction)) {
+      const bool stash = policy && s.checkpoint.policy == CheckpointPolicy::SeqStash;
+      if (stash && !(s.checkpoint.kept_fraction > 0 && s.checkpoint.kept_fraction < 1)) {
         reader_.problem(JsonReader::child(checkpoint_at, "kept_fraction"),
-                        fmt::format("{} is out of range for seq_stash", s.kept_fraction), "greater than 0 and less than 1",
+                        fmt::format("{} is out of range for seq_stash", s.checkpoint.kept_fraction), "greater than 0 and less than 1",
                         "keeping all of the sequence is policy \"none\", keeping none of it \"full\"");
-      } else if (!stash && s.kept_fraction > 1) {
+      } else if (!stash && s.checkpoint.kept_fraction > 1) {
         reader_.problem(JsonReader::child(checkpoint_at, "kept_fraction"),
-                        fmt::format("{} is out of range", s.kept_fraction), "0 to 1 (used by seq_stash only)");
+                        fmt::format("{} is out of range", s.checkpoint.kept_fraction), "0 to 1 (used by seq_stash only)");
       }
     }
   }
@@ -125,8 +125,8 @@ StrategySizes PlanReader::strategy(const Json& j, std::string_view pointer, Stra
     integer(*lm, JsonReader::child(pointer, "lm_head"), "chunks", s.lm_head_chunks, 1, kMaxInt);
   }
   if (const Json* zero = section(j, pointer, "zero", {"stage", "offload"})) {
-    integer(*zero, JsonReader::child(pointer, "zero"), "stage", s.zero_stage, 0, 3);
-    flag(*zero, JsonReader::child(pointer, "zero"), "offload", s.offload);
+    integer(*zero, JsonReader::child(pointer, "zero"), "stage", s.zero.stage, 0, 3);
+    flag(*zero, JsonReader::child(pointer, "zero"), "offload", s.zero.offload);
   }
   return sizes;
 }

@@ -14,12 +14,12 @@ bool has(const std::vector<T>& values, T value) {
 }
 
 std::string describe_checkpoint(const plan::Strategy& s) {
-  std::string text = to_string(s.checkpoint);
-  if (s.checkpoint == CheckpointPolicy::SeqStash) text += fmt::format(" (kept {:.2f})", s.kept_fraction);
+  std::string text = to_string(s.checkpoint.policy);
+  if (s.checkpoint.policy == CheckpointPolicy::SeqStash) text += fmt::format(" (kept {:.2f})", s.checkpoint.kept_fraction);
   return text;
 }
 
-std::string describe_zero(const plan::Strategy& s) { return fmt::format("ZeRO-{}", s.zero_stage); }
+std::string describe_zero(const plan::Strategy& s) { return fmt::format("ZeRO-{}", s.zero.stage); }
 
 class Mapper {
  public:
@@ -108,12 +108,12 @@ class Mapper {
 
   void checkpoint() {
     plan::Strategy& s = out_.strategy;
-    if (has(capable_.checkpoints, s.checkpoint)) return;
+    if (has(capable_.checkpoints, s.checkpoint.policy)) return;
     const std::string asked = describe_checkpoint(s);
     const bool keeps_attention = has(capable_.checkpoints, CheckpointPolicy::AttnStash);
-    s.checkpoint = s.checkpoint == CheckpointPolicy::SeqStash && keeps_attention ? CheckpointPolicy::AttnStash
+    s.checkpoint.policy = s.checkpoint.policy == CheckpointPolicy::SeqStash && keeps_attention ? CheckpointPolicy::AttnStash
                                                                                  : CheckpointPolicy::Full;
-    s.kept_fraction = 0;
+    s.checkpoint.kept_fraction = 0;
     deviate(Knob::Checkpoint, asked, describe_checkpoint(s));
   }
 
@@ -127,18 +127,18 @@ class Mapper {
   void zero() {
     plan::Strategy& s = out_.strategy;
     const std::vector<int>& stages = capable_.zero_stages;
-    if (!stages.empty() && !has(stages, s.zero_stage)) {
+    if (!stages.empty() && !has(stages, s.zero.stage)) {
       const std::string asked = describe_zero(s);
       // The nearest stage that shards at least as much; else the most sharding it has.
       int chosen = *std::max_element(stages.begin(), stages.end());
       for (int stage : stages) {
-        if (stage >= s.zero_stage) chosen = std::min(chosen, stage);
+        if (stage >= s.zero.stage) chosen = std::min(chosen, stage);
       }
-      s.zero_stage = chosen;
+      s.zero.stage = chosen;
       deviate(Knob::Zero, asked, describe_zero(s));
     }
-    if (s.offload && !capable_.offload) {
-      s.offload = false;
+    if (s.zero.offload && !capable_.offload) {
+      s.zero.offload = false;
       deviate(Knob::Offload, "optimizer on the CPU", "optimizer on the GPU");
     }
   }

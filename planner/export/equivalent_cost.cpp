@@ -10,27 +10,6 @@
 #include "topologies/json_format.hpp"
 
 namespace burst::exporter {
-namespace {
-
-sim::TrainingStrategy training_strategy(const plan::Strategy& s) {
-  sim::TrainingStrategy t;
-  t.attention.name = s.name;
-  t.attention.ulysses = s.ulysses;
-  t.attention.ring = s.ring;
-  t.attention.inner = s.ring == RingKind::Double ? s.inner : 0;
-  t.attention.layout = s.layout;
-  t.attention.backward = s.backward;
-  t.attention.dkv_bytes = s.dkv_bytes;
-  t.attention.dq_bytes = s.dq_bytes;
-  t.attention.overlap = s.overlap;
-  t.checkpoint = {s.checkpoint, s.kept_fraction};
-  t.lm_head_chunks = s.lm_head_chunks;
-  t.zero = {s.zero_stage, s.offload};
-  return t;
-}
-
-}  // namespace
-
 Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy, const std::string& source) {
   if (!plan.cluster.is_object()) {
     throw Error(Problem{source + ":/cluster", "the plan carries no cluster to simulate its equivalent on",
@@ -39,7 +18,7 @@ Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strateg
   const topo::Topology cluster = topo::parse_topology_json(plan.cluster, source + ":/cluster");
   const planner::SearchRequest request = planner::replan_request(plan);
   const sim::IterationSimulation sim =
-      sim::simulate_iteration(request.job, training_strategy(strategy), cluster, request.simulation);
+      sim::simulate_iteration(request.job, planner::training_strategy(strategy), cluster, request.simulation);
   Predicted p;
   if (!sim.not_applicable.empty()) {
     p.reason = "cannot run: " + sim.not_applicable;

@@ -18,7 +18,7 @@ std::string write_deepspeed(const ExportInput& in) {
   std::vector<std::string> header = header_lines(
       in, "use: deepspeed.initialize(config=<this file>, ...); register the Ulysses attention with the same "
           "sequence_parallel_size (UlyssesSPAttentionHF.register_with_transformers)");
-  if (s.checkpoint == CheckpointPolicy::Full) {
+  if (s.checkpoint.policy == CheckpointPolicy::Full) {
     header.emplace_back("checkpoint full: the model code recomputes every layer (Hugging Face: "
                      "model.gradient_checkpointing_enable(); deepspeed.checkpointing.checkpoint per layer)");
   }
@@ -33,8 +33,8 @@ std::string write_deepspeed(const ExportInput& in) {
   config["gradient_accumulation_steps"] = 1;
   if (p.job.dtype == "bf16") config["bf16"] = Json{{"enabled", true}};
   if (p.job.dtype == "fp16") config["fp16"] = Json{{"enabled", true}};
-  Json zero{{"stage", s.zero_stage}};
-  if (s.offload) zero["offload_optimizer"] = Json{{"device", "cpu"}, {"pin_memory", true}};
+  Json zero{{"stage", s.zero.stage}};
+  if (s.zero.offload) zero["offload_optimizer"] = Json{{"device", "cpu"}, {"pin_memory", true}};
   config["zero_optimization"] = zero;
   config["sequence_parallel_size"] = s.ulysses;
   return config.dump(2) + "\n";

@@ -72,19 +72,19 @@ std::string write_megatron(const ExportInput& in) {
   a.add("--untie-embeddings-and-output-weights");
   if (p.job.dtype == "bf16") a.add("--bf16");
   if (p.job.dtype == "fp16") a.add("--fp16");
-  if (s.checkpoint == CheckpointPolicy::Full) {
+  if (s.checkpoint.policy == CheckpointPolicy::Full) {
     a.add("--recompute-granularity", "full");
     a.add("--recompute-method", "uniform");
     a.add("--recompute-num-layers", 1);
   }
-  if (s.zero_stage == 1) a.add("--use-distributed-optimizer");
-  if (s.zero_stage >= 2) {
+  if (s.zero.stage == 1) a.add("--use-distributed-optimizer");
+  if (s.zero.stage >= 2) {
     a.add("--use-megatron-fsdp");
-    a.add("--data-parallel-sharding-strategy", s.zero_stage == 2 ? "optim_grads" : "optim_grads_params");
+    a.add("--data-parallel-sharding-strategy", s.zero.stage == 2 ? "optim_grads" : "optim_grads_params");
     a.add("--ckpt-format", "fsdp_dtensor");
     header.emplace_back("note: zero: Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1");
   }
-  if (s.offload) {
+  if (s.zero.offload) {
     a.add("--optimizer-cpu-offload");
     a.add("--use-precision-aware-optimizer");
   }

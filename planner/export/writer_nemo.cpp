@@ -30,7 +30,7 @@ std::string write_nemo(const ExportInput& in) {
       in, "use: merge over megatron_gpt_config.yaml, or pass each key as a Hydra override "
           "(model.context_parallel_size=...) to megatron_gpt_pretraining.py");
   const int ranks = s.cp * s.ulysses;
-  const bool full = s.checkpoint == CheckpointPolicy::Full;
+  const bool full = s.checkpoint.policy == CheckpointPolicy::Full;
   std::string activation = "gelu";
   if (m.gated_mlp && m.activation == "silu") {
     activation = "fast-swiglu";
@@ -63,10 +63,10 @@ std::string write_nemo(const ExportInput& in) {
   y += fmt::format("  activations_checkpoint_granularity: {}\n", full ? "full" : "null");
   y += fmt::format("  activations_checkpoint_method: {}\n", full ? "uniform" : "null");
   y += fmt::format("  activations_checkpoint_num_layers: {}\n", full ? "1" : "null");
-  y += fmt::format("  fsdp: {}\n", s.zero_stage == 3 ? "true" : "false");
-  if (s.zero_stage == 3) y += "  fsdp_sharding_strategy: full\n";
+  y += fmt::format("  fsdp: {}\n", s.zero.stage == 3 ? "true" : "false");
+  if (s.zero.stage == 3) y += "  fsdp_sharding_strategy: full\n";
   y += "  optim:\n";
-  y += fmt::format("    name: {}\n", s.zero_stage == 2 ? "distributed_fused_adam" : "fused_adam");
+  y += fmt::format("    name: {}\n", s.zero.stage == 2 ? "distributed_fused_adam" : "fused_adam");
   return commented(header, "# ") + y;
 }
 

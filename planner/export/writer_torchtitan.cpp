@@ -35,8 +35,8 @@ std::string write_torchtitan(const ExportInput& in) {
   t += fmt::format("local_batch_size = {}\n", p.job.batch);
   t += fmt::format("global_batch_size = {}\n", p.job.batch);
   t += fmt::format("mixed_precision_param = {}\n", toml_string(p.job.dtype == "fp32" ? "float32" : "bfloat16"));
-  t += fmt::format("enable_cpu_offload = {}\n", s.offload ? "true" : "false");
-  if (s.offload) t += "# enable_cpu_offload moves parameters and gradients to the CPU too, not only the optimizer\n";
+  t += fmt::format("enable_cpu_offload = {}\n", s.zero.offload ? "true" : "false");
+  if (s.zero.offload) t += "# enable_cpu_offload moves parameters and gradients to the CPU too, not only the optimizer\n";
   t += "\n[parallelism]\n";
   t += "data_parallel_replicate_degree = 1\n";
   t += "data_parallel_shard_degree = 1\n";
@@ -44,14 +44,14 @@ std::string write_torchtitan(const ExportInput& in) {
   t += "pipeline_parallel_degree = 1\n";
   t += fmt::format("context_parallel_degree = {}\n", s.cp);
   t += fmt::format("context_parallel_rotate_method = {}\n", toml_string("alltoall"));
-  t += fmt::format("fsdp_reshard_after_forward = {}\n", toml_string(s.zero_stage == 3 ? "default" : "never"));
+  t += fmt::format("fsdp_reshard_after_forward = {}\n", toml_string(s.zero.stage == 3 ? "default" : "never"));
   t += "\n[activation_checkpoint]\n";
-  if (s.checkpoint == CheckpointPolicy::AttnStash) {
+  if (s.checkpoint.policy == CheckpointPolicy::AttnStash) {
     t += fmt::format("mode = {}\n", toml_string("selective"));
     t += fmt::format("selective_ac_option = {}\n", toml_string("op"));
     t += "# per-op selective saves the attention outputs as attn_stash does, and every other matmul output too\n";
   } else {
-    t += fmt::format("mode = {}\n", toml_string(s.checkpoint == CheckpointPolicy::Full ? "full" : "none"));
+    t += fmt::format("mode = {}\n", toml_string(s.checkpoint.policy == CheckpointPolicy::Full ? "full" : "none"));
   }
   return commented(header, "# ") + "\n" + t;
 }

@@ -61,8 +61,8 @@ std::string describe(const plan::Strategy& s) {
 }
 
 std::string checkpointing(const plan::Strategy& s) {
-  if (s.checkpoint != CheckpointPolicy::SeqStash) return to_string(s.checkpoint);
-  return fmt::format("seq_stash, keeping attention outputs for {} of the local sequence", rt::percent(s.kept_fraction));
+  if (s.checkpoint.policy != CheckpointPolicy::SeqStash) return to_string(s.checkpoint.policy);
+  return fmt::format("seq_stash, keeping attention outputs for {} of the local sequence", rt::percent(s.checkpoint.kept_fraction));
 }
 
 std::string fits_cell(bool feasible, const std::string& reason) {
@@ -148,7 +148,7 @@ Table knobs_table(const plan::Plan& p) {
                 {"checkpointing", checkpointing(s)},
                 {"LM head", s.lm_head_chunks > 1 ? fmt::format("fused with the loss, {} chunks", s.lm_head_chunks)
                                                  : "unfused"},
-                {"ZeRO", fmt::format("stage {}{}", s.zero_stage, s.offload ? ", optimizer on the CPU" : "")},
+                {"ZeRO", fmt::format("stage {}{}", s.zero.stage, s.zero.offload ? ", optimizer on the CPU" : "")},
                 {"GPUs", fmt::format("{}", p.ranks.size())},
                 {"candidates evaluated", fmt::format("{}", p.candidates_evaluated)}}};
 }

@@ -43,16 +43,16 @@ std::vector<std::pair<RingKind, int>> ring_shapes(int ring) {
   return list;
 }
 
-std::vector<sim::CheckpointConfig> checkpoints(Layout layout) {
-  std::vector<sim::CheckpointConfig> list;
+std::vector<CheckpointConfig> checkpoints(Layout layout) {
+  std::vector<CheckpointConfig> list;
   for (const CheckpointPolicy p : {CheckpointPolicy::None, CheckpointPolicy::AttnStash, CheckpointPolicy::Full}) {
-    sim::CheckpointConfig c;
+    CheckpointConfig c;
     c.policy = p;
     list.push_back(c);
   }
   if (layout == Layout::Striped) {
     for (const double kept : {0.75, 0.5, 0.25}) {
-      sim::CheckpointConfig c;
+      CheckpointConfig c;
       c.policy = CheckpointPolicy::SeqStash;
       c.kept_fraction = kept;
       list.push_back(c);
@@ -80,7 +80,7 @@ std::vector<sim::TrainingStrategy> searched(const sim::FamilyTraits& family, con
     for (const auto& [kind, inner] : ring_shapes(ring)) {
       for (const Layout layout : {Layout::Zigzag, Layout::Striped}) {
         for (const BackwardMode backward : {BackwardMode::QRing, BackwardMode::KvRing}) {
-          for (const sim::CheckpointConfig& checkpoint : checkpoints(layout)) {
+          for (const CheckpointConfig& checkpoint : checkpoints(layout)) {
             for (const int chunks : lm_head_chunk_counts(local_tokens)) {
               for (const bool offload : {false, true}) {
                 sim::TrainingStrategy s = preset;

@@ -56,8 +56,8 @@ std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int
   const double kv_dim = static_cast<double>(m.kv_heads) * m.head_dim;
   // ZeRO 3 shards the parameters, ZeRO 2 and 3 the gradients (a unit's full gradients live only briefly).
   const double shard = 1.0 / std::max(1, ranks);
-  const double params = m.total_params() * (plan.strategy.zero_stage >= 3 ? shard : 1.0);
-  const double grads = m.total_params() * (plan.strategy.zero_stage >= 2 ? shard : 1.0);
+  const double params = m.total_params() * (plan.strategy.zero.stage >= 3 ? shard : 1.0);
+  const double grads = m.total_params() * (plan.strategy.zero.stage >= 2 ? shard : 1.0);
   const auto bytes = [](double floats) { return static_cast<std::uint64_t>(floats * sizeof(float)); };
   return {{"layer inputs kept (every policy)", bytes(static_cast<double>(m.layers) * c * m.hidden)},
           {"one layer's forward working set",

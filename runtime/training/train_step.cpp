@@ -35,7 +35,7 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                            MemoryLedger& ledger)
     : model_(model),
       ledger_(ledger),
-      policy_(plan.strategy.checkpoint),
+      policy_(plan.strategy.checkpoint.policy),
       backward_(plan.strategy.backward),
       lm_head_chunks_(plan.strategy.lm_head_chunks) {
   const std::vector<Slice> units = model.units();
@@ -64,8 +64,8 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
     if (plan.job.mask.kind == MaskKind::Full) {
       problems.add("plan:/job/mask", "seq_stash needs a mask under which no token attends a later one", "causal, sliding:W, document:L");
     }
-    if (!(plan.strategy.kept_fraction > 0 && plan.strategy.kept_fraction < 1)) {
-      problems.add("plan:/strategy/checkpoint/kept_fraction", fmt::format("{}", plan.strategy.kept_fraction),
+    if (!(plan.strategy.checkpoint.kept_fraction > 0 && plan.strategy.checkpoint.kept_fraction < 1)) {
+      problems.add("plan:/strategy/checkpoint/kept_fraction", fmt::format("{}", plan.strategy.checkpoint.kept_fraction),
                    "a fraction strictly between 0 and 1");
     }
   }
@@ -80,7 +80,7 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   attention_ = std::make_unique<DistributedAttention>(*schedule_, comm, Shape{rows_, m.heads, m.head_dim},
                                                       Shape{rows_, m.kv_heads, m.head_dim}, execution);
   if (policy_ != CheckpointPolicy::SeqStash) return;
-  short_rows_ = std::llround((1.0 - plan.strategy.kept_fraction) * static_cast<double>(rows_));
+  short_rows_ = std::llround((1.0 - plan.strategy.checkpoint.kept_fraction) * static_cast<double>(rows_));
   if (short_rows_ == 0) return;
   short_schedule_ = std::make_unique<RingSchedule>(plan, short_rows_ * schedule_->ring_size());
   short_schedule_->require_complete();

@@ -94,8 +94,8 @@ plan::Plan single_rank_plan(plan::Plan plan) {
   s.inner = 1;
   s.outer = 1;
   s.layout = Layout::Contiguous;
-  s.checkpoint = CheckpointPolicy::None;
-  s.kept_fraction = 0;
+  s.checkpoint.policy = CheckpointPolicy::None;
+  s.checkpoint.kept_fraction = 0;
   s.lm_head_chunks = 1;
   plan.ranks = {{0, 0, 0}};
   plan.rings = {{"flat", 0, {0}}};
@@ -252,7 +252,7 @@ Json TrainingRun::run() {
   AdamWState adam;
   if (resumed_) adam = {std::move(resumed_->adam_m), std::move(resumed_->adam_v), resumed_->adam_step};
   resumed_.reset();
-  ZeroModel model(plan_.strategy.zero_stage, model_, comm_, ledger_, std::move(params), std::move(adam));
+  ZeroModel model(plan_.strategy.zero.stage, model_, comm_, ledger_, std::move(params), std::move(adam));
   const std::int64_t seq = plan_.job.seq;
   const auto& positions = step_.positions();
   std::vector<StepRecord> records;
@@ -396,8 +396,8 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
                     {"ring", fmt::format("{} {}x{}", to_string(s.ring), s.ring == RingKind::Double ? s.inner : s.cp,
                                          s.ring == RingKind::Double ? s.outer : 1)},
                     {"layout", to_string(s.layout)}, {"backward", to_string(s.backward)},
-                    {"mask", to_string(plan_.job.mask)}, {"checkpoint", to_string(s.checkpoint)},
-                    {"kept_fraction", s.checkpoint == CheckpointPolicy::SeqStash ? s.kept_fraction : 0.0},
+                    {"mask", to_string(plan_.job.mask)}, {"checkpoint", to_string(s.checkpoint.policy)},
+                    {"kept_fraction", s.checkpoint.policy == CheckpointPolicy::SeqStash ? s.checkpoint.kept_fraction : 0.0},
                     {"lm_head_chunks", s.lm_head_chunks}};
   report["run"] = {{"model", model_json(model_.spec())}, {"parameters", model_.size()}, {"seq", plan_.job.seq},
                    {"first_step", first_step_}, {"steps", options_.steps}, {"seed", options_.seed},

@@ -25,21 +25,21 @@ std::optional<MemoryUse> use_named(const std::string& item) {
 // measured above the prediction (fp32 storage explains only that direction).
 std::string known_differences(const std::string& item, const plan::Plan& plan, bool larger) {
   const std::size_t e = dtype_size(precision_of(plan).activations);
-  const bool none = plan.strategy.checkpoint == CheckpointPolicy::None;
+  const bool none = plan.strategy.checkpoint.policy == CheckpointPolicy::None;
   std::string out;
   const auto add = [&out](std::string_view why) { out.append(out.empty() ? "" : "; ").append(why); };
   if (larger && e != 4 && item != "optimizer" && item != "lm_head") {
     add(fmt::format("held in fp32 here (4 bytes a value), the plan counts {} ({} bytes)", plan.job.dtype, e));
   }
-  if (item == "params" && plan.strategy.zero_stage >= 3) {
+  if (item == "params" && plan.strategy.zero.stage >= 3) {
     add("ZeRO 3 here gathers one unit at a time (no prefetch), the plan counts two layers gathered");
   }
-  if (item == "gradients" && plan.strategy.zero_stage >= 2) {
+  if (item == "gradients" && plan.strategy.zero.stage >= 2) {
     add("the full-size gradients of the unit whose backward runs live here until their reduce-scatter, "
                   "the plan counts the shard alone");
   }
   if (item == "optimizer") {
-    add(plan.strategy.offload
+    add(plan.strategy.zero.offload
                       ? "the plan offloads it to the host; this CPU runtime's memory is host memory, so it is held here"
                       : "AdamW m and v here (8 bytes a parameter): the fp32 parameters are the master copy, which the "
                         "plan counts in this item (12 bytes a parameter)");
@@ -90,7 +90,7 @@ Json memory_items(const plan::Plan& plan, const MemoryLedger::Breakdown& measure
 }
 
 Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective_s) {
-  const int stage = plan.strategy.zero_stage;
+  const int stage = plan.strategy.zero.stage;
   const std::uint64_t whole = float_bytes(shards.total());
   std::uint64_t padded = 0, layers_padded = 0;
   for (std::size_t u = 0; u < shards.unit_count(); ++u) {
@@ -112,7 +112,7 @@ Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective
           {"ranks", shards.ranks()},
           {"total_floats", shards.total()},
           {"shard_floats", stage == 0 ? shards.total() : shards.shard_size()},
-          {"offload", plan.strategy.offload ? Json("optimizer state and step on the host (the CPU runtime's memory is host memory)")
+          {"offload", plan.strategy.zero.offload ? Json("optimizer state and step on the host (the CPU runtime's memory is host memory)")
                                             : Json(false)},
           {"collective_s", collective_s},
           {"collectives_per_step", collectives}};

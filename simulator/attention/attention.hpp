@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "common/parallelism.hpp"
+#include "common/strategy_knobs.hpp"
 #include "common/token_sets.hpp"
 #include "simulator/attention/families.hpp"
 #include "simulator/task_graph.hpp"
@@ -50,16 +51,9 @@ struct AttentionShape {
   int dtype_bytes = 2;   // bf16 activations on the wire
 };
 
-struct AttentionStrategy {
-  std::string name;                  // family, e.g. "burst", "megatron-cp"
-  int ulysses = 1;                   // head-parallel degree U (consecutive ranks of a node)
-  RingKind ring = RingKind::Flat;
-  int inner = 0;                     // double ring: inner ring size (0: ring ranks per node)
-  Layout layout = Layout::Zigzag;
-  BackwardMode backward = BackwardMode::QRing;
-  int dkv_bytes = 2;                 // K,V-ring backward: bytes per element of travelling dK,dV
-  int dq_bytes = 2;                  // Q-ring backward: bytes per element of travelling dQ
-  bool overlap = true;               // double buffering: next transfer in flight during compute
+// A family's name and its attention knobs (common/strategy_knobs.hpp; inner 0: ring ranks per node).
+struct AttentionStrategy : AttentionKnobs {
+  std::string name;  // family, e.g. "burst", "megatron-cp"
 };
 
 // The family's defaults as used in practice (see docs/strategies.md) for this shape and

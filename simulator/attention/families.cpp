@@ -25,20 +25,21 @@ FamilyTraits row(std::string_view name, const std::function<void(FamilyTraits&)>
 // BurstEngine's recipe: sequence-level checkpointing over a striped layout keeping the later
 // half, the LM head fused with the loss in 4096-token chunks, searched by the planner.
 void burst_recipe(FamilyTraits& f) {
-  f.checkpoint = CheckpointPolicy::SeqStash;
-  f.kept_fraction = 0.5;
+  f.checkpoint = {CheckpointPolicy::SeqStash, 0.5};
   f.training_layout = Layout::Striped;
   f.lm_head_chunk_tokens = 4096;
   f.searched = true;
 }
 
 // LoongTrain: a double ring, K,V-ring backward with fp32 dK, dV, selective checkpointing
-// that keeps the attention output.
+// that keeps the attention output; InternEvo casts the logits to fp32 and its loss
+// (flash-attn's cross entropy) computes the gradient in place in that one copy.
 void loongtrain_recipe(FamilyTraits& f) {
   f.ring = RingKind::Double;
   f.backward = BackwardMode::KvRing;
   f.dkv_bytes = 4;
-  f.checkpoint = CheckpointPolicy::AttnStash;
+  f.checkpoint.policy = CheckpointPolicy::AttnStash;
+  f.memory.logits_fp32_buffers = 1;
 }
 
 }  // namespace
@@ -59,18 +60,25 @@ const std::vector<FamilyTraits>& family_table() {
             burst_recipe(f);
           }),
       // Megatron-LM context parallelism: a flat zigzag ring (TransformerEngine), K,V ring
-      // backward, full recompute, the distributed optimizer (ZeRO-1).
+      // backward, full recompute, the distributed optimizer (ZeRO-1); bf16 training keeps an
+      // fp32 main-gradient buffer, and the loss works on one fp32 copy of the logits.
       row("megatron-cp",
           [](FamilyTraits& f) {
             f.backward = BackwardMode::KvRing;
             f.zero_stage = 1;
+            f.memory.fp32_main_grads = true;
+            f.memory.logits_fp32_buffers = 1;
           }),
-      // DeepSpeed-Ulysses: all-to-all over every rank, ZeRO-3.
+      // DeepSpeed-Ulysses: all-to-all over every rank, ZeRO-3 with its 5e8-element reduce
+      // bucket; the sequence-parallel loss holds an fp32 copy of the logits, their softmax and
+      // its log at once.
       row("ds-ulysses",
           [](FamilyTraits& f) {
             f.ulysses = UlyssesRule::World;
             f.layout = Layout::Contiguous;
             f.backward = BackwardMode::KvRing;
+            f.memory.logits_fp32_buffers = 3;
+            f.memory.gradient_bucket_elements = 5e8;
           }),
       // LoongTrain's double ring, and its 2D attention adding head parallelism up to 4.
       row("loongtrain-double-ring", loongtrain_recipe),

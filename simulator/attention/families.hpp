@@ -6,8 +6,10 @@
 // launch scripts set it (docs/strategies.md gives each row's sources): the Ulysses degree rule,
 // the ring (flat or double), the layout, the backward mode and what precision the travelling
 // gradients have; then the training recipe: what is checkpointed, how the LM head meets the
-// loss, which ZeRO stage. Burst's own families are starting points the planner searches from;
-// the peers are taken as they ship.
+// loss, which ZeRO stage; then how its framework allocates memory beyond what those knobs
+// decide (the gradient buffer's precision, what the loss holds of the logits, fixed buffers).
+// Burst's own families are starting points the planner searches from; the peers are taken as
+// they ship.
 #pragma once
 
 #include <optional>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "common/parallelism.hpp"
+#include "common/strategy_knobs.hpp"
 
 namespace burst::sim {
 
@@ -25,6 +28,15 @@ enum class UlyssesRule {
   World,     // U = every rank (DeepSpeed-Ulysses alone)
   UpTo4,     // the largest valid U up to 4 (LoongTrain's 2D attention as its scripts set it)
   UpToNode,  // the largest valid U up to a node's GPUs (all-to-all over NVLink only)
+};
+
+// Memory as the family's framework allocates it, where it differs from what the knobs alone
+// imply (docs/strategies.md, "Memory as each framework allocates it", has each value's source).
+struct FrameworkMemory {
+  bool fp32_main_grads = false;  // the backward accumulates gradients into an fp32 buffer (Megatron's main_grad)
+  int logits_fp32_buffers = 2;   // fp32 tensors of the logits' shape the LM head and loss hold at their peak,
+                                 // beside the logits themselves (burst: the softmax and its gradient)
+  double gradient_bucket_elements = 0;  // a fixed gradient-reduction bucket, in elements of the activation dtype
 };
 
 struct FamilyTraits {
@@ -37,11 +49,11 @@ struct FamilyTraits {
   int dq_bytes = 2;                      // bytes per element of a travelling dQ
   int dkv_bytes = 2;                     // ... of travelling dK, dV
   // Training recipe.
-  CheckpointPolicy checkpoint = CheckpointPolicy::Full;
-  double kept_fraction = 0;  // SeqStash: the share of the sequence whose attention output is kept
+  CheckpointConfig checkpoint;            // what is checkpointed (SeqStash: the share kept)
   std::optional<Layout> training_layout;  // a layout the recipe needs instead (sequence stash: striped)
   double lm_head_chunk_tokens = 0;        // LM head fused with the loss over chunks of this many local tokens; 0: logits whole
   int zero_stage = 3;
+  FrameworkMemory memory;
   // Planning.
   bool searched = false;           // the planner searches its knobs from this starting point
   bool also_zigzag_layout = false;  // the planner also tries the preset with a zigzag layout

@@ -91,7 +91,7 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   t.recompute = layers * layer_recompute;
   t.lm_head = head_forward + head_backward;
 
-  const ZeroTraffic zero = zero_traffic(job, strategy.zero, topology, *models.comm);
+  const ZeroTraffic zero = zero_traffic(job, strategy, topology, *models.comm);
   const auto exposed = [&](double bytes, double behind) { return std::max(0.0, zero.seconds(bytes) - behind); };
   // Across nodes the collectives share each GPU's NIC with the ring's inter-node hops: they
   // hide only in the time the ring leaves the NIC idle (the ring's network bytes at the same

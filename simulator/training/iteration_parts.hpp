@@ -22,8 +22,13 @@ struct ZeroTraffic {
   }
 };
 
-[[nodiscard]] ZeroTraffic zero_traffic(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
-                                       const CommModel& comm);
+// Gradients are reduced in the precision the framework accumulates them in (gradient_bytes).
+[[nodiscard]] ZeroTraffic zero_traffic(const TrainingJob& job, const TrainingStrategy& strategy,
+                                       const topo::Topology& topology, const CommModel& comm);
+
+// Bytes per element of the gradients the backward accumulates and the ZeRO collectives reduce:
+// the activation dtype, or fp32 where the framework keeps an fp32 main-gradient buffer.
+[[nodiscard]] double gradient_bytes(const TrainingJob& job, const FrameworkMemory& memory);
 
 // Seconds of one GEMM of an m x k by a k x n matrix on one GPU (layer_kernels.cpp).
 [[nodiscard]] double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k);

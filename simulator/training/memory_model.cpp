@@ -3,8 +3,12 @@
 // Model state, N parameters over P GPUs, e bytes per bf16 element (mixed-precision AdamW):
 //   params     e*N, divided by P under ZeRO-3, which then holds two layers' parameters unsharded
 //              while they are gathered (the layer computing and the one prefetched);
-//   gradients  e*N, divided by P from ZeRO-2 on;
+//   gradients  e*N, or 4*N where the framework accumulates into an fp32 main-gradient buffer
+//              (Megatron), divided by P from ZeRO-2 on, plus the framework's fixed reduce
+//              bucket (DeepSpeed ZeRO-3: 5e8 elements of e bytes);
 //   optimizer  fp32 master, m and v: 12*N, divided by P from ZeRO-1 on; on the host if offloaded.
+// The strategy's FrameworkMemory (its family's row, attention/families.hpp) says how its
+// framework allocates; docs/strategies.md gives each value's source.
 // Activations, c = seq * batch / P tokens per GPU, bytes per token per layer (Llama-style layer,
 // flash attention so nothing grows with the square of the sequence):
 //   kept by "none" A = e * (input h + attention norm h + Q hq + K,V 2 hkv + O hq + residual h
@@ -21,14 +25,16 @@
 // block is K,V (2 c_r hkv e); a backward block is Q, dO, dQ and D, lse (Q ring) or K, V and
 // dK, dV (K,V ring). Forward and backward blocks are never alive together. Ulysses (U > 1) adds
 // its all-to-all buffers: the local Q, K, V and O.
-// LM head: one chunk of c / chunks tokens holds bf16 logits, their fp32 softmax and its fp32
-// gradient: (e + 4 + 4) * vocab bytes per token.
+// LM head: one chunk of c / chunks tokens holds its logits (e bytes) and the fp32 buffers of
+// their shape the framework's loss keeps beside them at its peak: (e + 4 * buffers) * vocab
+// bytes per token (burst: the softmax and its gradient, 2; Megatron and InternEvo: one fp32
+// copy worked in place, 1; DeepSpeed-Ulysses: the copy, the softmax and its log, 3).
 // Reserve: 1 GiB of CUDA context and framework, plus 5% of everything else for allocator
 // fragmentation (docs/iteration-model.md).
 #include <algorithm>
 #include <cmath>
 
-#include "simulator/training/training.hpp"
+#include "simulator/training/iteration_parts.hpp"
 
 namespace burst::sim {
 namespace {
@@ -108,7 +114,8 @@ MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& 
 
   MemoryBreakdown mem;
   mem.params = e * n / (stage >= 3 ? p : 1) + (stage >= 3 ? 2 * e * m.layer_params() : 0);
-  mem.gradients = e * n / (stage >= 2 ? p : 1);
+  const FrameworkMemory& framework = strategy.memory;
+  mem.gradients = gradient_bytes(job, framework) * n / (stage >= 2 ? p : 1) + framework.gradient_bucket_elements * e;
   mem.optimizer = strategy.zero.offload ? 0 : kOptimizerBytesPerParam * n / (stage >= 1 ? p : 1);
 
   const TokenBytes token = layer_token_bytes(m, e);
@@ -120,7 +127,7 @@ MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& 
 
   mem.ring_buffers = ring_buffer_bytes(job, strategy.attention, topology);
   const double chunk_tokens = std::ceil(c / std::max(1, strategy.lm_head_chunks));
-  mem.lm_head = chunk_tokens * static_cast<double>(m.vocab) * (e + 2 * kFp32);
+  mem.lm_head = chunk_tokens * static_cast<double>(m.vocab) * (e + kFp32 * framework.logits_fp32_buffers);
   mem.reserve = kContextBytes + kFragmentation * mem.total();
   return mem;
 }

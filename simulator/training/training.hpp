@@ -13,7 +13,8 @@
 //   kept (pair fraction of the mask for the earliest (1 - f) of the sequence: (1 - f)^2 causal);
 //   none -> nothing;
 //   ZeRO: stage 3 all-gathers parameters (bf16) in forward and again in backward and
-//   reduce-scatters gradients; stages 1-2 reduce-scatter gradients and all-gather updated
+//   reduce-scatters gradients (bf16, or fp32 where the framework keeps fp32 main gradients);
+//   stages 1-2 reduce-scatter gradients and all-gather updated
 //   parameters once (bucketed per layer, the gather prefetched in the forward); stage 0
 //   all-reduces gradients in the backward. A ring collective over all P GPUs moves bytes*(P-1)/P per GPU at the
 //   slowest hop's bandwidth (inter-node per GPU when there are several nodes). Per-layer
@@ -25,12 +26,14 @@
 //
 // Memory (bytes per GPU, P GPUs, c = seq*batch/P local tokens, e = 2 bytes for bf16):
 //   params e*N / (stage 3 ? P : 1) + ZeRO-3 gather buffers for two layers in flight;
-//   gradients e*N / (stage >= 2 ? P : 1); optimizer 12*N / (stage >= 1 ? P : 1) (fp32 master,
+//   gradients e*N (4*N with an fp32 main-gradient buffer) / (stage >= 2 ? P : 1), plus the
+//   framework's fixed reduce bucket; optimizer 12*N / (stage >= 1 ? P : 1) (fp32 master,
 //   m, v), 0 on the GPU when offloaded; activations per policy (what each layer keeps for its
 //   backward, plus one layer's full working set during backward); attention stash (O and lse
 //   kept by attn_stash / seq_stash); ring buffers (double-buffered blocks of the forward and
 //   backward rings, per ring level, and Ulysses all-to-all buffers); LM head and loss
-//   workspace (logits, fp32 softmax and gradient of one chunk of c / chunks tokens); reserve
+//   workspace (the logits of one chunk of c / chunks tokens and the fp32 buffers of their
+//   shape the framework's loss holds beside them: burst's softmax and gradient); reserve
 //   (CUDA context, framework and allocator fragmentation).
 #pragma once
 
@@ -39,6 +42,7 @@
 
 #include "common/json_reader.hpp"
 #include "common/parallelism.hpp"
+#include "common/strategy_knobs.hpp"
 #include "simulator/attention/attention.hpp"
 #include "simulator/layer_simulation.hpp"
 #include "simulator/models/model.hpp"
@@ -54,21 +58,11 @@ struct TrainingJob {
   int dtype_bytes = 2;   // bf16 parameters and activations
 };
 
-struct CheckpointConfig {
-  CheckpointPolicy policy = CheckpointPolicy::Full;
-  double kept_fraction = 0;  // seq_stash: fraction of the local sequence whose O and lse are kept
-};
-
-struct ZeroConfig {
-  int stage = 3;         // 0: replicated; 1: optimizer sharded; 2: + gradients; 3: + parameters
-  bool offload = false;  // optimizer state and step on the CPU
-};
-
-struct TrainingStrategy {
+// The training knobs (checkpoint, lm_head_chunks, zero: common/strategy_knobs.hpp), the
+// attention strategy, and how the family's framework allocates memory.
+struct TrainingStrategy : TrainingKnobs {
   AttentionStrategy attention;
-  CheckpointConfig checkpoint;
-  int lm_head_chunks = 1;  // 1: the local logits are materialised whole (unfused)
-  ZeroConfig zero;
+  FrameworkMemory memory;  // the family's row (families.hpp); burst's by default
 };
 
 // The family's training defaults as used in practice (docs/strategies.md): the attention

@@ -1,7 +1,8 @@
 // Each family's training defaults as its own framework ships them: the attention preset
 // (strategy_preset) plus the recipe of its row in the family table (attention/families.hpp):
 // what is checkpointed, the LM head fused with the loss over chunks of local tokens or the
-// logits whole, the ZeRO stage. Nothing is offloaded. docs/strategies.md has the sources.
+// logits whole, the ZeRO stage, and how the family's framework allocates memory. Nothing is
+// offloaded. docs/strategies.md has the sources.
 #include <algorithm>
 #include <cmath>
 
@@ -14,12 +15,12 @@ TrainingStrategy training_preset(std::string_view family, const TrainingJob& job
   TrainingStrategy s;
   s.attention = strategy_preset(family, attention_shape(job), topology);
   if (f.training_layout) s.attention.layout = *f.training_layout;
-  s.checkpoint.policy = f.checkpoint;
-  s.checkpoint.kept_fraction = f.kept_fraction;
+  s.checkpoint = f.checkpoint;
   s.lm_head_chunks =
       f.lm_head_chunk_tokens > 0 ? std::max(1, static_cast<int>(std::ceil(local_tokens(job, topology) / f.lm_head_chunk_tokens))) : 1;
   s.zero.stage = f.zero_stage;
   s.zero.offload = false;
+  s.memory = f.memory;
   return s;
 }
 

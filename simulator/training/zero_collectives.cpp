@@ -2,7 +2,9 @@
 //
 // Every GPU trains on its own tokens of the same sequences, so all P GPUs are one data-parallel
 // group for the weights: gradients must be summed over all of them, and what is sharded must be
-// gathered. Per decoder layer of p parameters, e bytes each (bf16 on the wire):
+// gathered. Per decoder layer of p parameters, e bytes each (bf16 on the wire), gradients g
+// bytes each (e, or 4 where the framework reduces its fp32 main gradients: Megatron's
+// grad_reduce_in_fp32 under bf16, docs/strategies.md):
 //   stage 3   forward: all-gather p (the layer's weights); backward: all-gather p again (they
 //             were freed after the forward) and reduce-scatter p gradients;
 //   stage 1-2 forward: all-gather p (the parameters updated by the last step, bucketed per layer
@@ -51,7 +53,11 @@ double collective_bandwidth(const topo::Topology& topology, const CommModel& com
 
 }  // namespace
 
-ZeroTraffic zero_traffic(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
+double gradient_bytes(const TrainingJob& job, const FrameworkMemory& memory) {
+  return memory.fp32_main_grads ? 4.0 : job.dtype_bytes;
+}
+
+ZeroTraffic zero_traffic(const TrainingJob& job, const TrainingStrategy& strategy, const topo::Topology& topology,
                          const CommModel& comm) {
   ZeroTraffic t;
   const int gpus = topology.gpu_count();
@@ -60,15 +66,18 @@ ZeroTraffic zero_traffic(const TrainingJob& job, const ZeroConfig& zero, const t
   t.crosses_nodes = topology.nodes() > 1;
   const ModelSpec& m = job.model;
   const double share = static_cast<double>(gpus - 1) / gpus;
-  const double layer = share * job.dtype_bytes * m.layer_params();
-  const double rest = share * job.dtype_bytes * (m.total_params() - m.layers * m.layer_params());
-  // (forward, backward) collectives per buffer, in units of one ring pass over it.
-  const double forward = zero.stage >= 1 ? 1 : 0;
-  const double backward = zero.stage >= 3 ? 2 : (zero.stage >= 1 ? 1 : 2);
-  t.forward_per_layer = forward * layer;
-  t.backward_per_layer = backward * layer;
-  t.forward_rest = forward * rest;
-  t.backward_rest = backward * rest;
+  const double layer_params = m.layer_params();
+  const double rest_params = m.total_params() - m.layers * layer_params;
+  // Ring passes per phase over the parameters (e bytes) and over the gradients (g bytes).
+  const int stage = strategy.zero.stage;
+  const double forward_params = stage >= 1 ? 1 : 0;
+  const double backward_params = stage >= 3 ? 1 : 0;
+  const double backward_grads = stage >= 1 ? 1 : 2;
+  const double e = job.dtype_bytes, g = gradient_bytes(job, strategy.memory);
+  t.forward_per_layer = share * forward_params * e * layer_params;
+  t.backward_per_layer = share * (backward_params * e + backward_grads * g) * layer_params;
+  t.forward_rest = share * forward_params * e * rest_params;
+  t.backward_rest = share * (backward_params * e + backward_grads * g) * rest_params;
   return t;
 }
 

@@ -40,10 +40,10 @@ TEST_CASE("every framework keeps the plan's ranks and never asks for a knob it l
       if (s.cp > 1 && s.ulysses > 1) CHECK(f.can.ulysses_with_ring);
       if (s.cp > 1) CHECK(std::find(f.can.layouts.begin(), f.can.layouts.end(), s.layout) != f.can.layouts.end());
       if (s.cp > 1) CHECK(std::find(f.can.backwards.begin(), f.can.backwards.end(), s.backward) != f.can.backwards.end());
-      CHECK(std::find(f.can.checkpoints.begin(), f.can.checkpoints.end(), s.checkpoint) != f.can.checkpoints.end());
-      CHECK(std::find(f.can.zero_stages.begin(), f.can.zero_stages.end(), s.zero_stage) != f.can.zero_stages.end());
+      CHECK(std::find(f.can.checkpoints.begin(), f.can.checkpoints.end(), s.checkpoint.policy) != f.can.checkpoints.end());
+      CHECK(std::find(f.can.zero_stages.begin(), f.can.zero_stages.end(), s.zero.stage) != f.can.zero_stages.end());
       if (s.lm_head_chunks > 1) CHECK(f.can.chunked_lm_head);
-      if (s.offload) CHECK(f.can.offload);
+      if (s.zero.offload) CHECK(f.can.offload);
       for (const exporter::Deviation& d : e.deviations) {
         CHECK_FALSE(d.why.empty());
         CHECK(d.asked != d.written);
@@ -57,9 +57,9 @@ TEST_CASE("BurstEngine's 14B 1M plan in Megatron-LM: a flat K,V ring, full recom
   const exporter::Equivalent e = equivalent_in(p, "megatron");
   CHECK(e.strategy.cp == 32);
   CHECK(e.strategy.backward == BackwardMode::KvRing);
-  CHECK(e.strategy.checkpoint == CheckpointPolicy::Full);
+  CHECK(e.strategy.checkpoint.policy == CheckpointPolicy::Full);
   CHECK(e.strategy.lm_head_chunks == 1);
-  CHECK(e.strategy.zero_stage == 3);
+  CHECK(e.strategy.zero.stage == 3);
   CHECK(deviates(e, Knob::Backward));
   CHECK(deviates(e, Knob::Checkpoint));
   CHECK(deviates(e, Knob::LmHead));
@@ -88,17 +88,17 @@ TEST_CASE("a Ulysses x ring plan: Megatron's a2a+p2p keeps it, NeMo and TorchTit
 
 TEST_CASE("nearest checkpoint and ZeRO stage") {
   plan::Plan p = plan::read_plan(kLocal);
-  p.strategy.checkpoint = CheckpointPolicy::SeqStash;
-  p.strategy.kept_fraction = 0.5;
-  p.strategy.zero_stage = 1;
+  p.strategy.checkpoint.policy = CheckpointPolicy::SeqStash;
+  p.strategy.checkpoint.kept_fraction = 0.5;
+  p.strategy.zero.stage = 1;
   // TorchTitan keeps attention outputs (per-op selective): seq_stash -> attn_stash.
-  CHECK(equivalent_in(p, "torchtitan").strategy.checkpoint == CheckpointPolicy::AttnStash);
-  CHECK(equivalent_in(p, "torchtitan").strategy.kept_fraction == 0);
+  CHECK(equivalent_in(p, "torchtitan").strategy.checkpoint.policy == CheckpointPolicy::AttnStash);
+  CHECK(equivalent_in(p, "torchtitan").strategy.checkpoint.kept_fraction == 0);
   // Megatron cannot keep them: full recompute.
-  CHECK(equivalent_in(p, "megatron").strategy.checkpoint == CheckpointPolicy::Full);
+  CHECK(equivalent_in(p, "megatron").strategy.checkpoint.policy == CheckpointPolicy::Full);
   // NeMo has stages 0, 2, 3: stage 1 becomes the nearest that shards at least as much.
-  CHECK(equivalent_in(p, "nemo").strategy.zero_stage == 2);
-  CHECK(equivalent_in(p, "megatron").strategy.zero_stage == 1);
+  CHECK(equivalent_in(p, "nemo").strategy.zero.stage == 2);
+  CHECK(equivalent_in(p, "megatron").strategy.zero.stage == 1);
 }
 
 TEST_CASE("the plan's own strategy re-simulated gives the plan's prediction") {

@@ -79,10 +79,10 @@ inline plan::Plan sample_plan() {
   p.job.memory_budget_bytes = 80 * kGiB;
 
   p.strategy = sample_strategy("burst", RingKind::Double, BackwardMode::QRing);
-  p.strategy.checkpoint = CheckpointPolicy::SeqStash;
-  p.strategy.kept_fraction = 0.5;
+  p.strategy.checkpoint.policy = CheckpointPolicy::SeqStash;
+  p.strategy.checkpoint.kept_fraction = 0.5;
   p.strategy.lm_head_chunks = 64;
-  p.strategy.offload = true;
+  p.strategy.zero.offload = true;
 
   for (int r = 0; r < 16; ++r) p.ranks.push_back({r, r / 8, r % 8});
   for (int node = 0; node < 2; ++node) {

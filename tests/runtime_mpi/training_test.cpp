@@ -63,7 +63,7 @@ std::string temp_state(const std::string& name, int world) {
 plan::Plan zero_plan(int world, int stage, std::int64_t tokens_per_rank = 16) {
   plan::Plan p = training_plan(world, world, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0, 2,
                                "causal", 8, tokens_per_rank);
-  p.strategy.zero_stage = stage;
+  p.strategy.zero.stage = stage;
   return p;
 }
 
@@ -202,8 +202,8 @@ TEST_CASE("a state of another model or run, a bad data path or an unwritable --s
   rt::TrainingOptions missing = options(1, false);
   missing.data = "/nonexistent/corpus";
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, missing), Catch::Contains("/nonexistent/corpus"));
-  plan.strategy.checkpoint = CheckpointPolicy::SeqStash;
-  plan.strategy.kept_fraction = 0.5;
+  plan.strategy.checkpoint.policy = CheckpointPolicy::SeqStash;
+  plan.strategy.checkpoint.kept_fraction = 0.5;
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, options(1, false)),
                     Catch::Contains("plan:/strategy/layout: seq_stash runs on the striped layout only, this plan is zigzag"));
   comm->barrier();

@@ -81,8 +81,8 @@ inline plan::Plan training_plan(int world, int inner, Layout layout, BackwardMod
   m.vocab = 300;
   m.gated_mlp = true;
   m.activation = "silu";
-  p.strategy.checkpoint = policy;
-  p.strategy.kept_fraction = kept;
+  p.strategy.checkpoint.policy = policy;
+  p.strategy.checkpoint.kept_fraction = kept;
   p.strategy.lm_head_chunks = chunks;
   return p;
 }

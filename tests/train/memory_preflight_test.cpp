@@ -12,13 +12,13 @@ TEST_CASE("the least footprint counts kept layer inputs, one layer's working set
   plan::Plan p = test::training_plan(4, 4, Layout::Contiguous, BackwardMode::KvRing, CheckpointPolicy::Full, 0, 1);
   const ModelSpec& m = p.job.model;  // 2 layers, hidden 32, FFN 48, 2 KV heads of 8
   const std::int64_t c = 1000;
-  p.strategy.zero_stage = 0;
+  p.strategy.zero.stage = 0;
   const auto need = rt::minimum_training_memory(p, c, 4);
   REQUIRE(need.size() == 3);
   CHECK(need[0].bytes == 4u * 2 * 1000 * 32);                       // L c hidden
   CHECK(need[1].bytes == 4u * 1000 * std::max(3 * 32 + 2 * 16, 32 + 2 * 48));  // the larger stage
   CHECK(need[2].bytes == static_cast<std::uint64_t>(4 * 2 * m.total_params()));
-  p.strategy.zero_stage = 3;  // parameters and gradients sharded over the 4 ranks
+  p.strategy.zero.stage = 3;  // parameters and gradients sharded over the 4 ranks
   CHECK(rt::minimum_training_memory(p, c, 4)[2].bytes == static_cast<std::uint64_t>(4 * 2 * m.total_params() / 4));
 }
 

@@ -47,7 +47,7 @@ TEST_CASE("time items sum to the step time", "[training][time]") {
 
 TEST_CASE("seq_stash recompute fraction of the attention forward", "[training][time]") {
   const std::int64_t s = 1 << 20;
-  sim::CheckpointConfig ck;
+  CheckpointConfig ck;
   ck.policy = CheckpointPolicy::SeqStash;
   ck.kept_fraction = 0.5;
   // causal: ((1 - f) S)^2 / S^2 = 0.25 at f = 0.5 (up to the diagonal's 1/S)
@@ -106,7 +106,7 @@ TEST_CASE("more HBM bandwidth never makes the optimizer slower", "[training][tim
   const auto job = job_of("burst-7b", 64 * 1024);
   const auto comm = sim::make_cost_models().comm;
   for (int stage : {0, 1, 3}) {
-    sim::ZeroConfig zero;
+    ZeroConfig zero;
     zero.stage = stage;
     double previous = sim::optimizer_seconds(job, zero, with_hbm(t, 0.5e12), *comm);
     for (double bandwidth : {1e12, 2e12, 4e12}) {

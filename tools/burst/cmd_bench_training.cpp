@@ -38,8 +38,8 @@ std::vector<Variant> variants(const plan::Plan& base, const BenchTrainingOptions
   const auto policy = [&](CheckpointPolicy p, double kept) {
     plan::Plan v = base;
     v.strategy.layout = Layout::Striped;
-    v.strategy.checkpoint = p;
-    v.strategy.kept_fraction = kept;
+    v.strategy.checkpoint.policy = p;
+    v.strategy.checkpoint.kept_fraction = kept;
     std::string name = to_string(p);
     if (p == CheckpointPolicy::SeqStash) name += fmt::format(" {:.2f}", kept);
     out.push_back({"checkpoint", name, std::move(v)});

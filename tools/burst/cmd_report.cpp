@@ -44,16 +44,7 @@ planner::Timeline predicted_timeline(const plan::Plan& plan, const topo::Topolog
   const ModelSpec& m = plan.job.model;
   const sim::AttentionShape shape{m.heads, m.kv_heads, m.head_dim, plan.job.seq, plan.job.batch,
                                   plan.job.dtype == "fp32" ? 4 : 2};
-  sim::AttentionStrategy strategy;
-  strategy.name = s.name;
-  strategy.ulysses = s.ulysses;
-  strategy.ring = s.ring;
-  strategy.inner = s.ring == RingKind::Double ? s.inner : 0;
-  strategy.layout = s.layout;
-  strategy.backward = s.backward;
-  strategy.dq_bytes = s.dq_bytes;
-  strategy.dkv_bytes = s.dkv_bytes;
-  strategy.overlap = s.overlap;
+  const sim::AttentionStrategy strategy = planner::attention_strategy(s);
   sim::LayerSimOptions options;
   options.models = sim::make_cost_models();
   sim::LayerRuns runs;

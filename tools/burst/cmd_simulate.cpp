@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/parallelism.hpp"
+#include "common/strategy_knobs.hpp"
 #include "common/units.hpp"
 #include "simulator/engine/chrome_trace.hpp"
 #include "simulator/layer_simulation.hpp"
@@ -25,7 +27,7 @@ struct SimulateOptions {
   std::string engine = "event";
   std::string trace;
   bool json = false;
-  jobs::StrategyOverrides overrides;  // what-if questions of one strategy
+  AttentionKnobOverrides overrides;  // what-if questions of one strategy
 };
 
 // Traces past this size open slowly or not at all in a browser (Perfetto's UI holds the whole
@@ -97,15 +99,25 @@ void add_simulate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--trace", options->trace, "Write a Chrome trace (Perfetto) of the layer to this file");
   cmd->add_flag("--json", options->json, "Print the results as JSON on stdout");
-  cmd->add_option("--layout", options->overrides.layout, "Override the layout")
+  // The overrides: each spelling checked by CLI11, then parsed into its knob.
+  cmd->add_option_function<std::string>(
+         "--layout", [options](const std::string& v) { options->overrides.layout = parse_layout(v, "--layout"); },
+         "Override the layout")
       ->check(CLI::IsMember({"contiguous", "zigzag", "striped"}));
-  cmd->add_option("--backward", options->overrides.backward, "Override the backward mode")
+  cmd->add_option_function<std::string>(
+         "--backward",
+         [options](const std::string& v) { options->overrides.backward = parse_backward_mode(v, "--backward"); },
+         "Override the backward mode")
       ->check(CLI::IsMember({"kv_ring", "q_ring"}));
-  cmd->add_option("--ring", options->overrides.ring, "Override the ring kind")->check(CLI::IsMember({"flat", "double"}));
+  cmd->add_option_function<std::string>(
+         "--ring", [options](const std::string& v) { options->overrides.ring = parse_ring_kind(v, "--ring"); },
+         "Override the ring kind")
+      ->check(CLI::IsMember({"flat", "double"}));
   cmd->add_option("--inner", options->overrides.inner, "Override the double ring's inner size")->check(kAtLeastOne);
   cmd->add_option("--ulysses", options->overrides.ulysses, "Override the Ulysses (head-parallel) degree")
       ->check(kAtLeastOne);
-  cmd->add_flag("--no-overlap", options->overrides.no_overlap, "Disable double buffering (transfers wait for compute)");
+  cmd->add_flag_callback("--no-overlap", [options] { options->overrides.overlap = false; },
+                         "Disable double buffering (transfers wait for compute)");
   cmd->callback([options] { run(*options); });
 }
 
