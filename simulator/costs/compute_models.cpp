@@ -19,25 +19,22 @@
 namespace burst::sim {
 namespace {
 
-double peak_of(const topo::GpuSpec& gpu) {
-  if (!(gpu.peak_bf16_flops > 0)) {
-    throw Error(Problem{"topology", fmt::format("GPU '{}' has no peak FLOP/s", gpu.model), "a positive rate",
-                        "set the GPU's peak (e.g. \"312TFLOPS\") in the topology"});
+// A rate of the GPU the model divides by: refused, naming the field, when not positive.
+double rate_of(const topo::GpuSpec& gpu, double rate, const char* what, const char* example) {
+  if (!(rate > 0)) {
+    throw Error(Problem{"topology", fmt::format("GPU '{}' has no {}", gpu.model, what), "a positive rate",
+                        fmt::format("set the GPU's {} (e.g. \"{}\") in the topology", what, example)});
   }
-  return gpu.peak_bf16_flops;
+  return rate;
+}
+double peak_of(const topo::GpuSpec& gpu) { return rate_of(gpu, gpu.peak_bf16_flops, "peak FLOP/s", "312TFLOPS"); }
+double memory_bandwidth_of(const topo::GpuSpec& gpu) {
+  return rate_of(gpu, gpu.memory_bandwidth_Bps, "memory bandwidth", "2TBps");
 }
 
 double block_tokens(const Task& task) {
   if (task.block_q > 0 && task.block_k > 0) return static_cast<double>(std::min(task.block_q, task.block_k));
   return static_cast<double>(std::max(task.block_q, task.block_k));  // one side known, or 0: none
-}
-
-double memory_bandwidth_of(const topo::GpuSpec& gpu) {
-  if (!(gpu.memory_bandwidth_Bps > 0)) {
-    throw Error(Problem{"topology", fmt::format("GPU '{}' has no memory bandwidth", gpu.model), "a positive rate",
-                        "set the GPU's memory bandwidth (e.g. \"2TBps\") in the topology"});
-  }
-  return gpu.memory_bandwidth_Bps;
 }
 
 // Thread blocks of an attention kernel: one per 128 query rows in the forward, per 128 key

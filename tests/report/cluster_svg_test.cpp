@@ -32,19 +32,23 @@ Counts count(const std::string& svg) {
   return {n("gpu"), n("gpu-idle"), n("ring-flat"), n("ring-intra"), n("ring-inter"), n("ring-elided"), n("ulysses-group")};
 }
 
-// Ring edges whose two ends are both on nodes below `drawn`.
-std::size_t edges_between_drawn(const plan::Plan& p, const std::string& level, int drawn) {
+// Ring edges of `level` ("" for every level) with `ends` (2: both, 1: exactly one) on nodes
+// below `drawn`.
+std::size_t edges_drawn(const plan::Plan& p, const std::string& level, int drawn, int ends) {
   std::map<int, int> node_of;
   for (const auto& r : p.ranks) node_of[r.rank] = r.node;
   std::size_t edges = 0;
   for (const auto& ring : p.rings) {
-    if (ring.level != level) continue;
+    if (!level.empty() && ring.level != level) continue;
     for (std::size_t i = 0; i < ring.order.size(); ++i) {
       const int a = ring.order[i], b = ring.order[(i + 1) % ring.order.size()];
-      edges += node_of.at(a) < drawn && node_of.at(b) < drawn ? 1 : 0;
+      edges += (node_of.at(a) < drawn ? 1 : 0) + (node_of.at(b) < drawn ? 1 : 0) == ends ? 1 : 0;
     }
   }
   return edges;
+}
+std::size_t edges_between_drawn(const plan::Plan& p, const std::string& level, int drawn) {
+  return edges_drawn(p, level, drawn, 2);
 }
 
 }  // namespace
@@ -83,12 +87,17 @@ TEST_CASE("Ulysses x ring: the head-splitting groups are shaded and each member'
 
 TEST_CASE("a 64-GPU cluster draws three nodes in full and elides the rest into one box") {
   const plan::Plan p = golden("plans/a800x8-burst7b-2M.json");
+  REQUIRE(p.strategy.ring == RingKind::Double);
   const std::string svg = planner::svg::cluster_picture(p, true);
   const Counts c = count(svg);
   CHECK(c.gpus == 24);
-  CHECK(c.flat == edges_between_drawn(p, "flat", 3));
-  CHECK(c.flat == 23);
-  CHECK(c.elided == 2);  // rank 23 into the box, rank 63 back to rank 0
+  CHECK(c.intra == edges_between_drawn(p, "intra", 3));
+  CHECK(c.inter == edges_between_drawn(p, "inter", 3));
+  CHECK(c.intra > 0);
+  CHECK(c.inter > 0);
+  // Each edge between a drawn GPU and the box: into it and back out of it.
+  CHECK(c.elided == edges_drawn(p, "", 3, 1));
+  CHECK(c.elided > 0);
   CHECK(svg.find("... 5 more nodes like these") != std::string::npos);
 }
 
