@@ -3,16 +3,18 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <map>
-#include <set>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nccl.h>
 
 #include "common/error.hpp"
@@ -28,19 +30,6 @@ void check_nccl(ncclResult_t status, std::string_view call) {
   if (status == ncclSuccess) return;
   throw Error(Problem{std::string(call), ncclGetErrorString(status), "",
                       "NCCL_DEBUG=WARN says more; check that every rank runs the same plan"});
-}
-
-ncclDataType_t nccl_type(DType t) {
-  switch (t) {
-    case DType::BF16: return ncclBfloat16;
-    case DType::F32: return ncclFloat32;
-    case DType::F64: return ncclFloat64;
-    case DType::I32: return ncclInt32;
-    case DType::I64: return ncclInt64;
-    case DType::U64: return ncclUint64;
-    case DType::Bytes: break;
-  }
-  return ncclUint8;
 }
 
 // Device memory of transfers in flight, reused by size (a ring's blocks are a few sizes).
@@ -110,39 +99,41 @@ struct Transfer final : Request::State {
 };
 
 class NcclCommunicator final : public Communicator {
+  using Clock = std::chrono::steady_clock;
+
  public:
   NcclCommunicator(Communicator& job, const NcclOpLists& lists, int device)
       : Communicator(job.options()), job_(job),
         assembler_(job.rank(), lists.of(job.rank(), NcclPhase::Forward), lists.of(job.rank(), NcclPhase::Backward)) {
-    check_cuda(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
-    const NcclUniqueIdBytes id_bytes = shared_nccl_unique_id(job_);
-    ncclUniqueId id;
-    std::memcpy(&id, id_bytes.data(), sizeof id);
-    ncclComm_t world = nullptr;
-    check_nccl(ncclCommInitRank(&world, job_.size(), id, job_.rank()), "ncclCommInitRank");
-    // Every rank splits the communicators any rank uses, in index order.
-    std::set<int> used;
-    for (const NcclPhase phase : {NcclPhase::WarmUp, NcclPhase::Forward, NcclPhase::Backward}) {
-      for (const NcclOpList& list : lists.all(phase)) {
-        for (const NcclGroup& g : list) used.insert(comm_index(g.comm));
+    // Anything that fails half-way aborts what NCCL already holds before the members go (a
+    // cudaFree in ~StagingPool would otherwise wait on kernels nobody stops).
+    try {
+      init(lists, device);
+    } catch (...) {
+      abort_nccl();
+      for (Lane& lane : lanes_) {
+        if (lane.stream != nullptr) (void)cudaStreamDestroy(lane.stream);
+        lane.stream = nullptr;
       }
+      throw;
     }
-    for (const int index : used) {
-      Lane& lane = lanes_[static_cast<std::size_t>(index)];
-      check_nccl(ncclCommSplit(world, 0, job_.rank(), &lane.comm, nullptr), "ncclCommSplit");
-      check_cuda(cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    }
-    check_nccl(ncclCommDestroy(world), "ncclCommDestroy(world)");
-    warm_up(lists.of(job_.rank(), NcclPhase::WarmUp));
   }
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
+  // Finalize waits until the communicator is quiet everywhere: bounded by the timeout, past
+  // which the communicators are aborted instead.
   ~NcclCommunicator() override {
+    const auto deadline = deadline_from_now();
     for (Lane& lane : lanes_) {
-      if (lane.comm != nullptr && !aborted_) {
-        (void)ncclCommFinalize(lane.comm);
-        (void)ncclCommDestroy(lane.comm);
+      if (lane.comm == nullptr || aborted_) continue;
+      const ncclResult_t finalized = ncclCommFinalize(lane.comm);
+      if ((finalized != ncclSuccess && finalized != ncclInProgress) || !settled(lane.comm, deadline)) {
+        abort_nccl();
+        break;
       }
+    }
+    for (Lane& lane : lanes_) {
+      if (lane.comm != nullptr && !aborted_) (void)ncclCommDestroy(lane.comm);
       if (lane.stream != nullptr) (void)cudaStreamDestroy(lane.stream);
     }
   }
@@ -157,12 +148,15 @@ class NcclCommunicator final : public Communicator {
     records_.clear();
   }
 
-  // Every communicator stops; what is in flight is abandoned (the job is ending).
+  // Every communicator stops; what is in flight is abandoned (the job is ending). Aborted
+  // communicators are freed by NCCL, so they are forgotten here and never called again.
   void abort_nccl() const {
-    if (aborted_) return;
-    aborted_ = true;
-    for (const Lane& lane : lanes_) {
+    if (aborted_.exchange(true)) return;
+    if (world_ != nullptr) (void)ncclCommAbort(world_);
+    world_ = nullptr;
+    for (Lane& lane : lanes_) {
       if (lane.comm != nullptr) (void)ncclCommAbort(lane.comm);
+      lane.comm = nullptr;
     }
   }
 
@@ -201,19 +195,30 @@ class NcclCommunicator final : public Communicator {
   }
 
   bool test(Request::State& state, const Envelope& e) override {
+    require_live(e);
     auto& t = static_cast<Transfer&>(state);
     if (t.group->event == nullptr) {  // the executor waits on a group it never completed: NCCL would hang
       throw backend_error(rank(), e, fmt::format("its NCCL group was never issued: {}", assembler_.incomplete(t.group_index)));
     }
     const Lane& lane = lanes_[static_cast<std::size_t>(t.group->lane)];
     ncclResult_t async = ncclSuccess;
-    check_nccl(ncclCommGetAsyncError(lane.comm, &async), "ncclCommGetAsyncError");
-    if (async != ncclSuccess && async != ncclInProgress) throw backend_error(rank(), e, ncclGetErrorString(async));
+    if (const ncclResult_t r = ncclCommGetAsyncError(lane.comm, &async); r != ncclSuccess) async = r;
+    if (async != ncclSuccess && async != ncclInProgress) {
+      abort_nccl();
+      throw backend_error(rank(), e, fmt::format("NCCL: {}", ncclGetErrorString(async)));
+    }
     const cudaError_t query = cudaEventQuery(t.group->event);
     if (query == cudaErrorNotReady) return false;
-    check_cuda(query, "cudaEventQuery(NCCL group)");
+    if (query != cudaSuccess) {
+      abort_nccl();
+      throw backend_error(rank(), e, fmt::format("CUDA: {}", cudaGetErrorString(query)));
+    }
     if (t.host_destination != nullptr) {
-      check_cuda(cudaMemcpy(t.host_destination, t.staging, t.bytes, cudaMemcpyDeviceToHost), "cudaMemcpy(NCCL receive)");
+      if (const cudaError_t copy = cudaMemcpy(t.host_destination, t.staging, t.bytes, cudaMemcpyDeviceToHost);
+          copy != cudaSuccess) {
+        abort_nccl();
+        throw backend_error(rank(), e, fmt::format("copying the received block to the host: {}", cudaGetErrorString(copy)));
+      }
     }
     pool_.give(t.bytes, t.staging);
     t.done = true;
@@ -226,45 +231,146 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
-  std::unique_ptr<Request::State> post(const Envelope& e, void* host_source, void* host_destination) {
-    const NcclGroupAssembler::Slot slot = assembler_.post(e);
-    const NcclGroup& group = assembler_.group(slot.group);
-    if (records_.size() <= slot.group) records_.resize(slot.group + 1);
-    auto& record = records_[slot.group];
-    if (!record) record = std::make_shared<GroupRecord>(group.ops.size());
-    record->lane = comm_index(group.comm);
-    const std::size_t bytes = e.bytes();
-    void* staging = pool_.take(bytes);
-    if (host_source != nullptr) {
-      check_cuda(cudaMemcpyAsync(staging, host_source, bytes, cudaMemcpyHostToDevice,
-                                 lanes_[static_cast<std::size_t>(record->lane)].stream),
-                 "cudaMemcpyAsync(NCCL send)");
-    }
-    record->buffers[slot.op] = staging;
-    auto transfer = std::make_unique<Transfer>(*this, record, slot.group, staging, bytes, host_destination);
-    for (const std::size_t ready : assembler_.take_ready()) issue(assembler_.group(ready), *records_[ready]);
-    return transfer;
+  [[nodiscard]] Clock::time_point deadline_from_now() const {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options().timeout_s));
   }
 
-  // The whole group in one ncclGroupStart / ncclGroupEnd on its communicator's stream.
+  // Polls a non-blocking communicator until its last call has completed: true when it has,
+  // false on an error or past the deadline.
+  static bool settled(ncclComm_t comm, Clock::time_point deadline) {
+    for (;;) {
+      ncclResult_t state = ncclSuccess;
+      if (ncclCommGetAsyncError(comm, &state) != ncclSuccess) return false;
+      if (state == ncclSuccess) return true;
+      if (state != ncclInProgress || Clock::now() >= deadline) return false;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
+
+  // A call on a non-blocking communicator: accepted when it succeeded or is in progress, then
+  // waited for against the deadline; otherwise every communicator is aborted and the rank
+  // says which call, on which communicator, went wrong.
+  void complete(ncclResult_t status, ncclComm_t comm, Clock::time_point deadline, std::string_view call,
+                std::string_view where) const {
+    if (status == ncclSuccess || status == ncclInProgress) {
+      if (settled(comm, deadline)) return;
+      ncclResult_t state = ncclSuccess;
+      (void)ncclCommGetAsyncError(comm, &state);
+      abort_nccl();
+      throw Error(Problem{fmt::format("rank {}: {} on the {}", rank(), call, where),
+                          state == ncclInProgress ? fmt::format("did not complete within {} s", options().timeout_s)
+                                                  : std::string(ncclGetErrorString(state)),
+                          "", "a rank did not start or stalled, or NCCL cannot connect (NCCL_DEBUG=INFO says more)"});
+    }
+    abort_nccl();
+    throw Error(Problem{fmt::format("rank {}: {} on the {}", rank(), call, where), ncclGetErrorString(status), "",
+                        "NCCL_DEBUG=WARN says more; check that every rank runs the same plan"});
+  }
+
+  void require_live(const Envelope& e) const {
+    if (aborted_) throw backend_error(rank(), e, "the NCCL communicators were aborted after an earlier failure");
+  }
+
+  void init(const NcclOpLists& lists, int device) {
+    // The rings keep several communicators in flight on one device; NCCL orders their kernels
+    // as the host issues them only with implicit launch order (NCCL >= 2.26), which the op
+    // lists' deadlock check assumes (nccl_op_list.hpp). A user's own setting is kept.
+    ::setenv("NCCL_LAUNCH_ORDER_IMPLICIT", "1", 0);
+    int version = 0;
+    check_nccl(ncclGetVersion(&version), "ncclGetVersion");
+    if (version < 22600) {
+      throw Error(Problem{"--transport nccl", fmt::format("NCCL {} is loaded", version), "NCCL 2.26 or later",
+                          "overlapping rings need NCCL_LAUNCH_ORDER_IMPLICIT; install a newer NCCL"});
+    }
+    check_cuda(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
+    const NcclUniqueIdBytes id_bytes = shared_nccl_unique_id(job_);
+    ncclUniqueId id;
+    std::memcpy(&id, id_bytes.data(), sizeof id);
+    // Non-blocking communicators: initialisation, splits, group launches and finalisation all
+    // return at once and are polled against the deadline, so no NCCL call waits for ever on a
+    // rank that never comes.
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    const auto deadline = deadline_from_now();
+    complete(ncclCommInitRankConfig(&world_, job_.size(), id, job_.rank(), &config), world_, deadline,
+             "ncclCommInitRankConfig", "job");
+    // Every rank splits the communicators any rank uses, in index order.
+    std::map<int, NcclComm> used;
+    for (const NcclPhase phase : {NcclPhase::WarmUp, NcclPhase::Forward, NcclPhase::Backward}) {
+      for (const NcclOpList& list : lists.all(phase)) {
+        for (const NcclGroup& g : list) used.emplace(comm_index(g.comm), g.comm);
+      }
+    }
+    for (const auto& [index, comm] : used) {
+      Lane& lane = lanes_[static_cast<std::size_t>(index)];
+      const ncclResult_t split = ncclCommSplit(world_, 0, job_.rank(), &lane.comm, &config);
+      complete(split, lane.comm != nullptr ? lane.comm : world_, deadline, "ncclCommSplit", to_string(comm));
+      check_cuda(cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    }
+    complete(ncclCommFinalize(world_), world_, deadline, "ncclCommFinalize", "job");
+    check_nccl(ncclCommDestroy(world_), "ncclCommDestroy(world)");
+    world_ = nullptr;
+    warm_up(lists.of(job_.rank(), NcclPhase::WarmUp));
+  }
+
+  std::unique_ptr<Request::State> post(const Envelope& e, void* host_source, void* host_destination) {
+    require_live(e);
+    const NcclGroupAssembler::Slot slot = assembler_.post(e);
+    // From here the assembler counts the op as posted: a failure must stop NCCL, or a later
+    // group could go out with this op's buffer missing.
+    try {
+      const NcclGroup& group = assembler_.group(slot.group);
+      if (records_.size() <= slot.group) records_.resize(slot.group + 1);
+      auto& record = records_[slot.group];
+      if (!record) record = std::make_shared<GroupRecord>(group.ops.size());
+      record->lane = comm_index(group.comm);
+      const std::size_t bytes = e.bytes();
+      void* staging = pool_.take(bytes);
+      if (host_source != nullptr) {
+        check_cuda(cudaMemcpyAsync(staging, host_source, bytes, cudaMemcpyHostToDevice,
+                                   lanes_[static_cast<std::size_t>(record->lane)].stream),
+                   "cudaMemcpyAsync(NCCL send)");
+      }
+      record->buffers[slot.op] = staging;
+      auto transfer = std::make_unique<Transfer>(*this, record, slot.group, staging, bytes, host_destination);
+      for (const std::size_t ready : assembler_.take_ready()) issue(assembler_.group(ready), *records_[ready]);
+      return transfer;
+    } catch (...) {
+      abort_nccl();
+      throw;
+    }
+  }
+
+  // The whole group in one ncclGroupStart / ncclGroupEnd on its communicator's stream, bytes as
+  // bytes (a point-to-point transfer does not read its type, and NCCL does not check that the
+  // two sides agree on one), then an event that says when it is done.
   void issue(const NcclGroup& group, GroupRecord& record) {
     const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(group.comm))];
+    const std::string where = fmt::format("{} (step {})", to_string(group.comm), group.step);
+    cudaEvent_t event = nullptr;
+    check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     check_nccl(ncclGroupStart(), "ncclGroupStart");
     for (std::size_t o = 0; o < group.ops.size(); ++o) {
       const NcclOp& op = group.ops[o];
-      const std::size_t count = op.bytes / dtype_size(op.dtype);
-      const ncclResult_t status = op.direction == NcclDirection::Send
-                                      ? ncclSend(record.buffers[o], count, nccl_type(op.dtype), op.peer, lane.comm, lane.stream)
-                                      : ncclRecv(record.buffers[o], count, nccl_type(op.dtype), op.peer, lane.comm, lane.stream);
-      if (status != ncclSuccess) {
-        (void)ncclGroupEnd();
-        check_nccl(status, fmt::format("{} ({} rank {})", op.direction == NcclDirection::Send ? "ncclSend" : "ncclRecv",
-                                       describe_payload(op), op.peer));
+      const bool send = op.direction == NcclDirection::Send;
+      const ncclResult_t status = send ? ncclSend(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream)
+                                       : ncclRecv(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream);
+      if (status != ncclSuccess && status != ncclInProgress) {
+        (void)ncclGroupEnd();  // what was added may launch: only an abort stops it
+        (void)cudaEventDestroy(event);
+        complete(status, lane.comm, deadline_from_now(),
+                 fmt::format("{} ({} rank {})", send ? "ncclSend" : "ncclRecv", describe_payload(op), op.peer), where);
       }
     }
-    check_nccl(ncclGroupEnd(), "ncclGroupEnd");
-    check_cuda(cudaEventCreateWithFlags(&record.event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    check_cuda(cudaEventRecord(record.event, lane.stream), "cudaEventRecord(NCCL group)");
+    const ncclResult_t ended = ncclGroupEnd();
+    if (ended != ncclSuccess && ended != ncclInProgress) (void)cudaEventDestroy(event);
+    complete(ended, lane.comm, deadline_from_now(), "ncclGroupEnd", where);
+    if (const cudaError_t recorded = cudaEventRecord(event, lane.stream); recorded != cudaSuccess) {
+      (void)cudaEventDestroy(event);  // never recorded: it would read as complete
+      abort_nccl();
+      check_cuda(recorded, "cudaEventRecord(NCCL group)");
+    }
+    record.event = event;
   }
 
   // One element each way with every peer of every communicator, then wait for all of it, so
@@ -273,27 +379,36 @@ class NcclCommunicator final : public Communicator {
     std::vector<std::unique_ptr<GroupRecord>> records;
     for (const NcclGroup& group : groups) {
       auto& record = records.emplace_back(std::make_unique<GroupRecord>(group.ops.size()));
+      const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(group.comm))];
       for (std::size_t o = 0; o < group.ops.size(); ++o) {
         record->buffers[o] = pool_.take(group.ops[o].bytes);
-        check_cuda(cudaMemset(record->buffers[o], 0, group.ops[o].bytes), "cudaMemset(NCCL warm-up)");
+        check_cuda(cudaMemsetAsync(record->buffers[o], 0, group.ops[o].bytes, lane.stream), "cudaMemsetAsync(NCCL warm-up)");
       }
       issue(group, *record);
     }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(options().timeout_s);
+    const auto deadline = deadline_from_now();
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(groups[g].comm))];
       for (;;) {
         ncclResult_t async = ncclSuccess;
-        check_nccl(ncclCommGetAsyncError(lane.comm, &async), "ncclCommGetAsyncError");
-        if (async != ncclSuccess && async != ncclInProgress) check_nccl(async, "NCCL warm-up");
+        if (const ncclResult_t r = ncclCommGetAsyncError(lane.comm, &async); r != ncclSuccess) async = r;
+        if (async != ncclSuccess && async != ncclInProgress) {
+          abort_nccl();
+          check_nccl(async, "NCCL warm-up");
+        }
         const cudaError_t query = cudaEventQuery(records[g]->event);
         if (query == cudaSuccess) break;
-        if (query != cudaErrorNotReady) check_cuda(query, "cudaEventQuery(NCCL warm-up)");
-        if (std::chrono::steady_clock::now() > deadline) {
+        if (query != cudaErrorNotReady) {
+          abort_nccl();
+          check_cuda(query, "cudaEventQuery(NCCL warm-up)");
+        }
+        if (Clock::now() > deadline) {
+          std::vector<int> peers;
+          for (const NcclOp& op : groups[g].ops) peers.push_back(op.peer);
           abort_nccl();
           throw Error(Problem{fmt::format("rank {}: NCCL warm-up on the {}", rank(), to_string(groups[g].comm)),
-                              fmt::format("the exchange with rank {} did not complete within {} s", groups[g].ops.front().peer,
-                                          options().timeout_s),
+                              fmt::format("the exchange with rank(s) {} did not complete within {} s",
+                                          fmt::join(peers, ", "), options().timeout_s),
                               "", "a rank did not start, or NCCL cannot connect (NCCL_DEBUG=INFO shows the transports)"});
         }
         std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -304,10 +419,13 @@ class NcclCommunicator final : public Communicator {
 
   Communicator& job_;
   NcclGroupAssembler assembler_;
-  std::array<Lane, kNcclCommCount> lanes_{};
+  // One host thread per device issues every NCCL call of this rank (NCCL makes racing launch
+  // threads fatal); aborted_ is atomic because abort_backend may come from a watchdog.
+  mutable ncclComm_t world_ = nullptr;  // only during construction
+  mutable std::array<Lane, kNcclCommCount> lanes_{};
   std::vector<std::shared_ptr<GroupRecord>> records_;  // [group] of the current pass
   StagingPool pool_;
-  mutable bool aborted_ = false;
+  mutable std::atomic<bool> aborted_ = false;
 };
 
 Transfer::~Transfer() {

@@ -13,9 +13,11 @@
 // or intra and inter, the Ulysses group), split from one made with rank 0's unique id
 // (nccl_bootstrap.hpp), each with its own stream: NCCL runs the groups of one communicator one
 // after another, so rings that must be in flight together need one each. Every rank splits the
-// same ones, in the same order (the union over all ranks' lists). A warm-up exchange with
-// every peer, both directions in one group, opens NCCL's lazy connections before anything is
-// timed.
+// same ones, in the same order (the union over all ranks' lists). They are non-blocking, so
+// every NCCL call (init, split, group end, finalize) is polled against the timeout, and
+// NCCL_LAUNCH_ORDER_IMPLICIT orders their kernels as the host issues them (NCCL >= 2.26). A
+// warm-up exchange with every peer, both directions in one group, opens NCCL's lazy
+// connections before anything is timed. Any failure aborts every communicator, for good.
 //
 // Memory. The executor's buffers are host memory (the CUDA kernels stage their inputs per
 // block pair, cuda_attention_kernels.hpp), so a send is copied to device staging on its

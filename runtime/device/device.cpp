@@ -55,7 +55,11 @@ std::string nccl_build_version() { return nccl_version(); }
 std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists) {
   const GpuProbe probe = probe_gpus();
   if (probe.count == 0) (void)choose_device("cuda", probe, "--transport nccl");  // throws, saying why
-  return gpu::make_nccl_communicator(job, lists, job.local_rank() % probe.count);
+  if (job.local_size() > probe.count) {  // NCCL refuses one device as two ranks, late and obscurely
+    throw Error(Problem{"--transport nccl", fmt::format("{} ranks on this node share {} GPU(s)", job.local_size(), probe.count),
+                        "at most one rank per GPU", "start as many ranks per node as it has GPUs (burst launch prints the line)"});
+  }
+  return gpu::make_nccl_communicator(job, lists, job.local_rank());
 }
 #else
 std::string nccl_build_version() { return ""; }
