@@ -108,10 +108,22 @@ ComputeCalibration hopper(const std::string& pattern) {
   return c;
 }
 
+// The local topology's CPU ranks: Ampere's curves until `burst calibrate` measures their own,
+// but nothing of a GPU's launch, thread blocks or communication kernels (a BLAS call on a CPU
+// core has no launch gap to speak of, no SMs to fill, and MPI takes no core from it).
+ComputeCalibration cpu_ranks() {
+  ComputeCalibration c = ampere();
+  c.gpu = topo::kLocalGpuModel;
+  c.launch_gap_s = 0;
+  c.multiprocessors = 0;
+  c.comm_ctas = 0;
+  return c;
+}
+
 // The published numbers only (docs/cost-models.md).
 Calibration built_in_calibration() {
   Calibration c;
-  c.compute = {ampere(), hopper("H100"), hopper("H200"), hopper("H800")};
+  c.compute = {ampere(), hopper("H100"), hopper("H200"), hopper("H800"), cpu_ranks()};
   // By topo::LinkKind: nvlink, pcie, inter-socket, shm, network.
   c.link_efficiency = {0.658, 0.80, 0.70, 1.0, 0.984};
   // By topo::PathClass: NVL, SHM, PIX, PXB, PHB, SYS, NET.
@@ -213,11 +225,12 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       if (given[plain] && !given[masked]) it->kernels[masked] = it->kernels[plain];
     }
     if (const auto sms = reader.number(entry, at, "multiprocessors", false)) {
-      if (*sms >= 1 && *sms <= 1024 && *sms == std::floor(*sms)) {
+      if (*sms >= 0 && *sms <= 1024 && *sms == std::floor(*sms)) {
         it->multiprocessors = static_cast<int>(*sms);
       } else {
         reader.problem(JsonReader::child(at, "multiprocessors"), fmt::format("{} multiprocessors", *sms),
-                       "a whole number from 1 to 1024", "an A100 has 108, an H100 SXM 132");
+                       "a whole number from 0 (not a GPU: no thread-block model) to 1024",
+                       "an A100 has 108, an H100 SXM 132");
       }
     }
     for (const auto& [key, field] : {std::pair{"curve_ctas", &ComputeCalibration::curve_ctas},
@@ -233,7 +246,7 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
         }
       }
     }
-    if (it->comm_ctas >= it->multiprocessors) {
+    if (it->multiprocessors > 0 && it->comm_ctas >= it->multiprocessors) {
       reader.problem(JsonReader::child(at, "comm_ctas"),
                      fmt::format("{} of {} multiprocessors held by communication", it->comm_ctas, it->multiprocessors),
                      "fewer than the multiprocessors");
@@ -258,7 +271,7 @@ std::size_t curve_index(KernelKind kernel, bool masked) {
 }
 
 double ComputeCalibration::parallelism(double ctas, bool masked) const {
-  if (ctas <= 0) return 1;
+  if (ctas <= 0 || multiprocessors <= 0) return 1;
   const auto occupancy = [&](double n) { return masked ? n / (n + tail_ctas_per_sm) : n / std::ceil(n); };
   return std::min(1.0, occupancy(ctas / multiprocessors) / occupancy(curve_ctas / multiprocessors));
 }
@@ -292,9 +305,9 @@ Calibration default_calibration() {
   if (local.empty()) return c;
   // The whole file is checked (errors name it), but only the local ranks' curves are taken.
   const Calibration file = apply_calibration(built_in_calibration(), read_json_file(local), local);
-  const auto it = std::find_if(file.compute.begin(), file.compute.end(),
-                               [](const ComputeCalibration& e) { return e.gpu == topo::kLocalGpuModel; });
-  if (it != file.compute.end()) c.compute.push_back(*it);
+  const auto is_local = [](const ComputeCalibration& e) { return e.gpu == topo::kLocalGpuModel; };
+  const auto measured = std::find_if(file.compute.begin(), file.compute.end(), is_local);
+  if (measured != file.compute.end()) *std::find_if(c.compute.begin(), c.compute.end(), is_local) = *measured;
   return c;
 }
 

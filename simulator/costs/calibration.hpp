@@ -57,7 +57,7 @@ struct ComputeCalibration {
   std::string gpu = "*";  // substring of GpuSpec::model, or "*"
   std::array<EfficiencyCurve, kKernelCurves> kernels;  // indexed by curve_index()
   double launch_gap_s = 0;
-  int multiprocessors = 108;
+  int multiprocessors = 108;  // 0: not a GPU (the local CPU ranks): no thread-block or overlap model
   double curve_ctas = 2048;
   double tail_ctas_per_sm = 2;
   // Multiprocessors the communication kernels hold while a GPU's transfers are in flight:

@@ -64,7 +64,7 @@ class RooflineModel final : public ComputeModel {
   }
   [[nodiscard]] double overlap_slowdown(const topo::GpuSpec& gpu) const override {
     const ComputeCalibration& c = calibration_.compute_for(gpu.model);
-    return c.multiprocessors / (c.multiprocessors - c.comm_ctas);
+    return c.multiprocessors > 0 ? c.multiprocessors / (c.multiprocessors - c.comm_ctas) : 1.0;
   }
 
  private:

@@ -193,7 +193,7 @@ TEST_CASE("a calibration sets launch gaps and parallelism; a measured kernel ser
         c.compute_for("*").kernels[curve_index(KernelKind::AttentionBackward, true)].points);
   const Json bad = parse_json_text(R"({
     "schema": "burst.calibration/1",
-    "compute": [{"gpu": "MI300", "launch_gap": "5ms", "multiprocessors": 0}]})", "bad.json");
+    "compute": [{"gpu": "MI300", "launch_gap": "5ms", "multiprocessors": 2000}]})", "bad.json");
   try {
     (void)apply_calibration(default_calibration(), bad, "bad.json");
     FAIL("expected an error");
@@ -252,4 +252,16 @@ TEST_CASE("the default calibration round-trips through its JSON form and a file"
 TEST_CASE("a missing calibration file is an error naming the file") {
   CHECK_THROWS_WITH(make_cost_models("roofline", "calibrated", "no/such/calibration.json"),
                     Catch::Contains("no/such/calibration.json"));
+}
+
+TEST_CASE("the local CPU ranks have no GPU launch, thread-block or overlap model") {
+  const Calibration calibration = default_calibration();
+  const ComputeCalibration& cpu = calibration.compute_for("cpu-rank");
+  CHECK(cpu.gpu == "cpu-rank");
+  CHECK(cpu.multiprocessors == 0);
+  CHECK(cpu.launch_gap_s == 0);
+  CHECK(cpu.parallelism(5, true) == 1);
+  const CostModels m = make_cost_models(calibration);
+  CHECK(m.compute->overlap_slowdown(test::test_gpu("cpu-rank")) == 1);
+  CHECK(m.compute->overlap_slowdown(test::test_gpu("A100-SXM4-80GB")) > 1);
 }
