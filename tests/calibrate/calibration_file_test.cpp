@@ -41,7 +41,9 @@ TEST_CASE("the calibration file has every measured local field, positive") {
   const Json& compute = doc["compute"];
   REQUIRE(compute.size() == 1);
   CHECK(compute[0]["gpu"] == "cpu-rank");
-  for (const char* kernel : {"attn_fwd", "attn_bwd", "gemm"}) CHECK(compute[0][kernel].size() == 3);
+  for (const char* kernel : {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked", "gemm"}) {
+    CHECK(compute[0][kernel].size() == 3);
+  }
 }
 
 TEST_CASE("the local topology built from the file reports the measured speeds") {
@@ -71,6 +73,12 @@ TEST_CASE("the default cost calibration adopts the file's cpu-rank curves, and o
     CHECK(curve.points[i].first == fwd[i][0].get<double>());
     CHECK(curve.points[i].second == fwd[i][1].get<double>());
   }
+  // The causal measurements are the masked blocks' curve.
+  const Json& masked = doc["compute"][0]["attn_fwd_masked"];
+  const sim::EfficiencyCurve& masked_curve =
+      with.compute_for("cpu-rank").kernels[sim::curve_index(sim::KernelKind::AttentionForward, true)];
+  REQUIRE(masked_curve.points.size() == masked.size());
+  CHECK(masked_curve.points.back().second == masked.back()[1].get<double>());
   CHECK(with.compute_for("H100-SXM5-80GB").kernels[0].points == without.compute_for("H100").kernels[0].points);
   CHECK(with.compute_for("A800-SXM4-80GB").kernels[0].points == without.compute_for("*").kernels[0].points);
 }

@@ -5,7 +5,8 @@
 // layout). Every rank measures at once, as every rank computes at once in a run, and rank 0
 // writes a "burst.calibration/1" file (docs/runtime-calibration.md):
 //   local.compute_flops_per_rank     the fastest kernel measured (FLOP/s per rank)
-//   compute[gpu = "cpu-rank"]        attn_fwd, attn_bwd, gemm: speed per block size / that peak
+//   compute[gpu = "cpu-rank"]        attn_fwd, attn_bwd (full mask), attn_fwd_masked,
+//                                    attn_bwd_masked (causal), gemm: speed per block size / that peak
 //   local.intra_* / inter_*          ping-pong between ranks 0 and 1 (same node) and ranks 0
 //                                    and K (next node); a layout without such a pair keeps
 //                                    the default and says so
@@ -123,18 +124,20 @@ double peak_of(const Measured& m) {
   return peak;
 }
 
-// Per kernel, [block, efficiency] points: the speed over both masks of a block size (their
-// FLOPs over their seconds: a ring step mixes diagonal and full blocks) / the peak, rounded to
-// 3 decimals and kept above 0 (a calibration file's efficiencies lie in (0, 1]).
+// Per curve, [block, efficiency] points: the speed of a block size / the peak, rounded to 3
+// decimals and kept above 0 (a calibration file's efficiencies lie in (0, 1]). Attention on the
+// full mask gives attn_fwd / attn_bwd, on the causal mask (a diagonal block, partly allowed)
+// attn_fwd_masked / attn_bwd_masked: the simulator prices a ring step's blocks on the curve of
+// their own kind (docs/cost-models.md).
 Json curves(const Measured& m, double peak) {
-  std::map<std::string, std::map<std::int64_t, std::pair<double, double>>> sums;  // kernel -> block -> (flops, s)
+  std::map<std::string, std::map<std::int64_t, std::pair<double, double>>> sums;  // curve -> block -> (flops, s)
   for (const auto& k : m.kernels) {
-    auto& [flops, seconds] = sums[k.kernel][k.block];
+    auto& [flops, seconds] = sums[k.mask == "causal" ? k.kernel + "_masked" : k.kernel][k.block];
     flops += k.flops;
     seconds += k.seconds;
   }
   Json entry = {{"gpu", topo::kLocalGpuModel}};
-  for (const char* kernel : {"attn_fwd", "attn_bwd", "gemm"}) {
+  for (const char* kernel : {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked", "gemm"}) {
     Json points = Json::array();
     for (const auto& [block, fs] : sums[kernel]) {
       const double efficiency = std::clamp(std::round(fs.first / fs.second / peak * 1000) / 1000, 0.001, 1.0);
