@@ -224,22 +224,25 @@ class PassBuilder {
     if (o + 1 < g_.outer && (pass_.overlap ? i == 0 : last_inner_step)) outer_hops(o);
   }
 
-  // The allowed pairs of every rank's block at this step are looked up first, in a loop of
-  // independent loads: the R x R table (8 MB for R = 1024) is read across rows, a cache miss
-  // per rank, and here the misses overlap instead of each stalling the task-building loop.
+  // The allowed pairs and the shape of every rank's block at this step are looked up first, in
+  // a loop of independent loads: the R x R tables (8 MB and 1 MB for R = 1024) are read across
+  // rows, cache misses per rank, and here the misses overlap instead of each stalling the
+  // task-building loop.
   void computes(int t, int o, int i) {
     step_blocks_.resize(at(g_.ring));
     step_pairs_.resize(at(g_.ring));
+    step_shapes_.resize(at(g_.ring));
     for (int k = 0; k < g_.ring; ++k) {
       const int n = k / g_.inner, l = k - n * g_.inner;
       const int b = wrap(n - o, g_.outer) * g_.inner + wrap(l - i, g_.inner);  // block_at(k, t)
       step_blocks_[at(k)] = b;
       step_pairs_[at(k)] = pairs(k, b);
+      step_shapes_[at(k)] = shape(k, b);
     }
     for (int k = 0; k < g_.ring; ++k) {
       const int b = step_blocks_[at(k)];
       const std::int64_t p = step_pairs_[at(k)];
-      const BlockShape block = p == 0 ? BlockShape{} : shape(k, b);
+      const BlockShape& block = step_shapes_[at(k)];
       const double epilogue = static_cast<double>(block.rows) * pass_.epilogue_bytes_per_row +
                               static_cast<double>(block.columns) * pass_.epilogue_bytes_per_column;
       for (int j = 0; j < g_.ulysses; ++j) {
@@ -370,7 +373,8 @@ class PassBuilder {
   std::vector<int> acc_at_;         // per owner: world rank holding the accumulator (-1: none yet)
   Ids deps_;                        // scratch, reused for every task
   std::vector<int> step_blocks_;    // scratch of computes(): per ring position, its block at the step
-  std::vector<std::int64_t> step_pairs_;  //   and the allowed pairs there
+  std::vector<std::int64_t> step_pairs_;  //   the allowed pairs there
+  std::vector<BlockShape> step_shapes_;   //   and the block's shape (rows 0 where nothing is allowed)
 };
 
 }  // namespace

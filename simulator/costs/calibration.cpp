@@ -233,11 +233,16 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
                        "an A100 has 108, an H100 SXM 132");
       }
     }
-    for (const auto& [key, field] : {std::pair{"curve_ctas", &ComputeCalibration::curve_ctas},
-                                     std::pair{"tail_ctas_per_sm", &ComputeCalibration::tail_ctas_per_sm},
-                                     std::pair{"comm_ctas", &ComputeCalibration::comm_ctas}}) {
+    // Each field with whether 0 is allowed (comm_ctas 0: overlap is free).
+    struct CountField {
+      const char* key;
+      double ComputeCalibration::*field;
+      bool zero_allowed;
+    };
+    for (const auto& [key, field, zero_allowed] : {CountField{"curve_ctas", &ComputeCalibration::curve_ctas, false},
+                                                   CountField{"tail_ctas_per_sm", &ComputeCalibration::tail_ctas_per_sm, false},
+                                                   CountField{"comm_ctas", &ComputeCalibration::comm_ctas, true}}) {
       if (const auto v = reader.number(entry, at, key, false)) {
-        const bool zero_allowed = field == &ComputeCalibration::comm_ctas;  // 0: overlap is free
         if (std::isfinite(*v) && (*v > 0 || (zero_allowed && *v == 0)) && *v <= 1e9) {
           (*it).*field = *v;
         } else {
