@@ -23,6 +23,11 @@ void gemm(float alpha, ConstMatRef a, Op op_a, ConstMatRef b, Op op_b, float bet
               to_blasint(a.ld), b.data, to_blasint(b.ld), beta, c.data, to_blasint(c.ld));
 }
 
+void gemm(const GemmShape& shape, const float* a, const float* b, float* c) {
+  gemm(shape.alpha, {a, shape.a_rows(), shape.a_cols(), shape.lda}, shape.op_a, {b, shape.b_rows(), shape.b_cols(), shape.ldb},
+       shape.op_b, shape.beta, {c, shape.m, shape.n, shape.ldc});
+}
+
 void single_threaded_blas() {
   if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }

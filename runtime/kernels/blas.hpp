@@ -9,14 +9,15 @@
 // the runtime owns the cores it runs on.
 #pragma once
 
+#include "runtime/kernels/gemm_shape.hpp"
 #include "runtime/kernels/tensor.hpp"
 
 namespace burst::rt {
 
-enum class Op : std::uint8_t { None, Transpose };
-
 // op(A) is m x k, op(B) is k x n, C is m x n (checked in debug builds).
 void gemm(float alpha, ConstMatRef a, Op op_a, ConstMatRef b, Op op_b, float beta, MatRef c);
+// The same product described as data (gemm_shape.hpp), as the GPU runs it.
+void gemm(const GemmShape& shape, const float* a, const float* b, float* c);
 
 // 2 m n k: the FLOPs of one gemm.
 [[nodiscard]] inline double gemm_flops(std::int64_t m, std::int64_t n, std::int64_t k) {

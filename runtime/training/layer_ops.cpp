@@ -16,11 +16,6 @@
 namespace burst::rt {
 namespace {
 
-ConstMatRef matrix(std::span<const float> s, std::int64_t rows, std::int64_t cols) {
-  return {s.data(), rows, cols, cols};
-}
-MatRef matrix(std::span<float> s, std::int64_t rows, std::int64_t cols) { return {s.data(), rows, cols, cols}; }
-
 void check_linear(Problems& p, std::string_view call, std::size_t x, std::int64_t rows, std::int64_t in, std::size_t w,
                   std::int64_t out) {
   check_at_least(p, call, "rows", rows, 0);
@@ -88,7 +83,7 @@ void linear_forward(std::span<const float> x, std::int64_t rows, std::int64_t in
   check_size(problems, "linear_forward", "y", y.size(), rows * out, "rows * out");
   problems.throw_if_any();
   if (rows == 0) return;
-  gemm(1.0f, matrix(x, rows, in), Op::None, matrix(w, in, out), Op::None, 0.0f, matrix(y, rows, out));
+  gemm(linear_forward_gemm(rows, in, out), x.data(), w.data(), y.data());
 }
 
 void linear_backward(std::span<const float> x, std::int64_t rows, std::int64_t in, std::span<const float> w,
@@ -101,9 +96,8 @@ void linear_backward(std::span<const float> x, std::int64_t rows, std::int64_t i
   check_size(problems, "linear_backward", "dw", dw.size(), in * out, "in * out");
   problems.throw_if_any();
   if (rows == 0) return;
-  gemm(1.0f, matrix(dy, rows, out), Op::None, matrix(w, in, out), Op::Transpose, accumulate_dx ? 1.0f : 0.0f,
-       matrix(dx, rows, in));
-  gemm(1.0f, matrix(x, rows, in), Op::Transpose, matrix(dy, rows, out), Op::None, 1.0f, matrix(dw, in, out));
+  gemm(linear_input_grad_gemm(rows, in, out, accumulate_dx), dy.data(), w.data(), dx.data());
+  gemm(linear_weight_grad_gemm(rows, in, out), x.data(), dy.data(), dw.data());
 }
 
 void rms_norm_forward(std::span<const float> x, std::span<const float> gain, std::int64_t rows, std::int64_t dim,

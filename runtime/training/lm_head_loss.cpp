@@ -48,8 +48,7 @@ void check_inputs(Problems& p, std::string_view call, std::size_t z, std::int64_
 // logits [rows, vocab] = z [rows, hidden] W [hidden, vocab].
 void compute_logits(const float* z, std::int64_t rows, std::int64_t hidden, std::span<const float> w,
                     std::int64_t vocab, float* logits) {
-  gemm(1.0f, {z, rows, hidden, hidden}, Op::None, {w.data(), hidden, vocab, vocab}, Op::None, 0.0f,
-       {logits, rows, vocab, vocab});
+  gemm(linear_forward_gemm(rows, hidden, vocab), z, w.data(), logits);
 }
 
 // log sum_v exp(row[v]), max-subtracted, summed in double.
@@ -87,9 +86,8 @@ void to_dlogits(float* logits, std::span<const std::int32_t> targets, std::int64
 // dz [rows, hidden] = dl W^T (overwritten); dW += z^T dl.
 void backward_gemms(const float* z, std::int64_t rows, std::int64_t hidden, std::span<const float> w,
                     std::int64_t vocab, const float* dl, float* dz, std::span<float> dw) {
-  const ConstMatRef dl_mat{dl, rows, vocab, vocab};
-  gemm(1.0f, dl_mat, Op::None, {w.data(), hidden, vocab, vocab}, Op::Transpose, 0.0f, {dz, rows, hidden, hidden});
-  gemm(1.0f, {z, rows, hidden, hidden}, Op::Transpose, dl_mat, Op::None, 1.0f, {dw.data(), hidden, vocab, vocab});
+  gemm(linear_input_grad_gemm(rows, hidden, vocab, false), dl, w.data(), dz);
+  gemm(linear_weight_grad_gemm(rows, hidden, vocab), z, dl, dw.data());
 }
 
 }  // namespace

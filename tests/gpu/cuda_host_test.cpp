@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
+#include "runtime/cuda/cublaslt_gemm.hpp"
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/flash_attention.hpp"
@@ -58,4 +59,33 @@ TEST_CASE("every attention kernel's shared memory fits sm_80") {
   CHECK(BackwardDqSmem<128>::bytes <= kMaxSharedBytesSm80);
   CHECK(ForwardSmem<64>::k % 16 == 0);  // cp.async and ldmatrix need 16-byte aligned tiles
   CHECK(BackwardKvSmem<64, true>::k_positions % 16 == 0);
+}
+
+TEST_CASE("cuBLASLt products: the recommended workspace, pointer alignment and argument checks") {
+  CHECK(rt::gpu::recommended_gemm_workspace(8) == 4u << 20);
+  CHECK(rt::gpu::recommended_gemm_workspace(9) == 32u << 20);
+  CHECK(rt::gpu::recommended_gemm_workspace(10) == 32u << 20);
+
+  alignas(256) static std::uint16_t buffer[512];
+  CHECK(rt::gpu::pointer_alignment(buffer) == 256);
+  CHECK(rt::gpu::pointer_alignment(buffer + 1) == 2);
+  CHECK(rt::gpu::pointer_alignment(buffer + 4) == 8);
+  CHECK(rt::gpu::pointer_alignment(buffer + 64) == 128);
+  CHECK(rt::gpu::pointer_alignment(nullptr) == 256);
+
+  const rt::GemmShape g = rt::linear_forward_gemm(4, 8, 16);
+  using rt::gpu::GemmOutput;
+  CHECK_NOTHROW(rt::gpu::check_gemm_arguments(g, buffer, buffer + 64, buffer + 128, GemmOutput::F32, "run"));
+  CHECK_THROWS_WITH(rt::gpu::check_gemm_arguments(g, nullptr, buffer, buffer, GemmOutput::F32, "run"),
+                    Catch::Contains("run: a") && Catch::Contains("null device pointer"));
+  CHECK_THROWS_WITH(rt::gpu::check_gemm_arguments(g, buffer, buffer, buffer + 1, GemmOutput::F32, "run"),
+                    Catch::Contains("run: c") && Catch::Contains("not 4-byte aligned"));
+  CHECK_NOTHROW(rt::gpu::check_gemm_arguments(g, buffer, buffer, buffer + 1, GemmOutput::BF16, "run"));
+  // An empty product reads and writes nothing, so it needs no pointers.
+  CHECK_NOTHROW(rt::gpu::check_gemm_arguments(rt::linear_forward_gemm(0, 8, 16), nullptr, nullptr, nullptr,
+                                              GemmOutput::F32, "run"));
+  rt::GemmShape bad = g;
+  bad.ldc = 3;
+  CHECK_THROWS_WITH(rt::gpu::check_gemm_arguments(bad, buffer, buffer, buffer, GemmOutput::F32, "run"),
+                    Catch::Contains("run: ldc"));
 }
