@@ -24,51 +24,61 @@ MemoryLedger::Hold& MemoryLedger::Hold::operator=(Hold&& other) noexcept {
     release();
     ledger_ = std::exchange(other.ledger_, nullptr);
     use_ = other.use_;
-    bytes_ = std::exchange(other.bytes_, 0);
+    bytes_ = std::exchange(other.bytes_, {});
   }
   return *this;
 }
 
 void MemoryLedger::Hold::release() {
-  if (ledger_ != nullptr) ledger_->held_[static_cast<std::size_t>(use_)] -= bytes_;
+  if (ledger_ != nullptr) {
+    for (std::size_t c = 0; c < 2; ++c) ledger_->tallies_[c].held[static_cast<std::size_t>(use_)] -= bytes_[c];
+  }
   ledger_ = nullptr;
-  bytes_ = 0;
+  bytes_ = {};
 }
 
-MemoryLedger::Hold MemoryLedger::hold(MemoryUse use, std::uint64_t bytes) {
-  held_[static_cast<std::size_t>(use)] += bytes;
-  note_peak(held_);
-  return Hold(this, use, bytes);
+MemoryLedger::Hold MemoryLedger::hold(MemoryUse use, std::uint64_t host_bytes, std::uint64_t device_bytes) {
+  const std::array<std::uint64_t, 2> bytes{host_bytes, device_bytes};
+  for (std::size_t c = 0; c < 2; ++c) {
+    tallies_[c].held[static_cast<std::size_t>(use)] += bytes[c];
+    tallies_[c].note_peak(tallies_[c].held);
+  }
+  return Hold(this, use, host_bytes, device_bytes);
 }
 
-void MemoryLedger::transient(MemoryUse use, std::uint64_t bytes) {
-  Breakdown now = held_;
-  now[static_cast<std::size_t>(use)] += bytes;
-  note_peak(now);
+void MemoryLedger::transient(MemoryUse use, std::uint64_t host_bytes, std::uint64_t device_bytes) {
+  const std::array<std::uint64_t, 2> bytes{host_bytes, device_bytes};
+  for (std::size_t c = 0; c < 2; ++c) {
+    Breakdown now = tallies_[c].held;
+    now[static_cast<std::size_t>(use)] += bytes[c];
+    tallies_[c].note_peak(now);
+  }
 }
 
-std::uint64_t MemoryLedger::current() const {
+std::uint64_t MemoryLedger::current(Column c) const {
   std::uint64_t total = 0;
-  for (const auto b : held_) total += b;
+  for (const auto b : column(c).held) total += b;
   return total;
 }
 
 void MemoryLedger::reset_peaks() {
-  peak_ = 0;
-  at_peak_ = {};
-  peak_by_use_ = {};
-  note_peak(held_);
+  for (Tally& t : tallies_) {
+    t.peak = 0;
+    t.at_peak = {};
+    t.peak_by_use = {};
+    t.note_peak(t.held);
+  }
 }
 
-void MemoryLedger::note_peak(const Breakdown& now) {
+void MemoryLedger::Tally::note_peak(const Breakdown& now) {
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < kMemoryUseCount; ++i) {
     total += now[i];
-    peak_by_use_[i] = std::max(peak_by_use_[i], now[i]);
+    peak_by_use[i] = std::max(peak_by_use[i], now[i]);
   }
-  if (total > peak_) {
-    peak_ = total;
-    at_peak_ = now;
+  if (total > peak) {
+    peak = total;
+    at_peak = now;
   }
 }
 

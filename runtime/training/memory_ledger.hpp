@@ -7,6 +7,15 @@
 // they count towards the peak on top of what is held at that moment, then vanish. The ledger
 // keeps the peak of the total, the breakdown at that moment, and each use's own peak.
 //
+// Two columns, one set of lifetimes. Host: the bytes this CPU run holds, fp32 everywhere.
+// Device: the bytes the GPU training step holds for the same buffers at the same moments, as it
+// stores them under the plan's precision: activations and their gradients in the activation
+// dtype (bf16: 2 bytes), per-row statistics (lse, inverse RMS) in fp32, parameters and their
+// gradients in the activation dtype with the fp32 master copy beside AdamW's m and v (12 bytes
+// a parameter, in the optimizer item), the LM head's logits in fp32. So every CPU run also
+// predicts, buffer by buffer, what the plan's GPUs will hold, and both stand beside the plan's
+// items (zero_report.hpp).
+//
 // Parameters, gradients and AdamW moments are here too, as what this rank really holds under
 // the plan's ZeRO stage (zero_model.hpp): whole or a shard, plus a gathered unit's parameters
 // and a unit's full-size gradients while they live. What is not here: allocator or library
@@ -32,15 +41,35 @@ inline constexpr std::size_t kMemoryUseCount = 7;
 // "optimizer": the names of the plan's memory items.
 [[nodiscard]] std::string_view to_string(MemoryUse use);
 
+// Which column of the ledger (see the head comment).
+enum class Column : std::uint8_t { Host, Device };
+// How the GPU step stores a buffer this run holds in fp32.
+enum class Stored : std::uint8_t { Activation, Fp32 };
+
+// How the device column counts (from the plan: its precision and ZeRO offload).
+struct DeviceLayout {
+  std::size_t activation_bytes = 4;  // what a Stored::Activation element costs (4: fp32, 2: bf16)
+  bool optimizer_on_host = false;    // offloaded: the optimizer holds no device memory (zero_model.hpp)
+};
+
 class MemoryLedger {
  public:
   using Breakdown = std::array<std::uint64_t, kMemoryUseCount>;
+
+  MemoryLedger() = default;
+  explicit MemoryLedger(DeviceLayout device) : device_(device) {}
+  [[nodiscard]] const DeviceLayout& device_layout() const { return device_; }
+  // Device bytes of n elements stored as `stored`.
+  [[nodiscard]] std::uint64_t device_bytes(std::size_t n, Stored stored) const {
+    return static_cast<std::uint64_t>(n) * (stored == Stored::Activation ? device_.activation_bytes : 4);
+  }
 
   // Bytes held until destroyed or release()d. Movable, not copyable; a default Hold holds nothing.
   class Hold {
    public:
     Hold() = default;
-    Hold(MemoryLedger* ledger, MemoryUse use, std::uint64_t bytes) : ledger_(ledger), use_(use), bytes_(bytes) {}
+    Hold(MemoryLedger* ledger, MemoryUse use, std::uint64_t host_bytes, std::uint64_t device_bytes)
+        : ledger_(ledger), use_(use), bytes_{host_bytes, device_bytes} {}
     Hold(Hold&& other) noexcept { *this = std::move(other); }
     Hold& operator=(Hold&& other) noexcept;
     Hold(const Hold&) = delete;
@@ -51,41 +80,53 @@ class MemoryLedger {
    private:
     MemoryLedger* ledger_ = nullptr;
     MemoryUse use_ = MemoryUse::Activations;
-    std::uint64_t bytes_ = 0;
+    std::array<std::uint64_t, 2> bytes_{};  // host, device
   };
 
-  [[nodiscard]] Hold hold(MemoryUse use, std::uint64_t bytes);
-  // `bytes` of `use` held for an instant on top of the current holdings.
-  void transient(MemoryUse use, std::uint64_t bytes);
+  // The same bytes in both columns (a buffer the GPU step stores as this run does).
+  [[nodiscard]] Hold hold(MemoryUse use, std::uint64_t bytes) { return hold(use, bytes, bytes); }
+  [[nodiscard]] Hold hold(MemoryUse use, std::uint64_t host_bytes, std::uint64_t device_bytes);
+  // Bytes of `use` held for an instant on top of the current holdings.
+  void transient(MemoryUse use, std::uint64_t bytes) { transient(use, bytes, bytes); }
+  void transient(MemoryUse use, std::uint64_t host_bytes, std::uint64_t device_bytes);
 
-  [[nodiscard]] std::uint64_t current() const;
-  [[nodiscard]] std::uint64_t peak() const { return peak_; }
-  [[nodiscard]] const Breakdown& at_peak() const { return at_peak_; }  // each use's bytes when the total peaked
-  [[nodiscard]] std::uint64_t peak(MemoryUse use) const { return peak_by_use_[static_cast<std::size_t>(use)]; }
+  [[nodiscard]] std::uint64_t current(Column c = Column::Host) const;
+  [[nodiscard]] std::uint64_t peak(Column c = Column::Host) const { return column(c).peak; }
+  // Each use's bytes when the column's total peaked.
+  [[nodiscard]] const Breakdown& at_peak(Column c = Column::Host) const { return column(c).at_peak; }
+  [[nodiscard]] std::uint64_t peak(MemoryUse use, Column c = Column::Host) const {
+    return column(c).peak_by_use[static_cast<std::size_t>(use)];
+  }
   // Forgets the peaks (not the holdings): the next step is measured from what is held now.
   void reset_peaks();
 
  private:
-  void note_peak(const Breakdown& now);
+  struct Tally {
+    Breakdown held{};
+    Breakdown at_peak{};
+    Breakdown peak_by_use{};
+    std::uint64_t peak = 0;
+    void note_peak(const Breakdown& now);
+  };
+  [[nodiscard]] const Tally& column(Column c) const { return tallies_[static_cast<std::size_t>(c)]; }
 
-  Breakdown held_{};
-  Breakdown at_peak_{};
-  Breakdown peak_by_use_{};
-  std::uint64_t peak_ = 0;
+  DeviceLayout device_{};
+  std::array<Tally, 2> tallies_{};  // host, device
 };
 
 // Bytes of n floats.
 [[nodiscard]] constexpr std::uint64_t float_bytes(std::size_t n) { return static_cast<std::uint64_t>(n) * sizeof(float); }
 
-// A float buffer whose bytes the ledger holds under one use for as long as it lives.
+// A float buffer whose bytes the ledger holds under one use for as long as it lives: 4 bytes
+// a float in the host column, what the GPU step stores it as in the device column.
 class TrackedBuffer {
  public:
   TrackedBuffer() = default;
-  TrackedBuffer(MemoryLedger& ledger, MemoryUse use, std::size_t n)
-      : data_(n, 0.0f), hold_(ledger.hold(use, float_bytes(n))) {}
+  TrackedBuffer(MemoryLedger& ledger, MemoryUse use, std::size_t n, Stored stored = Stored::Activation)
+      : data_(n, 0.0f), stored_(stored), hold_(hold_in(ledger, use)) {}
   // Adopts `data` (e.g. a kernel's output tensor) without copying it.
-  TrackedBuffer(MemoryLedger& ledger, MemoryUse use, std::vector<float>&& data)
-      : data_(std::move(data)), hold_(ledger.hold(use, float_bytes(data_.size()))) {}
+  TrackedBuffer(MemoryLedger& ledger, MemoryUse use, std::vector<float>&& data, Stored stored = Stored::Activation)
+      : data_(std::move(data)), stored_(stored), hold_(hold_in(ledger, use)) {}
 
   [[nodiscard]] std::span<float> span() { return data_; }
   [[nodiscard]] std::span<const float> span() const { return data_; }
@@ -96,7 +137,7 @@ class TrackedBuffer {
   // The same bytes, now counted under `use` (a kept output becomes a stash).
   void charge_to(MemoryLedger& ledger, MemoryUse use) {
     hold_.release();
-    hold_ = ledger.hold(use, float_bytes(data_.size()));
+    hold_ = hold_in(ledger, use);
   }
   // Frees the memory and its bytes in the ledger.
   void clear() {
@@ -105,7 +146,12 @@ class TrackedBuffer {
   }
 
  private:
+  MemoryLedger::Hold hold_in(MemoryLedger& ledger, MemoryUse use) const {
+    return ledger.hold(use, float_bytes(data_.size()), ledger.device_bytes(data_.size(), stored_));
+  }
+
   std::vector<float> data_;
+  Stored stored_ = Stored::Activation;
   MemoryLedger::Hold hold_;
 };
 

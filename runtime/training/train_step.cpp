@@ -93,7 +93,7 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                                                             Shape{short_rows_, m.kv_heads, m.head_dim}, execution);
 }
 
-TrackedBuffer TrainingStep::buffer(std::size_t floats, MemoryUse use) { return {ledger_, use, floats}; }
+TrackedBuffer TrainingStep::buffer(std::size_t floats, MemoryUse use, Stored stored) { return {ledger_, use, floats, stored}; }
 
 void TrainingStep::note_ring(const RingAttentionStats& stats) { ledger_.transient(MemoryUse::RingBuffers, stats.ring_buffer_bytes); }
 
@@ -101,7 +101,7 @@ void TrainingStep::attention_inputs(std::span<const float> params, const LayerSl
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   s.a = buffer(c * static_cast<std::size_t>(m.hidden));
-  s.inv_rms_attn = buffer(c);
+  s.inv_rms_attn = buffer(c, MemoryUse::Activations, Stored::Fp32);
   rms_norm_forward(s.x.span(), w.attn_norm.of(params), rows_, m.hidden, kNormEps, s.a.span(), s.inv_rms_attn.span());
   s.q = buffer(c * static_cast<std::size_t>(model_.q_dim()));
   s.k = buffer(c * static_cast<std::size_t>(model_.kv_dim()));
@@ -122,13 +122,13 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
     const auto heads = static_cast<std::size_t>(m.heads);
     const auto c = static_cast<std::size_t>(rows_), r = static_cast<std::size_t>(short_rows_);
     s.o = buffer(c * q_floats);
-    s.lse = buffer(c * heads);
+    s.lse = buffer(c * heads, MemoryUse::Activations, Stored::Fp32);
     if (short_attention_) {
       const Shape q_shape{short_rows_, m.heads, m.head_dim}, kv_shape{short_rows_, m.kv_heads, m.head_dim};
       timed([&] {
         RingForward f = short_attention_->forward({s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape});
         const TrackedBuffer o_short(ledger_, MemoryUse::Activations, std::move(f.o).take());
-        const TrackedBuffer lse_short(ledger_, MemoryUse::Activations, std::move(f.lse));
+        const TrackedBuffer lse_short(ledger_, MemoryUse::Activations, std::move(f.lse), Stored::Fp32);
         note_ring(f.stats);  // the pass's buffers lived beside its outputs
         std::copy(o_short.span().begin(), o_short.span().end(), s.o.data());
         std::copy(lse_short.span().begin(), lse_short.span().end(), s.lse.data());
@@ -145,7 +145,7 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
   timed([&] {
     RingForward f = attention_->forward({s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape});
     s.o = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(f.o).take());
-    s.lse = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(f.lse));
+    s.lse = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(f.lse), Stored::Fp32);
     note_ring(f.stats);  // the pass's buffers lived beside its outputs
   }, out.attention_s);
   ++out.ring_passes;
@@ -159,7 +159,7 @@ void TrainingStep::mlp_inputs(std::span<const float> params, const LayerSlices& 
   linear_forward(s.o.span(), rows_, model_.q_dim(), w.wo.of(params), m.hidden, s.h.span());
   add_into(s.h.span(), s.x.span());
   s.b = buffer(c * hidden);
-  s.inv_rms_mlp = buffer(c);
+  s.inv_rms_mlp = buffer(c, MemoryUse::Activations, Stored::Fp32);
   rms_norm_forward(s.h.span(), w.mlp_norm.of(params), rows_, m.hidden, kNormEps, s.b.span(), s.inv_rms_mlp.span());
   s.u = buffer(c * ffn);
   s.w = buffer(c * ffn);
@@ -192,7 +192,7 @@ void TrainingStep::keep_per_policy(Layer& s) {
       const auto r_o = static_cast<std::ptrdiff_t>(short_rows_ * model_.q_dim());
       const auto r_lse = static_cast<std::ptrdiff_t>(short_rows_ * model_.spec().heads);
       s.o_kept = buffer(s.o.size() - static_cast<std::size_t>(r_o), MemoryUse::AttentionStash);
-      s.lse_kept = buffer(s.lse.size() - static_cast<std::size_t>(r_lse), MemoryUse::AttentionStash);
+      s.lse_kept = buffer(s.lse.size() - static_cast<std::size_t>(r_lse), MemoryUse::AttentionStash, Stored::Fp32);
       std::copy(s.o.span().begin() + r_o, s.o.span().end(), s.o_kept.data());
       std::copy(s.lse.span().begin() + r_lse, s.lse.span().end(), s.lse_kept.data());
       break;
@@ -250,9 +250,10 @@ TrackedBuffer TrainingStep::backward_layer(std::span<const float> params, std::s
   timed([&] {
     RingBackward g = attention_->backward(backward_, {s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape},
                                           {s.o.data(), q_shape}, s.lse.span(), {d_o.data(), q_shape});
-    dq = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_q).take());
-    dk = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_k).take());
-    dv = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_v).take());
+    // The attention kernels accumulate dQ, dK, dV in fp32.
+    dq = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_q).take(), Stored::Fp32);
+    dk = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_k).take(), Stored::Fp32);
+    dv = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_v).take(), Stored::Fp32);
     note_ring(g.stats);  // the pass's buffers lived beside its outputs
   }, out.attention_s);
   ++out.ring_passes;
@@ -325,7 +326,7 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   }
   pass.head = weights.acquire(model_.head_unit());
   pass.z = buffer(c * hidden);
-  pass.inv_rms_final = buffer(c);
+  pass.inv_rms_final = buffer(c, MemoryUse::Activations, Stored::Fp32);
   rms_norm_forward(pass.x.span(), local_final_norm_.of(pass.head), rows_, m.hidden, kNormEps, pass.z.span(),
                    pass.inv_rms_final.span());
   timed([&] {

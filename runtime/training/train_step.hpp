@@ -92,7 +92,8 @@ class TrainingStep {
   void recompute_layer(std::span<const float> params, const LayerSlices& w, Layer& s, StepOutcome& out);
   [[nodiscard]] TrackedBuffer backward_layer(std::span<const float> params, std::span<float> grads,
                                              const LayerSlices& w, Layer& s, const TrackedBuffer& dy, StepOutcome& out);
-  [[nodiscard]] TrackedBuffer buffer(std::size_t floats, MemoryUse use = MemoryUse::Activations);
+  [[nodiscard]] TrackedBuffer buffer(std::size_t floats, MemoryUse use = MemoryUse::Activations,
+                                     Stored stored = Stored::Activation);
   void note_ring(const RingAttentionStats& stats);
 
   const ModelLayout& model_;

@@ -156,9 +156,12 @@ struct TrainingRun::StepRecord {
   double grad_norm = 0;
   double collective_s = 0;  // in ZeRO's collectives (the gradient all-reduce at stages 0-1)
   StepOutcome outcome;
-  std::uint64_t ledger_peak = 0;
-  MemoryLedger::Breakdown at_peak{};
-  MemoryLedger::Breakdown peak_by_use{};
+  struct Memory {  // one column of the ledger after the step
+    std::uint64_t peak = 0;
+    MemoryLedger::Breakdown at_peak{};
+    MemoryLedger::Breakdown peak_by_use{};
+  };
+  std::array<Memory, 2> memory;  // host, device
 };
 
 namespace {
@@ -182,6 +185,7 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       corpus_crc_(corpus_digest(corpus_)),
       resumed_(options_.resume.empty() ? std::nullopt
                                        : std::optional(load_matching_state(options_.resume, model_, schedule_meta()))),
+      ledger_({dtype_size(precision_of(plan_).activations), plan_.strategy.zero.offload}),
       step_(plan_, model_, plan_.job.seq, comm, ledger_),
       first_step_(resumed_ ? resumed_->step : 0) {
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
@@ -292,9 +296,12 @@ Json TrainingRun::run() {
     require_finite(index + 1, record.loss, record.grad_norm);
     record.step_s = before_copy + seconds_since(optimizer_start);
     record.collective_s = model.take_collective_s();
-    record.ledger_peak = ledger_.peak();
-    record.at_peak = ledger_.at_peak();
-    for (std::size_t u = 0; u < kMemoryUseCount; ++u) record.peak_by_use[u] = ledger_.peak(static_cast<MemoryUse>(u));
+    for (const Column column : {Column::Host, Column::Device}) {
+      StepRecord::Memory& m = record.memory[static_cast<std::size_t>(column)];
+      m.peak = ledger_.peak(column);
+      m.at_peak = ledger_.at_peak(column);
+      for (std::size_t u = 0; u < kMemoryUseCount; ++u) m.peak_by_use[u] = ledger_.peak(static_cast<MemoryUse>(u), column);
+    }
     if (comm_.rank() == 0 && options_.progress) {
       options_.progress({{"step", index + 1},
                          {"last_step", first_step_ + options_.steps},
@@ -302,7 +309,7 @@ Json TrainingRun::run() {
                          {"step_s", record.step_s},
                          {"tokens_per_s", static_cast<double>(seq) / record.step_s},
                          {"grad_norm", record.grad_norm},
-                         {"peak_memory_bytes", record.ledger_peak}});
+                         {"peak_memory_bytes", record.memory[0].peak}});
     }
     records.push_back(record);
     const int done = i + 1;
@@ -337,15 +344,17 @@ void TrainingRun::save(const ZeroModel& model, std::int64_t step) const {
 
 // Collective. Every rank's worst step (its ledger peak and the breakdown at that moment) and each
 // use's own peak over the steps; on rank 0, the largest rank's.
-TrainingRun::MemorySummary TrainingRun::gather_memory(const std::vector<StepRecord>& records) {
-  const auto worst = std::max_element(records.begin(), records.end(),
-                                      [](const StepRecord& a, const StepRecord& b) { return a.ledger_peak < b.ledger_peak; });
+TrainingRun::MemorySummary TrainingRun::gather_memory(const std::vector<StepRecord>& records, Column column) {
+  const auto c = static_cast<std::size_t>(column);
+  const auto worst = std::max_element(records.begin(), records.end(), [c](const StepRecord& a, const StepRecord& b) {
+    return a.memory[c].peak < b.memory[c].peak;
+  });
   MemoryLedger::Breakdown peak_by_use{};
   for (const StepRecord& r : records) {
-    for (std::size_t u = 0; u < kMemoryUseCount; ++u) peak_by_use[u] = std::max(peak_by_use[u], r.peak_by_use[u]);
+    for (std::size_t u = 0; u < kMemoryUseCount; ++u) peak_by_use[u] = std::max(peak_by_use[u], r.memory[c].peak_by_use[u]);
   }
-  std::vector<std::uint64_t> mine{worst->ledger_peak};
-  mine.insert(mine.end(), worst->at_peak.begin(), worst->at_peak.end());
+  std::vector<std::uint64_t> mine{worst->memory[c].peak};
+  mine.insert(mine.end(), worst->memory[c].at_peak.begin(), worst->memory[c].at_peak.end());
   mine.insert(mine.end(), peak_by_use.begin(), peak_by_use.end());
   std::vector<std::uint64_t> all(comm_.rank() == 0 ? mine.size() * static_cast<std::size_t>(comm_.size()) : 0);
   comm_.gather_to_root(std::span<const std::uint64_t>(mine), std::span<std::uint64_t>(all));
@@ -365,7 +374,8 @@ TrainingRun::MemorySummary TrainingRun::gather_memory(const std::vector<StepReco
 }
 
 Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel& model) {
-  const MemorySummary memory = gather_memory(records);
+  const MemorySummary memory = gather_memory(records, Column::Host);
+  const MemorySummary device = gather_memory(records, Column::Device);
   if (comm_.rank() != 0) return nullptr;
 
   Json losses = Json::array(), times = Json::array(), norms = Json::array(), tokens_per_s = Json::array();
@@ -412,7 +422,9 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
   report["peak_memory_bytes"] = memory.peak;
   report["peak_memory_bytes_by_rank"] = memory.by_rank;
   report["memory"] = memory_json(model.resident(), memory.at_peak, memory.use_peaks);
-  report["memory_items"] = memory_items(plan_, memory.use_peaks, memory.peak);
+  report["memory_on_gpu"] = memory_json(model.resident(Column::Device), device.at_peak, device.use_peaks);
+  report["memory_on_gpu"]["peak"] = device.peak;
+  report["memory_items"] = memory_items(plan_, {memory.use_peaks, memory.peak}, {device.use_peaks, device.peak});
   report["zero"] = zero_json(plan_, model.shards(), collective_s);
   report["predicted_memory_bytes"] = plan_.predicted.memory_total_bytes;
   report["predicted_memory"] = predicted_items;

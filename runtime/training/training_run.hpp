@@ -92,7 +92,8 @@ class TrainingRun {
     Json by_rank = Json::array();
     MemoryLedger::Breakdown at_peak{}, use_peaks{};
   };
-  [[nodiscard]] MemorySummary gather_memory(const std::vector<StepRecord>& records);
+  // Collective: one column of every rank's ledger (memory_ledger.hpp).
+  [[nodiscard]] MemorySummary gather_memory(const std::vector<StepRecord>& records, Column column);
   [[nodiscard]] Json report(const std::vector<StepRecord>& records, const ZeroModel& model);
   // Collective: writes --save (state_shards.hpp), the state after `step` steps in all.
   void save(const ZeroModel& model, std::int64_t step) const;

@@ -42,14 +42,22 @@ ZeroModel::ZeroModel(int stage, const ModelLayout& model, Communicator& comm, Me
   adam_.m = moments(std::move(adam.m), shards_, comm.rank(), stage_ >= 1);
   adam_.v = moments(std::move(adam.v), shards_, comm.rank(), stage_ >= 1);
   adam_.step = adam.step;
-  const Resident r = resident();
-  params_hold_ = ledger_.hold(MemoryUse::Params, r.params);
-  grads_hold_ = ledger_.hold(MemoryUse::Gradients, r.gradients);
-  adam_hold_ = ledger_.hold(MemoryUse::Optimizer, r.optimizer);
+  const Resident host = resident(Column::Host), device = resident(Column::Device);
+  params_hold_ = ledger_.hold(MemoryUse::Params, host.params, device.params);
+  grads_hold_ = ledger_.hold(MemoryUse::Gradients, host.gradients, device.gradients);
+  adam_hold_ = ledger_.hold(MemoryUse::Optimizer, host.optimizer, device.optimizer);
 }
 
-ZeroModel::Resident ZeroModel::resident() const {
-  return {float_bytes(params_.size()), float_bytes(grads_.size()), float_bytes(adam_.m.size() + adam_.v.size())};
+// Host: fp32 parameters (the master copy itself), gradients, m and v. Device: parameters and
+// gradients in the activation dtype, and an fp32 master copy of the optimizer's share beside m, v,
+// unless the plan offloads the optimizer to the host.
+ZeroModel::Resident ZeroModel::resident(Column column) const {
+  if (column == Column::Host) {
+    return {float_bytes(params_.size()), float_bytes(grads_.size()), float_bytes(adam_.m.size() + adam_.v.size())};
+  }
+  const bool offloaded = ledger_.device_layout().optimizer_on_host;
+  return {ledger_.device_bytes(params_.size(), Stored::Activation), ledger_.device_bytes(grads_.size(), Stored::Activation),
+          offloaded ? 0 : float_bytes(adam_.m.size() + adam_.v.size() + adam_.m.size())};
 }
 
 std::span<float> ZeroModel::piece(std::vector<float>& shard, std::size_t unit) {

@@ -70,7 +70,9 @@ class ZeroModel final : public WeightSource {
 
   [[nodiscard]] int stage() const { return stage_; }
   [[nodiscard]] const ShardMap& shards() const { return shards_; }
-  [[nodiscard]] Resident resident() const;
+  // What this rank holds between steps, as this run holds it or as the GPU step would
+  // (memory_ledger.hpp).
+  [[nodiscard]] Resident resident(Column column = Column::Host) const;
   // Seconds spent in ZeRO's collectives (gradient reduction included) since the last call.
   [[nodiscard]] double take_collective_s() { return std::exchange(collective_s_, 0.0); }
 

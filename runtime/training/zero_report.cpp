@@ -21,14 +21,15 @@ std::optional<MemoryUse> use_named(const std::string& item) {
   return std::nullopt;
 }
 
-// Why this runtime's `item` is known to differ from the planner's, "; "-separated; `larger`:
-// measured above the prediction (fp32 storage explains only that direction).
-std::string known_differences(const std::string& item, const plan::Plan& plan, bool larger) {
+// Why this runtime's `item` is known to differ from the planner's, "; "-separated, in `column`;
+// `larger`: the column above the prediction (fp32 storage explains only that direction).
+std::string known_differences(const std::string& item, const plan::Plan& plan, bool larger, Column column) {
   const std::size_t e = dtype_size(precision_of(plan).activations);
   const bool none = plan.strategy.checkpoint.policy == CheckpointPolicy::None;
+  const bool host = column == Column::Host;
   std::string out;
   const auto add = [&out](std::string_view why) { out.append(out.empty() ? "" : "; ").append(why); };
-  if (larger && e != 4 && item != "optimizer" && item != "lm_head") {
+  if (host && larger && e != 4 && item != "optimizer" && item != "lm_head") {
     add(fmt::format("held in fp32 here (4 bytes a value), the plan counts {} ({} bytes)", plan.job.dtype, e));
   }
   if (item == "params" && plan.strategy.zero.stage >= 3) {
@@ -38,12 +39,13 @@ std::string known_differences(const std::string& item, const plan::Plan& plan, b
     add("the full-size gradients of the unit whose backward runs live here until their reduce-scatter, "
                   "the plan counts the shard alone");
   }
-  if (item == "optimizer") {
-    add(plan.strategy.zero.offload
-                      ? "the plan offloads it to the host; this CPU runtime's memory is host memory, so it is held here"
-                      : "AdamW m and v here (8 bytes a parameter): the fp32 parameters are the master copy, which the "
-                        "plan counts in this item (12 bytes a parameter)");
+  if (item == "optimizer" && host && plan.strategy.zero.offload) {
+    add("the plan offloads it to the host; this CPU runtime's memory is host memory, so it is held here");
+  } else if (item == "optimizer" && host) {
+    add("AdamW m and v here (8 bytes a parameter): the fp32 parameters are the master copy, which the plan "
+        "counts in this item (12 bytes a parameter)");
   }
+
   if ((item == "activations" || item == "attention_stash") && none) {
     add("under checkpoint none the runtime counts O and lse with the activations, the plan as attention_stash");
   }
@@ -58,15 +60,26 @@ std::string known_differences(const std::string& item, const plan::Plan& plan, b
   return out;
 }
 
-std::string note(const std::string& item, const plan::Plan& plan, double ratio) {
-  if (std::fabs(ratio - 1.0) <= kMemoryTolerance) return "";
-  const std::string why = known_differences(item, plan, ratio > 1.0);
-  return why.empty() ? "none of the known differences applies: the runtime's buffers differ from the planner's model here" : why;
+// The column's bytes, its ratio to the prediction, and the note where they differ by more than
+// the tolerance: "measured", "ratio", "note" (host) or "on_gpu", "on_gpu_ratio", "on_gpu_note".
+void add_column(Json& row, const plan::Plan& plan, double bytes, Column column) {
+  const std::string item = row["item"].get<std::string>();
+  const double predicted = row["predicted"].get<double>();
+  const double ratio = predicted > 0 ? bytes / predicted : (bytes > 0 ? INFINITY : 1.0);
+  std::string why;
+  if (std::fabs(ratio - 1.0) > kMemoryTolerance) {
+    why = known_differences(item, plan, ratio > 1.0, column);
+    if (why.empty()) why = "none of the known differences applies: the runtime's buffers differ from the planner's model here";
+  }
+  const bool host = column == Column::Host;
+  row[host ? "measured" : "on_gpu"] = bytes;
+  row[host ? "ratio" : "on_gpu_ratio"] = std::isfinite(ratio) ? Json(ratio) : Json(nullptr);
+  row[host ? "note" : "on_gpu_note"] = why;
 }
 
 }  // namespace
 
-Json memory_items(const plan::Plan& plan, const MemoryLedger::Breakdown& measured, std::uint64_t peak) {
+Json memory_items(const plan::Plan& plan, const MeasuredMemory& host, const MeasuredMemory& on_gpu) {
   Json items = Json::array();
   double reserve = 0;
   for (const plan::Item& predicted : plan.predicted.memory_bytes) {
@@ -74,18 +87,23 @@ Json memory_items(const plan::Plan& plan, const MemoryLedger::Breakdown& measure
     if (!use) {
       if (predicted.name == "reserve") reserve = predicted.value;
       items.push_back({{"item", predicted.name}, {"predicted", predicted.value}, {"measured", nullptr}, {"ratio", nullptr},
-                       {"note", "not held by this runtime (a GPU's context and allocator fragmentation)"}});
+                       {"note", "not held by this runtime (a GPU's context and allocator fragmentation)"},
+                       {"on_gpu", nullptr}, {"on_gpu_ratio", nullptr}, {"on_gpu_note", ""}});
       continue;
     }
-    const auto bytes = static_cast<double>(measured[static_cast<std::size_t>(*use)]);
-    const double ratio = predicted.value > 0 ? bytes / predicted.value : (bytes > 0 ? INFINITY : 1.0);
-    items.push_back({{"item", predicted.name}, {"predicted", predicted.value}, {"measured", bytes},
-                     {"ratio", std::isfinite(ratio) ? Json(ratio) : Json(nullptr)}, {"note", note(predicted.name, plan, ratio)}});
+    Json row = {{"item", predicted.name}, {"predicted", predicted.value}};
+    const auto u = static_cast<std::size_t>(*use);
+    add_column(row, plan, static_cast<double>(host.by_use[u]), Column::Host);
+    add_column(row, plan, static_cast<double>(on_gpu.by_use[u]), Column::Device);
+    items.push_back(std::move(row));
   }
   const double without_reserve = plan.predicted.memory_total_bytes - reserve;
-  items.push_back({{"item", "total"}, {"predicted", without_reserve}, {"measured", static_cast<double>(peak)},
-                   {"ratio", without_reserve > 0 ? Json(static_cast<double>(peak) / without_reserve) : Json(nullptr)},
-                   {"note", "the peak per rank against the predicted total without the reserve"}});
+  const auto share = [&](std::uint64_t peak) {
+    return without_reserve > 0 ? Json(static_cast<double>(peak) / without_reserve) : Json(nullptr);
+  };
+  items.push_back({{"item", "total"}, {"predicted", without_reserve}, {"measured", static_cast<double>(host.peak)},
+                   {"ratio", share(host.peak)}, {"note", "the peak per rank against the predicted total without the reserve"},
+                   {"on_gpu", static_cast<double>(on_gpu.peak)}, {"on_gpu_ratio", share(on_gpu.peak)}, {"on_gpu_note", ""}});
   return items;
 }
 

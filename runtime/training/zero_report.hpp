@@ -2,17 +2,19 @@
 // collectives a step runs, and each memory item the run measured beside the plan's prediction.
 //
 // memory_items: every item of the plan's prediction (plan:/predicted/memory_bytes_per_gpu), in
-// the plan's order, beside the run's peak of the same use (the largest rank's, over the steps):
+// the plan's order, beside the run's peak of the same use (the largest rank's, over the steps),
+// in both columns of the ledger: as this run holds it and as the GPU step lays it out
+// (memory_ledger.hpp):
 //   {"item", "predicted", "measured" (null where this runtime holds no such thing: the reserve
-//    for a GPU's context and fragmentation), "ratio", "note"}
-// then a "total" row: the measured peak against the predicted total without the reserve. Where
-// measured and predicted differ by more than 10% the note says why, from what is known to
-// differ: the CPU runtime holds every tensor in fp32 (a bf16 plan's attention tensors are
-// bf16-rounded, yet stored as fp32); its fp32 parameters are AdamW's master copy, so the
-// optimizer holds m and v (8 bytes a parameter) where the plan counts 12; ZeRO 3 gathers one
-// unit at a time where the plan counts two layers (one prefetched); the LM head turns one fp32
-// logits buffer into its gradient in place where the plan counts logits, softmax and gradient.
-// An item that differs for none of these reasons says so.
+//    for a GPU's context and fragmentation), "ratio", "note", "on_gpu", "on_gpu_ratio", "on_gpu_note"}
+// then a "total" row: the peak against the predicted total without the reserve. Where a column
+// and the prediction differ by more than 10% its note says why, from what is known to differ:
+// the CPU runtime holds every tensor in fp32 (a bf16 plan's attention tensors are bf16-rounded,
+// yet stored as fp32) and its fp32 parameters are AdamW's master copy, so the optimizer holds m
+// and v (8 bytes a parameter) where the plan counts 12 (neither applies to the GPU layout); ZeRO
+// 3 gathers one unit at a time where the plan counts two layers (one prefetched); the LM head
+// turns one fp32 logits buffer into its gradient in place where the plan counts logits, softmax
+// and gradient. An item that differs for none of these reasons says so.
 //
 // zero_json: {"stage", "ranks", "shard_floats", "total_floats", "offload", "collective_s" (mean
 // per step), "collectives_per_step": [{"collective", "of", "calls", "bytes"}]}, bytes being the
@@ -32,7 +34,13 @@ namespace burst::rt {
 // Measured and predicted agree when within this fraction of the prediction.
 inline constexpr double kMemoryTolerance = 0.10;
 
-[[nodiscard]] Json memory_items(const plan::Plan& plan, const MemoryLedger::Breakdown& measured, std::uint64_t peak);
+// One column of the run's memory: each use's peak and the total's.
+struct MeasuredMemory {
+  MemoryLedger::Breakdown by_use{};
+  std::uint64_t peak = 0;
+};
+
+[[nodiscard]] Json memory_items(const plan::Plan& plan, const MeasuredMemory& host, const MeasuredMemory& on_gpu);
 
 [[nodiscard]] Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective_s);
 

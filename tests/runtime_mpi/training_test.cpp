@@ -265,6 +265,45 @@ TEST_CASE("each ZeRO stage holds its share of the model state", "[training][mpi]
   }
 }
 
+TEST_CASE("the GPU layout column: bf16 model state with an fp32 master, bf16 activations, offload", "[training][mpi][zero]") {
+  auto comm = rt::make_mpi_communicator({});
+  const int world = comm->size();
+  const auto bf16_plan = [&](int stage, bool offload) {
+    plan::Plan p = zero_plan(world, stage);
+    p.job.dtype = "bf16";
+    p.strategy.zero.offload = offload;
+    return p;
+  };
+  const Json whole = train(bf16_plan(0, false), *comm, options(1, false)),
+             sharded = train(bf16_plan(3, false), *comm, options(1, false)),
+             offloaded = train(bf16_plan(1, true), *comm, options(1, false));
+  if (comm->rank() != 0) return;
+  const rt::ModelLayout model(zero_plan(world, 0).job.model);
+  const rt::ShardMap shards(model.units(), world);
+  const std::uint64_t n = model.size(), s = shards.shard_size();
+  const auto gpu = [](const Json& r, const char* use) { return r["memory_on_gpu"]["model_state_by_use"][use].get<std::uint64_t>(); };
+  const auto here = [](const Json& r, const char* use) { return r["memory"]["model_state_by_use"][use].get<std::uint64_t>(); };
+  // bf16 parameters and gradients; the optimizer is the fp32 master beside m and v.
+  CHECK((gpu(whole, "params") == 2 * n && gpu(whole, "gradients") == 2 * n && gpu(whole, "optimizer") == 12 * n));
+  CHECK((gpu(sharded, "params") == 2 * s && gpu(sharded, "gradients") == 2 * s && gpu(sharded, "optimizer") == 12 * s));
+  CHECK(here(whole, "optimizer") == 8 * n);
+  CHECK(gpu(offloaded, "optimizer") == 0);
+  CHECK(here(offloaded, "optimizer") == 8 * s);
+  // Activations: bf16 but for the fp32 statistics (lse, inverse RMS) and attention gradients.
+  const auto activations = [](const Json& r, const char* column) { return r[column]["peak_by_use"]["activations"].get<std::uint64_t>(); };
+  CHECK(2 * activations(whole, "memory_on_gpu") > activations(whole, "memory"));
+  CHECK(activations(whole, "memory_on_gpu") < activations(whole, "memory"));
+  CHECK(whole["memory_on_gpu"]["peak_by_use"]["lm_head"] == whole["memory"]["peak_by_use"]["lm_head"]);
+  CHECK(whole["memory_on_gpu"]["peak"].get<std::uint64_t>() < peak(whole));
+  // Every held item stands beside the plan in both columns.
+  for (const Json& item : whole["memory_items"]) {
+    if (item["item"] == "reserve") continue;
+    INFO(item.dump());
+    CHECK(item["on_gpu"].is_number());
+    CHECK(item.contains("on_gpu_note"));
+  }
+}
+
 TEST_CASE("shards saved at one stage resume at another, and on one rank; a corrupt shard is refused", "[training][mpi][zero]") {
   auto comm = rt::make_mpi_communicator({});
   const int world = comm->size();

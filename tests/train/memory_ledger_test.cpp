@@ -52,3 +52,23 @@ TEST_CASE("a tracked buffer holds its floats under its use until cleared", "[led
   CHECK(ledger.current() == 24);
   CHECK(to_string(MemoryUse::LossWorkspace) == "lm_head");
 }
+
+TEST_CASE("the device column counts each buffer as the GPU step stores it", "[ledger]") {
+  MemoryLedger ledger(DeviceLayout{2, false});  // a bf16 plan
+  {
+    TrackedBuffer q(ledger, MemoryUse::Activations, 100);                   // bf16 on the GPU
+    TrackedBuffer lse(ledger, MemoryUse::Activations, 10, Stored::Fp32);    // fp32 statistics
+    auto logits = ledger.hold(MemoryUse::LossWorkspace, 64);                // the same in both
+    auto adam = ledger.hold(MemoryUse::Optimizer, 80, 120);                 // m, v here; master, m, v there
+    CHECK(ledger.current(Column::Host) == 400 + 40 + 64 + 80);
+    CHECK(ledger.current(Column::Device) == 200 + 40 + 64 + 120);
+    ledger.transient(MemoryUse::RingBuffers, 1000, 10);
+  }
+  CHECK(ledger.current(Column::Device) == 0);
+  // Each column keeps its own peak and breakdown.
+  CHECK(ledger.peak(Column::Host) == 584 + 1000);
+  CHECK(ledger.peak(Column::Device) == 424 + 10);
+  CHECK(ledger.at_peak(Column::Device)[static_cast<std::size_t>(MemoryUse::Activations)] == 240);
+  CHECK(ledger.peak(MemoryUse::Optimizer, Column::Device) == 120);
+  CHECK(ledger.peak(MemoryUse::Optimizer) == 80);
+}

@@ -253,7 +253,7 @@ void print_training_report(const Json& r) {
   // Each item the run measured (the largest rank's peak) beside the plan's item of the same
   // name; the note says why where they differ by more than 10%. The reserve stands apart.
   const auto bytes = [](const Json& v) { return v.is_null() ? std::string("-") : mib(v); };
-  fmt::print("  memory    peak per rank, measured | predicted by the plan:\n");
+  fmt::print("  memory    peak per rank, measured here | as the GPU step lays it out | predicted by the plan:\n");
   const Json* reserve = nullptr;
   for (const Json& item : r["memory_items"]) {
     const std::string name = item["item"].get<std::string>();
@@ -261,12 +261,14 @@ void print_training_report(const Json& r) {
       reserve = &item;
       continue;
     }
-    const std::string why = item["note"].get<std::string>();
-    fmt::print("            {:<16} {:>12} | {:>12}{}\n", name, bytes(item["measured"]), bytes(item["predicted"]),
-               why.empty() ? "" : "  (" + why + ")");
+    const std::string why = item["note"].get<std::string>(), gpu_why = item["on_gpu_note"].get<std::string>();
+    // One note: why the GPU layout differs from the plan, else why this run's fp32 buffers do.
+    const std::string note = !gpu_why.empty() ? "  (" + gpu_why + ")" : why.empty() ? "" : "  (here: " + why + ")";
+    fmt::print("            {:<16} {:>12} | {:>12} | {:>12}{}\n", name, bytes(item["measured"]), bytes(item["on_gpu"]),
+               bytes(item["predicted"]), note);
   }
   if (reserve != nullptr) {
-    fmt::print("            {:<16} {:>12} | {:>12}  (apart, not in the total: {})\n", "reserve", "-",
+    fmt::print("            {:<16} {:>12} | {:>12} | {:>12}  (apart, not in the total: {})\n", "reserve", "-", "-",
                bytes((*reserve)["predicted"]), (*reserve)["note"].get<std::string>());
   }
   if (r.contains("check")) {
