@@ -27,7 +27,7 @@ __global__ void __launch_bounds__(kTrainThreads)
                              std::int64_t vocab, std::int64_t dim, Bf16* __restrict__ out) {
   const std::int64_t t = blockIdx.x;
   const std::int32_t id = tokens[t];
-  if (id < 0 || id >= vocab) __trap();  // the ids are checked on the host (group_tokens); a bad one is a fault
+  if (id < 0 || id >= vocab) __trap();  // checked on the host; a bad one is a fault, not a wild read
   const Bf16* row = table + std::int64_t{id} * dim;
   Bf16* dst = out + t * dim;
   for (std::int64_t j = threadIdx.x; j < dim; j += kTrainThreads) dst[j] = row[j];

@@ -32,8 +32,9 @@
 
 namespace burst::rt::gpu {
 
-// Every token id must lie in [0, vocab) (the kernel traps on one outside, a fault that the
-// next synchronising call reports); group_tokens checks them on the host.
+// Every token id must lie in [0, vocab): the ids are the host's (the corpus), checked there
+// (group_tokens does it for the backward); the kernel traps on one outside, a fault that the
+// next synchronising call reports.
 void embedding_forward(const std::int32_t* tokens, std::int64_t count, const Bf16* table, std::int64_t vocab,
                        std::int64_t dim, Bf16* out, cudaStream_t stream);
 
@@ -88,11 +89,11 @@ void squared_norm(const float* grads, std::int64_t count, double* workspace, dou
 
 // One group's range of the flat parameters (weight decay per group is in the scalars).
 struct AdamWDeviceRange {
-  float* params = nullptr;   // fp32 master weights
-  const float* grads = nullptr;  // read only: the kernel clips a copy, the buffer is not scaled
+  float* params = nullptr;        // fp32 master weights
+  const float* grads = nullptr;  // read only: clipped in registers, the buffer is not scaled
   float* m = nullptr;
   float* v = nullptr;
-  Bf16* working = nullptr;   // the bf16 copy the layers read, rewritten from params
+  Bf16* working = nullptr;  // the bf16 copy the layers read, rewritten from params
   std::int64_t count = 0;
 };
 
