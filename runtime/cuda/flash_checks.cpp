@@ -14,10 +14,6 @@ namespace {
 
 std::string where(std::string_view call, std::string_view name) { return fmt::format("{}: {}", call, name); }
 
-void need(Problems& p, std::string_view call, std::string_view name, const void* pointer, std::int64_t elements) {
-  if (pointer == nullptr && elements > 0) p.add(where(call, name), fmt::format("null for {} elements", elements));
-}
-
 void check_shape(Problems& p, std::string_view call, const PairShape& s) {
   if (s.q_tokens < 0 || s.k_tokens < 0) {
     p.add(where(call, "shape"), fmt::format("{} query and {} key tokens", s.q_tokens, s.k_tokens), "tokens >= 0");
@@ -74,6 +70,10 @@ void add_pair_problems(Problems& p, std::string_view call, const PairInputs& in)
 }
 
 }  // namespace
+
+void need(Problems& p, std::string_view call, std::string_view name, const void* pointer, std::int64_t elements) {
+  if (pointer == nullptr && elements > 0) p.add(where(call, name), fmt::format("null for {} elements", elements));
+}
 
 void check_forward_inputs(const PairInputs& in, const float* o, const float* lse) {
   constexpr std::string_view kCall = "flash_forward";

@@ -5,9 +5,13 @@
 #include <cstdint>
 #include <string_view>
 
+#include "common/error.hpp"
 #include "runtime/cuda/flash_attention.hpp"
 
 namespace burst::rt::gpu {
+
+// A device pointer that must not be null when it addresses `elements` > 0 elements.
+void need(Problems& p, std::string_view call, std::string_view name, const void* pointer, std::int64_t elements);
 
 void check_forward_inputs(const PairInputs& in, const float* o, const float* lse);
 void check_backward_inputs(const PairInputs& in, const BackwardInputs& grad_in, const Gradients& out);

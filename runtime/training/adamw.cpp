@@ -1,4 +1,6 @@
-// Global-norm clipping and the AdamW step (see adamw.hpp for the math).
+// Global-norm clipping and the AdamW step (see adamw.hpp for the math). The clip factor and the
+// element update are runtime/training/hd/adamw_element.hpp's, in double, which the CUDA kernel
+// runs in float.
 #include "runtime/training/adamw.hpp"
 
 #include <algorithm>
@@ -12,6 +14,8 @@
 
 #include "common/error.hpp"
 #include "runtime/training/argument_checks.hpp"
+#include "runtime/training/hd/adamw_element.hpp"
+#include "runtime/training/hd/rms_norm.hpp"
 
 namespace burst::rt {
 namespace {
@@ -91,33 +95,28 @@ void check_range(const AdamWRange& r, std::int64_t step, const AdamWConfig& conf
 
 double squared_norm(std::span<const float> grads) {
   double squares = 0;
-  for (const float g : grads) squares += static_cast<double>(g) * g;
+  for (const float g : grads) squares += hd::square_of<double>(g);
   return squares;
 }
 
 void adamw_update(const AdamWRange& range, std::span<const ParamGroup> groups, double norm, std::int64_t step,
                   const AdamWConfig& config) {
   check_range(range, step, config);
-  if (config.clip_norm > 0.0f && norm > config.clip_norm) {
-    const auto factor = static_cast<float>(config.clip_norm / norm);
+  const float factor = hd::adamw_clip_factor(norm, config.clip_norm);
+  if (factor != 1.0f) {
     for (float& g : range.grads) g *= factor;
   }
-  const double b1 = config.beta1, b2 = config.beta2, lr = config.lr, eps = config.eps;
-  const double correction1 = 1.0 - std::pow(b1, static_cast<double>(step));
-  const double correction2 = 1.0 - std::pow(b2, static_cast<double>(step));
   const std::size_t begin = range.offset, end = range.offset + range.params.size();
   for (const ParamGroup& group : groups) {
-    const double decay = group.decay ? config.weight_decay : 0.0;
+    const hd::AdamWScalars<double> scalars = hd::adamw_scalars<double>(
+        config.lr, config.beta1, config.beta2, config.eps, group.decay ? config.weight_decay : 0.0f, step);
     const std::size_t from = std::max(begin, group.offset), to = std::min(end, group.offset + group.count);
     for (std::size_t flat = from; flat < to; ++flat) {
       const std::size_t i = flat - begin;
-      const double g = range.grads[i];
-      const double m = b1 * range.m[i] + (1.0 - b1) * g;
-      const double v = b2 * range.v[i] + (1.0 - b2) * g * g;
-      range.m[i] = static_cast<float>(m);
-      range.v[i] = static_cast<float>(v);
-      const double p = range.params[i];
-      range.params[i] = static_cast<float>(p - lr * ((m / correction1) / (std::sqrt(v / correction2) + eps) + decay * p));
+      const hd::AdamWElement next = hd::adamw_element(scalars, range.grads[i], {range.params[i], range.m[i], range.v[i]});
+      range.params[i] = next.param;
+      range.m[i] = next.m;
+      range.v[i] = next.v;
     }
   }
 }

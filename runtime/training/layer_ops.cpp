@@ -1,8 +1,9 @@
-// The dense layer operations (see layer_ops.hpp for the math).
+// The dense layer operations (see layer_ops.hpp for the math). The per-element arithmetic of
+// RMSNorm, RoPE and SwiGLU is that of runtime/training/hd/, which the CUDA kernels run too; the
+// sums here stay in double and in row order, as they always were.
 #include "runtime/training/layer_ops.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,9 @@
 #include "common/error.hpp"
 #include "runtime/kernels/blas.hpp"
 #include "runtime/training/argument_checks.hpp"
+#include "runtime/training/hd/rms_norm.hpp"
+#include "runtime/training/hd/rope.hpp"
+#include "runtime/training/hd/swiglu.hpp"
 
 namespace burst::rt {
 namespace {
@@ -25,10 +29,8 @@ void check_linear(Problems& p, std::string_view call, std::size_t x, std::int64_
   check_size(p, call, "w", w, in * out, "in * out");
 }
 
-float sigmoid(float u) { return 1.0f / (1.0f + std::exp(-u)); }
-
-// Turns every head row of x by direction * a_i (rope_forward: +1, rope_backward: -1).
-void rotate(std::string_view call, View x, std::span<const std::int64_t> positions, float base, double direction) {
+// Turns every head row of x by a_i (rope_forward), or back by -a_i (rope_backward: inverse).
+void rotate(std::string_view call, View x, std::span<const std::int64_t> positions, float base, bool inverse) {
   Problems problems;
   const Shape& s = x.shape;
   check_at_least(problems, call, "x.tokens", s.tokens, 0);
@@ -44,22 +46,16 @@ void rotate(std::string_view call, View x, std::span<const std::int64_t> positio
 
   const std::int64_t half = s.head_dim / 2;
   std::vector<double> frequency(static_cast<std::size_t>(half));
-  for (std::int64_t i = 0; i < half; ++i) {
-    frequency[i] = std::pow(static_cast<double>(base), -2.0 * static_cast<double>(i) / static_cast<double>(s.head_dim));
-  }
-  std::vector<float> cos_a(frequency.size()), sin_a(frequency.size());
+  for (std::int64_t i = 0; i < half; ++i) frequency[i] = hd::rope_frequency(i, s.head_dim, base);
+  std::vector<hd::RopeTurn> turn(frequency.size());
   for (std::int64_t t = 0; t < s.tokens; ++t) {
-    for (std::int64_t i = 0; i < half; ++i) {
-      const double angle = direction * static_cast<double>(positions[t]) * frequency[i];
-      cos_a[i] = static_cast<float>(std::cos(angle));
-      sin_a[i] = static_cast<float>(std::sin(angle));
-    }
+    for (std::int64_t i = 0; i < half; ++i) turn[i] = hd::rope_turn(positions[t], frequency[i], inverse);
     for (std::int64_t h = 0; h < s.heads; ++h) {
       float* row = x.row(t, h);
       for (std::int64_t i = 0; i < half; ++i) {
-        const float a = row[i], b = row[i + half];
-        row[i] = a * cos_a[i] - b * sin_a[i];
-        row[i + half] = b * cos_a[i] + a * sin_a[i];
+        const hd::RopePair turned = hd::rope_rotate({row[i], row[i + half]}, turn[i]);
+        row[i] = turned.first;
+        row[i + half] = turned.second;
       }
     }
   }
@@ -117,10 +113,10 @@ void rms_norm_forward(std::span<const float> x, std::span<const float> gain, std
     const float* xr = x.data() + r * dim;
     float* yr = y.data() + r * dim;
     double squares = 0;
-    for (std::int64_t j = 0; j < dim; ++j) squares += static_cast<double>(xr[j]) * xr[j];
-    const auto inv = static_cast<float>(1.0 / std::sqrt(squares / static_cast<double>(dim) + eps));
+    for (std::int64_t j = 0; j < dim; ++j) squares += hd::square_of<double>(xr[j]);
+    const float inv = hd::rms_norm_inverse(squares, dim, eps);
     inv_rms[r] = inv;
-    for (std::int64_t j = 0; j < dim; ++j) yr[j] = xr[j] * inv * gain[j];
+    for (std::int64_t j = 0; j < dim; ++j) yr[j] = hd::rms_norm_output(xr[j], inv, gain[j]);
   }
 }
 
@@ -147,23 +143,21 @@ void rms_norm_backward(std::span<const float> x, std::span<const float> gain, st
     const double inv = inv_rms[r];
     double dot = 0;
     for (std::int64_t j = 0; j < dim; ++j) {
-      dot += static_cast<double>(gain[j]) * dyr[j] * xr[j];
-      dg[j] += static_cast<double>(dyr[j]) * xr[j] * inv;
+      dot += hd::rms_norm_dot_term<double>(gain[j], dyr[j], xr[j]);
+      dg[j] += hd::rms_norm_dgain_term(dyr[j], xr[j], inv);
     }
-    const double through_rms = inv * inv * dot / static_cast<double>(dim);
-    for (std::int64_t j = 0; j < dim; ++j) {
-      dxr[j] = static_cast<float>(inv * (static_cast<double>(gain[j]) * dyr[j] - xr[j] * through_rms));
-    }
+    const double through_rms = hd::rms_norm_through_rms(inv, dot, dim);
+    for (std::int64_t j = 0; j < dim; ++j) dxr[j] = hd::rms_norm_dx(inv, through_rms, gain[j], dyr[j], xr[j]);
   }
   for (std::int64_t j = 0; j < dim; ++j) dgain[j] += static_cast<float>(dg[j]);
 }
 
 void rope_forward(View x, std::span<const std::int64_t> positions, float base) {
-  rotate("rope_forward", x, positions, base, 1.0);
+  rotate("rope_forward", x, positions, base, false);
 }
 
 void rope_backward(View dx, std::span<const std::int64_t> positions, float base) {
-  rotate("rope_backward", dx, positions, base, -1.0);
+  rotate("rope_backward", dx, positions, base, true);
 }
 
 void swiglu_forward(std::span<const float> u, std::span<const float> w, std::span<float> m) {
@@ -171,7 +165,7 @@ void swiglu_forward(std::span<const float> u, std::span<const float> w, std::spa
   check_size(problems, "swiglu_forward", "w", w.size(), static_cast<std::int64_t>(u.size()), "the size of u");
   check_size(problems, "swiglu_forward", "m", m.size(), static_cast<std::int64_t>(u.size()), "the size of u");
   problems.throw_if_any();
-  for (std::size_t i = 0; i < u.size(); ++i) m[i] = u[i] * sigmoid(u[i]) * w[i];
+  for (std::size_t i = 0; i < u.size(); ++i) m[i] = hd::swiglu_value(u[i], w[i]);
 }
 
 void swiglu_backward(std::span<const float> u, std::span<const float> w, std::span<const float> dm, std::span<float> du,
@@ -185,9 +179,9 @@ void swiglu_backward(std::span<const float> u, std::span<const float> w, std::sp
   check_size(problems, call, "dw", dw.size(), n, "the size of u");
   problems.throw_if_any();
   for (std::size_t i = 0; i < u.size(); ++i) {
-    const float s = sigmoid(u[i]);
-    dw[i] = dm[i] * u[i] * s;
-    du[i] = dm[i] * w[i] * s * (1.0f + u[i] * (1.0f - s));
+    const hd::SwigluGrad g = hd::swiglu_grad(u[i], w[i], dm[i]);
+    du[i] = g.du;
+    dw[i] = g.dw;
   }
 }
 

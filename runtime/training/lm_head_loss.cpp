@@ -1,8 +1,8 @@
-// The chunked LM head and cross-entropy (see lm_head_loss.hpp for the math).
+// The chunked LM head and cross-entropy (see lm_head_loss.hpp for the math). A row's terms and
+// its softmax-minus-onehot gradient are runtime/training/hd/cross_entropy_row.hpp's, in double.
 #include "runtime/training/lm_head_loss.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "runtime/kernels/blas.hpp"
 #include "runtime/training/argument_checks.hpp"
+#include "runtime/training/hd/cross_entropy_row.hpp"
 
 namespace burst::rt {
 namespace {
@@ -55,8 +56,8 @@ void compute_logits(const float* z, std::int64_t rows, std::int64_t hidden, std:
 double log_sum_exp(const float* row, std::int64_t vocab) {
   const double top = *std::max_element(row, row + vocab);
   double sum = 0;
-  for (std::int64_t v = 0; v < vocab; ++v) sum += std::exp(row[v] - top);
-  return top + std::log(sum);
+  for (std::int64_t v = 0; v < vocab; ++v) sum += hd::log_sum_exp_term(row[v], top);
+  return hd::log_sum_exp_of(top, sum);
 }
 
 void add_loss(const float* logits, std::span<const std::int32_t> targets, std::int64_t vocab, LmHeadForward& out) {
@@ -77,9 +78,7 @@ void to_dlogits(float* logits, std::span<const std::int32_t> targets, std::int64
       continue;
     }
     const double lse = log_sum_exp(row, vocab);
-    const double target_p = std::exp(row[targets[r]] - lse);
-    for (std::int64_t v = 0; v < vocab; ++v) row[v] = static_cast<float>(scale * std::exp(row[v] - lse));
-    row[targets[r]] = static_cast<float>(scale * (target_p - 1.0));
+    for (std::int64_t v = 0; v < vocab; ++v) row[v] = hd::softmax_minus_onehot(row[v], lse, v == targets[r], scale);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/flash_attention.hpp"
 #include "runtime/cuda/kernel_shapes.hpp"
+#include "runtime/cuda/training_kernels.hpp"
 
 using namespace burst;
 
@@ -49,6 +50,38 @@ TEST_CASE("the kernels' host API names bad arguments before any launch") {
   in.shape = {0, 10, 4, 2, 64};
   CHECK_THROWS_WITH(rt::gpu::flash_backward(in, grad_in, out, false, nullptr),
                     Catch::Contains("flash_backward: d_k") && Catch::Contains("flash_backward: tiles"));
+}
+
+TEST_CASE("the training kernels' host API names bad arguments before any launch") {
+  using namespace rt::gpu;
+  using Catch::Contains;
+  Bf16 b;
+  float f = 0;
+  CHECK_THROWS_WITH(embedding_forward(nullptr, 4, nullptr, 0, 8, &b, nullptr),
+                    Contains("embedding_forward: tokens") && Contains("embedding_forward: vocab"));
+  CHECK_THROWS_WITH(embedding_backward(DeviceTokenGroups{3, 2, nullptr, nullptr, nullptr}, &b, 10, 8, &f, nullptr),
+                    Contains("embedding_backward: groups") && Contains("embedding_backward: groups.rows") &&
+                        Contains("embedding_backward: groups.token_index"));
+  CHECK_THROWS_WITH(rms_norm_forward(&b, &b, 4, 0, 0.0f, &b, &f, nullptr),
+                    Contains("rms_norm_forward: dim") && Contains("rms_norm_forward: eps"));
+  CHECK_THROWS_WITH(rms_norm_backward(&b, &b, &f, &b, 4, 8, &b, &f, nullptr, nullptr),
+                    Contains("rms_norm_backward: workspace"));
+  CHECK_THROWS_WITH(rope_forward(RopeArgs{&b, 3, 2, 7, nullptr, 0.5f}, nullptr),
+                    Contains("rope_forward: head_dim") && Contains("rope_forward: positions") &&
+                        Contains("rope_forward: base"));
+  CHECK_THROWS_WITH(rope_backward(RopeArgs{&b, 3, 0, 8, nullptr, 1e4f}, nullptr), Contains("rope_backward: heads"));
+  CHECK_THROWS_WITH(swiglu_backward(&b, &b, nullptr, &b, &b, 10, nullptr), Contains("swiglu_backward: dm"));
+  CHECK_THROWS_WITH(residual_add(&b, &b, &b, -1, nullptr), Contains("residual_add: count"));
+  CHECK_THROWS_WITH(squared_norm(&f, 10, nullptr, nullptr, nullptr),
+                    Contains("squared_norm: workspace") && Contains("squared_norm: result"));
+  const auto scalars = rt::hd::adamw_scalars<float>(1e-3, 0.9, 0.95, 0.0, 0.1, 0);  // eps 0, step 0
+  CHECK_THROWS_WITH(adamw_update(AdamWDeviceRange{&f, &f, &f, nullptr, &b, 1}, scalars, 0.0f, nullptr),
+                    Contains("adamw_update: range.v") && Contains("adamw_update: scalars.eps") &&
+                        Contains("adamw_update: scalars.correction") && Contains("adamw_update: clip_factor"));
+  // Nothing to do: no launch, so no device and no pointers needed.
+  CHECK_NOTHROW(rms_norm_forward(nullptr, nullptr, 0, 8, 1e-5f, nullptr, nullptr, nullptr));
+  CHECK_NOTHROW(swiglu_forward(nullptr, nullptr, nullptr, 0, nullptr));
+  CHECK_NOTHROW(rope_forward(RopeArgs{nullptr, 0, 2, 8, nullptr, 1e4f}, nullptr));
 }
 
 TEST_CASE("every attention kernel's shared memory fits sm_80") {

@@ -2,6 +2,7 @@
 // one "kernel<TAB>bytes" line per kernel, named as c++filt names the kernel symbols, for
 // kernel_resources.sh to add to the static shared memory ptxas reports.
 #include <cstdio>
+#include <initializer_list>
 
 #include "runtime/cuda/kernel_shapes.hpp"
 
@@ -24,5 +25,13 @@ int main() {
   print("flash_backward_dq_kernel<128>", BackwardDqSmem<128>::bytes);
   print("merge_partials_kernel", 0);
   print("attention_delta_kernel", 0);
+  // The training kernels (training_kernels.hpp) use static shared memory only (block_sum's scratch).
+  for (const char* kernel : {"embedding_forward_kernel", "embedding_backward_kernel", "rope_kernel",
+                             "swiglu_forward_kernel", "swiglu_backward_kernel", "residual_add_kernel",
+                             "rms_norm_forward_kernel", "rms_norm_backward_kernel", "rms_norm_dgain_partial_kernel",
+                             "rms_norm_dgain_sum_kernel", "squared_norm_partial_kernel", "squared_norm_sum_kernel",
+                             "adamw_kernel"}) {
+    print(kernel, 0);
+  }
   return 0;
 }

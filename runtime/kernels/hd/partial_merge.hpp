@@ -18,8 +18,6 @@
 
 namespace burst::rt::hd {
 
-BURST_HOST_DEVICE inline float sigmoid(float x) { return 1.0f / (1.0f + exp_of(-x)); }
-
 BURST_HOST_DEVICE inline float log_sigmoid(float x) {
   return x >= 0.0f ? -log1p_of(exp_of(-x)) : x - log1p_of(exp_of(x));
 }
