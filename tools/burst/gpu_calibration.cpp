@@ -1,0 +1,69 @@
+#include "tools/burst/gpu_calibration.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/error.hpp"
+#include "common/text.hpp"
+#include "runtime/calibration/curve_points.hpp"
+#include "simulator/costs/measured_links.hpp"
+#include "topologies/load.hpp"
+#include "topologies/presets.hpp"
+
+namespace burst::cli {
+
+const topo::hw::GpuModel& gpu_model_of(std::string_view cuda_name) {
+  if (const topo::hw::GpuModel* m = topo::hw::gpu_by_cuda_name(cuda_name)) return *m;
+  std::vector<std::string> known;
+  for (const topo::hw::GpuModel& m : topo::hw::gpu_models()) known.emplace_back(m.cuda_name);
+  throw Error(Problem{"--device cuda", fmt::format("GPU '{}' is not in burst's GPU table", cuda_name), text::join(known),
+                      "add its model (peak bf16 FLOP/s, memory, bandwidth, the name CUDA reports) to "
+                      "topologies/hardware.cpp"});
+}
+
+std::optional<topo::Topology> link_topology(const std::string& requested, const topo::hw::GpuModel& model) {
+  std::string name = requested;
+  if (name.empty()) {
+    for (const topo::GpuPreset& p : topo::gpu_presets()) {
+      if (p.gpu_model == model.spec.model) {
+        name = p.name;
+        break;
+      }
+    }
+    if (name.empty()) return std::nullopt;
+  }
+  topo::LoadOptions two_nodes;
+  two_nodes.nodes = 2;
+  topo::Topology t = topo::load_topology(name, two_nodes);
+  if (t.gpu().model != model.spec.model) {
+    throw Error(Problem{"--topology", fmt::format("'{}' has {} GPUs, this node {}", name, t.gpu().model, model.spec.model),
+                        "a topology of this node's GPUs", "the links are measured against the topology the plans use"});
+  }
+  return t;
+}
+
+Json gpu_calibration_document(const GpuMeasurements& m, const topo::Topology* links) {
+  const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name);
+  Json entry = rt::compute_entry(model.spec.model, m.kernels, {model.spec.peak_bf16_flops, model.spec.memory_bandwidth_Bps});
+  entry["multiprocessors"] = m.multiprocessors;
+  Json doc = {{"schema", "burst.calibration/1"}, {"compute", Json::array({entry})}};
+  if ((m.intra || m.inter) && links == nullptr) {
+    throw Error(Problem{"calibrate", "link measurements need the topology they are relative to", "", ""});
+  }
+  if (links != nullptr) {
+    const auto level = [](const std::optional<rt::LinkSpeed>& s) -> std::optional<sim::MeasuredLink> {
+      if (!s) return std::nullopt;
+      return sim::MeasuredLink{s->bandwidth_Bps, s->latency_s};
+    };
+    doc.update(sim::measured_link_fields(*links, level(m.intra), level(m.inter)));
+  }
+  return doc;
+}
+
+std::string gpu_calibration_path(const std::string& local_path, const topo::hw::GpuModel& model) {
+  if (local_path.empty()) return {};
+  return (std::filesystem::path(local_path).parent_path() / (model.spec.model + ".json")).string();
+}
+
+}  // namespace burst::cli
