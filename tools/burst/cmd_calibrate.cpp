@@ -158,11 +158,12 @@ Json calibration_document(const Measured& m) {
           {"compute", Json::array({rt::compute_entry(topo::kLocalGpuModel, m.kernels, {peak, 0})})}};
 }
 
-// One row per measurement; elementwise rows are bytes moved, so their rate is GB/s.
+// One row per kernel measured (the elementwise copy is printed as a bandwidth apart).
 void print_kernels(const std::vector<rt::KernelSpeed>& kernels) {
-  fmt::print("{:<11} {:<7} {:>6} {:>10} {:>10}\n", "kernel", "mask", "block", "G(FLOP)/s", "seconds");
+  fmt::print("{:<9} {:<7} {:>6} {:>10} {:>10}\n", "kernel", "mask", "block", "GFLOP/s", "seconds");
   for (const auto& k : kernels) {
-    fmt::print("{:<11} {:<7} {:>6} {:>10.2f} {:>10.4f}\n", k.kernel, k.mask.empty() ? "-" : k.mask, k.block,
+    if (k.kernel == "elementwise") continue;
+    fmt::print("{:<9} {:<7} {:>6} {:>10.2f} {:>10.4f}\n", k.kernel, k.mask.empty() ? "-" : k.mask, k.block,
                k.flops_per_s() / 1e9, k.seconds);
   }
 }
@@ -197,9 +198,8 @@ void write_calibration(const std::string& path, bool default_path, const Json& d
 
 #ifdef BURST_HAVE_CUDA
 // The GPU side: this rank's node-local GPU, the links over NCCL (when this build has it).
-void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptions& o) {
+void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptions& o, const rt::GpuProbe& probe) {
   const bool lead = comm.rank() == 0;
-  const rt::GpuProbe probe = rt::probe_gpus();
   const int device = comm.local_rank() % probe.count;
   GpuMeasurements m;
   std::optional<topo::Topology> links;
@@ -249,6 +249,9 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
   fmt::print("{} GPU(s) ({}, {} multiprocessors) in nodes of {}, measured together\n", comm.size(), model.spec.model,
              m.multiprocessors, s.per_node);
   print_kernels(m.kernels);
+  for (const auto& k : m.kernels) {
+    if (k.kernel == "elementwise") fmt::print("device copy {} (read + written)\n", units::format_bandwidth(k.flops_per_s()));
+  }
   for (const auto& [level, speed] : {std::pair{"intra", m.intra}, std::pair{"inter", m.inter}}) {
     if (speed) {
       fmt::print("{:<5} NCCL p2p {} one way, {} latency\n", level, units::format_bandwidth(speed->bandwidth_Bps),
@@ -267,17 +270,19 @@ void calibrate(const CalibrateOptions& o) {
   rt::Communicator& comm = job.comm();
   // Every rank checks the same options and fails the same way: rank 0 reports it.
   Setup setup;
+  const rt::GpuProbe probe = rt::probe_gpus();
   rt::Device device = rt::Device::Cpu;
   try {
-    device = rt::job_device(o.device, comm);
+    device = rt::choose_device(o.device, probe, "--device");
     setup = resolve(o, comm, device);
   } catch (const Error&) {
     if (comm.rank() == 0) throw;
     return;
   }
+  if (comm.rank() == 0) rt::report_device(device, o.device, probe);
 #ifdef BURST_HAVE_CUDA
   if (device == rt::Device::Cuda) {
-    calibrate_gpus(comm, setup, o);
+    calibrate_gpus(comm, setup, o, probe);
     return;
   }
 #endif
