@@ -33,7 +33,7 @@
 namespace burst::rt {
 
 struct GpuSpeedOptions {
-  std::vector<std::int64_t> blocks = {512, 1024, 2048, 4096, 8192, 16384};
+  std::vector<std::int64_t> blocks = {256, 512, 1024, 2048, 4096, 8192, 16384};
   std::vector<std::int64_t> gemm_sides = {1024, 2048, 4096, 8192, 16384};
   int heads = 32;
   int head_dim = 128;

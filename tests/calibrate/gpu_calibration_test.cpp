@@ -16,6 +16,7 @@
 #include "common/error.hpp"
 #include "common/json_reader.hpp"
 #include "runtime/calibration/curve_points.hpp"
+#include "runtime/calibration/gpu_speed.hpp"
 #include "runtime/calibration/ping_pong.hpp"
 #include "simulator/cost_model.hpp"
 #include "simulator/costs/calibration.hpp"
@@ -60,6 +61,30 @@ TEST_CASE("link pairs: intra is ranks 0 and 1 of a node, inter rank 0 and the ne
   REQUIRE(both.size() == 2);
   CHECK((both[0].level == rt::RingLevel::Intra && both[0].b == 1));
   CHECK((both[1].level == rt::RingLevel::Inter && both[1].a == 0 && both[1].b == 8));
+}
+
+TEST_CASE("the GPU plan measures at every block size of the default curves it replaces") {
+  const rt::GpuSpeedOptions plan;
+  const sim::Calibration defaults = sim::default_calibration();
+  const sim::ComputeCalibration& hopper = defaults.compute_for("H100-SXM5-80GB");
+  const auto measured = [](const std::vector<std::int64_t>& sizes, double block) {
+    return std::find(sizes.begin(), sizes.end(), static_cast<std::int64_t>(block)) != sizes.end();
+  };
+  for (const sim::KernelKind kind : {sim::KernelKind::AttentionForward, sim::KernelKind::AttentionBackward}) {
+    for (const bool masked : {false, true}) {
+      for (const auto& [block, efficiency] : hopper.kernels[sim::curve_index(kind, masked)].points) {
+        CHECK(measured(plan.blocks, block));
+      }
+    }
+  }
+  for (const auto& [side, efficiency] : hopper.kernels[sim::curve_index(sim::KernelKind::Gemm, false)].points) {
+    CHECK(measured(plan.gemm_sides, side));
+  }
+  // 32 heads at 8K: the thread blocks the default curves were measured at (curve_ctas).
+  CHECK(plan.heads * 8192 / 128 == hopper.curve_ctas);
+  const rt::GpuSpeedOptions quick = rt::quick_gpu_speed_options(3);
+  CHECK(quick.device == 3);
+  for (const std::int64_t b : quick.blocks) CHECK(measured(plan.blocks, static_cast<double>(b)));
 }
 
 TEST_CASE("link speed: latency is half the median small round trip, bandwidth what is left of the large") {
