@@ -49,7 +49,7 @@ struct GemmContext {
 
 // `count` random bf16 values in `buffer`: one MiB of them uploaded, then repeated on the device
 // (a GEMM on zeros runs faster than on data, and a 16K-square host array takes seconds to fill).
-Bf16* random_bf16(gpu::DeviceBuffer& buffer, std::size_t count, cudaStream_t stream, std::mt19937& rng) {
+Bf16* fill_random_bf16(gpu::DeviceBuffer& buffer, std::size_t count, cudaStream_t stream, std::mt19937& rng) {
   Bf16* device = buffer.reserve_for<Bf16>(count);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<Bf16> chunk(std::min<std::size_t>(count, std::size_t{1} << 19));
@@ -69,8 +69,8 @@ Bf16* random_bf16(gpu::DeviceBuffer& buffer, std::size_t count, cudaStream_t str
 double gemm_seconds(GemmContext& g, std::int64_t n, int repeat, std::mt19937& rng) {
   gpu::DeviceBuffer a{"GEMM A"}, b{"GEMM B"}, c{"GEMM C"};
   const auto count = static_cast<std::size_t>(n * n);
-  const Bf16* da = random_bf16(a, count, g.stream, rng);
-  const Bf16* db = random_bf16(b, count, g.stream, rng);
+  const Bf16* da = fill_random_bf16(a, count, g.stream, rng);
+  const Bf16* db = fill_random_bf16(b, count, g.stream, rng);
   Bf16* dc = c.reserve_for<Bf16>(count);
   const float alpha = 1.0f, beta = 0.0f;
   const int side = static_cast<int>(n);
