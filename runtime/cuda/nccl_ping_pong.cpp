@@ -120,7 +120,10 @@ std::vector<LinkSpeed> nccl_ping_pongs(Communicator& comm, std::span<const LinkP
   for (const std::size_t bytes : o.bandwidth_bytes) largest = std::max(largest, bytes);
   gpu::DeviceBuffer buffer{"NCCL ping-pong"};
   void* data = buffer.reserve(largest);
+  // Defined bytes, set before any transfer: the memset may run on after it returns, and the
+  // transfers' stream does not wait for the default stream.
   gpu::check_cuda(cudaMemset(data, 0, largest), "cudaMemset (NCCL ping-pong)");
+  gpu::check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize (NCCL ping-pong)");
   for (std::size_t i = 0; i < pairs.size(); ++i) {
     const LinkPair& p = pairs[i];
     comm.barrier();
