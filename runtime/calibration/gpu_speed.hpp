@@ -5,10 +5,11 @@
 //              inputs, CUDA events, best of `repeat`) on one (B, B) block pair per block size
 //              B, full and causal mask, `heads` heads of `head_dim`; FLOPs as the CPU
 //              kernels count them (4 d forward, 10 d backward per computed score)
-//   gemm       cuBLAS, bf16 inputs and output, fp32 compute, square n x n x n for n in
-//              gemm_sides: the simulator prices a GEMM of m n k at the curve's point
-//              cbrt(m n k) (simulator/training/layer_kernels.cpp), so the square side is the
-//              curve's block size; 2 n^3 FLOPs
+//   gemm       the training step's cuBLASLt product (runtime/cuda/cublaslt_gemm.hpp: bf16
+//              inputs and output, fp32 accumulation), a linear layer's forward at n tokens,
+//              n in, n out, for n in gemm_sides: the simulator prices a GEMM of m n k at the
+//              curve's point cbrt(m n k) (simulator/training/layer_kernels.cpp), so the square
+//              side is the curve's block size; 2 n^3 FLOPs
 //   elementwise  a device-to-device copy of copy_bytes, counted as bytes read + written
 //              (STREAM's Copy, as the CPU copy and the simulator's elementwise bytes count)
 // and the GPU's name and multiprocessor count. Links: NCCL ping-pong per ring level between
@@ -56,7 +57,7 @@ struct GpuSpeeds {
   std::vector<KernelSpeed> kernels;
 };
 
-// Every rank calls it. Throws burst::Error naming the CUDA or cuBLAS call that failed.
+// Every rank calls it. Throws burst::Error naming the CUDA or cuBLASLt call that failed.
 // Defined in runtime/cuda/gpu_speed.cpp (CUDA builds only).
 [[nodiscard]] GpuSpeeds measure_gpu_speeds(Communicator& comm, const GpuSpeedOptions& options);
 

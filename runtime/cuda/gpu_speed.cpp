@@ -1,48 +1,37 @@
 // measure_gpu_speeds (see runtime/calibration/gpu_speed.hpp): the attention kernels through
-// bench_flash, cuBLAS GEMMs and a device copy, each timed by best_event_time on this rank's
-// GPU, then the slowest rank's time per measurement.
+// bench_flash, the training step's cuBLASLt GEMM (CublasLtGemm) and a device copy, each timed by
+// best_event_time on this rank's GPU, then the slowest rank's time per measurement.
 #include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
 
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
 #include "common/bf16.hpp"
-#include "common/error.hpp"
 #include "runtime/calibration/gpu_speed.hpp"
 #include "runtime/calibration/together.hpp"
+#include "runtime/cuda/cublaslt_gemm.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/event_timer.hpp"
 #include "runtime/cuda/flash_bench.hpp"
 #include "runtime/kernels/attention_mask.hpp"
+#include "runtime/kernels/gemm_shape.hpp"
 
 namespace burst::rt {
 namespace {
 
 using gpu::check_cuda;
 
-void check_cublas(cublasStatus_t status, std::string_view call) {
-  if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(Problem{"cublas", fmt::format("{}: {}", call, cublasGetStatusString(status)), "", ""});
-}
-
-// A stream and a cuBLAS handle bound to it, released however the measuring ends.
-struct GemmContext {
+// A stream of this rank's GPU, destroyed however the measuring ends.
+struct Stream {
   cudaStream_t stream = nullptr;
-  cublasHandle_t handle = nullptr;
-  GemmContext() {
-    check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    check_cublas(cublasCreate(&handle), "cublasCreate");
-    check_cublas(cublasSetStream(handle, stream), "cublasSetStream");
-  }
-  GemmContext(const GemmContext&) = delete;
-  GemmContext& operator=(const GemmContext&) = delete;
-  ~GemmContext() {
-    if (handle != nullptr) (void)cublasDestroy(handle);
+  Stream() { check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream() {
     if (stream != nullptr) (void)cudaStreamDestroy(stream);
   }
 };
@@ -65,20 +54,16 @@ Bf16* fill_random_bf16(gpu::DeviceBuffer& buffer, std::size_t count, cudaStream_
   return device;
 }
 
-// C = A B, n x n x n, bf16 in and out, fp32 accumulation: seconds of the best run.
-double gemm_seconds(GemmContext& g, std::int64_t n, int repeat, std::mt19937& rng) {
+// The linear layer's forward product at n tokens, n in, n out (bf16 in and out, fp32
+// accumulation), as the training step runs it: seconds of the best run.
+double gemm_seconds(gpu::CublasLtGemm& gemm, cudaStream_t stream, std::int64_t n, int repeat, std::mt19937& rng) {
   gpu::DeviceBuffer a{"GEMM A"}, b{"GEMM B"}, c{"GEMM C"};
   const auto count = static_cast<std::size_t>(n * n);
-  const Bf16* da = fill_random_bf16(a, count, g.stream, rng);
-  const Bf16* db = fill_random_bf16(b, count, g.stream, rng);
+  const Bf16* da = fill_random_bf16(a, count, stream, rng);
+  const Bf16* db = fill_random_bf16(b, count, stream, rng);
   Bf16* dc = c.reserve_for<Bf16>(count);
-  const float alpha = 1.0f, beta = 0.0f;
-  const int side = static_cast<int>(n);
-  return gpu::best_event_time(repeat, g.stream, [&] {
-    check_cublas(cublasGemmEx(g.handle, CUBLAS_OP_N, CUBLAS_OP_N, side, side, side, &alpha, da, CUDA_R_16BF, side, db,
-                              CUDA_R_16BF, side, &beta, dc, CUDA_R_16BF, side, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-                 fmt::format("cublasGemmEx({0} x {0} x {0}, bf16, fp32 compute)", n));
-  });
+  const GemmShape shape = linear_forward_gemm(n, n, n);
+  return gpu::best_event_time(repeat, stream, [&] { gemm.run(shape, da, db, dc, gpu::GemmOutput::BF16); });
 }
 
 double copy_seconds(cudaStream_t stream, std::size_t bytes, int repeat) {
@@ -116,16 +101,16 @@ GpuSpeeds measure_gpu_speeds(Communicator& comm, const GpuSpeedOptions& o) {
       measured({"attn_bwd", mask, block, r.backward_flops}, r.backward_s);
     }
   }
-  GemmContext gemm;
+  const Stream stream;
+  gpu::CublasLtGemm gemm(stream.stream, gpu::recommended_gemm_workspace(prop.major));
   std::mt19937 rng(11);
   for (const std::int64_t n : o.gemm_sides) {
     comm.barrier();
-    const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
-    measured({"gemm", "", n, flops}, gemm_seconds(gemm, n, o.repeat, rng));
+    measured({"gemm", "", n, linear_forward_gemm(n, n, n).flops()}, gemm_seconds(gemm, stream.stream, n, o.repeat, rng));
   }
   comm.barrier();
   // One point: the simulator reads the elementwise curve at its large end only.
-  measured({"elementwise", "", 1, 2.0 * static_cast<double>(o.copy_bytes)}, copy_seconds(gemm.stream, o.copy_bytes, o.repeat));
+  measured({"elementwise", "", 1, 2.0 * static_cast<double>(o.copy_bytes)}, copy_seconds(stream.stream, o.copy_bytes, o.repeat));
   const std::vector<double> slowest = best_of_slowest(comm, mine, mine.size());
   for (std::size_t i = 0; i < speeds.kernels.size(); ++i) speeds.kernels[i].seconds = slowest.empty() ? 0 : slowest[i];
   return speeds;
