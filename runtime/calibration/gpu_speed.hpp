@@ -12,7 +12,7 @@
 //              side is the curve's block size; 2 n^3 FLOPs
 //   elementwise  a device-to-device copy of copy_bytes, counted as bytes read + written
 //              (STREAM's Copy, as the CPU copy and the simulator's elementwise bytes count)
-// and the GPU's name and multiprocessor count. Links: NCCL ping-pong per ring level between
+// and the GPU's name, PCI address and multiprocessor count. Links: NCCL ping-pong per ring level between
 // the pairs of link_pairs (ping_pong.hpp), ncclSend / ncclRecv, one group per direction,
 // round trips timed with CUDA events on rank a, the figures by link_speed(). Each measurement is the best of `repeat`
 // runs on a rank, then the slowest rank's (runtime/calibration/together.hpp).
@@ -50,7 +50,8 @@ struct GpuSpeedOptions {
 }
 
 struct GpuSpeeds {
-  std::string cuda_name;  // cudaDeviceProp::name of this rank's GPU
+  std::string cuda_name;   // cudaDeviceProp::name of this rank's GPU
+  std::string pci_bus_id;  // its PCI address as sysfs names it, "0000:3b:00.0"
   int multiprocessors = 0;
   // attn_fwd / attn_bwd per mask ("causal", "full"), gemm, elementwise (flops = bytes moved);
   // seconds are the slowest rank's on rank 0 (0 elsewhere).

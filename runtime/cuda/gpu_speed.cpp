@@ -85,6 +85,7 @@ GpuSpeeds measure_gpu_speeds(Communicator& comm, const GpuSpeedOptions& o) {
   check_cuda(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties");
   GpuSpeeds speeds;
   speeds.cuda_name = prop.name;
+  speeds.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
   speeds.multiprocessors = prop.multiProcessorCount;
   std::vector<double> mine;  // this rank's seconds, in the order of speeds.kernels
   const auto measured = [&](KernelSpeed k, double seconds) {

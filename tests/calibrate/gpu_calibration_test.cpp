@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -123,14 +124,30 @@ TEST_CASE("every GPU model is found by the name CUDA reports, and only by it") {
   }
   CHECK(topo::hw::gpu_by_cuda_name("NVIDIA H100") == nullptr);
   CHECK(topo::hw::gpu_by_cuda_name("") == nullptr);
-  CHECK(cli::gpu_model_of("NVIDIA H100 80GB HBM3").spec.model == "H100-SXM5-80GB");
+  CHECK(cli::gpu_model_of("NVIDIA H100 80GB HBM3", std::nullopt).spec.model == "H100-SXM5-80GB");
   try {
-    (void)cli::gpu_model_of("NVIDIA GeForce RTX 4090");
+    (void)cli::gpu_model_of("NVIDIA GeForce RTX 4090", 0x2684);
     FAIL("an unknown GPU was accepted");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("NVIDIA GeForce RTX 4090") != std::string::npos);
-    CHECK(std::string(e.what()).find("NVIDIA H100 80GB HBM3") != std::string::npos);  // the known names
+    CHECK(std::string(e.what()).find("'NVIDIA GeForce RTX 4090', PCI device 0x2684") != std::string::npos);
+    CHECK(std::string(e.what()).find("NVIDIA H100 80GB HBM3 (0x2330)") != std::string::npos);  // the known GPUs
   }
+}
+
+TEST_CASE("the PCI device id, read from sysfs at the GPU's address, decides the model before the name") {
+  const std::filesystem::path sysfs = temp_file("sysfs");
+  std::filesystem::create_directories(sysfs / "0000:3b:00.0");
+  std::filesystem::create_directories(sysfs / "0000:5e:00.0");
+  write_file_atomically((sysfs / "0000:3b:00.0" / "device").string(), "0x2331\n", "a fake sysfs id");
+  write_file_atomically((sysfs / "0000:5e:00.0" / "device").string(), "not an id\n", "a fake sysfs id");
+  const std::optional<unsigned> id = cli::pci_device_of("0000:3b:00.0", sysfs.string());
+  CHECK(cli::pci_device_of("0000:5e:00.0", sysfs.string()) == std::nullopt);
+  CHECK(cli::pci_device_of("0000:af:00.0", sysfs.string()) == std::nullopt);
+  std::filesystem::remove_all(sysfs);
+  REQUIRE(id == 0x2331u);
+  // The id wins over a name that says otherwise; an id the table lacks falls back to the name.
+  CHECK(cli::gpu_model_of("NVIDIA H100 80GB HBM3", id).spec.model == "H100-PCIE-80GB");
+  CHECK(cli::gpu_model_of("NVIDIA H100 80GB HBM3", 0xffff).spec.model == "H100-SXM5-80GB");
 }
 
 TEST_CASE("the links are relative to the GPU model's preset, or the topology asked for if it has those GPUs") {

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "runtime/calibration/gpu_speed.hpp"
@@ -19,7 +20,7 @@ TEST_CASE("the quick GPU calibration measures finite speeds and makes a valid fi
   const auto comm = rt::make_self_communicator();
   const rt::GpuSpeedOptions options = rt::quick_gpu_speed_options(0);
   const rt::GpuSpeeds speeds = rt::measure_gpu_speeds(*comm, options);
-  CAPTURE(speeds.cuda_name);
+  CAPTURE(speeds.cuda_name, speeds.pci_bus_id);
   CHECK(speeds.multiprocessors > 0);
   // attention: 2 kernels x 2 masks per block; gemm per side; one copy
   CHECK(speeds.kernels.size() == 4 * options.blocks.size() + options.gemm_sides.size() + 1);
@@ -28,9 +29,14 @@ TEST_CASE("the quick GPU calibration measures finite speeds and makes a valid fi
     CHECK((std::isfinite(k.flops) && k.flops > 0));
     CHECK((std::isfinite(k.seconds) && k.seconds > 0));
   }
-  const topo::hw::GpuModel& model = cli::gpu_model_of(speeds.cuda_name);  // throws for a GPU burst does not know
-  const Json doc = cli::gpu_calibration_document({speeds.cuda_name, speeds.multiprocessors, speeds.kernels, {}, {}},
-                                                 nullptr);
+  // This GPU is in burst's table, found by its PCI device id (sysfs) or its name.
+  const std::optional<unsigned> pci_device = cli::pci_device_of(speeds.pci_bus_id);
+  const topo::hw::GpuModel& model = cli::gpu_model_of(speeds.cuda_name, pci_device);
+  if (pci_device && topo::hw::gpu_by_pci_device(*pci_device) != nullptr) {
+    CHECK(topo::hw::gpu_by_cuda_name(speeds.cuda_name) == &model);  // the name table agrees with the id
+  }
+  const Json doc = cli::gpu_calibration_document(
+      {speeds.cuda_name, pci_device, speeds.multiprocessors, speeds.kernels, {}, {}}, nullptr);
   const Json& entry = doc["compute"][0];
   CHECK(entry["gpu"] == model.spec.model);
   for (const char* curve : {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked"}) {

@@ -211,9 +211,9 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
     if (lead) fmt::print(stderr, "calibrate: attention, GEMM and copy on {} GPU(s) at once ...\n", comm.size());
     const rt::GpuSpeeds speeds = rt::measure_gpu_speeds(
         comm, o.quick ? rt::quick_gpu_speed_options(device) : rt::GpuSpeedOptions{.device = device});
-    m = {speeds.cuda_name, speeds.multiprocessors, speeds.kernels, {}, {}};
+    m = {speeds.cuda_name, pci_device_of(speeds.pci_bus_id), speeds.multiprocessors, speeds.kernels, {}, {}};
     // Every rank knows the model (each asks its own GPU), so every rank skips or measures alike.
-    const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name);
+    const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name, m.pci_device);
     links = link_topology(o.topology, model);
     const std::vector<rt::LinkPair> pairs = rt::link_pairs(comm.size(), s.per_node);
     if (!links && !pairs.empty() && lead) {
@@ -238,7 +238,7 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
     rt::abort_job(comm, e.what());
   }
   if (!lead) return;
-  const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name);
+  const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name, m.pci_device);
   const std::string path = o.output.empty() ? gpu_calibration_path(s.path, model) : o.output;
   const Json doc = gpu_calibration_document(m, links ? &*links : nullptr);
   write_calibration(path, o.output.empty(), doc);

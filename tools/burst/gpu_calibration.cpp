@@ -1,6 +1,8 @@
 #include "tools/burst/gpu_calibration.hpp"
 
+#include <charconv>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -13,11 +15,27 @@
 
 namespace burst::cli {
 
-const topo::hw::GpuModel& gpu_model_of(std::string_view cuda_name) {
+std::optional<unsigned> pci_device_of(const std::string& bus_id, const std::string& devices_dir) {
+  std::ifstream in(std::filesystem::path(devices_dir) / bus_id / "device");
+  std::string text;
+  if (!(in >> text) || text.size() < 3 || text.compare(0, 2, "0x") != 0) return std::nullopt;
+  unsigned id = 0;
+  const auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), id, 16);
+  if (ec != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return id;
+}
+
+const topo::hw::GpuModel& gpu_model_of(std::string_view cuda_name, std::optional<unsigned> pci_device) {
+  if (pci_device) {
+    if (const topo::hw::GpuModel* m = topo::hw::gpu_by_pci_device(*pci_device)) return *m;
+  }
   if (const topo::hw::GpuModel* m = topo::hw::gpu_by_cuda_name(cuda_name)) return *m;
   std::vector<std::string> known;
-  for (const topo::hw::GpuModel& m : topo::hw::gpu_models()) known.emplace_back(m.cuda_name);
-  throw Error(Problem{"--device cuda", fmt::format("GPU '{}' is not in burst's GPU table", cuda_name), text::join(known),
+  for (const topo::hw::GpuModel& m : topo::hw::gpu_models()) {
+    known.push_back(fmt::format("{} (0x{:04x})", m.cuda_name, m.pci_device));
+  }
+  const std::string id = pci_device ? fmt::format(", PCI device 0x{:04x}", *pci_device) : "";
+  throw Error(Problem{"--device cuda", fmt::format("GPU '{}'{} is not in burst's GPU table", cuda_name, id), text::join(known),
                       "add its model (peak bf16 FLOP/s, memory, bandwidth, the name CUDA reports) to "
                       "topologies/hardware.cpp"});
 }
@@ -44,7 +62,7 @@ std::optional<topo::Topology> link_topology(const std::string& requested, const 
 }
 
 Json gpu_calibration_document(const GpuMeasurements& m, const topo::Topology* links) {
-  const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name);
+  const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name, m.pci_device);
   Json entry = rt::compute_entry(model.spec.model, m.kernels, {model.spec.peak_bf16_flops, model.spec.memory_bandwidth_Bps});
   entry["multiprocessors"] = m.multiprocessors;
   Json doc = {{"schema", "burst.calibration/1"}, {"compute", Json::array({entry})}};

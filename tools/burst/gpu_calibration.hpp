@@ -11,7 +11,9 @@
 //                            use (simulator/costs/measured_links.hpp)
 // and no "local" section: it describes a GPU cluster, not this machine's CPU ranks.
 // <model> is the GPU table's model name (topologies/hardware.hpp), which the simulator's
-// substring match picks over the family's defaults ("H100-SXM5-80GB" beats "H100").
+// substring match picks over the family's defaults ("H100-SXM5-80GB" beats "H100"). The model
+// is found by the GPU's PCI device id, read from sysfs at the PCI address CUDA reports (the
+// CUDA runtime itself does not give the id), else by the name CUDA reports.
 #pragma once
 
 #include <optional>
@@ -28,15 +30,22 @@
 namespace burst::cli {
 
 struct GpuMeasurements {
-  std::string cuda_name;  // cudaDeviceProp::name
+  std::string cuda_name;                // cudaDeviceProp::name
+  std::optional<unsigned> pci_device;   // PCI device id (pci_device_of), when known
   int multiprocessors = 0;
   std::vector<rt::KernelSpeed> kernels;  // seconds: the slowest rank's
   std::optional<rt::LinkSpeed> intra, inter;
 };
 
-// The model of a CUDA device name. Throws burst::Error listing the known names when the
-// table has none (the figures would be fractions of an unknown peak).
-[[nodiscard]] const topo::hw::GpuModel& gpu_model_of(std::string_view cuda_name);
+// The PCI device id of the device at `bus_id` ("0000:3b:00.0"): `devices_dir`/<bus_id>/device
+// holds it as "0x2330". nullopt when the file is missing or holds no hex number.
+[[nodiscard]] std::optional<unsigned> pci_device_of(const std::string& bus_id,
+                                                    const std::string& devices_dir = "/sys/bus/pci/devices");
+
+// The model of a GPU: by its PCI device id when the table has it, else by its CUDA name.
+// Throws burst::Error listing the known names when neither is found (the figures would be
+// fractions of an unknown peak).
+[[nodiscard]] const topo::hw::GpuModel& gpu_model_of(std::string_view cuda_name, std::optional<unsigned> pci_device);
 
 // The topology the link figures are measured against, with 2 nodes (so it has an inter-node
 // path): `requested` (a preset or a file) when given, which must have `model`'s GPUs; else
