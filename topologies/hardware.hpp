@@ -58,9 +58,10 @@ inline constexpr double kNcclLocalBps = 5000e9;
 [[nodiscard]] double nvlink_link_Bps(int sm, Figures figures = Figures::Physical);
 [[nodiscard]] double inter_socket_Bps(std::string_view vendor, int family, int model);
 
-// A GPU model: the spec we simulate with and how to recognise it in a dump (its PCI device
-// id) and on a running GPU (the name the CUDA runtime reports, cudaDeviceProp::name; the
-// runtime does not report the PCI device id: its pciDeviceID is the slot on the bus).
+// A GPU model: the spec we simulate with and how to recognise it, in a dump or on a running
+// GPU, by its PCI device id (a running GPU's from sysfs: the CUDA runtime reports the PCI
+// address, not the id; its pciDeviceID is the device number on the bus), and by the name the
+// CUDA runtime reports (cudaDeviceProp::name) where the id is not to be had.
 struct GpuModel {
   unsigned pci_device = 0;  // NVIDIA PCI device id, 0 when we do not match it
   GpuSpec spec;
