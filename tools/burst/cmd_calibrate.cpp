@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <map>
 
 #include <fmt/format.h>
 

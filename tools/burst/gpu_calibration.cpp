@@ -36,7 +36,7 @@ const topo::hw::GpuModel& gpu_model_of(std::string_view cuda_name, std::optional
   }
   const std::string id = pci_device ? fmt::format(", PCI device 0x{:04x}", *pci_device) : "";
   throw Error(Problem{"--device cuda", fmt::format("GPU '{}'{} is not in burst's GPU table", cuda_name, id), text::join(known),
-                      "add its model (peak bf16 FLOP/s, memory, bandwidth, the name CUDA reports) to "
+                      "add its model (PCI device id, peak bf16 FLOP/s, memory, bandwidth, the name CUDA reports) to "
                       "topologies/hardware.cpp"});
 }
 
