@@ -324,7 +324,7 @@ void add_calibrate_command(CLI::App& app) {
   cmd->add_option("--topology", options->topology,
                   "cuda: the topology (preset or file) the NCCL link figures are relative to "
                   "(default: the preset of this GPU model)");
-  cmd->add_flag("--quick", options->quick, "A few seconds of measuring (tests); the default takes up to ~30 s");
+  cmd->add_flag("--quick", options->quick, "A few seconds of measuring (tests); the default takes up to ~30 s (about a minute on GPUs)");
   cmd->add_flag("--json", options->json, "Print the file's path and content as JSON on stdout");
   cmd->callback([options] { calibrate(*options); });
 }
