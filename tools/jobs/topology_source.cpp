@@ -21,7 +21,7 @@ topo::Topology load_topology_source(const TopologySource& s) {
     fmt::print(stderr,
                "warning: --topology local is uncalibrated: its speeds are conservative defaults, and predicted step "
                "times can be 3x the measured ones. Measure this machine first (seconds): mpirun -np {} burst calibrate "
-               "--per-node {} (it writes {})\n",
+               "--per-node {} --device cpu (it writes {})\n",
                t.gpu_count(), t.gpus_per_node(), where.empty() ? "the file $BURST_LOCAL_CALIBRATION names" : where);
   }
   return t;
