@@ -24,6 +24,7 @@
 
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/attention_execution.hpp"
+#include "runtime/executor/detail/ring_pass.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
@@ -63,6 +64,10 @@ class RingAttention {
                                       std::span<const float> lse, ConstView d_o);
 
  private:
+  [[nodiscard]] std::span<const std::int64_t> positions(int ring_rank) const;
+  // Runs a pass in the kernels' memory with the execution's recorder and overlap.
+  RingPassResult run_pass(RingPassSpec spec);
+
   const RingSchedule& schedule_;
   Communicator& comm_;
   Shape q_shape_, kv_shape_;
