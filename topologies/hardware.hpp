@@ -58,14 +58,20 @@ inline constexpr double kNcclLocalBps = 5000e9;
 [[nodiscard]] double nvlink_link_Bps(int sm, Figures figures = Figures::Physical);
 [[nodiscard]] double inter_socket_Bps(std::string_view vendor, int family, int model);
 
-// A GPU model: the spec we simulate with and how to recognise it in a dump.
+// A GPU model: the spec we simulate with and how to recognise it, in a dump or on a running
+// GPU, by its PCI device id (a running GPU's from sysfs: the CUDA runtime reports the PCI
+// address, not the id; its pciDeviceID is the device number on the bus), and by the name the
+// CUDA runtime reports (cudaDeviceProp::name) where the id is not to be had.
 struct GpuModel {
   unsigned pci_device = 0;  // NVIDIA PCI device id, 0 when we do not match it
   GpuSpec spec;
   int sm = 0;               // compute capability x 10, what NVLink speeds go by
+  const char* cuda_name = "";  // cudaDeviceProp::name, e.g. "NVIDIA H100 80GB HBM3"
 };
 [[nodiscard]] const std::vector<GpuModel>& gpu_models();
 [[nodiscard]] const GpuModel* gpu_by_pci_device(unsigned device);
 [[nodiscard]] const GpuModel* gpu_by_model(std::string_view model);  // exact model name
+// The model whose cuda_name is `name` (surrounding spaces ignored), or nullptr.
+[[nodiscard]] const GpuModel* gpu_by_cuda_name(std::string_view name);
 
 }  // namespace burst::topo::hw

@@ -28,21 +28,38 @@ std::vector<double> round_trips(Communicator& comm, int a, int b, RingLevel leve
 
 }  // namespace
 
+LinkSpeed link_speed(std::vector<double> small, std::span<const std::pair<std::size_t, double>> fastest_by_bytes) {
+  LinkSpeed speed;
+  std::nth_element(small.begin(), small.begin() + static_cast<std::ptrdiff_t>(small.size() / 2), small.end());
+  speed.latency_s = small[small.size() / 2] / 2;
+  for (const auto& [bytes, round_trip] : fastest_by_bytes) {
+    const double one_way = round_trip / 2;
+    const double moving = std::max(one_way - speed.latency_s, one_way / 2);
+    speed.bandwidth_Bps = std::max(speed.bandwidth_Bps, static_cast<double>(bytes) / moving);
+  }
+  return speed;
+}
+
+std::vector<LinkPair> link_pairs(int ranks, int per_node) {
+  std::vector<LinkPair> pairs;
+  if (per_node >= 2 && ranks >= 2) pairs.push_back({RingLevel::Intra, 0, 1});
+  if (ranks > per_node) pairs.push_back({RingLevel::Inter, 0, per_node});
+  return pairs;
+}
+
 LinkSpeed ping_pong(Communicator& comm, int a, int b, RingLevel level, const PingPongOptions& o) {
   comm.barrier();
   LinkSpeed speed;
   if (comm.rank() == a || comm.rank() == b) {
     std::vector<float> small(2);
     std::vector<double> trips = round_trips(comm, a, b, level, small, o.latency_round_trips);
-    std::nth_element(trips.begin(), trips.begin() + static_cast<std::ptrdiff_t>(trips.size() / 2), trips.end());
-    speed.latency_s = trips[trips.size() / 2] / 2;
+    std::vector<std::pair<std::size_t, double>> fastest;
     for (const std::size_t bytes : o.bandwidth_bytes) {
       std::vector<float> large(bytes / sizeof(float));
       const std::vector<double> t = round_trips(comm, a, b, level, large, o.bandwidth_round_trips);
-      const double one_way = *std::min_element(t.begin(), t.end()) / 2;
-      const double moving = std::max(one_way - speed.latency_s, one_way / 2);
-      speed.bandwidth_Bps = std::max(speed.bandwidth_Bps, static_cast<double>(bytes) / moving);
+      fastest.emplace_back(bytes, *std::min_element(t.begin(), t.end()));
     }
+    speed = link_speed(std::move(trips), fastest);
   }
   comm.barrier();
   return speed;

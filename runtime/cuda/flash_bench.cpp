@@ -1,8 +1,6 @@
 // bench_flash (see flash_bench.hpp).
 #include "runtime/cuda/flash_bench.hpp"
 
-#include <algorithm>
-#include <functional>
 #include <random>
 #include <vector>
 
@@ -14,6 +12,7 @@
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/device_count.hpp"
+#include "runtime/cuda/event_timer.hpp"
 #include "runtime/cuda/flash_attention.hpp"
 #include "runtime/cuda/kernel_shapes.hpp"
 #include "runtime/cuda/tile_list.hpp"
@@ -39,26 +38,6 @@ std::vector<Bf16> random_bf16(std::int64_t n, std::mt19937& rng) {
   std::vector<Bf16> out(static_cast<std::size_t>(n));
   for (Bf16& x : out) x = to_bf16(u(rng));
   return out;
-}
-
-// Events around `launch` on `stream`; the best of `repeat` runs after a warm-up, in seconds.
-double best_time(int repeat, cudaStream_t stream, const std::function<void()>& launch) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check_cuda(cudaEventCreate(&start), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&stop), "cudaEventCreate");
-  float best_ms = 1e30f;
-  for (int r = 0; r <= repeat; ++r) {
-    check_cuda(cudaEventRecord(start, stream), "cudaEventRecord");
-    launch();
-    check_cuda(cudaEventRecord(stop, stream), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(stop), "cudaEventSynchronize");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
-    if (r > 0) best_ms = std::min(best_ms, ms);  // run 0 warms up
-  }
-  (void)cudaEventDestroy(start);
-  (void)cudaEventDestroy(stop);
-  return static_cast<double>(best_ms) / 1e3;
 }
 
 }  // namespace
@@ -107,8 +86,8 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
 
   FlashBenchResult r;
   r.device_name = prop.name;
-  r.forward_s = best_time(c.repeat, stream, [&] { flash_forward(in, o_out, lse_out, stream); });
-  r.backward_s = best_time(c.repeat, stream, [&] {
+  r.forward_s = best_event_time(c.repeat, stream, [&] { flash_forward(in, o_out, lse_out, stream); });
+  r.backward_s = best_event_time(c.repeat, stream, [&] {
     attention_delta(o_out, d_o_fp32, delta_out, n * c.heads, c.head_dim, stream);
     flash_backward(in, {d_o_bf16, lse_out, delta_out}, grads, c.deterministic, stream);
   });

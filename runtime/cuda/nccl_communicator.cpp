@@ -9,7 +9,6 @@
 #include <cstring>
 #include <map>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -21,16 +20,11 @@
 #include "runtime/comm/comm_errors.hpp"
 #include "runtime/comm/nccl_bootstrap.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/nccl_wait.hpp"
 #include "runtime/schedule/nccl_group_assembler.hpp"
 
 namespace burst::rt::gpu {
 namespace {
-
-void check_nccl(ncclResult_t status, std::string_view call) {
-  if (status == ncclSuccess) return;
-  throw Error(Problem{std::string(call), ncclGetErrorString(status), "",
-                      "NCCL_DEBUG=WARN says more; check that every rank runs the same plan"});
-}
 
 // Device memory of transfers in flight, reused by size (a ring's blocks are a few sizes).
 class StagingPool {
@@ -99,7 +93,7 @@ struct Transfer final : Request::State {
 };
 
 class NcclCommunicator final : public Communicator {
-  using Clock = std::chrono::steady_clock;
+  using Clock = NcclClock;
 
  public:
   NcclCommunicator(Communicator& job, const NcclOpLists& lists, int device)
@@ -127,7 +121,7 @@ class NcclCommunicator final : public Communicator {
     for (Lane& lane : lanes_) {
       if (lane.comm == nullptr || aborted_) continue;
       const ncclResult_t finalized = ncclCommFinalize(lane.comm);
-      if ((finalized != ncclSuccess && finalized != ncclInProgress) || !settled(lane.comm, deadline)) {
+      if ((finalized != ncclSuccess && finalized != ncclInProgress) || !nccl_settled(lane.comm, deadline)) {
         abort_nccl();
         break;
       }
@@ -201,17 +195,11 @@ class NcclCommunicator final : public Communicator {
       throw backend_error(rank(), e, fmt::format("its NCCL group was never issued: {}", assembler_.incomplete(t.group_index)));
     }
     const Lane& lane = lanes_[static_cast<std::size_t>(t.group->lane)];
-    ncclResult_t async = ncclSuccess;
-    if (const ncclResult_t r = ncclCommGetAsyncError(lane.comm, &async); r != ncclSuccess) async = r;
-    if (async != ncclSuccess && async != ncclInProgress) {
+    const NcclPoll poll = poll_nccl_event(lane.comm, t.group->event);
+    if (poll.state == NcclPoll::State::Pending) return false;
+    if (poll.state == NcclPoll::State::Failed) {
       abort_nccl();
-      throw backend_error(rank(), e, fmt::format("NCCL: {}", ncclGetErrorString(async)));
-    }
-    const cudaError_t query = cudaEventQuery(t.group->event);
-    if (query == cudaErrorNotReady) return false;
-    if (query != cudaSuccess) {
-      abort_nccl();
-      throw backend_error(rank(), e, fmt::format("CUDA: {}", cudaGetErrorString(query)));
+      throw backend_error(rank(), e, poll.failure);
     }
     if (t.host_destination != nullptr) {
       if (const cudaError_t copy = cudaMemcpy(t.host_destination, t.staging, t.bytes, cudaMemcpyDeviceToHost);
@@ -235,36 +223,13 @@ class NcclCommunicator final : public Communicator {
     return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options().timeout_s));
   }
 
-  // Polls a non-blocking communicator until its last call has completed: true when it has,
-  // false on an error or past the deadline.
-  static bool settled(ncclComm_t comm, Clock::time_point deadline) {
-    for (;;) {
-      ncclResult_t state = ncclSuccess;
-      if (ncclCommGetAsyncError(comm, &state) != ncclSuccess) return false;
-      if (state == ncclSuccess) return true;
-      if (state != ncclInProgress || Clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-  }
-
-  // A call on a non-blocking communicator: accepted when it succeeded or is in progress, then
-  // waited for against the deadline; otherwise every communicator is aborted and the rank
-  // says which call, on which communicator, went wrong.
+  // A call on a non-blocking communicator, waited for against the deadline (nccl_wait.hpp);
+  // on failure every communicator is aborted and the rank says which call, on which
+  // communicator, went wrong.
   void complete(ncclResult_t status, ncclComm_t comm, Clock::time_point deadline, std::string_view call,
                 std::string_view where) const {
-    if (status == ncclSuccess || status == ncclInProgress) {
-      if (settled(comm, deadline)) return;
-      ncclResult_t state = ncclSuccess;
-      (void)ncclCommGetAsyncError(comm, &state);
-      abort_nccl();
-      throw Error(Problem{fmt::format("rank {}: {} on the {}", rank(), call, where),
-                          state == ncclInProgress ? fmt::format("did not complete within {} s", options().timeout_s)
-                                                  : std::string(ncclGetErrorString(state)),
-                          "", "a rank did not start or stalled, or NCCL cannot connect (NCCL_DEBUG=INFO says more)"});
-    }
-    abort_nccl();
-    throw Error(Problem{fmt::format("rank {}: {} on the {}", rank(), call, where), ncclGetErrorString(status), "",
-                        "NCCL_DEBUG=WARN says more; check that every rank runs the same plan"});
+    complete_nccl_call(status, comm, deadline, options().timeout_s, fmt::format("rank {}: {} on the {}", rank(), call, where),
+                       [this] { abort_nccl(); });
   }
 
   void require_live(const Envelope& e) const {
@@ -389,29 +354,17 @@ class NcclCommunicator final : public Communicator {
     const auto deadline = deadline_from_now();
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(groups[g].comm))];
-      for (;;) {
-        ncclResult_t async = ncclSuccess;
-        if (const ncclResult_t r = ncclCommGetAsyncError(lane.comm, &async); r != ncclSuccess) async = r;
-        if (async != ncclSuccess && async != ncclInProgress) {
-          abort_nccl();
-          check_nccl(async, "NCCL warm-up");
-        }
-        const cudaError_t query = cudaEventQuery(records[g]->event);
-        if (query == cudaSuccess) break;
-        if (query != cudaErrorNotReady) {
-          abort_nccl();
-          check_cuda(query, "cudaEventQuery(NCCL warm-up)");
-        }
-        if (Clock::now() > deadline) {
-          std::vector<int> peers;
-          for (const NcclOp& op : groups[g].ops) peers.push_back(op.peer);
-          abort_nccl();
-          throw Error(Problem{fmt::format("rank {}: NCCL warm-up on the {}", rank(), to_string(groups[g].comm)),
-                              fmt::format("the exchange with rank(s) {} did not complete within {} s",
-                                          fmt::join(peers, ", "), options().timeout_s),
-                              "", "a rank did not start, or NCCL cannot connect (NCCL_DEBUG=INFO shows the transports)"});
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      const NcclPoll poll = wait_nccl_event(lane.comm, records[g]->event, deadline);
+      if (poll.state != NcclPoll::State::Done) {
+        std::vector<int> peers;
+        for (const NcclOp& op : groups[g].ops) peers.push_back(op.peer);
+        abort_nccl();
+        throw Error(Problem{fmt::format("rank {}: NCCL warm-up on the {}", rank(), to_string(groups[g].comm)),
+                            poll.state == NcclPoll::State::Failed
+                                ? fmt::format("the exchange with rank(s) {}: {}", fmt::join(peers, ", "), poll.failure)
+                                : fmt::format("the exchange with rank(s) {} did not complete within {} s",
+                                              fmt::join(peers, ", "), options().timeout_s),
+                            "", "a rank did not start, or NCCL cannot connect (NCCL_DEBUG=INFO shows the transports)"});
       }
       for (std::size_t o = 0; o < groups[g].ops.size(); ++o) pool_.give(groups[g].ops[o].bytes, records[g]->buffers[o]);
     }

@@ -32,6 +32,22 @@ Device choose_device(std::string_view requested, const GpuProbe& probe, std::str
   return Device::Cuda;
 }
 
+void report_device(Device device, std::string_view requested, const GpuProbe& probe, std::string_view note) {
+  if (device == Device::Cuda) {
+    fmt::print(stderr, "device: cuda ({} GPU(s) visible to rank 0; a rank drives GPU local rank mod {}){}\n", probe.count,
+               probe.count, note);
+  } else {
+    fmt::print(stderr, "device: cpu ({})\n", requested == "cpu" ? "--device cpu" : "no GPU visible: " + probe.reason);
+  }
+}
+
+Device job_device(std::string_view requested, const Communicator& comm, std::string_view note) {
+  const GpuProbe probe = probe_gpus();
+  const Device device = choose_device(requested, probe, "--device");
+  if (comm.rank() == 0) report_device(device, requested, probe, note);
+  return device;
+}
+
 std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic) {
   if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>();
 #ifdef BURST_HAVE_CUDA

@@ -36,6 +36,14 @@ struct GpuProbe {
 // Throws burst::Error at `option` (e.g. "--device") when cuda is asked for and none is visible.
 [[nodiscard]] Device choose_device(std::string_view requested, const GpuProbe& probe, std::string_view option);
 
+// What rank 0 says on stderr about a job's device and why: "device: cuda (2 GPU(s) visible to
+// rank 0; a rank drives GPU local rank mod 2)<note>" or "device: cpu (no GPU visible:
+// <reason>)" / "device: cpu (--device cpu)". `burst run` and `burst calibrate` say it so.
+void report_device(Device device, std::string_view requested, const GpuProbe& probe, std::string_view note = "");
+
+// choose_device on this process's probe (option "--device"), then report_device on rank 0.
+[[nodiscard]] Device job_device(std::string_view requested, const Communicator& comm, std::string_view note = "");
+
 // The kernels of `device` on this rank; `local_rank` picks the GPU (local_rank mod count).
 // `deterministic`: CUDA kernels without float atomics (bit-reproducible runs).
 [[nodiscard]] std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank,

@@ -144,17 +144,7 @@ void print_report(const Json& r) {
 
 // The device of --device on this rank; rank 0 says which and why.
 rt::Device run_device(const RunOptions& o, const rt::Communicator& comm) {
-  const rt::GpuProbe probe = rt::probe_gpus();
-  const rt::Device device = rt::choose_device(o.device, probe, "--device");
-  if (comm.rank() == 0) {
-    if (device == rt::Device::Cuda) {
-      fmt::print(stderr, "device: cuda ({} GPU(s) visible to rank 0; a rank drives GPU local rank mod {}){}\n", probe.count,
-                 probe.count, o.deterministic ? ", deterministic kernels" : "");
-    } else {
-      fmt::print(stderr, "device: cpu ({})\n", o.device == "cpu" ? "--device cpu" : "no GPU visible: " + probe.reason);
-    }
-  }
-  return device;
+  return rt::job_device(o.device, comm, o.deterministic ? ", deterministic kernels" : "");
 }
 
 // Whether the ring's transfers go over NCCL (--transport, default: on cuda runs of several
