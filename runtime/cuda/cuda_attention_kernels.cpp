@@ -58,8 +58,6 @@ void check_output(Problems& p, std::string_view call, std::string_view name, con
   if (data == nullptr) p.add(fmt::format("{}: {}", call, name), "no data", "a device pointer", "");
 }
 
-std::size_t rows_of(const Shape& s) { return static_cast<std::size_t>(s.tokens * s.heads); }
-
 const Bf16* bf16_of(const Operand& x) { return reinterpret_cast<const Bf16*>(x.data); }  // NOLINT: bf16 storage
 
 KernelStats stats_of(const TileList& list, const Shape& q, double flops_per_score_and_dim) {
