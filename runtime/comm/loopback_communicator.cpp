@@ -75,8 +75,10 @@ struct MeetingPoint {
 
 class LoopbackHub {
  public:
-  explicit LoopbackHub(int size) : size_(size) {}
+  LoopbackHub(int size, MessageCopy message_copy) : copy(message_copy), size_(size) {}
   [[nodiscard]] int size() const { return size_; }
+
+  const MessageCopy copy;  // point-to-point payloads (see the header)
 
   std::mutex mutex;
   std::map<MessageKey, std::deque<std::vector<std::byte>>> mailbox;  // sent, not yet received
@@ -103,7 +105,7 @@ struct ReceiveState final : LoopbackState {
   // Under the hub's mutex.
   void deliver(std::span<const std::byte> payload) {
     received = payload.size();
-    if (received == destination.bytes()) std::copy(payload.begin(), payload.end(), static_cast<std::byte*>(destination.data));
+    if (received == destination.bytes() && received > 0) hub.copy(destination.data, payload.data(), received);
     delivered = true;
   }
 
@@ -178,7 +180,8 @@ std::unique_ptr<Request::State> LoopbackCommunicator::post_send(ConstBuffer buff
     waiting->second.pop_front();
     if (waiting->second.empty()) hub_->waiting.erase(waiting);
   } else {
-    hub_->mailbox[key].emplace_back(data.begin(), data.end());
+    std::vector<std::byte>& copy = hub_->mailbox[key].emplace_back(data.size());
+    if (!data.empty()) hub_->copy(copy.data(), data.data(), data.size());
   }
   return nullptr;  // eager: the payload is copied
 }
@@ -247,13 +250,15 @@ bool LoopbackCommunicator::test(Request::State& state, const Envelope& e) {
   return static_cast<LoopbackState&>(state).complete(rank_, e);
 }
 
-std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks) {
+void host_message_copy(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
+
+std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks, MessageCopy copy) {
   if (ranks < 1) throw Error(Problem{"loopback job", fmt::format("{} ranks", ranks), "at least 1", ""});
-  return std::make_shared<LoopbackHub>(ranks);
+  return std::make_shared<LoopbackHub>(ranks, copy);
 }
 
-std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options) {
-  const auto hub = make_loopback_hub(ranks);
+std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options, MessageCopy copy) {
+  const auto hub = make_loopback_hub(ranks, copy);
   std::vector<std::unique_ptr<Communicator>> out;
   out.reserve(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) out.push_back(std::make_unique<LoopbackCommunicator>(hub, r, options));

@@ -17,6 +17,12 @@
 // collectives as their k-th (a program error MPI would hang or crash on) get an error naming
 // both calls.
 //
+// Point-to-point payloads are copied by the job's MessageCopy: memcpy for host buffers, or
+// (--loopback --device cuda, every rank a thread driving the same GPU) a copy that also moves
+// device memory (runtime/device: cudaMemcpy with cudaMemcpyDefault), so the ring's device-
+// resident blocks go GPU to GPU, or through a host copy in the mailbox when the receive is
+// posted after the send. Collectives carry small host values and always memcpy.
+//
 // The process is the whole job, so aborting the job is exiting the process (abort_all).
 // Thread safety: one thread per communicator; the communicators of one job share their
 // mailboxes under one mutex.
@@ -30,6 +36,10 @@
 namespace burst::rt {
 
 class LoopbackHub;  // the mailboxes and meeting points of one job (loopback_communicator.cpp)
+
+// Copies `bytes` from `src` to `dst`, each host or (for a copy that supports it) device memory.
+using MessageCopy = void (*)(void* dst, const void* src, std::size_t bytes);
+void host_message_copy(void* dst, const void* src, std::size_t bytes);
 
 class LoopbackCommunicator : public Communicator {
  public:
@@ -65,11 +75,12 @@ class LoopbackCommunicator : public Communicator {
 // The shared mailboxes of a `ranks`-rank job, for building its communicators one by one
 // (a test's communicator that records what it posts derives from LoopbackCommunicator).
 // Throws burst::Error for ranks < 1.
-[[nodiscard]] std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks);
+[[nodiscard]] std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks, MessageCopy copy = host_message_copy);
 
 // The communicators of a `ranks`-rank job in this process, indexed by rank; each is driven by
 // its own thread. Throws burst::Error for ranks < 1.
-[[nodiscard]] std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options = {});
+[[nodiscard]] std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options = {},
+                                                                                    MessageCopy copy = host_message_copy);
 
 // A one-rank job: sends to self are received, collectives are identities.
 [[nodiscard]] std::unique_ptr<Communicator> make_self_communicator(CommOptions options = {});

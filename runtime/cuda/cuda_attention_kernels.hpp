@@ -1,20 +1,20 @@
-// The block-pair kernels of attention_kernels.hpp on a CUDA GPU.
+// The block-pair kernels of attention_kernels.hpp on a CUDA GPU, in its memory.
 //
-// The executor hands host fp32 views whose values are already bf16-rounded (precision.hpp);
-// each call converts them to bf16 (exact for such values), uploads them and the rows' global
-// positions into device buffers that grow but are never shrunk (reused by every later call),
-// builds the pair's tile list on the host (tile_list.hpp) and uploads it, launches the kernels
-// of flash_attention.hpp on the object's stream, and brings the results back: forward and
-// merge overwrite O and lse, delta writes D, backward ADDS its dQ, dK, dV contributions into the
-// host views (the ring steps of one block sum into the same buffers, as on the CPU).
+// Everything a call reads or writes is already in device memory (memory() is a
+// DeviceKernelMemory on this object's device and stream, where the ring executor keeps its
+// blocks): Q, K, V and dO as bf16 operands, read in place by the flash kernels; O, lse, D and the
+// gradients fp32. A call uploads only the pair's global positions, its block-sparse table and
+// its tile list (tile_list.hpp, built on the host), launches the kernels of flash_attention.hpp
+// on the object's stream and synchronises it: forward and merge overwrite O and lse, delta
+// writes D, backward ADDS its dQ, dK, dV contributions (the ring steps of one block sum into
+// the same buffers, as on the CPU).
 //
 // KernelStats count as the CPU kernels do, over the GPU's 64 x 64 tiles: tiles computed and
 // skipped per head, flops 4 d per score of a computed tile forward and 10 d backward, and the
-// attending (head, query, key) triples.
+// attending (head, query, key) triples; device_s from CUDA events around the launches.
 //
 // Every CUDA call is checked: a failure throws burst::Error naming the call and CUDA's message;
 // constructing it where no device is visible throws "no CUDA device visible (<reason>)".
-// Calls are synchronous for the caller (they return when the results are in host memory).
 #pragma once
 
 #include <memory>
@@ -41,11 +41,13 @@ class CudaAttentionKernels final : public AttentionKernels {
   [[nodiscard]] std::string_view device() const override { return "cuda"; }
   // bf16 inputs (the kernels load bf16 tiles) and the two head dims the kernels are built for.
   [[nodiscard]] KernelLimits limits() const override { return {false, {64, 128}}; }
-  KernelStats forward(const BlockPair& in, const AttentionMask& mask, View o, std::span<float> lse) override;
-  void merge(View o, std::span<float> lse, ConstView o_i, std::span<const float> lse_i) override;
-  void delta(ConstView o, ConstView d_o, std::span<float> delta) override;
-  KernelStats backward(const BlockPair& in, const AttentionMask& mask, ConstView d_o, std::span<const float> delta,
-                       std::span<const float> lse, View d_q, View d_k, View d_v) override;
+  [[nodiscard]] KernelMemory& memory() override;
+  KernelStats forward(const PairOperands& in, const AttentionMask& mask, float* o, float* lse) override;
+  void merge(Shape shape, float* o, float* lse, const float* o_i, const float* lse_i) override;
+  // o and d_o fp32.
+  void delta(Operand o, Operand d_o, float* delta) override;
+  KernelStats backward(const PairOperands& in, const AttentionMask& mask, Operand d_o, const float* delta,
+                       const float* lse, float* d_q, float* d_k, float* d_v) override;
 
  private:
   struct State;

@@ -72,8 +72,20 @@ struct GroupRecord {
 
 class NcclCommunicator;
 
+// True for memory a GPU kernel can address directly (device or managed); false for host memory,
+// pageable or pinned, which NCCL must not be handed.
+bool is_device_memory(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    (void)cudaGetLastError();  // an unregistered host pointer: clear the sticky-free error state
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
 // A posted transfer. Destroyed before it completed (a timeout): NCCL cannot withdraw it, so
-// the communicators are aborted and its staging is left to them.
+// the communicators are aborted and its staging is left to them. `staging` is null where the
+// caller's buffer is device memory, which NCCL reads or writes in place.
 struct Transfer final : Request::State {
   Transfer(NcclCommunicator& owner_, std::shared_ptr<GroupRecord> group_, std::size_t group_index_, void* staging_,
            std::size_t bytes_, void* host_destination_)
@@ -156,7 +168,7 @@ class NcclCommunicator final : public Communicator {
 
  protected:
   std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override {
-    return post(e, const_cast<void*>(data.data), nullptr);  // NOLINT: read only (cudaMemcpyHostToDevice)
+    return post(e, const_cast<void*>(data.data), nullptr);  // NOLINT: only read (by NCCL or the staging copy)
   }
   std::unique_ptr<Request::State> post_recv(MutBuffer data, const Envelope& e) override {
     return post(e, nullptr, data.data);
@@ -200,6 +212,10 @@ class NcclCommunicator final : public Communicator {
     if (poll.state == NcclPoll::State::Failed) {
       abort_nccl();
       throw backend_error(rank(), e, poll.failure);
+    }
+    if (t.staging == nullptr) {  // device memory: nothing to copy or give back
+      t.done = true;
+      return true;
     }
     if (t.host_destination != nullptr) {
       if (const cudaError_t copy = cudaMemcpy(t.host_destination, t.staging, t.bytes, cudaMemcpyDeviceToHost);
@@ -278,7 +294,8 @@ class NcclCommunicator final : public Communicator {
     warm_up(lists.of(job_.rank(), NcclPhase::WarmUp));
   }
 
-  std::unique_ptr<Request::State> post(const Envelope& e, void* host_source, void* host_destination) {
+  // `source`: a send's buffer; `destination`: a receive's (the other is null).
+  std::unique_ptr<Request::State> post(const Envelope& e, void* source, void* destination) {
     require_live(e);
     const NcclGroupAssembler::Slot slot = assembler_.post(e);
     // From here the assembler counts the op as posted: a failure must stop NCCL, or a later
@@ -290,14 +307,23 @@ class NcclCommunicator final : public Communicator {
       if (!record) record = std::make_shared<GroupRecord>(group.ops.size());
       record->lane = comm_index(group.comm);
       const std::size_t bytes = e.bytes();
-      void* staging = pool_.take(bytes);
-      if (host_source != nullptr) {
-        check_cuda(cudaMemcpyAsync(staging, host_source, bytes, cudaMemcpyHostToDevice,
-                                   lanes_[static_cast<std::size_t>(record->lane)].stream),
-                   "cudaMemcpyAsync(NCCL send)");
+      // The ring executor's blocks are device memory (DeviceKernelMemory) and go in place; host
+      // buffers (the Ulysses all-to-all's) through a staging buffer of the pool.
+      void* caller = source != nullptr ? source : destination;
+      std::unique_ptr<Transfer> transfer;
+      if (bytes > 0 && is_device_memory(caller)) {
+        record->buffers[slot.op] = caller;
+        transfer = std::make_unique<Transfer>(*this, record, slot.group, nullptr, bytes, nullptr);
+      } else {
+        void* staging = pool_.take(bytes);
+        if (source != nullptr) {
+          check_cuda(cudaMemcpyAsync(staging, source, bytes, cudaMemcpyHostToDevice,
+                                     lanes_[static_cast<std::size_t>(record->lane)].stream),
+                     "cudaMemcpyAsync(NCCL send)");
+        }
+        record->buffers[slot.op] = staging;
+        transfer = std::make_unique<Transfer>(*this, record, slot.group, staging, bytes, destination);
       }
-      record->buffers[slot.op] = staging;
-      auto transfer = std::make_unique<Transfer>(*this, record, slot.group, staging, bytes, host_destination);
       for (const std::size_t ready : assembler_.take_ready()) issue(assembler_.group(ready), *records_[ready]);
       return transfer;
     } catch (...) {

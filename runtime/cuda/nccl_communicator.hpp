@@ -19,11 +19,13 @@
 // warm-up exchange with every peer, both directions in one group, opens NCCL's lazy
 // connections before anything is timed. Any failure aborts every communicator, for good.
 //
-// Memory. The executor's buffers are host memory (the CUDA kernels stage their inputs per
-// block pair, cuda_attention_kernels.hpp), so a send is copied to device staging on its
-// communicator's stream before its group, and a receive is copied back once its group's event
-// has fired. Staging buffers are pooled by size. Collectives (the run's barriers, verdicts and
-// reports: small host values) go over the job's own communicator.
+// Memory. The ring's blocks are device memory (the executor keeps them in the CUDA kernels'
+// DeviceKernelMemory, every write to them complete before a send is posted), and NCCL sends and
+// receives them in place. A host buffer (the Ulysses all-to-all's) is copied to device staging
+// on its communicator's stream before its group, and a receive back once its group's event has
+// fired; staging buffers are pooled by size. cudaPointerGetAttributes tells the two apart.
+// Collectives (the run's barriers, verdicts and reports: small host values) go over the job's
+// own communicator.
 //
 // Not verified on a GPU: this file compiles in CI (nvcc, NCCL 2.28 headers) and its grouping
 // logic is CPU-tested, but no NCCL transfer has run yet (docs/runtime-cuda.md).

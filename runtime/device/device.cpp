@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "runtime/comm/loopback_communicator.hpp"
 
 #ifdef BURST_HAVE_CUDA
 #include "runtime/cuda/cuda_attention_kernels.hpp"
+#include "runtime/cuda/cuda_check.hpp"
 #endif
 #ifdef BURST_HAVE_NCCL
 #include "runtime/comm/nccl_bootstrap.hpp"
@@ -64,6 +66,21 @@ std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int loca
   return nullptr;
 #endif
 }
+
+#ifdef BURST_HAVE_CUDA
+namespace {
+
+// Host or device memory on either side (unified addressing: CUDA tells which from the pointers).
+void device_message_copy(void* dst, const void* src, std::size_t bytes) {
+  gpu::check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), fmt::format("cudaMemcpy(a loopback message, {} bytes)", bytes));
+}
+
+}  // namespace
+
+MessageCopy message_copy(Device device) { return device == Device::Cuda ? device_message_copy : host_message_copy; }
+#else
+MessageCopy message_copy(Device) { return host_message_copy; }
+#endif
 
 #ifdef BURST_HAVE_NCCL
 std::string nccl_build_version() { return nccl_version(); }

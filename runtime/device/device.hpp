@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "runtime/comm/communicator.hpp"
+#include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/kernels/attention_kernels.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"
 
@@ -48,6 +49,10 @@ void report_device(Device device, std::string_view requested, const GpuProbe& pr
 // `deterministic`: CUDA kernels without float atomics (bit-reproducible runs).
 [[nodiscard]] std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank,
                                                                        bool deterministic = false);
+
+// How a --loopback job's rank threads copy their messages: on cuda the ring's blocks are GPU
+// memory, copied GPU to GPU (cudaMemcpy, cudaMemcpyDefault); on cpu, memcpy.
+[[nodiscard]] MessageCopy message_copy(Device device);
 
 // The NCCL this build carries ring transfers over ("2.28.9"), or "" when it has none (the CUDA
 // toolkit or NCCL was not found).

@@ -8,11 +8,15 @@
 //   merge     fold a partial (o_i, lse_i) into the accumulator (o, lse)
 //   delta     D = rowsum(O * dO)
 //   backward  ADD the pair's contribution to dQ, dK, dV (given the final lse and D)
-// Tensors are host fp32 views; with bf16 activations the executor has already rounded the
-// inputs to bf16 values (precision.hpp), so a device that stores bf16 holds them exactly.
+// and the memory they compute in (kernel_memory.hpp): every pointer an operation takes is in
+// that memory. Inputs are Operands, a tensor stored as fp32 or bf16 values (a bf16 plan's
+// tensors travel and stay as bf16, the kernels read them in place); outputs, statistics (lse,
+// D) and gradients are fp32. Positions stay on the host (the backend makes its tile lists
+// from them).
 //
-// Backends: CpuAttentionKernels (here, the tiled CPU kernels) and CudaAttentionKernels
-// (runtime/cuda/, built with BURST_WITH_CUDA): the same plan, the same schedule, other kernels.
+// Backends: CpuAttentionKernels (here, the tiled CPU kernels in host memory) and
+// CudaAttentionKernels (runtime/cuda/, built with BURST_WITH_CUDA, in device memory): the same
+// plan, the same schedule, other kernels.
 #pragma once
 
 #include <memory>
@@ -20,14 +24,28 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/comm/dtype.hpp"
 #include "runtime/kernels/attention.hpp"
+#include "runtime/kernels/kernel_memory.hpp"
 
 namespace burst::rt {
 
 // What a backend can compute; the executor refuses a plan outside it before anything runs.
 struct KernelLimits {
-  bool fp32_inputs = true;      // false: inputs must be bf16 values (a bf16 plan)
+  bool fp32_inputs = true;      // false: inputs must be bf16 (a bf16 plan)
   std::vector<int> head_dims;   // the head dims it has kernels for; empty: any
+};
+
+// A tensor in the kernels' memory: `shape` elements of `dtype` (fp32 or bf16) at `data`.
+struct Operand {
+  const std::byte* data = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+};
+
+struct PairOperands {
+  Operand q, k, v;  // q [nq, H, d]; k, v [nk, Hkv, d]
+  std::span<const std::int64_t> q_positions, k_positions;  // host
 };
 
 class AttentionKernels {
@@ -36,34 +54,35 @@ class AttentionKernels {
   // "cpu", "cuda": what run reports print.
   [[nodiscard]] virtual std::string_view device() const = 0;
   [[nodiscard]] virtual KernelLimits limits() const { return {}; }
+  [[nodiscard]] virtual KernelMemory& memory() = 0;
 
-  virtual KernelStats forward(const BlockPair& in, const AttentionMask& mask, View o, std::span<float> lse) = 0;
-  virtual void merge(View o, std::span<float> lse, ConstView o_i, std::span<const float> lse_i) = 0;
-  virtual void delta(ConstView o, ConstView d_o, std::span<float> delta) = 0;
-  virtual KernelStats backward(const BlockPair& in, const AttentionMask& mask, ConstView d_o,
-                               std::span<const float> delta, std::span<const float> lse, View d_q, View d_k,
-                               View d_v) = 0;
+  // o [nq, H, d] and lse [nq * H].
+  virtual KernelStats forward(const PairOperands& in, const AttentionMask& mask, float* o, float* lse) = 0;
+  // o, o_i of `shape`; lse, lse_i one per (token, head).
+  virtual void merge(Shape shape, float* o, float* lse, const float* o_i, const float* lse_i) = 0;
+  // o and d_o fp32.
+  virtual void delta(Operand o, Operand d_o, float* delta) = 0;
+  // d_o like q; delta, lse [nq * H]; adds into d_q like q and d_k, d_v like k.
+  virtual KernelStats backward(const PairOperands& in, const AttentionMask& mask, Operand d_o, const float* delta,
+                               const float* lse, float* d_q, float* d_k, float* d_v) = 0;
 };
 
-// The tiled CPU kernels of attention.hpp with fixed options.
+// The tiled CPU kernels of attention.hpp with fixed options, in host memory. bf16 operands are
+// widened to fp32 (exactly) before the kernels read them.
 class CpuAttentionKernels final : public AttentionKernels {
  public:
   explicit CpuAttentionKernels(KernelOptions options = {}) : options_(options) {}
   [[nodiscard]] std::string_view device() const override { return "cpu"; }
-  KernelStats forward(const BlockPair& in, const AttentionMask& mask, View o, std::span<float> lse) override {
-    return attention_forward(in, mask, o, lse, options_);
-  }
-  void merge(View o, std::span<float> lse, ConstView o_i, std::span<const float> lse_i) override {
-    merge_partial(o, lse, o_i, lse_i);
-  }
-  void delta(ConstView o, ConstView d_o, std::span<float> delta) override { attention_delta(o, d_o, delta); }
-  KernelStats backward(const BlockPair& in, const AttentionMask& mask, ConstView d_o, std::span<const float> delta,
-                       std::span<const float> lse, View d_q, View d_k, View d_v) override {
-    return attention_backward(in, mask, d_o, delta, lse, d_q, d_k, d_v, options_);
-  }
+  [[nodiscard]] KernelMemory& memory() override { return memory_; }
+  KernelStats forward(const PairOperands& in, const AttentionMask& mask, float* o, float* lse) override;
+  void merge(Shape shape, float* o, float* lse, const float* o_i, const float* lse_i) override;
+  void delta(Operand o, Operand d_o, float* delta) override;
+  KernelStats backward(const PairOperands& in, const AttentionMask& mask, Operand d_o, const float* delta,
+                       const float* lse, float* d_q, float* d_k, float* d_v) override;
 
  private:
   KernelOptions options_;
+  HostKernelMemory memory_;
 };
 
 }  // namespace burst::rt

@@ -1,6 +1,6 @@
 // The CUDA kernels, through CudaAttentionKernels, against the CPU kernels (CpuAttentionKernels,
-// fp32) on the same bf16-rounded inputs: forward O and lse, backward dQ, dK, dV, merge and
-// delta, for every mask kind (full, causal, sliding, document, block-sparse), grouped-query
+// fp32) on the same bf16 inputs, each stored in its backend's memory (host_tensor_kernels.hpp):
+// forward O and lse, backward dQ, dK, dV, merge and delta, for every mask kind (full, causal, sliding, document, block-sparse), grouped-query
 // ratios 1:1, 4:1 and 8:1, head_dim 64 and 128, blocks whose lengths are not multiples of the
 // 64-row tiles, ring-layout position sets (zigzag, striped) and rows with no allowed key.
 //
@@ -21,6 +21,7 @@
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/kernels/attention_kernels.hpp"
 #include "tests/runtime/naive_attention.hpp"
+#include "tests/support/host_tensor_kernels.hpp"
 
 using namespace burst;
 
@@ -130,7 +131,7 @@ struct Forward {
   rt::KernelStats stats;
 };
 
-Forward run_forward(rt::AttentionKernels& kernels, const Pair& p, const rt::AttentionMask& mask) {
+Forward run_forward(test::HostTensorKernels& kernels, const Pair& p, const rt::AttentionMask& mask) {
   const auto rows = static_cast<std::size_t>(p.q.shape().tokens * p.q.shape().heads);
   Forward f{rt::Tensor(p.q.shape()), std::vector<float>(rows), {}};
   f.stats = kernels.forward(p.block_pair(), mask, f.o.view(), f.lse);
@@ -143,9 +144,10 @@ struct Backward {
 };
 
 // Backward from zero gradients, with the CPU's final lse and D (what the executor passes).
-Backward run_backward(rt::AttentionKernels& kernels, const Pair& p, const rt::AttentionMask& mask,
+Backward run_backward(test::HostTensorKernels& kernels, const Pair& p, const rt::AttentionMask& mask,
                       const Forward& reference) {
-  rt::CpuAttentionKernels cpu;
+  rt::CpuAttentionKernels cpu_backend;
+  test::HostTensorKernels cpu(cpu_backend, rt::DType::BF16);
   std::vector<float> delta(reference.lse.size());
   cpu.delta(reference.o.view(), p.d_o.view(), delta);
   Backward b{rt::Tensor(p.q.shape()), rt::Tensor(p.k.shape()), rt::Tensor(p.k.shape()), {}};
@@ -168,8 +170,10 @@ TEST_CASE("the GPU forward and backward match the CPU kernels") {
   INFO("mask " << mc.name << ", positions " << pc.name << ", 8 heads / " << kv_heads << " kv heads, head_dim " << d);
 
   const Pair p = make_block_pair(pc, 8, kv_heads, d, static_cast<unsigned>(100 * mask_index + 10 * pos_index + d));
-  rt::CpuAttentionKernels cpu;
-  rt::CudaAttentionKernels gpu;
+  rt::CpuAttentionKernels cpu_backend;
+  test::HostTensorKernels cpu(cpu_backend, rt::DType::BF16);
+  rt::CudaAttentionKernels gpu_backend;
+  test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   const Forward want = run_forward(cpu, p, mc.mask);
   const Forward got = run_forward(gpu, p, mc.mask);
   CHECK_WITHIN(got.o.values(), want.o.values(), kO);
@@ -192,7 +196,8 @@ TEST_CASE("rows with no allowed key get lse = -inf exactly, O = 0 and no gradien
   const PositionCase pc{"mixed", q, k};
   const rt::AttentionMask mask{Mask{MaskKind::SlidingWindow, 8}, {}};
   const Pair p = make_block_pair(pc, 4, 2, 64, 7);
-  rt::CudaAttentionKernels gpu;
+  rt::CudaAttentionKernels gpu_backend;
+  test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   const Forward f = run_forward(gpu, p, mask);
   const std::int64_t heads = 4, d = 64;
   for (std::int64_t t = 0; t < 80; ++t) {
@@ -221,8 +226,10 @@ TEST_CASE("the backward adds into the gradients it is given") {
   const PositionCase pc{"contiguous 70 x 90", run(20, 70), run(0, 90)};
   const rt::AttentionMask mask{Mask{MaskKind::Causal}, {}};
   const Pair p = make_block_pair(pc, 4, 4, 128, 11);
-  rt::CpuAttentionKernels cpu;
-  rt::CudaAttentionKernels gpu;
+  rt::CpuAttentionKernels cpu_backend;
+  test::HostTensorKernels cpu(cpu_backend, rt::DType::BF16);
+  rt::CudaAttentionKernels gpu_backend;
+  test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   const Forward f = run_forward(cpu, p, mask);
   std::vector<float> delta(f.lse.size());
   cpu.delta(f.o.view(), p.d_o.view(), delta);
@@ -252,8 +259,10 @@ TEST_CASE("the deterministic backward repeats bit for bit and matches the CPU") 
   INFO("positions " << pc.name << ", head_dim " << d);
   const rt::AttentionMask mask{Mask{MaskKind::Causal}, {}};
   const Pair p = make_block_pair(pc, 8, 2, d, static_cast<unsigned>(31 + pos_index));
-  rt::CpuAttentionKernels cpu;
-  rt::CudaAttentionKernels gpu(rt::CudaKernelOptions{0, true});
+  rt::CpuAttentionKernels cpu_backend;
+  test::HostTensorKernels cpu(cpu_backend, rt::DType::BF16);
+  rt::CudaAttentionKernels gpu_backend(rt::CudaKernelOptions{0, true});
+  test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   const Forward f = run_forward(cpu, p, mask);
   const Backward first = run_backward(gpu, p, mask, f), second = run_backward(gpu, p, mask, f);
   const auto same_bits = [](std::span<const float> a, std::span<const float> b) {
@@ -278,8 +287,10 @@ TEST_CASE("the GPU merge and delta match the CPU") {
     lse[i] = i % 7 == 0 ? rt::kNegInf : normal(rng);  // empty accumulators
     lse_i[i] = i % 5 == 0 ? rt::kNegInf : normal(rng);  // empty incoming partials (both: i % 35 == 0)
   }
-  rt::CpuAttentionKernels cpu;
-  rt::CudaAttentionKernels gpu;
+  rt::CpuAttentionKernels cpu_backend;
+  test::HostTensorKernels cpu(cpu_backend, rt::DType::BF16);
+  rt::CudaAttentionKernels gpu_backend;
+  test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   rt::Tensor o_cpu = o_start, o_gpu = o_start;
   std::vector<float> lse_cpu = lse, lse_gpu = lse;
   cpu.merge(o_cpu.view(), lse_cpu, o_i.view(), lse_i);
@@ -296,7 +307,8 @@ TEST_CASE("the GPU merge and delta match the CPU") {
 TEST_CASE("the CUDA kernels refuse what they are not compiled for, by name") {
   const PositionCase pc{"tiny", run(0, 5), run(0, 5)};
   const Pair p = make_block_pair(pc, 2, 1, 32, 3);
-  rt::CudaAttentionKernels gpu;
+  rt::CudaAttentionKernels gpu_backend;
+  test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   rt::Tensor o(p.q.shape());
   std::vector<float> lse(10);
   CHECK_THROWS_WITH(gpu.forward(p.block_pair(), {Mask{MaskKind::Causal}, {}}, o.view(), lse),

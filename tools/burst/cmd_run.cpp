@@ -147,24 +147,37 @@ rt::Device run_device(const RunOptions& o, const rt::Communicator& comm) {
   return rt::job_device(o.device, comm, o.deterministic ? ", deterministic kernels" : "");
 }
 
-// Whether the ring's transfers go over NCCL (--transport, default: on cuda runs of several
-// processes when NCCL is built) or through the job's communicator; rank 0 says which.
+// Whether the ring's transfers go over NCCL; rank 0 says how they travel. On cuda the ring's
+// blocks live in GPU memory (DeviceKernelMemory), which the job's communicator (MPI, host
+// memory) cannot read: a job of several processes needs NCCL, and a --loopback job copies GPU
+// to GPU itself (run_loopback). --transport host is the CPU's, and nccl needs --device cuda.
 bool use_nccl(const RunOptions& o, rt::Device device, const rt::Communicator& comm) {
+  const auto refuse = [](const std::string& what, const char* valid) {
+    throw Error(Problem{"--transport", what, valid, ""});
+  };
+  if (device != rt::Device::Cuda) {
+    if (o.transport == "nccl") refuse("nccl cannot carry this run: it moves GPU memory: it needs --device cuda", "host");
+    return false;
+  }
+  if (o.loopback) {
+    if (o.transport == "nccl") refuse("nccl cannot make two ranks of one GPU: --loopback copies the ring's blocks GPU to GPU itself", "host");
+    if (comm.rank() == 0) fmt::print(stderr, "transport: loopback, the ring's blocks copied GPU to GPU between the rank threads\n");
+    return false;
+  }
+  if (comm.size() == 1) return false;  // a ring of one: no transfers
+  if (o.transport == "host") {
+    refuse("host cannot carry a cuda run: the ring's blocks live in GPU memory, which the job's communicator does not read",
+           "nccl");
+  }
   const std::string nccl_version = rt::nccl_build_version();
-  const bool possible = device == rt::Device::Cuda && !o.loopback && !nccl_version.empty();
-  if (o.transport == "nccl" && !possible) {
-    const std::string why = device != rt::Device::Cuda ? "it moves GPU memory: it needs --device cuda"
-                            : o.loopback            ? "NCCL cannot make two ranks of one GPU: --loopback rings go through host memory"
-                                                    : "this build has no NCCL";
-    throw Error(Problem{"--transport", fmt::format("nccl cannot carry this run: {}", why), "host", ""});
+  if (nccl_version.empty()) {
+    throw Error(Problem{"--device", "cuda over several processes needs NCCL for the ring's GPU blocks, and this build has none",
+                        "", "build with the CUDA toolkit's NCCL, run --device cpu, or --loopback on one GPU"});
   }
-  const bool nccl = o.transport == "nccl" || (o.transport.empty() && possible && comm.size() > 1);
-  if (comm.rank() == 0 && device == rt::Device::Cuda) {
-    fmt::print(stderr, "transport: {}\n",
-               nccl ? fmt::format("nccl {} for the ring's transfers (collectives over the job's communicator)", nccl_version)
-                    : "the job's communicator, through host memory");
+  if (comm.rank() == 0) {
+    fmt::print(stderr, "transport: nccl {} for the ring's transfers (collectives over the job's communicator)\n", nccl_version);
   }
-  return nccl;
+  return true;
 }
 
 void run_attention(const RunOptions& o, rt::Communicator& comm) {
@@ -331,7 +344,9 @@ void run_loopback(const RunOptions& o, const rt::CommOptions& comm_options) {
   }
   const auto ranks = static_cast<int>(plan::read_plan(o.plan).ranks.size());
   fmt::print(stderr, "loopback: the plan's {} ranks as threads of this process\n", ranks);
-  auto comms = rt::make_loopback_communicators(ranks, comm_options);
+  // On cuda every rank's ring blocks are GPU memory: the threads copy them GPU to GPU.
+  const rt::Device device = rt::choose_device(o.device, rt::probe_gpus(), "--device");
+  auto comms = rt::make_loopback_communicators(ranks, comm_options, rt::message_copy(device));
   std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));
   std::vector<std::thread> threads;
   threads.reserve(static_cast<std::size_t>(ranks));
@@ -396,9 +411,9 @@ void add_run_command(CLI::App& app) {
                   "(training: cpu)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   cmd->add_option("--transport", options->transport,
-                  "What carries the ring's transfers of a cuda run: nccl (GPU to GPU) or host (the job's MPI or "
-                  "loopback communicator, through host memory); default nccl when built and mpirun started several "
-                  "processes")
+                  "What carries the ring's transfers: host (the job's communicator, for --device cpu) or nccl "
+                  "(GPU to GPU, for --device cuda over several processes, where it is the default); --loopback "
+                  "copies GPU to GPU itself")
       ->check(CLI::IsMember({"nccl", "host"}));
   cmd->add_flag("--loopback", options->loopback,
                 "Run every rank of the plan as a thread of this process, without mpirun: the whole ring on one "

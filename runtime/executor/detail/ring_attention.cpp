@@ -19,29 +19,36 @@ std::vector<float> pack(std::initializer_list<std::span<const float>> parts) {
 
 std::span<const float> values(ConstView v) { return {v.data, static_cast<std::size_t>(v.shape.elements())}; }
 
-// Cuts a packed payload back into its parts.
-class Unpacker {
- public:
-  explicit Unpacker(std::span<const float> data) : data_(data) {}
-  ConstView view(Shape shape) {
-    const auto n = static_cast<std::size_t>(shape.elements());
-    ConstView v{data_.data() + offset_, shape};
-    offset_ += n;
-    return v;
-  }
-  std::span<const float> span(std::size_t n) {
-    const auto s = data_.subspan(offset_, n);
-    offset_ += n;
-    return s;
-  }
-
- private:
-  std::span<const float> data_;
-  std::size_t offset_ = 0;
+// A host tensor stored in the kernels' memory as `dtype`, and the operand that reads it.
+struct Resident {
+  MemoryBlock block;
+  Operand operand;
 };
 
-View view_of(std::span<float> data, Shape shape) { return {data.data(), shape}; }
+Resident resident(KernelMemory& memory, std::span<const float> host, DType dtype, Shape shape) {
+  MemoryBlock block = memory.allocate(host.size() * dtype_size(dtype));
+  memory.store(host, dtype, block.data());
+  const Operand operand{block.data(), dtype, shape};
+  return {std::move(block), operand};
+}
 
+Resident resident(KernelMemory& memory, ConstView host, DType dtype) {
+  return resident(memory, values(host), dtype, host.shape);
+}
+
+// n fp32 values in the kernels' memory, zeroed.
+MemoryBlock zeroed(KernelMemory& memory, std::size_t n) {
+  MemoryBlock block = memory.allocate(n * sizeof(float));
+  memory.zero(block.data(), block.bytes());
+  return block;
+}
+
+// A tensor of the kernels' memory back in a host tensor.
+Tensor to_host(KernelMemory& memory, const MemoryBlock& block, Shape shape) {
+  Tensor out(shape);
+  memory.load(block.data(), DType::F32, out.values());
+  return out;
+}
 
 // The pass's counts, and its buffers plus the phase's workspace of `workspace_floats`.
 void record(RingAttentionStats& stats, const RingPassResult& pass, std::size_t workspace_floats) {
@@ -66,102 +73,131 @@ RingAttention::RingAttention(const RingSchedule& schedule, Communicator& comm, S
   for (int k = 0; k < schedule.ring_size(); ++k) positions_.push_back(schedule.positions(k));
 }
 
+std::span<const std::int64_t> RingAttention::positions(int ring_rank) const {
+  return positions_[static_cast<std::size_t>(ring_rank)];
+}
+
+RingPassResult RingAttention::run_pass(RingPassSpec spec) {
+  spec.memory = &kernels_.memory();
+  spec.recorder = execution_.recorder;
+  spec.overlap = execution_.overlap;
+  return run_ring_pass(schedule_, comm_, std::move(spec));
+}
+
 RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
+  KernelMemory& memory = kernels_.memory();
+  const DType act = execution_.precision.activations;
+  const auto elements = static_cast<std::size_t>(q_shape_.elements());
+  const auto rows = static_cast<std::size_t>(q_shape_.tokens * q_shape_.heads);
+  const std::size_t kv_bytes = static_cast<std::size_t>(kv_shape_.elements()) * dtype_size(act);
+  const Resident q_in = resident(memory, q, act);
+  const MemoryBlock o = zeroed(memory, elements), o_i = zeroed(memory, elements), lse_i = zeroed(memory, rows);
+  const Resident lse = resident(memory, std::vector<float>(rows, -std::numeric_limits<float>::infinity()), DType::F32,
+                                {q_shape_.tokens, q_shape_.heads, 1});
   RingForward out;
-  out.o = Tensor(q_shape_);
-  out.lse.assign(static_cast<std::size_t>(q_shape_.tokens * q_shape_.heads), -std::numeric_limits<float>::infinity());
-  Tensor o_i(q_shape_);
-  std::vector<float> lse_i(out.lse.size());
   RingPassSpec spec;
   spec.travel = Travel::KeysAndValues;
   spec.read_channel = Channel::KvRing;
   spec.own_payload = pack({values(k), values(v)});
-  spec.payload_wire = kv_block_wire(kv_shape_, execution_.precision.activations);
-  spec.compute = [&](int block, std::span<const float> payload, std::span<float>) {
-    Unpacker in(payload);
-    const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
-    KernelStats pair;
+  spec.payload_wire = kv_block_wire(kv_shape_, act);
+  spec.compute = [&](int block, const std::byte* payload, float*) {
+    const PairOperands pair{q_in.operand, {payload, act, kv_shape_}, {payload + kv_bytes, act, kv_shape_},
+                            positions(me_), positions(block)};
+    KernelStats stats;
     timed([&] {
-      pair = kernels_.forward({q, kb, vb, positions_[static_cast<std::size_t>(me_)], positions_[static_cast<std::size_t>(block)]},
-                              mask_, o_i.view(), lse_i);
-      kernels_.merge(out.o.view(), out.lse, o_i.view(), lse_i);
+      stats = kernels_.forward(pair, mask_, o_i.floats(), lse_i.floats());
+      kernels_.merge(q_shape_, o.floats(), lse.block.floats(), o_i.floats(), lse_i.floats());
     }, out.stats.compute_s);
-    out.stats.kernels += pair;
-    return pair.device_s;
+    out.stats.kernels += stats;
+    return stats.device_s;
   };
-  spec.recorder = execution_.recorder;
-  spec.overlap = execution_.overlap;
-  const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
-  record(out.stats, pass, o_i.values().size() + lse_i.size());
+  const RingPassResult pass = run_pass(std::move(spec));
+  out.o = to_host(memory, o, q_shape_);
+  out.lse.resize(rows);
+  memory.load(lse.block.data(), DType::F32, out.lse);
+  record(out.stats, pass, elements + rows);
   return out;
 }
 
 RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k, ConstView v, ConstView o,
                                      std::span<const float> lse, ConstView d_o) {
-  RingBackward out;
-  out.d_q = Tensor(q_shape_);
-  out.d_k = Tensor(kv_shape_);
-  out.d_v = Tensor(kv_shape_);
-  std::vector<float> delta(lse.size());
-  kernels_.delta(o, d_o, delta);
-  const auto& my_positions = positions_[static_cast<std::size_t>(me_)];
+  KernelMemory& memory = kernels_.memory();
+  const DType act = execution_.precision.activations;
+  const Shape rows_shape{q_shape_.tokens, q_shape_.heads, 1};
   const auto rows = static_cast<std::size_t>(q_shape_.tokens * q_shape_.heads);
   const auto kv_elements = static_cast<std::size_t>(kv_shape_.elements());
+  RingBackward out;
+  // D = rowsum(O dO) from fp32 copies of both, which go once it is computed.
+  MemoryBlock delta = zeroed(memory, rows);
+  {
+    const Resident o_in = resident(memory, o, DType::F32), d_o_f32 = resident(memory, d_o, DType::F32);
+    kernels_.delta(o_in.operand, d_o_f32.operand, delta.floats());
+  }
 
   RingPassSpec spec;
   if (mode == BackwardMode::QRing) {
     // The query side travels; dK, dV stay here; dQ follows its block home.
+    std::vector<float> delta_host(rows);
+    memory.load(delta.data(), DType::F32, delta_host);
+    const Resident k_in = resident(memory, k, act), v_in = resident(memory, v, act);
+    const MemoryBlock d_k = zeroed(memory, kv_elements), d_v = zeroed(memory, kv_elements);
+    const std::size_t q_bytes = static_cast<std::size_t>(q_shape_.elements()) * dtype_size(act);
     spec.travel = Travel::Queries;
     spec.read_channel = Channel::QRing;
-    spec.own_payload = pack({values(q), values(d_o), delta, lse});
-    spec.payload_wire = query_pack_wire(q_shape_, execution_.precision.activations);
+    spec.own_payload = pack({values(q), values(d_o), delta_host, lse});
+    spec.payload_wire = query_pack_wire(q_shape_, act);
     spec.accumulator_size = static_cast<std::size_t>(q_shape_.elements());
     spec.accumulator_dtype = execution_.precision.dq;
-    spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dq) {
-      Unpacker in(payload);
-      const ConstView qb = in.view(q_shape_), dob = in.view(q_shape_);
-      const auto delta_b = in.span(rows), lse_b = in.span(rows);
-      KernelStats pair;
+    spec.compute = [&](int block, const std::byte* payload, float* partial_dq) {
+      const auto* stats_of_block = reinterpret_cast<const float*>(payload + 2 * q_bytes);  // NOLINT: fp32 parts
+      const PairOperands pair{{payload, act, q_shape_}, k_in.operand, v_in.operand, positions(block), positions(me_)};
+      KernelStats stats;
       timed([&] {
-        pair = kernels_.backward({qb, k, v, positions_[static_cast<std::size_t>(block)], my_positions}, mask_, dob,
-                                 delta_b, lse_b, view_of(partial_dq, q_shape_), out.d_k.view(), out.d_v.view());
+        stats = kernels_.backward(pair, mask_, {payload + q_bytes, act, q_shape_}, stats_of_block, stats_of_block + rows,
+                                  partial_dq, d_k.floats(), d_v.floats());
       }, out.stats.compute_s);
-      out.stats.kernels += pair;
-      return pair.device_s;
+      out.stats.kernels += stats;
+      return stats.device_s;
     };
-  } else {
-    // K,V travel with their dK, dV accumulators; Q, dO, D, lse stay; dQ accumulates here.
-    spec.travel = Travel::KeysAndValues;
-    spec.read_channel = Channel::KvRing;
-    spec.own_payload = pack({values(k), values(v)});
-    spec.payload_wire = kv_block_wire(kv_shape_, execution_.precision.activations);
-    spec.accumulator_size = 2 * kv_elements;
-    spec.accumulator_channel = Channel::DkvRing;
-    spec.accumulator_dtype = execution_.precision.dkv;
-    spec.compute = [&](int block, std::span<const float> payload, std::span<float> partial_dkv) {
-      Unpacker in(payload);
-      const ConstView kb = in.view(kv_shape_), vb = in.view(kv_shape_);
-      KernelStats pair;
-      timed([&] {
-        pair = kernels_.backward({q, kb, vb, my_positions, positions_[static_cast<std::size_t>(block)]}, mask_, d_o,
-                                 delta, lse, out.d_q.view(), view_of(partial_dkv.first(kv_elements), kv_shape_),
-                                 view_of(partial_dkv.subspan(kv_elements), kv_shape_));
-      }, out.stats.compute_s);
-      out.stats.kernels += pair;
-      return pair.device_s;
-    };
-  }
-  spec.recorder = execution_.recorder;
-  spec.overlap = execution_.overlap;
-  const RingPassResult pass = run_ring_pass(schedule_, comm_, std::move(spec));
-  if (mode == BackwardMode::QRing) {
+    const RingPassResult pass = run_pass(std::move(spec));
+    out.d_q = Tensor(q_shape_);
     std::copy(pass.home_accumulator.begin(), pass.home_accumulator.end(), out.d_q.values().begin());
-  } else {
-    std::copy_n(pass.home_accumulator.begin(), kv_elements, out.d_k.values().begin());
-    std::copy_n(pass.home_accumulator.begin() + static_cast<std::ptrdiff_t>(kv_elements), kv_elements,
-                out.d_v.values().begin());
+    out.d_k = to_host(memory, d_k, kv_shape_);
+    out.d_v = to_host(memory, d_v, kv_shape_);
+    record(out.stats, pass, rows);
+    return out;
   }
-  record(out.stats, pass, delta.size());
+  // K,V travel with their dK, dV accumulators; Q, dO, D, lse stay; dQ accumulates here.
+  const Resident q_in = resident(memory, q, act), d_o_in = resident(memory, d_o, act);
+  const Resident lse_in = resident(memory, lse, DType::F32, rows_shape);
+  const MemoryBlock d_q = zeroed(memory, static_cast<std::size_t>(q_shape_.elements()));
+  const std::size_t kv_bytes = kv_elements * dtype_size(act);
+  spec.travel = Travel::KeysAndValues;
+  spec.read_channel = Channel::KvRing;
+  spec.own_payload = pack({values(k), values(v)});
+  spec.payload_wire = kv_block_wire(kv_shape_, act);
+  spec.accumulator_size = 2 * kv_elements;
+  spec.accumulator_channel = Channel::DkvRing;
+  spec.accumulator_dtype = execution_.precision.dkv;
+  spec.compute = [&](int block, const std::byte* payload, float* partial_dkv) {
+    const PairOperands pair{q_in.operand, {payload, act, kv_shape_}, {payload + kv_bytes, act, kv_shape_},
+                            positions(me_), positions(block)};
+    KernelStats stats;
+    timed([&] {
+      stats = kernels_.backward(pair, mask_, d_o_in.operand, delta.floats(), lse_in.block.floats(), d_q.floats(),
+                                partial_dkv, partial_dkv + kv_elements);
+    }, out.stats.compute_s);
+    out.stats.kernels += stats;
+    return stats.device_s;
+  };
+  const RingPassResult pass = run_pass(std::move(spec));
+  out.d_q = to_host(memory, d_q, q_shape_);
+  out.d_k = Tensor(kv_shape_);
+  out.d_v = Tensor(kv_shape_);
+  std::copy_n(pass.home_accumulator.begin(), kv_elements, out.d_k.values().begin());
+  std::copy_n(pass.home_accumulator.begin() + static_cast<std::ptrdiff_t>(kv_elements), kv_elements,
+              out.d_v.values().begin());
+  record(out.stats, pass, rows);
   return out;
 }
 

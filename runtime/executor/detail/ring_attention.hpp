@@ -1,5 +1,8 @@
 // Distributed attention over the plan's ring: forward and both backward modes, on this rank's
-// tokens, with the CPU kernels (runtime/kernels) and a Communicator (runtime/comm).
+// tokens, with the execution's kernels (attention_kernels.hpp: CPU, or CUDA) and a
+// Communicator (runtime/comm). Each pass stores its inputs once in the kernels' memory (the
+// activations in the activation dtype, the kernels read them in place), keeps every block and
+// accumulator there (ring_pass.hpp) and loads its results back at the end.
 //
 // Forward: K,V blocks travel the read ring (RingSchedule::read_hops); every step this rank
 // computes its queries against the block it holds and merges the partial (O, lse) in fp32.
@@ -24,6 +27,7 @@
 
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/attention_execution.hpp"
+#include "runtime/executor/detail/ring_pass.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
@@ -63,6 +67,10 @@ class RingAttention {
                                       std::span<const float> lse, ConstView d_o);
 
  private:
+  [[nodiscard]] std::span<const std::int64_t> positions(int ring_rank) const;
+  // Runs a pass in the kernels' memory with the execution's recorder and overlap.
+  RingPassResult run_pass(RingPassSpec spec);
+
   const RingSchedule& schedule_;
   Communicator& comm_;
   Shape q_shape_, kv_shape_;

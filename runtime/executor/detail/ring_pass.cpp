@@ -7,11 +7,13 @@
 #include <utility>
 #include <vector>
 
+#include "common/error.hpp"
+
 namespace burst::rt {
 namespace {
 
 struct Inbox {
-  std::vector<std::byte> wire;
+  MemoryBlock wire;
   Request request;
 };
 
@@ -24,6 +26,8 @@ void wait_for(Communicator& comm, Request& request, TraceRecorder* recorder) {
   recorder->receive(message, start);
 }
 
+ConstBuffer bytes_of(const MemoryBlock& block) { return {block.data(), block.bytes(), DType::Bytes}; }
+
 // One rank's pass: the state the steps share, and one method per part of a step.
 class RingPass {
  public:
@@ -31,12 +35,12 @@ class RingPass {
       : schedule_(schedule),
         comm_(comm),
         spec_(std::move(spec)),
+        memory_(*spec_.memory),
         me_(schedule.ring_rank(comm.rank())),
         member_(schedule.member(comm.rank())),
         payload_wire_(spec_.payload_wire.parts().empty() ? WireFormat::uniform(spec_.own_payload.size(), DType::F32)
                                                          : spec_.payload_wire),
-        acc_wire_(WireFormat::uniform(spec_.accumulator_size, spec_.accumulator_dtype)),
-        partial_(spec_.accumulator_size) {
+        acc_bytes_(spec_.accumulator_size * dtype_size(spec_.accumulator_dtype)) {
     for (const Hop& h : schedule.read_hops(spec_.travel)) {
       if (h.src == me_ || h.dst == me_) reads_.push_back(h);
     }
@@ -44,8 +48,16 @@ class RingPass {
       for (const Hop& h : schedule.accumulator_hops(spec_.travel)) {
         if (h.src == me_ || h.dst == me_) accs_.push_back(h);
       }
+      partial_ = memory_.allocate(spec_.accumulator_size * sizeof(float));
     }
-    payloads_[me_] = std::move(spec_.own_payload);
+    MemoryBlock own = memory_.allocate(payload_wire_.bytes());
+    std::size_t value = 0, at = 0;
+    for (const WirePart& part : payload_wire_.parts()) {
+      memory_.store(std::span<const float>(spec_.own_payload).subspan(value, part.count), part.dtype, own.data() + at);
+      value += part.count;
+      at += part.count * dtype_size(part.dtype);
+    }
+    payloads_[me_] = std::move(own);
     result_.home_accumulator.assign(spec_.accumulator_size, 0.0f);
   }
 
@@ -61,7 +73,7 @@ class RingPass {
     // The final hop home of this rank's own accumulator.
     if (const auto it = acc_inbox_.find(me_); it != acc_inbox_.end()) {
       wait_for(comm_, it->second.request, spec_.recorder);
-      acc_wire_.decode(it->second.wire, result_.home_accumulator);
+      memory_.load(it->second.wire.data(), spec_.accumulator_dtype, result_.home_accumulator);
     }
     return std::move(result_);
   }
@@ -74,9 +86,7 @@ class RingPass {
     const auto it = read_inbox_.find(b);
     if (it == read_inbox_.end()) return;
     wait_for(comm_, it->second.request, spec_.recorder);
-    std::vector<float>& payload = payloads_[b];
-    payload.resize(payload_wire_.floats());
-    payload_wire_.decode(it->second.wire, payload);
+    payloads_[b] = std::move(it->second.wire);
     read_inbox_.erase(it);
   }
 
@@ -87,13 +97,13 @@ class RingPass {
     for (const Hop& h : reads_) {
       if (h.send_step != s) continue;
       if (h.dst == me_) {
-        post_receive(read_inbox_[h.block], payload_wire_, h, spec_.read_channel);
+        post_receive(read_inbox_[h.block], payload_wire_.bytes(), h, spec_.read_channel);
       } else {
-        send(payloads_.at(h.block), payload_wire_, h, spec_.read_channel);
+        send(payloads_.at(h.block), h, spec_.read_channel);
       }
     }
     for (const Hop& h : accs_) {
-      if (h.send_step == s && h.dst == me_) post_receive(acc_inbox_[h.block], acc_wire_, h, spec_.accumulator_channel);
+      if (h.send_step == s && h.dst == me_) post_receive(acc_inbox_[h.block], acc_bytes_, h, spec_.accumulator_channel);
     }
     if (spec_.overlap) return;
     // Transfer, then compute: this step's read sends and receives complete before the kernel.
@@ -107,27 +117,28 @@ class RingPass {
   // Computes with block b into a zeroed partial, adds the accumulator arriving from b's previous
   // contributor, and sends the sum on (or keeps it, when b is this rank's and it is home).
   void compute(int s, int b) {
-    std::fill(partial_.begin(), partial_.end(), 0.0f);
+    float* partial = partial_.floats();
+    if (partial != nullptr) memory_.zero(partial_.data(), partial_.bytes());
     const double start = spec_.recorder != nullptr ? spec_.recorder->now() : 0.0;
-    const double device_s = spec_.compute(b, payloads_.at(b), partial_);
+    const double device_s = spec_.compute(b, payloads_.at(b).data(), partial);
     if (spec_.recorder != nullptr) spec_.recorder->compute(s, b, start, device_s);
     ++result_.blocks_computed;
     if (spec_.accumulator_size == 0) return;
     if (const auto it = acc_inbox_.find(b); it != acc_inbox_.end()) {
       wait_for(comm_, it->second.request, spec_.recorder);
-      std::vector<float> arrived(spec_.accumulator_size);
-      acc_wire_.decode(it->second.wire, arrived);
-      for (std::size_t i = 0; i < partial_.size(); ++i) partial_[i] += arrived[i];
+      memory_.accumulate(partial, it->second.wire.data(), spec_.accumulator_dtype, spec_.accumulator_size);
       acc_inbox_.erase(it);
     }
     bool sent = false;
     for (const Hop& h : accs_) {
       if (h.block == b && h.src == me_ && h.send_step == s) {
-        send(partial_, acc_wire_, h, spec_.accumulator_channel);
+        outbox_.push_back(memory_.allocate(acc_bytes_));
+        memory_.convert(partial, spec_.accumulator_dtype, outbox_.back().data(), spec_.accumulator_size);
+        send(outbox_.back(), h, spec_.accumulator_channel);
         sent = true;
       }
     }
-    if (!sent && b == me_) result_.home_accumulator = partial_;
+    if (!sent && b == me_) memory_.load(partial_.data(), DType::F32, result_.home_accumulator);
   }
 
   // Sends posted at s complete; payloads this rank will neither compute with nor send again go.
@@ -149,46 +160,48 @@ class RingPass {
     }
   }
 
-  void send(std::span<const float> data, const WireFormat& wire, const Hop& h, Channel channel) {
-    outbox_.emplace_back(wire.bytes());
-    wire.encode(data, outbox_.back());
-    sends_.push_back(comm_.isend(std::span<const std::byte>(outbox_.back()), peer(h.dst), channel, h.use_step, h.level));
+  // `block` stays untouched until the step's sends complete (finish_step).
+  void send(const MemoryBlock& block, const Hop& h, Channel channel) {
+    sends_.push_back(comm_.isend(bytes_of(block), peer(h.dst), channel, h.use_step, h.level));
     if (spec_.recorder != nullptr) spec_.recorder->send(sends_.back().envelope());
     ++result_.messages_sent;
   }
 
-  void post_receive(Inbox& in, const WireFormat& wire, const Hop& h, Channel channel) {
-    in.wire.assign(wire.bytes(), std::byte{0});
-    in.request = comm_.irecv(std::span<std::byte>(in.wire), peer(h.src), channel, h.use_step, h.level);
+  void post_receive(Inbox& in, std::size_t bytes, const Hop& h, Channel channel) {
+    in.wire = memory_.allocate(bytes);
+    in.request = comm_.irecv(MutBuffer(in.wire.data(), bytes, DType::Bytes), peer(h.src), channel, h.use_step, h.level);
     ++result_.messages_received;
   }
 
   void note_buffers() {
-    std::size_t bytes = sizeof(float) * (partial_.size() + result_.home_accumulator.size());
+    std::size_t bytes = sizeof(float) * 2 * spec_.accumulator_size;  // the partial and the home accumulator
     bytes += payloads_.size() * payload_wire_.bytes();
-    for (const auto& [block, in] : read_inbox_) bytes += in.wire.size();
-    for (const auto& [block, in] : acc_inbox_) bytes += in.wire.size();
-    for (const auto& message : outbox_) bytes += message.size();
+    for (const auto& [block, in] : read_inbox_) bytes += in.wire.bytes();
+    for (const auto& [block, in] : acc_inbox_) bytes += in.wire.bytes();
+    for (const auto& message : outbox_) bytes += message.bytes();
     result_.peak_buffer_bytes = std::max(result_.peak_buffer_bytes, bytes);
   }
 
   const RingSchedule& schedule_;
   Communicator& comm_;
   RingPassSpec spec_;
+  KernelMemory& memory_;
   const int me_, member_;
-  const WireFormat payload_wire_, acc_wire_;
+  const WireFormat payload_wire_;
+  const std::size_t acc_bytes_;  // one accumulator on the wire
   std::vector<Hop> reads_, accs_;
-  std::map<int, std::vector<float>> payloads_;  // blocks this rank holds, decoded
+  std::map<int, MemoryBlock> payloads_;          // blocks this rank holds, in their wire format
   std::map<int, Inbox> read_inbox_, acc_inbox_;  // payloads and accumulators on their way
-  std::vector<std::vector<std::byte>> outbox_;   // encoded messages until their sends complete
+  std::vector<MemoryBlock> outbox_;              // encoded accumulators until their sends complete
   std::vector<Request> sends_;                   // this step's
-  std::vector<float> partial_;
+  MemoryBlock partial_;                          // fp32, accumulator_size (none without accumulators)
   RingPassResult result_;
 };
 
 }  // namespace
 
 RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, RingPassSpec spec) {
+  if (spec.memory == nullptr) throw Error(Problem{"run_ring_pass", "no kernel memory given", "the kernels' memory()", ""});
   return RingPass(schedule, comm, std::move(spec)).run();
 }
 

@@ -11,6 +11,13 @@
 // completed at the end of s; a rank only ever waits for messages sent at earlier steps or for
 // receives posted at the same step, so no cycle of waits can form.
 //
+// Memory: every block lives in the kernels' memory (kernel_memory.hpp), in its wire format: a
+// received block is computed with where it landed and forwarded as the same bytes; a partial
+// accumulator is fp32 there, an arriving one is added into it and the sum converted to the wire
+// dtype before it is sent on. Host memory is touched only to store this rank's own block and
+// to load the home accumulator at the end. So with the CUDA kernels the whole pass stays on
+// the GPU, and with the CPU kernels the same code runs in host memory.
+//
 // With a TraceRecorder (run_trace.hpp) the loop records every compute span, every wait for a
 // message, every send it posts and the end-of-step wait for its sends; without one it only
 // tests a null pointer.
@@ -23,6 +30,7 @@
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/run_trace.hpp"
 #include "runtime/executor/wire_format.hpp"
+#include "runtime/kernels/kernel_memory.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
@@ -30,15 +38,17 @@ namespace burst::rt {
 struct RingPassSpec {
   Travel travel = Travel::KeysAndValues;
   Channel read_channel = Channel::KvRing;
-  std::vector<float> own_payload;  // this rank's block, packed; every block's payload has this size
-  WireFormat payload_wire;         // how the payload travels (its parts' dtypes); default: all fp32
+  std::vector<float> own_payload;  // this rank's block, packed host values; every block has this size
+  WireFormat payload_wire;         // how the payload travels and is kept (its parts' dtypes); default: all fp32
   std::size_t accumulator_size = 0;  // floats per block accumulator; 0: none travel
   Channel accumulator_channel = Channel::DqRing;
   DType accumulator_dtype = DType::F32;  // on the wire: fp32, or bf16 rounded at every hop
-  // Computes with `block`'s payload; writes this rank's share of the block's accumulator into
-  // `partial` (zeroed, empty when there are no accumulators). Returns the kernels' device time
+  KernelMemory* memory = nullptr;  // where blocks live (the kernels'); required
+  // Computes with `block`'s payload (payload_wire's parts back to back, in `memory`); writes
+  // this rank's share of the block's accumulator into `partial` (accumulator_size fp32 in
+  // `memory`, zeroed; null when there are no accumulators). Returns the kernels' device time
   // (KernelStats::device_s; 0 when not measured), for the trace.
-  std::function<double(int block, std::span<const float> payload, std::span<float> partial)> compute;
+  std::function<double(int block, const std::byte* payload, float* partial)> compute;
   TraceRecorder* recorder = nullptr;  // when set, the loop's timeline is recorded there
   // false: each step's read transfers complete before it computes (no double buffering), so
   // transfer and compute run one after the other, as the plan's overlap: false says.

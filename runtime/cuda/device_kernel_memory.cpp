@@ -1,0 +1,86 @@
+// DeviceKernelMemory (see device_kernel_memory.hpp): the host side; the element kernels are in
+// element_kernels.cu.
+#include "runtime/cuda/device_kernel_memory.hpp"
+
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/element_kernels.hpp"
+
+namespace burst::rt::gpu {
+namespace {
+
+void free_device(std::byte* p) { (void)cudaFree(p); }
+
+}  // namespace
+
+void DeviceKernelMemory::synchronize(const char* after) const {
+  check_cuda(cudaStreamSynchronize(stream_), fmt::format("cudaStreamSynchronize (after {})", after));
+}
+
+MemoryBlock DeviceKernelMemory::allocate(std::size_t bytes) {
+  check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
+  void* p = nullptr;
+  if (bytes > 0) check_cuda(cudaMalloc(&p, bytes), fmt::format("cudaMalloc(ring block, {} bytes)", bytes));
+  return {static_cast<std::byte*>(p), bytes, free_device};
+}
+
+void DeviceKernelMemory::store(std::span<const float> values, DType dtype, std::byte* dst) {
+  require_tensor_dtype(dtype, "DeviceKernelMemory::store");
+  if (values.empty()) return;
+  const void* src = values.data();
+  std::size_t bytes = values.size_bytes();
+  if (dtype == DType::BF16) {
+    staging_.resize(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) staging_[i] = to_bf16(values[i]);
+    src = staging_.data();
+    bytes = values.size() * sizeof(Bf16);
+  }
+  check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_),
+             fmt::format("cudaMemcpyAsync(to the device, {} bytes)", bytes));
+  synchronize("storing a tensor");  // the host source may change once this returns
+}
+
+void DeviceKernelMemory::load(const std::byte* src, DType dtype, std::span<float> values) {
+  require_tensor_dtype(dtype, "DeviceKernelMemory::load");
+  if (values.empty()) return;
+  if (dtype == DType::F32) {
+    check_cuda(cudaMemcpyAsync(values.data(), src, values.size_bytes(), cudaMemcpyDeviceToHost, stream_),
+               fmt::format("cudaMemcpyAsync(to the host, {} bytes)", values.size_bytes()));
+    return synchronize("loading a tensor");
+  }
+  staging_.resize(values.size());
+  check_cuda(cudaMemcpyAsync(staging_.data(), src, values.size() * sizeof(Bf16), cudaMemcpyDeviceToHost, stream_),
+             fmt::format("cudaMemcpyAsync(to the host, {} bytes)", values.size() * sizeof(Bf16)));
+  synchronize("loading a tensor");
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = to_float(staging_[i]);
+}
+
+void DeviceKernelMemory::zero(std::byte* dst, std::size_t bytes) {
+  if (bytes == 0) return;
+  check_cuda(cudaMemsetAsync(dst, 0, bytes, stream_), fmt::format("cudaMemsetAsync({} bytes)", bytes));
+  synchronize("cudaMemsetAsync");
+}
+
+void DeviceKernelMemory::accumulate(float* sum, const std::byte* src, DType dtype, std::size_t count) {
+  require_tensor_dtype(dtype, "DeviceKernelMemory::accumulate");
+  if (count == 0) return;
+  accumulate_on_device(sum, src, dtype == DType::BF16, count, stream_);
+  synchronize("accumulate_kernel");
+}
+
+void DeviceKernelMemory::convert(const float* src, DType dtype, std::byte* dst, std::size_t count) {
+  require_tensor_dtype(dtype, "DeviceKernelMemory::convert");
+  if (count == 0) return;
+  if (dtype == DType::F32) {
+    check_cuda(cudaMemcpyAsync(dst, src, count * sizeof(float), cudaMemcpyDeviceToDevice, stream_),
+               "cudaMemcpyAsync(device to device)");
+  } else {
+    to_bf16_on_device(src, dst, count, stream_);
+  }
+  synchronize("converting an accumulator");
+}
+
+}  // namespace burst::rt::gpu
