@@ -1,12 +1,16 @@
 // CudaAttentionKernels (see cuda_attention_kernels.hpp).
 //
 // Operands and outputs are already in device memory (the executor keeps them there,
-// DeviceKernelMemory); a call uploads only the pair's positions, its block-sparse table and its
-// tile list, launches, and synchronises the stream before it returns. The positions and the
-// tile list are pageable host memory, for which CUDA only says cudaMemcpyAsync "might be
-// synchronous": they stay untouched until that final synchronise.
+// DeviceKernelMemory). A call packs the pair's positions, block-sparse table and tile list
+// into pinned host memory, sends them in one copy to the same layout on the device, and
+// launches; it returns without waiting for the kernels. The pinned memory is rewritten only
+// after the previous call's copy has read it (an event); the device copy is overwritten only
+// by a later copy on the same stream, so after the kernels that read it.
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
@@ -69,68 +73,152 @@ KernelStats stats_of(const TileList& list, const Shape& q, double flops_per_scor
   return s;
 }
 
+// One call's host arrays (positions, block-sparse table, tile list) in one copy (head comment).
+class PairUpload {
+ public:
+  PairUpload() = default;
+  PairUpload(const PairUpload&) = delete;
+  PairUpload& operator=(const PairUpload&) = delete;
+  ~PairUpload() {
+    if (copied_ != nullptr) (void)cudaEventDestroy(copied_);
+    if (pinned_ != nullptr) (void)cudaFreeHost(pinned_);
+  }
+
+  // The pair's PairInputs: its operands in place, its host arrays on the device.
+  gpu::PairInputs send(const PairOperands& in, const AttentionMask& mask, const TileList& list, cudaStream_t stream) {
+    struct Part {
+      const void* data;
+      std::size_t bytes;
+      std::size_t at = 0;
+    };
+    std::vector<Part> parts{{in.q_positions.data(), in.q_positions.size_bytes()},
+                            {in.k_positions.data(), in.k_positions.size_bytes()},
+                            {list.by_query_offsets.data(), list.by_query_offsets.size() * sizeof(std::int32_t)},
+                            {list.by_query.data(), list.by_query.size() * sizeof(hd::TileRef)},
+                            {list.by_key_offsets.data(), list.by_key_offsets.size() * sizeof(std::int32_t)},
+                            {list.by_key.data(), list.by_key.size() * sizeof(hd::TileRef)}};
+    if (mask.sparse) parts.push_back({mask.sparse->allowed.data(), mask.sparse->allowed.size()});
+    std::size_t total = 0;
+    for (Part& part : parts) {
+      part.at = (total + 15) / 16 * 16;
+      total = part.at + part.bytes;
+    }
+    if (copied_ == nullptr) check_cuda(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    check_cuda(cudaEventSynchronize(copied_), "cudaEventSynchronize(the previous pair's upload)");
+    if (total > pinned_bytes_) {
+      if (pinned_ != nullptr) check_cuda(cudaFreeHost(pinned_), "cudaFreeHost(pair upload)");
+      pinned_ = nullptr;
+      pinned_bytes_ = 0;
+      check_cuda(cudaMallocHost(&pinned_, total), fmt::format("cudaMallocHost(pair upload, {} bytes)", total));
+      pinned_bytes_ = total;
+    }
+    auto* host = static_cast<std::byte*>(pinned_);
+    for (const Part& part : parts) {
+      if (part.bytes > 0) std::memcpy(host + part.at, part.data, part.bytes);
+    }
+    auto* device = static_cast<std::byte*>(device_.reserve(std::max<std::size_t>(total, 1)));
+    if (total > 0) {
+      check_cuda(cudaMemcpyAsync(device, host, total, cudaMemcpyHostToDevice, stream),
+                 fmt::format("cudaMemcpyAsync(pair upload, {} bytes)", total));
+    }
+    check_cuda(cudaEventRecord(copied_, stream), "cudaEventRecord(pair upload)");
+    const auto at = [&](std::size_t i) { return device + parts[i].at; };
+
+    gpu::PairInputs p;
+    p.shape = {in.q.shape.tokens, in.k.shape.tokens, in.q.shape.heads, in.k.shape.heads, in.q.shape.head_dim};
+    p.q = bf16_of(in.q);
+    p.k = bf16_of(in.k);
+    p.v = bf16_of(in.v);
+    p.q_positions = reinterpret_cast<const std::int64_t*>(at(0));  // NOLINT: the packed layout above
+    p.k_positions = reinterpret_cast<const std::int64_t*>(at(1));  // NOLINT
+    p.mask = view_of(mask);
+    if (mask.sparse) p.mask.sparse = reinterpret_cast<const std::uint8_t*>(at(6));  // NOLINT
+    p.tiles.q_tiles = list.q_tiles;
+    p.tiles.k_tiles = list.k_tiles;
+    p.tiles.by_query_offsets = reinterpret_cast<const std::int32_t*>(at(2));  // NOLINT
+    p.tiles.by_query = reinterpret_cast<const hd::TileRef*>(at(3));           // NOLINT
+    p.tiles.by_key_offsets = reinterpret_cast<const std::int32_t*>(at(4));    // NOLINT
+    p.tiles.by_key = reinterpret_cast<const hd::TileRef*>(at(5));             // NOLINT
+    return p;
+  }
+
+ private:
+  void* pinned_ = nullptr;
+  std::size_t pinned_bytes_ = 0;
+  DeviceBuffer device_{"pair upload"};
+  cudaEvent_t copied_ = nullptr;
+};
+
+// CUDA events around each call's kernels, read once they have run.
+class KernelTimes {
+ public:
+  KernelTimes() = default;
+  KernelTimes(const KernelTimes&) = delete;
+  KernelTimes& operator=(const KernelTimes&) = delete;
+  ~KernelTimes() {
+    for (const auto& [start, end] : events_) {
+      (void)cudaEventDestroy(start);
+      (void)cudaEventDestroy(end);
+    }
+  }
+
+  // Records `launch` (kernel launches on `stream`) between a pair of events.
+  template <typename Launch>
+  void around(cudaStream_t stream, Launch&& launch) {
+    if (used_ == events_.size()) {
+      std::pair<cudaEvent_t, cudaEvent_t> pair{nullptr, nullptr};
+      check_cuda(cudaEventCreate(&pair.first), "cudaEventCreate");
+      events_.push_back(pair);
+      check_cuda(cudaEventCreate(&events_.back().second), "cudaEventCreate");
+    }
+    const auto& [start, end] = events_[used_++];
+    check_cuda(cudaEventRecord(start, stream), "cudaEventRecord(before the kernels)");
+    launch();
+    check_cuda(cudaEventRecord(end, stream), "cudaEventRecord(after the kernels)");
+  }
+
+  // Seconds of the last call's kernels, waiting for them (timed calls).
+  [[nodiscard]] double last() const { return seconds(events_[used_ - 1]); }
+
+  // Seconds of every call's kernels since the last take, waiting for the last of them.
+  [[nodiscard]] double take() {
+    double total = 0;
+    for (std::size_t i = 0; i < used_; ++i) total += seconds(events_[i]);
+    used_ = 0;
+    return total;
+  }
+
+ private:
+  static double seconds(const std::pair<cudaEvent_t, cudaEvent_t>& pair) {
+    check_cuda(cudaEventSynchronize(pair.second), "cudaEventSynchronize(after the kernels)");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, pair.first, pair.second), "cudaEventElapsedTime");
+    return static_cast<double>(ms) * 1e-3;
+  }
+
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events_;
+  std::size_t used_ = 0;
+};
+
 }  // namespace
 
 struct CudaAttentionKernels::State {
   Options options;
   cudaStream_t stream = nullptr;
-  DeviceBuffer q_positions{"q_positions"}, k_positions{"k_positions"}, sparse{"block-sparse table"};
-  DeviceBuffer by_query_offsets{"tile list offsets by query"}, by_query{"tile list by query"};
-  DeviceBuffer by_key_offsets{"tile list offsets by key"}, by_key{"tile list by key"};
-  cudaEvent_t launched = nullptr, finished = nullptr;  // around a pair's kernels: KernelStats::device_s
+  PairUpload upload;
+  KernelTimes times;
   std::unique_ptr<gpu::DeviceKernelMemory> memory;
 
   void select_device() const {
     check_cuda(cudaSetDevice(options.device), fmt::format("cudaSetDevice({})", options.device));
   }
 
-  // `host` must stay untouched until the stream is synchronised.
-  template <typename T>
-  T* upload(DeviceBuffer& buffer, std::span<const T> host, std::string_view what) {
-    T* device = buffer.reserve_for<T>(host.size());
-    if (!host.empty()) {
-      check_cuda(cudaMemcpyAsync(device, host.data(), host.size_bytes(), cudaMemcpyHostToDevice, stream),
-                 fmt::format("cudaMemcpyAsync({} to the device, {} bytes)", what, host.size_bytes()));
-    }
-    return device;
-  }
-
-  void synchronize(std::string_view after) const {
-    check_cuda(cudaStreamSynchronize(stream), fmt::format("cudaStreamSynchronize (after {})", after));
-  }
-
-  // Runs `launch` (kernel launches on the stream) between the two events; its device time in
-  // seconds is read once the stream has been synchronised (device_seconds).
+  // The pair's kernels, launched between timing events; with Options::timed the call waits for
+  // them and their device time goes into `stats`.
   template <typename Launch>
-  void timed_launch(Launch&& launch) {
-    check_cuda(cudaEventRecord(launched, stream), "cudaEventRecord(before the kernels)");
-    launch();
-    check_cuda(cudaEventRecord(finished, stream), "cudaEventRecord(after the kernels)");
-  }
-  [[nodiscard]] double device_seconds() const {
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, launched, finished), "cudaEventElapsedTime");
-    return static_cast<double>(ms) * 1e-3;
-  }
-
-  // The pair's operands in place, its positions, mask table and tile list uploaded.
-  gpu::PairInputs pair_inputs(const PairOperands& in, const AttentionMask& mask, const TileList& list) {
-    gpu::PairInputs p;
-    p.shape = {in.q.shape.tokens, in.k.shape.tokens, in.q.shape.heads, in.k.shape.heads, in.q.shape.head_dim};
-    p.q = bf16_of(in.q);
-    p.k = bf16_of(in.k);
-    p.v = bf16_of(in.v);
-    p.q_positions = upload<std::int64_t>(q_positions, in.q_positions, "q_positions");
-    p.k_positions = upload<std::int64_t>(k_positions, in.k_positions, "k_positions");
-    p.mask = view_of(mask);
-    if (mask.sparse) p.mask.sparse = upload<std::uint8_t>(sparse, mask.sparse->allowed, "block-sparse table");
-    p.tiles.q_tiles = list.q_tiles;
-    p.tiles.k_tiles = list.k_tiles;
-    p.tiles.by_query_offsets = upload<std::int32_t>(by_query_offsets, list.by_query_offsets, "tile list");
-    p.tiles.by_query = upload<hd::TileRef>(by_query, list.by_query, "tile list");
-    p.tiles.by_key_offsets = upload<std::int32_t>(by_key_offsets, list.by_key_offsets, "tile list");
-    p.tiles.by_key = upload<hd::TileRef>(by_key, list.by_key, "tile list");
-    return p;
+  void run(KernelStats& stats, Launch&& launch) {
+    times.around(stream, std::forward<Launch>(launch));
+    if (options.timed) stats.device_s = times.last();
   }
 };
 
@@ -146,20 +234,23 @@ CudaAttentionKernels::CudaAttentionKernels(Options options) : state_(std::make_u
   }
   state_->select_device();
   check_cuda(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  check_cuda(cudaEventCreate(&state_->launched), "cudaEventCreate");
-  check_cuda(cudaEventCreate(&state_->finished), "cudaEventCreate");
   state_->memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, state_->stream);
 }
 
 CudaAttentionKernels::~CudaAttentionKernels() {  // no throwing here
-  if (!state_) return;
-  for (cudaEvent_t event : {state_->launched, state_->finished}) {
-    if (event != nullptr) (void)cudaEventDestroy(event);
-  }
-  if (state_->stream != nullptr) (void)cudaStreamDestroy(state_->stream);
+  if (!state_ || state_->stream == nullptr) return;
+  (void)cudaStreamSynchronize(state_->stream);  // nothing queued still reads the pinned upload or the events
+  (void)cudaStreamDestroy(state_->stream);
 }
 
 KernelMemory& CudaAttentionKernels::memory() { return *state_->memory; }
+
+void* CudaAttentionKernels::stream() const { return state_->stream; }
+
+double CudaAttentionKernels::take_device_seconds() {
+  state_->select_device();
+  return state_->times.take();
+}
 
 KernelStats CudaAttentionKernels::forward(const PairOperands& in, const AttentionMask& mask, float* o, float* lse) {
   constexpr std::string_view kCall = "CudaAttentionKernels::forward";
@@ -172,11 +263,9 @@ KernelStats CudaAttentionKernels::forward(const PairOperands& in, const Attentio
   State& s = *state_;
   s.select_device();
   const TileList list = build_tile_list(in.q_positions, in.k_positions, mask, gpu::kTileRows, gpu::kTileRows);
-  const gpu::PairInputs pair = s.pair_inputs(in, mask, list);
-  s.timed_launch([&] { gpu::flash_forward(pair, o, lse, s.stream); });
-  s.synchronize("flash_forward");
+  const gpu::PairInputs pair = s.upload.send(in, mask, list, s.stream);
   KernelStats stats = stats_of(list, in.q.shape, 4.0);
-  stats.device_s = s.device_seconds();
+  s.run(stats, [&] { gpu::flash_forward(pair, o, lse, s.stream); });
   return stats;
 }
 
@@ -190,7 +279,6 @@ void CudaAttentionKernels::merge(Shape shape, float* o, float* lse, const float*
   State& s = *state_;
   s.select_device();
   gpu::merge_partials(o, lse, o_i, lse_i, shape.tokens * shape.heads, shape.head_dim, s.stream);
-  s.synchronize("merge_partials");
 }
 
 void CudaAttentionKernels::delta(Operand o, Operand d_o, float* delta) {
@@ -205,7 +293,6 @@ void CudaAttentionKernels::delta(Operand o, Operand d_o, float* delta) {
   s.select_device();
   gpu::attention_delta(reinterpret_cast<const float*>(o.data), reinterpret_cast<const float*>(d_o.data), delta,  // NOLINT
                        o.shape.tokens * o.shape.heads, o.shape.head_dim, s.stream);
-  s.synchronize("attention_delta");
 }
 
 KernelStats CudaAttentionKernels::backward(const PairOperands& in, const AttentionMask& mask, Operand d_o,
@@ -224,13 +311,11 @@ KernelStats CudaAttentionKernels::backward(const PairOperands& in, const Attenti
   State& s = *state_;
   s.select_device();
   const TileList list = build_tile_list(in.q_positions, in.k_positions, mask, gpu::kTileRows, gpu::kTileRows);
-  const gpu::PairInputs pair = s.pair_inputs(in, mask, list);
+  const gpu::PairInputs pair = s.upload.send(in, mask, list, s.stream);
   const gpu::BackwardInputs grad_in{bf16_of(d_o), lse, delta};
   const gpu::Gradients out{d_q, d_k, d_v};
-  s.timed_launch([&] { gpu::flash_backward(pair, grad_in, out, s.options.deterministic, s.stream); });
-  s.synchronize("flash_backward");
   KernelStats stats = stats_of(list, in.q.shape, 10.0);
-  stats.device_s = s.device_seconds();
+  s.run(stats, [&] { gpu::flash_backward(pair, grad_in, out, s.options.deterministic, s.stream); });
   return stats;
 }
 

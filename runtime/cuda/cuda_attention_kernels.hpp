@@ -4,14 +4,18 @@
 // DeviceKernelMemory on this object's device and stream, where the ring executor keeps its
 // blocks): Q, K, V and dO as bf16 operands, read in place by the flash kernels; O, lse, D and the
 // gradients fp32. A call uploads only the pair's global positions, its block-sparse table and
-// its tile list (tile_list.hpp, built on the host), launches the kernels of flash_attention.hpp
-// on the object's stream and synchronises it: forward and merge overwrite O and lse, delta
-// writes D, backward ADDS its dQ, dK, dV contributions (the ring steps of one block sum into
-// the same buffers, as on the CPU).
+// its tile list (tile_list.hpp, built on the host) and launches the kernels of
+// flash_attention.hpp on the object's stream; it returns without waiting for them (Options::
+// timed: it waits, and reports their time in KernelStats::device_s). Forward and merge
+// overwrite O and lse, delta writes D, backward ADDS its dQ, dK, dV contributions (the ring
+// steps of one block sum into the same buffers, as on the CPU). The memory's operations are
+// queued on the same stream, so everything runs in call order; what moves a block between GPUs
+// waits on stream() first (the NCCL transport).
 //
 // KernelStats count as the CPU kernels do, over the GPU's 64 x 64 tiles: tiles computed and
 // skipped per head, flops 4 d per score of a computed tile forward and 10 d backward, and the
-// attending (head, query, key) triples; device_s from CUDA events around the launches.
+// attending (head, query, key) triples. CUDA events around each call's kernels give their
+// device time: per call when timed, in total through take_device_seconds.
 //
 // Every CUDA call is checked: a failure throws burst::Error naming the call and CUDA's message;
 // constructing it where no device is visible throws "no CUDA device visible (<reason>)".
@@ -28,6 +32,7 @@ namespace burst::rt {
 struct CudaKernelOptions {
   int device = 0;              // CUDA device ordinal (of those visible)
   bool deterministic = false;  // backward without float atomics: bitwise repeatable runs
+  bool timed = false;          // each call waits for its kernels to report their time (--trace)
 };
 
 class CudaAttentionKernels final : public AttentionKernels {
@@ -42,6 +47,9 @@ class CudaAttentionKernels final : public AttentionKernels {
   // bf16 inputs (the kernels load bf16 tiles) and the two head dims the kernels are built for.
   [[nodiscard]] KernelLimits limits() const override { return {false, {64, 128}}; }
   [[nodiscard]] KernelMemory& memory() override;
+  [[nodiscard]] double take_device_seconds() override;
+  // The stream every call and memory operation is queued on (a cudaStream_t).
+  [[nodiscard]] void* stream() const;
   KernelStats forward(const PairOperands& in, const AttentionMask& mask, float* o, float* lse) override;
   void merge(Shape shape, float* o, float* lse, const float* o_i, const float* lse_i) override;
   // o and d_o fp32.

@@ -6,15 +6,32 @@
 
 #include <fmt/format.h>
 
+#include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/element_kernels.hpp"
 
 namespace burst::rt::gpu {
 namespace {
 
-void free_device(std::byte* p) { (void)cudaFree(p); }
+void free_on_stream(std::byte* p, void* stream) { (void)cudaFreeAsync(p, static_cast<cudaStream_t>(stream)); }
 
 }  // namespace
+
+DeviceKernelMemory::DeviceKernelMemory(int device, cudaStream_t stream) : device_(device), stream_(stream) {
+  check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
+  int pools = 0;
+  check_cuda(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device_),
+             "cudaDeviceGetAttribute(cudaDevAttrMemoryPoolsSupported)");
+  if (pools == 0) {
+    throw Error(Problem{"cuda", fmt::format("device {} has no stream-ordered memory pools", device_),
+                        "a GPU and driver with cudaMallocAsync (CUDA 11.2 and later)", ""});
+  }
+  cudaMemPool_t pool = nullptr;
+  check_cuda(cudaDeviceGetDefaultMemPool(&pool, device_), "cudaDeviceGetDefaultMemPool");
+  std::uint64_t keep_all = UINT64_MAX;
+  check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all),
+             "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
+}
 
 void DeviceKernelMemory::synchronize(const char* after) const {
   check_cuda(cudaStreamSynchronize(stream_), fmt::format("cudaStreamSynchronize (after {})", after));
@@ -23,8 +40,8 @@ void DeviceKernelMemory::synchronize(const char* after) const {
 MemoryBlock DeviceKernelMemory::allocate(std::size_t bytes) {
   check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
   void* p = nullptr;
-  if (bytes > 0) check_cuda(cudaMalloc(&p, bytes), fmt::format("cudaMalloc(ring block, {} bytes)", bytes));
-  return {static_cast<std::byte*>(p), bytes, free_device};
+  if (bytes > 0) check_cuda(cudaMallocAsync(&p, bytes, stream_), fmt::format("cudaMallocAsync(ring block, {} bytes)", bytes));
+  return {static_cast<std::byte*>(p), bytes, {free_on_stream, stream_}};
 }
 
 void DeviceKernelMemory::store(std::span<const float> values, DType dtype, std::byte* dst) {
@@ -61,14 +78,12 @@ void DeviceKernelMemory::load(const std::byte* src, DType dtype, std::span<float
 void DeviceKernelMemory::zero(std::byte* dst, std::size_t bytes) {
   if (bytes == 0) return;
   check_cuda(cudaMemsetAsync(dst, 0, bytes, stream_), fmt::format("cudaMemsetAsync({} bytes)", bytes));
-  synchronize("cudaMemsetAsync");
 }
 
 void DeviceKernelMemory::accumulate(float* sum, const std::byte* src, DType dtype, std::size_t count) {
   require_tensor_dtype(dtype, "DeviceKernelMemory::accumulate");
   if (count == 0) return;
   accumulate_on_device(sum, src, dtype == DType::BF16, count, stream_);
-  synchronize("accumulate_kernel");
 }
 
 void DeviceKernelMemory::convert(const float* src, DType dtype, std::byte* dst, std::size_t count) {
@@ -80,7 +95,6 @@ void DeviceKernelMemory::convert(const float* src, DType dtype, std::byte* dst, 
   } else {
     to_bf16_on_device(src, dst, count, stream_);
   }
-  synchronize("converting an accumulator");
 }
 
 }  // namespace burst::rt::gpu

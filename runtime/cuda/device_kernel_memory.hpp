@@ -2,10 +2,13 @@
 // keeps its blocks when the CUDA kernels compute, so blocks travel GPU to GPU (NCCL) and the
 // kernels read them in place.
 //
-// Every operation runs on the kernels' stream and has completed when it returns (the stream is
-// synchronised), so a block handed to a send is ready and a buffer may be freed or reused at
-// once. The element operations are grid-stride kernels (accumulate, convert); store and load
-// convert to or from bf16 on the host around one copy each way.
+// Every operation runs on the kernels' stream, in order with the kernels. Blocks come from the
+// device's stream-ordered pool (cudaMallocAsync, cudaFreeAsync on that stream): a block freed
+// while a kernel still reads it goes back only after that kernel, and with the pool's release
+// threshold at its maximum freed memory stays in the pool, so after the first pass a pass
+// allocates nothing from the driver. zero, accumulate and convert return at once (grid-stride
+// kernels, element_kernels.hpp); store and load convert to or from bf16 on the host around one
+// copy each way and synchronise the stream, as they read or fill host memory.
 //
 // Not verified on a GPU (docs/runtime-cuda.md).
 #pragma once
@@ -21,8 +24,9 @@ namespace burst::rt::gpu {
 
 class DeviceKernelMemory final : public KernelMemory {
  public:
-  // `device` and `stream` stay the caller's (CudaAttentionKernels owns them).
-  DeviceKernelMemory(int device, cudaStream_t stream) : device_(device), stream_(stream) {}
+  // `device` and `stream` stay the caller's (CudaAttentionKernels owns them). Sets the device's
+  // default pool to keep what is freed; throws burst::Error where the device has no pools.
+  DeviceKernelMemory(int device, cudaStream_t stream);
 
   [[nodiscard]] MemorySpace space() const override { return MemorySpace::Device; }
   [[nodiscard]] MemoryBlock allocate(std::size_t bytes) override;

@@ -108,13 +108,14 @@ class NcclCommunicator final : public Communicator {
   using Clock = NcclClock;
 
  public:
-  NcclCommunicator(Communicator& job, const NcclOpLists& lists, int device)
-      : Communicator(job.options()), job_(job),
+  NcclCommunicator(Communicator& job, const NcclOpLists& lists, int device, cudaStream_t producer)
+      : Communicator(job.options()), job_(job), producer_(producer),
         assembler_(job.rank(), lists.of(job.rank(), NcclPhase::Forward), lists.of(job.rank(), NcclPhase::Backward)) {
     // Anything that fails half-way aborts what NCCL already holds before the members go (a
     // cudaFree in ~StagingPool would otherwise wait on kernels nobody stops).
     try {
       init(lists, device);
+      check_cuda(cudaEventCreateWithFlags(&produced_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     } catch (...) {
       abort_nccl();
       for (Lane& lane : lanes_) {
@@ -142,6 +143,7 @@ class NcclCommunicator final : public Communicator {
       if (lane.comm != nullptr && !aborted_) (void)ncclCommDestroy(lane.comm);
       if (lane.stream != nullptr) (void)cudaStreamDestroy(lane.stream);
     }
+    if (produced_ != nullptr) (void)cudaEventDestroy(produced_);
   }
 
   [[nodiscard]] int rank() const override { return job_.rank(); }
@@ -334,10 +336,16 @@ class NcclCommunicator final : public Communicator {
 
   // The whole group in one ncclGroupStart / ncclGroupEnd on its communicator's stream, bytes as
   // bytes (a point-to-point transfer does not read its type, and NCCL does not check that the
-  // two sides agree on one), then an event that says when it is done.
+  // two sides agree on one), then an event that says when it is done. The group's stream first
+  // waits for everything queued on the producer's stream so far: the kernels and element
+  // operations that wrote its send buffers (and the pool allocations of its receive buffers).
   void issue(const NcclGroup& group, GroupRecord& record) {
     const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(group.comm))];
     const std::string where = fmt::format("{} (step {})", to_string(group.comm), group.step);
+    if (producer_ != nullptr) {
+      check_cuda(cudaEventRecord(produced_, producer_), "cudaEventRecord(the kernels' stream, before a group)");
+      check_cuda(cudaStreamWaitEvent(lane.stream, produced_, 0), "cudaStreamWaitEvent(a group on the kernels)");
+    }
     cudaEvent_t event = nullptr;
     check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     check_nccl(ncclGroupStart(), "ncclGroupStart");
@@ -397,6 +405,8 @@ class NcclCommunicator final : public Communicator {
   }
 
   Communicator& job_;
+  cudaStream_t producer_;               // where the blocks' writers are queued (may be null)
+  cudaEvent_t produced_ = nullptr;      // recorded on producer_ before each group
   NcclGroupAssembler assembler_;
   // One host thread per device issues every NCCL call of this rank (NCCL makes racing launch
   // threads fatal); aborted_ is atomic because abort_backend may come from a watchdog.
@@ -413,8 +423,9 @@ Transfer::~Transfer() {
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_nccl_communicator(Communicator& job, const NcclOpLists& lists, int device) {
-  return std::make_unique<NcclCommunicator>(job, lists, device);
+std::unique_ptr<Communicator> make_nccl_communicator(Communicator& job, const NcclOpLists& lists, int device,
+                                                     void* producer) {
+  return std::make_unique<NcclCommunicator>(job, lists, device, static_cast<cudaStream_t>(producer));
 }
 
 }  // namespace burst::rt::gpu

@@ -39,8 +39,11 @@
 namespace burst::rt::gpu {
 
 // Collective over `job` (it broadcasts the unique id and every rank splits the same
-// communicators). `device`: this rank's GPU. `job` must outlive the result. Throws
-// burst::Error with NCCL's or CUDA's message when a call fails.
-[[nodiscard]] std::unique_ptr<Communicator> make_nccl_communicator(Communicator& job, const NcclOpLists& lists, int device);
+// communicators). `device`: this rank's GPU. `producer`: the stream (a cudaStream_t) the
+// blocks' writers are queued on; each group's stream waits for what it holds when the group is
+// issued (an event, no host wait). `job` must outlive the result. Throws burst::Error with
+// NCCL's or CUDA's message when a call fails.
+[[nodiscard]] std::unique_ptr<Communicator> make_nccl_communicator(Communicator& job, const NcclOpLists& lists, int device,
+                                                                   void* producer);
 
 }  // namespace burst::rt::gpu

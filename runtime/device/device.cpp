@@ -50,7 +50,7 @@ Device job_device(std::string_view requested, const Communicator& comm, std::str
   return device;
 }
 
-std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic) {
+std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic, bool timed) {
   if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>();
 #ifdef BURST_HAVE_CUDA
   const GpuProbe probe = probe_gpus();
@@ -58,10 +58,12 @@ std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int loca
   CudaAttentionKernels::Options options;
   options.device = local_rank % probe.count;
   options.deterministic = deterministic;
+  options.timed = timed;
   return std::make_unique<CudaAttentionKernels>(options);
 #else
   (void)local_rank;
   (void)deterministic;
+  (void)timed;
   (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
   return nullptr;
 #endif
@@ -71,8 +73,13 @@ std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int loca
 namespace {
 
 // Host or device memory on either side (unified addressing: CUDA tells which from the pointers).
+// The rank threads queue their kernels on streams of their own, unordered with this copy, so
+// the device is synchronised before it (the sender's block is written) and after it (the
+// receiver's kernels read a whole block): slow, and only the one-GPU loopback pays it.
 void device_message_copy(void* dst, const void* src, std::size_t bytes) {
+  gpu::check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(before a loopback message)");
   gpu::check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), fmt::format("cudaMemcpy(a loopback message, {} bytes)", bytes));
+  gpu::check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(after a loopback message)");
 }
 
 }  // namespace
@@ -85,19 +92,23 @@ MessageCopy message_copy(Device) { return host_message_copy; }
 #ifdef BURST_HAVE_NCCL
 std::string nccl_build_version() { return nccl_version(); }
 
-std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists) {
+std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists, AttentionKernels& kernels) {
   const GpuProbe probe = probe_gpus();
   if (probe.count == 0) (void)choose_device("cuda", probe, "--transport nccl");  // throws, saying why
   if (job.local_size() > probe.count) {  // NCCL refuses one device as two ranks, late and obscurely
     throw Error(Problem{"--transport nccl", fmt::format("{} ranks on this node share {} GPU(s)", job.local_size(), probe.count),
                         "at most one rank per GPU", "start as many ranks per node as it has GPUs (burst launch prints the line)"});
   }
-  return gpu::make_nccl_communicator(job, lists, job.local_rank());
+  const auto* cuda = dynamic_cast<const CudaAttentionKernels*>(&kernels);
+  if (cuda == nullptr) {
+    throw Error(Problem{"--transport nccl", "the ring's blocks are not in GPU memory (CPU kernels)", "--device cuda", ""});
+  }
+  return gpu::make_nccl_communicator(job, lists, job.local_rank(), cuda->stream());
 }
 #else
 std::string nccl_build_version() { return ""; }
 
-std::unique_ptr<Communicator> make_nccl_transport(Communicator&, const NcclOpLists&) {
+std::unique_ptr<Communicator> make_nccl_transport(Communicator&, const NcclOpLists&, AttentionKernels&) {
   throw Error(Problem{"--transport nccl", "this build has no NCCL", "host",
                       "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
 }

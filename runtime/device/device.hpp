@@ -46,9 +46,10 @@ void report_device(Device device, std::string_view requested, const GpuProbe& pr
 [[nodiscard]] Device job_device(std::string_view requested, const Communicator& comm, std::string_view note = "");
 
 // The kernels of `device` on this rank; `local_rank` picks the GPU (local_rank mod count).
-// `deterministic`: CUDA kernels without float atomics (bit-reproducible runs).
+// `deterministic`: CUDA kernels without float atomics (bit-reproducible runs); `timed`: each
+// CUDA call waits for its kernels and reports their time (a traced run).
 [[nodiscard]] std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank,
-                                                                       bool deterministic = false);
+                                                                       bool deterministic = false, bool timed = false);
 
 // How a --loopback job's rank threads copy their messages: on cuda the ring's blocks are GPU
 // memory, copied GPU to GPU (cudaMemcpy, cudaMemcpyDefault); on cpu, memcpy.
@@ -59,8 +60,10 @@ void report_device(Device device, std::string_view requested, const GpuProbe& pr
 [[nodiscard]] std::string nccl_build_version();
 
 // The ring's transfers over NCCL between the job's GPUs, on GPU (local rank mod visible GPUs)
-// as the kernels; collectives stay on `job` (runtime/cuda/nccl_communicator.hpp). Collective
-// over `job`. Throws burst::Error when the build has no NCCL or NCCL fails.
-[[nodiscard]] std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists);
+// as the kernels; collectives stay on `job` (runtime/cuda/nccl_communicator.hpp). Each NCCL
+// group waits for the work `kernels` (CUDA ones) queued before it. Collective over `job`.
+// Throws burst::Error when the build has no NCCL or NCCL fails.
+[[nodiscard]] std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists,
+                                                                AttentionKernels& kernels);
 
 }  // namespace burst::rt

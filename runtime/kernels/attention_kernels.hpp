@@ -55,6 +55,10 @@ class AttentionKernels {
   [[nodiscard]] virtual std::string_view device() const = 0;
   [[nodiscard]] virtual KernelLimits limits() const { return {}; }
   [[nodiscard]] virtual KernelMemory& memory() = 0;
+  // The kernels' device time since the last take, once they have run (a backend whose calls
+  // return before their kernels finish waits for them here); 0 where the backend does not
+  // measure it apart (the CPU: its calls are its kernels, timed by the caller).
+  [[nodiscard]] virtual double take_device_seconds() { return 0.0; }
 
   // o [nq, H, d] and lse [nq * H].
   virtual KernelStats forward(const PairOperands& in, const AttentionMask& mask, float* o, float* lse) = 0;

@@ -14,7 +14,7 @@ namespace {
 
 constexpr std::align_val_t kAlignment{64};
 
-void free_host(std::byte* p) { ::operator delete[](p, kAlignment); }
+void free_host(std::byte* p, void*) { ::operator delete[](p, kAlignment); }
 
 // Element i of a bf16 run, widened exactly.
 float bf16_at(const std::byte* src, std::size_t i) {
@@ -36,7 +36,7 @@ void require_tensor_dtype(DType dtype, const char* call) {
 }
 
 MemoryBlock HostKernelMemory::allocate(std::size_t bytes) {
-  return {static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment)), bytes, free_host};
+  return {static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment)), bytes, {free_host, nullptr}};
 }
 
 void HostKernelMemory::store(std::span<const float> values, DType dtype, std::byte* dst) {

@@ -15,8 +15,13 @@
 // HostKernelMemory does them with loops over host memory, and the CPU tests run the whole ring
 // through it; the CUDA backend does them with small kernels (runtime/cuda/device_kernel_memory).
 //
-// Every call has completed when it returns, kernels included: a buffer handed to a send is
-// ready, and a received buffer may be used once its receive is waited for.
+// Ordering. The operations and the kernels' calls run in one order, the kernels' own (on the GPU:
+// one stream). store and load have completed when they return (host memory is involved); the
+// others, like the kernels, may still run when they return, so a pass's host work overlaps the
+// device's. Whatever moves a block must be ordered after what wrote it: the NCCL transport makes
+// each group wait on the kernels' stream, and the loopback's GPU copy synchronises the device.
+// A received block is written when its receive is waited for (the host saw it complete), so
+// work queued after that reads it. Freeing a block is ordered after the work queued before it.
 #pragma once
 
 #include <cstddef>
@@ -29,12 +34,22 @@ namespace burst::rt {
 
 enum class MemorySpace : std::uint8_t { Host, Device };
 
-// An allocation in some memory, freed by its owner's deleter.
+// How an allocation is freed: its owner's function, with the owner's context (the GPU's frees
+// are ordered on the kernels' stream).
+struct MemoryFree {
+  void (*free)(std::byte* data, void* context) = nullptr;
+  void* context = nullptr;
+  void operator()(std::byte* data) const {
+    if (data != nullptr) free(data, context);
+  }
+};
+
+// An allocation in some memory, freed by its owner's function.
 class MemoryBlock {
  public:
-  using Deleter = void (*)(std::byte*);
+  using Free = MemoryFree;
   MemoryBlock() = default;
-  MemoryBlock(std::byte* data, std::size_t bytes, Deleter free) : data_(data, free), bytes_(bytes) {}
+  MemoryBlock(std::byte* data, std::size_t bytes, Free free) : data_(data, free), bytes_(bytes) {}
 
   [[nodiscard]] std::byte* data() const { return data_.get(); }
   [[nodiscard]] std::size_t bytes() const { return bytes_; }
@@ -42,7 +57,7 @@ class MemoryBlock {
   [[nodiscard]] std::span<std::byte> span() const { return {data_.get(), bytes_}; }
 
  private:
-  std::unique_ptr<std::byte, Deleter> data_{nullptr, nullptr};
+  std::unique_ptr<std::byte, Free> data_;
   std::size_t bytes_ = 0;
 };
 

@@ -194,14 +194,14 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
     ran = read_run_plan(o, comm);
     rt::require_job_ranks(ran, comm.size());
     const rt::Device device = run_device(o, comm);
-    kernels = rt::make_attention_kernels(device, comm.local_rank(), o.deterministic);
+    kernels = rt::make_attention_kernels(device, comm.local_rank(), o.deterministic, !o.trace.empty());
     options.kernels = kernels.get();
     prepared = std::make_unique<rt::PreparedRun>(rt::prepare_attention_run(ran, comm.size(), options));
     const bool over_nccl = use_nccl(o, device, comm);
     return [&, over_nccl] {
       if (over_nccl) {
         const plan::Plan as_run = rt::plan_as_run(*prepared);
-        nccl = rt::make_nccl_transport(comm, rt::NcclOpLists(as_run, as_run.job.seq));
+        nccl = rt::make_nccl_transport(comm, rt::NcclOpLists(as_run, as_run.job.seq), *kernels);
       }
       return rt::run_attention(*prepared, over_nccl ? *nccl : comm, options, o.trace.empty() ? nullptr : &trace);
     };

@@ -68,8 +68,9 @@ class RingAttention {
 
  private:
   [[nodiscard]] std::span<const std::int64_t> positions(int ring_rank) const;
-  // Runs a pass in the kernels' memory with the execution's recorder and overlap.
-  RingPassResult run_pass(RingPassSpec spec);
+  // Runs a pass in the kernels' memory with the execution's recorder and overlap; `stats` gets
+  // the kernels' device time where the backend measures it.
+  RingPassResult run_pass(RingPassSpec spec, RingAttentionStats& stats);
 
   const RingSchedule& schedule_;
   Communicator& comm_;
