@@ -3,12 +3,13 @@
 // Operands and outputs are already in device memory (the executor keeps them there,
 // DeviceKernelMemory). A call packs the pair's positions, block-sparse table and tile list
 // into pinned host memory, sends them in one copy to the same layout on the device, and
-// launches; it returns without waiting for the kernels. The pinned memory is rewritten only
-// after the previous call's copy has read it (an event); the device copy is overwritten only
-// by a later copy on the same stream, so after the kernels that read it.
+// launches; it returns without waiting for the kernels. A pinned slot is rewritten only after
+// the copy that last read it is done (an event per slot, two slots); the device copy is
+// overwritten only by a later copy on the same stream, so after the kernels that read it.
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -19,7 +20,6 @@
 #include "common/bf16.hpp"
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/device_buffer.hpp"
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/device_kernel_memory.hpp"
 #include "runtime/cuda/flash_attention.hpp"
@@ -31,7 +31,6 @@ namespace burst::rt {
 namespace {
 
 using gpu::check_cuda;
-using gpu::DeviceBuffer;
 
 // The operands as views for the CPU kernels' shape checks (which read shapes and test data for
 // null, never dereference it).
@@ -74,14 +73,24 @@ KernelStats stats_of(const TileList& list, const Shape& q, double flops_per_scor
 }
 
 // One call's host arrays (positions, block-sparse table, tile list) in one copy (head comment).
+// Two pinned slots take turns, each rewritten only once the copy that last read it is done, so
+// the host can run a call ahead of the copies. Growing never frees on the hot path: the device
+// side comes from the stream-ordered pool (cudaFreeAsync, cudaMallocAsync on the kernels'
+// stream), and an outgrown pinned slot is kept until the end (cudaFreeHost would synchronise the
+// whole device, NCCL's streams included).
 class PairUpload {
  public:
   PairUpload() = default;
   PairUpload(const PairUpload&) = delete;
   PairUpload& operator=(const PairUpload&) = delete;
+  // After the kernels' stream has been synchronised (~CudaAttentionKernels).
   ~PairUpload() {
-    if (copied_ != nullptr) (void)cudaEventDestroy(copied_);
-    if (pinned_ != nullptr) (void)cudaFreeHost(pinned_);
+    for (Slot& slot : slots_) {
+      if (slot.copied != nullptr) (void)cudaEventDestroy(slot.copied);
+      if (slot.pinned != nullptr) (void)cudaFreeHost(slot.pinned);
+    }
+    for (void* p : retired_) (void)cudaFreeHost(p);
+    if (device_ != nullptr) (void)cudaFree(device_);
   }
 
   // The pair's PairInputs: its operands in place, its host arrays on the device.
@@ -103,25 +112,38 @@ class PairUpload {
       part.at = (total + 15) / 16 * 16;
       total = part.at + part.bytes;
     }
-    if (copied_ == nullptr) check_cuda(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    check_cuda(cudaEventSynchronize(copied_), "cudaEventSynchronize(the previous pair's upload)");
-    if (total > pinned_bytes_) {
-      if (pinned_ != nullptr) check_cuda(cudaFreeHost(pinned_), "cudaFreeHost(pair upload)");
-      pinned_ = nullptr;
-      pinned_bytes_ = 0;
-      check_cuda(cudaMallocHost(&pinned_, total), fmt::format("cudaMallocHost(pair upload, {} bytes)", total));
-      pinned_bytes_ = total;
+    total = std::max<std::size_t>(total, 16);
+
+    Slot& slot = slots_[next_];
+    next_ = (next_ + 1) % slots_.size();
+    if (slot.copied == nullptr) {
+      check_cuda(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     }
-    auto* host = static_cast<std::byte*>(pinned_);
+    check_cuda(cudaEventSynchronize(slot.copied), "cudaEventSynchronize(the slot's last upload)");
+    if (total > slot.bytes) {
+      if (slot.pinned != nullptr) retired_.push_back(slot.pinned);
+      slot.pinned = nullptr;
+      const std::size_t bytes = std::max(total, 2 * slot.bytes);
+      slot.bytes = 0;
+      check_cuda(cudaMallocHost(&slot.pinned, bytes), fmt::format("cudaMallocHost(pair upload, {} bytes)", bytes));
+      slot.bytes = bytes;
+    }
+    if (total > device_bytes_) {
+      if (device_ != nullptr) check_cuda(cudaFreeAsync(device_, stream), "cudaFreeAsync(pair upload)");
+      device_ = nullptr;
+      const std::size_t bytes = std::max(total, 2 * device_bytes_);
+      device_bytes_ = 0;
+      check_cuda(cudaMallocAsync(&device_, bytes, stream), fmt::format("cudaMallocAsync(pair upload, {} bytes)", bytes));
+      device_bytes_ = bytes;
+    }
+    auto* host = static_cast<std::byte*>(slot.pinned);
     for (const Part& part : parts) {
       if (part.bytes > 0) std::memcpy(host + part.at, part.data, part.bytes);
     }
-    auto* device = static_cast<std::byte*>(device_.reserve(std::max<std::size_t>(total, 1)));
-    if (total > 0) {
-      check_cuda(cudaMemcpyAsync(device, host, total, cudaMemcpyHostToDevice, stream),
-                 fmt::format("cudaMemcpyAsync(pair upload, {} bytes)", total));
-    }
-    check_cuda(cudaEventRecord(copied_, stream), "cudaEventRecord(pair upload)");
+    auto* device = static_cast<std::byte*>(device_);
+    check_cuda(cudaMemcpyAsync(device, host, total, cudaMemcpyHostToDevice, stream),
+               fmt::format("cudaMemcpyAsync(pair upload, {} bytes)", total));
+    check_cuda(cudaEventRecord(slot.copied, stream), "cudaEventRecord(pair upload)");
     const auto at = [&](std::size_t i) { return device + parts[i].at; };
 
     gpu::PairInputs p;
@@ -143,13 +165,21 @@ class PairUpload {
   }
 
  private:
-  void* pinned_ = nullptr;
-  std::size_t pinned_bytes_ = 0;
-  DeviceBuffer device_{"pair upload"};
-  cudaEvent_t copied_ = nullptr;
+  struct Slot {
+    void* pinned = nullptr;
+    std::size_t bytes = 0;
+    cudaEvent_t copied = nullptr;  // recorded after the copy that last read the slot
+  };
+  std::array<Slot, 2> slots_{};
+  std::size_t next_ = 0;
+  std::vector<void*> retired_;  // outgrown pinned slots, freed at the end
+  void* device_ = nullptr;      // from the stream-ordered pool
+  std::size_t device_bytes_ = 0;
 };
 
-// CUDA events around each call's kernels, read once they have run.
+// CUDA events around each call's kernels, read once they have run. Past kMaxPending calls
+// without a take, the times so far are read (waiting for them) and carried, so the events are
+// reused and never grow without bound.
 class KernelTimes {
  public:
   KernelTimes() = default;
@@ -162,19 +192,22 @@ class KernelTimes {
     }
   }
 
-  // Records `launch` (kernel launches on `stream`) between a pair of events.
+  // Records `launch` (kernel launches on `stream`) between a pair of events; a launch that
+  // throws leaves the pair unused.
   template <typename Launch>
   void around(cudaStream_t stream, Launch&& launch) {
+    if (used_ == kMaxPending) carried_ += take();
     if (used_ == events_.size()) {
       std::pair<cudaEvent_t, cudaEvent_t> pair{nullptr, nullptr};
       check_cuda(cudaEventCreate(&pair.first), "cudaEventCreate");
       events_.push_back(pair);
       check_cuda(cudaEventCreate(&events_.back().second), "cudaEventCreate");
     }
-    const auto& [start, end] = events_[used_++];
+    const auto& [start, end] = events_[used_];
     check_cuda(cudaEventRecord(start, stream), "cudaEventRecord(before the kernels)");
     launch();
     check_cuda(cudaEventRecord(end, stream), "cudaEventRecord(after the kernels)");
+    ++used_;
   }
 
   // Seconds of the last call's kernels, waiting for them (timed calls).
@@ -182,13 +215,15 @@ class KernelTimes {
 
   // Seconds of every call's kernels since the last take, waiting for the last of them.
   [[nodiscard]] double take() {
-    double total = 0;
+    double total = std::exchange(carried_, 0.0);
     for (std::size_t i = 0; i < used_; ++i) total += seconds(events_[i]);
     used_ = 0;
     return total;
   }
 
  private:
+  static constexpr std::size_t kMaxPending = 4096;
+
   static double seconds(const std::pair<cudaEvent_t, cudaEvent_t>& pair) {
     check_cuda(cudaEventSynchronize(pair.second), "cudaEventSynchronize(after the kernels)");
     float ms = 0;
@@ -198,6 +233,7 @@ class KernelTimes {
 
   std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events_;
   std::size_t used_ = 0;
+  double carried_ = 0;
 };
 
 }  // namespace
@@ -234,7 +270,12 @@ CudaAttentionKernels::CudaAttentionKernels(Options options) : state_(std::make_u
   }
   state_->select_device();
   check_cuda(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  state_->memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, state_->stream);
+  try {
+    state_->memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, state_->stream);
+  } catch (...) {  // the destructor does not run for a constructor that throws
+    (void)cudaStreamDestroy(state_->stream);
+    throw;
+  }
 }
 
 CudaAttentionKernels::~CudaAttentionKernels() {  // no throwing here
@@ -278,7 +319,7 @@ void CudaAttentionKernels::merge(Shape shape, float* o, float* lse, const float*
   problems.throw_if_any();
   State& s = *state_;
   s.select_device();
-  gpu::merge_partials(o, lse, o_i, lse_i, shape.tokens * shape.heads, shape.head_dim, s.stream);
+  s.times.around(s.stream, [&] { gpu::merge_partials(o, lse, o_i, lse_i, shape.tokens * shape.heads, shape.head_dim, s.stream); });
 }
 
 void CudaAttentionKernels::delta(Operand o, Operand d_o, float* delta) {
@@ -291,8 +332,10 @@ void CudaAttentionKernels::delta(Operand o, Operand d_o, float* delta) {
   problems.throw_if_any();
   State& s = *state_;
   s.select_device();
-  gpu::attention_delta(reinterpret_cast<const float*>(o.data), reinterpret_cast<const float*>(d_o.data), delta,  // NOLINT
-                       o.shape.tokens * o.shape.heads, o.shape.head_dim, s.stream);
+  s.times.around(s.stream, [&] {
+    gpu::attention_delta(reinterpret_cast<const float*>(o.data), reinterpret_cast<const float*>(d_o.data), delta,  // NOLINT
+                         o.shape.tokens * o.shape.heads, o.shape.head_dim, s.stream);
+  });
 }
 
 KernelStats CudaAttentionKernels::backward(const PairOperands& in, const AttentionMask& mask, Operand d_o,

@@ -26,12 +26,19 @@ DeviceKernelMemory::DeviceKernelMemory(int device, cudaStream_t stream) : device
     throw Error(Problem{"cuda", fmt::format("device {} has no stream-ordered memory pools", device_),
                         "a GPU and driver with cudaMallocAsync (CUDA 11.2 and later)", ""});
   }
-  cudaMemPool_t pool = nullptr;
-  check_cuda(cudaDeviceGetDefaultMemPool(&pool, device_), "cudaDeviceGetDefaultMemPool");
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = device_;
+  check_cuda(cudaMemPoolCreate(&pool_, &props), "cudaMemPoolCreate");
   std::uint64_t keep_all = UINT64_MAX;
-  check_cuda(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all),
-             "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
+  if (const cudaError_t set = cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep_all); set != cudaSuccess) {
+    (void)cudaMemPoolDestroy(pool_);
+    check_cuda(set, "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
+  }
 }
+
+DeviceKernelMemory::~DeviceKernelMemory() { (void)cudaMemPoolDestroy(pool_); }
 
 void DeviceKernelMemory::synchronize(const char* after) const {
   check_cuda(cudaStreamSynchronize(stream_), fmt::format("cudaStreamSynchronize (after {})", after));
@@ -40,7 +47,9 @@ void DeviceKernelMemory::synchronize(const char* after) const {
 MemoryBlock DeviceKernelMemory::allocate(std::size_t bytes) {
   check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
   void* p = nullptr;
-  if (bytes > 0) check_cuda(cudaMallocAsync(&p, bytes, stream_), fmt::format("cudaMallocAsync(ring block, {} bytes)", bytes));
+  if (bytes > 0) {
+    check_cuda(cudaMallocFromPoolAsync(&p, bytes, pool_, stream_), fmt::format("cudaMallocFromPoolAsync(ring block, {} bytes)", bytes));
+  }
   return {static_cast<std::byte*>(p), bytes, {free_on_stream, stream_}};
 }
 

@@ -2,11 +2,13 @@
 // keeps its blocks when the CUDA kernels compute, so blocks travel GPU to GPU (NCCL) and the
 // kernels read them in place.
 //
-// Every operation runs on the kernels' stream, in order with the kernels. Blocks come from the
-// device's stream-ordered pool (cudaMallocAsync, cudaFreeAsync on that stream): a block freed
-// while a kernel still reads it goes back only after that kernel, and with the pool's release
-// threshold at its maximum freed memory stays in the pool, so after the first pass a pass
-// allocates nothing from the driver. zero, accumulate and convert return at once (grid-stride
+// Every operation runs on the kernels' stream, in order with the kernels. Blocks come from a
+// stream-ordered pool of this object's own (cudaMallocFromPoolAsync, cudaFreeAsync on that
+// stream): a block freed while a kernel still reads it goes back only after that kernel, and
+// with the pool's release threshold at its maximum freed memory stays in the pool, so after
+// the first pass a pass allocates nothing from the driver. The pool is private, so what it
+// keeps (the ring's peak) is not withheld from other allocations of the process once this
+// memory is gone. zero, accumulate and convert return at once (grid-stride
 // kernels, element_kernels.hpp); store and load convert to or from bf16 on the host around one
 // copy each way and synchronise the stream, as they read or fill host memory.
 //
@@ -24,9 +26,13 @@ namespace burst::rt::gpu {
 
 class DeviceKernelMemory final : public KernelMemory {
  public:
-  // `device` and `stream` stay the caller's (CudaAttentionKernels owns them). Sets the device's
-  // default pool to keep what is freed; throws burst::Error where the device has no pools.
+  // `device` and `stream` stay the caller's (CudaAttentionKernels owns them). Throws
+  // burst::Error where the device has no stream-ordered pools.
   DeviceKernelMemory(int device, cudaStream_t stream);
+  // Blocks still out are released with the pool once they are freed (CUDA defers it).
+  ~DeviceKernelMemory() override;
+  DeviceKernelMemory(const DeviceKernelMemory&) = delete;
+  DeviceKernelMemory& operator=(const DeviceKernelMemory&) = delete;
 
   [[nodiscard]] MemorySpace space() const override { return MemorySpace::Device; }
   [[nodiscard]] MemoryBlock allocate(std::size_t bytes) override;
@@ -41,6 +47,7 @@ class DeviceKernelMemory final : public KernelMemory {
 
   int device_;
   cudaStream_t stream_;
+  cudaMemPool_t pool_ = nullptr;
   std::vector<Bf16> staging_;  // bf16 values on their way to or from the device
 };
 

@@ -115,9 +115,10 @@ class NcclCommunicator final : public Communicator {
     // cudaFree in ~StagingPool would otherwise wait on kernels nobody stops).
     try {
       init(lists, device);
-      check_cuda(cudaEventCreateWithFlags(&produced_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     } catch (...) {
       abort_nccl();
+      if (produced_ != nullptr) (void)cudaEventDestroy(produced_);
+      produced_ = nullptr;
       for (Lane& lane : lanes_) {
         if (lane.stream != nullptr) (void)cudaStreamDestroy(lane.stream);
         lane.stream = nullptr;
@@ -266,6 +267,8 @@ class NcclCommunicator final : public Communicator {
                           "overlapping rings need NCCL_LAUNCH_ORDER_IMPLICIT; install a newer NCCL"});
     }
     check_cuda(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
+    // On this device, before the warm-up issues the first group.
+    check_cuda(cudaEventCreateWithFlags(&produced_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     const NcclUniqueIdBytes id_bytes = shared_nccl_unique_id(job_);
     ncclUniqueId id;
     std::memcpy(&id, id_bytes.data(), sizeof id);

@@ -74,8 +74,10 @@ namespace {
 
 // Host or device memory on either side (unified addressing: CUDA tells which from the pointers).
 // The rank threads queue their kernels on streams of their own, unordered with this copy, so
-// the device is synchronised before it (the sender's block is written) and after it (the
-// receiver's kernels read a whole block): slow, and only the one-GPU loopback pays it.
+// the device is synchronised before it (the sender's block is written, the receiver's kernels
+// are done with the pool memory the block lands in) and after it (the receiver's kernels read a
+// whole block): slow, and only the loopback pays it. Every rank of a loopback job drives the
+// same GPU (burst run), so this one device is all there is to synchronise.
 void device_message_copy(void* dst, const void* src, std::size_t bytes) {
   gpu::check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(before a loopback message)");
   gpu::check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), fmt::format("cudaMemcpy(a loopback message, {} bytes)", bytes));

@@ -194,7 +194,8 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
     ran = read_run_plan(o, comm);
     rt::require_job_ranks(ran, comm.size());
     const rt::Device device = run_device(o, comm);
-    kernels = rt::make_attention_kernels(device, comm.local_rank(), o.deterministic, !o.trace.empty());
+    // A loopback job's ranks share the first GPU: its copies synchronise that one device.
+    kernels = rt::make_attention_kernels(device, o.loopback ? 0 : comm.local_rank(), o.deterministic, !o.trace.empty());
     options.kernels = kernels.get();
     prepared = std::make_unique<rt::PreparedRun>(rt::prepare_attention_run(ran, comm.size(), options));
     const bool over_nccl = use_nccl(o, device, comm);
@@ -417,7 +418,7 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"nccl", "host"}));
   cmd->add_flag("--loopback", options->loopback,
                 "Run every rank of the plan as a thread of this process, without mpirun: the whole ring on one "
-                "machine (with --device cuda, every rank on this machine's GPUs, several ranks sharing a GPU)");
+                "machine (with --device cuda, every rank on this machine's first GPU)");
   cmd->add_flag("--deterministic", options->deterministic,
                 "CUDA kernels without float atomics: bit-identical results run to run (a little slower)");
   cmd->add_option("--seed", options->seed, "Seed of the initial weights (training) or of the random inputs (attention)")
