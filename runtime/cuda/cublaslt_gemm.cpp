@@ -107,7 +107,7 @@ CublasLtGemm::~CublasLtGemm() {
   if (handle_ != nullptr) (void)cublasLtDestroy(handle_);
 }
 
-CublasLtGemm::Plan& CublasLtGemm::plan_for(const GemmShape& shape, GemmOutput c_type, const Key& key) {
+CublasLtGemm::Plan& CublasLtGemm::plan_for(const GemmShape& shape, const Key& key) {
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
   const ColumnMajorGemm g = to_column_major(shape);
   auto plan = std::make_unique<Plan>();
@@ -116,16 +116,15 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const GemmShape& shape, GemmOutput c_
   set(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, to_lt(g.second.op), "cublasLtMatmulDescSetAttribute(TRANSB)");
   plan->first = make_layout(CUDA_R_16BF, g.first.rows, g.first.cols, g.first.ld);
   plan->second = make_layout(CUDA_R_16BF, g.second.rows, g.second.cols, g.second.ld);
-  plan->c = make_layout(to_lt(c_type), g.m, g.n, g.ldc);
+  plan->c = make_layout(to_lt(key.output), g.m, g.n, g.ldc);
   check_lt(cublasLtMatmulPreferenceCreate(&plan->preference), "cublasLtMatmulPreferenceCreate");
   const std::uint64_t workspace = workspace_bytes_;
   set(plan->preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace, "preference(MAX_WORKSPACE_BYTES)");
-  // The key's last three fields are the real alignments of cuBLASLt's A (the row-major B), its B
-  // (the row-major A) and C.
-  set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, std::get<9>(key), "preference(MIN_ALIGNMENT_A)");
-  set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, std::get<10>(key), "preference(MIN_ALIGNMENT_B)");
-  set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, std::get<11>(key), "preference(MIN_ALIGNMENT_C)");
-  set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, std::get<11>(key), "preference(MIN_ALIGNMENT_D)");
+  // cuBLASLt's A is the row-major B, its B the row-major A.
+  set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b, "preference(MIN_ALIGNMENT_A)");
+  set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a, "preference(MIN_ALIGNMENT_B)");
+  set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c, "preference(MIN_ALIGNMENT_C)");
+  set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c, "preference(MIN_ALIGNMENT_D)");
   int found = 0;
   check_lt(cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->first, plan->second, plan->c, plan->c, plan->preference,
                                           1, &plan->algorithm, &found),
@@ -143,10 +142,9 @@ void CublasLtGemm::run(const GemmShape& shape, const void* a, const void* b, voi
   check_gemm_arguments(shape, a, b, c, c_type, "CublasLtGemm::run");
   // Nothing to write, or C += nothing (a rank with no rows for a weight gradient).
   if (shape.m == 0 || shape.n == 0 || (shape.k == 0 && shape.beta == 1.0f)) return;
-  const Key key{static_cast<int>(shape.op_a), static_cast<int>(shape.op_b), shape.m, shape.n, shape.k, shape.lda,
-                shape.ldb, shape.ldc, static_cast<int>(c_type), pointer_alignment(b), pointer_alignment(a),
-                pointer_alignment(c)};
-  const Plan& plan = plan_for(shape, c_type, key);
+  const Key key{shape.op_a, shape.op_b, shape.m, shape.n, shape.k, shape.lda, shape.ldb, shape.ldc, c_type,
+                pointer_alignment(a), pointer_alignment(b), pointer_alignment(c)};
+  const Plan& plan = plan_for(shape, key);
   // The column-major product's first operand is the row-major B, its second the row-major A.
   check_lt(cublasLtMatmul(handle_, plan.desc, &shape.alpha, b, plan.first, a, plan.second, &shape.beta, c, plan.c, c, plan.c,
                           &plan.algorithm.algo, workspace_, workspace_bytes_, stream_),

@@ -20,12 +20,12 @@
 // where a GPU is visible.
 #pragma once
 
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string_view>
-#include <tuple>
 
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
@@ -64,9 +64,16 @@ class CublasLtGemm {
 
  private:
   struct Plan;  // descriptors and the chosen algorithm of one key
-  using Key = std::tuple<int, int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, int,
-                         std::uint32_t, std::uint32_t, std::uint32_t>;
-  Plan& plan_for(const GemmShape& shape, GemmOutput c_type, const Key& key);
+  // What a plan depends on: the shape without alpha and beta, the output type, and the real
+  // alignments of the row-major A, B and C.
+  struct Key {
+    Op op_a, op_b;
+    std::int64_t m, n, k, lda, ldb, ldc;
+    GemmOutput output;
+    std::uint32_t align_a, align_b, align_c;
+    auto operator<=>(const Key&) const = default;
+  };
+  Plan& plan_for(const GemmShape& shape, const Key& key);
 
   cudaStream_t stream_;
   std::size_t workspace_bytes_;

@@ -22,6 +22,7 @@
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/device_kernel_memory.hpp"
+#include "runtime/cuda/event_timer.hpp"
 #include "runtime/cuda/flash_attention.hpp"
 #include "runtime/cuda/kernel_shapes.hpp"
 #include "runtime/cuda/tile_list.hpp"
@@ -182,41 +183,26 @@ class PairUpload {
 // reused and never grow without bound.
 class KernelTimes {
  public:
-  KernelTimes() = default;
-  KernelTimes(const KernelTimes&) = delete;
-  KernelTimes& operator=(const KernelTimes&) = delete;
-  ~KernelTimes() {
-    for (const auto& [start, end] : events_) {
-      (void)cudaEventDestroy(start);
-      (void)cudaEventDestroy(end);
-    }
-  }
-
   // Records `launch` (kernel launches on `stream`) between a pair of events; a launch that
   // throws leaves the pair unused.
   template <typename Launch>
   void around(cudaStream_t stream, Launch&& launch) {
     if (used_ == kMaxPending) carried_ += take();
-    if (used_ == events_.size()) {
-      std::pair<cudaEvent_t, cudaEvent_t> pair{nullptr, nullptr};
-      check_cuda(cudaEventCreate(&pair.first), "cudaEventCreate");
-      events_.push_back(pair);
-      check_cuda(cudaEventCreate(&events_.back().second), "cudaEventCreate");
-    }
-    const auto& [start, end] = events_[used_];
-    check_cuda(cudaEventRecord(start, stream), "cudaEventRecord(before the kernels)");
+    if (used_ == events_.size()) events_.push_back(std::make_unique<gpu::EventPair>());
+    const gpu::EventPair& events = *events_[used_];
+    events.record_start(stream);
     launch();
-    check_cuda(cudaEventRecord(end, stream), "cudaEventRecord(after the kernels)");
+    events.record_stop(stream);
     ++used_;
   }
 
   // Seconds of the last call's kernels, waiting for them (timed calls).
-  [[nodiscard]] double last() const { return seconds(events_[used_ - 1]); }
+  [[nodiscard]] double last() const { return events_[used_ - 1]->seconds(); }
 
   // Seconds of every call's kernels since the last take, waiting for the last of them.
   [[nodiscard]] double take() {
     double total = std::exchange(carried_, 0.0);
-    for (std::size_t i = 0; i < used_; ++i) total += seconds(events_[i]);
+    for (std::size_t i = 0; i < used_; ++i) total += events_[i]->seconds();
     used_ = 0;
     return total;
   }
@@ -224,14 +210,7 @@ class KernelTimes {
  private:
   static constexpr std::size_t kMaxPending = 4096;
 
-  static double seconds(const std::pair<cudaEvent_t, cudaEvent_t>& pair) {
-    check_cuda(cudaEventSynchronize(pair.second), "cudaEventSynchronize(after the kernels)");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, pair.first, pair.second), "cudaEventElapsedTime");
-    return static_cast<double>(ms) * 1e-3;
-  }
-
-  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> events_;
+  std::vector<std::unique_ptr<gpu::EventPair>> events_;
   std::size_t used_ = 0;
   double carried_ = 0;
 };

@@ -14,6 +14,27 @@ namespace burst::rt::gpu {
 
 using EventWait = std::function<void(cudaEvent_t)>;
 
+// Two events around work on a stream, destroyed however their owner ends. Not copyable or
+// movable (a vector of them holds them through unique_ptr or is reserved).
+class EventPair {
+ public:
+  EventPair();
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+  ~EventPair();
+
+  void record_start(cudaStream_t stream) const;
+  void record_stop(cudaStream_t stream) const;
+  [[nodiscard]] cudaEvent_t stop() const { return stop_; }
+  // Seconds from start to stop; the stop must have completed (wait for it first).
+  [[nodiscard]] double elapsed_s() const;
+  // Waits for the stop (cudaEventSynchronize), then elapsed_s().
+  [[nodiscard]] double seconds() const;
+
+ private:
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
 // Seconds of the best run. Every CUDA call is checked (burst::Error naming it).
 [[nodiscard]] double best_event_time(int repeat, cudaStream_t stream, const std::function<void()>& launch,
                                      const EventWait& wait = {});

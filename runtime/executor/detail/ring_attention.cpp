@@ -50,6 +50,16 @@ Tensor to_host(KernelMemory& memory, const MemoryBlock& block, Shape shape) {
   return out;
 }
 
+// Runs one step's kernel calls, timed into stats.compute_s and counted into stats.kernels; the
+// kernels' device time, for the trace.
+template <typename Call>
+double counted(RingAttentionStats& stats, Call&& call) {
+  KernelStats step;
+  timed([&] { step = call(); }, stats.compute_s);
+  stats.kernels += step;
+  return step.device_s;
+}
+
 // The pass's counts, and its buffers plus the phase's workspace of `workspace_floats`.
 void record(RingAttentionStats& stats, const RingPassResult& pass, std::size_t workspace_floats) {
   stats.blocks_computed = pass.blocks_computed;
@@ -77,6 +87,12 @@ std::span<const std::int64_t> RingAttention::positions(int ring_rank) const {
   return positions_[static_cast<std::size_t>(ring_rank)];
 }
 
+std::pair<Operand, Operand> RingAttention::kv_operands(const std::byte* payload) const {
+  const DType act = execution_.precision.activations;
+  const std::size_t k_bytes = static_cast<std::size_t>(kv_shape_.elements()) * dtype_size(act);
+  return {{payload, act, kv_shape_}, {payload + k_bytes, act, kv_shape_}};
+}
+
 RingPassResult RingAttention::run_pass(RingPassSpec spec, RingAttentionStats& stats) {
   spec.memory = &kernels_.memory();
   spec.recorder = execution_.recorder;
@@ -93,9 +109,10 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   const DType act = execution_.precision.activations;
   const auto elements = static_cast<std::size_t>(q_shape_.elements());
   const auto rows = static_cast<std::size_t>(q_shape_.tokens * q_shape_.heads);
-  const std::size_t kv_bytes = static_cast<std::size_t>(kv_shape_.elements()) * dtype_size(act);
   const Resident q_in = resident(memory, q, act);
-  const MemoryBlock o = zeroed(memory, elements), o_i = zeroed(memory, elements), lse_i = zeroed(memory, rows);
+  // o accumulates from zero; o_i and lse_i are overwritten by every forward call.
+  const MemoryBlock o = zeroed(memory, elements), o_i = memory.allocate(elements * sizeof(float)),
+                    lse_i = memory.allocate(rows * sizeof(float));
   const Resident lse = resident(memory, std::vector<float>(rows, -std::numeric_limits<float>::infinity()), DType::F32,
                                 {q_shape_.tokens, q_shape_.heads, 1});
   RingForward out;
@@ -105,15 +122,13 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   spec.own_payload = pack({values(k), values(v)});
   spec.payload_wire = kv_block_wire(kv_shape_, act);
   spec.compute = [&](int block, const std::byte* payload, float*) {
-    const PairOperands pair{q_in.operand, {payload, act, kv_shape_}, {payload + kv_bytes, act, kv_shape_},
-                            positions(me_), positions(block)};
-    KernelStats stats;
-    timed([&] {
-      stats = kernels_.forward(pair, mask_, o_i.floats(), lse_i.floats());
+    const auto [kb, vb] = kv_operands(payload);
+    return counted(out.stats, [&] {
+      const KernelStats stats = kernels_.forward({q_in.operand, kb, vb, positions(me_), positions(block)}, mask_,
+                                                 o_i.floats(), lse_i.floats());
       kernels_.merge(q_shape_, o.floats(), lse.block.floats(), o_i.floats(), lse_i.floats());
-    }, out.stats.compute_s);
-    out.stats.kernels += stats;
-    return stats.device_s;
+      return stats;
+    });
   };
   const RingPassResult pass = run_pass(std::move(spec), out.stats);
   out.o = to_host(memory, o, q_shape_);
@@ -131,8 +146,8 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
   const auto rows = static_cast<std::size_t>(q_shape_.tokens * q_shape_.heads);
   const auto kv_elements = static_cast<std::size_t>(kv_shape_.elements());
   RingBackward out;
-  // D = rowsum(O dO) from fp32 copies of both, which go once it is computed.
-  MemoryBlock delta = zeroed(memory, rows);
+  // D = rowsum(O dO) from fp32 copies of both, which go once it is computed (every row written).
+  const MemoryBlock delta = memory.allocate(rows * sizeof(float));
   {
     const Resident o_in = resident(memory, o, DType::F32), d_o_f32 = resident(memory, d_o, DType::F32);
     kernels_.delta(o_in.operand, d_o_f32.operand, delta.floats());
@@ -155,13 +170,10 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
     spec.compute = [&](int block, const std::byte* payload, float* partial_dq) {
       const auto* stats_of_block = reinterpret_cast<const float*>(payload + 2 * q_bytes);  // NOLINT: fp32 parts
       const PairOperands pair{{payload, act, q_shape_}, k_in.operand, v_in.operand, positions(block), positions(me_)};
-      KernelStats stats;
-      timed([&] {
-        stats = kernels_.backward(pair, mask_, {payload + q_bytes, act, q_shape_}, stats_of_block, stats_of_block + rows,
-                                  partial_dq, d_k.floats(), d_v.floats());
-      }, out.stats.compute_s);
-      out.stats.kernels += stats;
-      return stats.device_s;
+      return counted(out.stats, [&] {
+        return kernels_.backward(pair, mask_, {payload + q_bytes, act, q_shape_}, stats_of_block, stats_of_block + rows,
+                                 partial_dq, d_k.floats(), d_v.floats());
+      });
     };
     const RingPassResult pass = run_pass(std::move(spec), out.stats);
     out.d_q = Tensor(q_shape_);
@@ -175,7 +187,6 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
   const Resident q_in = resident(memory, q, act), d_o_in = resident(memory, d_o, act);
   const Resident lse_in = resident(memory, lse, DType::F32, rows_shape);
   const MemoryBlock d_q = zeroed(memory, static_cast<std::size_t>(q_shape_.elements()));
-  const std::size_t kv_bytes = kv_elements * dtype_size(act);
   spec.travel = Travel::KeysAndValues;
   spec.read_channel = Channel::KvRing;
   spec.own_payload = pack({values(k), values(v)});
@@ -184,15 +195,11 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
   spec.accumulator_channel = Channel::DkvRing;
   spec.accumulator_dtype = execution_.precision.dkv;
   spec.compute = [&](int block, const std::byte* payload, float* partial_dkv) {
-    const PairOperands pair{q_in.operand, {payload, act, kv_shape_}, {payload + kv_bytes, act, kv_shape_},
-                            positions(me_), positions(block)};
-    KernelStats stats;
-    timed([&] {
-      stats = kernels_.backward(pair, mask_, d_o_in.operand, delta.floats(), lse_in.block.floats(), d_q.floats(),
-                                partial_dkv, partial_dkv + kv_elements);
-    }, out.stats.compute_s);
-    out.stats.kernels += stats;
-    return stats.device_s;
+    const auto [kb, vb] = kv_operands(payload);
+    return counted(out.stats, [&] {
+      return kernels_.backward({q_in.operand, kb, vb, positions(me_), positions(block)}, mask_, d_o_in.operand,
+                               delta.floats(), lse_in.block.floats(), d_q.floats(), partial_dkv, partial_dkv + kv_elements);
+    });
   };
   const RingPassResult pass = run_pass(std::move(spec), out.stats);
   out.d_q = to_host(memory, d_q, q_shape_);

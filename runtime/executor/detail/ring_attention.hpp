@@ -68,6 +68,8 @@ class RingAttention {
 
  private:
   [[nodiscard]] std::span<const std::int64_t> positions(int ring_rank) const;
+  // K and V of a K,V block (kv_block_wire: K, then V, in the activation dtype) in the kernels' memory.
+  [[nodiscard]] std::pair<Operand, Operand> kv_operands(const std::byte* payload) const;
   // Runs a pass in the kernels' memory with the execution's recorder and overlap; `stats` gets
   // the kernels' device time where the backend measures it.
   RingPassResult run_pass(RingPassSpec spec, RingAttentionStats& stats);
