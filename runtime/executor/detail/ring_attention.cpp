@@ -122,10 +122,10 @@ RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
   spec.own_payload = pack({values(k), values(v)});
   spec.payload_wire = kv_block_wire(kv_shape_, act);
   spec.compute = [&](int block, const std::byte* payload, float*) {
-    const auto [kb, vb] = kv_operands(payload);
+    const std::pair<Operand, Operand> kv = kv_operands(payload);
     return counted(out.stats, [&] {
-      const KernelStats stats = kernels_.forward({q_in.operand, kb, vb, positions(me_), positions(block)}, mask_,
-                                                 o_i.floats(), lse_i.floats());
+      const PairOperands pair{q_in.operand, kv.first, kv.second, positions(me_), positions(block)};
+      const KernelStats stats = kernels_.forward(pair, mask_, o_i.floats(), lse_i.floats());
       kernels_.merge(q_shape_, o.floats(), lse.block.floats(), o_i.floats(), lse_i.floats());
       return stats;
     });
@@ -195,10 +195,11 @@ RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k
   spec.accumulator_channel = Channel::DkvRing;
   spec.accumulator_dtype = execution_.precision.dkv;
   spec.compute = [&](int block, const std::byte* payload, float* partial_dkv) {
-    const auto [kb, vb] = kv_operands(payload);
+    const std::pair<Operand, Operand> kv = kv_operands(payload);
     return counted(out.stats, [&] {
-      return kernels_.backward({q_in.operand, kb, vb, positions(me_), positions(block)}, mask_, d_o_in.operand,
-                               delta.floats(), lse_in.block.floats(), d_q.floats(), partial_dkv, partial_dkv + kv_elements);
+      const PairOperands pair{q_in.operand, kv.first, kv.second, positions(me_), positions(block)};
+      return kernels_.backward(pair, mask_, d_o_in.operand, delta.floats(), lse_in.block.floats(), d_q.floats(),
+                               partial_dkv, partial_dkv + kv_elements);
     });
   };
   const RingPassResult pass = run_pass(std::move(spec), out.stats);
