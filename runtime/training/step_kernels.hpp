@@ -1,0 +1,159 @@
+// The operations of one training step over tensors in one backend's memory, so that the step
+// (train_step.hpp), the chunked LM head (lm_head_loss.hpp) and their checkpoint logic are one
+// piece of code on the CPU and on the GPU. The step decides what lives when; a StepKernels does
+// the arithmetic where the tensors are:
+//
+//   HostStepKernels (here)     host memory, fp32 everywhere: layer_ops.hpp over OpenBLAS
+//   CudaStepKernels (cuda/)    device memory: activations and the layers' parameters in bf16,
+//                              statistics and gradients in fp32; dense products through
+//                              cuBLASLt, the rest through the training kernels; one stream
+//
+// Dtypes. A tensor is stored as the backend's activation_dtype() (the activations, their
+// gradients, the parameters the layers read) or as fp32 (inverse RMS, lse, parameter gradients,
+// the LM head's logits). A linear layer's output may be either: the logits are fp32.
+//
+// Parameters and gradients stay where the caller keeps them (host fp32, a WeightSource): the
+// step binds a unit's parameters for as long as it uses them (the host backend reads them in
+// place; the GPU uploads the unit as bf16) and a zeroed fp32 buffer for its gradients, which
+// return_gradients() hands back to the host span when the unit's backward is done.
+//
+// Ordering: calls run in the order made (on the GPU: queued on one stream, so a call may return
+// before it ran). Whatever reads a result on the host (a loss, a gradient, an attention input)
+// goes through a call that waits: cross_entropy_loss, return_gradients, KernelMemory::load.
+// Outputs are overwritten and parameter gradients accumulate (+=), as in layer_ops.hpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "runtime/comm/dtype.hpp"
+#include "runtime/kernels/kernel_memory.hpp"
+#include "runtime/kernels/tensor.hpp"
+
+namespace burst::rt {
+
+// `count` elements of `dtype` (fp32 or bf16) at `data`, in a StepKernels' memory.
+struct StepTensor {
+  std::byte* data = nullptr;
+  std::size_t count = 0;
+  DType dtype = DType::F32;
+
+  [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
+  // Elements [first, first + n) of this tensor.
+  [[nodiscard]] StepTensor part(std::size_t first, std::size_t n) const {
+    return {data + first * dtype_size(dtype), n, dtype};
+  }
+};
+
+// A tensor with the storage it lives in (empty when it is the caller's memory, read in place).
+struct BoundTensor {
+  StepTensor tensor;
+  MemoryBlock storage;
+};
+
+// The sums of a chunk of the cross-entropy (lm_head_loss.hpp).
+struct LmHeadForward {
+  double loss_sum = 0;       // summed over counted tokens
+  std::int64_t counted = 0;  // tokens whose target is not -1
+};
+
+class StepKernels {
+ public:
+  virtual ~StepKernels() = default;
+  [[nodiscard]] virtual std::string_view device() const = 0;
+  [[nodiscard]] virtual KernelMemory& memory() = 0;
+  [[nodiscard]] virtual DType activation_dtype() const = 0;
+
+  // The step's token positions (RoPE), one per local row, fixed until the next call.
+  virtual void set_positions(std::span<const std::int64_t> positions) = 0;
+
+  // A unit's parameters as the layers read them, valid while the result lives and `host` does.
+  [[nodiscard]] virtual BoundTensor bind_params(std::span<const float> host) = 0;
+  // A zeroed fp32 buffer for the gradients of a unit whose host gradients are `host`.
+  [[nodiscard]] virtual BoundTensor bind_gradients(std::span<float> host) = 0;
+  // Writes the bound gradients into `host` (the same span bind_gradients had); waits for them.
+  virtual void return_gradients(const BoundTensor& grads, std::span<float> host) = 0;
+
+  // y [rows, out] = x [rows, in] W [in, out]; y is activation_dtype() or fp32.
+  virtual void linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
+                              StepTensor y) = 0;
+  // dx = dy W^T (overwritten, or added when accumulate_dx); dW (fp32) += x^T dy.
+  virtual void linear_backward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
+                               StepTensor dy, StepTensor dx, StepTensor dw, bool accumulate_dx) = 0;
+  // y [rows, dim] and inv_rms [rows] (fp32).
+  virtual void rms_norm_forward(StepTensor x, StepTensor gain, std::int64_t rows, std::int64_t dim, StepTensor y,
+                                StepTensor inv_rms) = 0;
+  // dx overwritten, dgain (fp32) accumulated.
+  virtual void rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy, std::int64_t rows,
+                                 std::int64_t dim, StepTensor dx, StepTensor dgain) = 0;
+  // In place on [rows, heads, head_dim] at set_positions()'s positions; backward turns back.
+  virtual void rope(StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) = 0;
+  virtual void swiglu_forward(StepTensor u, StepTensor w, StepTensor m) = 0;
+  virtual void swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) = 0;
+  // out = a + b elementwise; out may be a or b.
+  virtual void residual_add(StepTensor a, StepTensor b, StepTensor out) = 0;
+  // dst = src (same dtype and count).
+  virtual void copy(StepTensor src, StepTensor dst) = 0;
+  // out [tokens, dim] = table rows; dtable (fp32) += dout rows. Every token in [0, vocab).
+  virtual void embedding_forward(std::span<const std::int32_t> tokens, StepTensor table, std::int64_t vocab,
+                                 std::int64_t dim, StepTensor out) = 0;
+  virtual void embedding_backward(std::span<const std::int32_t> tokens, StepTensor dout, std::int64_t vocab,
+                                  std::int64_t dim, StepTensor dtable) = 0;
+
+  // The loss terms of fp32 logits [rows, vocab], one target per row (-1: not counted); waits.
+  [[nodiscard]] virtual LmHeadForward cross_entropy_loss(StepTensor logits, std::int64_t rows, std::int64_t vocab,
+                                                         std::span<const std::int32_t> targets) = 0;
+  // dl = scale (softmax(logits) - onehot(target)) per row, 0 for ignored rows, into `dl`
+  // (activation_dtype(); it may be the logits themselves when that is fp32).
+  virtual void cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
+                                      std::span<const std::int32_t> targets, double scale, StepTensor dl) = 0;
+
+  // Waits until every call made so far has run (the step's phase times).
+  virtual void synchronize() = 0;
+};
+
+// The CPU backend: host memory, fp32, the ops of layer_ops.hpp and the CPU cross-entropy.
+class HostStepKernels final : public StepKernels {
+ public:
+  [[nodiscard]] std::string_view device() const override { return "cpu"; }
+  [[nodiscard]] KernelMemory& memory() override { return memory_; }
+  [[nodiscard]] DType activation_dtype() const override { return DType::F32; }
+  void set_positions(std::span<const std::int64_t> positions) override { positions_ = positions; }
+  [[nodiscard]] BoundTensor bind_params(std::span<const float> host) override;
+  [[nodiscard]] BoundTensor bind_gradients(std::span<float> host) override;
+  void return_gradients(const BoundTensor& grads, std::span<float> host) override;
+  void linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
+                      StepTensor y) override;
+  void linear_backward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out, StepTensor dy,
+                       StepTensor dx, StepTensor dw, bool accumulate_dx) override;
+  void rms_norm_forward(StepTensor x, StepTensor gain, std::int64_t rows, std::int64_t dim, StepTensor y,
+                        StepTensor inv_rms) override;
+  void rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy, std::int64_t rows,
+                         std::int64_t dim, StepTensor dx, StepTensor dgain) override;
+  void rope(StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) override;
+  void swiglu_forward(StepTensor u, StepTensor w, StepTensor m) override;
+  void swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) override;
+  void residual_add(StepTensor a, StepTensor b, StepTensor out) override;
+  void copy(StepTensor src, StepTensor dst) override;
+  void embedding_forward(std::span<const std::int32_t> tokens, StepTensor table, std::int64_t vocab, std::int64_t dim,
+                         StepTensor out) override;
+  void embedding_backward(std::span<const std::int32_t> tokens, StepTensor dout, std::int64_t vocab, std::int64_t dim,
+                          StepTensor dtable) override;
+  [[nodiscard]] LmHeadForward cross_entropy_loss(StepTensor logits, std::int64_t rows, std::int64_t vocab,
+                                                 std::span<const std::int32_t> targets) override;
+  void cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
+                              std::span<const std::int32_t> targets, double scale, StepTensor dl) override;
+  void synchronize() override {}
+
+ private:
+  HostKernelMemory memory_;
+  std::span<const std::int64_t> positions_;
+};
+
+// The fp32 values of `t` as a host view of `shape`: `t` itself when it is host fp32, else a
+// copy loaded into `keep` (waits for the writers of `t`).
+[[nodiscard]] ConstView host_view(StepKernels& kernels, StepTensor t, Shape shape, Tensor& keep);
+
+}  // namespace burst::rt
