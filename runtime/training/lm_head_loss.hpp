@@ -17,48 +17,60 @@
 // chunks == 1 is the plain unfused baseline: forward keeps the whole logits until backward,
 // which turns them into dl without recomputing, then frees them. The MemoryLedger (if any)
 // holds each workspace under MemoryUse::LossWorkspace while it lives.
+//
+// The arithmetic is a StepKernels' (step_kernels.hpp): logits are a linear layer with an fp32
+// output, the loss and dl its cross_entropy calls. On the CPU dl overwrites the logits; where
+// activations are bf16 (the GPU) dl is a bf16 buffer beside them, as the tensor-core products
+// read it, so the workspace is 4 + 2 bytes a logit, which the planner's lm_head item counts too.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
-#include <vector>
 
 #include "runtime/training/memory_ledger.hpp"
+#include "runtime/training/step_kernels.hpp"
 
 namespace burst::rt {
-
-struct LmHeadForward {
-  double loss_sum = 0;       // summed over counted tokens
-  std::int64_t counted = 0;  // tokens whose target is not -1
-};
 
 class ChunkedLmHeadLoss {
  public:
   // chunks >= 1; tokens need not divide evenly (the last chunk is shorter) and chunks > tokens
   // behaves as one token per chunk. ledger may be null.
-  ChunkedLmHeadLoss(int chunks, MemoryLedger* ledger);
+  ChunkedLmHeadLoss(StepKernels& kernels, int chunks, MemoryLedger* ledger);
 
-  LmHeadForward forward(std::span<const float> z, std::int64_t tokens, std::int64_t hidden, std::span<const float> w,
-                        std::int64_t vocab, std::span<const std::int32_t> targets);
-  // The same z, w, targets as forward. dz [tokens, hidden] overwritten; dw [hidden, vocab] accumulated.
-  void backward(std::span<const float> z, std::int64_t tokens, std::int64_t hidden, std::span<const float> w,
-                std::int64_t vocab, std::span<const std::int32_t> targets, double scale, std::span<float> dz,
-                std::span<float> dw);
+  // z [tokens, hidden] and w [hidden, vocab] in the kernels' activation dtype.
+  LmHeadForward forward(StepTensor z, std::int64_t tokens, std::int64_t hidden, StepTensor w, std::int64_t vocab,
+                        std::span<const std::int32_t> targets);
+  // The same z, w, targets as forward. dz [tokens, hidden] overwritten; dw [hidden, vocab] (fp32) accumulated.
+  void backward(StepTensor z, std::int64_t tokens, std::int64_t hidden, StepTensor w, std::int64_t vocab,
+                std::span<const std::int32_t> targets, double scale, StepTensor dz, StepTensor dw);
 
-  // Bytes of the biggest logits buffer `chunks` needs: ceil(tokens / chunks) * vocab floats.
+  // Bytes of the biggest fp32 logits buffer `chunks` needs: ceil(tokens / chunks) * vocab floats.
   [[nodiscard]] static std::uint64_t workspace_bytes(int chunks, std::int64_t tokens, std::int64_t vocab);
 
  private:
-  // Computes each chunk's logits into one reusable buffer (held in the ledger while it lives)
-  // and hands body(first row, rows, logits) the chunk.
-  void for_each_chunk(std::span<const float> z, std::int64_t tokens, std::int64_t hidden, std::span<const float> w,
-                      std::int64_t vocab, const std::function<void(std::int64_t, std::int64_t, float*)>& body);
+  // One chunk's buffers: fp32 logits and dl (the logits themselves when activations are fp32).
+  struct Workspace {
+    MemoryBlock logits, dl;
+    MemoryLedger::Hold hold;
+    [[nodiscard]] StepTensor logits_tensor(std::size_t elements) const;
+    [[nodiscard]] StepTensor dl_tensor(std::size_t elements, DType dtype) const;
+  };
+  [[nodiscard]] Workspace workspace(std::size_t elements);
+  // Computes each chunk's logits into one reusable workspace and hands body(first row, rows, it) the chunk.
+  void for_each_chunk(StepTensor z, std::int64_t tokens, std::int64_t hidden, StepTensor w, std::int64_t vocab,
+                      const std::function<void(std::int64_t, std::int64_t, const Workspace&)>& body);
+  void backward_chunk(StepTensor z, std::int64_t rows, std::int64_t hidden, StepTensor w, std::int64_t vocab,
+                      std::span<const std::int32_t> targets, double scale, const Workspace& ws, StepTensor dz,
+                      StepTensor dw);
 
+  StepKernels& kernels_;
   int chunks_;
   MemoryLedger* ledger_;
-  std::vector<float> kept_logits_;  // chunks == 1 only: from forward until backward
-  MemoryLedger::Hold kept_hold_;
+  std::optional<Workspace> kept_;  // chunks == 1 only: from forward until backward
+  std::int64_t kept_rows_ = 0, kept_vocab_ = 0;
 };
 
 }  // namespace burst::rt

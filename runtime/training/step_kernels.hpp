@@ -152,6 +152,10 @@ class HostStepKernels final : public StepKernels {
   std::span<const std::int64_t> positions_;
 };
 
+// Host fp32 values as a tensor (the CPU backend's, and tests').
+[[nodiscard]] StepTensor host_tensor(std::span<float> values);
+[[nodiscard]] StepTensor host_tensor(std::span<const float> values);
+
 // The fp32 values of `t` as a host view of `shape`: `t` itself when it is host fp32, else a
 // copy loaded into `keep` (waits for the writers of `t`).
 [[nodiscard]] ConstView host_view(StepKernels& kernels, StepTensor t, Shape shape, Tensor& keep);

@@ -1,4 +1,5 @@
-// The step's forward, loss and backward with the plan's checkpoint policy (see train_step.hpp).
+// The step's forward, loss and backward with the plan's checkpoint policy (see train_step.hpp),
+// every operation a StepKernels call on tensors in its memory.
 #include "runtime/training/train_step.hpp"
 
 #include <algorithm>
@@ -8,33 +9,33 @@
 
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
-#include "runtime/training/layer_ops.hpp"
 
 namespace burst::rt {
 namespace {
 
-void add_into(std::span<float> to, std::span<const float> from) {
-  for (std::size_t i = 0; i < to.size(); ++i) to[i] += from[i];
-}
+// One tensor of a bound unit's parameters (or gradients).
+StepTensor of(const BoundTensor& unit, const Slice& slice) { return unit.tensor.part(slice.offset, slice.count); }
 
 }  // namespace
 
 // A layer's activations between its forward and its backward; which are alive depends on the
 // policy and on where the step is (see the header).
 struct TrainingStep::Layer {
-  TrackedBuffer x;                    // input [c, hidden]
-  TrackedBuffer a, inv_rms_attn;      // RMSNorm(x) and its 1/rms
-  TrackedBuffer q, k, v;              // after RoPE: [c, H, d], [c, Hkv, d]
-  TrackedBuffer o, lse;               // attention output [c, H, d] and its lse [c * H]
-  TrackedBuffer h, b, inv_rms_mlp;    // h = x + o Wo, b = RMSNorm(h)
-  TrackedBuffer u, w, m;              // gate, up, silu(u) * w: [c, ffn]
-  TrackedBuffer o_kept, lse_kept;     // seq_stash: o and lse of the later rows only
+  StepBuffer x;                    // input [c, hidden]
+  StepBuffer a, inv_rms_attn;      // RMSNorm(x) and its 1/rms
+  StepBuffer q, k, v;              // after RoPE: [c, H, d], [c, Hkv, d]
+  StepBuffer o, lse;               // attention output [c, H, d] and its lse [c * H]
+  StepBuffer h, b, inv_rms_mlp;    // h = x + o Wo, b = RMSNorm(h)
+  StepBuffer u, w, m;              // gate, up, silu(u) * w: [c, ffn]
+  StepBuffer o_kept, lse_kept;     // seq_stash: o and lse of the later rows only
 };
 
 TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
-                           MemoryLedger& ledger)
+                           MemoryLedger& ledger, StepBackend backend)
     : model_(model),
       ledger_(ledger),
+      own_kernels_(backend.step == nullptr ? std::make_unique<HostStepKernels>() : nullptr),
+      kernels_(backend.step != nullptr ? *backend.step : *own_kernels_),
       policy_(plan.strategy.checkpoint.policy),
       backward_(plan.strategy.backward),
       lm_head_chunks_(plan.strategy.lm_head_chunks) {
@@ -75,8 +76,9 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   schedule_->require_complete();
   positions_ = schedule_->rank_positions(comm.rank());
   rows_ = static_cast<std::int64_t>(positions_.size());
+  kernels_.set_positions(positions_);
   const ModelSpec& m = model.spec();
-  const AttentionExecution execution{precision_of(plan), plan.strategy.overlap};  // CPU kernels (GPU training: issue 12)
+  const AttentionExecution execution{precision_of(plan), plan.strategy.overlap, backend.attention};
   attention_ = std::make_unique<DistributedAttention>(*schedule_, comm, Shape{rows_, m.heads, m.head_dim},
                                                       Shape{rows_, m.kv_heads, m.head_dim}, execution);
   if (policy_ != CheckpointPolicy::SeqStash) return;
@@ -93,108 +95,119 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                                                             Shape{short_rows_, m.kv_heads, m.head_dim}, execution);
 }
 
-TrackedBuffer TrainingStep::buffer(std::size_t floats, MemoryUse use, Stored stored) { return {ledger_, use, floats, stored}; }
+StepBuffer TrainingStep::buffer(std::size_t n, MemoryUse use, Stored stored) { return {kernels_, ledger_, use, n, stored}; }
+
+StepBuffer TrainingStep::adopt(std::vector<float>&& values, MemoryUse use, Stored stored) {
+  return {kernels_, ledger_, use, std::move(values), stored};
+}
 
 void TrainingStep::note_ring(const RingAttentionStats& stats) { ledger_.transient(MemoryUse::RingBuffers, stats.ring_buffer_bytes); }
 
-void TrainingStep::attention_inputs(std::span<const float> params, const LayerSlices& w, Layer& s) {
+void TrainingStep::attention_inputs(const BoundTensor& params, const LayerSlices& w, Layer& s) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   s.a = buffer(c * static_cast<std::size_t>(m.hidden));
   s.inv_rms_attn = buffer(c, MemoryUse::Activations, Stored::Fp32);
-  rms_norm_forward(s.x.span(), w.attn_norm.of(params), rows_, m.hidden, kNormEps, s.a.span(), s.inv_rms_attn.span());
+  kernels_.rms_norm_forward(s.x.tensor(), of(params, w.attn_norm), rows_, m.hidden, s.a.tensor(), s.inv_rms_attn.tensor());
   s.q = buffer(c * static_cast<std::size_t>(model_.q_dim()));
   s.k = buffer(c * static_cast<std::size_t>(model_.kv_dim()));
   s.v = buffer(c * static_cast<std::size_t>(model_.kv_dim()));
-  linear_forward(s.a.span(), rows_, m.hidden, w.wq.of(params), model_.q_dim(), s.q.span());
-  linear_forward(s.a.span(), rows_, m.hidden, w.wk.of(params), model_.kv_dim(), s.k.span());
-  linear_forward(s.a.span(), rows_, m.hidden, w.wv.of(params), model_.kv_dim(), s.v.span());
-  rope_forward(View{s.q.data(), {rows_, m.heads, m.head_dim}}, positions_, kRopeBase);
-  rope_forward(View{s.k.data(), {rows_, m.kv_heads, m.head_dim}}, positions_, kRopeBase);
+  kernels_.linear_forward(s.a.tensor(), rows_, m.hidden, of(params, w.wq), model_.q_dim(), s.q.tensor());
+  kernels_.linear_forward(s.a.tensor(), rows_, m.hidden, of(params, w.wk), model_.kv_dim(), s.k.tensor());
+  kernels_.linear_forward(s.a.tensor(), rows_, m.hidden, of(params, w.wv), model_.kv_dim(), s.v.tensor());
+  kernels_.rope(s.q.tensor(), m.heads, m.head_dim, false);
+  kernels_.rope(s.k.tensor(), m.kv_heads, m.head_dim, false);
+}
+
+RingForward TrainingStep::ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows) {
+  const ModelSpec& m = model_.spec();
+  const Shape q_shape{rows, m.heads, m.head_dim}, kv_shape{rows, m.kv_heads, m.head_dim};
+  const auto q_values = static_cast<std::size_t>(rows * model_.q_dim()), kv_values = static_cast<std::size_t>(rows * model_.kv_dim());
+  Tensor q, k, v;  // host copies where the tensors are not host fp32 (the GPU step)
+  return attention.forward(host_view(kernels_, s.q.tensor().part(0, q_values), q_shape, q),
+                           host_view(kernels_, s.k.tensor().part(0, kv_values), kv_shape, k),
+                           host_view(kernels_, s.v.tensor().part(0, kv_values), kv_shape, v));
 }
 
 void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) {
-  const ModelSpec& m = model_.spec();
   if (recompute && policy_ == CheckpointPolicy::AttnStash) return;  // o and lse were kept
   if (recompute && policy_ == CheckpointPolicy::SeqStash) {
     // The earlier rows on the short ring, the later ones from the stash.
     const auto q_floats = static_cast<std::size_t>(model_.q_dim());
-    const auto heads = static_cast<std::size_t>(m.heads);
+    const auto heads = static_cast<std::size_t>(model_.spec().heads);
     const auto c = static_cast<std::size_t>(rows_), r = static_cast<std::size_t>(short_rows_);
     s.o = buffer(c * q_floats);
     s.lse = buffer(c * heads, MemoryUse::Activations, Stored::Fp32);
     if (short_attention_) {
-      const Shape q_shape{short_rows_, m.heads, m.head_dim}, kv_shape{short_rows_, m.kv_heads, m.head_dim};
       timed([&] {
-        RingForward f = short_attention_->forward({s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape});
-        const TrackedBuffer o_short(ledger_, MemoryUse::Activations, std::move(f.o).take());
-        const TrackedBuffer lse_short(ledger_, MemoryUse::Activations, std::move(f.lse), Stored::Fp32);
+        RingForward f = ring_forward(*short_attention_, s, short_rows_);
+        const StepBuffer o_short = adopt(std::move(f.o).take(), MemoryUse::Activations);
+        const StepBuffer lse_short = adopt(std::move(f.lse), MemoryUse::Activations, Stored::Fp32);
         note_ring(f.stats);  // the pass's buffers lived beside its outputs
-        std::copy(o_short.span().begin(), o_short.span().end(), s.o.data());
-        std::copy(lse_short.span().begin(), lse_short.span().end(), s.lse.data());
+        kernels_.copy(o_short.tensor(), s.o.tensor().part(0, r * q_floats));
+        kernels_.copy(lse_short.tensor(), s.lse.tensor().part(0, r * heads));
       }, out.attention_s);
       ++out.ring_passes;
     }
-    std::copy(s.o_kept.span().begin(), s.o_kept.span().end(), s.o.data() + r * q_floats);
-    std::copy(s.lse_kept.span().begin(), s.lse_kept.span().end(), s.lse.data() + r * heads);
+    kernels_.copy(s.o_kept.tensor(), s.o.tensor().part(r * q_floats, (c - r) * q_floats));
+    kernels_.copy(s.lse_kept.tensor(), s.lse.tensor().part(r * heads, (c - r) * heads));
     s.o_kept.clear();
     s.lse_kept.clear();
     return;
   }
-  const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
   timed([&] {
-    RingForward f = attention_->forward({s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape});
-    s.o = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(f.o).take());
-    s.lse = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(f.lse), Stored::Fp32);
+    RingForward f = ring_forward(*attention_, s, rows_);
+    s.o = adopt(std::move(f.o).take(), MemoryUse::Activations);
+    s.lse = adopt(std::move(f.lse), MemoryUse::Activations, Stored::Fp32);
     note_ring(f.stats);  // the pass's buffers lived beside its outputs
   }, out.attention_s);
   ++out.ring_passes;
 }
 
-void TrainingStep::mlp_inputs(std::span<const float> params, const LayerSlices& w, Layer& s) {
+void TrainingStep::mlp_inputs(const BoundTensor& params, const LayerSlices& w, Layer& s) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   const auto hidden = static_cast<std::size_t>(m.hidden), ffn = static_cast<std::size_t>(m.ffn);
   s.h = buffer(c * hidden);
-  linear_forward(s.o.span(), rows_, model_.q_dim(), w.wo.of(params), m.hidden, s.h.span());
-  add_into(s.h.span(), s.x.span());
+  kernels_.linear_forward(s.o.tensor(), rows_, model_.q_dim(), of(params, w.wo), m.hidden, s.h.tensor());
+  kernels_.residual_add(s.h.tensor(), s.x.tensor(), s.h.tensor());
   s.b = buffer(c * hidden);
   s.inv_rms_mlp = buffer(c, MemoryUse::Activations, Stored::Fp32);
-  rms_norm_forward(s.h.span(), w.mlp_norm.of(params), rows_, m.hidden, kNormEps, s.b.span(), s.inv_rms_mlp.span());
+  kernels_.rms_norm_forward(s.h.tensor(), of(params, w.mlp_norm), rows_, m.hidden, s.b.tensor(), s.inv_rms_mlp.tensor());
   s.u = buffer(c * ffn);
   s.w = buffer(c * ffn);
   s.m = buffer(c * ffn);
-  linear_forward(s.b.span(), rows_, m.hidden, w.w_gate.of(params), m.ffn, s.u.span());
-  linear_forward(s.b.span(), rows_, m.hidden, w.w_up.of(params), m.ffn, s.w.span());
-  swiglu_forward(s.u.span(), s.w.span(), s.m.span());
+  kernels_.linear_forward(s.b.tensor(), rows_, m.hidden, of(params, w.w_gate), m.ffn, s.u.tensor());
+  kernels_.linear_forward(s.b.tensor(), rows_, m.hidden, of(params, w.w_up), m.ffn, s.w.tensor());
+  kernels_.swiglu_forward(s.u.tensor(), s.w.tensor(), s.m.tensor());
 }
 
-TrackedBuffer TrainingStep::forward_layer(std::span<const float> params, const LayerSlices& w, Layer& s, StepOutcome& out) {
+StepBuffer TrainingStep::forward_layer(const BoundTensor& params, const LayerSlices& w, Layer& s, StepOutcome& out) {
   const ModelSpec& m = model_.spec();
   attention_inputs(params, w, s);
   attention_output(s, false, out);
   mlp_inputs(params, w, s);
-  TrackedBuffer y = buffer(static_cast<std::size_t>(rows_) * static_cast<std::size_t>(m.hidden));
-  linear_forward(s.m.span(), rows_, m.ffn, w.w_down.of(params), m.hidden, y.span());
-  add_into(y.span(), s.h.span());
+  StepBuffer y = buffer(static_cast<std::size_t>(rows_) * static_cast<std::size_t>(m.hidden));
+  kernels_.linear_forward(s.m.tensor(), rows_, m.ffn, of(params, w.w_down), m.hidden, y.tensor());
+  kernels_.residual_add(y.tensor(), s.h.tensor(), y.tensor());
   return y;
 }
 
 void TrainingStep::keep_per_policy(Layer& s) {
   if (policy_ == CheckpointPolicy::None) return;
-  for (TrackedBuffer* t : {&s.a, &s.inv_rms_attn, &s.q, &s.k, &s.v, &s.h, &s.b, &s.inv_rms_mlp, &s.u, &s.w, &s.m}) t->clear();
+  for (StepBuffer* t : {&s.a, &s.inv_rms_attn, &s.q, &s.k, &s.v, &s.h, &s.b, &s.inv_rms_mlp, &s.u, &s.w, &s.m}) t->clear();
   switch (policy_) {
     case CheckpointPolicy::AttnStash:
       s.o.charge_to(ledger_, MemoryUse::AttentionStash);
       s.lse.charge_to(ledger_, MemoryUse::AttentionStash);
       return;
     case CheckpointPolicy::SeqStash: {
-      const auto r_o = static_cast<std::ptrdiff_t>(short_rows_ * model_.q_dim());
-      const auto r_lse = static_cast<std::ptrdiff_t>(short_rows_ * model_.spec().heads);
-      s.o_kept = buffer(s.o.size() - static_cast<std::size_t>(r_o), MemoryUse::AttentionStash);
-      s.lse_kept = buffer(s.lse.size() - static_cast<std::size_t>(r_lse), MemoryUse::AttentionStash, Stored::Fp32);
-      std::copy(s.o.span().begin() + r_o, s.o.span().end(), s.o_kept.data());
-      std::copy(s.lse.span().begin() + r_lse, s.lse.span().end(), s.lse_kept.data());
+      const auto r_o = static_cast<std::size_t>(short_rows_ * model_.q_dim());
+      const auto r_lse = static_cast<std::size_t>(short_rows_ * model_.spec().heads);
+      s.o_kept = buffer(s.o.size() - r_o, MemoryUse::AttentionStash);
+      s.lse_kept = buffer(s.lse.size() - r_lse, MemoryUse::AttentionStash, Stored::Fp32);
+      kernels_.copy(s.o.tensor().part(r_o, s.o_kept.size()), s.o_kept.tensor());
+      kernels_.copy(s.lse.tensor().part(r_lse, s.lse_kept.size()), s.lse_kept.tensor());
       break;
     }
     default: break;
@@ -203,7 +216,7 @@ void TrainingStep::keep_per_policy(Layer& s) {
   s.lse.clear();
 }
 
-void TrainingStep::recompute_layer(std::span<const float> params, const LayerSlices& w, Layer& s, StepOutcome& out) {
+void TrainingStep::recompute_layer(const BoundTensor& params, const LayerSlices& w, Layer& s, StepOutcome& out) {
   if (policy_ == CheckpointPolicy::None) return;
   timed([&] {
     attention_inputs(params, w, s);
@@ -212,74 +225,85 @@ void TrainingStep::recompute_layer(std::span<const float> params, const LayerSli
   }, out.recompute_s);
 }
 
-TrackedBuffer TrainingStep::backward_layer(std::span<const float> params, std::span<float> grads, const LayerSlices& w,
-                                           Layer& s, const TrackedBuffer& dy, StepOutcome& out) {
+StepBuffer TrainingStep::backward_layer(const BoundTensor& params, const BoundTensor& grads, const LayerSlices& w,
+                                        Layer& s, const StepBuffer& dy, StepOutcome& out) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   const auto hidden = static_cast<std::size_t>(m.hidden), ffn = static_cast<std::size_t>(m.ffn);
   const std::int64_t qd = model_.q_dim(), kvd = model_.kv_dim();
 
   // MLP: y = h + (silu(b Wgate) * (b Wup)) Wdown, b = RMSNorm(h).
-  TrackedBuffer dm = buffer(c * ffn);
-  linear_backward(s.m.span(), rows_, m.ffn, w.w_down.of(params), m.hidden, dy.span(), dm.span(), w.w_down.of(grads), false);
+  StepBuffer dm = buffer(c * ffn);
+  kernels_.linear_backward(s.m.tensor(), rows_, m.ffn, of(params, w.w_down), m.hidden, dy.tensor(), dm.tensor(),
+                           of(grads, w.w_down), false);
   s.m.clear();
-  TrackedBuffer du = buffer(c * ffn), dw = buffer(c * ffn);
-  swiglu_backward(s.u.span(), s.w.span(), dm.span(), du.span(), dw.span());
+  StepBuffer du = buffer(c * ffn), dw = buffer(c * ffn);
+  kernels_.swiglu_backward(s.u.tensor(), s.w.tensor(), dm.tensor(), du.tensor(), dw.tensor());
   dm.clear();
   s.u.clear();
   s.w.clear();
-  TrackedBuffer db = buffer(c * hidden);
-  linear_backward(s.b.span(), rows_, m.hidden, w.w_gate.of(params), m.ffn, du.span(), db.span(), w.w_gate.of(grads), false);
-  linear_backward(s.b.span(), rows_, m.hidden, w.w_up.of(params), m.ffn, dw.span(), db.span(), w.w_up.of(grads), true);
+  StepBuffer db = buffer(c * hidden);
+  kernels_.linear_backward(s.b.tensor(), rows_, m.hidden, of(params, w.w_gate), m.ffn, du.tensor(), db.tensor(),
+                           of(grads, w.w_gate), false);
+  kernels_.linear_backward(s.b.tensor(), rows_, m.hidden, of(params, w.w_up), m.ffn, dw.tensor(), db.tensor(),
+                           of(grads, w.w_up), true);
   du.clear();
   dw.clear();
   s.b.clear();
-  TrackedBuffer dh = buffer(c * hidden);
-  rms_norm_backward(s.h.span(), w.mlp_norm.of(params), s.inv_rms_mlp.span(), db.span(), rows_, m.hidden, dh.span(),
-                    w.mlp_norm.of(grads));
-  add_into(dh.span(), dy.span());
+  StepBuffer dh = buffer(c * hidden);
+  kernels_.rms_norm_backward(s.h.tensor(), of(params, w.mlp_norm), s.inv_rms_mlp.tensor(), db.tensor(), rows_, m.hidden,
+                             dh.tensor(), of(grads, w.mlp_norm));
+  kernels_.residual_add(dh.tensor(), dy.tensor(), dh.tensor());
   db.clear();
   s.h.clear();
   s.inv_rms_mlp.clear();
 
   // Attention: h = x + o Wo, o = attention(RoPE(a Wq), RoPE(a Wk), a Wv), a = RMSNorm(x).
-  TrackedBuffer d_o = buffer(c * static_cast<std::size_t>(qd));
-  linear_backward(s.o.span(), rows_, qd, w.wo.of(params), m.hidden, dh.span(), d_o.span(), w.wo.of(grads), false);
-  const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
-  TrackedBuffer dq, dk, dv;
+  StepBuffer d_o = buffer(c * static_cast<std::size_t>(qd));
+  kernels_.linear_backward(s.o.tensor(), rows_, qd, of(params, w.wo), m.hidden, dh.tensor(), d_o.tensor(),
+                           of(grads, w.wo), false);
+  StepBuffer dq, dk, dv;
   timed([&] {
-    RingBackward g = attention_->backward(backward_, {s.q.data(), q_shape}, {s.k.data(), kv_shape}, {s.v.data(), kv_shape},
-                                          {s.o.data(), q_shape}, s.lse.span(), {d_o.data(), q_shape});
-    // The attention kernels accumulate dQ, dK, dV in fp32.
-    dq = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_q).take(), Stored::Fp32);
-    dk = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_k).take(), Stored::Fp32);
-    dv = TrackedBuffer(ledger_, MemoryUse::Activations, std::move(g.d_v).take(), Stored::Fp32);
-    note_ring(g.stats);  // the pass's buffers lived beside its outputs
+    const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
+    Tensor q, k, v, o, lse, g;  // host copies where the tensors are not host fp32 (the GPU step)
+    const ConstView lse_view = host_view(kernels_, s.lse.tensor(), Shape{rows_, m.heads, 1}, lse);
+    RingBackward r = attention_->backward(
+        backward_, host_view(kernels_, s.q.tensor(), q_shape, q), host_view(kernels_, s.k.tensor(), kv_shape, k),
+        host_view(kernels_, s.v.tensor(), kv_shape, v), host_view(kernels_, s.o.tensor(), q_shape, o),
+        std::span<const float>(lse_view.data, s.lse.size()), host_view(kernels_, d_o.tensor(), q_shape, g));
+    // The attention kernels accumulate dQ, dK, dV in fp32; the projections read them as activations.
+    dq = adopt(std::move(r.d_q).take(), MemoryUse::Activations);
+    dk = adopt(std::move(r.d_k).take(), MemoryUse::Activations);
+    dv = adopt(std::move(r.d_v).take(), MemoryUse::Activations);
+    note_ring(r.stats);  // the pass's buffers lived beside its outputs
   }, out.attention_s);
   ++out.ring_passes;
   d_o.clear();
   s.o.clear();
   s.lse.clear();
-  rope_backward(View{dq.data(), q_shape}, positions_, kRopeBase);
-  rope_backward(View{dk.data(), kv_shape}, positions_, kRopeBase);
-  TrackedBuffer da = buffer(c * hidden);
-  linear_backward(s.a.span(), rows_, m.hidden, w.wq.of(params), qd, dq.span(), da.span(), w.wq.of(grads), false);
-  linear_backward(s.a.span(), rows_, m.hidden, w.wk.of(params), kvd, dk.span(), da.span(), w.wk.of(grads), true);
-  linear_backward(s.a.span(), rows_, m.hidden, w.wv.of(params), kvd, dv.span(), da.span(), w.wv.of(grads), true);
-  for (TrackedBuffer* t : {&dq, &dk, &dv, &s.q, &s.k, &s.v, &s.a}) t->clear();
-  TrackedBuffer dx = buffer(c * hidden);
-  rms_norm_backward(s.x.span(), w.attn_norm.of(params), s.inv_rms_attn.span(), da.span(), rows_, m.hidden, dx.span(),
-                    w.attn_norm.of(grads));
-  add_into(dx.span(), dh.span());
+  kernels_.rope(dq.tensor(), m.heads, m.head_dim, true);
+  kernels_.rope(dk.tensor(), m.kv_heads, m.head_dim, true);
+  StepBuffer da = buffer(c * hidden);
+  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wq), qd, dq.tensor(), da.tensor(), of(grads, w.wq),
+                           false);
+  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wk), kvd, dk.tensor(), da.tensor(), of(grads, w.wk),
+                           true);
+  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wv), kvd, dv.tensor(), da.tensor(), of(grads, w.wv),
+                           true);
+  for (StepBuffer* t : {&dq, &dk, &dv, &s.q, &s.k, &s.v, &s.a}) t->clear();
+  StepBuffer dx = buffer(c * hidden);
+  kernels_.rms_norm_backward(s.x.tensor(), of(params, w.attn_norm), s.inv_rms_attn.tensor(), da.tensor(), rows_, m.hidden,
+                             dx.tensor(), of(grads, w.attn_norm));
+  kernels_.residual_add(dx.tensor(), dh.tensor(), dx.tensor());
   return dx;
 }
 
 // What lives from the forward to the backward besides the layers' activations.
 struct TrainingStep::Pass {
   std::vector<Layer> layers;
-  TrackedBuffer x;                 // the last layer's output
-  TrackedBuffer z, inv_rms_final;  // the final norm's output and its 1/rms
-  std::span<const float> head;     // the head unit's parameters, acquired from its forward to its backward
+  StepBuffer x;                 // the last layer's output
+  StepBuffer z, inv_rms_final;  // the final norm's output and its 1/rms
+  BoundTensor head;             // the head unit's parameters, bound from its forward to its backward
   StepOutcome out;
 };
 
@@ -304,9 +328,15 @@ StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
   }
   Pass pass;
   pass.layers.resize(model_.layers.size());
-  ChunkedLmHeadLoss head(lm_head_chunks_, &ledger_);
-  timed([&] { forward(weights, in, head, pass); }, pass.out.forward_s);
-  timed([&] { backward(weights, in, head, pass); }, pass.out.backward_s);
+  ChunkedLmHeadLoss head(kernels_, lm_head_chunks_, &ledger_);
+  timed([&] {
+    forward(weights, in, head, pass);
+    kernels_.synchronize();
+  }, pass.out.forward_s);
+  timed([&] {
+    backward(weights, in, head, pass);
+    kernels_.synchronize();
+  }, pass.out.backward_s);
   return pass.out;
 }
 
@@ -315,58 +345,79 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   const auto c = static_cast<std::size_t>(rows_);
   const auto hidden = static_cast<std::size_t>(m.hidden);
   pass.x = buffer(c * hidden);
-  embedding_forward(in.tokens, weights.acquire(ModelLayout::embedding_unit()), m.vocab, m.hidden, pass.x.span());
+  {
+    const BoundTensor table = kernels_.bind_params(weights.acquire(ModelLayout::embedding_unit()));
+    kernels_.embedding_forward(in.tokens, table.tensor, m.vocab, m.hidden, pass.x.tensor());
+  }
   weights.release(ModelLayout::embedding_unit());
   for (std::size_t l = 0; l < pass.layers.size(); ++l) {
-    const std::span<const float> params = weights.acquire(ModelLayout::layer_unit(l));
-    pass.layers[l].x = std::move(pass.x);
-    pass.x = forward_layer(params, local_layers_[l], pass.layers[l], pass.out);
-    keep_per_policy(pass.layers[l]);
+    {
+      const BoundTensor params = kernels_.bind_params(weights.acquire(ModelLayout::layer_unit(l)));
+      pass.layers[l].x = std::move(pass.x);
+      pass.x = forward_layer(params, local_layers_[l], pass.layers[l], pass.out);
+      keep_per_policy(pass.layers[l]);
+    }
     weights.release(ModelLayout::layer_unit(l));
   }
-  pass.head = weights.acquire(model_.head_unit());
+  pass.head = kernels_.bind_params(weights.acquire(model_.head_unit()));
   pass.z = buffer(c * hidden);
   pass.inv_rms_final = buffer(c, MemoryUse::Activations, Stored::Fp32);
-  rms_norm_forward(pass.x.span(), local_final_norm_.of(pass.head), rows_, m.hidden, kNormEps, pass.z.span(),
-                   pass.inv_rms_final.span());
+  kernels_.rms_norm_forward(pass.x.tensor(), of(pass.head, local_final_norm_), rows_, m.hidden, pass.z.tensor(),
+                            pass.inv_rms_final.tensor());
   timed([&] {
-    const LmHeadForward loss = head.forward(pass.z.span(), rows_, m.hidden, local_lm_head_.of(pass.head), m.vocab, in.targets);
+    const LmHeadForward loss = head.forward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab,
+                                            in.targets);
     pass.out.loss_sum = loss.loss_sum;
     pass.out.counted = loss.counted;
   }, pass.out.loss_s);
+}
+
+// Binds unit u's gradients, runs `body` on them, and hands them back to the weight source.
+template <typename Body>
+void TrainingStep::with_gradients(WeightSource& weights, std::size_t unit, Body&& body) {
+  const std::span<float> host = weights.gradients(unit);
+  const BoundTensor grads = kernels_.bind_gradients(host);
+  body(grads);
+  kernels_.return_gradients(grads, host);
+  weights.gradients_done(unit);
 }
 
 void TrainingStep::backward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   const auto hidden = static_cast<std::size_t>(m.hidden);
-  const std::span<float> head_grads = weights.gradients(model_.head_unit());
-  TrackedBuffer dz = buffer(c * hidden);
-  const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
-  timed([&] {
-    head.backward(pass.z.span(), rows_, m.hidden, local_lm_head_.of(pass.head), m.vocab, in.targets, scale, dz.span(),
-                  local_lm_head_.of(head_grads));
-  }, pass.out.loss_s);
-  pass.z.clear();
-  TrackedBuffer dy = buffer(c * hidden);
-  rms_norm_backward(pass.x.span(), local_final_norm_.of(pass.head), pass.inv_rms_final.span(), dz.span(), rows_, m.hidden,
-                    dy.span(), local_final_norm_.of(head_grads));
-  weights.gradients_done(model_.head_unit());
+  StepBuffer dy;
+  with_gradients(weights, model_.head_unit(), [&](const BoundTensor& grads) {
+    StepBuffer dz = buffer(c * hidden);
+    const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
+    timed([&] {
+      head.backward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets, scale,
+                    dz.tensor(), of(grads, local_lm_head_));
+    }, pass.out.loss_s);
+    pass.z.clear();
+    dy = buffer(c * hidden);
+    kernels_.rms_norm_backward(pass.x.tensor(), of(pass.head, local_final_norm_), pass.inv_rms_final.tensor(),
+                               dz.tensor(), rows_, m.hidden, dy.tensor(), of(grads, local_final_norm_));
+  });
+  pass.head = {};
   weights.release(model_.head_unit());
-  dz.clear();
   pass.x.clear();
   pass.inv_rms_final.clear();
   for (std::size_t l = pass.layers.size(); l-- > 0;) {
     const std::size_t unit = ModelLayout::layer_unit(l);
-    const std::span<const float> params = weights.acquire(unit);
-    recompute_layer(params, local_layers_[l], pass.layers[l], pass.out);
-    dy = backward_layer(params, weights.gradients(unit), local_layers_[l], pass.layers[l], dy, pass.out);
-    weights.gradients_done(unit);
+    {
+      const BoundTensor params = kernels_.bind_params(weights.acquire(unit));
+      recompute_layer(params, local_layers_[l], pass.layers[l], pass.out);
+      with_gradients(weights, unit, [&](const BoundTensor& grads) {
+        dy = backward_layer(params, grads, local_layers_[l], pass.layers[l], dy, pass.out);
+      });
+    }
     weights.release(unit);
     pass.layers[l] = Layer{};
   }
-  embedding_backward(in.tokens, dy.span(), m.vocab, m.hidden, weights.gradients(ModelLayout::embedding_unit()));
-  weights.gradients_done(ModelLayout::embedding_unit());
+  with_gradients(weights, ModelLayout::embedding_unit(), [&](const BoundTensor& grads) {
+    kernels_.embedding_backward(in.tokens, dy.tensor(), m.vocab, m.hidden, grads.tensor);
+  });
 }
 
 }  // namespace burst::rt

@@ -15,7 +15,15 @@
 // Whatever a layer drops, its backward recomputes from x just before it is needed, and frees
 // at its end. The LM head runs in the plan's lm_head chunks (lm_head_loss.hpp).
 //
-// Every buffer whose size the policy or the chunking changes is a TrackedBuffer of the step's
+// Every operation is a StepKernels call (step_kernels.hpp) on tensors in its memory: the CPU's
+// fp32 ops, or the GPU's bf16 kernels and cuBLASLt. Attention goes through the distributed
+// executor with the attention kernels of the same device; it reads host views of Q, K, V (on the
+// GPU loaded from the device and stored back after the pass: the training step's one host
+// round trip per ring pass). A unit's parameters are bound to the kernels (read in place on the
+// CPU, uploaded as bf16 on the GPU) while the step uses them, and its gradients accumulate in a
+// bound fp32 buffer handed back to the WeightSource when the unit's backward is done.
+//
+// Every buffer whose size the policy or the chunking changes is a StepBuffer of the step's
 // MemoryLedger; the rings' in-flight blocks are charged as transients. Weight gradients are
 // this rank's share only: the caller all-reduces them (or the WeightSource reduce-scatters each
 // unit's as soon as its backward is done, ZeRO 2-3).
@@ -39,6 +47,8 @@
 #include "runtime/training/lm_head_loss.hpp"
 #include "runtime/training/memory_ledger.hpp"
 #include "runtime/training/model.hpp"
+#include "runtime/training/step_buffer.hpp"
+#include "runtime/training/step_kernels.hpp"
 #include "runtime/training/weight_source.hpp"
 
 namespace burst::rt {
@@ -59,13 +69,19 @@ struct StepOutcome {
   int ring_passes = 0;          // ring attention calls, recompute included
 };
 
+// The kernels a step computes with; null: the CPU's (an owned HostStepKernels, CPU attention).
+struct StepBackend {
+  StepKernels* step = nullptr;            // not owned
+  AttentionKernels* attention = nullptr;  // not owned; the same device as `step`
+};
+
 class TrainingStep {
  public:
   // Checks everything the step needs from the plan (no communication, so every rank of a job
   // fails the same way): the ring, the layout's split of `seq`, seq_stash's layout and mask,
   // the LM-head chunk count. Throws burst::Error naming the plan field.
   TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
-               MemoryLedger& ledger);
+               MemoryLedger& ledger, StepBackend backend = {});
 
   // Global positions of this rank's tokens, in the order it holds them.
   [[nodiscard]] const std::vector<std::int64_t>& positions() const { return positions_; }
@@ -83,23 +99,27 @@ class TrainingStep {
   struct Pass;
   void forward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass);
   void backward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass);
-  void attention_inputs(std::span<const float> params, const LayerSlices& w, Layer& s);
+  void attention_inputs(const BoundTensor& params, const LayerSlices& w, Layer& s);
+  [[nodiscard]] RingForward ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows);
   void attention_output(Layer& s, bool recompute, StepOutcome& out);
-  void mlp_inputs(std::span<const float> params, const LayerSlices& w, Layer& s);
-  [[nodiscard]] TrackedBuffer forward_layer(std::span<const float> params, const LayerSlices& w, Layer& s,
-                                            StepOutcome& out);
+  void mlp_inputs(const BoundTensor& params, const LayerSlices& w, Layer& s);
+  [[nodiscard]] StepBuffer forward_layer(const BoundTensor& params, const LayerSlices& w, Layer& s, StepOutcome& out);
   void keep_per_policy(Layer& s);
-  void recompute_layer(std::span<const float> params, const LayerSlices& w, Layer& s, StepOutcome& out);
-  [[nodiscard]] TrackedBuffer backward_layer(std::span<const float> params, std::span<float> grads,
-                                             const LayerSlices& w, Layer& s, const TrackedBuffer& dy, StepOutcome& out);
-  [[nodiscard]] TrackedBuffer buffer(std::size_t floats, MemoryUse use = MemoryUse::Activations,
-                                     Stored stored = Stored::Activation);
+  void recompute_layer(const BoundTensor& params, const LayerSlices& w, Layer& s, StepOutcome& out);
+  [[nodiscard]] StepBuffer backward_layer(const BoundTensor& params, const BoundTensor& grads, const LayerSlices& w,
+                                          Layer& s, const StepBuffer& dy, StepOutcome& out);
+  template <typename Body>
+  void with_gradients(WeightSource& weights, std::size_t unit, Body&& body);
+  [[nodiscard]] StepBuffer buffer(std::size_t n, MemoryUse use = MemoryUse::Activations, Stored stored = Stored::Activation);
+  [[nodiscard]] StepBuffer adopt(std::vector<float>&& values, MemoryUse use, Stored stored = Stored::Activation);
   void note_ring(const RingAttentionStats& stats);
 
   const ModelLayout& model_;
   std::vector<LayerSlices> local_layers_;  // each layer's tensors within its unit
   Slice local_final_norm_, local_lm_head_;  // within the head unit
   MemoryLedger& ledger_;
+  std::unique_ptr<StepKernels> own_kernels_;  // the CPU's, when the backend names none
+  StepKernels& kernels_;
   CheckpointPolicy policy_;
   BackwardMode backward_;
   int lm_head_chunks_;

@@ -166,6 +166,15 @@ struct TrainingRun::StepRecord {
 
 namespace {
 
+// How the device column counts: the plan's precision and offload, or, when the step runs on a
+// GPU, its own activation dtype with the optimizer on the host (where this version keeps it).
+DeviceLayout device_layout(const plan::Plan& plan, const StepBackend& backend) {
+  if (backend.step != nullptr && backend.step->memory().space() == MemorySpace::Device) {
+    return {dtype_size(backend.step->activation_dtype()), true};
+  }
+  return {dtype_size(precision_of(plan).activations), plan.strategy.zero.offload};
+}
+
 // Before anything large is allocated: the plan's least footprint on a rank against what this
 // rank can have (memory_preflight.hpp). Every rank holds seq / ranks tokens.
 void require_fits_memory(const plan::Plan& plan, const Communicator& comm) {
@@ -185,8 +194,8 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       corpus_crc_(corpus_digest(corpus_)),
       resumed_(options_.resume.empty() ? std::nullopt
                                        : std::optional(load_matching_state(options_.resume, model_, schedule_meta()))),
-      ledger_({dtype_size(precision_of(plan_).activations), plan_.strategy.zero.offload}),
-      step_(plan_, model_, plan_.job.seq, comm, ledger_),
+      ledger_(device_layout(plan_, options_.backend)),
+      step_(plan_, model_, plan_.job.seq, comm, ledger_, options_.backend),
       first_step_(resumed_ ? resumed_->step : 0) {
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
   check_save_every(options_.save_every, options_.save);
@@ -240,10 +249,11 @@ Json TrainingRun::check_against_single_rank(const TrainingSequence& sequence, st
   }
   const double loss_err = std::fabs(loss - ref_loss) / std::max(1e-30, std::fabs(ref_loss));
   // Rounding travelling bf16 accumulators at every hop (the one-rank step has no hops) is
-  // allowed its own, wider tolerance.
+  // allowed its own, wider tolerance, as are a step whose activations are bf16 (the GPU's).
   const AttentionPrecision precision = precision_of(plan_);
   const bool bf16_hops = precision.dq == DType::BF16 || precision.dkv == DType::BF16;
-  const double tolerance = bf16_hops ? options_.bf16_tolerance : options_.tolerance;
+  const bool bf16_step = options_.backend.step != nullptr && options_.backend.step->activation_dtype() != DType::F32;
+  const double tolerance = bf16_hops || bf16_step ? options_.bf16_tolerance : options_.tolerance;
   return {{"loss", loss}, {"reference_loss", ref_loss}, {"loss_rel_err", loss_err}, {"max_rel_err_grad", worst},
           {"worst_tensor", worst_name}, {"rel_err_grad_by_tensor", by_tensor}, {"tolerance", tolerance},
           {"passed", worst <= tolerance && loss_err <= tolerance}};
@@ -411,7 +421,8 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
                     {"lm_head_chunks", s.lm_head_chunks}};
   report["run"] = {{"model", model_json(model_.spec())}, {"parameters", model_.size()}, {"seq", plan_.job.seq},
                    {"first_step", first_step_}, {"steps", options_.steps}, {"seed", options_.seed},
-                   {"lr", options_.adamw.lr}, {"resumed_from", options_.resume}, {"saved_to", options_.save},
+                   {"lr", options_.adamw.lr}, {"resumed_from", options_.resume},
+                   {"device", options_.backend.step != nullptr ? options_.backend.step->device() : "cpu"}, {"saved_to", options_.save},
                    {"recomputed_rows_per_rank", step_.recomputed_rows()},
                    {"precision", precision_json(precision_of(plan_))}, {"overlap", s.overlap},
                    {"data", {{"source", corpus_.source}, {"documents", corpus_.names.size()}, {"bytes", corpus_.bytes.size()}}}};

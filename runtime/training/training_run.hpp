@@ -70,6 +70,10 @@ struct TrainingOptions {
   std::string resume;       // start from this state (its step count continues)
   std::uint64_t seed = 1;   // initial weights
   AdamWConfig adamw;
+  // The kernels the step computes with (not owned); null: the CPU's. The GPU step keeps the
+  // parameters, gradients and AdamW state on the host (step_kernels.hpp) and --check compares
+  // it with the CPU fp32 step under the bf16 tolerance.
+  StepBackend backend;
   // Called on rank 0 after every step with {step, loss, step_s, tokens_per_s, grad_norm, peak_memory_bytes}.
   std::function<void(const Json&)> progress;
 };

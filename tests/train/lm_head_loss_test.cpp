@@ -66,6 +66,16 @@ Reference reference(const HeadCase& p, double scale) {
   return ref;
 }
 
+rt::LmHeadForward forward(rt::ChunkedLmHeadLoss& head, const HeadCase& p, std::int64_t hidden = 0) {
+  return head.forward(rt::host_tensor(std::span<const float>(p.z)), p.tokens, hidden > 0 ? hidden : p.hidden,
+                      rt::host_tensor(std::span<const float>(p.w)), p.vocab, p.targets);
+}
+
+void backward(rt::ChunkedLmHeadLoss& head, const HeadCase& p, double scale, std::vector<float>& dz, std::vector<float>& dw) {
+  head.backward(rt::host_tensor(std::span<const float>(p.z)), p.tokens, p.hidden, rt::host_tensor(std::span<const float>(p.w)),
+                p.vocab, p.targets, scale, rt::host_tensor(std::span<float>(dz)), rt::host_tensor(std::span<float>(dw)));
+}
+
 struct Result {
   rt::LmHeadForward forward;
   std::vector<float> dz, dw;
@@ -73,10 +83,10 @@ struct Result {
 
 // forward then backward; dw starts at `dw_start` everywhere (it accumulates).
 Result run(const HeadCase& p, int chunks, double scale, float dw_start = 0.0f) {
-  rt::ChunkedLmHeadLoss head(chunks, nullptr);
-  Result r{head.forward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets),
-           std::vector<float>(p.tokens * p.hidden, 99.0f), std::vector<float>(p.hidden * p.vocab, dw_start)};
-  head.backward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets, scale, r.dz, r.dw);
+  rt::HostStepKernels kernels;
+  rt::ChunkedLmHeadLoss head(kernels, chunks, nullptr);
+  Result r{forward(head, p), std::vector<float>(p.tokens * p.hidden, 99.0f), std::vector<float>(p.hidden * p.vocab, dw_start)};
+  backward(head, p, scale, r.dz, r.dw);
   return r;
 }
 
@@ -112,14 +122,15 @@ TEST_CASE("dz matches finite differences of the loss", "[lm_head]") {
   HeadCase p = make_problem(3, 4, 5, 13);
   p.targets = {4, -1, 0};
   const Result got = run(p, 2, 1.0);
-  rt::ChunkedLmHeadLoss head(2, nullptr);
+  rt::HostStepKernels kernels;
+  rt::ChunkedLmHeadLoss head(kernels, 2, nullptr);
   const float h = 1e-2f;
   for (std::size_t i = 0; i < p.z.size(); ++i) {
     const float saved = p.z[i];
     p.z[i] = saved + h;
-    const double up = head.forward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets).loss_sum, z_up = p.z[i];
+    const double up = forward(head, p).loss_sum, z_up = p.z[i];
     p.z[i] = saved - h;
-    const double down = head.forward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets).loss_sum, z_down = p.z[i];
+    const double down = forward(head, p).loss_sum, z_down = p.z[i];
     p.z[i] = saved;
     CHECK(got.dz[i] == Approx((up - down) / (z_up - z_down)).margin(1e-3));
   }
@@ -128,18 +139,19 @@ TEST_CASE("dz matches finite differences of the loss", "[lm_head]") {
 TEST_CASE("the ledger's workspace peak is one chunk of rows", "[lm_head]") {
   const HeadCase p = make_problem(64, 8, 1000, 14);
   rt::MemoryLedger unfused_ledger, fused_ledger;
+  rt::HostStepKernels kernels;
 
-  rt::ChunkedLmHeadLoss unfused(1, &unfused_ledger);
-  unfused.forward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets);
+  rt::ChunkedLmHeadLoss unfused(kernels, 1, &unfused_ledger);
+  forward(unfused, p);
   CHECK(unfused_ledger.current() == 64 * 1000 * sizeof(float));  // kept until backward
   std::vector<float> dz(p.tokens * p.hidden), dw(p.hidden * p.vocab);
-  unfused.backward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets, 1.0, dz, dw);
+  backward(unfused, p, 1.0, dz, dw);
   CHECK(unfused_ledger.current() == 0);
 
-  rt::ChunkedLmHeadLoss fused(8, &fused_ledger);
-  fused.forward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets);
+  rt::ChunkedLmHeadLoss fused(kernels, 8, &fused_ledger);
+  forward(fused, p);
   CHECK(fused_ledger.current() == 0);  // dropped with the forward
-  fused.backward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets, 1.0, dz, dw);
+  backward(fused, p, 1.0, dz, dw);
   CHECK(fused_ledger.current() == 0);
 
   CHECK(unfused_ledger.peak(rt::MemoryUse::LossWorkspace) == 64 * 1000 * sizeof(float));
@@ -149,21 +161,22 @@ TEST_CASE("the ledger's workspace peak is one chunk of rows", "[lm_head]") {
 }
 
 TEST_CASE("the LM head names bad arguments", "[lm_head]") {
-  CHECK(test::error_text([] { rt::ChunkedLmHeadLoss head(0, nullptr); }).find("ChunkedLmHeadLoss: chunks: 0 chunks") !=
+  rt::HostStepKernels kernels;
+  CHECK(test::error_text([&] { rt::ChunkedLmHeadLoss head(kernels, 0, nullptr); }).find("ChunkedLmHeadLoss: chunks: 0 chunks") !=
         std::string::npos);
 
   HeadCase p = make_problem(6, 4, 10, 15);
   p.targets[3] = 10;
-  rt::ChunkedLmHeadLoss head(2, nullptr);
-  std::string text = test::error_text([&] { head.forward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets); });
+  rt::ChunkedLmHeadLoss head(kernels, 2, nullptr);
+  std::string text = test::error_text([&] { forward(head, p); });
   CHECK(text.find("ChunkedLmHeadLoss::forward: targets[3]: target 10 is outside the vocabulary of 10 tokens") !=
         std::string::npos);
-  text = test::error_text([&] { head.forward(p.z, p.tokens, 5, p.w, p.vocab, p.targets); });
+  text = test::error_text([&] { forward(head, p, 5); });
   CHECK(text.find("ChunkedLmHeadLoss::forward: z: 24 values (valid: tokens * hidden = 30)") != std::string::npos);
 
   p.targets[3] = 1;
-  rt::ChunkedLmHeadLoss unfused(1, nullptr);
+  rt::ChunkedLmHeadLoss unfused(kernels, 1, nullptr);
   std::vector<float> dz(24), dw(40);
-  text = test::error_text([&] { unfused.backward(p.z, p.tokens, p.hidden, p.w, p.vocab, p.targets, 1.0, dz, dw); });
+  text = test::error_text([&] { backward(unfused, p, 1.0, dz, dw); });
   CHECK(text.find("ChunkedLmHeadLoss::backward: logits: 0 logits kept") != std::string::npos);
 }

@@ -1,0 +1,43 @@
+// A tensor of the training step in its kernels' memory (step_kernels.hpp) whose bytes the
+// MemoryLedger holds under one use for as long as it lives: 4 bytes an element in the host
+// column (what the CPU step stores), what the GPU step stores in the device column (its
+// activation dtype, or fp32 for statistics). The GPU step's own buffers are exactly those
+// device bytes, so there the ledger's device column is a measurement, not a prediction.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "runtime/training/memory_ledger.hpp"
+#include "runtime/training/step_kernels.hpp"
+
+namespace burst::rt {
+
+class StepBuffer {
+ public:
+  StepBuffer() = default;
+  // n elements stored as `stored` says: the kernels' activation dtype or fp32. Contents unspecified.
+  StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use, std::size_t n, Stored stored = Stored::Activation);
+  // Host fp32 values (an attention pass's results) in the kernels' memory: on the CPU adopted
+  // without a copy, on the GPU stored as the buffer's dtype.
+  StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use, std::vector<float>&& values,
+             Stored stored = Stored::Activation);
+
+  [[nodiscard]] const StepTensor& tensor() const { return tensor_; }
+  [[nodiscard]] std::size_t size() const { return tensor_.count; }
+  [[nodiscard]] bool empty() const { return tensor_.count == 0; }
+  // The same bytes, now counted under `use` (a kept output becomes a stash).
+  void charge_to(MemoryLedger& ledger, MemoryUse use);
+  // Frees the memory and its bytes in the ledger.
+  void clear();
+
+ private:
+  [[nodiscard]] MemoryLedger::Hold hold_in(MemoryLedger& ledger, MemoryUse use) const;
+
+  MemoryBlock block_;
+  StepTensor tensor_;
+  Stored stored_ = Stored::Activation;
+  MemoryLedger::Hold hold_;
+};
+
+}  // namespace burst::rt

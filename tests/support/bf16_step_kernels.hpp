@@ -1,0 +1,142 @@
+// StepKernels that store what the GPU step stores, as the GPU step stores it, in host memory:
+// activations, their gradients and the bound parameters as bf16, statistics, logits and
+// parameter gradients as fp32, dl beside the logits in bf16. Each operation reads its bf16
+// inputs as fp32, runs the CPU op (layer_ops.hpp, the host cross-entropy) and rounds its
+// outputs to bf16 (round to nearest even, common/bf16.hpp), as the CUDA kernels' fp32 math
+// with bf16 loads and stores does.
+//
+// So the CPU tests run the training step's GPU data flow: which buffer gets which dtype, the
+// bf16 uploads of each unit, host views loaded from bf16 for the attention, the attention's
+// outputs stored back as bf16, the LM head's separate bf16 dl, gradients bound and returned.
+// Only the kernels themselves differ from the GPU (tests/gpu/ compares those one by one).
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "common/bf16.hpp"
+#include "runtime/training/layer_ops.hpp"
+#include "runtime/training/model.hpp"
+#include "runtime/training/step_kernels.hpp"
+
+namespace burst::test {
+
+class Bf16StepKernels final : public rt::StepKernels {
+ public:
+  [[nodiscard]] std::string_view device() const override { return "cpu-bf16"; }
+  [[nodiscard]] rt::KernelMemory& memory() override { return memory_; }
+  [[nodiscard]] rt::DType activation_dtype() const override { return rt::DType::BF16; }
+  void set_positions(std::span<const std::int64_t> positions) override { positions_ = positions; }
+
+  [[nodiscard]] rt::BoundTensor bind_params(std::span<const float> host) override {
+    rt::MemoryBlock block = memory_.allocate(host.size() * sizeof(Bf16));
+    memory_.store(host, rt::DType::BF16, block.data());
+    return {{block.data(), host.size(), rt::DType::BF16}, std::move(block)};
+  }
+  [[nodiscard]] rt::BoundTensor bind_gradients(std::span<float> host) override {
+    rt::MemoryBlock block = memory_.allocate(host.size() * sizeof(float));
+    memory_.zero(block.data(), block.bytes());
+    return {{block.data(), host.size(), rt::DType::F32}, std::move(block)};
+  }
+  void return_gradients(const rt::BoundTensor& grads, std::span<float> host) override {
+    memory_.load(grads.tensor.data, rt::DType::F32, host);
+  }
+
+  void linear_forward(rt::StepTensor x, std::int64_t rows, std::int64_t in, rt::StepTensor w, std::int64_t out,
+                      rt::StepTensor y) override {
+    std::vector<float> result(y.count);
+    rt::linear_forward(read(x), rows, in, read(w), out, result);
+    write(result, y);
+  }
+  void linear_backward(rt::StepTensor x, std::int64_t rows, std::int64_t in, rt::StepTensor w, std::int64_t out,
+                       rt::StepTensor dy, rt::StepTensor dx, rt::StepTensor dw, bool accumulate_dx) override {
+    std::vector<float> dx_values = accumulate_dx ? read(dx) : std::vector<float>(dx.count);
+    rt::linear_backward(read(x), rows, in, read(w), out, read(dy), dx_values, fp32(dw), accumulate_dx);
+    write(dx_values, dx);
+  }
+  void rms_norm_forward(rt::StepTensor x, rt::StepTensor gain, std::int64_t rows, std::int64_t dim, rt::StepTensor y,
+                        rt::StepTensor inv_rms) override {
+    std::vector<float> result(y.count);
+    rt::rms_norm_forward(read(x), read(gain), rows, dim, rt::kNormEps, result, fp32(inv_rms));
+    write(result, y);
+  }
+  void rms_norm_backward(rt::StepTensor x, rt::StepTensor gain, rt::StepTensor inv_rms, rt::StepTensor dy,
+                         std::int64_t rows, std::int64_t dim, rt::StepTensor dx, rt::StepTensor dgain) override {
+    std::vector<float> result(dx.count);
+    rt::rms_norm_backward(read(x), read(gain), fp32(inv_rms), read(dy), rows, dim, result, fp32(dgain));
+    write(result, dx);
+  }
+  void rope(rt::StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) override {
+    std::vector<float> values = read(x);
+    const rt::View view{values.data(), {static_cast<std::int64_t>(positions_.size()), heads, head_dim}};
+    if (backward) {
+      rt::rope_backward(view, positions_, rt::kRopeBase);
+    } else {
+      rt::rope_forward(view, positions_, rt::kRopeBase);
+    }
+    write(values, x);
+  }
+  void swiglu_forward(rt::StepTensor u, rt::StepTensor w, rt::StepTensor m) override {
+    std::vector<float> result(m.count);
+    rt::swiglu_forward(read(u), read(w), result);
+    write(result, m);
+  }
+  void swiglu_backward(rt::StepTensor u, rt::StepTensor w, rt::StepTensor dm, rt::StepTensor du,
+                       rt::StepTensor dw) override {
+    std::vector<float> du_values(du.count), dw_values(dw.count);
+    rt::swiglu_backward(read(u), read(w), read(dm), du_values, dw_values);
+    write(du_values, du);
+    write(dw_values, dw);
+  }
+  void residual_add(rt::StepTensor a, rt::StepTensor b, rt::StepTensor out) override {
+    std::vector<float> sum = read(a);
+    const std::vector<float> other = read(b);
+    for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += other[i];
+    write(sum, out);
+  }
+  void copy(rt::StepTensor src, rt::StepTensor dst) override { std::memcpy(dst.data, src.data, src.bytes()); }
+  void embedding_forward(std::span<const std::int32_t> tokens, rt::StepTensor table, std::int64_t vocab,
+                         std::int64_t dim, rt::StepTensor out) override {
+    std::vector<float> result(out.count);
+    rt::embedding_forward(tokens, read(table), vocab, dim, result);
+    write(result, out);
+  }
+  void embedding_backward(std::span<const std::int32_t> tokens, rt::StepTensor dout, std::int64_t vocab,
+                          std::int64_t dim, rt::StepTensor dtable) override {
+    rt::embedding_backward(tokens, read(dout), vocab, dim, fp32(dtable));
+  }
+  [[nodiscard]] rt::LmHeadForward cross_entropy_loss(rt::StepTensor logits, std::int64_t rows, std::int64_t vocab,
+                                                     std::span<const std::int32_t> targets) override {
+    return host_.cross_entropy_loss(logits, rows, vocab, targets);
+  }
+  void cross_entropy_backward(rt::StepTensor logits, std::int64_t rows, std::int64_t vocab,
+                              std::span<const std::int32_t> targets, double scale, rt::StepTensor dl) override {
+    std::vector<float> result(dl.count);
+    host_.cross_entropy_backward(logits, rows, vocab, targets, scale, rt::host_tensor(std::span<float>(result)));
+    write(result, dl);
+  }
+  void synchronize() override {}
+
+ private:
+  [[nodiscard]] std::vector<float> read(rt::StepTensor t) {
+    std::vector<float> values(t.count);
+    memory_.load(t.data, t.dtype, values);
+    return values;
+  }
+  void write(std::span<const float> values, rt::StepTensor t) { memory_.store(values, t.dtype, t.data); }
+  // An fp32 tensor's floats, written in place (statistics and parameter gradients).
+  [[nodiscard]] static std::span<float> fp32(rt::StepTensor t) {
+    REQUIRE(t.dtype == rt::DType::F32);
+    return {reinterpret_cast<float*>(t.data), t.count};  // NOLINT: fp32 storage
+  }
+
+  rt::HostKernelMemory memory_;
+  rt::HostStepKernels host_;  // the cross-entropy of fp32 logits
+  std::span<const std::int64_t> positions_;
+};
+
+}  // namespace burst::test
