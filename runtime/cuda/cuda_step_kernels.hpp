@@ -20,8 +20,9 @@
 // normally long done) before rewriting it, then copies it into a block of memory() on the
 // stream. The block is freed in stream order, after the kernels that read it.
 //
-// Every kernel and cuBLASLt's products are deterministic for fixed sizes (no float atomics),
-// so CudaKernelOptions::deterministic changes nothing here and `timed` is not used (the step
+// The kernels are deterministic for fixed sizes (no float atomics) and cuBLASLt's plan is
+// chosen once per shape (cuBLAS states repeatable bits on one GPU model; not checked here), so
+// CudaKernelOptions::deterministic changes nothing here and `timed` is not used (the step
 // times its phases with synchronize()). Every CUDA call is checked (cuda_check.hpp); a tensor
 // of the wrong dtype or size throws burst::Error naming the call and the argument.
 //
