@@ -239,14 +239,7 @@ struct CudaAttentionKernels::State {
 
 CudaAttentionKernels::CudaAttentionKernels(Options options) : state_(std::make_unique<State>()) {
   state_->options = options;
-  const gpu::CudaDeviceCount visible = gpu::cuda_device_count();
-  if (visible.count == 0) {
-    throw Error(Problem{"cuda", fmt::format("no CUDA device visible ({})", visible.reason), "", ""});
-  }
-  if (options.device < 0 || options.device >= visible.count) {
-    throw Error(Problem{"cuda", fmt::format("device {} asked for, {} visible", options.device, visible.count),
-                        fmt::format("0 .. {}", visible.count - 1), "check CUDA_VISIBLE_DEVICES"});
-  }
+  gpu::require_cuda_device(options.device);
   state_->select_device();
   check_cuda(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   try {

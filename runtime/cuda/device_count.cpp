@@ -4,6 +4,8 @@
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
+#include "common/error.hpp"
+
 namespace burst::rt::gpu {
 
 CudaDeviceCount cuda_device_count() {
@@ -14,6 +16,17 @@ CudaDeviceCount cuda_device_count() {
   }
   if (count == 0) return {0, "cudaGetDeviceCount found no device"};
   return {count, ""};
+}
+
+void require_cuda_device(int device) {
+  const CudaDeviceCount visible = cuda_device_count();
+  if (visible.count == 0) {
+    throw Error(Problem{"cuda", fmt::format("no CUDA device visible ({})", visible.reason), "", ""});
+  }
+  if (device < 0 || device >= visible.count) {
+    throw Error(Problem{"cuda", fmt::format("device {} asked for, {} visible", device, visible.count),
+                        fmt::format("0 .. {}", visible.count - 1), "check CUDA_VISIBLE_DEVICES"});
+  }
 }
 
 }  // namespace burst::rt::gpu

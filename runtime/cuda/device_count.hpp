@@ -17,4 +17,8 @@ struct CudaDeviceCount {
 
 [[nodiscard]] CudaDeviceCount cuda_device_count();
 
+// Throws burst::Error unless device ordinal `device` is visible: "no CUDA device visible
+// (<reason>)", or the ordinal against the count (the CUDA backends' constructors ask first).
+void require_cuda_device(int device);
+
 }  // namespace burst::rt::gpu

@@ -114,6 +114,20 @@ void check_elementwise(std::string_view call, std::int64_t count, std::initializ
   p.throw_if_any();
 }
 
+void check_cross_entropy(std::string_view call, const float* logits, std::int64_t rows, std::int64_t vocab,
+                         const std::int32_t* targets, NamedArray out, std::int64_t out_elements) {
+  Problems p;
+  check_at_least(p, call, "rows", rows, 0);
+  check_at_least(p, call, "vocab", vocab, 1);
+  if (vocab > std::numeric_limits<std::int32_t>::max()) {
+    p.add(where(call, "vocab"), fmt::format("vocab {}", vocab), "below 2^31", "targets are int32 ids");
+  }
+  need(p, call, "logits", logits, rows * vocab);
+  need(p, call, "targets", targets, rows);
+  need(p, call, out.name, out.pointer, out_elements);
+  p.throw_if_any();
+}
+
 void check_squared_norm(const float* grads, std::int64_t count, const double* workspace, const double* result) {
   constexpr std::string_view call = "squared_norm";
   Problems p;

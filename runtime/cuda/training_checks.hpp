@@ -29,6 +29,10 @@ struct NamedArray {
 };
 void check_elementwise(std::string_view call, std::int64_t count, std::initializer_list<NamedArray> arrays);
 
+// The cross-entropy kernels: `out` is row_loss (rows values) or dl (rows * vocab).
+void check_cross_entropy(std::string_view call, const float* logits, std::int64_t rows, std::int64_t vocab,
+                         const std::int32_t* targets, NamedArray out, std::int64_t out_elements);
+
 void check_squared_norm(const float* grads, std::int64_t count, const double* workspace, const double* result);
 void check_adamw(const AdamWDeviceRange& range, const hd::AdamWScalars<float>& scalars, float clip_factor);
 

@@ -16,6 +16,9 @@
 //   swiglu_forward/backward, residual_add  elementwise
 //   squared_norm        sum g^2 into one double (per-block partials, then one block in order)
 //   adamw_update        fp32 params, m, v updated, the bf16 working copy written
+//   cross_entropy_loss_rows  per-row loss lse - l[target] of fp32 logits (double), one block per
+//                       row: the row's max and sum of exp by block reductions in a fixed order
+//   cross_entropy_backward   dl = scale (softmax - onehot) per row, bf16 or fp32, in place allowed
 //
 // Every kernel is deterministic: no float atomics, and each sum's order depends on the sizes
 // only, so a call repeats bit for bit. Launches are asynchronous on `stream`; the arguments are
@@ -100,5 +103,22 @@ struct AdamWDeviceRange {
 // scalars: hd::adamw_scalars<float>(...); clip_factor: hd::adamw_clip_factor(global norm, clip_norm).
 void adamw_update(const AdamWDeviceRange& range, const hd::AdamWScalars<float>& scalars, float clip_factor,
                   cudaStream_t stream);
+
+// A cross-entropy target that is not counted (padding, a document's last token).
+inline constexpr std::int32_t kIgnoredTarget = -1;
+
+// logits [rows, vocab] fp32, targets [rows] in [-1, vocab) (device memory, checked on the host
+// by the caller: the kernels trap on one outside). row_loss[r] = lse_r - logits[r, targets[r]]
+// in double (lse_r = max + log sum exp(l - max), the exp terms in float summed in double), 0
+// where targets[r] == -1; the caller sums the rows in its order.
+void cross_entropy_loss_rows(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
+                             double* row_loss, cudaStream_t stream);
+
+// dl [rows, vocab] = scale (softmax(logits row) - onehot(target)), zeros for ignored rows; the
+// row's lse recomputed as cross_entropy_loss_rows does. The fp32 dl may be `logits` itself.
+void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
+                            float scale, Bf16* dl, cudaStream_t stream);
+void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
+                            float scale, float* dl, cudaStream_t stream);
 
 }  // namespace burst::rt::gpu

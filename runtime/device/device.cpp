@@ -11,6 +11,7 @@
 #ifdef BURST_HAVE_CUDA
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/cuda_step_kernels.hpp"
 #endif
 #ifdef BURST_HAVE_NCCL
 #include "runtime/comm/nccl_bootstrap.hpp"
@@ -64,6 +65,23 @@ std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int loca
   (void)local_rank;
   (void)deterministic;
   (void)timed;
+  (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
+  return nullptr;
+#endif
+}
+
+std::unique_ptr<StepKernels> make_step_kernels(Device device, int local_rank, bool deterministic) {
+  if (device == Device::Cpu) return std::make_unique<HostStepKernels>();
+#ifdef BURST_HAVE_CUDA
+  const GpuProbe probe = probe_gpus();
+  if (probe.count == 0) (void)choose_device("cuda", probe, "device");  // throws, saying why
+  CudaKernelOptions options;
+  options.device = local_rank % probe.count;
+  options.deterministic = deterministic;
+  return std::make_unique<CudaStepKernels>(options);
+#else
+  (void)local_rank;
+  (void)deterministic;
   (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
   return nullptr;
 #endif

@@ -18,6 +18,7 @@
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/kernels/attention_kernels.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"
+#include "runtime/training/step_kernels.hpp"
 
 namespace burst::rt {
 
@@ -50,6 +51,11 @@ void report_device(Device device, std::string_view requested, const GpuProbe& pr
 // CUDA call waits for its kernels and reports their time (a traced run).
 [[nodiscard]] std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank,
                                                                        bool deterministic = false, bool timed = false);
+
+// The training step's operations on `device` (step_kernels.hpp): host fp32 on cpu, the rank's
+// GPU (local_rank mod visible GPUs) on cuda. `deterministic` is accepted as for the attention
+// kernels; every CUDA step kernel is deterministic already.
+[[nodiscard]] std::unique_ptr<StepKernels> make_step_kernels(Device device, int local_rank, bool deterministic = false);
 
 // How a --loopback job's rank threads copy their messages: on cuda the ring's blocks are GPU
 // memory, copied GPU to GPU (cudaMemcpy, cudaMemcpyDefault); on cpu, memcpy.

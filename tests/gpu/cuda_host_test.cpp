@@ -6,6 +6,7 @@
 #include "common/error.hpp"
 #include "runtime/cuda/cublaslt_gemm.hpp"
 #include "runtime/cuda/cuda_attention_kernels.hpp"
+#include "runtime/cuda/cuda_step_kernels.hpp"
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/flash_attention.hpp"
 #include "runtime/cuda/kernel_shapes.hpp"
@@ -23,6 +24,7 @@ TEST_CASE("without a visible device the CUDA kernels refuse to start, saying why
   const rt::gpu::CudaDeviceCount visible = rt::gpu::cuda_device_count();
   if (visible.count > 0) return;  // a GPU machine: nothing to refuse
   CHECK_THROWS_WITH(rt::CudaAttentionKernels{}, Catch::Contains("no CUDA device visible (" + visible.reason + ")"));
+  CHECK_THROWS_WITH(rt::CudaStepKernels{}, Catch::Contains("no CUDA device visible (" + visible.reason + ")"));
 }
 
 TEST_CASE("the kernels' host API names bad arguments before any launch") {
@@ -72,6 +74,16 @@ TEST_CASE("the training kernels' host API names bad arguments before any launch"
   CHECK_THROWS_WITH(rope_backward(RopeArgs{&b, 3, 0, 8, nullptr, 1e4f}, nullptr), Contains("rope_backward: heads"));
   CHECK_THROWS_WITH(swiglu_backward(&b, &b, nullptr, &b, &b, 10, nullptr), Contains("swiglu_backward: dm"));
   CHECK_THROWS_WITH(residual_add(&b, &b, &b, -1, nullptr), Contains("residual_add: count"));
+  const std::int32_t target = 0;
+  double loss = 0;
+  CHECK_THROWS_WITH(cross_entropy_loss_rows(&f, 2, 0, &target, &loss, nullptr),
+                    Contains("cross_entropy_loss_rows: vocab"));
+  CHECK_THROWS_WITH(cross_entropy_loss_rows(&f, 2, 1, &target, nullptr, nullptr),
+                    Contains("cross_entropy_loss_rows: row_loss"));
+  CHECK_THROWS_WITH(cross_entropy_backward(nullptr, 2, 3, &target, 1.0f, &b, nullptr),
+                    Contains("cross_entropy_backward: logits"));
+  CHECK_THROWS_WITH(cross_entropy_backward(&f, 1, 3, nullptr, 1.0f, static_cast<float*>(nullptr), nullptr),
+                    Contains("cross_entropy_backward: targets") && Contains("cross_entropy_backward: dl"));
   CHECK_THROWS_WITH(squared_norm(&f, 10, nullptr, nullptr, nullptr),
                     Contains("squared_norm: workspace") && Contains("squared_norm: result"));
   const auto scalars = rt::hd::adamw_scalars<float>(1e-3, 0.9, 0.95, 0.0, 0.1, 0);  // eps 0, step 0

@@ -1,0 +1,136 @@
+// The cross-entropy of fp32 logits rows (training_kernels.hpp), the LM head's loss and its
+// gradient, with the per-element arithmetic of runtime/training/hd/cross_entropy_row.hpp (the
+// CPU LM head runs the same header):
+//
+//   cross_entropy_loss_kernel             one block per row (grid-stride over rows): the row's
+//                                         lse, then thread 0 writes lse - l[target] (double)
+//   cross_entropy_backward_{f32,bf16}_kernel  one block per row: the row's lse again, then each
+//                                         thread turns its columns into scale (p - onehot)
+//
+// A row's lse takes two block reductions: the maximum of the row (block_max), then the sum of
+// exp(l - max), each term in float, summed in double per thread and over the block (block_sum).
+// Both orders depend on the block size alone: no atomics, the same bits on every run.
+//
+// In place: the fp32 backward may write dl over the logits. Every thread reads only its own
+// columns of the row, the reductions end in a barrier, and then each thread reads and writes
+// its columns, so no thread overwrites a logit another still reads (hence no __restrict__).
+#include <algorithm>
+
+#include "runtime/cuda/block_sum.cuh"
+#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/training_checks.hpp"
+#include "runtime/cuda/training_kernels.hpp"
+#include "runtime/cuda/training_launch.hpp"
+#include "runtime/training/hd/cross_entropy_row.hpp"
+
+namespace burst::rt::gpu {
+namespace {
+
+// The scratch of a row's two reductions.
+struct RowScratch {
+  float* max;
+  double* sum;
+};
+
+// lse of `row` (vocab values), the same on every thread of the block; every thread must call it.
+__device__ double row_log_sum_exp(const float* row, std::int64_t vocab, RowScratch scratch) {
+  float top = hd::kNegInf;
+  for (std::int64_t v = threadIdx.x; v < vocab; v += kTrainThreads) top = fmaxf(top, row[v]);
+  top = block_max<kTrainThreads>(top, scratch.max);
+  double sum = 0.0;
+  for (std::int64_t v = threadIdx.x; v < vocab; v += kTrainThreads) sum += hd::log_sum_exp_term(row[v], top);
+  return hd::log_sum_exp_of(static_cast<double>(top), block_sum<kTrainThreads>(sum, scratch.sum));
+}
+
+// The row's target, checked on the host; one outside [-1, vocab) is a fault, not a wild read.
+__device__ std::int32_t target_of(const std::int32_t* targets, std::int64_t row, std::int64_t vocab) {
+  const std::int32_t target = targets[row];
+  if (target < kIgnoredTarget || target >= vocab) __trap();
+  return target;
+}
+
+__global__ void __launch_bounds__(kTrainThreads)
+    cross_entropy_loss_kernel(const float* __restrict__ logits, std::int64_t rows, std::int64_t vocab,
+                              const std::int32_t* __restrict__ targets, double* __restrict__ row_loss) {
+  __shared__ float max_scratch[kBlockSumScratch<kTrainThreads>];
+  __shared__ double sum_scratch[kBlockSumScratch<kTrainThreads>];
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const std::int32_t target = target_of(targets, r, vocab);  // the same for the whole block
+    const float* row = logits + r * vocab;
+    double loss = 0.0;
+    if (target != kIgnoredTarget) loss = row_log_sum_exp(row, vocab, {max_scratch, sum_scratch}) - row[target];
+    if (threadIdx.x == 0) row_loss[r] = loss;
+  }
+}
+
+__device__ void store(float* dst, float value) { *dst = value; }
+__device__ void store(Bf16* dst, float value) { *dst = to_bf16(value); }
+
+template <typename Out>
+__device__ void cross_entropy_backward_rows(const float* logits, std::int64_t rows, std::int64_t vocab,
+                                            const std::int32_t* targets, float scale, Out* dl,
+                                            RowScratch scratch) {
+  for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const std::int32_t target = target_of(targets, r, vocab);
+    const float* row = logits + r * vocab;
+    Out* out = dl + r * vocab;
+    if (target == kIgnoredTarget) {
+      for (std::int64_t v = threadIdx.x; v < vocab; v += kTrainThreads) store(out + v, 0.0f);
+      continue;
+    }
+    const auto lse = static_cast<float>(row_log_sum_exp(row, vocab, scratch));
+    for (std::int64_t v = threadIdx.x; v < vocab; v += kTrainThreads) {
+      store(out + v, hd::softmax_minus_onehot(row[v], lse, v == target, scale));
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kTrainThreads)
+    cross_entropy_backward_f32_kernel(const float* logits, std::int64_t rows, std::int64_t vocab,
+                                      const std::int32_t* __restrict__ targets, float scale, float* dl) {
+  __shared__ float max_scratch[kBlockSumScratch<kTrainThreads>];
+  __shared__ double sum_scratch[kBlockSumScratch<kTrainThreads>];
+  cross_entropy_backward_rows(logits, rows, vocab, targets, scale, dl, {max_scratch, sum_scratch});
+}
+
+__global__ void __launch_bounds__(kTrainThreads)
+    cross_entropy_backward_bf16_kernel(const float* __restrict__ logits, std::int64_t rows, std::int64_t vocab,
+                                       const std::int32_t* __restrict__ targets, float scale,
+                                       Bf16* __restrict__ dl) {
+  __shared__ float max_scratch[kBlockSumScratch<kTrainThreads>];
+  __shared__ double sum_scratch[kBlockSumScratch<kTrainThreads>];
+  cross_entropy_backward_rows(logits, rows, vocab, targets, scale, dl, {max_scratch, sum_scratch});
+}
+
+// Blocks of the row loops: one per row, up to the elementwise kernels' grid limit.
+unsigned row_blocks(std::int64_t rows) { return static_cast<unsigned>(std::min(rows, kMaxElementBlocks)); }
+
+}  // namespace
+
+void cross_entropy_loss_rows(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
+                             double* row_loss, cudaStream_t stream) {
+  check_cross_entropy("cross_entropy_loss_rows", logits, rows, vocab, targets, {"row_loss", row_loss}, rows);
+  if (rows == 0) return;
+  cross_entropy_loss_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets, row_loss);
+  check_launch("cross_entropy_loss_kernel");
+}
+
+void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
+                            float scale, Bf16* dl, cudaStream_t stream) {
+  check_cross_entropy("cross_entropy_backward", logits, rows, vocab, targets, {"dl", dl}, rows * vocab);
+  if (rows == 0) return;
+  cross_entropy_backward_bf16_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets,
+                                                                                       scale, dl);
+  check_launch("cross_entropy_backward_bf16_kernel");
+}
+
+void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
+                            float scale, float* dl, cudaStream_t stream) {
+  check_cross_entropy("cross_entropy_backward", logits, rows, vocab, targets, {"dl", dl}, rows * vocab);
+  if (rows == 0) return;
+  cross_entropy_backward_f32_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets,
+                                                                                      scale, dl);
+  check_launch("cross_entropy_backward_f32_kernel");
+}
+
+}  // namespace burst::rt::gpu

@@ -1,0 +1,470 @@
+// CudaStepKernels (see cuda_step_kernels.hpp): each call checks its tensors' dtypes and sizes
+// on the host, uploads the host arrays it needs through the pinned staging buffer, and queues
+// a cuBLASLt product or a training kernel on the stream.
+//
+// Lifetimes. The State's members are destroyed in reverse order of declaration: the stream is
+// declared first, so it is synchronised and destroyed last, after the blocks that free
+// themselves on it (positions), the staging buffer (only once no copy reads it) and the
+// memory pool.
+#include "runtime/cuda/cuda_step_kernels.hpp"
+
+#include <algorithm>
+#include <initializer_list>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "common/bf16.hpp"
+#include "common/error.hpp"
+#include "runtime/cuda/cublaslt_gemm.hpp"
+#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/device_count.hpp"
+#include "runtime/cuda/device_kernel_memory.hpp"
+#include "runtime/cuda/token_groups.hpp"
+#include "runtime/cuda/training_kernels.hpp"
+#include "runtime/kernels/gemm_shape.hpp"
+#include "runtime/training/argument_checks.hpp"
+#include "runtime/training/model.hpp"
+
+namespace burst::rt {
+namespace {
+
+using gpu::check_cuda;
+
+const Bf16* bf16_in(const StepTensor& t) { return reinterpret_cast<const Bf16*>(t.data); }  // NOLINT: bf16 storage
+Bf16* bf16_out(const StepTensor& t) { return reinterpret_cast<Bf16*>(t.data); }              // NOLINT
+const float* f32_in(const StepTensor& t) { return reinterpret_cast<const float*>(t.data); }  // NOLINT: fp32 storage
+float* f32_out(const StepTensor& t) { return reinterpret_cast<float*>(t.data); }              // NOLINT
+
+std::string call_name(std::string_view op) { return fmt::format("CudaStepKernels::{}", op); }
+
+// `t` holds `count` elements (`formula` says whence) and has data when it holds any.
+void need_count(Problems& p, std::string_view call, std::string_view name, const StepTensor& t, std::int64_t count,
+                std::string_view formula) {
+  check_size(p, call, name, t.count, count, formula);
+  if (t.data == nullptr && t.count > 0) p.add(where(call, name), "no data", "a device pointer");
+}
+
+void need_dtype(Problems& p, std::string_view call, std::string_view name, const StepTensor& t, DType want) {
+  if (t.dtype == want) return;
+  p.add(where(call, name), fmt::format("stored as {}", to_string(t.dtype)), std::string(to_string(want)),
+        want == DType::BF16 ? "the CUDA step keeps activations and the layers' parameters in bf16" : "");
+}
+
+void need_tensor(Problems& p, std::string_view call, std::string_view name, const StepTensor& t, DType dtype,
+                 std::int64_t count, std::string_view formula) {
+  need_dtype(p, call, name, t, dtype);
+  need_count(p, call, name, t, count, formula);
+}
+
+// A product's output, bf16 (an activation) or fp32 (the logits).
+void need_output(Problems& p, std::string_view call, std::string_view name, const StepTensor& t, std::int64_t count,
+                 std::string_view formula) {
+  if (t.dtype != DType::BF16 && t.dtype != DType::F32) {
+    p.add(where(call, name), fmt::format("stored as {}", to_string(t.dtype)), "bf16 or f32");
+  }
+  need_count(p, call, name, t, count, formula);
+}
+
+gpu::GemmOutput output_of(const StepTensor& t) { return t.dtype == DType::F32 ? gpu::GemmOutput::F32 : gpu::GemmOutput::BF16; }
+
+void check_linear(Problems& p, std::string_view call, const StepTensor& x, std::int64_t rows, std::int64_t in,
+                  const StepTensor& w, std::int64_t out) {
+  check_at_least(p, call, "rows", rows, 0);
+  check_at_least(p, call, "in", in, 1);
+  check_at_least(p, call, "out", out, 1);
+  need_tensor(p, call, "x", x, DType::BF16, rows * in, "rows * in");
+  need_tensor(p, call, "w", w, DType::BF16, in * out, "in * out");
+}
+
+// Elementwise operands: bf16, as many as the first.
+void check_same_bf16(Problems& p, std::string_view call, std::initializer_list<std::pair<std::string_view, StepTensor>> tensors) {
+  const auto count = static_cast<std::int64_t>(tensors.begin()->second.count);
+  const std::string formula = fmt::format("as many as {}", tensors.begin()->first);
+  for (const auto& named : tensors) need_tensor(p, call, named.first, named.second, DType::BF16, count, formula);
+}
+
+void check_targets(Problems& p, std::string_view call, std::span<const std::int32_t> targets, std::int64_t rows,
+                   std::int64_t vocab) {
+  check_at_least(p, call, "rows", rows, 0);
+  check_at_least(p, call, "vocab", vocab, 1);
+  check_size(p, call, "targets", targets.size(), rows, "one per row");
+  check_ids(p, call, "target", targets, gpu::kIgnoredTarget, vocab,
+            fmt::format("-1 (ignored) or 0 <= target < {}", vocab));
+}
+
+// The stream of the State, created first and destroyed last (see the head comment).
+struct OwnedStream {
+  cudaStream_t handle = nullptr;
+  OwnedStream() { check_cuda(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
+  ~OwnedStream() {  // no throwing here
+    (void)cudaStreamSynchronize(handle);
+    (void)cudaStreamDestroy(handle);
+  }
+  OwnedStream(const OwnedStream&) = delete;
+  OwnedStream& operator=(const OwnedStream&) = delete;
+};
+
+// Host arrays copied into one block of device memory, each part at a multiple of 16 bytes.
+struct Staged {
+  MemoryBlock block;
+  std::vector<std::size_t> at;  // byte offset of each part
+
+  template <typename T>
+  [[nodiscard]] const T* part(std::size_t i) const {
+    return reinterpret_cast<const T*>(block.data() + at[i]);  // NOLINT: the layout send() wrote
+  }
+};
+
+// One pinned staging buffer for the host arrays the calls send (cuda_step_kernels.hpp). It is
+// rewritten only once the copy that last read it is done (an event), so the caller's arrays may
+// change as soon as send() returns and the host never waits for more than that one copy.
+class StagedUpload {
+ public:
+  StagedUpload() = default;
+  StagedUpload(const StagedUpload&) = delete;
+  StagedUpload& operator=(const StagedUpload&) = delete;
+  ~StagedUpload() {  // after the stream is synchronised (OwnedStream outlives this)
+    if (copied_ != nullptr) (void)cudaEventDestroy(copied_);
+    if (pinned_ != nullptr) (void)cudaFreeHost(pinned_);
+  }
+
+  Staged send(std::initializer_list<std::span<const std::byte>> parts, KernelMemory& memory, cudaStream_t stream) {
+    Staged staged;
+    std::size_t total = 0;
+    for (const auto& part : parts) {
+      staged.at.push_back((total + 15) / 16 * 16);
+      total = staged.at.back() + part.size();
+    }
+    if (total == 0) return staged;
+    wait_and_reserve(total);
+    std::size_t i = 0;
+    for (const auto& part : parts) std::copy(part.begin(), part.end(), pinned_ + staged.at[i++]);
+    staged.block = memory.allocate(total);
+    check_cuda(cudaMemcpyAsync(staged.block.data(), pinned_, total, cudaMemcpyHostToDevice, stream),
+               fmt::format("cudaMemcpyAsync(host arrays to the device, {} bytes)", total));
+    check_cuda(cudaEventRecord(copied_, stream), "cudaEventRecord(after the host arrays' copy)");
+    return staged;
+  }
+
+ private:
+  // Waits for the last copy out of the buffer, then grows it to at least `bytes`.
+  void wait_and_reserve(std::size_t bytes) {
+    if (copied_ == nullptr) {
+      check_cuda(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    }
+    check_cuda(cudaEventSynchronize(copied_), "cudaEventSynchronize(the last copy of the host arrays)");
+    if (bytes <= bytes_) return;
+    const std::size_t grown = std::max(bytes, 2 * bytes_);
+    if (pinned_ != nullptr) check_cuda(cudaFreeHost(pinned_), "cudaFreeHost(staging buffer)");
+    pinned_ = nullptr;
+    bytes_ = 0;
+    void* p = nullptr;
+    check_cuda(cudaMallocHost(&p, grown), fmt::format("cudaMallocHost(staging buffer, {} bytes)", grown));
+    pinned_ = static_cast<std::byte*>(p);
+    bytes_ = grown;
+  }
+
+  std::byte* pinned_ = nullptr;
+  std::size_t bytes_ = 0;
+  cudaEvent_t copied_ = nullptr;  // recorded after the copy that last read the buffer
+};
+
+template <typename T>
+std::span<const std::byte> bytes_of(std::span<const T> values) {
+  return std::as_bytes(values);
+}
+
+}  // namespace
+
+struct CudaStepKernels::State {
+  explicit State(CudaKernelOptions o) : options(o) {}
+  CudaKernelOptions options;
+  OwnedStream stream;  // first: destroyed last
+  std::unique_ptr<gpu::DeviceKernelMemory> memory;
+  std::unique_ptr<gpu::CublasLtGemm> gemm;
+  StagedUpload upload;
+  Staged positions;  // set_positions()'s, on the device
+  std::int64_t position_count = 0;
+  std::vector<double> row_loss;  // cross_entropy_loss's per-row losses, back on the host
+
+  void select_device() const {
+    check_cuda(cudaSetDevice(options.device), fmt::format("cudaSetDevice({})", options.device));
+  }
+  Staged send(std::initializer_list<std::span<const std::byte>> parts) {
+    return upload.send(parts, *memory, stream.handle);
+  }
+};
+
+CudaStepKernels::CudaStepKernels(CudaKernelOptions options) {
+  gpu::require_cuda_device(options.device);
+  check_cuda(cudaSetDevice(options.device), fmt::format("cudaSetDevice({})", options.device));
+  state_ = std::make_unique<State>(options);
+  State& s = *state_;
+  int major = 0;
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.device),
+             "cudaDeviceGetAttribute(cudaDevAttrComputeCapabilityMajor)");
+  s.memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, s.stream.handle);
+  s.gemm = std::make_unique<gpu::CublasLtGemm>(s.stream.handle, gpu::recommended_gemm_workspace(major));
+}
+
+CudaStepKernels::~CudaStepKernels() {  // no throwing here
+  if (!state_) return;
+  (void)cudaSetDevice(state_->options.device);
+  (void)cudaStreamSynchronize(state_->stream.handle);  // no copy still reads the staging buffer
+}
+
+KernelMemory& CudaStepKernels::memory() { return *state_->memory; }
+
+void* CudaStepKernels::stream() const { return state_->stream.handle; }
+
+void CudaStepKernels::set_positions(std::span<const std::int64_t> positions) {
+  State& s = *state_;
+  s.select_device();
+  s.positions = s.send({bytes_of(positions)});
+  s.position_count = static_cast<std::int64_t>(positions.size());
+}
+
+BoundTensor CudaStepKernels::bind_params(std::span<const float> host) {
+  State& s = *state_;
+  s.select_device();
+  BoundTensor bound{{nullptr, host.size(), DType::BF16}, s.memory->allocate(host.size() * sizeof(Bf16))};
+  bound.tensor.data = bound.storage.data();
+  s.memory->store(host, DType::BF16, bound.tensor.data);
+  return bound;
+}
+
+BoundTensor CudaStepKernels::bind_gradients(std::span<float> host) {
+  State& s = *state_;
+  s.select_device();
+  BoundTensor bound{{nullptr, host.size(), DType::F32}, s.memory->allocate(host.size_bytes())};
+  bound.tensor.data = bound.storage.data();
+  s.memory->zero(bound.tensor.data, host.size_bytes());
+  return bound;
+}
+
+void CudaStepKernels::return_gradients(const BoundTensor& grads, std::span<float> host) {
+  const std::string call = call_name("return_gradients");
+  Problems p;
+  need_tensor(p, call, "grads", grads.tensor, DType::F32, static_cast<std::int64_t>(host.size()),
+              "the host span's size");
+  p.throw_if_any();
+  state_->select_device();
+  state_->memory->load(grads.tensor.data, DType::F32, host);
+}
+
+void CudaStepKernels::linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
+                                     StepTensor y) {
+  const std::string call = call_name("linear_forward");
+  Problems p;
+  check_linear(p, call, x, rows, in, w, out);
+  need_output(p, call, "y", y, rows * out, "rows * out");
+  p.throw_if_any();
+  if (rows == 0) return;
+  state_->select_device();
+  state_->gemm->run(linear_forward_gemm(rows, in, out), x.data, w.data, y.data, output_of(y));
+}
+
+void CudaStepKernels::linear_backward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
+                                      StepTensor dy, StepTensor dx, StepTensor dw, bool accumulate_dx) {
+  const std::string call = call_name("linear_backward");
+  Problems p;
+  check_linear(p, call, x, rows, in, w, out);
+  need_tensor(p, call, "dy", dy, DType::BF16, rows * out, "rows * out");
+  need_output(p, call, "dx", dx, rows * in, "rows * in");
+  need_tensor(p, call, "dw", dw, DType::F32, in * out, "in * out");
+  p.throw_if_any();
+  if (rows == 0) return;
+  State& s = *state_;
+  s.select_device();
+  s.gemm->run(linear_input_grad_gemm(rows, in, out, accumulate_dx), dy.data, w.data, dx.data, output_of(dx));
+  s.gemm->run(linear_weight_grad_gemm(rows, in, out), x.data, dy.data, dw.data, gpu::GemmOutput::F32);
+}
+
+void CudaStepKernels::rms_norm_forward(StepTensor x, StepTensor gain, std::int64_t rows, std::int64_t dim, StepTensor y,
+                                       StepTensor inv_rms) {
+  const std::string call = call_name("rms_norm_forward");
+  Problems p;
+  need_tensor(p, call, "x", x, DType::BF16, rows * dim, "rows * dim");
+  need_tensor(p, call, "gain", gain, DType::BF16, dim, "dim");
+  need_tensor(p, call, "y", y, DType::BF16, rows * dim, "rows * dim");
+  need_tensor(p, call, "inv_rms", inv_rms, DType::F32, rows, "rows");
+  p.throw_if_any();
+  state_->select_device();
+  gpu::rms_norm_forward(bf16_in(x), bf16_in(gain), rows, dim, kNormEps, bf16_out(y), f32_out(inv_rms),
+                        state_->stream.handle);
+}
+
+void CudaStepKernels::rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy,
+                                        std::int64_t rows, std::int64_t dim, StepTensor dx, StepTensor dgain) {
+  const std::string call = call_name("rms_norm_backward");
+  Problems p;
+  need_tensor(p, call, "x", x, DType::BF16, rows * dim, "rows * dim");
+  need_tensor(p, call, "gain", gain, DType::BF16, dim, "dim");
+  need_tensor(p, call, "inv_rms", inv_rms, DType::F32, rows, "rows");
+  need_tensor(p, call, "dy", dy, DType::BF16, rows * dim, "rows * dim");
+  need_tensor(p, call, "dx", dx, DType::BF16, rows * dim, "rows * dim");
+  need_tensor(p, call, "dgain", dgain, DType::F32, dim, "dim");
+  p.throw_if_any();
+  State& s = *state_;
+  s.select_device();
+  // Freed on the stream when this returns: after the kernels that use it.
+  const MemoryBlock workspace =
+      s.memory->allocate(static_cast<std::size_t>(gpu::rms_norm_workspace_floats(rows, dim)) * sizeof(float));
+  gpu::rms_norm_backward(bf16_in(x), bf16_in(gain), f32_in(inv_rms), bf16_in(dy), rows, dim, bf16_out(dx),
+                         f32_out(dgain), workspace.floats(), s.stream.handle);
+}
+
+void CudaStepKernels::rope(StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) {
+  const std::string call = call_name("rope");
+  const State& s = *state_;
+  Problems p;
+  check_at_least(p, call, "heads", heads, 1);
+  need_tensor(p, call, "x", x, DType::BF16, s.position_count * heads * head_dim,
+              "set_positions()'s rows * heads * head_dim");
+  p.throw_if_any();
+  s.select_device();
+  const std::int64_t* positions = s.position_count > 0 ? s.positions.part<std::int64_t>(0) : nullptr;
+  const gpu::RopeArgs args{bf16_out(x), s.position_count, heads, head_dim, positions, kRopeBase};
+  (backward ? gpu::rope_backward : gpu::rope_forward)(args, s.stream.handle);
+}
+
+void CudaStepKernels::swiglu_forward(StepTensor u, StepTensor w, StepTensor m) {
+  Problems p;
+  check_same_bf16(p, call_name("swiglu_forward"), {{"u", u}, {"w", w}, {"m", m}});
+  p.throw_if_any();
+  state_->select_device();
+  gpu::swiglu_forward(bf16_in(u), bf16_in(w), bf16_out(m), static_cast<std::int64_t>(u.count), state_->stream.handle);
+}
+
+void CudaStepKernels::swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) {
+  Problems p;
+  check_same_bf16(p, call_name("swiglu_backward"), {{"u", u}, {"w", w}, {"dm", dm}, {"du", du}, {"dw", dw}});
+  p.throw_if_any();
+  state_->select_device();
+  gpu::swiglu_backward(bf16_in(u), bf16_in(w), bf16_in(dm), bf16_out(du), bf16_out(dw),
+                       static_cast<std::int64_t>(u.count), state_->stream.handle);
+}
+
+void CudaStepKernels::residual_add(StepTensor a, StepTensor b, StepTensor out) {
+  Problems p;
+  check_same_bf16(p, call_name("residual_add"), {{"a", a}, {"b", b}, {"out", out}});
+  p.throw_if_any();
+  state_->select_device();
+  gpu::residual_add(bf16_in(a), bf16_in(b), bf16_out(out), static_cast<std::int64_t>(a.count), state_->stream.handle);
+}
+
+void CudaStepKernels::copy(StepTensor src, StepTensor dst) {
+  const std::string call = call_name("copy");
+  Problems p;
+  need_tensor(p, call, "dst", dst, src.dtype, static_cast<std::int64_t>(src.count), "as many as src");
+  need_count(p, call, "src", src, static_cast<std::int64_t>(src.count), "");
+  p.throw_if_any();
+  if (src.count == 0) return;
+  state_->select_device();
+  check_cuda(cudaMemcpyAsync(dst.data, src.data, src.bytes(), cudaMemcpyDeviceToDevice, state_->stream.handle),
+             fmt::format("cudaMemcpyAsync({}, {} bytes device to device)", call, src.bytes()));
+}
+
+void CudaStepKernels::embedding_forward(std::span<const std::int32_t> tokens, StepTensor table, std::int64_t vocab,
+                                        std::int64_t dim, StepTensor out) {
+  const std::string call = call_name("embedding_forward");
+  const auto count = static_cast<std::int64_t>(tokens.size());
+  Problems p;
+  check_at_least(p, call, "vocab", vocab, 1);
+  check_at_least(p, call, "dim", dim, 1);
+  check_ids(p, call, "token", tokens, 0, vocab, fmt::format("0 <= token < {}", vocab),
+            "the tokenizer and the model must agree on the vocabulary");
+  need_tensor(p, call, "table", table, DType::BF16, vocab * dim, "vocab * dim");
+  need_tensor(p, call, "out", out, DType::BF16, count * dim, "tokens * dim");
+  p.throw_if_any();
+  if (count == 0) return;
+  State& s = *state_;
+  s.select_device();
+  const Staged ids = s.send({bytes_of(tokens)});
+  gpu::embedding_forward(ids.part<std::int32_t>(0), count, bf16_in(table), vocab, dim, bf16_out(out), s.stream.handle);
+}
+
+void CudaStepKernels::embedding_backward(std::span<const std::int32_t> tokens, StepTensor dout, std::int64_t vocab,
+                                         std::int64_t dim, StepTensor dtable) {
+  const std::string call = call_name("embedding_backward");
+  const auto count = static_cast<std::int64_t>(tokens.size());
+  Problems p;
+  check_at_least(p, call, "vocab", vocab, 1);
+  check_at_least(p, call, "dim", dim, 1);
+  need_tensor(p, call, "dout", dout, DType::BF16, count * dim, "tokens * dim");
+  need_tensor(p, call, "dtable", dtable, DType::F32, vocab * dim, "vocab * dim");
+  p.throw_if_any();
+  if (count == 0) return;
+  State& s = *state_;
+  s.select_device();
+  const gpu::TokenGroups groups = gpu::group_tokens(tokens, vocab);  // throws on an id outside [0, vocab)
+  const Staged sent = s.send({bytes_of(std::span<const std::int32_t>(groups.rows)),
+                              bytes_of(std::span<const std::int32_t>(groups.offsets)),
+                              bytes_of(std::span<const std::int32_t>(groups.token_index))});
+  const gpu::DeviceTokenGroups device_groups{static_cast<std::int64_t>(groups.rows.size()), count,
+                                             sent.part<std::int32_t>(0), sent.part<std::int32_t>(1),
+                                             sent.part<std::int32_t>(2)};
+  gpu::embedding_backward(device_groups, bf16_in(dout), vocab, dim, f32_out(dtable), s.stream.handle);
+}
+
+LmHeadForward CudaStepKernels::cross_entropy_loss(StepTensor logits, std::int64_t rows, std::int64_t vocab,
+                                                  std::span<const std::int32_t> targets) {
+  const std::string call = call_name("cross_entropy_loss");
+  Problems p;
+  check_targets(p, call, targets, rows, vocab);
+  need_tensor(p, call, "logits", logits, DType::F32, rows * vocab, "rows * vocab");
+  p.throw_if_any();
+  LmHeadForward result;
+  if (rows == 0) return result;
+  State& s = *state_;
+  s.select_device();
+  const Staged sent = s.send({bytes_of(targets)});
+  const MemoryBlock row_loss = s.memory->allocate(static_cast<std::size_t>(rows) * sizeof(double));
+  auto* device_loss = reinterpret_cast<double*>(row_loss.data());  // NOLINT: doubles
+  gpu::cross_entropy_loss_rows(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), device_loss, s.stream.handle);
+  s.row_loss.resize(static_cast<std::size_t>(rows));
+  check_cuda(cudaMemcpyAsync(s.row_loss.data(), device_loss, s.row_loss.size() * sizeof(double),
+                             cudaMemcpyDeviceToHost, s.stream.handle),
+             fmt::format("cudaMemcpyAsync({}: the row losses to the host)", call));
+  check_cuda(cudaStreamSynchronize(s.stream.handle), fmt::format("cudaStreamSynchronize({})", call));
+  for (const double loss : s.row_loss) result.loss_sum += loss;  // row order, as the CPU adds them
+  result.counted = std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t != gpu::kIgnoredTarget; });
+  return result;
+}
+
+void CudaStepKernels::cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
+                                             std::span<const std::int32_t> targets, double scale, StepTensor dl) {
+  const std::string call = call_name("cross_entropy_backward");
+  Problems p;
+  check_targets(p, call, targets, rows, vocab);
+  need_tensor(p, call, "logits", logits, DType::F32, rows * vocab, "rows * vocab");
+  need_output(p, call, "dl", dl, rows * vocab, "rows * vocab");
+  if (dl.data == logits.data && dl.data != nullptr && dl.dtype != DType::F32) {
+    p.add(where(call, "dl"), "bf16 over the fp32 logits", "a bf16 dl of its own, or an fp32 dl (in place)");
+  }
+  p.throw_if_any();
+  if (rows == 0) return;
+  State& s = *state_;
+  s.select_device();
+  const Staged sent = s.send({bytes_of(targets)});
+  const auto scale_f = static_cast<float>(scale);
+  if (dl.dtype == DType::F32) {
+    gpu::cross_entropy_backward(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), scale_f, f32_out(dl),
+                                s.stream.handle);
+  } else {
+    gpu::cross_entropy_backward(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), scale_f, bf16_out(dl),
+                                s.stream.handle);
+  }
+}
+
+void CudaStepKernels::synchronize() {
+  state_->select_device();
+  check_cuda(cudaStreamSynchronize(state_->stream.handle), "cudaStreamSynchronize(CudaStepKernels::synchronize)");
+}
+
+}  // namespace burst::rt
