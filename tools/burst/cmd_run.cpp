@@ -288,6 +288,18 @@ void print_training_report(const Json& r) {
   }
 }
 
+// GPU training runs on one process: its rings' blocks travel between the GPU step's ranks as
+// the loopback's GPU-to-GPU copies; over several processes they would need the NCCL transport,
+// which the training step does not drive yet.
+void require_one_gpu_process(const RunOptions& o, const rt::Communicator& comm) {
+  if (o.loopback || comm.size() == 1) return;
+  throw Error(Problem{"--device", fmt::format("cuda training over {} processes: the training step's rings do not run "
+                                              "over NCCL in this version", comm.size()),
+                      "--device cuda with --loopback (every rank on this machine's first GPU) or one process",
+                      "train over several processes with --device cpu, or run the plan's attention on the GPUs "
+                      "with --attention-only"});
+}
+
 void run_training(const RunOptions& o, rt::Communicator& comm) {
   rt::TrainingOptions options;
   options.steps = o.steps;
@@ -307,9 +319,21 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
                mib(s["peak_memory_bytes"]));
     std::fflush(progress);
   };
+  std::unique_ptr<rt::StepKernels> step_kernels;  // declared before the run: destroyed after it
+  std::unique_ptr<rt::AttentionKernels> attention_kernels;
   std::unique_ptr<rt::TrainingRun> training;
   const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    training = std::make_unique<rt::TrainingRun>(read_run_plan(o, comm), comm, options);
+    const plan::Plan plan = read_run_plan(o, comm);
+    if (o.device == "cuda") {
+      const rt::Device device = run_device(o, comm);
+      require_one_gpu_process(o, comm);
+      // A loopback job's ranks share the first GPU, as its attention runs do.
+      const int gpu = o.loopback ? 0 : comm.local_rank();
+      step_kernels = rt::make_step_kernels(device, gpu, o.deterministic);
+      attention_kernels = rt::make_attention_kernels(device, gpu, o.deterministic, false);
+      options.backend = {step_kernels.get(), attention_kernels.get()};
+    }
+    training = std::make_unique<rt::TrainingRun>(plan, comm, options);
     return [&] { return training->run(); };
   });
   if (comm.rank() != 0) return;
@@ -344,9 +368,9 @@ void run_loopback(const RunOptions& o, const rt::CommOptions& comm_options) {
                         "one process", "start `burst run --loopback` without mpirun, or drop --loopback"});
   }
   const auto ranks = static_cast<int>(plan::read_plan(o.plan).ranks.size());
-  fmt::print(stderr, "loopback: the plan's {} ranks as threads of this process\n", ranks);
   // On cuda every rank's ring blocks are GPU memory: the threads copy them GPU to GPU.
   const rt::Device device = rt::choose_device(o.device, rt::probe_gpus(), "--device");
+  fmt::print(stderr, "loopback: the plan's {} ranks as threads of this process\n", ranks);
   auto comms = rt::make_loopback_communicators(ranks, comm_options, rt::message_copy(device));
   std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));
   std::vector<std::thread> threads;
@@ -371,10 +395,6 @@ void run(const RunOptions& o) {
   comm_options.timeout_s = o.timeout_s;
   if (!o.trace.empty() && !o.attention_only && !o.dry_run) {
     throw Error(Problem{"--trace", "records the timeline of attention runs", "with --attention-only or --dry-run", ""});
-  }
-  if (o.device == "cuda" && !o.attention_only && !o.dry_run) {
-    throw Error(Problem{"--device", "training runs on the CPU kernels in this version", "cpu",
-                        "run the plan's attention on the GPU with --attention-only or --dry-run"});
   }
   if (o.deterministic && o.device == "cpu") {
     throw Error(Problem{"--deterministic", "chooses the CUDA kernels' mode; the CPU kernels are always deterministic",
@@ -408,8 +428,9 @@ void add_run_command(CLI::App& app) {
                   "Run in this precision instead of the plan's /job/dtype (the run says so): bf16 or fp32")
       ->check(CLI::IsMember({"bf16", "fp32"}));  // fp32 also makes the travelling accumulators fp32
   cmd->add_option("--device", options->device,
-                  "Where attention runs: cuda (the rank's GPU) or cpu; default cuda when a GPU is visible, else cpu "
-                  "(training: cpu)")
+                  "Where the run computes: cuda (the rank's GPU) or cpu. Attention runs: default cuda when a GPU is "
+                  "visible, else cpu. Training: default cpu; cuda runs the GPU training step on one process "
+                  "(--loopback for several ranks)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   cmd->add_option("--transport", options->transport,
                   "What carries the ring's transfers: host (the job's communicator, for --device cpu) or nccl "
