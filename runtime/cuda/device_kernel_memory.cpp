@@ -38,6 +38,18 @@ DeviceKernelMemory::DeviceKernelMemory(int device, cudaStream_t stream) : device
   }
 }
 
+std::optional<DeviceMemoryUse> DeviceKernelMemory::device_use() const {
+  DeviceMemoryUse use;
+  check_cuda(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemHigh, &use.pool_peak_bytes),
+             "cudaMemPoolGetAttribute(cudaMemPoolAttrUsedMemHigh)");
+  check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
+  std::size_t free = 0, total = 0;
+  check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  use.device_used_bytes = total - free;
+  use.device_total_bytes = total;
+  return use;
+}
+
 DeviceKernelMemory::~DeviceKernelMemory() { (void)cudaMemPoolDestroy(pool_); }
 
 void DeviceKernelMemory::synchronize(const char* after) const {
@@ -48,7 +60,12 @@ MemoryBlock DeviceKernelMemory::allocate(std::size_t bytes) {
   check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
   void* p = nullptr;
   if (bytes > 0) {
-    check_cuda(cudaMallocFromPoolAsync(&p, bytes, pool_, stream_), fmt::format("cudaMallocFromPoolAsync(ring block, {} bytes)", bytes));
+    const cudaError_t got = cudaMallocFromPoolAsync(&p, bytes, pool_, stream_);
+    if (got == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // not a sticky error: the device stays usable
+      throw OutOfKernelMemory(MemorySpace::Device, bytes, fmt::format("cudaMallocFromPoolAsync on device {}", device_));
+    }
+    check_cuda(got, fmt::format("cudaMallocFromPoolAsync({} bytes)", bytes));
   }
   return {static_cast<std::byte*>(p), bytes, {free_on_stream, stream_}};
 }

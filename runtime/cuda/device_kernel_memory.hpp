@@ -35,7 +35,10 @@ class DeviceKernelMemory final : public KernelMemory {
   DeviceKernelMemory& operator=(const DeviceKernelMemory&) = delete;
 
   [[nodiscard]] MemorySpace space() const override { return MemorySpace::Device; }
+  // Throws OutOfKernelMemory when the device cannot give `bytes`.
   [[nodiscard]] MemoryBlock allocate(std::size_t bytes) override;
+  // The pool's high-water mark (cudaMemPoolAttrUsedMemHigh) and cudaMemGetInfo's view.
+  [[nodiscard]] std::optional<DeviceMemoryUse> device_use() const override;
   void store(std::span<const float> values, DType dtype, std::byte* dst) override;
   void load(const std::byte* src, DType dtype, std::span<float> values) override;
   void zero(std::byte* dst, std::size_t bytes) override;

@@ -35,8 +35,19 @@ void require_tensor_dtype(DType dtype, const char* call) {
   throw Error(Problem{call, fmt::format("a tensor stored as {}", to_string(dtype)), "fp32, bf16", ""});
 }
 
+OutOfKernelMemory::OutOfKernelMemory(MemorySpace space, std::size_t bytes, std::string_view detail)
+    : Error(Problem{space == MemorySpace::Device ? "device memory" : "host memory",
+                    fmt::format("out of memory allocating {} bytes ({})", bytes, detail), "", ""}),
+      space_(space),
+      bytes_(bytes) {}
+
 MemoryBlock HostKernelMemory::allocate(std::size_t bytes) {
-  return {static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment)), bytes, {free_host, nullptr}};
+  try {
+    return {static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment)), bytes,
+            {free_host, nullptr}};
+  } catch (const std::bad_alloc&) {
+    throw OutOfKernelMemory(MemorySpace::Host, bytes, "operator new");
+  }
 }
 
 void HostKernelMemory::store(std::span<const float> values, DType dtype, std::byte* dst) {

@@ -26,8 +26,11 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string_view>
 
+#include "common/error.hpp"
 #include "runtime/comm/dtype.hpp"
 
 namespace burst::rt {
@@ -61,12 +64,36 @@ class MemoryBlock {
   std::size_t bytes_ = 0;
 };
 
+// allocate() found the memory exhausted (a GPU out of memory, the host's new failing): a
+// burst::Error saying how much was asked for, which the training step turns into one naming
+// the plan's memory item it was for and the plan's prediction of that item (step_buffer.hpp).
+class OutOfKernelMemory : public Error {
+ public:
+  OutOfKernelMemory(MemorySpace space, std::size_t bytes, std::string_view detail);
+  [[nodiscard]] MemorySpace space() const { return space_; }
+  [[nodiscard]] std::size_t bytes() const { return bytes_; }
+
+ private:
+  MemorySpace space_;
+  std::size_t bytes_;
+};
+
+// What a GPU's memory held: its pool's peak and the whole device's use, seen by CUDA.
+struct DeviceMemoryUse {
+  std::uint64_t pool_peak_bytes = 0;    // the most this memory's pool had handed out at once
+  std::uint64_t device_used_bytes = 0;  // the device's total minus its free memory, now
+  std::uint64_t device_total_bytes = 0;
+};
+
 class KernelMemory {
  public:
   virtual ~KernelMemory() = default;
   [[nodiscard]] virtual MemorySpace space() const = 0;
-  // `bytes` of this memory, aligned for any element type; contents unspecified.
+  // `bytes` of this memory, aligned for any element type; contents unspecified. Throws
+  // OutOfKernelMemory when the memory is exhausted.
   [[nodiscard]] virtual MemoryBlock allocate(std::size_t bytes) = 0;
+  // A GPU memory's use (null for host memory).
+  [[nodiscard]] virtual std::optional<DeviceMemoryUse> device_use() const { return std::nullopt; }
   virtual void store(std::span<const float> values, DType dtype, std::byte* dst) = 0;
   virtual void load(const std::byte* src, DType dtype, std::span<float> values) = 0;
   virtual void zero(std::byte* dst, std::size_t bytes) = 0;

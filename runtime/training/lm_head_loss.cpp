@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "runtime/training/argument_checks.hpp"
+#include "runtime/training/step_buffer.hpp"
 
 namespace burst::rt {
 namespace {
@@ -69,10 +70,14 @@ StepTensor ChunkedLmHeadLoss::Workspace::dl_tensor(std::size_t elements, DType d
 }
 
 ChunkedLmHeadLoss::Workspace ChunkedLmHeadLoss::workspace(std::size_t elements) {
+  const auto allocate = [&](std::size_t bytes) {
+    const auto get = [&] { return kernels_.memory().allocate(bytes); };
+    return ledger_ != nullptr ? allocating_for(*ledger_, MemoryUse::LossWorkspace, get) : get();
+  };
   Workspace ws;
-  ws.logits = kernels_.memory().allocate(float_bytes(elements));
+  ws.logits = allocate(float_bytes(elements));
   const DType dl = kernels_.activation_dtype();
-  if (dl != DType::F32) ws.dl = kernels_.memory().allocate(elements * dtype_size(dl));
+  if (dl != DType::F32) ws.dl = allocate(elements * dtype_size(dl));
   ws.hold = hold_workspace(ledger_, elements);
   return ws;
 }

@@ -26,6 +26,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -91,6 +92,7 @@ class MemoryLedger {
   void transient(MemoryUse use, std::uint64_t host_bytes, std::uint64_t device_bytes);
 
   [[nodiscard]] std::uint64_t current(Column c = Column::Host) const;
+  [[nodiscard]] std::uint64_t current(MemoryUse use, Column c) const { return column(c).held[static_cast<std::size_t>(use)]; }
   [[nodiscard]] std::uint64_t peak(Column c = Column::Host) const { return column(c).peak; }
   // Each use's bytes when the column's total peaked.
   [[nodiscard]] const Breakdown& at_peak(Column c = Column::Host) const { return column(c).at_peak; }
@@ -99,6 +101,11 @@ class MemoryLedger {
   }
   // Forgets the peaks (not the holdings): the next step is measured from what is held now.
   void reset_peaks();
+
+  // The plan's prediction of a use on one rank (its memory item of that name), for messages
+  // such as an allocation that did not fit (step_buffer.hpp); null where the plan has none.
+  void set_predicted(MemoryUse use, std::uint64_t bytes) { predicted_[static_cast<std::size_t>(use)] = bytes; }
+  [[nodiscard]] std::optional<std::uint64_t> predicted(MemoryUse use) const { return predicted_[static_cast<std::size_t>(use)]; }
 
  private:
   struct Tally {
@@ -112,6 +119,7 @@ class MemoryLedger {
 
   DeviceLayout device_{};
   std::array<Tally, 2> tallies_{};  // host, device
+  std::array<std::optional<std::uint64_t>, kMemoryUseCount> predicted_{};
 };
 
 // Bytes of n floats.

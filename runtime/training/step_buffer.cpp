@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace burst::rt {
 namespace {
 
@@ -17,12 +19,28 @@ MemoryBlock adopt(std::vector<float>&& values) {
   return {reinterpret_cast<std::byte*>(owned->data()), owned->size() * sizeof(float), free};  // NOLINT: fp32 storage
 }
 
+std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+
 }  // namespace
+
+void throw_out_of_memory(const OutOfKernelMemory& e, const MemoryLedger& ledger, MemoryUse use) {
+  const Column column = e.space() == MemorySpace::Device ? Column::Device : Column::Host;
+  const std::optional<std::uint64_t> predicted = ledger.predicted(use);
+  throw Error(Problem{fmt::format("{} memory, plan item {}", e.space() == MemorySpace::Device ? "device" : "host", to_string(use)),
+                      fmt::format("out of memory allocating {} for {} while this rank's step held {} ({} of it {})",
+                                  mib(e.bytes()), to_string(use), mib(ledger.current(column)),
+                                  mib(ledger.current(use, column)), to_string(use)),
+                      "",
+                      predicted ? fmt::format("the plan predicts {} for {} on a rank; plan with the memory this device "
+                                              "really has free (burst plan --memory-budget) or over more ranks",
+                                              mib(*predicted), to_string(use))
+                                : "plan with the memory this device really has free (burst plan --memory-budget) or over more ranks"});
+}
 
 StepBuffer::StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use, std::size_t n, Stored stored)
     : stored_(stored) {
   const DType dtype = stored_dtype(kernels, stored);
-  block_ = kernels.memory().allocate(n * dtype_size(dtype));
+  block_ = allocating_for(ledger, use, [&] { return kernels.memory().allocate(n * dtype_size(dtype)); });
   tensor_ = {block_.data(), n, dtype};
   hold_ = hold_in(ledger, use);
 }
@@ -35,7 +53,7 @@ StepBuffer::StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use
   if (n > 0 && kernels.memory().space() == MemorySpace::Host && dtype == DType::F32) {
     block_ = adopt(std::move(values));
   } else {
-    block_ = kernels.memory().allocate(n * dtype_size(dtype));
+    block_ = allocating_for(ledger, use, [&] { return kernels.memory().allocate(n * dtype_size(dtype)); });
     kernels.memory().store(values, dtype, block_.data());
   }
   tensor_ = {block_.data(), n, dtype};

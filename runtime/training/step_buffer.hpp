@@ -3,6 +3,10 @@
 // column (what the CPU step stores), what the GPU step stores in the device column (its
 // activation dtype, or fp32 for statistics). The GPU step's own buffers are exactly those
 // device bytes, so there the ledger's device column is a measurement, not a prediction.
+//
+// An allocation that does not fit (OutOfKernelMemory: the GPU out of memory) becomes an error
+// naming the plan's memory item the buffer was for, what the rank's step held then, and the
+// plan's prediction of that item: allocating_for() does it for any allocation of the step.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +16,18 @@
 #include "runtime/training/step_kernels.hpp"
 
 namespace burst::rt {
+
+// Runs `allocate` (whatever allocates kernel memory for `use`), turning OutOfKernelMemory into
+// that error.
+[[noreturn]] void throw_out_of_memory(const OutOfKernelMemory& e, const MemoryLedger& ledger, MemoryUse use);
+template <typename Allocate>
+auto allocating_for(const MemoryLedger& ledger, MemoryUse use, Allocate&& allocate) -> decltype(allocate()) {
+  try {
+    return allocate();
+  } catch (const OutOfKernelMemory& e) {
+    throw_out_of_memory(e, ledger, use);
+  }
+}
 
 class StepBuffer {
  public:

@@ -28,6 +28,7 @@ struct TrainingStep::Layer {
   StepBuffer h, b, inv_rms_mlp;    // h = x + o Wo, b = RMSNorm(h)
   StepBuffer u, w, m;              // gate, up, silu(u) * w: [c, ffn]
   StepBuffer o_kept, lse_kept;     // seq_stash: o and lse of the later rows only
+  BoundTensor params;              // the layer's bound parameters, kept for its backward (keep_units_bound_)
 };
 
 TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
@@ -77,6 +78,9 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   positions_ = schedule_->rank_positions(comm.rank());
   rows_ = static_cast<std::int64_t>(positions_.size());
   kernels_.set_positions(positions_);
+  // A device copy of a unit stays valid whatever the host does with its own; under ZeRO 3 the
+  // device would then hold every gathered unit at once, which stage 3 exists to avoid.
+  keep_units_bound_ = kernels_.memory().space() == MemorySpace::Device && plan.strategy.zero.stage < 3;
   const ModelSpec& m = model.spec();
   const AttentionExecution execution{precision_of(plan), plan.strategy.overlap, backend.attention};
   attention_ = std::make_unique<DistributedAttention>(*schedule_, comm, Shape{rows_, m.heads, m.head_dim},
@@ -346,20 +350,21 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   const auto hidden = static_cast<std::size_t>(m.hidden);
   pass.x = buffer(c * hidden);
   {
-    const BoundTensor table = kernels_.bind_params(weights.acquire(ModelLayout::embedding_unit()));
+    const BoundTensor table = bind_params(weights.acquire(ModelLayout::embedding_unit()));
     kernels_.embedding_forward(in.tokens, table.tensor, m.vocab, m.hidden, pass.x.tensor());
   }
   weights.release(ModelLayout::embedding_unit());
   for (std::size_t l = 0; l < pass.layers.size(); ++l) {
     {
-      const BoundTensor params = kernels_.bind_params(weights.acquire(ModelLayout::layer_unit(l)));
+      BoundTensor params = bind_params(weights.acquire(ModelLayout::layer_unit(l)));
       pass.layers[l].x = std::move(pass.x);
       pass.x = forward_layer(params, local_layers_[l], pass.layers[l], pass.out);
       keep_per_policy(pass.layers[l]);
+      if (keep_units_bound_) pass.layers[l].params = std::move(params);
     }
     weights.release(ModelLayout::layer_unit(l));
   }
-  pass.head = kernels_.bind_params(weights.acquire(model_.head_unit()));
+  pass.head = bind_params(weights.acquire(model_.head_unit()));
   pass.z = buffer(c * hidden);
   pass.inv_rms_final = buffer(c, MemoryUse::Activations, Stored::Fp32);
   kernels_.rms_norm_forward(pass.x.tensor(), of(pass.head, local_final_norm_), rows_, m.hidden, pass.z.tensor(),
@@ -372,11 +377,16 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   }, pass.out.loss_s);
 }
 
+BoundTensor TrainingStep::bind_params(std::span<const float> host) {
+  return allocating_for(ledger_, MemoryUse::Params, [&] { return kernels_.bind_params(host); });
+}
+
 // Binds unit u's gradients, runs `body` on them, and hands them back to the weight source.
 template <typename Body>
 void TrainingStep::with_gradients(WeightSource& weights, std::size_t unit, Body&& body) {
   const std::span<float> host = weights.gradients(unit);
-  const BoundTensor grads = kernels_.bind_gradients(host);
+  const BoundTensor grads =
+      allocating_for(ledger_, MemoryUse::Gradients, [&] { return kernels_.bind_gradients(host); });
   body(grads);
   kernels_.return_gradients(grads, host);
   weights.gradients_done(unit);
@@ -406,7 +416,8 @@ void TrainingStep::backward(WeightSource& weights, const StepTokens& in, Chunked
   for (std::size_t l = pass.layers.size(); l-- > 0;) {
     const std::size_t unit = ModelLayout::layer_unit(l);
     {
-      const BoundTensor params = kernels_.bind_params(weights.acquire(unit));
+      const std::span<const float> host = weights.acquire(unit);
+      const BoundTensor params = keep_units_bound_ ? std::move(pass.layers[l].params) : bind_params(host);
       recompute_layer(params, local_layers_[l], pass.layers[l], pass.out);
       with_gradients(weights, unit, [&](const BoundTensor& grads) {
         dy = backward_layer(params, grads, local_layers_[l], pass.layers[l], dy, pass.out);

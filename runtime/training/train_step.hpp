@@ -21,7 +21,9 @@
 // GPU loaded from the device and stored back after the pass: the training step's one host
 // round trip per ring pass). A unit's parameters are bound to the kernels (read in place on the
 // CPU, uploaded as bf16 on the GPU) while the step uses them, and its gradients accumulate in a
-// bound fp32 buffer handed back to the WeightSource when the unit's backward is done.
+// bound fp32 buffer handed back to the WeightSource when the unit's backward is done. On a GPU
+// under ZeRO 0-2 a layer's upload is kept from its forward to its backward (one upload a unit a
+// step, the bf16 parameters the plan's params item counts); under ZeRO 3 each use uploads anew.
 //
 // Every buffer whose size the policy or the chunking changes is a StepBuffer of the step's
 // MemoryLedger; the rings' in-flight blocks are charged as transients. Weight gradients are
@@ -108,6 +110,8 @@ class TrainingStep {
   void recompute_layer(const BoundTensor& params, const LayerSlices& w, Layer& s, StepOutcome& out);
   [[nodiscard]] StepBuffer backward_layer(const BoundTensor& params, const BoundTensor& grads, const LayerSlices& w,
                                           Layer& s, const StepBuffer& dy, StepOutcome& out);
+  // A unit's parameters bound to the kernels (an allocation that does not fit names the item).
+  [[nodiscard]] BoundTensor bind_params(std::span<const float> host);
   template <typename Body>
   void with_gradients(WeightSource& weights, std::size_t unit, Body&& body);
   [[nodiscard]] StepBuffer buffer(std::size_t n, MemoryUse use = MemoryUse::Activations, Stored stored = Stored::Activation);
@@ -128,6 +132,7 @@ class TrainingStep {
   std::vector<std::int64_t> positions_;
   std::int64_t rows_ = 0;        // c: local tokens
   std::int64_t short_rows_ = 0;  // seq_stash: the earlier rows recomputed on the short ring
+  bool keep_units_bound_ = false; // a layer's device copy lives from its forward to its backward
 };
 
 }  // namespace burst::rt

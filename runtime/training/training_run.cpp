@@ -198,6 +198,12 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       step_(plan_, model_, plan_.job.seq, comm, ledger_, options_.backend),
       first_step_(resumed_ ? resumed_->step : 0) {
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
+  for (std::size_t u = 0; u < kMemoryUseCount; ++u) {  // for an allocation that does not fit to quote
+    const auto use = static_cast<MemoryUse>(u);
+    for (const plan::Item& item : plan_.predicted.memory_bytes) {
+      if (item.name == to_string(use)) ledger_.set_predicted(use, static_cast<std::uint64_t>(item.value));
+    }
+  }
   check_save_every(options_.save_every, options_.save);
   if (!options_.save.empty()) check_writable(options_.save);
   (void)training_sequence(corpus_, plan_.job.seq, first_step_, plan_.job.mask);  // the data fits the mask
@@ -383,9 +389,28 @@ TrainingRun::MemorySummary TrainingRun::gather_memory(const std::vector<StepReco
   return out;
 }
 
+// Collective: what CUDA says the GPU step's memory held, the largest rank's (null on the CPU).
+// The step's kernels and the attention's have a pool each; the device's use is cudaMemGetInfo's,
+// everything on the GPU (the loopback's ranks share one).
+Json TrainingRun::gather_gpu_memory() {
+  const StepBackend& backend = options_.backend;
+  const std::optional<DeviceMemoryUse> step = backend.step != nullptr ? backend.step->memory().device_use() : std::nullopt;
+  if (!step) return nullptr;
+  const std::optional<DeviceMemoryUse> attention =
+      backend.attention != nullptr ? backend.attention->memory().device_use() : std::nullopt;
+  std::vector<std::int64_t> most{static_cast<std::int64_t>(step->pool_peak_bytes),
+                                 static_cast<std::int64_t>(attention ? attention->pool_peak_bytes : 0),
+                                 static_cast<std::int64_t>(step->device_used_bytes),
+                                 static_cast<std::int64_t>(step->device_total_bytes)};
+  comm_.allreduce(std::span<std::int64_t>(most), ReduceOp::Max);
+  return {{"step_pool_peak_bytes", most[0]}, {"attention_pool_peak_bytes", most[1]}, {"device_used_bytes", most[2]},
+          {"device_total_bytes", most[3]}};
+}
+
 Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel& model) {
   const MemorySummary memory = gather_memory(records, Column::Host);
   const MemorySummary device = gather_memory(records, Column::Device);
+  const Json gpu_memory = gather_gpu_memory();
   if (comm_.rank() != 0) return nullptr;
 
   Json losses = Json::array(), times = Json::array(), norms = Json::array(), tokens_per_s = Json::array();
@@ -435,6 +460,7 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
   report["memory"] = memory_json(model.resident(), memory.at_peak, memory.use_peaks);
   report["memory_on_gpu"] = memory_json(model.resident(Column::Device), device.at_peak, device.use_peaks);
   report["memory_on_gpu"]["peak"] = device.peak;
+  if (!gpu_memory.is_null()) report["memory_on_gpu"]["measured_by_cuda"] = gpu_memory;
   report["memory_items"] = memory_items(plan_, {memory.use_peaks, memory.peak}, {device.use_peaks, device.peak});
   report["zero"] = zero_json(plan_, model.shards(), collective_s);
   report["predicted_memory_bytes"] = plan_.predicted.memory_total_bytes;

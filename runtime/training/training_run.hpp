@@ -98,6 +98,7 @@ class TrainingRun {
   };
   // Collective: one column of every rank's ledger (memory_ledger.hpp).
   [[nodiscard]] MemorySummary gather_memory(const std::vector<StepRecord>& records, Column column);
+  [[nodiscard]] Json gather_gpu_memory();
   [[nodiscard]] Json report(const std::vector<StepRecord>& records, const ZeroModel& model);
   // Collective: writes --save (state_shards.hpp), the state after `step` steps in all.
   void save(const ZeroModel& model, std::int64_t step) const;

@@ -9,10 +9,17 @@
 // bf16 uploads of each unit, host views loaded from bf16 for the attention, the attention's
 // outputs stored back as bf16, the LM head's separate bf16 dl, gradients bound and returned.
 // Only the kernels themselves differ from the GPU (tests/gpu/ compares those one by one).
+//
+// Its memory (EmulatedDeviceMemory) is host memory that calls itself device memory, so every
+// transfer goes through load and store as on the GPU, and it can be given a budget: an
+// allocation past it throws OutOfKernelMemory as a full GPU does.
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <new>
 #include <span>
 #include <vector>
 
@@ -25,8 +32,48 @@
 
 namespace burst::test {
 
+class EmulatedDeviceMemory final : public rt::KernelMemory {
+ public:
+  explicit EmulatedDeviceMemory(std::size_t budget) : budget_(budget) {}
+  EmulatedDeviceMemory(const EmulatedDeviceMemory&) = delete;
+  EmulatedDeviceMemory& operator=(const EmulatedDeviceMemory&) = delete;
+
+  [[nodiscard]] rt::MemorySpace space() const override { return rt::MemorySpace::Device; }
+  [[nodiscard]] rt::MemoryBlock allocate(std::size_t bytes) override {
+    if (bytes > budget_ - used_) throw rt::OutOfKernelMemory(rt::MemorySpace::Device, bytes, "the test's budget");
+    auto* data = static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment));
+    used_ += bytes;
+    sizes_[data] = bytes;
+    return {data, bytes, {release, this}};
+  }
+  void store(std::span<const float> values, rt::DType dtype, std::byte* dst) override { host_.store(values, dtype, dst); }
+  void load(const std::byte* src, rt::DType dtype, std::span<float> values) override { host_.load(src, dtype, values); }
+  void zero(std::byte* dst, std::size_t bytes) override { host_.zero(dst, bytes); }
+  void accumulate(float* sum, const std::byte* src, rt::DType dtype, std::size_t count) override {
+    host_.accumulate(sum, src, dtype, count);
+  }
+  void convert(const float* src, rt::DType dtype, std::byte* dst, std::size_t count) override {
+    host_.convert(src, dtype, dst, count);
+  }
+
+ private:
+  static constexpr std::align_val_t kAlignment{64};
+  static void release(std::byte* data, void* context) {
+    auto* self = static_cast<EmulatedDeviceMemory*>(context);
+    self->used_ -= self->sizes_.at(data);
+    self->sizes_.erase(data);
+    ::operator delete[](data, kAlignment);
+  }
+
+  std::size_t budget_;
+  std::size_t used_ = 0;
+  std::map<const std::byte*, std::size_t> sizes_;
+  rt::HostKernelMemory host_;
+};
+
 class Bf16StepKernels final : public rt::StepKernels {
  public:
+  explicit Bf16StepKernels(std::size_t budget = SIZE_MAX) : memory_(budget) {}
   [[nodiscard]] std::string_view device() const override { return "cpu-bf16"; }
   [[nodiscard]] rt::KernelMemory& memory() override { return memory_; }
   [[nodiscard]] rt::DType activation_dtype() const override { return rt::DType::BF16; }
@@ -134,7 +181,7 @@ class Bf16StepKernels final : public rt::StepKernels {
     return {reinterpret_cast<float*>(t.data), t.count};  // NOLINT: fp32 storage
   }
 
-  rt::HostKernelMemory memory_;
+  EmulatedDeviceMemory memory_;
   rt::HostStepKernels host_;  // the cross-entropy of fp32 logits
   std::span<const std::int64_t> positions_;
 };

@@ -25,7 +25,8 @@ struct StepResult {
   std::uint64_t lm_head_device_peak = 0;
 };
 
-StepResult run_step(const plan::Plan& plan, const ModelLayout& model, StepKernels* kernels) {
+StepResult run_step(const plan::Plan& plan, const ModelLayout& model, StepKernels* kernels,
+                    std::uint64_t predicted_activations = 0) {
   const std::int64_t seq = plan.job.seq;
   std::mt19937 rng(5);
   std::vector<std::int32_t> tokens, targets;
@@ -36,6 +37,7 @@ StepResult run_step(const plan::Plan& plan, const ModelLayout& model, StepKernel
   const auto counted = static_cast<std::int64_t>(std::count_if(targets.begin(), targets.end(), [](auto t) { return t >= 0; }));
   const auto comm = make_self_communicator();
   MemoryLedger ledger(DeviceLayout{kernels != nullptr ? 2u : 4u, false});
+  if (predicted_activations > 0) ledger.set_predicted(MemoryUse::Activations, predicted_activations);
   TrainingStep step(plan, model, seq, *comm, ledger, {kernels, nullptr});
   const std::vector<float> params = initial_params(model, 9);
   StepResult r;
@@ -93,4 +95,19 @@ TEST_CASE("a bf16 step is not the fp32 step: the comparison can fail", "[train_s
   const StepResult got = run_step(plan, model, &bf16);
   CHECK(got.loss != want.loss);
   CHECK(relative_error(got.grads, want.grads) > 1e-5);
+}
+
+TEST_CASE("a step that does not fit its device names the plan item and the plan's prediction", "[train_step][bf16]") {
+  const plan::Plan plan = test::training_plan(1, 1, Layout::Contiguous, BackwardMode::QRing, CheckpointPolicy::None, 0.5, 1,
+                                              "causal", 8, 24);
+  const ModelLayout model(plan.job.model);
+  test::Bf16StepKernels small(1000);  // bytes: less than the first activation (24 x 32 bf16)
+  try {
+    (void)run_step(plan, model, &small, 5 * 1024 * 1024);
+    FAIL("no error");
+  } catch (const Error& e) {
+    const std::string text = e.what();
+    CHECK_THAT(text, Catch::Contains("device memory, plan item activations: out of memory allocating 0.0 MiB for activations"));
+    CHECK_THAT(text, Catch::Contains("the plan predicts 5.0 MiB for activations on a rank"));
+  }
 }

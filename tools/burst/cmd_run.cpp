@@ -226,6 +226,14 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
 
 std::string mib(const Json& bytes) { return fmt::format("{:.1f} MiB", bytes.get<double>() / (1024.0 * 1024.0)); }
 
+// A GPU run: its tensors are the "GPU layout" column; CUDA's own counts beside them.
+void print_cuda_memory(const Json& g) {
+  fmt::print("  on GPU    the GPU layout column is what this run's GPU step allocated for its activations; CUDA "
+             "measured: step pool peak {}, attention pool peak {}, device in use {} of {}\n",
+             mib(g["step_pool_peak_bytes"]), mib(g["attention_pool_peak_bytes"]), mib(g["device_used_bytes"]),
+             mib(g["device_total_bytes"]));
+}
+
 void print_training_report(const Json& r) {
   const Json& p = r["plan"];
   const Json& run = r["run"];
@@ -275,6 +283,7 @@ void print_training_report(const Json& r) {
     fmt::print("            {:<16} {:>12} | {:>12} | {:>12}  (apart, not in the total: {})\n", "reserve", "-", "-",
                bytes((*reserve)["predicted"]), (*reserve)["note"].get<std::string>());
   }
+  if (r["memory_on_gpu"].contains("measured_by_cuda")) print_cuda_memory(r["memory_on_gpu"]["measured_by_cuda"]);
   if (r.contains("check")) {
     const Json& c = r["check"];
     fmt::print("  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "
