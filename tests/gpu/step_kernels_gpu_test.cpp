@@ -21,6 +21,7 @@
 #include "runtime/cuda/cuda_step_kernels.hpp"
 #include "runtime/kernels/tensor.hpp"
 #include "runtime/training/layer_ops.hpp"
+#include "tests/support/bf16_tolerance.hpp"
 #include "runtime/training/model.hpp"
 
 using namespace burst;
@@ -29,7 +30,8 @@ using rt::StepTensor;
 
 namespace {
 
-constexpr double kBf16Eps = 1.0 / 256;
+using test::check_within;
+
 constexpr double kExact = 0, kBf16Out = 1, kBf16Sum = 2, kF32Out = 0.01;
 
 std::vector<float> bf16_values(std::size_t n, unsigned seed, float sd = 1.0f) {
@@ -52,21 +54,6 @@ std::vector<float> download(rt::StepKernels& k, const StepTensor& t) {
   std::vector<float> v(t.count);
   k.memory().load(t.data, t.dtype, v);  // waits for the writers
   return v;
-}
-
-void check_within(const char* what, std::span<const float> got, std::span<const float> want, double k) {
-  REQUIRE(got.size() == want.size());
-  double max_error = 0, max_reference = 0;
-  std::size_t non_finite = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i])) ++non_finite;
-    max_error = std::max(max_error, std::abs(static_cast<double>(got[i]) - want[i]));
-    max_reference = std::max(max_reference, std::abs(static_cast<double>(want[i])));
-  }
-  INFO(what << ": max error " << max_error << ", max |cpu| " << max_reference << ", bound "
-            << k * kBf16Eps * max_reference);
-  CHECK(non_finite == 0);
-  CHECK(max_error <= k * kBf16Eps * max_reference);
 }
 
 std::size_t size_of(std::int64_t a, std::int64_t b = 1) { return static_cast<std::size_t>(a * b); }

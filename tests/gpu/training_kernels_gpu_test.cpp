@@ -25,12 +25,14 @@
 #include "runtime/kernels/tensor.hpp"
 #include "runtime/training/adamw.hpp"
 #include "runtime/training/layer_ops.hpp"
+#include "tests/support/bf16_tolerance.hpp"
 
 using namespace burst;
 
 namespace {
 
-constexpr double kBf16Eps = 1.0 / 256;
+using test::check_within;
+
 // k of the tolerance, per output.
 constexpr double kEmbedding = 0, kResidual = 0, kRmsY = 1, kInvRms = 0.01, kRmsDx = 2, kDgain = 0.01, kRope = 1,
                  kSwiglu = 1, kAdamWMaster = 0.01, kAdamWWorking = 1;
@@ -79,21 +81,6 @@ class Device {
   T* data_;
   std::size_t size_;
 };
-
-void check_within(const char* what, std::span<const float> got, std::span<const float> want, double k) {
-  REQUIRE(got.size() == want.size());
-  double max_error = 0, max_reference = 0;
-  std::size_t non_finite = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    if (!std::isfinite(got[i])) ++non_finite;
-    max_error = std::max(max_error, std::abs(static_cast<double>(got[i]) - want[i]));
-    max_reference = std::max(max_reference, std::abs(static_cast<double>(want[i])));
-  }
-  INFO(what << ": max error " << max_error << ", max |cpu| " << max_reference << ", bound "
-            << k * kBf16Eps * max_reference);
-  CHECK(non_finite == 0);
-  CHECK(max_error <= k * kBf16Eps * max_reference);
-}
 
 bool same_bits(std::span<const float> a, std::span<const float> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
