@@ -35,8 +35,11 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                            MemoryLedger& ledger, StepBackend backend)
     : model_(model),
       ledger_(ledger),
+      comm_(comm),
       own_kernels_(backend.step == nullptr ? std::make_unique<HostStepKernels>() : nullptr),
       kernels_(backend.step != nullptr ? *backend.step : *own_kernels_),
+      execution_{precision_of(plan), plan.strategy.overlap, backend.attention},
+      ring_transport_(std::move(backend.ring_transport)),
       policy_(plan.strategy.checkpoint.policy),
       backward_(plan.strategy.backward),
       lm_head_chunks_(plan.strategy.lm_head_chunks) {
@@ -81,10 +84,6 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   // A device copy of a unit stays valid whatever the host does with its own; under ZeRO 3 the
   // device would then hold every gathered unit at once, which stage 3 exists to avoid.
   keep_units_bound_ = kernels_.memory().space() == MemorySpace::Device && plan.strategy.zero.stage < 3;
-  const ModelSpec& m = model.spec();
-  const AttentionExecution execution{precision_of(plan), plan.strategy.overlap, backend.attention};
-  attention_ = std::make_unique<DistributedAttention>(*schedule_, comm, Shape{rows_, m.heads, m.head_dim},
-                                                      Shape{rows_, m.kv_heads, m.head_dim}, execution);
   if (policy_ != CheckpointPolicy::SeqStash) return;
   short_rows_ = std::llround((1.0 - plan.strategy.checkpoint.kept_fraction) * static_cast<double>(rows_));
   if (short_rows_ == 0) return;
@@ -95,8 +94,20 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
     throw Error(Problem{"seq_stash", "the short ring's tokens are not the first tokens of this rank", "",
                         "a bug in the striped layout: please report it"});
   }
-  short_attention_ = std::make_unique<DistributedAttention>(*short_schedule_, comm, Shape{short_rows_, m.heads, m.head_dim},
-                                                            Shape{short_rows_, m.kv_heads, m.head_dim}, execution);
+}
+
+// Each ring's communicator is the transport's for its schedule (made here, on the first run: a
+// transport's set-up is collective), else the job's.
+void TrainingStep::connect_rings() {
+  if (attention_) return;
+  const ModelSpec& m = model_.spec();
+  const auto connect = [&](const RingSchedule& schedule, std::unique_ptr<Communicator>& transport, std::int64_t rows) {
+    if (ring_transport_) transport = ring_transport_(schedule.seq());
+    return std::make_unique<DistributedAttention>(schedule, transport ? *transport : comm_, Shape{rows, m.heads, m.head_dim},
+                                                  Shape{rows, m.kv_heads, m.head_dim}, execution_);
+  };
+  attention_ = connect(*schedule_, transport_, rows_);
+  if (short_schedule_) short_attention_ = connect(*short_schedule_, short_transport_, short_rows_);
 }
 
 StepBuffer TrainingStep::buffer(std::size_t n, MemoryUse use, Stored stored) { return {kernels_, ledger_, use, n, stored}; }
@@ -330,6 +341,7 @@ StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
                                     in.targets.size(), c),
                         "", ""});
   }
+  connect_rings();
   Pass pass;
   pass.layers.resize(model_.layers.size());
   ChunkedLmHeadLoss head(kernels_, lm_head_chunks_, &ledger_);

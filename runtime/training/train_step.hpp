@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -71,10 +72,17 @@ struct StepOutcome {
   int ring_passes = 0;          // ring attention calls, recompute included
 };
 
-// The kernels a step computes with; null: the CPU's (an owned HostStepKernels, CPU attention).
+// The communicator that carries a ring schedule's transfers, for a schedule of `seq` tokens of
+// the step's plan: the NCCL transport of its op lists (nccl_op_list.hpp) on GPUs over several
+// processes. Called collectively (every rank, the same schedules in the same order).
+using RingTransport = std::function<std::unique_ptr<Communicator>(std::int64_t seq)>;
+
+// What a step computes with; null: the CPU's (an owned HostStepKernels, CPU attention, the
+// job's communicator for the rings).
 struct StepBackend {
   StepKernels* step = nullptr;            // not owned
   AttentionKernels* attention = nullptr;  // not owned; the same device as `step`
+  RingTransport ring_transport;           // empty: the rings' transfers go over the job's communicator
 };
 
 class TrainingStep {
@@ -101,6 +109,7 @@ class TrainingStep {
   struct Pass;
   void forward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass);
   void backward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass);
+  void connect_rings();
   void attention_inputs(const BoundTensor& params, const LayerSlices& w, Layer& s);
   [[nodiscard]] RingForward ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows);
   void attention_output(Layer& s, bool recompute, StepOutcome& out);
@@ -122,8 +131,12 @@ class TrainingStep {
   std::vector<LayerSlices> local_layers_;  // each layer's tensors within its unit
   Slice local_final_norm_, local_lm_head_;  // within the head unit
   MemoryLedger& ledger_;
+  Communicator& comm_;
   std::unique_ptr<StepKernels> own_kernels_;  // the CPU's, when the backend names none
   StepKernels& kernels_;
+  AttentionExecution execution_;
+  RingTransport ring_transport_;
+  std::unique_ptr<Communicator> transport_, short_transport_;  // the rings' (ring_transport_), outlive them
   CheckpointPolicy policy_;
   BackwardMode backward_;
   int lm_head_chunks_;

@@ -54,8 +54,9 @@ std::string known_differences(const std::string& item, const plan::Plan& plan, b
                   "backward input and output");
   }
   if (item == "lm_head") {
-    add(fmt::format("one fp32 logits buffer turned into its gradient in place here (4 bytes a logit), the plan "
-                              "counts logits, their fp32 softmax and its gradient ({} bytes)", e + 8));
+    const std::string step = host || e == 4 ? "one fp32 logits buffer turned into its gradient in place here (4 bytes a logit)"
+                                            : fmt::format("fp32 logits and their {}-byte gradient ({} bytes a logit)", e, 4 + e);
+    add(fmt::format("{}, the plan counts logits, their fp32 softmax and its gradient ({} bytes)", step, e + 8));
   }
   return out;
 }

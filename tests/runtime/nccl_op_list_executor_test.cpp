@@ -20,61 +20,15 @@
 #include "runtime/comm/comm_errors.hpp"
 #include "runtime/schedule/nccl_group_assembler.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"
+#include "tests/support/recording_communicator.hpp"
 #include "tests/support/ring_plan.hpp"
 
 using namespace burst;
 using namespace burst::rt;
+using burst::test::RecordingCommunicator;
 using burst::test::usp_plan;
 
 namespace {
-
-// One rank of an in-process job that records every send and receive it is asked to post, in
-// order, and then posts it as the loopback backend does. Beside, it assembles the transfers into
-// the rank's NCCL groups as the NCCL backend would (NcclGroupAssembler, which throws on a
-// transfer outside the op list), and notes every wait on a transfer whose group is not ready
-// yet: under NCCL that group would never have been issued, and the wait would hang.
-class RecordingCommunicator final : public LoopbackCommunicator {
- public:
-  RecordingCommunicator(std::shared_ptr<LoopbackHub> hub, int rank, const NcclOpLists& lists)
-      : LoopbackCommunicator(std::move(hub), rank, CommOptions{10}),
-        assembler_(rank, lists.of(rank, NcclPhase::Forward), lists.of(rank, NcclPhase::Backward)) {}
-  [[nodiscard]] const std::vector<Envelope>& posted() const { return posted_; }
-  [[nodiscard]] const std::vector<std::string>& early_waits() const { return early_waits_; }
-  [[nodiscard]] const NcclGroupAssembler& assembler() const { return assembler_; }
-
-  void begin_pass(AttentionPass pass) override { assembler_.begin(pass); }
-
- protected:
-  struct Tracked final : Request::State {
-    Tracked(std::unique_ptr<Request::State> inner_, std::size_t group_) : inner(std::move(inner_)), group(group_) {}
-    std::unique_ptr<Request::State> inner;  // the loopback's (none for an eager send)
-    std::size_t group;
-  };
-
-  std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override {
-    posted_.push_back(e);
-    const std::size_t group = assembler_.post(e).group;
-    return std::make_unique<Tracked>(LoopbackCommunicator::post_send(data, e), group);
-  }
-  std::unique_ptr<Request::State> post_recv(MutBuffer data, const Envelope& e) override {
-    posted_.push_back(e);
-    const std::size_t group = assembler_.post(e).group;
-    return std::make_unique<Tracked>(LoopbackCommunicator::post_recv(data, e), group);
-  }
-  bool test(Request::State& state, const Envelope& e) override {
-    auto* tracked = dynamic_cast<Tracked*>(&state);
-    if (tracked == nullptr) return LoopbackCommunicator::test(state, e);
-    if (!assembler_.ready(tracked->group)) {
-      early_waits_.push_back(fmt::format("{}: {}", describe(e), assembler_.incomplete(tracked->group)));
-    }
-    return tracked->inner == nullptr || LoopbackCommunicator::test(*tracked->inner, e);
-  }
-
- private:
-  NcclGroupAssembler assembler_;
-  std::vector<Envelope> posted_;
-  std::vector<std::string> early_waits_;
-};
 
 // What both sides say about a message: its stream and, within it, its step and size.
 struct Posted {

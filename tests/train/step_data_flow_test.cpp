@@ -38,7 +38,9 @@ StepResult run_step(const plan::Plan& plan, const ModelLayout& model, StepKernel
   const auto comm = make_self_communicator();
   MemoryLedger ledger(DeviceLayout{kernels != nullptr ? 2u : 4u, false});
   if (predicted_activations > 0) ledger.set_predicted(MemoryUse::Activations, predicted_activations);
-  TrainingStep step(plan, model, seq, *comm, ledger, {kernels, nullptr});
+  StepBackend backend;
+  backend.step = kernels;
+  TrainingStep step(plan, model, seq, *comm, ledger, backend);
   const std::vector<float> params = initial_params(model, 9);
   StepResult r;
   r.grads.assign(model.size(), 0.0f);

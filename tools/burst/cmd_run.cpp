@@ -297,18 +297,6 @@ void print_training_report(const Json& r) {
   }
 }
 
-// GPU training runs on one process: its rings' blocks travel between the GPU step's ranks as
-// the loopback's GPU-to-GPU copies; over several processes they would need the NCCL transport,
-// which the training step does not drive yet.
-void require_one_gpu_process(const RunOptions& o, const rt::Communicator& comm) {
-  if (o.loopback || comm.size() == 1) return;
-  throw Error(Problem{"--device", fmt::format("cuda training over {} processes: the training step's rings do not run "
-                                              "over NCCL in this version", comm.size()),
-                      "--device cuda with --loopback (every rank on this machine's first GPU) or one process",
-                      "train over several processes with --device cpu, or run the plan's attention on the GPUs "
-                      "with --attention-only"});
-}
-
 void run_training(const RunOptions& o, rt::Communicator& comm) {
   rt::TrainingOptions options;
   options.steps = o.steps;
@@ -333,14 +321,19 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
   std::unique_ptr<rt::TrainingRun> training;
   const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
     const plan::Plan plan = read_run_plan(o, comm);
-    if (o.device == "cuda") {
-      const rt::Device device = run_device(o, comm);
-      require_one_gpu_process(o, comm);
+    const rt::Device device = o.device == "cuda" ? run_device(o, comm) : rt::Device::Cpu;
+    if (device == rt::Device::Cuda) {
       // A loopback job's ranks share the first GPU, as its attention runs do.
       const int gpu = o.loopback ? 0 : comm.local_rank();
       step_kernels = rt::make_step_kernels(device, gpu, o.deterministic);
       attention_kernels = rt::make_attention_kernels(device, gpu, o.deterministic, false);
-      options.backend = {step_kernels.get(), attention_kernels.get()};
+      options.backend.step = step_kernels.get();
+      options.backend.attention = attention_kernels.get();
+    }
+    if (use_nccl(o, device, comm)) {  // each ring of the step over NCCL, made by the step on its first run
+      options.backend.ring_transport = [&comm, &kernels = *attention_kernels, plan](std::int64_t seq) {
+        return rt::make_nccl_transport(comm, rt::NcclOpLists(plan, seq), kernels);
+      };
     }
     training = std::make_unique<rt::TrainingRun>(plan, comm, options);
     return [&] { return training->run(); };
@@ -438,8 +431,8 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"bf16", "fp32"}));  // fp32 also makes the travelling accumulators fp32
   cmd->add_option("--device", options->device,
                   "Where the run computes: cuda (the rank's GPU) or cpu. Attention runs: default cuda when a GPU is "
-                  "visible, else cpu. Training: default cpu; cuda runs the GPU training step on one process "
-                  "(--loopback for several ranks)")
+                  "visible, else cpu. Training: default cpu; cuda runs the GPU training step (its rings over NCCL, "
+                  "or --loopback on one GPU)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   cmd->add_option("--transport", options->transport,
                   "What carries the ring's transfers: host (the job's communicator, for --device cpu) or nccl "
