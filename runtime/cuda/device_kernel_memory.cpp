@@ -3,6 +3,8 @@
 #include "runtime/cuda/device_kernel_memory.hpp"
 
 #include <cstdint>
+#include <mutex>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -14,6 +16,17 @@ namespace burst::rt::gpu {
 namespace {
 
 void free_on_stream(std::byte* p, void* stream) { (void)cudaFreeAsync(p, static_cast<cudaStream_t>(stream)); }
+
+// Every pool of this process. Each keeps what it freed (release threshold at its maximum), so
+// with several on one GPU (a loopback job: each rank's step and attention pools) one can hold
+// free memory another needs: an allocation that fails trims them all and tries once more.
+std::mutex pools_mutex;
+std::set<cudaMemPool_t> live_pools;
+
+void trim_every_pool() {
+  const std::lock_guard lock(pools_mutex);
+  for (cudaMemPool_t pool : live_pools) (void)cudaMemPoolTrimTo(pool, 0);  // frees what no allocation holds
+}
 
 }  // namespace
 
@@ -36,6 +49,8 @@ DeviceKernelMemory::DeviceKernelMemory(int device, cudaStream_t stream) : device
     (void)cudaMemPoolDestroy(pool_);
     check_cuda(set, "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
   }
+  const std::lock_guard lock(pools_mutex);
+  live_pools.insert(pool_);
 }
 
 std::optional<DeviceMemoryUse> DeviceKernelMemory::device_use() const {
@@ -50,7 +65,13 @@ std::optional<DeviceMemoryUse> DeviceKernelMemory::device_use() const {
   return use;
 }
 
-DeviceKernelMemory::~DeviceKernelMemory() { (void)cudaMemPoolDestroy(pool_); }
+DeviceKernelMemory::~DeviceKernelMemory() {
+  {
+    const std::lock_guard lock(pools_mutex);
+    live_pools.erase(pool_);
+  }
+  (void)cudaMemPoolDestroy(pool_);
+}
 
 void DeviceKernelMemory::synchronize(const char* after) const {
   check_cuda(cudaStreamSynchronize(stream_), fmt::format("cudaStreamSynchronize (after {})", after));
@@ -60,7 +81,13 @@ MemoryBlock DeviceKernelMemory::allocate(std::size_t bytes) {
   check_cuda(cudaSetDevice(device_), fmt::format("cudaSetDevice({})", device_));
   void* p = nullptr;
   if (bytes > 0) {
-    const cudaError_t got = cudaMallocFromPoolAsync(&p, bytes, pool_, stream_);
+    cudaError_t got = cudaMallocFromPoolAsync(&p, bytes, pool_, stream_);
+    if (got == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();
+      synchronize("an allocation the device could not give");  // this stream's frees are done
+      trim_every_pool();
+      got = cudaMallocFromPoolAsync(&p, bytes, pool_, stream_);
+    }
     if (got == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();  // not a sticky error: the device stays usable
       throw OutOfKernelMemory(MemorySpace::Device, bytes, fmt::format("cudaMallocFromPoolAsync on device {}", device_));

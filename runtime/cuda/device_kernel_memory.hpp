@@ -35,7 +35,8 @@ class DeviceKernelMemory final : public KernelMemory {
   DeviceKernelMemory& operator=(const DeviceKernelMemory&) = delete;
 
   [[nodiscard]] MemorySpace space() const override { return MemorySpace::Device; }
-  // Throws OutOfKernelMemory when the device cannot give `bytes`.
+  // Throws OutOfKernelMemory when the device cannot give `bytes`, even after every pool of the
+  // process has given back what it keeps unused.
   [[nodiscard]] MemoryBlock allocate(std::size_t bytes) override;
   // The pool's high-water mark (cudaMemPoolAttrUsedMemHigh) and cudaMemGetInfo's view.
   [[nodiscard]] std::optional<DeviceMemoryUse> device_use() const override;

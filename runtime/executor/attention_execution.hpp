@@ -24,4 +24,8 @@ struct AttentionExecution {
   }
 };
 
+// Refuses a plan the kernels cannot compute (bf16-only kernels and an fp32 plan, a head dim they
+// have no kernels for), naming the plan field and the device: before anything runs.
+void require_kernel_limits(const AttentionKernels& kernels, int head_dim, const AttentionPrecision& precision);
+
 }  // namespace burst::rt

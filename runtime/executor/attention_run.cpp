@@ -71,23 +71,6 @@ Dims run_dims(plan::Plan& plan, const AttentionRunOptions& options) {
   return {seq, group * u, u, head_dim};
 }
 
-// Refuses a plan the kernels cannot compute, naming the field and the device.
-void require_kernel_limits(const AttentionKernels& kernels, const Dims& dims, const AttentionPrecision& precision) {
-  const KernelLimits limits = kernels.limits();
-  Problems problems;
-  if (!limits.fp32_inputs && precision.activations != DType::BF16) {
-    problems.add({"plan:/job/dtype", fmt::format("the {} kernels compute on bf16 inputs only", kernels.device()),
-                  "\"bf16\"", "plan with --dtype bf16, or run with --dtype bf16 (or --device cpu)"});
-  }
-  if (!limits.head_dims.empty() &&
-      std::find(limits.head_dims.begin(), limits.head_dims.end(), dims.head_dim) == limits.head_dims.end()) {
-    problems.add({"plan:/job/model/head_dim",
-                  fmt::format("the {} kernels have no head dim {}", kernels.device(), dims.head_dim),
-                  fmt::format("one of {}", fmt::join(limits.head_dims, ", ")), "run it with --device cpu"});
-  }
-  problems.throw_if_any();
-}
-
 // Per-rank figures gathered to rank 0, one fp64 each (byte counts stay exact up to 2^53).
 enum Figure : std::size_t {
   kForwardS, kBackwardS,
@@ -157,6 +140,23 @@ Tensor stored(Tensor t, DType dtype) {
 
 }  // namespace
 
+void require_kernel_limits(const AttentionKernels& kernels, int head_dim, const AttentionPrecision& precision) {
+  const KernelLimits limits = kernels.limits();
+  Problems problems;
+  if (!limits.fp32_inputs && precision.activations != DType::BF16) {
+    problems.add({"plan:/job/dtype", fmt::format("the {} kernels compute on bf16 inputs only", kernels.device()),
+                  "\"bf16\"", "plan with --dtype bf16, or run with --dtype bf16 (or --device cpu)"});
+  }
+  if (!limits.head_dims.empty() &&
+      std::find(limits.head_dims.begin(), limits.head_dims.end(), head_dim) == limits.head_dims.end()) {
+    problems.add({"plan:/job/model/head_dim",
+                  fmt::format("the {} kernels have no head dim {}", kernels.device(), head_dim),
+                  fmt::format("one of {}", fmt::join(limits.head_dims, ", ")), "run it with --device cpu"});
+  }
+  problems.throw_if_any();
+}
+
+
 void require_job_ranks(const plan::Plan& plan, int job_ranks) {
   const auto world = static_cast<int>(plan.ranks.size());
   if (job_ranks != world) {
@@ -172,7 +172,7 @@ PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, con
   const Dims dims = run_dims(plan, options);
   PreparedRun prepared{plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq),
                        precision_of(plan)};
-  if (options.kernels != nullptr) require_kernel_limits(*options.kernels, dims, prepared.precision);
+  if (options.kernels != nullptr) require_kernel_limits(*options.kernels, dims.head_dim, prepared.precision);
   prepared.schedule.require_complete();
   return prepared;
 }

@@ -51,6 +51,9 @@ enum class Stored : std::uint8_t { Activation, Fp32 };
 struct DeviceLayout {
   std::size_t activation_bytes = 4;  // what a Stored::Activation element costs (4: fp32, 2: bf16)
   bool optimizer_on_host = false;    // offloaded: the optimizer holds no device memory (zero_model.hpp)
+  // A GPU run of this version: parameters, gradients and AdamW live on the host, and the device
+  // holds only the units the step has bound (train_step.hpp), which the step charges itself.
+  bool model_state_on_host = false;
 };
 
 class MemoryLedger {
@@ -60,8 +63,10 @@ class MemoryLedger {
   MemoryLedger() = default;
   explicit MemoryLedger(DeviceLayout device) : device_(device) {}
   [[nodiscard]] const DeviceLayout& device_layout() const { return device_; }
-  // Device bytes of n elements stored as `stored`.
-  [[nodiscard]] std::uint64_t device_bytes(std::size_t n, Stored stored) const {
+  // Device bytes of n elements of `use` stored as `stored` (0 for model state kept on the host).
+  [[nodiscard]] std::uint64_t device_bytes(std::size_t n, Stored stored, MemoryUse use = MemoryUse::Activations) const {
+    const bool model_state = use == MemoryUse::Params || use == MemoryUse::Gradients || use == MemoryUse::Optimizer;
+    if (model_state && device_.model_state_on_host) return 0;
     return static_cast<std::uint64_t>(n) * (stored == Stored::Activation ? device_.activation_bytes : 4);
   }
 
@@ -155,7 +160,7 @@ class TrackedBuffer {
 
  private:
   MemoryLedger::Hold hold_in(MemoryLedger& ledger, MemoryUse use) const {
-    return ledger.hold(use, float_bytes(data_.size()), ledger.device_bytes(data_.size(), stored_));
+    return ledger.hold(use, float_bytes(data_.size()), ledger.device_bytes(data_.size(), stored_, use));
   }
 
   std::vector<float> data_;

@@ -47,6 +47,11 @@ StepTensor host_tensor(std::span<const float> values) {
 }
 
 ConstView host_view(StepKernels& kernels, StepTensor t, Shape shape, Tensor& keep) {
+  if (static_cast<std::int64_t>(t.count) != shape.elements()) {
+    throw Error(Problem{"host_view", fmt::format("{} values seen as a [{}, {}, {}] tensor", t.count, shape.tokens,
+                                                 shape.heads, shape.head_dim),
+                        "as many values as the shape has", ""});
+  }
   if (kernels.memory().space() == MemorySpace::Host && t.dtype == DType::F32) {
     return {reinterpret_cast<const float*>(t.data), shape};  // NOLINT: fp32 storage
   }

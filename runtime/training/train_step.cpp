@@ -14,7 +14,9 @@ namespace burst::rt {
 namespace {
 
 // One tensor of a bound unit's parameters (or gradients).
-StepTensor of(const BoundTensor& unit, const Slice& slice) { return unit.tensor.part(slice.offset, slice.count); }
+StepTensor of(const TrainingStep::BoundUnit& unit, const Slice& slice) {
+  return unit.bound.tensor.part(slice.offset, slice.count);
+}
 
 }  // namespace
 
@@ -28,7 +30,7 @@ struct TrainingStep::Layer {
   StepBuffer h, b, inv_rms_mlp;    // h = x + o Wo, b = RMSNorm(h)
   StepBuffer u, w, m;              // gate, up, silu(u) * w: [c, ffn]
   StepBuffer o_kept, lse_kept;     // seq_stash: o and lse of the later rows only
-  BoundTensor params;              // the layer's bound parameters, kept for its backward (keep_units_bound_)
+  BoundUnit params;                // the layer's bound parameters, kept for its backward (keep_units_bound_)
 };
 
 TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
@@ -75,6 +77,7 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
     }
   }
   problems.throw_if_any();
+  if (backend.attention != nullptr) require_kernel_limits(*backend.attention, model.spec().head_dim, precision_of(plan));
 
   schedule_ = std::make_unique<RingSchedule>(plan, seq);
   schedule_->require_complete();
@@ -118,7 +121,7 @@ StepBuffer TrainingStep::adopt(std::vector<float>&& values, MemoryUse use, Store
 
 void TrainingStep::note_ring(const RingAttentionStats& stats) { ledger_.transient(MemoryUse::RingBuffers, stats.ring_buffer_bytes); }
 
-void TrainingStep::attention_inputs(const BoundTensor& params, const LayerSlices& w, Layer& s) {
+void TrainingStep::attention_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   s.a = buffer(c * static_cast<std::size_t>(m.hidden));
@@ -179,7 +182,7 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
   ++out.ring_passes;
 }
 
-void TrainingStep::mlp_inputs(const BoundTensor& params, const LayerSlices& w, Layer& s) {
+void TrainingStep::mlp_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   const auto hidden = static_cast<std::size_t>(m.hidden), ffn = static_cast<std::size_t>(m.ffn);
@@ -197,7 +200,7 @@ void TrainingStep::mlp_inputs(const BoundTensor& params, const LayerSlices& w, L
   kernels_.swiglu_forward(s.u.tensor(), s.w.tensor(), s.m.tensor());
 }
 
-StepBuffer TrainingStep::forward_layer(const BoundTensor& params, const LayerSlices& w, Layer& s, StepOutcome& out) {
+StepBuffer TrainingStep::forward_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out) {
   const ModelSpec& m = model_.spec();
   attention_inputs(params, w, s);
   attention_output(s, false, out);
@@ -231,7 +234,7 @@ void TrainingStep::keep_per_policy(Layer& s) {
   s.lse.clear();
 }
 
-void TrainingStep::recompute_layer(const BoundTensor& params, const LayerSlices& w, Layer& s, StepOutcome& out) {
+void TrainingStep::recompute_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out) {
   if (policy_ == CheckpointPolicy::None) return;
   timed([&] {
     attention_inputs(params, w, s);
@@ -240,7 +243,7 @@ void TrainingStep::recompute_layer(const BoundTensor& params, const LayerSlices&
   }, out.recompute_s);
 }
 
-StepBuffer TrainingStep::backward_layer(const BoundTensor& params, const BoundTensor& grads, const LayerSlices& w,
+StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit& grads, const LayerSlices& w,
                                         Layer& s, const StepBuffer& dy, StepOutcome& out) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
@@ -318,7 +321,7 @@ struct TrainingStep::Pass {
   std::vector<Layer> layers;
   StepBuffer x;                 // the last layer's output
   StepBuffer z, inv_rms_final;  // the final norm's output and its 1/rms
-  BoundTensor head;             // the head unit's parameters, bound from its forward to its backward
+  BoundUnit head;               // the head unit's parameters, bound from its forward to its backward
   StepOutcome out;
 };
 
@@ -362,13 +365,13 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   const auto hidden = static_cast<std::size_t>(m.hidden);
   pass.x = buffer(c * hidden);
   {
-    const BoundTensor table = bind_params(weights.acquire(ModelLayout::embedding_unit()));
-    kernels_.embedding_forward(in.tokens, table.tensor, m.vocab, m.hidden, pass.x.tensor());
+    const BoundUnit table = bind_params(weights.acquire(ModelLayout::embedding_unit()));
+    kernels_.embedding_forward(in.tokens, table.bound.tensor, m.vocab, m.hidden, pass.x.tensor());
   }
   weights.release(ModelLayout::embedding_unit());
   for (std::size_t l = 0; l < pass.layers.size(); ++l) {
     {
-      BoundTensor params = bind_params(weights.acquire(ModelLayout::layer_unit(l)));
+      BoundUnit params = bind_params(weights.acquire(ModelLayout::layer_unit(l)));
       pass.layers[l].x = std::move(pass.x);
       pass.x = forward_layer(params, local_layers_[l], pass.layers[l], pass.out);
       keep_per_policy(pass.layers[l]);
@@ -389,18 +392,25 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   }, pass.out.loss_s);
 }
 
-BoundTensor TrainingStep::bind_params(std::span<const float> host) {
-  return allocating_for(ledger_, MemoryUse::Params, [&] { return kernels_.bind_params(host); });
+// A copy the kernels made (the GPU's upload) is device memory the ledger holds while it lives;
+// the host's own floats are the weight source's, counted there.
+TrainingStep::BoundUnit TrainingStep::bound(MemoryUse use, BoundTensor tensor) {
+  const std::size_t bytes = tensor.storage.bytes();
+  return {std::move(tensor), bytes > 0 ? ledger_.hold(use, 0, bytes) : MemoryLedger::Hold{}};
+}
+
+TrainingStep::BoundUnit TrainingStep::bind_params(std::span<const float> host) {
+  return bound(MemoryUse::Params, allocating_for(ledger_, MemoryUse::Params, [&] { return kernels_.bind_params(host); }));
 }
 
 // Binds unit u's gradients, runs `body` on them, and hands them back to the weight source.
 template <typename Body>
 void TrainingStep::with_gradients(WeightSource& weights, std::size_t unit, Body&& body) {
   const std::span<float> host = weights.gradients(unit);
-  const BoundTensor grads =
-      allocating_for(ledger_, MemoryUse::Gradients, [&] { return kernels_.bind_gradients(host); });
+  const BoundUnit grads =
+      bound(MemoryUse::Gradients, allocating_for(ledger_, MemoryUse::Gradients, [&] { return kernels_.bind_gradients(host); }));
   body(grads);
-  kernels_.return_gradients(grads, host);
+  kernels_.return_gradients(grads.bound, host);
   weights.gradients_done(unit);
 }
 
@@ -409,7 +419,7 @@ void TrainingStep::backward(WeightSource& weights, const StepTokens& in, Chunked
   const auto c = static_cast<std::size_t>(rows_);
   const auto hidden = static_cast<std::size_t>(m.hidden);
   StepBuffer dy;
-  with_gradients(weights, model_.head_unit(), [&](const BoundTensor& grads) {
+  with_gradients(weights, model_.head_unit(), [&](const BoundUnit& grads) {
     StepBuffer dz = buffer(c * hidden);
     const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
     timed([&] {
@@ -429,17 +439,17 @@ void TrainingStep::backward(WeightSource& weights, const StepTokens& in, Chunked
     const std::size_t unit = ModelLayout::layer_unit(l);
     {
       const std::span<const float> host = weights.acquire(unit);
-      const BoundTensor params = keep_units_bound_ ? std::move(pass.layers[l].params) : bind_params(host);
+      const BoundUnit params = keep_units_bound_ ? std::move(pass.layers[l].params) : bind_params(host);
       recompute_layer(params, local_layers_[l], pass.layers[l], pass.out);
-      with_gradients(weights, unit, [&](const BoundTensor& grads) {
+      with_gradients(weights, unit, [&](const BoundUnit& grads) {
         dy = backward_layer(params, grads, local_layers_[l], pass.layers[l], dy, pass.out);
       });
     }
     weights.release(unit);
     pass.layers[l] = Layer{};
   }
-  with_gradients(weights, ModelLayout::embedding_unit(), [&](const BoundTensor& grads) {
-    kernels_.embedding_backward(in.tokens, dy.tensor(), m.vocab, m.hidden, grads.tensor);
+  with_gradients(weights, ModelLayout::embedding_unit(), [&](const BoundUnit& grads) {
+    kernels_.embedding_backward(in.tokens, dy.tensor(), m.vocab, m.hidden, grads.bound.tensor);
   });
 }
 

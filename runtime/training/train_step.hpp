@@ -104,23 +104,31 @@ class TrainingStep {
   // The same on a whole replica: `grads` (the model's size) is overwritten.
   StepOutcome run(std::span<const float> params, std::span<float> grads, const StepTokens& in);
 
+ public:
+  // A unit bound to the kernels, with the ledger's hold of the device copy (if the kernels made one).
+  struct BoundUnit {
+    BoundTensor bound;
+    MemoryLedger::Hold held;
+  };
+
  private:
   struct Layer;
   struct Pass;
   void forward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass);
   void backward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass);
   void connect_rings();
-  void attention_inputs(const BoundTensor& params, const LayerSlices& w, Layer& s);
+  void attention_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s);
   [[nodiscard]] RingForward ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows);
   void attention_output(Layer& s, bool recompute, StepOutcome& out);
-  void mlp_inputs(const BoundTensor& params, const LayerSlices& w, Layer& s);
-  [[nodiscard]] StepBuffer forward_layer(const BoundTensor& params, const LayerSlices& w, Layer& s, StepOutcome& out);
+  void mlp_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s);
+  [[nodiscard]] StepBuffer forward_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out);
   void keep_per_policy(Layer& s);
-  void recompute_layer(const BoundTensor& params, const LayerSlices& w, Layer& s, StepOutcome& out);
-  [[nodiscard]] StepBuffer backward_layer(const BoundTensor& params, const BoundTensor& grads, const LayerSlices& w,
+  void recompute_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out);
+  [[nodiscard]] StepBuffer backward_layer(const BoundUnit& params, const BoundUnit& grads, const LayerSlices& w,
                                           Layer& s, const StepBuffer& dy, StepOutcome& out);
   // A unit's parameters bound to the kernels (an allocation that does not fit names the item).
-  [[nodiscard]] BoundTensor bind_params(std::span<const float> host);
+  [[nodiscard]] BoundUnit bind_params(std::span<const float> host);
+  [[nodiscard]] BoundUnit bound(MemoryUse use, BoundTensor tensor);
   template <typename Body>
   void with_gradients(WeightSource& weights, std::size_t unit, Body&& body);
   [[nodiscard]] StepBuffer buffer(std::size_t n, MemoryUse use = MemoryUse::Activations, Stored stored = Stored::Activation);

@@ -65,6 +65,10 @@ struct TrainingOptions {
   // step runs the same plan's precision on one rank, where nothing travels and so nothing is
   // rounded on the way; docs/runtime-precision.md has the measured errors.
   double bf16_tolerance = 1e-2;
+  // --check of a step whose activations are bf16 (the GPU's) against the CPU fp32 step: every
+  // activation and its gradient rounded to bf16; the bf16-storage emulation of that step
+  // (tests/train/step_data_flow_test.cpp) shows weight-gradient errors up to about 1e-2.
+  double bf16_step_tolerance = 5e-2;
   std::string save;         // write model and optimizer state here after the last step
   int save_every = 0;       // with save: also after every this many steps of the run (0: the last only)
   std::string resume;       // start from this state (its step count continues)

@@ -50,13 +50,16 @@ ZeroModel::ZeroModel(int stage, const ModelLayout& model, Communicator& comm, Me
 
 // Host: fp32 parameters (the master copy itself), gradients, m and v. Device: parameters and
 // gradients in the activation dtype, and an fp32 master copy of the optimizer's share beside m, v,
-// unless the plan offloads the optimizer to the host.
+// unless the plan offloads the optimizer to the host; nothing where a GPU run keeps all of it on
+// the host (DeviceLayout::model_state_on_host).
 ZeroModel::Resident ZeroModel::resident(Column column) const {
   if (column == Column::Host) {
     return {float_bytes(params_.size()), float_bytes(grads_.size()), float_bytes(adam_.m.size() + adam_.v.size())};
   }
-  const bool offloaded = ledger_.device_layout().optimizer_on_host;
-  return {ledger_.device_bytes(params_.size(), Stored::Activation), ledger_.device_bytes(grads_.size(), Stored::Activation),
+  const DeviceLayout& layout = ledger_.device_layout();
+  const bool offloaded = layout.optimizer_on_host || layout.model_state_on_host;
+  return {ledger_.device_bytes(params_.size(), Stored::Activation, MemoryUse::Params),
+          ledger_.device_bytes(grads_.size(), Stored::Activation, MemoryUse::Gradients),
           offloaded ? 0 : float_bytes(adam_.m.size() + adam_.v.size() + adam_.m.size())};
 }
 

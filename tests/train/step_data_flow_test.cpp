@@ -23,6 +23,7 @@ struct StepResult {
   double loss = 0;
   std::vector<float> grads;
   std::uint64_t lm_head_device_peak = 0;
+  std::uint64_t params_device_peak = 0, gradients_device_peak = 0;
 };
 
 StepResult run_step(const plan::Plan& plan, const ModelLayout& model, StepKernels* kernels,
@@ -47,6 +48,8 @@ StepResult run_step(const plan::Plan& plan, const ModelLayout& model, StepKernel
   const StepOutcome out = step.run(params, r.grads, {tokens, targets, counted});
   r.loss = out.loss_sum / static_cast<double>(counted);
   r.lm_head_device_peak = ledger.peak(MemoryUse::LossWorkspace, Column::Device);
+  r.params_device_peak = ledger.peak(MemoryUse::Params, Column::Device);
+  r.gradients_device_peak = ledger.peak(MemoryUse::Gradients, Column::Device);
   return r;
 }
 
@@ -67,8 +70,10 @@ TEST_CASE("the step on bf16 storage matches the fp32 step under every policy", "
                                          std::pair{CheckpointPolicy::AttnStash, Layout::Contiguous},
                                          std::pair{CheckpointPolicy::SeqStash, Layout::Striped});
   const int chunks = GENERATE(1, 3);
-  CAPTURE(to_string(policy), chunks);
-  const plan::Plan plan = test::training_plan(1, 1, layout, BackwardMode::QRing, policy, 0.5, chunks, "causal", 8, 24);
+  const int stage = GENERATE(0, 3);
+  CAPTURE(to_string(policy), chunks, stage);
+  plan::Plan plan = test::training_plan(1, 1, layout, BackwardMode::QRing, policy, 0.5, chunks, "causal", 8, 24);
+  plan.strategy.zero.stage = stage;
   const ModelLayout model(plan.job.model);
   test::Bf16StepKernels bf16;
   const StepResult want = run_step(plan, model, nullptr);
@@ -84,6 +89,17 @@ TEST_CASE("the step on bf16 storage matches the fp32 step under every policy", "
   const std::int64_t rows = (plan.job.seq + chunks - 1) / chunks;
   CHECK(got.lm_head_device_peak == static_cast<std::uint64_t>(rows * plan.job.model.vocab) * (4 + 2));
   CHECK(want.lm_head_device_peak == static_cast<std::uint64_t>(rows * plan.job.model.vocab) * 4);
+  // The units bound to the device: under ZeRO 0 every layer's bf16 upload kept from its forward
+  // to its backward, with the head's; under ZeRO 3 one unit at a time. One unit's fp32 gradients
+  // at a time. Nothing on the CPU, which reads the host's floats in place.
+  const std::vector<Slice> units = model.units();
+  std::size_t kept = units[model.head_unit()].count, widest = 0;
+  for (std::size_t l = 0; l < model.layers.size(); ++l) kept += units[ModelLayout::layer_unit(l)].count;
+  for (const Slice& u : units) widest = std::max(widest, u.count);
+  CHECK(got.params_device_peak == 2 * (stage == 0 ? kept : widest));
+  CHECK(got.gradients_device_peak == 4 * widest);
+  CHECK(want.params_device_peak == 0);
+  CHECK(want.gradients_device_peak == 0);
 }
 
 TEST_CASE("a bf16 step is not the fp32 step: the comparison can fail", "[train_step][bf16]") {

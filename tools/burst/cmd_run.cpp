@@ -370,8 +370,11 @@ void run_loopback(const RunOptions& o, const rt::CommOptions& comm_options) {
                         "one process", "start `burst run --loopback` without mpirun, or drop --loopback"});
   }
   const auto ranks = static_cast<int>(plan::read_plan(o.plan).ranks.size());
-  // On cuda every rank's ring blocks are GPU memory: the threads copy them GPU to GPU.
-  const rt::Device device = rt::choose_device(o.device, rt::probe_gpus(), "--device");
+  // On cuda every rank's ring blocks are GPU memory: the threads copy them GPU to GPU. Training
+  // runs on the CPU unless --device cuda says otherwise (run_training).
+  const bool training = !o.attention_only && !o.dry_run;
+  const rt::Device device = training && o.device != "cuda" ? rt::Device::Cpu
+                                                           : rt::choose_device(o.device, rt::probe_gpus(), "--device");
   fmt::print(stderr, "loopback: the plan's {} ranks as threads of this process\n", ranks);
   auto comms = rt::make_loopback_communicators(ranks, comm_options, rt::message_copy(device));
   std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));
