@@ -4,16 +4,15 @@
 //
 //   cross_entropy_loss_kernel             one block per row (grid-stride over rows): the row's
 //                                         lse, then thread 0 writes lse - l[target] (double)
-//   cross_entropy_backward_{f32,bf16}_kernel  one block per row: the row's lse again, then each
-//                                         thread turns its columns into scale (p - onehot)
+//   cross_entropy_backward_bf16_kernel    one block per row: the row's lse again, then each
+//                                         thread turns its columns into scale (p - onehot), bf16
 //
 // A row's lse takes two block reductions: the maximum of the row (block_max), then the sum of
 // exp(l - max), each term in float, summed in double per thread and over the block (block_sum).
 // Both orders depend on the block size alone: no atomics, the same bits on every run.
 //
-// In place: the fp32 backward may write dl over the logits. Every thread reads only its own
-// columns of the row, the reductions end in a barrier, and then each thread reads and writes
-// its columns, so no thread overwrites a logit another still reads (hence no __restrict__).
+// dl is bf16, as the tensor-core products that read it want it, in a buffer of its own beside
+// the fp32 logits (the GPU step's LM-head workspace, lm_head_loss.hpp).
 #include <algorithm>
 
 #include "runtime/cuda/block_sum.cuh"
@@ -63,43 +62,24 @@ __global__ void __launch_bounds__(kTrainThreads)
   }
 }
 
-__device__ void store(float* dst, float value) { *dst = value; }
-__device__ void store(Bf16* dst, float value) { *dst = to_bf16(value); }
-
-template <typename Out>
-__device__ void cross_entropy_backward_rows(const float* logits, std::int64_t rows, std::int64_t vocab,
-                                            const std::int32_t* targets, float scale, Out* dl,
-                                            RowScratch scratch) {
+__global__ void __launch_bounds__(kTrainThreads)
+    cross_entropy_backward_bf16_kernel(const float* __restrict__ logits, std::int64_t rows, std::int64_t vocab,
+                                  const std::int32_t* __restrict__ targets, float scale, Bf16* __restrict__ dl) {
+  __shared__ float max_scratch[kBlockSumScratch<kTrainThreads>];
+  __shared__ double sum_scratch[kBlockSumScratch<kTrainThreads>];
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const std::int32_t target = target_of(targets, r, vocab);
     const float* row = logits + r * vocab;
-    Out* out = dl + r * vocab;
+    Bf16* out = dl + r * vocab;
     if (target == kIgnoredTarget) {
-      for (std::int64_t v = threadIdx.x; v < vocab; v += kTrainThreads) store(out + v, 0.0f);
+      for (std::int64_t v = threadIdx.x; v < vocab; v += kTrainThreads) out[v] = to_bf16(0.0f);
       continue;
     }
-    const auto lse = static_cast<float>(row_log_sum_exp(row, vocab, scratch));
+    const auto lse = static_cast<float>(row_log_sum_exp(row, vocab, {max_scratch, sum_scratch}));
     for (std::int64_t v = threadIdx.x; v < vocab; v += kTrainThreads) {
-      store(out + v, hd::softmax_minus_onehot(row[v], lse, v == target, scale));
+      out[v] = to_bf16(hd::softmax_minus_onehot(row[v], lse, v == target, scale));
     }
   }
-}
-
-__global__ void __launch_bounds__(kTrainThreads)
-    cross_entropy_backward_f32_kernel(const float* logits, std::int64_t rows, std::int64_t vocab,
-                                      const std::int32_t* __restrict__ targets, float scale, float* dl) {
-  __shared__ float max_scratch[kBlockSumScratch<kTrainThreads>];
-  __shared__ double sum_scratch[kBlockSumScratch<kTrainThreads>];
-  cross_entropy_backward_rows(logits, rows, vocab, targets, scale, dl, {max_scratch, sum_scratch});
-}
-
-__global__ void __launch_bounds__(kTrainThreads)
-    cross_entropy_backward_bf16_kernel(const float* __restrict__ logits, std::int64_t rows, std::int64_t vocab,
-                                       const std::int32_t* __restrict__ targets, float scale,
-                                       Bf16* __restrict__ dl) {
-  __shared__ float max_scratch[kBlockSumScratch<kTrainThreads>];
-  __shared__ double sum_scratch[kBlockSumScratch<kTrainThreads>];
-  cross_entropy_backward_rows(logits, rows, vocab, targets, scale, dl, {max_scratch, sum_scratch});
 }
 
 // Blocks of the row loops: one per row, up to the elementwise kernels' grid limit.
@@ -119,18 +99,8 @@ void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t
                             float scale, Bf16* dl, cudaStream_t stream) {
   check_cross_entropy("cross_entropy_backward", logits, rows, vocab, targets, {"dl", dl}, rows * vocab);
   if (rows == 0) return;
-  cross_entropy_backward_bf16_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets,
-                                                                                       scale, dl);
+  cross_entropy_backward_bf16_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets, scale, dl);
   check_launch("cross_entropy_backward_bf16_kernel");
-}
-
-void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
-                            float scale, float* dl, cudaStream_t stream) {
-  check_cross_entropy("cross_entropy_backward", logits, rows, vocab, targets, {"dl", dl}, rows * vocab);
-  if (rows == 0) return;
-  cross_entropy_backward_f32_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets,
-                                                                                      scale, dl);
-  check_launch("cross_entropy_backward_f32_kernel");
 }
 
 }  // namespace burst::rt::gpu

@@ -443,23 +443,16 @@ void CudaStepKernels::cross_entropy_backward(StepTensor logits, std::int64_t row
   Problems p;
   check_targets(p, call, targets, rows, vocab);
   need_tensor(p, call, "logits", logits, DType::F32, rows * vocab, "rows * vocab");
-  need_output(p, call, "dl", dl, rows * vocab, "rows * vocab");
-  if (dl.data == logits.data && dl.data != nullptr && dl.dtype != DType::F32) {
-    p.add(where(call, "dl"), "bf16 over the fp32 logits", "a bf16 dl of its own, or an fp32 dl (in place)");
-  }
+  need_tensor(p, call, "dl", dl, DType::BF16, rows * vocab, "rows * vocab");
+  if (dl.data == logits.data && dl.data != nullptr) p.add(where(call, "dl"), "over the fp32 logits", "a bf16 dl of its own");
   p.throw_if_any();
   if (rows == 0) return;
   State& s = *state_;
   s.select_device();
   const Staged sent = s.send({bytes_of(targets)});
   const auto scale_f = static_cast<float>(scale);
-  if (dl.dtype == DType::F32) {
-    gpu::cross_entropy_backward(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), scale_f, f32_out(dl),
-                                s.stream.handle);
-  } else {
-    gpu::cross_entropy_backward(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), scale_f, bf16_out(dl),
-                                s.stream.handle);
-  }
+  gpu::cross_entropy_backward(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), scale_f, bf16_out(dl),
+                              s.stream.handle);
 }
 
 void CudaStepKernels::synchronize() {

@@ -115,10 +115,8 @@ void cross_entropy_loss_rows(const float* logits, std::int64_t rows, std::int64_
                              double* row_loss, cudaStream_t stream);
 
 // dl [rows, vocab] = scale (softmax(logits row) - onehot(target)), zeros for ignored rows; the
-// row's lse recomputed as cross_entropy_loss_rows does. The fp32 dl may be `logits` itself.
+// row's lse recomputed as cross_entropy_loss_rows does; dl is a buffer of its own.
 void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
                             float scale, Bf16* dl, cudaStream_t stream);
-void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
-                            float scale, float* dl, cudaStream_t stream);
 
 }  // namespace burst::rt::gpu

@@ -106,7 +106,7 @@ class StepKernels {
   [[nodiscard]] virtual LmHeadForward cross_entropy_loss(StepTensor logits, std::int64_t rows, std::int64_t vocab,
                                                          std::span<const std::int32_t> targets) = 0;
   // dl = scale (softmax(logits) - onehot(target)) per row, 0 for ignored rows, into `dl`
-  // (activation_dtype(); it may be the logits themselves when that is fp32).
+  // (activation_dtype(); the logits themselves where that is fp32, the CPU's, else a buffer of its own).
   virtual void cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
                                       std::span<const std::int32_t> targets, double scale, StepTensor dl) = 0;
 

@@ -82,7 +82,7 @@ TEST_CASE("the training kernels' host API names bad arguments before any launch"
                     Contains("cross_entropy_loss_rows: row_loss"));
   CHECK_THROWS_WITH(cross_entropy_backward(nullptr, 2, 3, &target, 1.0f, &b, nullptr),
                     Contains("cross_entropy_backward: logits"));
-  CHECK_THROWS_WITH(cross_entropy_backward(&f, 1, 3, nullptr, 1.0f, static_cast<float*>(nullptr), nullptr),
+  CHECK_THROWS_WITH(cross_entropy_backward(&f, 1, 3, nullptr, 1.0f, static_cast<Bf16*>(nullptr), nullptr),
                     Contains("cross_entropy_backward: targets") && Contains("cross_entropy_backward: dl"));
   CHECK_THROWS_WITH(squared_norm(&f, 10, nullptr, nullptr, nullptr),
                     Contains("squared_norm: workspace") && Contains("squared_norm: result"));

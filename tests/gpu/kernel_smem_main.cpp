@@ -30,7 +30,7 @@ int main() {
                              "swiglu_forward_kernel", "swiglu_backward_kernel", "residual_add_kernel",
                              "rms_norm_forward_kernel", "rms_norm_backward_kernel", "rms_norm_dgain_partial_kernel",
                              "rms_norm_dgain_sum_kernel", "squared_norm_partial_kernel", "squared_norm_sum_kernel",
-                             "adamw_kernel", "cross_entropy_loss_kernel", "cross_entropy_backward_f32_kernel",
+                             "adamw_kernel", "cross_entropy_loss_kernel",
                              "cross_entropy_backward_bf16_kernel",
                              // The ring executor's element kernels (element_kernels.hpp): no shared memory.
                              "accumulate_f32_kernel", "accumulate_bf16_kernel", "to_bf16_kernel"}) {

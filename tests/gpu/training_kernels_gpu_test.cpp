@@ -31,20 +31,13 @@ using namespace burst;
 
 namespace {
 
+using test::bf16_values;
 using test::check_within;
 
 // k of the tolerance, per output.
 constexpr double kEmbedding = 0, kResidual = 0, kRmsY = 1, kInvRms = 0.01, kRmsDx = 2, kDgain = 0.01, kRope = 1,
                  kSwiglu = 1, kAdamWMaster = 0.01, kAdamWWorking = 1;
 constexpr double kNormRelative = 1e-12;  // the squared norm: double sums in another order
-
-std::vector<float> bf16_values(std::size_t n, unsigned seed, float sd = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, sd);
-  std::vector<float> v(n);
-  for (float& x : v) x = round_to_bf16(normal(rng));
-  return v;
-}
 
 std::vector<Bf16> as_bf16(std::span<const float> v) {
   std::vector<Bf16> out(v.size());
