@@ -32,6 +32,7 @@
 
 #include "common/bf16.hpp"
 #include "runtime/training/hd/adamw_element.hpp"
+#include "runtime/training/hd/cross_entropy_row.hpp"
 
 namespace burst::rt::gpu {
 
@@ -104,8 +105,7 @@ struct AdamWDeviceRange {
 void adamw_update(const AdamWDeviceRange& range, const hd::AdamWScalars<float>& scalars, float clip_factor,
                   cudaStream_t stream);
 
-// A cross-entropy target that is not counted (padding, a document's last token).
-inline constexpr std::int32_t kIgnoredTarget = -1;
+using hd::kIgnoredTarget;  // a cross-entropy target that is not counted
 
 // logits [rows, vocab] fp32, targets [rows] in [-1, vocab) (device memory, checked on the host
 // by the caller: the kernels trap on one outside). row_loss[r] = lse_r - logits[r, targets[r]]

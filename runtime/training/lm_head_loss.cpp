@@ -11,6 +11,7 @@
 
 #include "common/error.hpp"
 #include "runtime/training/argument_checks.hpp"
+#include "runtime/training/hd/cross_entropy_row.hpp"
 #include "runtime/training/step_buffer.hpp"
 
 namespace burst::rt {
@@ -18,8 +19,6 @@ namespace {
 
 constexpr std::string_view kForward = "ChunkedLmHeadLoss::forward";
 constexpr std::string_view kBackward = "ChunkedLmHeadLoss::backward";
-constexpr std::int32_t kIgnored = -1;
-
 void check_chunks(int chunks) {
   if (chunks < 1) {
     throw Error(Problem{"ChunkedLmHeadLoss: chunks", fmt::format("{} chunks", chunks), "chunks >= 1",
@@ -46,7 +45,7 @@ void check_inputs(Problems& p, std::string_view call, std::size_t z, std::int64_
   check_size(p, call, "z", z, tokens * hidden, "tokens * hidden");
   check_size(p, call, "w", w, hidden * vocab, "hidden * vocab");
   check_size(p, call, "targets", targets.size(), tokens, "one per token");
-  check_ids(p, call, "target", targets, kIgnored, vocab, fmt::format("-1 (ignored) or 0 <= target < {}", vocab));
+  check_ids(p, call, "target", targets, hd::kIgnoredTarget, vocab, fmt::format("-1 (ignored) or 0 <= target < {}", vocab));
 }
 
 }  // namespace

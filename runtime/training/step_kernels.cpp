@@ -16,8 +16,6 @@
 namespace burst::rt {
 namespace {
 
-constexpr std::int32_t kIgnored = -1;
-
 // The floats of a host fp32 tensor; anything else is a caller's bug, named.
 std::span<float> floats(StepTensor t, std::string_view call, std::string_view name) {
   if (t.dtype != DType::F32) {
@@ -157,7 +155,7 @@ LmHeadForward HostStepKernels::cross_entropy_loss(StepTensor logits, std::int64_
   LmHeadForward out;
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int32_t target = targets[static_cast<std::size_t>(r)];
-    if (target == kIgnored) continue;
+    if (target == hd::kIgnoredTarget) continue;
     const float* row = all + r * vocab;
     out.loss_sum += log_sum_exp(row, vocab) - row[target];
     ++out.counted;
@@ -173,7 +171,7 @@ void HostStepKernels::cross_entropy_backward(StepTensor logits, std::int64_t row
     const std::int32_t target = targets[static_cast<std::size_t>(r)];
     const float* row = all + r * vocab;
     float* grad = grads + r * vocab;
-    if (target == kIgnored) {
+    if (target == hd::kIgnoredTarget) {
       std::fill(grad, grad + vocab, 0.0f);
       continue;
     }

@@ -13,6 +13,18 @@
 namespace burst::rt {
 namespace {
 
+// Times one part of the step (attention, recompute, the LM head) by the host's clock with the
+// kernels' queue drained before and after it (no-ops on the CPU): on the GPU each part is then
+// charged its own kernels, not the ones queued before it or still running after it.
+template <typename F>
+void timed_on(StepKernels& kernels, F&& f, double& seconds) {
+  kernels.synchronize();
+  timed([&] {
+    f();
+    kernels.synchronize();
+  }, seconds);
+}
+
 // One tensor of a bound unit's parameters (or gradients).
 StepTensor of(const TrainingStep::BoundUnit& unit, const Slice& slice) {
   return unit.bound.tensor.part(slice.offset, slice.count);
@@ -157,7 +169,7 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
     s.o = buffer(c * q_floats);
     s.lse = buffer(c * heads, MemoryUse::Activations, Stored::Fp32);
     if (short_attention_) {
-      timed([&] {
+      timed_on(kernels_, [&] {
         RingForward f = ring_forward(*short_attention_, s, short_rows_);
         const StepBuffer o_short = adopt(std::move(f.o).take(), MemoryUse::Activations);
         const StepBuffer lse_short = adopt(std::move(f.lse), MemoryUse::Activations, Stored::Fp32);
@@ -173,7 +185,7 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
     s.lse_kept.clear();
     return;
   }
-  timed([&] {
+  timed_on(kernels_, [&] {
     RingForward f = ring_forward(*attention_, s, rows_);
     s.o = adopt(std::move(f.o).take(), MemoryUse::Activations);
     s.lse = adopt(std::move(f.lse), MemoryUse::Activations, Stored::Fp32);
@@ -236,7 +248,7 @@ void TrainingStep::keep_per_policy(Layer& s) {
 
 void TrainingStep::recompute_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out) {
   if (policy_ == CheckpointPolicy::None) return;
-  timed([&] {
+  timed_on(kernels_, [&] {
     attention_inputs(params, w, s);
     attention_output(s, true, out);
     mlp_inputs(params, w, s);
@@ -281,7 +293,7 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
   kernels_.linear_backward(s.o.tensor(), rows_, qd, of(params, w.wo), m.hidden, dh.tensor(), d_o.tensor(),
                            of(grads, w.wo), false);
   StepBuffer dq, dk, dv;
-  timed([&] {
+  timed_on(kernels_, [&] {
     const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
     Tensor q, k, v, o, lse, g;  // host copies where the tensors are not host fp32 (the GPU step)
     const ConstView lse_view = host_view(kernels_, s.lse.tensor(), Shape{rows_, m.heads, 1}, lse);
@@ -384,7 +396,7 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   pass.inv_rms_final = buffer(c, MemoryUse::Activations, Stored::Fp32);
   kernels_.rms_norm_forward(pass.x.tensor(), of(pass.head, local_final_norm_), rows_, m.hidden, pass.z.tensor(),
                             pass.inv_rms_final.tensor());
-  timed([&] {
+  timed_on(kernels_, [&] {
     const LmHeadForward loss = head.forward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab,
                                             in.targets);
     pass.out.loss_sum = loss.loss_sum;
@@ -422,7 +434,7 @@ void TrainingStep::backward(WeightSource& weights, const StepTokens& in, Chunked
   with_gradients(weights, model_.head_unit(), [&](const BoundUnit& grads) {
     StepBuffer dz = buffer(c * hidden);
     const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
-    timed([&] {
+    timed_on(kernels_, [&] {
       head.backward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets, scale,
                     dz.tensor(), of(grads, local_lm_head_));
     }, pass.out.loss_s);

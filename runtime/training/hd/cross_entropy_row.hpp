@@ -5,10 +5,15 @@
 // in T (double on the CPU), rounded to float.
 #pragma once
 
+#include <cstdint>
+
 #include "common/host_device.hpp"
 #include "runtime/kernels/hd/math.hpp"
 
 namespace burst::rt::hd {
+
+// A target that is not counted (the sequence's last token, a document's end under its mask).
+inline constexpr std::int32_t kIgnoredTarget = -1;
 
 // exp(l - top): one term of the row's sum.
 template <typename T>
