@@ -19,6 +19,7 @@
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/training/state_shards.hpp"
 #include "runtime/training/training_run.hpp"
+#include "tests/support/bf16_step_kernels.hpp"
 #include "tests/support/ring_plan.hpp"
 
 using namespace burst;
@@ -304,6 +305,48 @@ TEST_CASE("the GPU layout column: bf16 model state with an fp32 master, bf16 act
     CHECK(item["on_gpu"].is_number());
     CHECK(item.contains("on_gpu_note"));
   }
+}
+
+TEST_CASE("the GPU step's data flow through whole runs: bf16 storage passes --check, fills its column, resumes",
+          "[training][mpi][bf16]") {
+  // The step on StepKernels that store what the GPU step stores (tests/support/bf16_step_kernels.hpp),
+  // under TrainingRun as `burst run --device cuda` drives CudaStepKernels.
+  auto comm = rt::make_mpi_communicator({});
+  const int world = comm->size();
+  const plan::Plan plan = zero_plan(world, 0);
+  test::Bf16StepKernels kernels;
+  const auto on_bf16 = [&kernels](int steps, bool check) {
+    rt::TrainingOptions o = options(steps, check);
+    o.backend.step = &kernels;
+    return o;
+  };
+  const std::string state = temp_state("bf16", world);
+  const Json straight = train(plan, *comm, on_bf16(4, true));
+  rt::TrainingOptions first = on_bf16(2, false);
+  first.save = state;
+  (void)train(plan, *comm, first);
+  rt::TrainingOptions second = on_bf16(2, false);
+  second.resume = state;
+  const Json resumed = train(plan, *comm, second);
+  if (comm->rank() == 0) {
+    CHECK(straight["run"]["device"] == "cpu-bf16");
+    INFO(straight["check"].dump());
+    CHECK(straight["check"]["tolerance"].get<double>() == 5e-2);  // the bf16 step's own
+    CHECK(straight["check"]["passed"].get<bool>());
+    CHECK(straight["check"]["max_rel_err_grad"].get<double>() > 1e-5);  // it is not the fp32 step
+    const Json& losses = straight["losses"];
+    CHECK(losses[3].get<double>() < losses[0].get<double>());
+    for (std::size_t i = 0; i < 2; ++i) CHECK(resumed["losses"][i].get<double>() == losses[2 + i].get<double>());
+    // The device column: no model state (it is on the host), the bound units, 6 bytes a logit.
+    const Json& gpu = straight["memory_on_gpu"];
+    for (const char* use : {"params", "gradients", "optimizer"}) CHECK(gpu["model_state_by_use"][use].get<std::uint64_t>() == 0);
+    CHECK(gpu["peak_by_use"]["params"].get<std::uint64_t>() > 0);
+    CHECK(gpu["peak_by_use"]["gradients"].get<std::uint64_t>() > 0);
+    CHECK(2 * gpu["peak_by_use"]["lm_head"].get<std::uint64_t>() ==
+          3 * straight["memory"]["peak_by_use"]["lm_head"].get<std::uint64_t>());
+  }
+  comm->barrier();
+  if (comm->rank() == 0) remove_state(state, world);
 }
 
 TEST_CASE("shards saved at one stage resume at another, and on one rank; a corrupt shard is refused", "[training][mpi][zero]") {
