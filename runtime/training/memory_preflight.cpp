@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
-#include <numeric>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -50,7 +49,8 @@ std::uint64_t mapped_now() {
 
 }  // namespace
 
-std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks) {
+std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks,
+                                                std::size_t device_activation_bytes) {
   const ModelSpec& m = plan.job.model;
   const auto c = static_cast<double>(tokens);
   const double kv_dim = static_cast<double>(m.kv_heads) * m.head_dim;
@@ -59,10 +59,14 @@ std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int
   const double params = m.total_params() * (plan.strategy.zero.stage >= 3 ? shard : 1.0);
   const double grads = m.total_params() * (plan.strategy.zero.stage >= 2 ? shard : 1.0);
   const auto bytes = [](double floats) { return static_cast<std::uint64_t>(floats * sizeof(float)); };
-  return {{"layer inputs kept (every policy)", bytes(static_cast<double>(m.layers) * c * m.hidden)},
+  const bool gpu = device_activation_bytes > 0;
+  const auto activations = [&](double elements) {
+    return gpu ? static_cast<std::uint64_t>(elements * static_cast<double>(device_activation_bytes)) : bytes(elements);
+  };
+  return {{"layer inputs kept (every policy)", activations(static_cast<double>(m.layers) * c * m.hidden), gpu},
           {"one layer's forward working set",
-           bytes(c * std::max(3.0 * m.hidden + 2.0 * kv_dim, m.hidden + 2.0 * m.ffn))},
-          {"parameters and gradients", bytes(params + grads)}};
+           activations(c * std::max(3.0 * m.hidden + 2.0 * kv_dim, m.hidden + 2.0 * m.ffn)), gpu},
+          {"parameters and gradients", bytes(params + grads), false}};
 }
 
 MemoryAvailable memory_available(int ranks_on_node) {
@@ -88,16 +92,31 @@ MemoryAvailable memory_available(int ranks_on_node) {
   return best;
 }
 
-void require_memory(const std::vector<MemoryNeed>& need, const MemoryAvailable& available) {
-  const std::uint64_t total = std::accumulate(need.begin(), need.end(), std::uint64_t{0},
-                                              [](std::uint64_t sum, const MemoryNeed& n) { return sum + n.bytes; });
-  if (total <= available.bytes) return;
+namespace {
+
+// The items of one memory against what it has.
+void require_in(const std::vector<MemoryNeed>& need, bool device, const MemoryAvailable& available) {
+  std::uint64_t total = 0;
   std::string items;
-  for (const MemoryNeed& n : need) items += fmt::format("{}{} {}", items.empty() ? "" : ", ", n.item, gib(static_cast<double>(n.bytes)));
+  for (const MemoryNeed& n : need) {
+    if (n.on_device != device) continue;
+    total += n.bytes;
+    items += fmt::format("{}{} {}", items.empty() ? "" : ", ", n.item, gib(static_cast<double>(n.bytes)));
+  }
+  if (total <= available.bytes) return;
   throw Error(Problem{"plan:/job/seq_len",
-                      fmt::format("this rank needs at least {} ({}) but can have {} ({})", gib(static_cast<double>(total)), items,
-                                  gib(static_cast<double>(available.bytes)), available.source),
+                      fmt::format("this rank needs at least {}{} ({}) but can have {} ({})", gib(static_cast<double>(total)),
+                                  device ? " of GPU memory" : "", items, gib(static_cast<double>(available.bytes)),
+                                  available.source),
                       "", "plan it over more ranks or a shorter sequence, or run where more memory is free"});
+}
+
+}  // namespace
+
+void require_memory(const std::vector<MemoryNeed>& need, const MemoryAvailable& available,
+                    const std::optional<MemoryAvailable>& device) {
+  require_in(need, false, available);
+  if (device) require_in(need, true, *device);
 }
 
 }  // namespace burst::rt

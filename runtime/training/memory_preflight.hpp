@@ -16,9 +16,15 @@
 // What this rank can have: the least of the node's MemAvailable (/proc/meminfo) shared by the
 // ranks on this node, the cgroup's memory.max shared the same way, and the address-space limit
 // (RLIMIT_AS, `ulimit -v`) minus what the process has mapped already.
+//
+// A GPU run (burst run --device cuda) is two budgets: its activations live on the GPU, in their
+// dtype there (bf16: 2 bytes), against the GPU's free memory (cudaMemGetInfo) shared by the ranks
+// that drive it; the model state stays on the host, against the host's memory.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,10 +35,13 @@ namespace burst::rt {
 struct MemoryNeed {
   std::string item;
   std::uint64_t bytes = 0;
+  bool on_device = false;  // the GPU's memory (a GPU run's activations), else the host's
 };
 
 // The lower bound above, item by item, for one rank of `ranks` holding `tokens` tokens.
-[[nodiscard]] std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks);
+// `device_activation_bytes` > 0: a GPU run whose activations cost that much an element there.
+[[nodiscard]] std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks,
+                                                              std::size_t device_activation_bytes = 0);
 
 struct MemoryAvailable {
   std::uint64_t bytes = 0;
@@ -43,7 +52,9 @@ struct MemoryAvailable {
 // mpirun job on this node, or every rank of an in-process loopback job).
 [[nodiscard]] MemoryAvailable memory_available(int ranks_on_node);
 
-// Throws burst::Error at plan:/job/seq_len naming the items when their sum exceeds `available`.
-void require_memory(const std::vector<MemoryNeed>& need, const MemoryAvailable& available);
+// Throws burst::Error at plan:/job/seq_len naming the items when the host's items exceed
+// `available`, or the device's exceed `device` (a GPU run).
+void require_memory(const std::vector<MemoryNeed>& need, const MemoryAvailable& available,
+                    const std::optional<MemoryAvailable>& device = std::nullopt);
 
 }  // namespace burst::rt

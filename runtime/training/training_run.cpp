@@ -178,16 +178,33 @@ DeviceLayout device_layout(const plan::Plan& plan, const StepBackend& backend) {
 
 // Before anything large is allocated: the plan's least footprint on a rank against what this
 // rank can have (memory_preflight.hpp). Every rank holds seq / ranks tokens.
-void require_fits_memory(const plan::Plan& plan, const Communicator& comm) {
+// A GPU run's device budget: the GPU's free memory now, shared by the ranks that drive it.
+std::optional<MemoryAvailable> device_memory_available(StepKernels& kernels, int ranks_per_device) {
+  const std::optional<DeviceMemoryUse> use = kernels.memory().device_use();
+  if (!use) return std::nullopt;
+  const int share = std::max(1, ranks_per_device);
+  const std::uint64_t free = use->device_total_bytes - use->device_used_bytes;
+  const auto gib = [](std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30)); };
+  return MemoryAvailable{free / static_cast<std::uint64_t>(share),
+                         fmt::format("cudaMemGetInfo: {} free of {} on this GPU, shared by {} rank(s)", gib(free),
+                                     gib(use->device_total_bytes), share)};
+}
+
+void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const TrainingOptions& options) {
   const auto ranks = static_cast<int>(plan.ranks.size());
-  require_memory(minimum_training_memory(plan, plan.job.seq / std::max(1, ranks), ranks),
-                 memory_available(comm.local_size()));
+  StepKernels* gpu = options.backend.step != nullptr && options.backend.step->memory().space() == MemorySpace::Device
+                         ? options.backend.step
+                         : nullptr;
+  require_memory(minimum_training_memory(plan, plan.job.seq / std::max(1, ranks), ranks,
+                                         gpu != nullptr ? dtype_size(gpu->activation_dtype()) : 0),
+                 memory_available(comm.local_size()),
+                 gpu != nullptr ? device_memory_available(*gpu, options.ranks_per_device) : std::nullopt);
 }
 
 }  // namespace
 
 TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
-    : plan_((require_job_ranks(plan, comm.size()), require_fits_memory(plan, comm), plan)),
+    : plan_((require_job_ranks(plan, comm.size()), require_fits_memory(plan, comm, options), plan)),
       comm_(comm),
       options_(std::move(options)),
       model_(plan.job.model),

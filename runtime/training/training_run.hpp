@@ -78,6 +78,7 @@ struct TrainingOptions {
   // parameters, gradients and AdamW state on the host (step_kernels.hpp) and --check compares
   // it with the CPU fp32 step under the bf16 tolerance.
   StepBackend backend;
+  int ranks_per_device = 1;  // the ranks driving one GPU (a --loopback job: all): they share its memory
   // Called on rank 0 after every step with {step, loss, step_s, tokens_per_s, grad_norm, peak_memory_bytes}.
   std::function<void(const Json&)> progress;
 };

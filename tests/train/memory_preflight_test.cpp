@@ -1,5 +1,6 @@
-// The memory pre-flight: its lower bound item by item, its refusal naming the items and the
-// source of the limit, and what this machine reports as available.
+// The memory pre-flight: its lower bound item by item (a GPU run's split between the GPU and the
+// host), its refusal naming the items and the source of the limit, and what this machine
+// reports as available.
 #include <catch2/catch.hpp>
 
 #include "runtime/training/memory_preflight.hpp"
@@ -38,4 +39,28 @@ TEST_CASE("this machine has some memory available, shared by the ranks on the no
   CHECK(one.bytes > 0);
   CHECK(four.bytes <= one.bytes);
   CHECK_FALSE(one.source.empty());
+}
+
+TEST_CASE("a GPU run's activations are checked against the GPU in their dtype there, its model state against the host",
+          "[preflight]") {
+  plan::Plan p = test::training_plan(4, 4, Layout::Contiguous, BackwardMode::KvRing, CheckpointPolicy::Full, 0, 1);
+  p.strategy.zero.stage = 0;
+  const auto cpu = rt::minimum_training_memory(p, 1000, 4);
+  const auto gpu = rt::minimum_training_memory(p, 1000, 4, 2);  // bf16 activations on the device
+  REQUIRE(gpu.size() == 3);
+  CHECK((gpu[0].on_device && gpu[1].on_device && !gpu[2].on_device));
+  CHECK(gpu[0].bytes == cpu[0].bytes / 2);
+  CHECK(gpu[1].bytes == cpu[1].bytes / 2);
+  CHECK(gpu[2].bytes == cpu[2].bytes);
+  CHECK_FALSE((cpu[0].on_device || cpu[1].on_device || cpu[2].on_device));
+
+  const std::vector<rt::MemoryNeed> need{{"layer inputs", 3ull << 30, true}, {"state", 1ull << 30, false}};
+  CHECK_NOTHROW(rt::require_memory(need, {2ull << 30, "host"}, rt::MemoryAvailable{4ull << 30, "gpu"}));
+  CHECK_NOTHROW(rt::require_memory(need, {2ull << 30, "host"}));  // no device budget known: the host's items only
+  const std::string text = test::error_text(
+      [&] { rt::require_memory(need, {2ull << 30, "host"}, rt::MemoryAvailable{1ull << 30, "cudaMemGetInfo: ..."}); });
+  CHECK_THAT(text, Catch::Contains("this rank needs at least 3.00 GiB of GPU memory (layer inputs 3.00 GiB) but can "
+                                   "have 1.00 GiB (cudaMemGetInfo: ...)"));
+  CHECK_THAT(test::error_text([&] { rt::require_memory(need, {512ull << 20, "MemAvailable"}); }),
+             Catch::Contains("needs at least 1.00 GiB (state 1.00 GiB) but can have 0.50 GiB (MemAvailable)"));
 }

@@ -329,6 +329,8 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
       attention_kernels = rt::make_attention_kernels(device, gpu, o.deterministic, false);
       options.backend.step = step_kernels.get();
       options.backend.attention = attention_kernels.get();
+      const int gpus = std::max(1, rt::probe_gpus().count);
+      options.ranks_per_device = o.loopback ? comm.size() : (comm.local_size() + gpus - 1) / gpus;
     }
     if (use_nccl(o, device, comm)) {  // each ring of the step over NCCL, made by the step on its first run
       options.backend.ring_transport = [&comm, &kernels = *attention_kernels, plan](std::int64_t seq) {
