@@ -19,7 +19,8 @@
 // fp32 ops, or the GPU's bf16 kernels and cuBLASLt. Attention goes through the distributed
 // executor with the attention kernels of the same device; it reads host views of Q, K, V (on the
 // GPU loaded from the device and stored back after the pass: the training step's one host
-// round trip per ring pass). A unit's parameters are bound to the kernels (read in place on the
+// round trip per ring pass), over the job's communicator or, where the backend gives one, each
+// ring's own transport (StepBackend::ring_transport: NCCL on GPUs). A unit's parameters are bound to the kernels (read in place on the
 // CPU, uploaded as bf16 on the GPU) while the step uses them, and its gradients accumulate in a
 // bound fp32 buffer handed back to the WeightSource when the unit's backward is done. On a GPU
 // under ZeRO 0-2 a layer's upload is kept from its forward to its backward (one upload a unit a
