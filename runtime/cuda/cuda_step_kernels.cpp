@@ -24,6 +24,7 @@
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/device_kernel_memory.hpp"
+#include "runtime/cuda/element_kernels.hpp"
 #include "runtime/cuda/token_groups.hpp"
 #include "runtime/cuda/training_kernels.hpp"
 #include "runtime/kernels/gemm_shape.hpp"
@@ -234,7 +235,15 @@ BoundTensor CudaStepKernels::bind_params(std::span<const float> host) {
   s.select_device();
   BoundTensor bound{{nullptr, host.size(), DType::BF16}, s.memory->allocate(host.size() * sizeof(Bf16))};
   bound.tensor.data = bound.storage.data();
-  s.memory->store(host, DType::BF16, bound.tensor.data);
+  if (host.empty()) return bound;
+  // The fp32 values go up as they are and the GPU rounds them: twice the bytes over the bus, but
+  // no pass over the whole unit on one host thread. A copy from pageable memory returns once the
+  // driver has staged the source, so the caller may change it; the fp32 block is freed on the
+  // stream after the rounding that reads it.
+  const MemoryBlock staged = s.memory->allocate(host.size_bytes());
+  check_cuda(cudaMemcpyAsync(staged.data(), host.data(), host.size_bytes(), cudaMemcpyHostToDevice, s.stream.handle),
+             fmt::format("cudaMemcpyAsync(a unit's fp32 parameters to the device, {} bytes)", host.size_bytes()));
+  gpu::to_bf16_on_device(staged.floats(), bound.tensor.data, host.size(), s.stream.handle);
   return bound;
 }
 

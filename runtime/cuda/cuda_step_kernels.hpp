@@ -2,12 +2,12 @@
 //
 // Everything lives in the device memory of memory() (a DeviceKernelMemory on this object's
 // device and stream): activations and their gradients bf16, the parameters the layers read
-// bf16 (bind_params uploads a unit's host fp32 values rounded once), inverse RMS, logits and
-// parameter gradients fp32. Every call is queued on the object's one non-blocking stream, in
-// call order, and returns at once, except those that hand something to the host:
-// cross_entropy_loss and return_gradients wait, as do bind_params (it uploads from host memory
-// the caller may change next) and set_positions / the token uploads when a host staging buffer
-// must be reused (below).
+// bf16 (bind_params uploads a unit's host fp32 values and rounds them on the GPU), inverse RMS,
+// logits and parameter gradients fp32. Every call is queued on the object's one non-blocking
+// stream, in call order, and returns at once, except those that hand something to the host:
+// cross_entropy_loss and return_gradients wait, and set_positions / the token uploads wait when
+// a host staging buffer must be reused (below). bind_params returns once the driver has staged
+// the caller's values (a copy from pageable memory), so the caller may change them next.
 //
 //   linear_*          cuBLASLt (cublaslt_gemm.hpp) on the row-major shapes of gemm_shape.hpp,
 //                     operands in layer_ops.cpp's order; bf16 operands, fp32 accumulation; y
