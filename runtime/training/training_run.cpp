@@ -21,6 +21,7 @@
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/training/memory_preflight.hpp"
+#include "runtime/training/relative_error.hpp"
 #include "runtime/training/state_shards.hpp"
 #include "runtime/training/zero_model.hpp"
 #include "runtime/training/zero_report.hpp"
@@ -100,16 +101,6 @@ plan::Plan single_rank_plan(plan::Plan plan) {
   plan.ranks = {{0, 0, 0}};
   plan.rings = {{"flat", 0, {0}}};
   return plan;
-}
-
-// max |a - b| / max |b| over one tensor (0 when both are zero).
-double relative_error(std::span<const float> got, std::span<const float> want) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    diff = std::max(diff, std::fabs(static_cast<double>(got[i]) - want[i]));
-    scale = std::max(scale, std::fabs(static_cast<double>(want[i])));
-  }
-  return scale > 0 ? diff / scale : diff;
 }
 
 Json uses_json(const MemoryLedger::Breakdown& b) {

@@ -18,6 +18,7 @@
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/cuda/cuda_step_kernels.hpp"
+#include "runtime/training/relative_error.hpp"
 #include "runtime/training/train_step.hpp"
 #include "tests/support/ring_plan.hpp"
 
@@ -50,15 +51,6 @@ Step run(const plan::Plan& plan, const StepBackend& backend) {
   const StepOutcome o = step.run(params, out.grads, {tokens, targets, counted});
   out.loss = o.loss_sum / static_cast<double>(counted);
   return out;
-}
-
-double relative_error(std::span<const float> got, std::span<const float> want) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(got[i] - want[i])));
-    scale = std::max(scale, static_cast<double>(std::fabs(want[i])));
-  }
-  return diff / std::max(scale, 1e-30);
 }
 
 // A bf16 plan (the CUDA attention's inputs) with head dim 64 (one it has kernels for).

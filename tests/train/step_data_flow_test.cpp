@@ -10,6 +10,7 @@
 #include <random>
 
 #include "runtime/comm/loopback_communicator.hpp"
+#include "runtime/training/relative_error.hpp"
 #include "runtime/training/train_step.hpp"
 #include "tests/support/bf16_step_kernels.hpp"
 #include "tests/support/ring_plan.hpp"
@@ -51,15 +52,6 @@ StepResult run_step(const plan::Plan& plan, const ModelLayout& model, StepKernel
   r.params_device_peak = ledger.peak(MemoryUse::Params, Column::Device);
   r.gradients_device_peak = ledger.peak(MemoryUse::Gradients, Column::Device);
   return r;
-}
-
-double relative_error(std::span<const float> got, std::span<const float> want) {
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < got.size(); ++i) {
-    diff = std::max(diff, static_cast<double>(std::fabs(got[i] - want[i])));
-    scale = std::max(scale, static_cast<double>(std::fabs(want[i])));
-  }
-  return diff / std::max(scale, 1e-30);
 }
 
 }  // namespace
