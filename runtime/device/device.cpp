@@ -51,14 +51,27 @@ Device job_device(std::string_view requested, const Communicator& comm, std::str
   return device;
 }
 
+#ifdef BURST_HAVE_CUDA
+namespace {
+
+// The CUDA options of a rank's kernels: its GPU is its node-local rank mod the visible GPUs.
+// Throws, saying why, where no GPU is visible.
+CudaKernelOptions rank_gpu(int local_rank, bool deterministic) {
+  const GpuProbe probe = probe_gpus();
+  if (probe.count == 0) (void)choose_device("cuda", probe, "device");  // throws, saying why
+  CudaKernelOptions options;
+  options.device = local_rank % probe.count;
+  options.deterministic = deterministic;
+  return options;
+}
+
+}  // namespace
+#endif
+
 std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic, bool timed) {
   if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>();
 #ifdef BURST_HAVE_CUDA
-  const GpuProbe probe = probe_gpus();
-  if (probe.count == 0) (void)choose_device("cuda", probe, "device");  // throws, saying why
-  CudaAttentionKernels::Options options;
-  options.device = local_rank % probe.count;
-  options.deterministic = deterministic;
+  CudaKernelOptions options = rank_gpu(local_rank, deterministic);
   options.timed = timed;
   return std::make_unique<CudaAttentionKernels>(options);
 #else
@@ -73,12 +86,7 @@ std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int loca
 std::unique_ptr<StepKernels> make_step_kernels(Device device, int local_rank, bool deterministic) {
   if (device == Device::Cpu) return std::make_unique<HostStepKernels>();
 #ifdef BURST_HAVE_CUDA
-  const GpuProbe probe = probe_gpus();
-  if (probe.count == 0) (void)choose_device("cuda", probe, "device");  // throws, saying why
-  CudaKernelOptions options;
-  options.device = local_rank % probe.count;
-  options.deterministic = deterministic;
-  return std::make_unique<CudaStepKernels>(options);
+  return std::make_unique<CudaStepKernels>(rank_gpu(local_rank, deterministic));
 #else
   (void)local_rank;
   (void)deterministic;

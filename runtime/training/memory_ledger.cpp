@@ -19,6 +19,13 @@ std::string_view to_string(MemoryUse use) {
   return "?";
 }
 
+std::optional<MemoryUse> memory_use_named(std::string_view item) {
+  for (std::size_t u = 0; u < kMemoryUseCount; ++u) {
+    if (to_string(static_cast<MemoryUse>(u)) == item) return static_cast<MemoryUse>(u);
+  }
+  return std::nullopt;
+}
+
 MemoryLedger::Hold& MemoryLedger::Hold::operator=(Hold&& other) noexcept {
   if (this != &other) {
     release();

@@ -41,6 +41,8 @@ inline constexpr std::size_t kMemoryUseCount = 7;
 // "activations", "attention_stash", "ring_buffers", "lm_head", "params", "gradients",
 // "optimizer": the names of the plan's memory items.
 [[nodiscard]] std::string_view to_string(MemoryUse use);
+// The use of the plan's memory item of that name, if any (the inverse of to_string).
+[[nodiscard]] std::optional<MemoryUse> memory_use_named(std::string_view item);
 
 // Which column of the ledger (see the head comment).
 enum class Column : std::uint8_t { Host, Device };
@@ -55,6 +57,9 @@ struct DeviceLayout {
   // holds only the units the step has bound (train_step.hpp), which the step charges itself.
   bool model_state_on_host = false;
 };
+
+// Bytes of n floats.
+[[nodiscard]] constexpr std::uint64_t float_bytes(std::size_t n) { return static_cast<std::uint64_t>(n) * sizeof(float); }
 
 class MemoryLedger {
  public:
@@ -92,6 +97,11 @@ class MemoryLedger {
   // The same bytes in both columns (a buffer the GPU step stores as this run does).
   [[nodiscard]] Hold hold(MemoryUse use, std::uint64_t bytes) { return hold(use, bytes, bytes); }
   [[nodiscard]] Hold hold(MemoryUse use, std::uint64_t host_bytes, std::uint64_t device_bytes);
+  // n elements of `use`: 4 bytes each in the host column (this run's fp32), device_bytes() in
+  // the device column.
+  [[nodiscard]] Hold hold_elements(MemoryUse use, std::size_t n, Stored stored) {
+    return hold(use, float_bytes(n), device_bytes(n, stored, use));
+  }
   // Bytes of `use` held for an instant on top of the current holdings.
   void transient(MemoryUse use, std::uint64_t bytes) { transient(use, bytes, bytes); }
   void transient(MemoryUse use, std::uint64_t host_bytes, std::uint64_t device_bytes);
@@ -127,8 +137,6 @@ class MemoryLedger {
   std::array<std::optional<std::uint64_t>, kMemoryUseCount> predicted_{};
 };
 
-// Bytes of n floats.
-[[nodiscard]] constexpr std::uint64_t float_bytes(std::size_t n) { return static_cast<std::uint64_t>(n) * sizeof(float); }
 
 // A float buffer whose bytes the ledger holds under one use for as long as it lives: 4 bytes
 // a float in the host column, what the GPU step stores it as in the device column.
@@ -160,7 +168,7 @@ class TrackedBuffer {
 
  private:
   MemoryLedger::Hold hold_in(MemoryLedger& ledger, MemoryUse use) const {
-    return ledger.hold(use, float_bytes(data_.size()), ledger.device_bytes(data_.size(), stored_, use));
+    return ledger.hold_elements(use, data_.size(), stored_);
   }
 
   std::vector<float> data_;

@@ -92,6 +92,14 @@ MemoryAvailable memory_available(int ranks_on_node) {
   return best;
 }
 
+MemoryAvailable device_memory_available(const DeviceMemoryUse& use, int ranks_per_device) {
+  const int share = std::max(1, ranks_per_device);
+  const std::uint64_t free = use.device_total_bytes - use.device_used_bytes;
+  return {free / static_cast<std::uint64_t>(share),
+          fmt::format("cudaMemGetInfo: {} free of {} on this GPU, shared by {} rank(s)", gib(static_cast<double>(free)),
+                      gib(static_cast<double>(use.device_total_bytes)), share)};
+}
+
 namespace {
 
 // The items of one memory against what it has.

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "planner/contract/plan.hpp"
+#include "runtime/kernels/kernel_memory.hpp"
 
 namespace burst::rt {
 
@@ -51,6 +52,10 @@ struct MemoryAvailable {
 // Per rank; `ranks_on_node` share the node's memory (Communicator::local_size: the ranks of an
 // mpirun job on this node, or every rank of an in-process loopback job).
 [[nodiscard]] MemoryAvailable memory_available(int ranks_on_node);
+
+// A GPU's share for one of the `ranks_per_device` ranks that drive it: its free memory now
+// (total less used, as cudaMemGetInfo saw it).
+[[nodiscard]] MemoryAvailable device_memory_available(const DeviceMemoryUse& use, int ranks_per_device);
 
 // Throws burst::Error at plan:/job/seq_len naming the items when the host's items exceed
 // `available`, or the device's exceed `device` (a GPU run).

@@ -61,7 +61,7 @@ StepBuffer::StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use
 }
 
 MemoryLedger::Hold StepBuffer::hold_in(MemoryLedger& ledger, MemoryUse use) const {
-  return ledger.hold(use, float_bytes(tensor_.count), ledger.device_bytes(tensor_.count, stored_, use));
+  return ledger.hold_elements(use, tensor_.count, stored_);
 }
 
 void StepBuffer::charge_to(MemoryLedger& ledger, MemoryUse use) {

@@ -60,10 +60,7 @@ ConstView host_view(StepKernels& kernels, StepTensor t, Shape shape, Tensor& kee
 
 BoundTensor HostStepKernels::bind_params(std::span<const float> host) { return {host_tensor(host), {}}; }
 
-BoundTensor HostStepKernels::bind_gradients(std::span<float> host) {
-  std::fill(host.begin(), host.end(), 0.0f);
-  return {host_tensor(host), {}};
-}
+BoundTensor HostStepKernels::bind_gradients(std::span<float> host) { return {host_tensor(host), {}}; }
 
 void HostStepKernels::return_gradients(const BoundTensor& grads, std::span<float> host) {
   const std::span<float> bound = floats(grads.tensor, "return_gradients", "grads");

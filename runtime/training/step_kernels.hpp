@@ -71,7 +71,8 @@ class StepKernels {
 
   // A unit's parameters as the layers read them, valid while the result lives and `host` does.
   [[nodiscard]] virtual BoundTensor bind_params(std::span<const float> host) = 0;
-  // A zeroed fp32 buffer for the gradients of a unit whose host gradients are `host`.
+  // A zeroed fp32 buffer for the gradients of a unit whose host gradients are `host`, which
+  // WeightSource::gradients has zeroed (the CPU accumulates into `host` itself).
   [[nodiscard]] virtual BoundTensor bind_gradients(std::span<float> host) = 0;
   // Writes the bound gradients into `host` (the same span bind_gradients had); waits for them.
   virtual void return_gradients(const BoundTensor& grads, std::span<float> host) = 0;

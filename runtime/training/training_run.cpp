@@ -157,39 +157,34 @@ struct TrainingRun::StepRecord {
 
 namespace {
 
+// The step's kernels where they compute on a GPU (a GPU run), else null.
+StepKernels* device_step(const StepBackend& backend) {
+  return backend.step != nullptr && backend.step->memory().space() == MemorySpace::Device ? backend.step : nullptr;
+}
+
 // How the device column counts: the plan's precision and offload, or, when the step runs on a
 // GPU, its own activation dtype with the model state on the host (where this version keeps it;
 // the device column then has the units the step binds).
 DeviceLayout device_layout(const plan::Plan& plan, const StepBackend& backend) {
-  if (backend.step != nullptr && backend.step->memory().space() == MemorySpace::Device) {
-    return {dtype_size(backend.step->activation_dtype()), true, true};
-  }
+  if (const StepKernels* gpu = device_step(backend)) return {dtype_size(gpu->activation_dtype()), true, true};
   return {dtype_size(precision_of(plan).activations), plan.strategy.zero.offload};
 }
 
 // Before anything large is allocated: the plan's least footprint on a rank against what this
-// rank can have (memory_preflight.hpp). Every rank holds seq / ranks tokens.
-// A GPU run's device budget: the GPU's free memory now, shared by the ranks that drive it.
-std::optional<MemoryAvailable> device_memory_available(StepKernels& kernels, int ranks_per_device) {
-  const std::optional<DeviceMemoryUse> use = kernels.memory().device_use();
-  if (!use) return std::nullopt;
-  const int share = std::max(1, ranks_per_device);
-  const std::uint64_t free = use->device_total_bytes - use->device_used_bytes;
-  const auto gib = [](std::uint64_t bytes) { return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / (1 << 30)); };
-  return MemoryAvailable{free / static_cast<std::uint64_t>(share),
-                         fmt::format("cudaMemGetInfo: {} free of {} on this GPU, shared by {} rank(s)", gib(free),
-                                     gib(use->device_total_bytes), share)};
-}
-
+// rank can have (memory_preflight.hpp). Every rank holds seq / ranks tokens; a GPU run's
+// activations are checked against its GPU's share, its model state against the host's.
 void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const TrainingOptions& options) {
   const auto ranks = static_cast<int>(plan.ranks.size());
-  StepKernels* gpu = options.backend.step != nullptr && options.backend.step->memory().space() == MemorySpace::Device
-                         ? options.backend.step
-                         : nullptr;
+  StepKernels* gpu = device_step(options.backend);
+  std::optional<MemoryAvailable> device;
+  if (gpu != nullptr) {
+    if (const std::optional<DeviceMemoryUse> use = gpu->memory().device_use()) {
+      device = device_memory_available(*use, options.ranks_per_device);
+    }
+  }
   require_memory(minimum_training_memory(plan, plan.job.seq / std::max(1, ranks), ranks,
                                          gpu != nullptr ? dtype_size(gpu->activation_dtype()) : 0),
-                 memory_available(comm.local_size()),
-                 gpu != nullptr ? device_memory_available(*gpu, options.ranks_per_device) : std::nullopt);
+                 memory_available(comm.local_size()), device);
 }
 
 }  // namespace
@@ -207,10 +202,9 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       step_(plan_, model_, plan_.job.seq, comm, ledger_, options_.backend),
       first_step_(resumed_ ? resumed_->step : 0) {
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
-  for (std::size_t u = 0; u < kMemoryUseCount; ++u) {  // for an allocation that does not fit to quote
-    const auto use = static_cast<MemoryUse>(u);
-    for (const plan::Item& item : plan_.predicted.memory_bytes) {
-      if (item.name == to_string(use)) ledger_.set_predicted(use, static_cast<std::uint64_t>(item.value));
+  for (const plan::Item& item : plan_.predicted.memory_bytes) {  // for an allocation that does not fit to quote
+    if (const std::optional<MemoryUse> use = memory_use_named(item.name)) {
+      ledger_.set_predicted(*use, static_cast<std::uint64_t>(item.value));
     }
   }
   check_save_every(options_.save_every, options_.save);

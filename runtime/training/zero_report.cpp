@@ -13,14 +13,6 @@
 namespace burst::rt {
 namespace {
 
-// The ledger use named like a plan item, if any.
-std::optional<MemoryUse> use_named(const std::string& item) {
-  for (std::size_t u = 0; u < kMemoryUseCount; ++u) {
-    if (to_string(static_cast<MemoryUse>(u)) == item) return static_cast<MemoryUse>(u);
-  }
-  return std::nullopt;
-}
-
 // Why this runtime's `item` is known to differ from the planner's, "; "-separated, in `column`;
 // `larger`: the column above the prediction (fp32 storage explains only that direction).
 std::string known_differences(const std::string& item, const plan::Plan& plan, bool larger, Column column) {
@@ -84,7 +76,7 @@ Json memory_items(const plan::Plan& plan, const MeasuredMemory& host, const Meas
   Json items = Json::array();
   double reserve = 0;
   for (const plan::Item& predicted : plan.predicted.memory_bytes) {
-    const std::optional<MemoryUse> use = use_named(predicted.name);
+    const std::optional<MemoryUse> use = memory_use_named(predicted.name);
     if (!use) {
       if (predicted.name == "reserve") reserve = predicted.value;
       items.push_back({{"item", predicted.name}, {"predicted", predicted.value}, {"measured", nullptr}, {"ratio", nullptr},

@@ -64,3 +64,12 @@ TEST_CASE("a GPU run's activations are checked against the GPU in their dtype th
   CHECK_THAT(test::error_text([&] { rt::require_memory(need, {512ull << 20, "MemAvailable"}); }),
              Catch::Contains("needs at least 1.00 GiB (state 1.00 GiB) but can have 0.50 GiB (MemAvailable)"));
 }
+
+TEST_CASE("a GPU's share is its free memory divided among the ranks driving it", "[preflight]") {
+  const rt::DeviceMemoryUse use{0, 16ull << 30, 80ull << 30};  // 16 of 80 GiB in use
+  const rt::MemoryAvailable alone = rt::device_memory_available(use, 1);
+  CHECK(alone.bytes == 64ull << 30);
+  CHECK(alone.source == "cudaMemGetInfo: 64.00 GiB free of 80.00 GiB on this GPU, shared by 1 rank(s)");
+  CHECK(rt::device_memory_available(use, 4).bytes == 16ull << 30);  // a 4-rank loopback job on one GPU
+  CHECK(rt::device_memory_available(use, 0).bytes == 64ull << 30);  // no ranks counted: the whole GPU
+}

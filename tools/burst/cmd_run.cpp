@@ -142,6 +142,10 @@ void print_report(const Json& r) {
   }
 }
 
+// Training runs on the CPU unless --device cuda asks for the GPU (attention runs default to a
+// visible GPU): the GPU training step has not run on a GPU yet.
+bool trains_on_cpu(const RunOptions& o) { return !o.attention_only && !o.dry_run && o.device != "cuda"; }
+
 // The device of --device on this rank; rank 0 says which and why.
 rt::Device run_device(const RunOptions& o, const rt::Communicator& comm) {
   return rt::job_device(o.device, comm, o.deterministic ? ", deterministic kernels" : "");
@@ -321,7 +325,7 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
   std::unique_ptr<rt::TrainingRun> training;
   const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
     const plan::Plan plan = read_run_plan(o, comm);
-    const rt::Device device = o.device == "cuda" ? run_device(o, comm) : rt::Device::Cpu;
+    const rt::Device device = trains_on_cpu(o) ? rt::Device::Cpu : run_device(o, comm);
     if (device == rt::Device::Cuda) {
       // A loopback job's ranks share the first GPU, as its attention runs do.
       const int gpu = o.loopback ? 0 : comm.local_rank();
@@ -372,11 +376,8 @@ void run_loopback(const RunOptions& o, const rt::CommOptions& comm_options) {
                         "one process", "start `burst run --loopback` without mpirun, or drop --loopback"});
   }
   const auto ranks = static_cast<int>(plan::read_plan(o.plan).ranks.size());
-  // On cuda every rank's ring blocks are GPU memory: the threads copy them GPU to GPU. Training
-  // runs on the CPU unless --device cuda says otherwise (run_training).
-  const bool training = !o.attention_only && !o.dry_run;
-  const rt::Device device = training && o.device != "cuda" ? rt::Device::Cpu
-                                                           : rt::choose_device(o.device, rt::probe_gpus(), "--device");
+  // On cuda every rank's ring blocks are GPU memory: the threads copy them GPU to GPU.
+  const rt::Device device = trains_on_cpu(o) ? rt::Device::Cpu : rt::choose_device(o.device, rt::probe_gpus(), "--device");
   fmt::print(stderr, "loopback: the plan's {} ranks as threads of this process\n", ranks);
   auto comms = rt::make_loopback_communicators(ranks, comm_options, rt::message_copy(device));
   std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));
