@@ -138,6 +138,9 @@ class Communicator {
   // The ranks on this node, sharing its memory and GPUs.
   [[nodiscard]] virtual int local_size() const { return 1; }
   [[nodiscard]] const CommOptions& options() const { return options_; }
+  // Collectives and transfers may be handed device memory: NCCL, and the loopback when its copy
+  // is the device copy.
+  [[nodiscard]] virtual bool reads_device_memory() const { return false; }
 
   // The executor starts a forward or backward pass of its attention. A backend that issues
   // transfers in an order fixed in advance (NCCL: the pass's op list, nccl_group_assembler.hpp)

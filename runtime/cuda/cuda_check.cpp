@@ -15,4 +15,13 @@ void check_cuda(cudaError_t status, std::string_view call) {
 
 void check_launch(std::string_view kernel) { check_cuda(cudaGetLastError(), fmt::format("launching {}", kernel)); }
 
+bool is_device_memory(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    (void)cudaGetLastError();  // an unregistered host pointer: clear the sticky-free error state
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
 }  // namespace burst::rt::gpu

@@ -72,17 +72,6 @@ struct GroupRecord {
 
 class NcclCommunicator;
 
-// True for memory a GPU kernel can address directly (device or managed); false for host memory,
-// pageable or pinned, which NCCL must not be handed.
-bool is_device_memory(const void* p) {
-  cudaPointerAttributes attributes{};
-  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
-    (void)cudaGetLastError();  // an unregistered host pointer: clear the sticky-free error state
-    return false;
-  }
-  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
-}
-
 // A posted transfer. Destroyed before it completed (a timeout): NCCL cannot withdraw it, so
 // the communicators are aborted and its staging is left to them. `staging` is null where the
 // caller's buffer is device memory, which NCCL reads or writes in place.
