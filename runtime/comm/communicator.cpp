@@ -186,15 +186,29 @@ void Communicator::allreduce(MutBuffer data, ReduceOp op) {
 }
 
 void Communicator::allgather(ConstBuffer mine, MutBuffer all) {
+  Request r = iallgather(mine, all);
+  wait(r);
+}
+
+Request Communicator::iallgather(ConstBuffer mine, MutBuffer all) {
   const Envelope e{Operation::Allgather, -1, Channel::Collective, 0, RingLevel::Flat, mine.count, mine.dtype};
   check_collective(e, all.dtype, all.count, mine.count * static_cast<std::size_t>(size()), true);
-  run_collective(e, post_allgather(mine, all, e));
+  Request r(e, post_allgather(mine, all, e));
+  count(e);
+  return r;
 }
 
 void Communicator::reduce_scatter(ConstBuffer all, MutBuffer mine, ReduceOp op) {
+  Request r = ireduce_scatter(all, mine, op);
+  wait(r);
+}
+
+Request Communicator::ireduce_scatter(ConstBuffer all, MutBuffer mine, ReduceOp op) {
   const Envelope e{Operation::ReduceScatter, -1, Channel::Collective, 0, RingLevel::Flat, mine.count, mine.dtype, op};
   check_collective(e, all.dtype, all.count, mine.count * static_cast<std::size_t>(size()), true);
-  run_collective(e, post_reduce_scatter(all, mine, e));
+  Request r(e, post_reduce_scatter(all, mine, e));
+  count(e);
+  return r;
 }
 
 void Communicator::gather_to_root(ConstBuffer mine, MutBuffer all_at_root) {

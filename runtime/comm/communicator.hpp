@@ -99,8 +99,11 @@ struct Envelope {
 };
 
 // A movable handle on one posted operation. A default-constructed or completed Request is not
-// pending; waiting on it does nothing. Destroying a pending Request cancels it (the backend
-// must still be alive), so a forgotten receive never writes into freed memory later.
+// pending; waiting on it does nothing. Destroying a pending Request withdraws it (the backend
+// must still be alive): a receive is cancelled, so a forgotten receive never writes into freed
+// memory later; a collective cannot be cancelled, so its backend leaves it to the job's abort
+// that must follow (MPI) or aborts its communicator (NCCL): keep a posted collective's buffers
+// alive until it is waited for.
 class Request {
  public:
   // Backend-specific progress state; each backend derives its own.
@@ -138,8 +141,8 @@ class Communicator {
   // The ranks on this node, sharing its memory and GPUs.
   [[nodiscard]] virtual int local_size() const { return 1; }
   [[nodiscard]] const CommOptions& options() const { return options_; }
-  // Collectives and transfers may be handed device memory: NCCL, and the loopback when its copy
-  // is the device copy.
+  // Whether transfers and collectives may be handed device memory: NCCL, and the loopback when
+  // its copy is the device copy. The others read host memory only.
   [[nodiscard]] virtual bool reads_device_memory() const { return false; }
 
   // The executor starts a forward or backward pass of its attention. A backend that issues
@@ -166,6 +169,11 @@ class Communicator {
   void allgather(ConstBuffer mine, MutBuffer all);
   // mine = the op over ranks of all[rank * mine.count ...]: rank r ends with the r-th share.
   void reduce_scatter(ConstBuffer all, MutBuffer mine, ReduceOp op);
+  // The same two, posted: they complete when waited (wait / wait_all), so compute can run while
+  // they are in flight (ZeRO's prefetched gathers and early reduce-scatters, zero_model.hpp).
+  // Every rank posts its collectives in the same order; the buffers stay valid until completion.
+  [[nodiscard]] Request iallgather(ConstBuffer mine, MutBuffer all);
+  [[nodiscard]] Request ireduce_scatter(ConstBuffer all, MutBuffer mine, ReduceOp op);
   // all_at_root[r * mine.count ...] = rank r's `mine` on rank 0; other ranks pass any buffer
   // (it is not touched). Every rank contributes the same count.
   void gather_to_root(ConstBuffer mine, MutBuffer all_at_root);

@@ -23,7 +23,7 @@ namespace {
 // out[i] = op over ranks r (in rank order) of inputs[r][offset + i], for i < count.
 template <class T>
 void reduce_as(ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset, std::size_t count,
-               void* out) {
+               void* out, MessageCopy copy) {
   std::vector<T> acc(count);
   std::memcpy(acc.data(), inputs.front().data() + offset * sizeof(T), count * sizeof(T));
   for (std::size_t r = 1; r < inputs.size(); ++r) {
@@ -31,17 +31,17 @@ void reduce_as(ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, s
     std::memcpy(x.data(), inputs[r].data() + offset * sizeof(T), count * sizeof(T));
     for (std::size_t i = 0; i < count; ++i) acc[i] = op == ReduceOp::Sum ? acc[i] + x[i] : std::max(acc[i], x[i]);
   }
-  std::memcpy(out, acc.data(), count * sizeof(T));
+  if (count > 0) copy(out, acc.data(), count * sizeof(T));
 }
 
 void reduce(DType dtype, ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset,
-            std::size_t count, void* out) {
+            std::size_t count, void* out, MessageCopy copy) {
   switch (dtype) {
-    case DType::F32: return reduce_as<float>(op, inputs, offset, count, out);
-    case DType::F64: return reduce_as<double>(op, inputs, offset, count, out);
-    case DType::I32: return reduce_as<std::int32_t>(op, inputs, offset, count, out);
-    case DType::I64: return reduce_as<std::int64_t>(op, inputs, offset, count, out);
-    case DType::U64: return reduce_as<std::uint64_t>(op, inputs, offset, count, out);
+    case DType::F32: return reduce_as<float>(op, inputs, offset, count, out, copy);
+    case DType::F64: return reduce_as<double>(op, inputs, offset, count, out, copy);
+    case DType::I32: return reduce_as<std::int32_t>(op, inputs, offset, count, out, copy);
+    case DType::I64: return reduce_as<std::int64_t>(op, inputs, offset, count, out, copy);
+    case DType::U64: return reduce_as<std::uint64_t>(op, inputs, offset, count, out, copy);
     case DType::BF16:
     case DType::Bytes: break;  // refused by Communicator::check_collective before posting
   }
@@ -139,18 +139,18 @@ struct CollectiveState final : LoopbackState {
     auto* out = static_cast<std::byte*>(output.data);
     const std::size_t bytes = c.bytes();
     switch (c.operation) {
-      case Operation::Allreduce: reduce(c.dtype, c.op, point.inputs, 0, c.count, out); break;
+      case Operation::Allreduce: reduce(c.dtype, c.op, point.inputs, 0, c.count, out, hub.copy); break;
       case Operation::ReduceScatter:
-        reduce(c.dtype, c.op, point.inputs, static_cast<std::size_t>(rank) * c.count, c.count, out);
+        reduce(c.dtype, c.op, point.inputs, static_cast<std::size_t>(rank) * c.count, c.count, out, hub.copy);
         break;
       case Operation::GatherToRoot:
         if (rank != 0) break;
         [[fallthrough]];
       case Operation::Allgather:
-        for (std::size_t r = 0; r < point.inputs.size(); ++r) std::memcpy(out + r * bytes, point.inputs[r].data(), bytes);
+        for (std::size_t r = 0; r < point.inputs.size() && bytes > 0; ++r) hub.copy(out + r * bytes, point.inputs[r].data(), bytes);
         break;
       case Operation::Broadcast:
-        if (rank != c.peer) std::memcpy(out, point.inputs[static_cast<std::size_t>(c.peer)].data(), bytes);
+        if (rank != c.peer && bytes > 0) hub.copy(out, point.inputs[static_cast<std::size_t>(c.peer)].data(), bytes);
         break;
       case Operation::Barrier:
       case Operation::Send:
@@ -169,6 +169,8 @@ LoopbackCommunicator::LoopbackCommunicator(std::shared_ptr<LoopbackHub> hub, int
 LoopbackCommunicator::~LoopbackCommunicator() = default;
 
 int LoopbackCommunicator::size() const { return hub_->size(); }
+
+bool LoopbackCommunicator::reads_device_memory() const { return hub_->copy != host_message_copy; }
 
 std::unique_ptr<Request::State> LoopbackCommunicator::post_send(ConstBuffer buffer, const Envelope& e) {
   const std::span<const std::byte> data(static_cast<const std::byte*>(buffer.data), buffer.bytes());
@@ -219,8 +221,9 @@ std::unique_ptr<Request::State> LoopbackCommunicator::meet(const Envelope& e, Co
                                  to_string(call.dtype));
   }
   if (input.data != nullptr) {
-    const auto* bytes = static_cast<const std::byte*>(input.data);
-    point.inputs[static_cast<std::size_t>(rank_)].assign(bytes, bytes + input.bytes());
+    std::vector<std::byte>& copy = point.inputs[static_cast<std::size_t>(rank_)];
+    copy.resize(input.bytes());
+    if (!copy.empty()) hub_->copy(copy.data(), input.data, copy.size());
   }
   ++point.arrived;
   return std::make_unique<CollectiveState>(*hub_, index, output);

@@ -21,7 +21,9 @@
 // (--loopback --device cuda, every rank a thread driving the same GPU) a copy that also moves
 // device memory (runtime/device: cudaMemcpy with cudaMemcpyDefault), so the ring's device-
 // resident blocks go GPU to GPU, or through a host copy in the mailbox when the receive is
-// posted after the send. Collectives carry small host values and always memcpy.
+// posted after the send. Collectives go through the same copy: their inputs into host copies at
+// the meeting point, their results out, so ZeRO's collectives on a GPU-resident model state
+// work on the GPU loopback too (reads_device_memory).
 //
 // The process is the whole job, so aborting the job is exiting the process (abort_all).
 // Thread safety: one thread per communicator; the communicators of one job share their
@@ -51,6 +53,8 @@ class LoopbackCommunicator : public Communicator {
   // Every rank of the job is on this machine: local rank = rank.
   [[nodiscard]] int local_rank() const override { return rank_; }
   [[nodiscard]] int local_size() const override { return size(); }
+  // True when the job's copy is not the host memcpy (the device copy of --loopback --device cuda).
+  [[nodiscard]] bool reads_device_memory() const override;
 
  protected:
   std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override;

@@ -71,6 +71,11 @@ void need_output(Problems& p, std::string_view call, std::string_view name, cons
   need_count(p, call, name, t, count, formula);
 }
 
+// The model state's optimizer reads and writes device memory only (a host pointer would fault the context).
+void need_device(Problems& p, std::string_view call, std::string_view name, const StepTensor& t) {
+  if (t.space != MemorySpace::Device && t.count > 0) p.add(where(call, name), "host memory", "device memory (the model state's)");
+}
+
 gpu::GemmOutput output_of(const StepTensor& t) { return t.dtype == DType::F32 ? gpu::GemmOutput::F32 : gpu::GemmOutput::BF16; }
 
 void check_linear(Problems& p, std::string_view call, const StepTensor& x, std::int64_t rows, std::int64_t in,
@@ -230,40 +235,109 @@ void CudaStepKernels::set_positions(std::span<const std::int64_t> positions) {
   s.position_count = static_cast<std::int64_t>(positions.size());
 }
 
-BoundTensor CudaStepKernels::bind_params(std::span<const float> host) {
+BoundTensor CudaStepKernels::bind_params(StepTensor params) {
   State& s = *state_;
   s.select_device();
-  BoundTensor bound{{nullptr, host.size(), DType::BF16}, s.memory->allocate(host.size() * sizeof(Bf16))};
+  if (params.space == MemorySpace::Device) {  // the model state's own working copy: read in place
+    const std::string call = call_name("bind_params");
+    Problems p;
+    need_dtype(p, call, "params", params, DType::BF16);
+    p.throw_if_any();
+    return {params, {}};
+  }
+  const std::string call = call_name("bind_params");
+  Problems p;
+  need_dtype(p, call, "params", params, DType::F32);
+  p.throw_if_any();
+  BoundTensor bound{{nullptr, params.count, DType::BF16, MemorySpace::Device}, s.memory->allocate(params.count * sizeof(Bf16))};
   bound.tensor.data = bound.storage.data();
-  if (host.empty()) return bound;
-  // The fp32 values go up as they are and the GPU rounds them: twice the bytes over the bus, but
-  // no pass over the whole unit on one host thread. A copy from pageable memory returns once the
-  // driver has staged the source, so the caller may change it; the fp32 block is freed on the
-  // stream after the rounding that reads it.
-  const MemoryBlock staged = s.memory->allocate(host.size_bytes());
-  check_cuda(cudaMemcpyAsync(staged.data(), host.data(), host.size_bytes(), cudaMemcpyHostToDevice, s.stream.handle),
-             fmt::format("cudaMemcpyAsync(a unit's fp32 parameters to the device, {} bytes)", host.size_bytes()));
-  gpu::to_bf16_on_device(staged.floats(), bound.tensor.data, host.size(), s.stream.handle);
+  if (params.count == 0) return bound;
+  // Host state: the fp32 values go up as they are and the GPU rounds them: twice the bytes over
+  // the bus, but no pass over the whole unit on one host thread. From page-locked memory (an
+  // offloaded state, pinned_host_memory.hpp) the copy returns at once and reads the host when
+  // the stream reaches it: the state does not change during a step (AdamW runs after its last
+  // return_gradients, which waits for the stream). From pageable memory it returns once the
+  // driver has staged the source. The fp32 block is freed on the stream after the rounding.
+  const MemoryBlock staged = s.memory->allocate(params.bytes());
+  check_cuda(cudaMemcpyAsync(staged.data(), params.data, params.bytes(), cudaMemcpyHostToDevice, s.stream.handle),
+             fmt::format("cudaMemcpyAsync(a unit's fp32 parameters to the device, {} bytes)", params.bytes()));
+  gpu::to_bf16_on_device(staged.floats(), bound.tensor.data, params.count, s.stream.handle);
   return bound;
 }
 
-BoundTensor CudaStepKernels::bind_gradients(std::span<float> host) {
+BoundTensor CudaStepKernels::bind_gradients(StepTensor grads) {
+  const std::string call = call_name("bind_gradients");
+  Problems p;
+  need_dtype(p, call, "grads", grads, DType::F32);
+  p.throw_if_any();
+  if (grads.space == MemorySpace::Device) return {grads, {}};  // the state's own, zeroed by the weight source
   State& s = *state_;
   s.select_device();
-  BoundTensor bound{{nullptr, host.size(), DType::F32}, s.memory->allocate(host.size_bytes())};
+  BoundTensor bound{{nullptr, grads.count, DType::F32, MemorySpace::Device}, s.memory->allocate(grads.bytes())};
   bound.tensor.data = bound.storage.data();
-  s.memory->zero(bound.tensor.data, host.size_bytes());
+  s.memory->zero(bound.tensor.data, grads.bytes());
   return bound;
 }
 
-void CudaStepKernels::return_gradients(const BoundTensor& grads, std::span<float> host) {
+void CudaStepKernels::return_gradients(const BoundTensor& bound, StepTensor grads) {
   const std::string call = call_name("return_gradients");
   Problems p;
-  need_tensor(p, call, "grads", grads.tensor, DType::F32, static_cast<std::int64_t>(host.size()),
-              "the host span's size");
+  need_tensor(p, call, "bound", bound.tensor, DType::F32, static_cast<std::int64_t>(grads.count), "the gradients' size");
+  p.throw_if_any();
+  if (bound.tensor.data == grads.data) return;  // accumulated in place (device state)
+  state_->select_device();
+  state_->memory->load(bound.tensor.data, DType::F32, {reinterpret_cast<float*>(grads.data), grads.count});  // NOLINT: fp32
+}
+
+double CudaStepKernels::squared_norm(StepTensor grads) {
+  const std::string call = call_name("squared_norm");
+  Problems p;
+  need_dtype(p, call, "grads", grads, DType::F32);
+  need_device(p, call, "grads", grads);
+  p.throw_if_any();
+  if (grads.count == 0) return 0.0;
+  State& s = *state_;
+  s.select_device();
+  const auto count = static_cast<std::int64_t>(grads.count);
+  const MemoryBlock workspace = s.memory->allocate(static_cast<std::size_t>(gpu::squared_norm_workspace_doubles(count) + 1) * sizeof(double));
+  auto* partials = reinterpret_cast<double*>(workspace.data());  // NOLINT: fp64 storage
+  gpu::squared_norm(f32_in(grads), count, partials + 1, partials, s.stream.handle);
+  double result = 0;
+  check_cuda(cudaMemcpyAsync(&result, partials, sizeof result, cudaMemcpyDeviceToHost, s.stream.handle),
+             "cudaMemcpyAsync(a squared gradient norm to the host)");
+  check_cuda(cudaStreamSynchronize(s.stream.handle), "cudaStreamSynchronize(after a squared gradient norm)");
+  return result;
+}
+
+// One launch per parameter group the range overlaps (each group its own weight decay), the
+// scalars worked out on the host in double as the CPU's are, the element update in float.
+void CudaStepKernels::adamw_update(const AdamWTensors& range, std::span<const ParamGroup> groups, double norm,
+                                   std::int64_t step, const AdamWConfig& config) {
+  const std::string call = call_name("adamw_update");
+  const auto n = static_cast<std::int64_t>(range.master.count);
+  Problems p;
+  for (const auto& [name, t] : {std::pair{"master", range.master}, std::pair{"grads", range.grads}, std::pair{"m", range.m},
+                                std::pair{"v", range.v}}) {
+    need_tensor(p, call, name, t, DType::F32, n, "as many as master");
+    need_device(p, call, name, t);
+  }
+  need_tensor(p, call, "working", range.working, DType::BF16, n, "as many as master (the layers' bf16 copy)");
+  need_device(p, call, "working", range.working);
+  check_at_least(p, call, "step", step, 1);
   p.throw_if_any();
   state_->select_device();
-  state_->memory->load(grads.tensor.data, DType::F32, host);
+  const float clip = hd::adamw_clip_factor(norm, config.clip_norm);
+  const std::size_t begin = range.offset, end = range.offset + range.master.count;
+  for (const ParamGroup& group : groups) {
+    const std::size_t from = std::max(begin, group.offset), to = std::min(end, group.offset + group.count);
+    if (from >= to) continue;
+    const std::size_t i = from - begin, count = to - from;
+    const gpu::AdamWDeviceRange part{f32_out(range.master) + i, f32_in(range.grads) + i, f32_out(range.m) + i,
+                                     f32_out(range.v) + i, bf16_out(range.working) + i, static_cast<std::int64_t>(count)};
+    gpu::adamw_update(part, hd::adamw_scalars<float>(config.lr, config.beta1, config.beta2, config.eps,
+                                                     group.decay ? config.weight_decay : 0.0f, step),
+                      clip, state_->stream.handle);
+  }
 }
 
 void CudaStepKernels::linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,

@@ -2,8 +2,9 @@
 //
 // Everything lives in the device memory of memory() (a DeviceKernelMemory on this object's
 // device and stream): activations and their gradients bf16, the parameters the layers read
-// bf16 (bind_params uploads a unit's host fp32 values and rounds them on the GPU), inverse RMS,
-// logits and parameter gradients fp32. Every call is queued on the object's one non-blocking
+// bf16 (bind_params reads the model state's bf16 working copy in place, or uploads a unit's host
+// fp32 values and rounds them on the GPU), inverse RMS, logits and parameter gradients fp32.
+// squared_norm and adamw_update run the optimizer kernels on state kept in this memory. Every call is queued on the object's one non-blocking
 // stream, in call order, and returns at once, except those that hand something to the host:
 // cross_entropy_loss and return_gradients wait, and set_positions / the token uploads wait when
 // a host staging buffer must be reused (below). bind_params returns once the driver has staged
@@ -52,9 +53,13 @@ class CudaStepKernels final : public StepKernels {
   [[nodiscard]] void* stream() const;
 
   void set_positions(std::span<const std::int64_t> positions) override;
-  [[nodiscard]] BoundTensor bind_params(std::span<const float> host) override;
-  [[nodiscard]] BoundTensor bind_gradients(std::span<float> host) override;
-  void return_gradients(const BoundTensor& grads, std::span<float> host) override;
+  [[nodiscard]] BoundTensor bind_params(StepTensor params) override;
+  [[nodiscard]] BoundTensor bind_gradients(StepTensor grads) override;
+  void return_gradients(const BoundTensor& bound, StepTensor grads) override;
+  [[nodiscard]] double squared_norm(StepTensor grads) override;
+  void adamw_update(const AdamWTensors& range, std::span<const ParamGroup> groups, double norm, std::int64_t step,
+                    const AdamWConfig& config) override;
+
   void linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
                       StepTensor y) override;
   void linear_backward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out, StepTensor dy,

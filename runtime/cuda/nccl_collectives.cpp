@@ -84,7 +84,8 @@ class NcclCollectives final : public Communicator {
   ~NcclCollectives() override {
     if (!aborted_) {
       const ncclResult_t finalized = ncclCommFinalize(comm_);
-      if ((finalized != ncclSuccess && finalized != ncclInProgress) || !nccl_settled(comm_, deadline_from_now())) {
+      const bool started = finalized == ncclSuccess || finalized == ncclInProgress;
+      if (!started || !nccl_settled(comm_, nccl_deadline(options().timeout_s))) {
         abort_nccl();
       } else {
         (void)ncclCommDestroy(comm_);
@@ -168,14 +169,10 @@ class NcclCollectives final : public Communicator {
   }
 
  private:
-  [[nodiscard]] Clock::time_point deadline_from_now() const {
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options().timeout_s));
-  }
-
   // A call on the non-blocking communicator, waited for against the timeout; on failure the
   // communicator is aborted and the rank says which call, for which collective, went wrong.
   void complete(ncclResult_t status, std::string_view call, std::string_view what) const {
-    complete_nccl_call(status, comm_, deadline_from_now(), options().timeout_s,
+    complete_nccl_call(status, comm_, nccl_deadline(options().timeout_s), options().timeout_s,
                        fmt::format("rank {}: {} ({})", rank(), call, what), [this] { abort_nccl(); });
   }
 

@@ -120,7 +120,7 @@ class NcclCommunicator final : public Communicator {
   // Finalize waits until the communicator is quiet everywhere: bounded by the timeout, past
   // which the communicators are aborted instead.
   ~NcclCommunicator() override {
-    const auto deadline = deadline_from_now();
+    const auto deadline = nccl_deadline(options().timeout_s);
     for (Lane& lane : lanes_) {
       if (lane.comm == nullptr || aborted_) continue;
       const ncclResult_t finalized = ncclCommFinalize(lane.comm);
@@ -227,10 +227,6 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
-  [[nodiscard]] Clock::time_point deadline_from_now() const {
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options().timeout_s));
-  }
-
   // A call on a non-blocking communicator, waited for against the deadline (nccl_wait.hpp);
   // on failure every communicator is aborted and the rank says which call, on which
   // communicator, went wrong.
@@ -266,7 +262,7 @@ class NcclCommunicator final : public Communicator {
     // rank that never comes.
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    const auto deadline = deadline_from_now();
+    const auto deadline = nccl_deadline(options().timeout_s);
     complete(ncclCommInitRankConfig(&world_, job_.size(), id, job_.rank(), &config), world_, deadline,
              "ncclCommInitRankConfig", "job");
     // Every rank splits the communicators any rank uses, in index order.
@@ -349,13 +345,13 @@ class NcclCommunicator final : public Communicator {
       if (status != ncclSuccess && status != ncclInProgress) {
         (void)ncclGroupEnd();  // what was added may launch: only an abort stops it
         (void)cudaEventDestroy(event);
-        complete(status, lane.comm, deadline_from_now(),
+        complete(status, lane.comm, nccl_deadline(options().timeout_s),
                  fmt::format("{} ({} rank {})", send ? "ncclSend" : "ncclRecv", describe_payload(op), op.peer), where);
       }
     }
     const ncclResult_t ended = ncclGroupEnd();
     if (ended != ncclSuccess && ended != ncclInProgress) (void)cudaEventDestroy(event);
-    complete(ended, lane.comm, deadline_from_now(), "ncclGroupEnd", where);
+    complete(ended, lane.comm, nccl_deadline(options().timeout_s), "ncclGroupEnd", where);
     if (const cudaError_t recorded = cudaEventRecord(event, lane.stream); recorded != cudaSuccess) {
       (void)cudaEventDestroy(event);  // never recorded: it would read as complete
       abort_nccl();
@@ -377,7 +373,7 @@ class NcclCommunicator final : public Communicator {
       }
       issue(group, *record);
     }
-    const auto deadline = deadline_from_now();
+    const auto deadline = nccl_deadline(options().timeout_s);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(groups[g].comm))];
       const NcclPoll poll = wait_nccl_event(lane.comm, records[g]->event, deadline);

@@ -92,10 +92,7 @@ class PingPongComm {
   static void check_cuda_device(int device) {
     gpu::check_cuda(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
   }
-  [[nodiscard]] NcclClock::time_point deadline() const {
-    return NcclClock::now() + std::chrono::duration_cast<NcclClock::duration>(
-                                  std::chrono::duration<double>(job_.options().timeout_s));
-  }
+  [[nodiscard]] NcclClock::time_point deadline() const { return gpu::nccl_deadline(job_.options().timeout_s); }
   void complete(ncclResult_t status, std::string_view call) {
     gpu::complete_nccl_call(status, comm_, deadline(), job_.options().timeout_s,
                             fmt::format("rank {}: {} (calibration)", job_.rank(), call), [this] {

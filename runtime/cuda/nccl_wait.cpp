@@ -14,6 +14,10 @@ void check_nccl(ncclResult_t status, std::string_view call) {
                       "NCCL_DEBUG=WARN says more; check that every rank runs the same plan"});
 }
 
+NcclClock::time_point nccl_deadline(double timeout_s) {
+  return NcclClock::now() + std::chrono::duration_cast<NcclClock::duration>(std::chrono::duration<double>(timeout_s));
+}
+
 bool nccl_settled(ncclComm_t comm, NcclClock::time_point deadline) {
   for (;;) {
     ncclResult_t state = ncclSuccess;

@@ -24,6 +24,9 @@ using NcclClock = std::chrono::steady_clock;
 // Throws burst::Error naming `call` when `status` is not ncclSuccess.
 void check_nccl(ncclResult_t status, std::string_view call);
 
+// `timeout_s` from now: the deadline of a call on a non-blocking communicator.
+[[nodiscard]] NcclClock::time_point nccl_deadline(double timeout_s);
+
 // Polls `comm` until its last call has completed: true when it has, false on an error or past
 // the deadline.
 [[nodiscard]] bool nccl_settled(ncclComm_t comm, NcclClock::time_point deadline);

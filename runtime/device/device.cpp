@@ -3,6 +3,8 @@
 // probe ("built without CUDA") before anything else happens.
 #include "runtime/device/device.hpp"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -12,9 +14,11 @@
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/cuda_step_kernels.hpp"
+#include "runtime/cuda/pinned_host_memory.hpp"
 #endif
 #ifdef BURST_HAVE_NCCL
 #include "runtime/comm/nccl_bootstrap.hpp"
+#include "runtime/cuda/nccl_collectives.hpp"
 #include "runtime/cuda/nccl_communicator.hpp"
 #endif
 
@@ -95,6 +99,14 @@ std::unique_ptr<StepKernels> make_step_kernels(Device device, int local_rank, bo
 #endif
 }
 
+std::unique_ptr<KernelMemory> make_host_state_memory(Device device) {
+#ifdef BURST_HAVE_CUDA
+  if (device == Device::Cuda) return gpu::make_pinned_host_memory();
+#endif
+  (void)device;
+  return std::make_unique<HostKernelMemory>();
+}
+
 #ifdef BURST_HAVE_CUDA
 namespace {
 
@@ -105,6 +117,10 @@ namespace {
 // whole block): slow, and only the loopback pays it. Every rank of a loopback job drives the
 // same GPU (burst run), so this one device is all there is to synchronise.
 void device_message_copy(void* dst, const void* src, std::size_t bytes) {
+  if (!gpu::is_device_memory(dst) && !gpu::is_device_memory(src)) {  // host values (a loss, a digest): no GPU work to order
+    std::memcpy(dst, src, bytes);
+    return;
+  }
   gpu::check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(before a loopback message)");
   gpu::check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), fmt::format("cudaMemcpy(a loopback message, {} bytes)", bytes));
   gpu::check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(after a loopback message)");
@@ -113,31 +129,66 @@ void device_message_copy(void* dst, const void* src, std::size_t bytes) {
 }  // namespace
 
 MessageCopy message_copy(Device device) { return device == Device::Cuda ? device_message_copy : host_message_copy; }
+
+std::unique_ptr<Communicator> make_device_self_communicator(CommOptions options) {
+  return std::move(make_loopback_communicators(1, options, device_message_copy).front());
+}
 #else
 MessageCopy message_copy(Device) { return host_message_copy; }
+
+std::unique_ptr<Communicator> make_device_self_communicator(CommOptions) {
+  (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
+  return nullptr;
+}
 #endif
 
 #ifdef BURST_HAVE_NCCL
 std::string nccl_build_version() { return nccl_version(); }
 
-std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists, AttentionKernels& kernels) {
+namespace {
+
+// NCCL refuses one device as two ranks of a communicator, late and obscurely: refused here first.
+void require_gpu_per_rank(const Communicator& job, const char* what) {
   const GpuProbe probe = probe_gpus();
-  if (probe.count == 0) (void)choose_device("cuda", probe, "--transport nccl");  // throws, saying why
-  if (job.local_size() > probe.count) {  // NCCL refuses one device as two ranks, late and obscurely
-    throw Error(Problem{"--transport nccl", fmt::format("{} ranks on this node share {} GPU(s)", job.local_size(), probe.count),
+  if (probe.count == 0) (void)choose_device("cuda", probe, what);  // throws, saying why
+  if (job.local_size() > probe.count) {
+    throw Error(Problem{what, fmt::format("{} ranks on this node share {} GPU(s)", job.local_size(), probe.count),
                         "at most one rank per GPU", "start as many ranks per node as it has GPUs (burst launch prints the line)"});
   }
+}
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists, AttentionKernels& kernels) {
+  require_gpu_per_rank(job, "--transport nccl");
   const auto* cuda = dynamic_cast<const CudaAttentionKernels*>(&kernels);
   if (cuda == nullptr) {
     throw Error(Problem{"--transport nccl", "the ring's blocks are not in GPU memory (CPU kernels)", "--device cuda", ""});
   }
   return gpu::make_nccl_communicator(job, lists, job.local_rank(), cuda->stream());
 }
+
+std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernels& kernels) {
+  if (job.size() == 1) return make_device_self_communicator(job.options());
+  const auto* cuda = dynamic_cast<const CudaStepKernels*>(&kernels);
+  if (cuda == nullptr) {
+    throw Error(Problem{"ZeRO collectives over NCCL", "the model state is not in GPU memory (CPU kernels)", "--device cuda", ""});
+  }
+  require_gpu_per_rank(job, "ZeRO collectives over NCCL");
+  return gpu::make_nccl_collectives(job, rank_gpu(job.local_rank(), false).device, cuda->stream());
+}
 #else
 std::string nccl_build_version() { return ""; }
 
 std::unique_ptr<Communicator> make_nccl_transport(Communicator&, const NcclOpLists&, AttentionKernels&) {
   throw Error(Problem{"--transport nccl", "this build has no NCCL", "host",
+                      "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
+}
+
+std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernels&) {
+  if (job.size() == 1) return make_device_self_communicator(job.options());
+  throw Error(Problem{"--device cuda", "this build has no NCCL, which ZeRO's collectives on GPU memory need between processes",
+                      "a build with NCCL, or a plan that offloads the state (plan:/strategy/zero/offload)",
                       "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
 }
 #endif

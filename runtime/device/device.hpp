@@ -72,4 +72,18 @@ void report_device(Device device, std::string_view requested, const GpuProbe& pr
 [[nodiscard]] std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists,
                                                                 AttentionKernels& kernels);
 
+// Host memory for a model state kept on the host beside a `device` step: page-locked on cuda
+// (runtime/cuda/pinned_host_memory.hpp: the units' copies run at the bus's speed), plain on cpu.
+[[nodiscard]] std::unique_ptr<KernelMemory> make_host_state_memory(Device device);
+
+// A one-rank communicator that reads GPU memory (the loopback with the device copy).
+[[nodiscard]] std::unique_ptr<Communicator> make_device_self_communicator(CommOptions options);
+
+// ZeRO's collectives on a model state in the GPU memory of `kernels` (CUDA step kernels): over
+// NCCL between the job's processes (runtime/cuda/nccl_collectives.hpp; each waits for the work
+// `kernels` queued before it), or a device self communicator for a job of one. Collective over
+// `job`. Throws burst::Error when the build has no NCCL (several processes), the kernels are
+// not CUDA ones, a node has more ranks than GPUs, or NCCL fails.
+[[nodiscard]] std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernels& kernels);
+
 }  // namespace burst::rt

@@ -27,10 +27,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <span>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 namespace burst::rt {
 
@@ -135,45 +133,6 @@ class MemoryLedger {
   DeviceLayout device_{};
   std::array<Tally, 2> tallies_{};  // host, device
   std::array<std::optional<std::uint64_t>, kMemoryUseCount> predicted_{};
-};
-
-
-// A float buffer whose bytes the ledger holds under one use for as long as it lives: 4 bytes
-// a float in the host column, what the GPU step stores it as in the device column.
-class TrackedBuffer {
- public:
-  TrackedBuffer() = default;
-  TrackedBuffer(MemoryLedger& ledger, MemoryUse use, std::size_t n, Stored stored = Stored::Activation)
-      : data_(n, 0.0f), stored_(stored), hold_(hold_in(ledger, use)) {}
-  // Adopts `data` (e.g. a kernel's output tensor) without copying it.
-  TrackedBuffer(MemoryLedger& ledger, MemoryUse use, std::vector<float>&& data, Stored stored = Stored::Activation)
-      : data_(std::move(data)), stored_(stored), hold_(hold_in(ledger, use)) {}
-
-  [[nodiscard]] std::span<float> span() { return data_; }
-  [[nodiscard]] std::span<const float> span() const { return data_; }
-  [[nodiscard]] float* data() { return data_.data(); }
-  [[nodiscard]] const float* data() const { return data_.data(); }
-  [[nodiscard]] std::size_t size() const { return data_.size(); }
-  [[nodiscard]] bool empty() const { return data_.empty(); }
-  // The same bytes, now counted under `use` (a kept output becomes a stash).
-  void charge_to(MemoryLedger& ledger, MemoryUse use) {
-    hold_.release();
-    hold_ = hold_in(ledger, use);
-  }
-  // Frees the memory and its bytes in the ledger.
-  void clear() {
-    data_ = {};
-    hold_.release();
-  }
-
- private:
-  MemoryLedger::Hold hold_in(MemoryLedger& ledger, MemoryUse use) const {
-    return ledger.hold_elements(use, data_.size(), stored_);
-  }
-
-  std::vector<float> data_;
-  Stored stored_ = Stored::Activation;
-  MemoryLedger::Hold hold_;
 };
 
 }  // namespace burst::rt

@@ -50,23 +50,31 @@ std::uint64_t mapped_now() {
 }  // namespace
 
 std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks,
-                                                std::size_t device_activation_bytes) {
+                                                std::size_t device_activation_bytes, bool state_on_device) {
   const ModelSpec& m = plan.job.model;
   const auto c = static_cast<double>(tokens);
   const double kv_dim = static_cast<double>(m.kv_heads) * m.head_dim;
-  // ZeRO 3 shards the parameters, ZeRO 2 and 3 the gradients (a unit's full gradients live only briefly).
+  // ZeRO 3 shards the parameters, ZeRO 2 and 3 the gradients (a unit's full gradients live only
+  // briefly), ZeRO 1-3 the optimizer's state.
   const double shard = 1.0 / std::max(1, ranks);
-  const double params = m.total_params() * (plan.strategy.zero.stage >= 3 ? shard : 1.0);
-  const double grads = m.total_params() * (plan.strategy.zero.stage >= 2 ? shard : 1.0);
+  const int stage = plan.strategy.zero.stage;
+  const double params = m.total_params() * (stage >= 3 ? shard : 1.0);
+  const double grads = m.total_params() * (stage >= 2 ? shard : 1.0);
+  const double optimizer = m.total_params() * (stage >= 1 ? shard : 1.0);
   const auto bytes = [](double floats) { return static_cast<std::uint64_t>(floats * sizeof(float)); };
   const bool gpu = device_activation_bytes > 0;
   const auto activations = [&](double elements) {
     return gpu ? static_cast<std::uint64_t>(elements * static_cast<double>(device_activation_bytes)) : bytes(elements);
   };
-  return {{"layer inputs kept (every policy)", activations(static_cast<double>(m.layers) * c * m.hidden), gpu},
-          {"one layer's forward working set",
-           activations(c * std::max(3.0 * m.hidden + 2.0 * kv_dim, m.hidden + 2.0 * m.ffn)), gpu},
-          {"parameters and gradients", bytes(params + grads), false}};
+  std::vector<MemoryNeed> need{{"layer inputs kept (every policy)", activations(static_cast<double>(m.layers) * c * m.hidden), gpu},
+                               {"one layer's forward working set",
+                                activations(c * std::max(3.0 * m.hidden + 2.0 * kv_dim, m.hidden + 2.0 * m.ffn)), gpu}};
+  if (gpu && state_on_device) {
+    need.push_back({"parameters, gradients, master weights and AdamW", activations(params) + bytes(grads + 3.0 * optimizer), true});
+  } else {
+    need.push_back({"parameters and gradients", bytes(params + grads), false});
+  }
+  return need;
 }
 
 MemoryAvailable memory_available(int ranks_on_node) {

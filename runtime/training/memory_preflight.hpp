@@ -19,7 +19,10 @@
 //
 // A GPU run (burst run --device cuda) is two budgets: its activations live on the GPU, in their
 // dtype there (bf16: 2 bytes), against the GPU's free memory (cudaMemGetInfo) shared by the ranks
-// that drive it; the model state stays on the host, against the host's memory.
+// that drive it; the model state is checked where it lives (zero_model.hpp): on the GPU, at
+// least its bf16 parameters, fp32 gradients and the optimizer's fp32 master weights, m and v
+// (each sharded as the ZeRO stage says); on the host (the CPU, or a plan that offloads), at least
+// the fp32 parameters and gradients.
 #pragma once
 
 #include <cstddef>
@@ -40,9 +43,11 @@ struct MemoryNeed {
 };
 
 // The lower bound above, item by item, for one rank of `ranks` holding `tokens` tokens.
-// `device_activation_bytes` > 0: a GPU run whose activations cost that much an element there.
+// `device_activation_bytes` > 0: a GPU run whose activations cost that much an element there;
+// `state_on_device`: its model state lives in GPU memory too.
 [[nodiscard]] std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks,
-                                                              std::size_t device_activation_bytes = 0);
+                                                                std::size_t device_activation_bytes = 0,
+                                                                bool state_on_device = false);
 
 struct MemoryAvailable {
   std::uint64_t bytes = 0;

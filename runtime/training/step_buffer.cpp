@@ -41,7 +41,7 @@ StepBuffer::StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use
     : stored_(stored) {
   const DType dtype = stored_dtype(kernels, stored);
   block_ = allocating_for(ledger, use, [&] { return kernels.memory().allocate(n * dtype_size(dtype)); });
-  tensor_ = {block_.data(), n, dtype};
+  tensor_ = {block_.data(), n, dtype, kernels.memory().space()};
   hold_ = hold_in(ledger, use);
 }
 
@@ -56,7 +56,7 @@ StepBuffer::StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use
     block_ = allocating_for(ledger, use, [&] { return kernels.memory().allocate(n * dtype_size(dtype)); });
     kernels.memory().store(values, dtype, block_.data());
   }
-  tensor_ = {block_.data(), n, dtype};
+  tensor_ = {block_.data(), n, dtype, kernels.memory().space()};
   hold_ = hold_in(ledger, use);
 }
 

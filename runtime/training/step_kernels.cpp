@@ -58,13 +58,40 @@ ConstView host_view(StepKernels& kernels, StepTensor t, Shape shape, Tensor& kee
   return std::as_const(keep).view();
 }
 
-BoundTensor HostStepKernels::bind_params(std::span<const float> host) { return {host_tensor(host), {}}; }
+HostStepKernels::HostStepKernels(std::unique_ptr<KernelMemory> memory) : memory_(std::move(memory)) {
+  if (memory_ == nullptr || memory_->space() != MemorySpace::Host) {
+    throw Error(Problem{"HostStepKernels", "memory that is not host memory", "host memory (the CPU's loops read it)", ""});
+  }
+}
 
-BoundTensor HostStepKernels::bind_gradients(std::span<float> host) { return {host_tensor(host), {}}; }
+BoundTensor HostStepKernels::bind_params(StepTensor params) {
+  (void)floats(params, "bind_params", "params");
+  return {params, {}};
+}
 
-void HostStepKernels::return_gradients(const BoundTensor& grads, std::span<float> host) {
-  const std::span<float> bound = floats(grads.tensor, "return_gradients", "grads");
-  if (bound.data() != host.data()) std::copy(bound.begin(), bound.end(), host.begin());
+BoundTensor HostStepKernels::bind_gradients(StepTensor grads) {
+  (void)floats(grads, "bind_gradients", "grads");
+  return {grads, {}};
+}
+
+void HostStepKernels::return_gradients(const BoundTensor& bound, StepTensor grads) {
+  const std::span<const float> from = floats(bound.tensor, "return_gradients", "bound");
+  const std::span<float> to = floats(grads, "return_gradients", "grads");
+  if (from.data() != to.data()) std::copy(from.begin(), from.end(), to.begin());
+}
+
+double HostStepKernels::squared_norm(StepTensor grads) { return rt::squared_norm(floats(grads, "squared_norm", "grads")); }
+
+void HostStepKernels::adamw_update(const AdamWTensors& range, std::span<const ParamGroup> groups, double norm,
+                                   std::int64_t step, const AdamWConfig& config) {
+  constexpr std::string_view call = "adamw_update";
+  if (range.working.count != 0) {
+    throw Error(Problem{"adamw_update: working", fmt::format("a separate working copy of {} values", range.working.count),
+                        "none: the CPU's layers read the fp32 master weights", ""});
+  }
+  rt::adamw_update({range.offset, floats(range.master, call, "master"), floats(range.grads, call, "grads"),
+                    floats(range.m, call, "m"), floats(range.v, call, "v")},
+                   groups, norm, step, config);
 }
 
 void HostStepKernels::linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,

@@ -12,10 +12,17 @@
 // gradients, the parameters the layers read) or as fp32 (inverse RMS, lse, parameter gradients,
 // the LM head's logits). A linear layer's output may be either: the logits are fp32.
 //
-// Parameters and gradients stay where the caller keeps them (host fp32, a WeightSource): the
-// step binds a unit's parameters for as long as it uses them (the host backend reads them in
-// place; the GPU uploads the unit as bf16) and a zeroed fp32 buffer for its gradients, which
-// return_gradients() hands back to the host span when the unit's backward is done.
+// Parameters and gradients stay where the model state lives (a WeightSource, zero_model.hpp):
+// host fp32, or this backend's own memory. The step binds a unit's parameters for as long as it
+// uses them and a zeroed fp32 buffer for its gradients, which return_gradients() hands back when
+// the unit's backward is done. Where the state is this backend's own memory, both are the
+// state's bytes, read and accumulated in place (no copy); host state on the GPU is uploaded (the
+// unit's fp32 values, rounded to bf16 on the device) and its gradients loaded back.
+//
+// The optimizer runs where the state lives too: squared_norm gives a range's share of the global
+// gradient norm, adamw_update steps a range of fp32 master weights and moments (adamw.hpp) and
+// rewrites the layers' working copy of it where that is a separate, narrower tensor (the GPU's
+// bf16 parameters). A backend's memory holds the state of any run that keeps it there.
 //
 // Ordering: calls run in the order made (on the GPU: queued on one stream, so a call may return
 // before it ran). Whatever reads a result on the host (a loss, a gradient, an attention input)
@@ -25,25 +32,28 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
 #include "runtime/comm/dtype.hpp"
 #include "runtime/kernels/kernel_memory.hpp"
 #include "runtime/kernels/tensor.hpp"
+#include "runtime/training/adamw.hpp"
 
 namespace burst::rt {
 
-// `count` elements of `dtype` (fp32 or bf16) at `data`, in a StepKernels' memory.
+// `count` elements of `dtype` (fp32 or bf16) at `data`, in host memory or a StepKernels' device memory.
 struct StepTensor {
   std::byte* data = nullptr;
   std::size_t count = 0;
   DType dtype = DType::F32;
+  MemorySpace space = MemorySpace::Host;
 
   [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
   // Elements [first, first + n) of this tensor.
   [[nodiscard]] StepTensor part(std::size_t first, std::size_t n) const {
-    return {data + first * dtype_size(dtype), n, dtype};
+    return {data + first * dtype_size(dtype), n, dtype, space};
   }
 };
 
@@ -51,6 +61,16 @@ struct StepTensor {
 struct BoundTensor {
   StepTensor tensor;
   MemoryBlock storage;
+};
+
+// One range [offset, offset + n) of the flat parameters for adamw_update: fp32 master weights,
+// gradients (clipped by the global norm's factor; the host backend scales them in place), m and
+// v, n elements each, and the layers' working copy in the activation dtype, or an empty tensor
+// where the master weights are what the layers read (fp32 state: the CPU's).
+struct AdamWTensors {
+  std::size_t offset = 0;
+  StepTensor master, grads, m, v;
+  StepTensor working;
 };
 
 // The sums of a chunk of the cross-entropy (lm_head_loss.hpp).
@@ -69,13 +89,22 @@ class StepKernels {
   // The step's token positions (RoPE), one per local row, fixed until the next call.
   virtual void set_positions(std::span<const std::int64_t> positions) = 0;
 
-  // A unit's parameters as the layers read them, valid while the result lives and `host` does.
-  [[nodiscard]] virtual BoundTensor bind_params(std::span<const float> host) = 0;
-  // A zeroed fp32 buffer for the gradients of a unit whose host gradients are `host`, which
-  // WeightSource::gradients has zeroed (the CPU accumulates into `host` itself).
-  [[nodiscard]] virtual BoundTensor bind_gradients(std::span<float> host) = 0;
-  // Writes the bound gradients into `host` (the same span bind_gradients had); waits for them.
-  virtual void return_gradients(const BoundTensor& grads, std::span<float> host) = 0;
+  // A unit's parameters as the layers read them, valid while the result lives and `params`
+  // does: host fp32, or (state in this memory) the working copy in the activation dtype.
+  [[nodiscard]] virtual BoundTensor bind_params(StepTensor params) = 0;
+  // A zeroed fp32 buffer for a unit's gradients `grads` (host, or this memory: then `grads`
+  // itself), which WeightSource::gradients has zeroed.
+  [[nodiscard]] virtual BoundTensor bind_gradients(StepTensor grads) = 0;
+  // Leaves the bound gradients in `grads` (the tensor bind_gradients had); waits for them when
+  // they go to the host.
+  virtual void return_gradients(const BoundTensor& bound, StepTensor grads) = 0;
+
+  // Sum of the squares of fp32 `grads` (this memory), in double; waits.
+  [[nodiscard]] virtual double squared_norm(StepTensor grads) = 0;
+  // AdamW step `step` on `range` (this memory) given the global gradient `norm` (adamw.hpp);
+  // `groups` are the whole vector's.
+  virtual void adamw_update(const AdamWTensors& range, std::span<const ParamGroup> groups, double norm,
+                            std::int64_t step, const AdamWConfig& config) = 0;
 
   // y [rows, out] = x [rows, in] W [in, out]; y is activation_dtype() or fp32.
   virtual void linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
@@ -118,13 +147,19 @@ class StepKernels {
 // The CPU backend: host memory, fp32, the ops of layer_ops.hpp and the CPU cross-entropy.
 class HostStepKernels final : public StepKernels {
  public:
+  // `memory`: host memory of any kind (a GPU run's offloaded model state lives in page-locked
+  // memory, runtime/cuda/pinned_host_memory.hpp); plain host memory by default.
+  explicit HostStepKernels(std::unique_ptr<KernelMemory> memory = std::make_unique<HostKernelMemory>());
   [[nodiscard]] std::string_view device() const override { return "cpu"; }
-  [[nodiscard]] KernelMemory& memory() override { return memory_; }
+  [[nodiscard]] KernelMemory& memory() override { return *memory_; }
   [[nodiscard]] DType activation_dtype() const override { return DType::F32; }
   void set_positions(std::span<const std::int64_t> positions) override { positions_ = positions; }
-  [[nodiscard]] BoundTensor bind_params(std::span<const float> host) override;
-  [[nodiscard]] BoundTensor bind_gradients(std::span<float> host) override;
-  void return_gradients(const BoundTensor& grads, std::span<float> host) override;
+  [[nodiscard]] BoundTensor bind_params(StepTensor params) override;
+  [[nodiscard]] BoundTensor bind_gradients(StepTensor grads) override;
+  void return_gradients(const BoundTensor& bound, StepTensor grads) override;
+  [[nodiscard]] double squared_norm(StepTensor grads) override;
+  void adamw_update(const AdamWTensors& range, std::span<const ParamGroup> groups, double norm, std::int64_t step,
+                    const AdamWConfig& config) override;
   void linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
                       StepTensor y) override;
   void linear_backward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out, StepTensor dy,
@@ -149,7 +184,7 @@ class HostStepKernels final : public StepKernels {
   void synchronize() override {}
 
  private:
-  HostKernelMemory memory_;
+  std::unique_ptr<KernelMemory> memory_;
   std::span<const std::int64_t> positions_;
 };
 

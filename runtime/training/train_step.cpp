@@ -378,12 +378,14 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   pass.x = buffer(c * hidden);
   {
     const BoundUnit table = bind_params(weights.acquire(ModelLayout::embedding_unit()));
+    weights.prefetch(pass.layers.empty() ? model_.head_unit() : ModelLayout::layer_unit(0));
     kernels_.embedding_forward(in.tokens, table.bound.tensor, m.vocab, m.hidden, pass.x.tensor());
   }
   weights.release(ModelLayout::embedding_unit());
   for (std::size_t l = 0; l < pass.layers.size(); ++l) {
     {
       BoundUnit params = bind_params(weights.acquire(ModelLayout::layer_unit(l)));
+      weights.prefetch(l + 1 < pass.layers.size() ? ModelLayout::layer_unit(l + 1) : model_.head_unit());
       pass.layers[l].x = std::move(pass.x);
       pass.x = forward_layer(params, local_layers_[l], pass.layers[l], pass.out);
       keep_per_policy(pass.layers[l]);
@@ -392,6 +394,7 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
     weights.release(ModelLayout::layer_unit(l));
   }
   pass.head = bind_params(weights.acquire(model_.head_unit()));
+  if (!pass.layers.empty()) weights.prefetch(ModelLayout::layer_unit(pass.layers.size() - 1));  // the backward's first
   pass.z = buffer(c * hidden);
   pass.inv_rms_final = buffer(c, MemoryUse::Activations, Stored::Fp32);
   kernels_.rms_norm_forward(pass.x.tensor(), of(pass.head, local_final_norm_), rows_, m.hidden, pass.z.tensor(),
@@ -404,25 +407,25 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   }, pass.out.loss_s);
 }
 
-// A copy the kernels made (the GPU's upload) is device memory the ledger holds while it lives;
-// the host's own floats are the weight source's, counted there.
+// A copy the kernels made (the GPU's upload of host state) is device memory the ledger holds
+// while it lives; the model state's own memory, bound in place, is the weight source's, counted there.
 TrainingStep::BoundUnit TrainingStep::bound(MemoryUse use, BoundTensor tensor) {
   const std::size_t bytes = tensor.storage.bytes();
   return {std::move(tensor), bytes > 0 ? ledger_.hold(use, 0, bytes) : MemoryLedger::Hold{}};
 }
 
-TrainingStep::BoundUnit TrainingStep::bind_params(std::span<const float> host) {
-  return bound(MemoryUse::Params, allocating_for(ledger_, MemoryUse::Params, [&] { return kernels_.bind_params(host); }));
+TrainingStep::BoundUnit TrainingStep::bind_params(StepTensor params) {
+  return bound(MemoryUse::Params, allocating_for(ledger_, MemoryUse::Params, [&] { return kernels_.bind_params(params); }));
 }
 
 // Binds unit u's gradients, runs `body` on them, and hands them back to the weight source.
 template <typename Body>
 void TrainingStep::with_gradients(WeightSource& weights, std::size_t unit, Body&& body) {
-  const std::span<float> host = weights.gradients(unit);
+  const StepTensor held = weights.gradients(unit);
   const BoundUnit grads =
-      bound(MemoryUse::Gradients, allocating_for(ledger_, MemoryUse::Gradients, [&] { return kernels_.bind_gradients(host); }));
+      bound(MemoryUse::Gradients, allocating_for(ledger_, MemoryUse::Gradients, [&] { return kernels_.bind_gradients(held); }));
   body(grads);
-  kernels_.return_gradients(grads.bound, host);
+  kernels_.return_gradients(grads.bound, held);
   weights.gradients_done(unit);
 }
 
@@ -450,8 +453,9 @@ void TrainingStep::backward(WeightSource& weights, const StepTokens& in, Chunked
   for (std::size_t l = pass.layers.size(); l-- > 0;) {
     const std::size_t unit = ModelLayout::layer_unit(l);
     {
-      const std::span<const float> host = weights.acquire(unit);
-      const BoundUnit params = keep_units_bound_ ? std::move(pass.layers[l].params) : bind_params(host);
+      const StepTensor held = weights.acquire(unit);
+      if (l > 0) weights.prefetch(ModelLayout::layer_unit(l - 1));
+      const BoundUnit params = keep_units_bound_ ? std::move(pass.layers[l].params) : bind_params(held);
       recompute_layer(params, local_layers_[l], pass.layers[l], pass.out);
       with_gradients(weights, unit, [&](const BoundUnit& grads) {
         dy = backward_layer(params, grads, local_layers_[l], pass.layers[l], dy, pass.out);

@@ -128,7 +128,7 @@ class TrainingStep {
   [[nodiscard]] StepBuffer backward_layer(const BoundUnit& params, const BoundUnit& grads, const LayerSlices& w,
                                           Layer& s, const StepBuffer& dy, StepOutcome& out);
   // A unit's parameters bound to the kernels (an allocation that does not fit names the item).
-  [[nodiscard]] BoundUnit bind_params(std::span<const float> host);
+  [[nodiscard]] BoundUnit bind_params(StepTensor params);
   [[nodiscard]] BoundUnit bound(MemoryUse use, BoundTensor tensor);
   template <typename Body>
   void with_gradients(WeightSource& weights, std::size_t unit, Body&& body);

@@ -131,11 +131,13 @@ void flush_subnormals_to_zero() {
 }
 
 // The loss is all-reduced and the gradient norm global, so every rank sees the same values and
-// stops at the same step: no rank is left waiting in a collective.
-void require_finite(std::int64_t step, double loss, double grad_norm) {
-  if (std::isfinite(loss) && std::isfinite(grad_norm)) return;
+// stops at the same step: no rank is left waiting in a collective. The loss is checked before
+// the optimizer runs (no norm yet), then both after it.
+void require_finite(std::int64_t step, double loss, std::optional<double> grad_norm) {
+  if (std::isfinite(loss) && (!grad_norm || std::isfinite(*grad_norm))) return;
+  const std::string norm = grad_norm ? fmt::format("{}", *grad_norm) : "not computed";
   throw Error(Problem{fmt::format("step {}", step),
-                      fmt::format("training diverged: loss {}, gradient norm {}", loss, grad_norm), "finite values",
+                      fmt::format("training diverged: loss {}, gradient norm {}", loss, norm), "finite values",
                       "lower --lr (and check the data and the state it resumed from); nothing was saved"});
 }
 
@@ -163,11 +165,12 @@ StepKernels* device_step(const StepBackend& backend) {
 }
 
 // How the device column counts: the plan's precision and offload, or, when the step runs on a
-// GPU, its own activation dtype with the model state on the host (where this version keeps it;
-// the device column then has the units the step binds).
+// GPU, its own activation dtype, with the whole model state on the host where the plan offloads
+// (the device column then has the units the step binds; zero_model.hpp).
 DeviceLayout device_layout(const plan::Plan& plan, const StepBackend& backend) {
-  if (const StepKernels* gpu = device_step(backend)) return {dtype_size(gpu->activation_dtype()), true, true};
-  return {dtype_size(precision_of(plan).activations), plan.strategy.zero.offload};
+  const bool offload = plan.strategy.zero.offload;
+  if (const StepKernels* gpu = device_step(backend)) return {dtype_size(gpu->activation_dtype()), offload, offload};
+  return {dtype_size(precision_of(plan).activations), offload};
 }
 
 // Before anything large is allocated: the plan's least footprint on a rank against what this
@@ -183,7 +186,8 @@ void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const
     }
   }
   require_memory(minimum_training_memory(plan, plan.job.seq / std::max(1, ranks), ranks,
-                                         gpu != nullptr ? dtype_size(gpu->activation_dtype()) : 0),
+                                         gpu != nullptr ? dtype_size(gpu->activation_dtype()) : 0,
+                                         gpu != nullptr && !plan.strategy.zero.offload),
                  memory_available(comm.local_size()), device);
 }
 
@@ -200,6 +204,7 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
                                        : std::optional(load_matching_state(options_.resume, model_, schedule_meta()))),
       ledger_(device_layout(plan_, options_.backend)),
       step_(plan_, model_, plan_.job.seq, comm, ledger_, options_.backend),
+      host_state_(options_.host_state_memory ? options_.host_state_memory() : std::make_unique<HostKernelMemory>()),
       first_step_(resumed_ ? resumed_->step : 0) {
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
   for (const plan::Item& item : plan_.predicted.memory_bytes) {  // for an allocation that does not fit to quote
@@ -277,7 +282,12 @@ Json TrainingRun::run() {
   AdamWState adam;
   if (resumed_) adam = {std::move(resumed_->adam_m), std::move(resumed_->adam_v), resumed_->adam_step};
   resumed_.reset();
-  ZeroModel model(plan_.strategy.zero.stage, model_, comm_, ledger_, std::move(params), std::move(adam));
+  StepKernels* gpu = device_step(options_.backend);
+  StepKernels& state = gpu != nullptr && !ledger_.device_layout().model_state_on_host ? *gpu : host_state_;
+  const std::unique_ptr<Communicator> state_comm =
+      &state == gpu && options_.state_transport ? options_.state_transport() : nullptr;
+  ZeroModel model(plan_.strategy.zero.stage, plan_.strategy.overlap, model_, state, state_comm ? *state_comm : comm_,
+                  comm_, ledger_, std::move(params), std::move(adam));
   const std::int64_t seq = plan_.job.seq;
   const auto& positions = step_.positions();
   std::vector<StepRecord> records;
@@ -312,10 +322,12 @@ Json TrainingRun::run() {
       auto [whole_params, whole_grads] = model.whole_on_root();
       if (comm_.rank() == 0) first = FirstStep{sequence, std::move(whole_params), std::move(whole_grads), record.loss};
     }
+    require_finite(index + 1, record.loss, std::nullopt);
     const auto optimizer_start = std::chrono::steady_clock::now();
     record.grad_norm = model.optimizer_step(options_.adamw);
     require_finite(index + 1, record.loss, record.grad_norm);
     record.step_s = before_copy + seconds_since(optimizer_start);
+    if (i + 1 == options_.steps) model.finish_collectives();  // the last step's gathers, counted with it
     record.collective_s = model.take_collective_s();
     for (const Column column : {Column::Host, Column::Device}) {
       StepRecord::Memory& m = record.memory[static_cast<std::size_t>(column)];
@@ -345,7 +357,7 @@ Json TrainingRun::run() {
 
 // Stage 0: rank 0 writes the whole state. Stages 1-3: every rank its shard, then rank 0 the
 // manifest (state_shards.hpp).
-void TrainingRun::save(const ZeroModel& model, std::int64_t step) const {
+void TrainingRun::save(ZeroModel& model, std::int64_t step) const {
   TrainingState state = model.saved_part();
   state.meta = schedule_meta();
   state.meta["data"] = corpus_.source;
@@ -467,7 +479,8 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
   report["memory_on_gpu"]["peak"] = device.peak;
   if (!gpu_memory.is_null()) report["memory_on_gpu"]["measured_by_cuda"] = gpu_memory;
   report["memory_items"] = memory_items(plan_, {memory.use_peaks, memory.peak}, {device.use_peaks, device.peak});
-  report["zero"] = zero_json(plan_, model.shards(), collective_s);
+  report["zero"] = zero_json(plan_, model.shards(), collective_s, model.parameter_bytes(),
+                             model.state_space() == MemorySpace::Device);
   report["predicted_memory_bytes"] = plan_.predicted.memory_total_bytes;
   report["predicted_memory"] = predicted_items;
   report["measured"] = {{"step_s_median", median_step}, {"forward_s", mean.forward_s}, {"backward_s", mean.backward_s},

@@ -74,10 +74,16 @@ struct TrainingOptions {
   std::string resume;       // start from this state (its step count continues)
   std::uint64_t seed = 1;   // initial weights
   AdamWConfig adamw;
-  // The kernels the step computes with (not owned); null: the CPU's. The GPU step keeps the
-  // parameters, gradients and AdamW state on the host (step_kernels.hpp) and --check compares
-  // it with the CPU fp32 step under the bf16 tolerance.
+  // The kernels the step computes with (not owned); null: the CPU's. A GPU step keeps the
+  // parameters, gradients and AdamW state in GPU memory, or on the host where the plan offloads
+  // (plan:/strategy/zero/offload; zero_model.hpp), and --check compares it with the CPU fp32
+  // step under the bf16 tolerance.
   StepBackend backend;
+  // Where the model state lives beside a GPU step (zero_model.hpp), each made once a run:
+  // ZeRO's collectives on a state in GPU memory across processes (NCCL; empty: the job's
+  // communicator), and the host memory of a state the plan offloads (page-locked; empty: pageable).
+  std::function<std::unique_ptr<Communicator>()> state_transport;
+  std::function<std::unique_ptr<KernelMemory>()> host_state_memory;
   int ranks_per_device = 1;  // the ranks driving one GPU (a --loopback job: all): they share its memory
   // Called on rank 0 after every step with {step, loss, step_s, tokens_per_s, grad_norm, peak_memory_bytes}.
   std::function<void(const Json&)> progress;
@@ -106,7 +112,7 @@ class TrainingRun {
   [[nodiscard]] Json gather_gpu_memory();
   [[nodiscard]] Json report(const std::vector<StepRecord>& records, const ZeroModel& model);
   // Collective: writes --save (state_shards.hpp), the state after `step` steps in all.
-  void save(const ZeroModel& model, std::int64_t step) const;
+  void save(ZeroModel& model, std::int64_t step) const;
   // What a resumed run must share with the run that saved: model, sequence, mask, text, lr.
   [[nodiscard]] Json schedule_meta() const;
   // Collective: throws burst::Error on every rank when the ranks read different text or state.
@@ -121,6 +127,7 @@ class TrainingRun {
   std::optional<TrainingState> resumed_;
   MemoryLedger ledger_;
   TrainingStep step_;
+  HostStepKernels host_state_;  // where the model state lives unless it is on the GPU
   std::int64_t first_step_ = 0;
 };
 

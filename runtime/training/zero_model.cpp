@@ -25,134 +25,249 @@ std::vector<float> moments(std::vector<float> whole, const ShardMap& shards, int
   return whole.empty() ? std::vector<float>(shards.shard_size(), 0.0f) : shards.shard_of(whole, rank);
 }
 
+StepKernels& state_readable_by(StepKernels& state, const Communicator& comm) {
+  if (state.memory().space() == MemorySpace::Device && !comm.reads_device_memory()) {
+    throw Error(Problem{"ZeRO collectives",
+                        "the model state is in GPU memory, and the communicator given for its collectives reads host memory only",
+                        "NCCL between processes, or the loopback's GPU copy",
+                        "burst run --device cuda does this itself; else offload the state (plan:/strategy/zero/offload)"});
+  }
+  return state;
+}
+
+MutBuffer buffer_of(const StepTensor& t) { return {t.data, t.count, t.dtype}; }
+
 }  // namespace
 
-ZeroModel::ZeroModel(int stage, const ModelLayout& model, Communicator& comm, MemoryLedger& ledger,
-                     std::vector<float> params, AdamWState adam)
+ZeroModel::ZeroModel(int stage, bool overlap, const ModelLayout& model, StepKernels& state, Communicator& comm,
+                     Communicator& host, MemoryLedger& ledger, std::vector<float> params, AdamWState adam)
     : stage_(checked_stage(stage)),
+      overlap_(overlap),
       shards_(model.units(), comm.size()),
       groups_(model.groups()),
+      state_(state_readable_by(state, comm)),
+      scratch_(state.memory().space() == MemorySpace::Device ? state : pageable_),
       comm_(comm),
+      host_(host),
       ledger_(ledger),
       mine_(shards_.pieces(comm.rank())),
       gathered_(shards_.unit_count()),
-      unit_grads_(shards_.unit_count()) {
-  params_ = stage_ >= 3 ? shards_.shard_of(params, comm.rank()) : std::move(params);
-  grads_.assign(stage_ >= 2 ? shards_.shard_size() : shards_.total(), 0.0f);
-  adam_.m = moments(std::move(adam.m), shards_, comm.rank(), stage_ >= 1);
-  adam_.v = moments(std::move(adam.v), shards_, comm.rank(), stage_ >= 1);
-  adam_.step = adam.step;
-  const Resident host = resident(Column::Host), device = resident(Column::Device);
-  params_hold_ = ledger_.hold(MemoryUse::Params, host.params, device.params);
-  grads_hold_ = ledger_.hold(MemoryUse::Gradients, host.gradients, device.gradients);
-  adam_hold_ = ledger_.hold(MemoryUse::Optimizer, host.optimizer, device.optimizer);
+      unit_grads_(shards_.unit_count()),
+      gathering_(shards_.unit_count()),
+      updating_(shards_.unit_count()) {
+  const int rank = comm.rank();
+  const DType working = state_.activation_dtype();
+  constexpr MemoryUse kParams = MemoryUse::Params, kOptimizer = MemoryUse::Optimizer;
+  if (working != DType::F32) master_ = upload(stage_ >= 1 ? shards_.shard_of(params, rank) : params, DType::F32, kOptimizer);
+  working_ = upload(stage_ >= 3 ? shards_.shard_of(params, rank) : params, working, kParams);
+  params = {};
+  grads_ = upload(std::vector<float>(stage_ >= 2 ? shards_.shard_size() : shards_.total(), 0.0f), DType::F32,
+                  MemoryUse::Gradients);
+  m_ = upload(moments(std::move(adam.m), shards_, rank, stage_ >= 1), DType::F32, kOptimizer);
+  v_ = upload(moments(std::move(adam.v), shards_, rank, stage_ >= 1), DType::F32, kOptimizer);
+  adam_step_ = adam.step;
+  const Resident on_host = resident(Column::Host), on_device = resident(Column::Device);
+  params_hold_ = ledger_.hold(MemoryUse::Params, on_host.params, on_device.params);
+  grads_hold_ = ledger_.hold(MemoryUse::Gradients, on_host.gradients, on_device.gradients);
+  adam_hold_ = ledger_.hold(MemoryUse::Optimizer, on_host.optimizer, on_device.optimizer);
 }
 
-// Host: fp32 parameters (the master copy itself), gradients, m and v. Device: parameters and
-// gradients in the activation dtype, and an fp32 master copy of the optimizer's share beside m, v,
-// unless the plan offloads the optimizer to the host; nothing where a GPU run keeps all of it on
-// the host (DeviceLayout::model_state_on_host).
+ZeroModel::StateVector ZeroModel::upload(std::span<const float> values, DType dtype, MemoryUse use) {
+  StateVector out;
+  out.block = allocating_for(ledger_, use, [&] { return state_.memory().allocate(values.size() * dtype_size(dtype)); });
+  out.tensor = {out.block.data(), values.size(), dtype, state_.memory().space()};
+  if (!values.empty()) state_.memory().store(values, dtype, out.block.data());
+  return out;
+}
+
+std::vector<float> ZeroModel::download(const StepTensor& t) {
+  std::vector<float> values(t.count);
+  if (!values.empty()) state_.memory().load(t.data, t.dtype, values);
+  return values;
+}
+
+// Host: fp32 parameters (the master copy itself), gradients, m and v. Device: parameters in the
+// activation dtype, fp32 gradients (what the step accumulates), and an fp32 master copy of the
+// optimizer's share beside m, v, unless the plan offloads the optimizer to the host; nothing
+// where a GPU run keeps all of it on the host (DeviceLayout::model_state_on_host).
 ZeroModel::Resident ZeroModel::resident(Column column) const {
+  const std::size_t moments = m_.tensor.count + v_.tensor.count;
   if (column == Column::Host) {
-    return {float_bytes(params_.size()), float_bytes(grads_.size()), float_bytes(adam_.m.size() + adam_.v.size())};
+    return {float_bytes(working_.tensor.count), float_bytes(grads_.tensor.count), float_bytes(moments)};
   }
   const DeviceLayout& layout = ledger_.device_layout();
   const bool offloaded = layout.optimizer_on_host || layout.model_state_on_host;
-  return {ledger_.device_bytes(params_.size(), Stored::Activation, MemoryUse::Params),
-          ledger_.device_bytes(grads_.size(), Stored::Activation, MemoryUse::Gradients),
-          offloaded ? 0 : float_bytes(adam_.m.size() + adam_.v.size() + adam_.m.size())};
+  return {ledger_.device_bytes(working_.tensor.count, Stored::Activation, MemoryUse::Params),
+          ledger_.device_bytes(grads_.tensor.count, Stored::Fp32, MemoryUse::Gradients),
+          offloaded ? 0 : float_bytes(moments + m_.tensor.count)};
 }
 
-std::span<float> ZeroModel::piece(std::vector<float>& shard, std::size_t unit) {
-  return std::span<float>(shard).subspan(shards_.piece_at(unit), shards_.piece_size(unit));
+StepTensor ZeroModel::piece(const StepTensor& shard, std::size_t unit) const {
+  return shard.part(shards_.piece_at(unit), shards_.piece_size(unit));
 }
 
-std::span<float> ZeroModel::params_of(const ShardPiece& p) {
-  return std::span<float>(params_).subspan(stage_ >= 3 ? p.at : p.flat, p.count);
+StepTensor ZeroModel::master_of(const ShardPiece& p) const {
+  return separate_master() ? master_.tensor.part(stage_ >= 1 ? p.at : p.flat, p.count) : working_.tensor.part(stage_ >= 3 ? p.at : p.flat, p.count);
 }
 
-std::span<float> ZeroModel::grads_of(const ShardPiece& p) {
-  return std::span<float>(grads_).subspan(stage_ >= 2 ? p.at : p.flat, p.count);
+StepTensor ZeroModel::working_of(const ShardPiece& p) const {
+  return separate_master() ? working_.tensor.part(stage_ >= 3 ? p.at : p.flat, p.count) : StepTensor{};
 }
 
-std::span<const float> ZeroModel::acquire(std::size_t unit) {
-  if (stage_ < 3) return shards_.unit(unit).of(std::span<const float>(params_));
-  TrackedBuffer& all = gathered_[unit];
-  all = TrackedBuffer(ledger_, MemoryUse::Params, shards_.padded_size(unit));
-  timed([&] { comm_.allgather(std::span<const float>(piece(params_, unit)), all.span()); }, collective_s_);
-  return all.span().first(shards_.unit(unit).count);
+StepTensor ZeroModel::grads_of(const ShardPiece& p) const { return grads_.tensor.part(stage_ >= 2 ? p.at : p.flat, p.count); }
+
+Request ZeroModel::start_gather(std::size_t unit) {
+  StepBuffer& all = gathered_[unit];
+  all = StepBuffer(scratch_, ledger_, MemoryUse::Params, shards_.padded_size(unit));
+  return comm_.iallgather(buffer_of(piece(working_.tensor, unit)), buffer_of(all.tensor()));
 }
 
-void ZeroModel::release(std::size_t unit) { gathered_[unit].clear(); }
+void ZeroModel::prefetch(std::size_t unit) {
+  if (stage_ >= 3 && overlap_ && gathered_[unit].empty()) gathering_[unit] = start_gather(unit);
+}
 
-std::span<float> ZeroModel::gradients(std::size_t unit) {
-  if (stage_ < 2) return zeroed(grads_, shards_.unit(unit));
-  TrackedBuffer& all = unit_grads_[unit];
-  all = TrackedBuffer(ledger_, MemoryUse::Gradients, shards_.padded_size(unit));
-  return all.span().first(shards_.unit(unit).count);
+StepTensor ZeroModel::acquire(std::size_t unit) {
+  const Slice& u = shards_.unit(unit);
+  if (stage_ < 3) {
+    finish_update(unit);
+    return working_.tensor.part(u.offset, u.count);
+  }
+  if (gathered_[unit].empty()) gathering_[unit] = start_gather(unit);
+  timed([&] { comm_.wait(gathering_[unit]); }, collective_s_);
+  return gathered_[unit].tensor().part(0, u.count);
+}
+
+void ZeroModel::release(std::size_t unit) {
+  comm_.wait(gathering_[unit]);  // a prefetch never acquired: its buffer is not freed under it
+  gathered_[unit].clear();
+}
+
+StepTensor ZeroModel::gradients(std::size_t unit) {
+  const Slice& u = shards_.unit(unit);
+  StepTensor out;
+  if (stage_ < 2) {
+    out = grads_.tensor.part(u.offset, u.count);
+  } else {
+    StepBuffer& all = unit_grads_[unit];
+    all = StepBuffer(scratch_, ledger_, MemoryUse::Gradients, shards_.padded_size(unit), Stored::Fp32);
+    out = all.tensor();  // the padding too: the reduce-scatter reads it
+  }
+  state_.memory().zero(out.data, out.bytes());
+  return out.part(0, u.count);
 }
 
 void ZeroModel::gradients_done(std::size_t unit) {
   if (stage_ < 2) return;
-  TrackedBuffer& all = unit_grads_[unit];
-  timed([&] { comm_.reduce_scatter(std::span<const float>(all.span()), piece(grads_, unit), ReduceOp::Sum); }, collective_s_);
-  all.clear();
+  finish_reduce_scatter();
+  reducing_ = Reducing{unit, comm_.ireduce_scatter(buffer_of(unit_grads_[unit].tensor()),
+                                                   buffer_of(piece(grads_.tensor, unit)), ReduceOp::Sum)};
+  if (!overlap_) finish_reduce_scatter();
+}
+
+void ZeroModel::finish_reduce_scatter() {
+  if (!reducing_) return;
+  timed([&] { comm_.wait(reducing_->request); }, collective_s_);
+  unit_grads_[reducing_->unit].clear();
+  reducing_.reset();
 }
 
 void ZeroModel::reduce_gradients() {
-  if (stage_ < 2) timed([&] { comm_.allreduce(std::span<float>(grads_), ReduceOp::Sum); }, collective_s_);
+  finish_reduce_scatter();
+  if (stage_ < 2) timed([&] { comm_.allreduce(buffer_of(grads_.tensor), ReduceOp::Sum); }, collective_s_);
+}
+
+// Stage 0 holds every gradient; stages 1-3 sum the shards' squares over the ranks.
+double ZeroModel::global_norm() {
+  if (stage_ == 0) return std::sqrt(state_.squared_norm(grads_.tensor));
+  std::vector<double> squares{0.0};
+  for (const ShardPiece& p : mine_) {
+    if (p.count > 0) squares[0] += state_.squared_norm(grads_of(p));
+  }
+  timed([&] { host_.allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
+  return std::sqrt(squares[0]);
 }
 
 double ZeroModel::optimizer_step(const AdamWConfig& config) {
-  if (stage_ == 0) return adamw_step(params_, grads_, groups_, adam_, config);
-  std::vector<double> squares{0.0};
-  for (const ShardPiece& p : mine_) squares[0] += squared_norm(grads_of(p));
-  timed([&] { comm_.allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
-  const double norm = std::sqrt(squares[0]);
-  ++adam_.step;
+  const double norm = global_norm();
+  if (!std::isfinite(norm)) return norm;  // every rank sees it (a global norm) and the run stops
+  ++adam_step_;
+  if (stage_ == 0) {
+    const ShardPiece all{0, shards_.total(), 0};
+    state_.adamw_update({0, master_of(all), grads_.tensor, m_.tensor, v_.tensor, working_of(all)}, groups_, norm, adam_step_, config);
+    return norm;
+  }
   for (const ShardPiece& p : mine_) {
-    adamw_update({p.flat, params_of(p), grads_of(p), std::span<float>(adam_.m).subspan(p.at, p.count),
-                  std::span<float>(adam_.v).subspan(p.at, p.count)},
-                 groups_, norm, adam_.step, config);
+    if (p.count == 0) continue;
+    state_.adamw_update({p.flat, master_of(p), grads_of(p), m_.tensor.part(p.at, p.count), v_.tensor.part(p.at, p.count), working_of(p)},
+                        groups_, norm, adam_step_, config);
   }
   if (stage_ < 3) gather_updated_params();
   return norm;
 }
 
 // Stages 1-2 keep whole parameters: every rank's updated pieces, unit by unit. A unit that
-// divides evenly is gathered straight into place; otherwise through its padded size.
+// divides evenly is gathered straight into place; otherwise through its padded size. With
+// overlap the gathers into place complete when the next step acquires the unit (acquire); a
+// padded one completes at once, so at most one padded whole is alive.
 void ZeroModel::gather_updated_params() {
-  timed([&] {
-    for (std::size_t u = 0; u < shards_.unit_count(); ++u) {
-      const ShardPiece& p = mine_[u];
-      TrackedBuffer mine(ledger_, MemoryUse::Params, shards_.piece_size(u));  // never aliases the target
-      std::copy_n(params_of(p).begin(), p.count, mine.data());
-      const std::span<float> whole = shards_.unit(u).of(std::span<float>(params_));
-      TrackedBuffer padded;
-      if (whole.size() != shards_.padded_size(u)) padded = TrackedBuffer(ledger_, MemoryUse::Params, shards_.padded_size(u));
-      comm_.allgather(std::span<const float>(mine.span()), padded.empty() ? whole : padded.span());
-      if (!padded.empty()) std::copy_n(padded.data(), whole.size(), whole.begin());
-    }
-  }, collective_s_);
+  for (std::size_t u = 0; u < shards_.unit_count(); ++u) {
+    const ShardPiece& p = mine_[u];
+    Updating g;
+    g.mine = StepBuffer(scratch_, ledger_, MemoryUse::Params, shards_.piece_size(u));  // never aliases the target
+    if (p.count > 0) state_.copy(working_.tensor.part(p.flat, p.count), g.mine.tensor().part(0, p.count));
+    const StepTensor whole = working_.tensor.part(shards_.unit(u).offset, shards_.unit(u).count);
+    if (whole.count != shards_.padded_size(u)) g.padded = StepBuffer(scratch_, ledger_, MemoryUse::Params, shards_.padded_size(u));
+    timed([&] { g.request = comm_.iallgather(buffer_of(g.mine.tensor()), buffer_of(g.padded.empty() ? whole : g.padded.tensor())); },
+          collective_s_);
+    const bool now = !overlap_ || !g.padded.empty();  // a padded whole is a unit's size more: not kept waiting
+    updating_[u] = std::move(g);
+    if (now) finish_update(u);
+  }
+}
+
+void ZeroModel::finish_update(std::size_t unit) {
+  std::optional<Updating>& g = updating_[unit];
+  if (!g) return;
+  timed([&] { comm_.wait(g->request); }, collective_s_);
+  if (!g->padded.empty()) {
+    const Slice& u = shards_.unit(unit);
+    state_.copy(g->padded.tensor().part(0, u.count), working_.tensor.part(u.offset, u.count));
+  }
+  g.reset();
+}
+
+void ZeroModel::finish_collectives() {
+  for (std::size_t u = 0; u < shards_.unit_count(); ++u) finish_update(u);
+}
+
+std::vector<float> ZeroModel::whole_of(const StepTensor& held, bool sharded, MemoryUse use) {
+  const bool root = comm_.rank() == 0;
+  if (!sharded) return root ? download(held) : std::vector<float>();
+  const StepBuffer all(scratch_, ledger_, use, root ? held.count * static_cast<std::size_t>(comm_.size()) : 0,
+                       held.dtype == DType::F32 ? Stored::Fp32 : Stored::Activation);
+  comm_.gather_to_root(buffer_of(held), buffer_of(all.tensor()));
+  return root ? shards_.assemble(download(all.tensor())) : std::vector<float>();
 }
 
 std::pair<std::vector<float>, std::vector<float>> ZeroModel::whole_on_root() {
-  const bool root = comm_.rank() == 0;
-  const auto whole = [&](const std::vector<float>& held, bool sharded) {
-    if (!sharded) return root ? held : std::vector<float>();
-    std::vector<float> all(root ? held.size() * static_cast<std::size_t>(comm_.size()) : 0);
-    comm_.gather_to_root(std::span<const float>(held), std::span<float>(all));
-    return root ? shards_.assemble(all) : std::vector<float>();
-  };
-  return {whole(params_, stage_ >= 3), whole(grads_, stage_ >= 2)};
+  finish_collectives();
+  const StepTensor params = separate_master() ? master_.tensor : working_.tensor;
+  const bool params_sharded = separate_master() ? stage_ >= 1 : stage_ >= 3;
+  return {whole_of(params, params_sharded, MemoryUse::Params), whole_of(grads_.tensor, stage_ >= 2, MemoryUse::Gradients)};
 }
 
-TrainingState ZeroModel::saved_part() const {
+TrainingState ZeroModel::saved_part() {
+  finish_collectives();
   TrainingState part;
-  part.params = stage_ == 1 || stage_ == 2 ? shards_.shard_of(params_, comm_.rank()) : params_;
-  part.adam_m = adam_.m;
-  part.adam_v = adam_.v;
-  part.adam_step = adam_.step;
+  if (separate_master()) {
+    part.params = download(master_.tensor);
+  } else {
+    part.params = download(working_.tensor);
+    if (stage_ == 1 || stage_ == 2) part.params = shards_.shard_of(part.params, comm_.rank());
+  }
+  part.adam_m = download(m_.tensor);
+  part.adam_v = download(v_.tensor);
+  part.adam_step = adam_step_;
   return part;
 }
 

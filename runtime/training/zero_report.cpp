@@ -25,7 +25,15 @@ std::string known_differences(const std::string& item, const plan::Plan& plan, b
     add(fmt::format("held in fp32 here (4 bytes a value), the plan counts {} ({} bytes)", plan.job.dtype, e));
   }
   if (item == "params" && plan.strategy.zero.stage >= 3) {
-    add("ZeRO 3 here gathers one unit at a time (no prefetch), the plan counts two layers gathered");
+    add(plan.strategy.overlap ? "ZeRO 3 here holds two gathered units at once (one prefetched), the embedding or the head among them"
+                              : "ZeRO 3 here gathers one unit at a time (the plan does not overlap), the plan counts two layers gathered");
+  }
+  if ((item == "params" || item == "gradients") && !host && !larger && plan.strategy.zero.offload) {
+    add("the plan offloads: a GPU run keeps the fp32 parameters and gradients on the host too (page-locked) and holds "
+        "the units it has bound, the plan keeps them on the GPU");
+  }
+  if (item == "gradients" && !host && larger && e != 4) {
+    add(fmt::format("fp32 here (4 bytes a value: every chunk's and layer's share is summed in fp32), the plan counts {} bytes", e));
   }
   if (item == "gradients" && plan.strategy.zero.stage >= 2) {
     add("the full-size gradients of the unit whose backward runs live here until their reduce-scatter, "
@@ -100,31 +108,35 @@ Json memory_items(const plan::Plan& plan, const MeasuredMemory& host, const Meas
   return items;
 }
 
-Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective_s) {
+Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective_s, std::size_t parameter_bytes,
+               bool state_on_gpu) {
   const int stage = plan.strategy.zero.stage;
   const std::uint64_t whole = float_bytes(shards.total());
   std::uint64_t padded = 0, layers_padded = 0;
   for (std::size_t u = 0; u < shards.unit_count(); ++u) {
-    padded += float_bytes(shards.padded_size(u));
-    if (u != 0 && u + 1 != shards.unit_count()) layers_padded += float_bytes(shards.padded_size(u));
+    padded += shards.padded_size(u);
+    if (u != 0 && u + 1 != shards.unit_count()) layers_padded += shards.padded_size(u);
   }
+  const std::uint64_t padded_params = padded * parameter_bytes, padded_grads = float_bytes(padded);
+  const std::uint64_t layers_params = layers_padded * parameter_bytes;
   const auto units = static_cast<int>(shards.unit_count());
   Json collectives = Json::array();
   const auto add = [&](const char* collective, const char* of, int calls, std::uint64_t bytes) {
     collectives.push_back({{"collective", collective}, {"of", of}, {"calls", calls}, {"bytes", bytes}});
   };
   if (stage < 2) add("all-reduce", "gradients", 1, whole);
-  if (stage >= 3) add("all-gather", "parameters before each unit's forward", units, padded);
-  if (stage >= 3) add("all-gather", "parameters before each layer's backward", units - 2, layers_padded);
-  if (stage >= 2) add("reduce-scatter", "gradients after each unit's backward", units, padded);
+  if (stage >= 3) add("all-gather", "parameters before each unit's forward", units, padded_params);
+  if (stage >= 3) add("all-gather", "parameters before each layer's backward", units - 2, layers_params);
+  if (stage >= 2) add("reduce-scatter", "gradients after each unit's backward", units, padded_grads);
   if (stage >= 1) add("all-reduce", "squared gradient norm (fp64)", 1, 8);
-  if (stage == 1 || stage == 2) add("all-gather", "updated parameters", units, padded);
+  if (stage == 1 || stage == 2) add("all-gather", "updated parameters", units, padded_params);
   return {{"stage", stage},
           {"ranks", shards.ranks()},
           {"total_floats", shards.total()},
           {"shard_floats", stage == 0 ? shards.total() : shards.shard_size()},
-          {"offload", plan.strategy.zero.offload ? Json("optimizer state and step on the host (the CPU runtime's memory is host memory)")
-                                            : Json(false)},
+          {"state", state_on_gpu ? "GPU memory: bf16 working parameters; fp32 master weights, gradients, AdamW m and v"
+                                 : "host memory: fp32 parameters (the master weights), gradients, AdamW m and v"},
+          {"offload", plan.strategy.zero.offload ? Json("optimizer state and step on the host") : Json(false)},
           {"collective_s", collective_s},
           {"collectives_per_step", collectives}};
 }

@@ -16,10 +16,11 @@
 // turns one fp32 logits buffer into its gradient in place where the plan counts logits, softmax
 // and gradient. An item that differs for none of these reasons says so.
 //
-// zero_json: {"stage", "ranks", "shard_floats", "total_floats", "offload", "collective_s" (mean
-// per step), "collectives_per_step": [{"collective", "of", "calls", "bytes"}]}, bytes being the
-// whole buffers the calls fill or reduce (a ring algorithm sends (P - 1) / P of that per rank,
-// twice for an all-reduce).
+// zero_json: {"stage", "ranks", "shard_floats", "total_floats", "state" (where the model state
+// lives), "offload", "collective_s" (mean per step), "collectives_per_step": [{"collective",
+// "of", "calls", "bytes"}]}, bytes being the whole buffers the calls fill or reduce (a ring
+// algorithm sends (P - 1) / P of that per rank, twice for an all-reduce): parameters in the
+// state's working dtype (fp32 on the host, bf16 on the GPU), gradients fp32.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +43,9 @@ struct MeasuredMemory {
 
 [[nodiscard]] Json memory_items(const plan::Plan& plan, const MeasuredMemory& host, const MeasuredMemory& on_gpu);
 
-[[nodiscard]] Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective_s);
+// `parameter_bytes`: bytes of a parameter as the all-gathers move it; `state_on_gpu`: whether
+// the model state lives in GPU memory (zero_model.hpp).
+[[nodiscard]] Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective_s,
+                             std::size_t parameter_bytes, bool state_on_gpu);
 
 }  // namespace burst::rt

@@ -37,7 +37,7 @@ constexpr double kExact = 0, kBf16Out = 1, kBf16Sum = 2, kF32Out = 0.01;
 
 // A tensor of `values` stored as `dtype` in the kernels' memory.
 rt::BoundTensor upload(rt::StepKernels& k, std::span<const float> values, DType dtype) {
-  rt::BoundTensor b{{nullptr, values.size(), dtype}, k.memory().allocate(values.size() * rt::dtype_size(dtype))};
+  rt::BoundTensor b{{nullptr, values.size(), dtype, k.memory().space()}, k.memory().allocate(values.size() * rt::dtype_size(dtype))};
   b.tensor.data = b.storage.data();
   k.memory().store(values, dtype, b.tensor.data);
   return b;
@@ -56,13 +56,52 @@ std::size_t size_of(std::int64_t a, std::int64_t b = 1) { return static_cast<std
 TEST_CASE("bound parameters are the bf16 values; bound gradients start at zero and come back") {
   rt::CudaStepKernels k;
   const std::vector<float> params = bf16_values(1000, 1);
-  const rt::BoundTensor bound = k.bind_params(params);
+  const rt::BoundTensor bound = k.bind_params(rt::host_tensor(std::span<const float>(params)));
   CHECK(bound.tensor.dtype == DType::BF16);
   CHECK(download(k, bound.tensor) == params);
   std::vector<float> grads(777, 5.0f);
-  const rt::BoundTensor g = k.bind_gradients(grads);
-  k.return_gradients(g, grads);
+  const rt::BoundTensor g = k.bind_gradients(rt::host_tensor(std::span<float>(grads)));
+  k.return_gradients(g, rt::host_tensor(std::span<float>(grads)));
   CHECK(std::all_of(grads.begin(), grads.end(), [](float x) { return x == 0.0f; }));
+}
+
+TEST_CASE("a model state in device memory is bound in place: the bf16 working copy and the fp32 gradients") {
+  rt::CudaStepKernels k;
+  const std::vector<float> params = bf16_values(1000, 1);
+  const rt::BoundTensor working = upload(k, params, DType::BF16);
+  const rt::BoundTensor bound = k.bind_params(working.tensor);
+  CHECK(bound.tensor.data == working.tensor.data);
+  CHECK(bound.storage.bytes() == 0);
+  const rt::BoundTensor grads = upload(k, std::vector<float>(777, 0.0f), DType::F32);
+  const rt::BoundTensor g = k.bind_gradients(grads.tensor);
+  CHECK(g.tensor.data == grads.tensor.data);
+  k.return_gradients(g, grads.tensor);  // nothing to move
+  CHECK_THROWS_AS(k.bind_params(upload(k, params, DType::F32).tensor), Error);  // device state is bf16 to the layers
+}
+
+TEST_CASE("the optimizer on device state matches the CPU's AdamW on a range across two groups") {
+  rt::CudaStepKernels k;
+  const std::size_t n = 3000, offset = 500;
+  const std::vector<rt::ParamGroup> groups{{0, 2000, true}, {2000, 2000, false}};  // the range straddles both
+  const std::vector<float> master = bf16_values(n, 11), grads = bf16_values(n, 12), m = bf16_values(n, 13);
+  std::vector<float> v = bf16_values(n, 14);
+  for (float& x : v) x = std::abs(x);
+  const rt::BoundTensor dm = upload(k, master, DType::F32), dg = upload(k, grads, DType::F32),
+                        dmm = upload(k, m, DType::F32), dv = upload(k, v, DType::F32),
+                        working = upload(k, std::vector<float>(n, 0.0f), DType::BF16);
+  const double norm = std::sqrt(rt::squared_norm(grads));
+  CHECK(k.squared_norm(dg.tensor) == Approx(norm * norm).epsilon(1e-12));
+  const rt::AdamWConfig config{1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f, 0.5f * static_cast<float>(norm)};  // clipping on
+  k.adamw_update({offset, dm.tensor, dg.tensor, dmm.tensor, dv.tensor, working.tensor}, groups, norm, 3, config);
+  std::vector<float> want = master, want_grads = grads, want_m = m, want_v = v;
+  rt::adamw_update({offset, want, want_grads, want_m, want_v}, groups, norm, 3, config);
+  check_within("master weights", download(k, dm.tensor), want, kF32Out);
+  check_within("m", download(k, dmm.tensor), want_m, kF32Out);
+  check_within("v", download(k, dv.tensor), want_v, kF32Out);
+  std::vector<float> rounded = download(k, dm.tensor);
+  for (float& x : rounded) x = round_to_bf16(x);
+  CHECK(download(k, working.tensor) == rounded);  // the layers' copy, rounded from the new master
+  CHECK(download(k, dg.tensor) == grads);         // clipped in registers: the buffer is not scaled
 }
 
 TEST_CASE("linear forward and backward match the CPU (bf16 and fp32 outputs, dx accumulated, dW +=)") {

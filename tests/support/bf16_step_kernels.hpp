@@ -1,6 +1,7 @@
 // StepKernels that store what the GPU step stores, as the GPU step stores it, in host memory:
 // activations, their gradients and the bound parameters as bf16, statistics, logits and
-// parameter gradients as fp32, dl beside the logits in bf16. Each operation reads its bf16
+// parameter gradients as fp32, dl beside the logits in bf16; model state kept in its memory
+// as the GPU keeps it (a bf16 working copy beside fp32 master weights, zero_model.hpp). Each operation reads its bf16
 // inputs as fp32, runs the CPU op (layer_ops.hpp, the host cross-entropy) and rounds its
 // outputs to bf16 (round to nearest even, common/bf16.hpp), as the CUDA kernels' fp32 math
 // with bf16 loads and stores does.
@@ -18,7 +19,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <map>
+#include <mutex>
 #include <new>
 #include <span>
 #include <vector>
@@ -44,7 +47,17 @@ class EmulatedDeviceMemory final : public rt::KernelMemory {
     auto* data = static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment));
     used_ += bytes;
     sizes_[data] = bytes;
+    const std::lock_guard lock(live_mutex());
+    live()[data] = bytes;
     return {data, bytes, {release, this}};
+  }
+  // Whether `p` lies in memory some EmulatedDeviceMemory handed out and has not taken back: what
+  // a test's stand-in for a GPU transport checks every buffer against.
+  [[nodiscard]] static bool holds(const void* p) {
+    const auto* b = static_cast<const std::byte*>(p);
+    const std::lock_guard lock(live_mutex());
+    const auto after = live().upper_bound(b);
+    return after != live().begin() && b < std::prev(after)->first + std::prev(after)->second;
   }
   void store(std::span<const float> values, rt::DType dtype, std::byte* dst) override { host_.store(values, dtype, dst); }
   void load(const std::byte* src, rt::DType dtype, std::span<float> values) override { host_.load(src, dtype, values); }
@@ -58,10 +71,22 @@ class EmulatedDeviceMemory final : public rt::KernelMemory {
 
  private:
   static constexpr std::align_val_t kAlignment{64};
+  static std::map<const std::byte*, std::size_t>& live() {
+    static std::map<const std::byte*, std::size_t> blocks;  // every instance's, across threads
+    return blocks;
+  }
+  static std::mutex& live_mutex() {
+    static std::mutex m;
+    return m;
+  }
   static void release(std::byte* data, void* context) {
     auto* self = static_cast<EmulatedDeviceMemory*>(context);
     self->used_ -= self->sizes_.at(data);
     self->sizes_.erase(data);
+    {
+      const std::lock_guard lock(live_mutex());
+      live().erase(data);
+    }
     ::operator delete[](data, kAlignment);
   }
 
@@ -79,18 +104,33 @@ class Bf16StepKernels final : public rt::StepKernels {
   [[nodiscard]] rt::DType activation_dtype() const override { return rt::DType::BF16; }
   void set_positions(std::span<const std::int64_t> positions) override { positions_ = positions; }
 
-  [[nodiscard]] rt::BoundTensor bind_params(std::span<const float> host) override {
-    rt::MemoryBlock block = memory_.allocate(host.size() * sizeof(Bf16));
-    memory_.store(host, rt::DType::BF16, block.data());
-    return {{block.data(), host.size(), rt::DType::BF16}, std::move(block)};
+  // Device state is read and accumulated in place; host state is uploaded (bf16) and returned.
+  [[nodiscard]] rt::BoundTensor bind_params(rt::StepTensor params) override {
+    if (params.space == rt::MemorySpace::Device) {
+      REQUIRE(params.dtype == rt::DType::BF16);
+      return {params, {}};
+    }
+    rt::MemoryBlock block = memory_.allocate(params.count * sizeof(Bf16));
+    memory_.store(fp32(params), rt::DType::BF16, block.data());
+    return {{block.data(), params.count, rt::DType::BF16, rt::MemorySpace::Device}, std::move(block)};
   }
-  [[nodiscard]] rt::BoundTensor bind_gradients(std::span<float> host) override {
-    rt::MemoryBlock block = memory_.allocate(host.size() * sizeof(float));
+  [[nodiscard]] rt::BoundTensor bind_gradients(rt::StepTensor grads) override {
+    if (grads.space == rt::MemorySpace::Device) return {grads, {}};
+    rt::MemoryBlock block = memory_.allocate(grads.count * sizeof(float));
     memory_.zero(block.data(), block.bytes());
-    return {{block.data(), host.size(), rt::DType::F32}, std::move(block)};
+    return {{block.data(), grads.count, rt::DType::F32, rt::MemorySpace::Device}, std::move(block)};
   }
-  void return_gradients(const rt::BoundTensor& grads, std::span<float> host) override {
-    memory_.load(grads.tensor.data, rt::DType::F32, host);
+  void return_gradients(const rt::BoundTensor& bound, rt::StepTensor grads) override {
+    if (bound.tensor.data != grads.data) memory_.load(bound.tensor.data, rt::DType::F32, fp32(grads));
+  }
+  [[nodiscard]] double squared_norm(rt::StepTensor grads) override { return rt::squared_norm(fp32(grads)); }
+  // The CPU's update of the fp32 master weights, then the working copy rounded from them.
+  void adamw_update(const rt::AdamWTensors& range, std::span<const rt::ParamGroup> groups, double norm,
+                    std::int64_t step, const rt::AdamWConfig& config) override {
+    REQUIRE(range.working.count == range.master.count);
+    rt::adamw_update({range.offset, fp32(range.master), fp32(range.grads), fp32(range.m), fp32(range.v)}, groups, norm,
+                     step, config);
+    write(fp32(range.master), range.working);
   }
 
   void linear_forward(rt::StepTensor x, std::int64_t rows, std::int64_t in, rt::StepTensor w, std::int64_t out,

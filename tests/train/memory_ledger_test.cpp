@@ -1,8 +1,10 @@
 // The memory ledger: holds add and release, the peak keeps the breakdown of its moment,
-// transients count once, and a tracked buffer holds exactly its bytes until it is cleared.
+// transients count once, and a step buffer (step_buffer.hpp) holds exactly its bytes until it
+// is cleared.
 #include <catch2/catch.hpp>
 
 #include "runtime/training/memory_ledger.hpp"
+#include "runtime/training/step_buffer.hpp"
 
 using namespace burst::rt;
 
@@ -38,10 +40,11 @@ TEST_CASE("a moved hold is released once", "[ledger]") {
   CHECK(ledger.current() == 16);
 }
 
-TEST_CASE("a tracked buffer holds its floats under its use until cleared", "[ledger]") {
+TEST_CASE("a step buffer holds its floats under its use until cleared", "[ledger]") {
   MemoryLedger ledger;
-  TrackedBuffer o(ledger, MemoryUse::Activations, 10);
-  TrackedBuffer adopted(ledger, MemoryUse::Activations, std::vector<float>(6, 1.0f));
+  HostStepKernels kernels;
+  StepBuffer o(kernels, ledger, MemoryUse::Activations, 10);
+  const StepBuffer adopted(kernels, ledger, MemoryUse::Activations, std::vector<float>(6, 1.0f));
   CHECK(ledger.current() == 64);
   o.charge_to(ledger, MemoryUse::AttentionStash);
   CHECK(ledger.current() == 64);
@@ -55,9 +58,10 @@ TEST_CASE("a tracked buffer holds its floats under its use until cleared", "[led
 
 TEST_CASE("the device column counts each buffer as the GPU step stores it", "[ledger]") {
   MemoryLedger ledger(DeviceLayout{2, false});  // a bf16 plan
+  HostStepKernels kernels;                       // the CPU step: fp32 here, as the GPU stores it there
   {
-    TrackedBuffer q(ledger, MemoryUse::Activations, 100);                   // bf16 on the GPU
-    TrackedBuffer lse(ledger, MemoryUse::Activations, 10, Stored::Fp32);    // fp32 statistics
+    const StepBuffer q(kernels, ledger, MemoryUse::Activations, 100);                 // bf16 on the GPU
+    const StepBuffer lse(kernels, ledger, MemoryUse::Activations, 10, Stored::Fp32);  // fp32 statistics
     auto logits = ledger.hold(MemoryUse::LossWorkspace, 64);                // the same in both
     auto adam = ledger.hold(MemoryUse::Optimizer, 80, 120);                 // m, v here; master, m, v there
     CHECK(ledger.current(Column::Host) == 400 + 40 + 64 + 80);

@@ -53,6 +53,12 @@ TEST_CASE("a GPU run's activations are checked against the GPU in their dtype th
   CHECK(gpu[1].bytes == cpu[1].bytes / 2);
   CHECK(gpu[2].bytes == cpu[2].bytes);
   CHECK_FALSE((cpu[0].on_device || cpu[1].on_device || cpu[2].on_device));
+  // The state on the GPU too (a plan that does not offload): bf16 parameters, fp32 gradients, and
+  // the fp32 master weights, m and v, at ZeRO 0 all whole: 2 + 4 + 12 bytes a parameter.
+  const auto resident = rt::minimum_training_memory(p, 1000, 4, 2, true);
+  REQUIRE(resident.size() == 3);
+  CHECK(resident[2].on_device);
+  CHECK(resident[2].bytes == static_cast<std::uint64_t>(18 * p.job.model.total_params()));
 
   const std::vector<rt::MemoryNeed> need{{"layer inputs", 3ull << 30, true}, {"state", 1ull << 30, false}};
   CHECK_NOTHROW(rt::require_memory(need, {2ull << 30, "host"}, rt::MemoryAvailable{4ull << 30, "gpu"}));

@@ -265,6 +265,7 @@ void print_training_report(const Json& r) {
   fmt::print("  zero      stage {} over {} ranks: {} of {} parameters a shard, {:.3f} s a step in its collectives\n",
              z["stage"].get<int>(), z["ranks"].get<int>(), z["shard_floats"].get<std::int64_t>(),
              z["total_floats"].get<std::int64_t>(), z["collective_s"].get<double>());
+  if (z.contains("state")) fmt::print("  state     {}\n", z["state"].get<std::string>());
   if (z["offload"].is_string()) fmt::print("  offload   {}\n", z["offload"].get<std::string>());
   // Each item the run measured (the largest rank's peak) beside the plan's item of the same
   // name; the note says why where they differ by more than 10%. The reserve stands apart.
@@ -340,6 +341,12 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
       options.backend.ring_transport = [&comm, &kernels = *attention_kernels, plan](std::int64_t seq) {
         return rt::make_nccl_transport(comm, rt::NcclOpLists(plan, seq), kernels);
       };
+    }
+    if (device == rt::Device::Cuda && plan.strategy.zero.offload) {
+      options.host_state_memory = [] { return rt::make_host_state_memory(rt::Device::Cuda); };  // page-locked
+    } else if (device == rt::Device::Cuda && !o.loopback) {
+      // ZeRO's collectives on the GPU-resident model state: NCCL (the loopback's copy reads GPU memory itself)
+      options.state_transport = [&comm, &kernels = *step_kernels] { return rt::make_state_transport(comm, kernels); };
     }
     training = std::make_unique<rt::TrainingRun>(plan, comm, options);
     return [&] { return training->run(); };

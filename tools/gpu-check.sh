@@ -1,0 +1,83 @@
+#!/bin/sh
+# Every check of the GPU training step in one run, for the first minutes a machine with a GPU is
+# lent (device time is scarce: one prepared script, one call of at most 10 minutes). Needs the
+# default build already made (cmake -S . -B build && cmake --build build) and runs, each step
+# with a time limit of 150 s, the trainings first:
+#   1. 30 training steps with --check on the loopback (every rank a thread on GPU 0) of the
+#      2-rank head-dim-64 test plan (ZeRO 3): its model state offloaded to page-locked host
+#      memory (the plan as written), kept in GPU memory (offload false), in GPU memory with the
+#      LM head in 4 chunks, and in GPU memory at ZeRO 1 (the deferred gathers of the updated
+#      parameters);
+#   2. the same 30 steps of a 3-rank plan the planner makes for the same model (state in GPU
+#      memory; its units do not divide by 3: the padded gathers);
+#   3. the GPU tests (ctest -L gpu): every kernel and CudaStepKernels call against the CPU, the
+#      whole GPU step against the CPU step, the device optimizer against the CPU's AdamW.
+# A plan edited to keep its state in GPU memory keeps the prediction made for the offloaded
+# state (the planner is not rerun), so its optimizer item is predicted 0: compare that item with
+# the 2 + 4 + 12 bytes a parameter docs/runtime-training.md gives.
+# Each run prints the loss curve's ends, the check (per-tensor errors in the JSON), each memory
+# item measured beside the plan's prediction with the ratio and, past 10%, the known reason, the
+# step time beside the predicted one, and the ZeRO section. Everything goes to $OUT/<name>.txt;
+# this prints each step's verdict and each run's report.
+# Usage: tools/gpu-check.sh [BUILD_DIR], from the repository's root. DEVICE=cpu runs the same
+# steps on the CPU, without the GPU tests, and STEPS=n trains n steps: CI checks this script so
+# (burst_gpu_check_script), where no GPU is visible.
+set -u
+build=${1:-build}
+out=${OUT:-gpu-check}
+device=${DEVICE:-cuda}
+steps=${STEPS:-30}
+burst=$build/bin/burst
+plan=tests/data/run/local-1x2-tiny-train-hd64-256.json
+model=tests/data/models/tiny-train-hd64.json
+corpus=tests/data/corpus
+mkdir -p "$out"
+failed=0
+
+# step NAME COMMAND...: runs it (150 s at most), keeps its output, says how it ended.
+step() {
+  name=$1
+  shift
+  echo "== $name: $*"
+  if timeout 150 "$@" >"$out/$name.txt" 2>&1; then
+    echo "   ok"
+  else
+    echo "   FAILED (exit $?), the last lines:"
+    tail -n 20 "$out/$name.txt"
+    failed=1
+  fi
+}
+
+# train NAME PLAN WHERE: $steps steps with --check on the loopback; prints the run's report and
+# checks that the model state lived WHERE ("GPU memory" or "host memory"; the CPU's is host).
+train() {
+  step "$1" "$burst" run "$2" --steps "$steps" --check --device "$device" --loopback --data "$corpus"
+  sed -n '/ ranks: /,$p' "$out/$1.txt"
+  where=$3
+  [ "$device" = cpu ] && where="host memory"
+  grep -q "state .*$where" "$out/$1.txt" || { echo "   FAILED: the model state was not in $where"; failed=1; }
+}
+
+command -v nvidia-smi >/dev/null && nvidia-smi -L
+
+# The chosen strategy's blocks come first in a plan file: the first offload, chunks and stage
+# are its own (train checks where the state then lived).
+sed '0,/"offload": true/s//"offload": false/' "$plan" >"$out/resident.plan.json"
+sed '0,/"chunks": 1/s//"chunks": 4/' "$out/resident.plan.json" >"$out/chunked.plan.json"
+sed '0,/"stage": 3/s//"stage": 1/' "$out/resident.plan.json" >"$out/stage1.plan.json"
+train offloaded "$plan" "host memory"
+train resident "$out/resident.plan.json" "GPU memory"
+train chunked "$out/chunked.plan.json" "GPU memory"
+train stage1 "$out/stage1.plan.json" "GPU memory"
+echo "== LM head workspace, whole vs 4 chunks (per rank, GPU layout):"
+grep -h '^ *lm_head ' "$out/resident.txt" "$out/chunked.txt"
+
+step plan3 "$burst" plan --topology local --nodes 1 --per-node 3 --model "$model" --seq 384 \
+  --memory-budget 2GiB --strategy burst -o "$out/p3.json"
+sed 's/"offload": true/"offload": false/' "$out/p3.json" >"$out/p3-resident.json"
+train three-ranks "$out/p3-resident.json" "GPU memory"
+
+[ "$device" = cuda ] && step gpu-tests ctest --test-dir "$build" -L gpu --output-on-failure
+
+[ $failed -eq 0 ] && echo "gpu-check: every step ran (see $out/)" || echo "gpu-check: some steps FAILED (see $out/)"
+exit $failed
