@@ -25,6 +25,7 @@
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/device_kernel_memory.hpp"
 #include "runtime/cuda/element_kernels.hpp"
+#include "runtime/cuda/event_timer.hpp"
 #include "runtime/cuda/token_groups.hpp"
 #include "runtime/cuda/training_kernels.hpp"
 #include "runtime/kernels/gemm_shape.hpp"
@@ -538,9 +539,17 @@ void CudaStepKernels::cross_entropy_backward(StepTensor logits, std::int64_t row
                               s.stream.handle);
 }
 
-void CudaStepKernels::synchronize() {
-  state_->select_device();
-  check_cuda(cudaStreamSynchronize(state_->stream.handle), "cudaStreamSynchronize(CudaStepKernels::synchronize)");
+// Two events of their own per span, so spans nest (a phase around its parts).
+double CudaStepKernels::time_span(const std::function<void()>& part) {
+  State& s = *state_;
+  s.select_device();
+  check_cuda(cudaStreamSynchronize(s.stream.handle), "cudaStreamSynchronize(before a timed part of the step)");
+  const gpu::EventPair span;
+  span.record_start(s.stream.handle);
+  part();
+  s.select_device();
+  span.record_stop(s.stream.handle);
+  return span.seconds();  // waits for the stop: the queue is empty again
 }
 
 }  // namespace burst::rt

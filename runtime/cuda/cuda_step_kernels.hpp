@@ -2,13 +2,15 @@
 //
 // Everything lives in the device memory of memory() (a DeviceKernelMemory on this object's
 // device and stream): activations and their gradients bf16, the parameters the layers read
-// bf16 (bind_params reads the model state's bf16 working copy in place, or uploads a unit's host
-// fp32 values and rounds them on the GPU), inverse RMS, logits and parameter gradients fp32.
-// squared_norm and adamw_update run the optimizer kernels on state kept in this memory. Every call is queued on the object's one non-blocking
-// stream, in call order, and returns at once, except those that hand something to the host:
-// cross_entropy_loss and return_gradients wait, and set_positions / the token uploads wait when
-// a host staging buffer must be reused (below). bind_params returns once the driver has staged
-// the caller's values (a copy from pageable memory), so the caller may change them next.
+// bf16 (bind_params reads the model state's bf16 working copy in place, or uploads a unit's
+// host fp32 values and rounds them on the GPU), inverse RMS, logits and parameter gradients
+// fp32; squared_norm and adamw_update run the optimizer kernels on a state kept in this memory.
+// Every call is queued on the object's one non-blocking stream, in call order, and returns at
+// once, except those that hand something to the host: cross_entropy_loss, return_gradients of
+// host gradients, squared_norm and time_span wait, and set_positions / the token uploads wait
+// when a host staging buffer must be reused (below). bind_params of host values returns once
+// the driver has staged them (pageable memory) or at once (page-locked memory, read when the
+// stream reaches the copy).
 //
 //   linear_*          cuBLASLt (cublaslt_gemm.hpp) on the row-major shapes of gemm_shape.hpp,
 //                     operands in layer_ops.cpp's order; bf16 operands, fp32 accumulation; y
@@ -24,8 +26,9 @@
 // The kernels are deterministic for fixed sizes (no float atomics) and cuBLASLt's plan is
 // chosen once per shape (cuBLAS states repeatable bits on one GPU model; not checked here), so
 // CudaKernelOptions::deterministic changes nothing here and `timed` is not used (the step
-// times its phases with synchronize()). Every CUDA call is checked (cuda_check.hpp); a tensor
-// of the wrong dtype or size throws burst::Error naming the call and the argument.
+// times its phases and parts with time_span(): CUDA events on the stream). Every CUDA call is
+// checked (cuda_check.hpp); a tensor of the wrong dtype or size throws burst::Error naming the
+// call and the argument.
 //
 // Not verified on a GPU: burst_step_kernels_gpu_tests compares every call with the CPU's
 // layer_ops.hpp where a GPU is visible (docs/runtime-cuda-training.md).
@@ -81,7 +84,7 @@ class CudaStepKernels final : public StepKernels {
                                                  std::span<const std::int32_t> targets) override;
   void cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
                               std::span<const std::int32_t> targets, double scale, StepTensor dl) override;
-  void synchronize() override;
+  [[nodiscard]] double time_span(const std::function<void()>& part) override;
 
  private:
   struct State;

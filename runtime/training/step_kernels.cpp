@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/stopwatch.hpp"
 #include "runtime/training/layer_ops.hpp"
 #include "runtime/training/model.hpp"
 #include "runtime/training/hd/cross_entropy_row.hpp"
@@ -78,6 +79,12 @@ void HostStepKernels::return_gradients(const BoundTensor& bound, StepTensor grad
   const std::span<const float> from = floats(bound.tensor, "return_gradients", "bound");
   const std::span<float> to = floats(grads, "return_gradients", "grads");
   if (from.data() != to.data()) std::copy(from.begin(), from.end(), to.begin());
+}
+
+double HostStepKernels::time_span(const std::function<void()>& part) {
+  double seconds = 0;
+  timed(part, seconds);
+  return seconds;
 }
 
 double HostStepKernels::squared_norm(StepTensor grads) { return rt::squared_norm(floats(grads, "squared_norm", "grads")); }

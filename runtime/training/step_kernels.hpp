@@ -26,12 +26,14 @@
 //
 // Ordering: calls run in the order made (on the GPU: queued on one stream, so a call may return
 // before it ran). Whatever reads a result on the host (a loss, a gradient, an attention input)
-// goes through a call that waits: cross_entropy_loss, return_gradients, KernelMemory::load.
+// goes through a call that waits: cross_entropy_loss, return_gradients, KernelMemory::load,
+// time_span.
 // Outputs are overwritten and parameter gradients accumulate (+=), as in layer_ops.hpp.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -140,8 +142,12 @@ class StepKernels {
   virtual void cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
                                       std::span<const std::int32_t> targets, double scale, StepTensor dl) = 0;
 
-  // Waits until every call made so far has run (the step's phase times).
-  virtual void synchronize() = 0;
+  // Runs `part` (calls on this backend, and host work between them) from an empty queue to an
+  // empty queue and returns its span in seconds on the backend's clock: the host's steady clock
+  // on the CPU; on the GPU two CUDA events recorded on the stream around it
+  // (cudaEventElapsedTime: from the part's start to its last kernel's end, as the device saw
+  // it). The step's phases and parts are timed so (train_step.cpp); spans may nest.
+  [[nodiscard]] virtual double time_span(const std::function<void()>& part) = 0;
 };
 
 // The CPU backend: host memory, fp32, the ops of layer_ops.hpp and the CPU cross-entropy.
@@ -181,7 +187,7 @@ class HostStepKernels final : public StepKernels {
                                                  std::span<const std::int32_t> targets) override;
   void cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
                               std::span<const std::int32_t> targets, double scale, StepTensor dl) override;
-  void synchronize() override {}
+  [[nodiscard]] double time_span(const std::function<void()>& part) override;
 
  private:
   std::unique_ptr<KernelMemory> memory_;

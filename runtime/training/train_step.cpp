@@ -13,16 +13,12 @@
 namespace burst::rt {
 namespace {
 
-// Times one part of the step (attention, recompute, the LM head) by the host's clock with the
-// kernels' queue drained before and after it (no-ops on the CPU): on the GPU each part is then
+// Times one part of the step (attention, recompute, the LM head) on the kernels' clock, from an
+// empty queue to an empty queue (StepKernels::time_span: CUDA events on the GPU): each part is
 // charged its own kernels, not the ones queued before it or still running after it.
 template <typename F>
 void timed_on(StepKernels& kernels, F&& f, double& seconds) {
-  kernels.synchronize();
-  timed([&] {
-    f();
-    kernels.synchronize();
-  }, seconds);
+  seconds += kernels.time_span(f);
 }
 
 // One tensor of a bound unit's parameters (or gradients).
@@ -360,14 +356,8 @@ StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
   Pass pass;
   pass.layers.resize(model_.layers.size());
   ChunkedLmHeadLoss head(kernels_, lm_head_chunks_, &ledger_);
-  timed([&] {
-    forward(weights, in, head, pass);
-    kernels_.synchronize();
-  }, pass.out.forward_s);
-  timed([&] {
-    backward(weights, in, head, pass);
-    kernels_.synchronize();
-  }, pass.out.backward_s);
+  timed_on(kernels_, [&] { forward(weights, in, head, pass); }, pass.out.forward_s);
+  timed_on(kernels_, [&] { backward(weights, in, head, pass); }, pass.out.backward_s);
   return pass.out;
 }
 
