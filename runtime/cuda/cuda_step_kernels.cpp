@@ -237,19 +237,13 @@ void CudaStepKernels::set_positions(std::span<const std::int64_t> positions) {
 }
 
 BoundTensor CudaStepKernels::bind_params(StepTensor params) {
+  const bool resident = params.space == MemorySpace::Device;  // the model state's own bf16 working copy
+  Problems p;
+  need_dtype(p, call_name("bind_params"), "params", params, resident ? DType::BF16 : DType::F32);
+  p.throw_if_any();
+  if (resident) return {params, {}};  // read in place
   State& s = *state_;
   s.select_device();
-  if (params.space == MemorySpace::Device) {  // the model state's own working copy: read in place
-    const std::string call = call_name("bind_params");
-    Problems p;
-    need_dtype(p, call, "params", params, DType::BF16);
-    p.throw_if_any();
-    return {params, {}};
-  }
-  const std::string call = call_name("bind_params");
-  Problems p;
-  need_dtype(p, call, "params", params, DType::F32);
-  p.throw_if_any();
   BoundTensor bound{{nullptr, params.count, DType::BF16, MemorySpace::Device}, s.memory->allocate(params.count * sizeof(Bf16))};
   bound.tensor.data = bound.storage.data();
   if (params.count == 0) return bound;
@@ -328,17 +322,12 @@ void CudaStepKernels::adamw_update(const AdamWTensors& range, std::span<const Pa
   p.throw_if_any();
   state_->select_device();
   const float clip = hd::adamw_clip_factor(norm, config.clip_norm);
-  const std::size_t begin = range.offset, end = range.offset + range.master.count;
-  for (const ParamGroup& group : groups) {
-    const std::size_t from = std::max(begin, group.offset), to = std::min(end, group.offset + group.count);
-    if (from >= to) continue;
-    const std::size_t i = from - begin, count = to - from;
+  for_each_group_part(range.offset, range.master.count, groups, [&](const ParamGroup& group, std::size_t i,
+                                                                     std::size_t count) {
     const gpu::AdamWDeviceRange part{f32_out(range.master) + i, f32_in(range.grads) + i, f32_out(range.m) + i,
                                      f32_out(range.v) + i, bf16_out(range.working) + i, static_cast<std::int64_t>(count)};
-    gpu::adamw_update(part, hd::adamw_scalars<float>(config.lr, config.beta1, config.beta2, config.eps,
-                                                     group.decay ? config.weight_decay : 0.0f, step),
-                      clip, state_->stream.handle);
-  }
+    gpu::adamw_update(part, group_scalars<float>(config, group, step), clip, state_->stream.handle);
+  });
 }
 
 void CudaStepKernels::linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,

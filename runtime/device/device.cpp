@@ -174,8 +174,8 @@ std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernel
   if (cuda == nullptr) {
     throw Error(Problem{"ZeRO collectives over NCCL", "the model state is not in GPU memory (CPU kernels)", "--device cuda", ""});
   }
-  require_gpu_per_rank(job, "ZeRO collectives over NCCL");
-  return gpu::make_nccl_collectives(job, rank_gpu(job.local_rank(), false).device, cuda->stream());
+  require_gpu_per_rank(job, "ZeRO collectives over NCCL");  // so the rank's GPU is its local rank, as the kernels'
+  return gpu::make_nccl_collectives(job, job.local_rank(), cuda->stream());
 }
 #else
 std::string nccl_build_version() { return ""; }

@@ -106,19 +106,16 @@ void adamw_update(const AdamWRange& range, std::span<const ParamGroup> groups, d
   if (factor != 1.0f) {
     for (float& g : range.grads) g *= factor;
   }
-  const std::size_t begin = range.offset, end = range.offset + range.params.size();
-  for (const ParamGroup& group : groups) {
-    const hd::AdamWScalars<double> scalars = hd::adamw_scalars<double>(
-        config.lr, config.beta1, config.beta2, config.eps, group.decay ? config.weight_decay : 0.0f, step);
-    const std::size_t from = std::max(begin, group.offset), to = std::min(end, group.offset + group.count);
-    for (std::size_t flat = from; flat < to; ++flat) {
-      const std::size_t i = flat - begin;
+  for_each_group_part(range.offset, range.params.size(), groups, [&](const ParamGroup& group, std::size_t first,
+                                                                     std::size_t count) {
+    const hd::AdamWScalars<double> scalars = group_scalars<double>(config, group, step);
+    for (std::size_t i = first; i < first + count; ++i) {
       const hd::AdamWElement next = hd::adamw_element(scalars, range.grads[i], {range.params[i], range.m[i], range.v[i]});
       range.params[i] = next.param;
       range.m[i] = next.m;
       range.v[i] = next.v;
     }
-  }
+  });
 }
 
 double adamw_step(std::span<float> params, std::span<float> grads, std::span<const ParamGroup> groups,

@@ -22,10 +22,13 @@
 // for float, what the whole step does to those floats.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
+
+#include "runtime/training/hd/adamw_element.hpp"
 
 namespace burst::rt {
 
@@ -66,6 +69,24 @@ struct AdamWRange {
   std::span<float> grads;
   std::span<float> m, v;
 };
+
+// The scalars of step `step` for `group` (its weight decay, or none), in T: double on the CPU,
+// float for the GPU's kernel.
+template <typename T>
+[[nodiscard]] hd::AdamWScalars<T> group_scalars(const AdamWConfig& config, const ParamGroup& group, std::int64_t step) {
+  return hd::adamw_scalars<T>(config.lr, config.beta1, config.beta2, config.eps,
+                              group.decay ? config.weight_decay : 0.0f, step);
+}
+
+// fn(group, first, count) for each of `groups`, in order, that overlaps the range
+// [offset, offset + n) of the flat vector: elements [first, first + count) of the range lie in it.
+template <typename Fn>
+void for_each_group_part(std::size_t offset, std::size_t n, std::span<const ParamGroup> groups, Fn&& fn) {
+  for (const ParamGroup& group : groups) {
+    const std::size_t from = std::max(offset, group.offset), to = std::min(offset + n, group.offset + group.count);
+    if (from < to) fn(group, from - offset, to - from);
+  }
+}
 
 // Step `step` (1, 2, ...) on `range`: clips its gradients in place as the global `norm` says,
 // updates m, v and the parameters. `groups` are those of the whole vector.

@@ -51,8 +51,8 @@ enum class Stored : std::uint8_t { Activation, Fp32 };
 struct DeviceLayout {
   std::size_t activation_bytes = 4;  // what a Stored::Activation element costs (4: fp32, 2: bf16)
   bool optimizer_on_host = false;    // offloaded: the optimizer holds no device memory (zero_model.hpp)
-  // A GPU run of this version: parameters, gradients and AdamW live on the host, and the device
-  // holds only the units the step has bound (train_step.hpp), which the step charges itself.
+  // A GPU run whose plan offloads: parameters, gradients and AdamW live on the host, and the
+  // device holds only the units the step has bound (train_step.hpp), which the step charges itself.
   bool model_state_on_host = false;
 };
 

@@ -51,7 +51,7 @@ ConstView host_view(StepKernels& kernels, StepTensor t, Shape shape, Tensor& kee
                                                  shape.heads, shape.head_dim),
                         "as many values as the shape has", ""});
   }
-  if (kernels.memory().space() == MemorySpace::Host && t.dtype == DType::F32) {
+  if (t.space == MemorySpace::Host && t.dtype == DType::F32) {
     return {reinterpret_cast<const float*>(t.data), shape};  // NOLINT: fp32 storage
   }
   keep = Tensor(shape);

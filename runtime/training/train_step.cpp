@@ -92,8 +92,9 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   positions_ = schedule_->rank_positions(comm.rank());
   rows_ = static_cast<std::int64_t>(positions_.size());
   kernels_.set_positions(positions_);
-  // A device copy of a unit stays valid whatever the host does with its own; under ZeRO 3 the
-  // device would then hold every gathered unit at once, which stage 3 exists to avoid.
+  // A device copy of a unit (an offloaded state's upload) stays valid whatever the host does with
+  // its own; under ZeRO 3 the device would then hold every gathered unit at once, which stage 3
+  // exists to avoid. A unit bound in place (the state in GPU memory) costs nothing to keep.
   keep_units_bound_ = kernels_.memory().space() == MemorySpace::Device && plan.strategy.zero.stage < 3;
   if (policy_ != CheckpointPolicy::SeqStash) return;
   short_rows_ = std::llround((1.0 - plan.strategy.checkpoint.kept_fraction) * static_cast<double>(rows_));

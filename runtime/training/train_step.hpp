@@ -20,11 +20,13 @@
 // executor with the attention kernels of the same device; it reads host views of Q, K, V (on the
 // GPU loaded from the device and stored back after the pass: the training step's one host
 // round trip per ring pass), over the job's communicator or, where the backend gives one, each
-// ring's own transport (StepBackend::ring_transport: NCCL on GPUs). A unit's parameters are bound to the kernels (read in place on the
-// CPU, uploaded as bf16 on the GPU) while the step uses them, and its gradients accumulate in a
-// bound fp32 buffer handed back to the WeightSource when the unit's backward is done. On a GPU
-// under ZeRO 0-2 a layer's upload is kept from its forward to its backward (one upload a unit a
-// step, the bf16 parameters the plan's params item counts); under ZeRO 3 each use uploads anew.
+// ring's own transport (StepBackend::ring_transport: NCCL on GPUs). A unit's parameters are
+// bound to the kernels while the step uses them (read in place where the model state is the
+// kernels' own memory: the CPU's, or the GPU's bf16 working copy; uploaded as bf16 from an
+// offloaded host state), and its gradients accumulate in a bound fp32 buffer (the state's own,
+// or one handed back to the host) when the unit's backward is done. A layer's upload is kept
+// from its forward to its backward under ZeRO 0-2 (one upload a unit a step); under ZeRO 3 each
+// use uploads anew.
 //
 // Every buffer whose size the policy or the chunking changes is a StepBuffer of the step's
 // MemoryLedger; the rings' in-flight blocks are charged as transients. Weight gradients are

@@ -164,6 +164,12 @@ StepKernels* device_step(const StepBackend& backend) {
   return backend.step != nullptr && backend.step->memory().space() == MemorySpace::Device ? backend.step : nullptr;
 }
 
+// The GPU step's kernels where the model state lives in their memory (a GPU run whose plan does
+// not offload; zero_model.hpp), else null: the state is then on the host.
+StepKernels* state_on_gpu(const plan::Plan& plan, const StepBackend& backend) {
+  return plan.strategy.zero.offload ? nullptr : device_step(backend);
+}
+
 // How the device column counts: the plan's precision and offload, or, when the step runs on a
 // GPU, its own activation dtype, with the whole model state on the host where the plan offloads
 // (the device column then has the units the step binds; zero_model.hpp).
@@ -187,7 +193,7 @@ void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const
   }
   require_memory(minimum_training_memory(plan, plan.job.seq / std::max(1, ranks), ranks,
                                          gpu != nullptr ? dtype_size(gpu->activation_dtype()) : 0,
-                                         gpu != nullptr && !plan.strategy.zero.offload),
+                                         state_on_gpu(plan, options.backend) != nullptr),
                  memory_available(comm.local_size()), device);
 }
 
@@ -282,10 +288,10 @@ Json TrainingRun::run() {
   AdamWState adam;
   if (resumed_) adam = {std::move(resumed_->adam_m), std::move(resumed_->adam_v), resumed_->adam_step};
   resumed_.reset();
-  StepKernels* gpu = device_step(options_.backend);
-  StepKernels& state = gpu != nullptr && !ledger_.device_layout().model_state_on_host ? *gpu : host_state_;
+  StepKernels* gpu = state_on_gpu(plan_, options_.backend);
+  StepKernels& state = gpu != nullptr ? *gpu : host_state_;
   const std::unique_ptr<Communicator> state_comm =
-      &state == gpu && options_.state_transport ? options_.state_transport() : nullptr;
+      gpu != nullptr && options_.state_transport ? options_.state_transport() : nullptr;
   ZeroModel model(plan_.strategy.zero.stage, plan_.strategy.overlap, model_, state, state_comm ? *state_comm : comm_,
                   comm_, ledger_, std::move(params), std::move(adam));
   const std::int64_t seq = plan_.job.seq;

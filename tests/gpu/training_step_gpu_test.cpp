@@ -20,6 +20,7 @@
 #include "runtime/cuda/cuda_step_kernels.hpp"
 #include "runtime/training/relative_error.hpp"
 #include "runtime/training/train_step.hpp"
+#include "tests/support/random_tokens.hpp"
 #include "tests/support/ring_plan.hpp"
 
 using namespace burst;
@@ -35,21 +36,15 @@ struct Step {
 // One step of `plan` on one rank; backend empty: the CPU's.
 Step run(const plan::Plan& plan, const StepBackend& backend) {
   const ModelLayout model(plan.job.model);
-  std::mt19937 rng(3);
-  std::vector<std::int32_t> tokens, targets;
-  for (std::int64_t i = 0; i < plan.job.seq; ++i) {
-    tokens.push_back(static_cast<std::int32_t>(rng() % 256));
-    targets.push_back(i % 9 == 4 ? -1 : static_cast<std::int32_t>(rng() % 256));
-  }
-  const auto counted = static_cast<std::int64_t>(std::count_if(targets.begin(), targets.end(), [](auto t) { return t >= 0; }));
+  const test::RandomTokens in = test::random_tokens(plan.job.seq, 3, 9, 4);
   const auto comm = make_self_communicator();
   MemoryLedger ledger;
   TrainingStep step(plan, model, plan.job.seq, *comm, ledger, backend);
   const std::vector<float> params = initial_params(model, 5);
   Step out;
   out.grads.assign(model.size(), 0.0f);
-  const StepOutcome o = step.run(params, out.grads, {tokens, targets, counted});
-  out.loss = o.loss_sum / static_cast<double>(counted);
+  const StepOutcome o = step.run(params, out.grads, {in.tokens, in.targets, in.counted});
+  out.loss = o.loss_sum / static_cast<double>(in.counted);
   return out;
 }
 

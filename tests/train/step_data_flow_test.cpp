@@ -13,6 +13,7 @@
 #include "runtime/training/relative_error.hpp"
 #include "runtime/training/train_step.hpp"
 #include "tests/support/bf16_step_kernels.hpp"
+#include "tests/support/random_tokens.hpp"
 #include "tests/support/ring_plan.hpp"
 
 using namespace burst;
@@ -30,13 +31,7 @@ struct StepResult {
 StepResult run_step(const plan::Plan& plan, const ModelLayout& model, StepKernels* kernels,
                     std::uint64_t predicted_activations = 0) {
   const std::int64_t seq = plan.job.seq;
-  std::mt19937 rng(5);
-  std::vector<std::int32_t> tokens, targets;
-  for (std::int64_t i = 0; i < seq; ++i) {
-    tokens.push_back(static_cast<std::int32_t>(rng() % 256));
-    targets.push_back(i % 7 == 3 ? -1 : static_cast<std::int32_t>(rng() % 256));
-  }
-  const auto counted = static_cast<std::int64_t>(std::count_if(targets.begin(), targets.end(), [](auto t) { return t >= 0; }));
+  const test::RandomTokens in = test::random_tokens(seq, 5, 7, 3);
   const auto comm = make_self_communicator();
   MemoryLedger ledger(DeviceLayout{kernels != nullptr ? 2u : 4u, false});
   if (predicted_activations > 0) ledger.set_predicted(MemoryUse::Activations, predicted_activations);
@@ -46,8 +41,8 @@ StepResult run_step(const plan::Plan& plan, const ModelLayout& model, StepKernel
   const std::vector<float> params = initial_params(model, 9);
   StepResult r;
   r.grads.assign(model.size(), 0.0f);
-  const StepOutcome out = step.run(params, r.grads, {tokens, targets, counted});
-  r.loss = out.loss_sum / static_cast<double>(counted);
+  const StepOutcome out = step.run(params, r.grads, {in.tokens, in.targets, in.counted});
+  r.loss = out.loss_sum / static_cast<double>(in.counted);
   r.lm_head_device_peak = ledger.peak(MemoryUse::LossWorkspace, Column::Device);
   r.params_device_peak = ledger.peak(MemoryUse::Params, Column::Device);
   r.gradients_device_peak = ledger.peak(MemoryUse::Gradients, Column::Device);

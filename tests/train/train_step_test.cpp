@@ -11,6 +11,7 @@
 
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/training/train_step.hpp"
+#include "tests/support/random_tokens.hpp"
 #include "tests/support/ring_plan.hpp"
 
 using namespace burst;
@@ -24,24 +25,18 @@ struct OneRank {
   std::unique_ptr<Communicator> comm = make_self_communicator();
   MemoryLedger ledger;
   TrainingStep step;
-  std::vector<std::int32_t> tokens, targets;
+  test::RandomTokens in;  // every fifth target not counted
 
   OneRank(Layout layout, CheckpointPolicy policy, int chunks, std::int64_t seq)
       : plan(test::training_plan(1, 1, layout, BackwardMode::QRing, policy, 0.5, chunks, "causal", 4, seq)),
         model(plan.job.model),
-        step(plan, model, seq, *comm, ledger) {
-    std::mt19937 rng(7);
-    for (std::int64_t i = 0; i < seq; ++i) {
-      tokens.push_back(static_cast<std::int32_t>(rng() % 256));
-      targets.push_back(i % 5 == 4 ? -1 : static_cast<std::int32_t>(rng() % 256));  // some not counted
-    }
-  }
+        step(plan, model, seq, *comm, ledger),
+        in(test::random_tokens(seq, 7, 5, 4)) {}
 
   // The mean loss, and its gradient into `grads`. Tokens are in position order (one rank).
   double loss(std::span<const float> params, std::span<float> grads) {
-    const auto counted = static_cast<std::int64_t>(std::count_if(targets.begin(), targets.end(), [](auto t) { return t >= 0; }));
-    const StepOutcome out = step.run(params, grads, {tokens, targets, counted});
-    return out.loss_sum / static_cast<double>(counted);
+    const StepOutcome out = step.run(params, grads, {in.tokens, in.targets, in.counted});
+    return out.loss_sum / static_cast<double>(in.counted);
   }
 };
 
