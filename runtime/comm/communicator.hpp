@@ -182,7 +182,9 @@ class Communicator {
 
   // All-to-all within `group` (world ranks, this rank among them, the same list on each):
   // block i of `send` (send.count / group size elements) goes to group[i], and block i of
-  // `recv` comes from group[i]; this rank's own block is copied. Point-to-point messages on
+  // `recv` comes from group[i]; this rank's own block is neither read nor written (the caller
+  // places it, in whatever memory its buffers are: the executor's are device memory, which
+  // only the kernels' memory can copy). Point-to-point messages on
   // `channel` at `step`, counted under `level`, so it times out and counts like a ring step.
   void all_to_all(ConstBuffer send, MutBuffer recv, std::span<const int> group, Channel channel, int step,
                   RingLevel level);

@@ -27,6 +27,7 @@
 #include "runtime/cuda/kernel_shapes.hpp"
 #include "runtime/cuda/tile_list.hpp"
 #include "runtime/kernels/checks.hpp"
+#include "runtime/kernels/device_traffic.hpp"
 
 namespace burst::rt {
 namespace {
@@ -120,6 +121,7 @@ class PairUpload {
     if (slot.copied == nullptr) {
       check_cuda(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     }
+    if (cudaEventQuery(slot.copied) == cudaErrorNotReady) count_host_wait();
     check_cuda(cudaEventSynchronize(slot.copied), "cudaEventSynchronize(the slot's last upload)");
     if (total > slot.bytes) {
       if (slot.pinned != nullptr) retired_.push_back(slot.pinned);
@@ -127,6 +129,7 @@ class PairUpload {
       const std::size_t bytes = std::max(total, 2 * slot.bytes);
       slot.bytes = 0;
       check_cuda(cudaMallocHost(&slot.pinned, bytes), fmt::format("cudaMallocHost(pair upload, {} bytes)", bytes));
+      count_driver_allocation();
       slot.bytes = bytes;
     }
     if (total > device_bytes_) {
@@ -135,6 +138,7 @@ class PairUpload {
       const std::size_t bytes = std::max(total, 2 * device_bytes_);
       device_bytes_ = 0;
       check_cuda(cudaMallocAsync(&device_, bytes, stream), fmt::format("cudaMallocAsync(pair upload, {} bytes)", bytes));
+      count_driver_allocation();
       device_bytes_ = bytes;
     }
     auto* host = static_cast<std::byte*>(slot.pinned);
@@ -144,6 +148,7 @@ class PairUpload {
     auto* device = static_cast<std::byte*>(device_);
     check_cuda(cudaMemcpyAsync(device, host, total, cudaMemcpyHostToDevice, stream),
                fmt::format("cudaMemcpyAsync(pair upload, {} bytes)", total));
+    count_host_to_device(total);
     check_cuda(cudaEventRecord(slot.copied, stream), "cudaEventRecord(pair upload)");
     const auto at = [&](std::size_t i) { return device + parts[i].at; };
 
@@ -220,9 +225,11 @@ class KernelTimes {
 struct CudaAttentionKernels::State {
   Options options;
   cudaStream_t stream = nullptr;
+  bool owns_stream = false;
   PairUpload upload;
   KernelTimes times;
-  std::unique_ptr<gpu::DeviceKernelMemory> memory;
+  std::unique_ptr<gpu::DeviceKernelMemory> own_memory;
+  KernelMemory* memory = nullptr;  // own_memory, or the step's
 
   void select_device() const {
     check_cuda(cudaSetDevice(options.device), fmt::format("cudaSetDevice({})", options.device));
@@ -242,18 +249,32 @@ CudaAttentionKernels::CudaAttentionKernels(Options options) : state_(std::make_u
   gpu::require_cuda_device(options.device);
   state_->select_device();
   check_cuda(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  state_->owns_stream = true;
   try {
-    state_->memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, state_->stream);
+    state_->own_memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, state_->stream);
   } catch (...) {  // the destructor does not run for a constructor that throws
     (void)cudaStreamDestroy(state_->stream);
     throw;
   }
+  state_->memory = state_->own_memory.get();
+}
+
+CudaAttentionKernels::CudaAttentionKernels(Options options, void* stream, KernelMemory& memory)
+    : state_(std::make_unique<State>()) {
+  state_->options = options;
+  gpu::require_cuda_device(options.device);
+  state_->select_device();
+  if (memory.space() != MemorySpace::Device) {
+    throw Error(Problem{"CudaAttentionKernels", "host memory to compute in", "the device memory of the stream's owner", ""});
+  }
+  state_->stream = static_cast<cudaStream_t>(stream);
+  state_->memory = &memory;
 }
 
 CudaAttentionKernels::~CudaAttentionKernels() {  // no throwing here
   if (!state_ || state_->stream == nullptr) return;
   (void)cudaStreamSynchronize(state_->stream);  // nothing queued still reads the pinned upload or the events
-  (void)cudaStreamDestroy(state_->stream);
+  if (state_->owns_stream) (void)cudaStreamDestroy(state_->stream);
 }
 
 KernelMemory& CudaAttentionKernels::memory() { return *state_->memory; }

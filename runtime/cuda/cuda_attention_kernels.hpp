@@ -1,8 +1,8 @@
 // The block-pair kernels of attention_kernels.hpp on a CUDA GPU, in its memory.
 //
 // Everything a call reads or writes is already in device memory (memory() is a
-// DeviceKernelMemory on this object's device and stream, where the ring executor keeps its
-// blocks): Q, K, V and dO as bf16 operands, read in place by the flash kernels; O, lse, D and the
+// DeviceKernelMemory on this object's device and stream, or a training step's on the step's
+// stream, where the ring executor keeps its blocks): Q, K, V and dO as bf16 operands, read in place by the flash kernels; O, lse, D and the
 // gradients fp32. A call uploads only the pair's global positions, its block-sparse table and
 // its tile list (tile_list.hpp, built on the host) and launches the kernels of
 // flash_attention.hpp on the object's stream; it returns without waiting for them (Options::
@@ -38,7 +38,13 @@ struct CudaKernelOptions {
 class CudaAttentionKernels final : public AttentionKernels {
  public:
   using Options = CudaKernelOptions;
+  // On a stream and in a memory of their own.
   explicit CudaAttentionKernels(Options options = {});
+  // On `stream` (a cudaStream_t) and in `memory` (device memory queued on that stream): a GPU
+  // training step's (CudaStepKernels::stream(), memory()), so the attention reads the step's
+  // tensors in place and writes into its buffers in stream order, with nothing to synchronise
+  // between the two. Both must outlive this object.
+  CudaAttentionKernels(Options options, void* stream, KernelMemory& memory);
   ~CudaAttentionKernels() override;
   CudaAttentionKernels(const CudaAttentionKernels&) = delete;
   CudaAttentionKernels& operator=(const CudaAttentionKernels&) = delete;

@@ -22,6 +22,7 @@
 #include "common/error.hpp"
 #include "runtime/cuda/cublaslt_gemm.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/kernels/device_traffic.hpp"
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/device_kernel_memory.hpp"
 #include "runtime/cuda/element_kernels.hpp"
@@ -154,6 +155,7 @@ class StagedUpload {
     staged.block = memory.allocate(total);
     check_cuda(cudaMemcpyAsync(staged.block.data(), pinned_, total, cudaMemcpyHostToDevice, stream),
                fmt::format("cudaMemcpyAsync(host arrays to the device, {} bytes)", total));
+    count_host_to_device(total);
     check_cuda(cudaEventRecord(copied_, stream), "cudaEventRecord(after the host arrays' copy)");
     return staged;
   }
@@ -164,6 +166,7 @@ class StagedUpload {
     if (copied_ == nullptr) {
       check_cuda(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     }
+    if (cudaEventQuery(copied_) == cudaErrorNotReady) count_host_wait();
     check_cuda(cudaEventSynchronize(copied_), "cudaEventSynchronize(the last copy of the host arrays)");
     if (bytes <= bytes_) return;
     const std::size_t grown = std::max(bytes, 2 * bytes_);
@@ -172,6 +175,7 @@ class StagedUpload {
     bytes_ = 0;
     void* p = nullptr;
     check_cuda(cudaMallocHost(&p, grown), fmt::format("cudaMallocHost(staging buffer, {} bytes)", grown));
+    count_driver_allocation();
     pinned_ = static_cast<std::byte*>(p);
     bytes_ = grown;
   }
@@ -256,6 +260,7 @@ BoundTensor CudaStepKernels::bind_params(StepTensor params) {
   const MemoryBlock staged = s.memory->allocate(params.bytes());
   check_cuda(cudaMemcpyAsync(staged.data(), params.data, params.bytes(), cudaMemcpyHostToDevice, s.stream.handle),
              fmt::format("cudaMemcpyAsync(a unit's fp32 parameters to the device, {} bytes)", params.bytes()));
+  count_host_to_device(params.bytes());
   gpu::to_bf16_on_device(staged.floats(), bound.tensor.data, params.count, s.stream.handle);
   return bound;
 }
@@ -301,6 +306,8 @@ double CudaStepKernels::squared_norm(StepTensor grads) {
   check_cuda(cudaMemcpyAsync(&result, partials, sizeof result, cudaMemcpyDeviceToHost, s.stream.handle),
              "cudaMemcpyAsync(a squared gradient norm to the host)");
   check_cuda(cudaStreamSynchronize(s.stream.handle), "cudaStreamSynchronize(after a squared gradient norm)");
+  count_device_to_host(sizeof result);
+  count_host_wait();
   return result;
 }
 
@@ -505,6 +512,8 @@ LmHeadForward CudaStepKernels::cross_entropy_loss(StepTensor logits, std::int64_
                              cudaMemcpyDeviceToHost, s.stream.handle),
              fmt::format("cudaMemcpyAsync({}: the row losses to the host)", call));
   check_cuda(cudaStreamSynchronize(s.stream.handle), fmt::format("cudaStreamSynchronize({})", call));
+  count_device_to_host(s.row_loss.size() * sizeof(double));
+  count_host_wait();
   for (const double loss : s.row_loss) result.loss_sum += loss;  // row order, as the CPU adds them
   result.counted = std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t != gpu::kIgnoredTarget; });
   return result;
@@ -533,6 +542,7 @@ double CudaStepKernels::time_span(const std::function<void()>& part) {
   State& s = *state_;
   s.select_device();
   check_cuda(cudaStreamSynchronize(s.stream.handle), "cudaStreamSynchronize(before a timed part of the step)");
+  count_host_wait();
   const gpu::EventPair span;
   span.record_start(s.stream.handle);
   part();

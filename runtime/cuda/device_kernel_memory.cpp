@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/element_kernels.hpp"
+#include "runtime/kernels/device_traffic.hpp"
 
 namespace burst::rt::gpu {
 namespace {
@@ -74,6 +75,7 @@ DeviceKernelMemory::~DeviceKernelMemory() {
 }
 
 void DeviceKernelMemory::synchronize(const char* after) const {
+  count_host_wait();
   check_cuda(cudaStreamSynchronize(stream_), fmt::format("cudaStreamSynchronize (after {})", after));
 }
 
@@ -93,6 +95,11 @@ MemoryBlock DeviceKernelMemory::allocate(std::size_t bytes) {
       throw OutOfKernelMemory(MemorySpace::Device, bytes, fmt::format("cudaMallocFromPoolAsync on device {}", device_));
     }
     check_cuda(got, fmt::format("cudaMallocFromPoolAsync({} bytes)", bytes));
+    std::uint64_t reserved = 0;
+    check_cuda(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved),
+               "cudaMemPoolGetAttribute(cudaMemPoolAttrReservedMemCurrent)");
+    if (reserved > reserved_) count_driver_allocation();  // the pool grew: it went to the driver
+    reserved_ = reserved;
   }
   return {static_cast<std::byte*>(p), bytes, {free_on_stream, stream_}};
 }
@@ -110,12 +117,14 @@ void DeviceKernelMemory::store(std::span<const float> values, DType dtype, std::
   }
   check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_),
              fmt::format("cudaMemcpyAsync(to the device, {} bytes)", bytes));
+  count_host_to_device(bytes);
   synchronize("storing a tensor");  // the host source may change once this returns
 }
 
 void DeviceKernelMemory::load(const std::byte* src, DType dtype, std::span<float> values) {
   require_tensor_dtype(dtype, "DeviceKernelMemory::load");
   if (values.empty()) return;
+  count_device_to_host(values.size() * dtype_size(dtype));
   if (dtype == DType::F32) {
     check_cuda(cudaMemcpyAsync(values.data(), src, values.size_bytes(), cudaMemcpyDeviceToHost, stream_),
                fmt::format("cudaMemcpyAsync(to the host, {} bytes)", values.size_bytes()));
@@ -133,6 +142,8 @@ void DeviceKernelMemory::zero(std::byte* dst, std::size_t bytes) {
   check_cuda(cudaMemsetAsync(dst, 0, bytes, stream_), fmt::format("cudaMemsetAsync({} bytes)", bytes));
 }
 
+void DeviceKernelMemory::fill(float* dst, float value, std::size_t count) { fill_on_device(dst, value, count, stream_); }
+
 void DeviceKernelMemory::accumulate(float* sum, const std::byte* src, DType dtype, std::size_t count) {
   require_tensor_dtype(dtype, "DeviceKernelMemory::accumulate");
   if (count == 0) return;
@@ -148,6 +159,13 @@ void DeviceKernelMemory::convert(const float* src, DType dtype, std::byte* dst, 
   } else {
     to_bf16_on_device(src, dst, count, stream_);
   }
+}
+
+void DeviceKernelMemory::copy_rows(std::byte* dst, std::size_t dst_pitch, const std::byte* src, std::size_t src_pitch,
+                                   std::size_t row_bytes, std::size_t rows) {
+  if (row_bytes == 0 || rows == 0) return;
+  check_cuda(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows, cudaMemcpyDeviceToDevice, stream_),
+             fmt::format("cudaMemcpy2DAsync({} rows of {} bytes, device to device)", rows, row_bytes));
 }
 
 }  // namespace burst::rt::gpu

@@ -38,6 +38,13 @@ __global__ void __launch_bounds__(kThreads) to_bf16_kernel(const float* __restri
   }
 }
 
+// dst[i] = value.
+__global__ void __launch_bounds__(kThreads) fill_kernel(float* __restrict__ dst, float value, std::size_t count) {
+  for (std::size_t i = std::size_t{blockIdx.x} * kThreads + threadIdx.x; i < count; i += std::size_t{gridDim.x} * kThreads) {
+    dst[i] = value;
+  }
+}
+
 }  // namespace
 
 void accumulate_on_device(float* sum, const std::byte* src, bool bf16, std::size_t count, cudaStream_t stream) {
@@ -55,6 +62,12 @@ void to_bf16_on_device(const float* src, std::byte* dst, std::size_t count, cuda
   if (count == 0) return;
   to_bf16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(src, reinterpret_cast<Bf16*>(dst), count);
   check_launch("to_bf16_kernel");
+}
+
+void fill_on_device(float* dst, float value, std::size_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  fill_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dst, value, count);
+  check_launch("fill_kernel");
 }
 
 }  // namespace burst::rt::gpu

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/kernels/device_traffic.hpp"
 
 namespace burst::rt::gpu {
 namespace {
@@ -24,16 +25,22 @@ class PinnedHostMemory final : public KernelMemory {
       throw OutOfKernelMemory(MemorySpace::Host, bytes, "cudaHostAlloc (page-locked host memory)");
     }
     check_cuda(status, fmt::format("cudaHostAlloc({} bytes)", bytes));
+    count_driver_allocation();
     return {static_cast<std::byte*>(data), bytes, {free_pinned, nullptr}};
   }
   void store(std::span<const float> values, DType dtype, std::byte* dst) override { host_.store(values, dtype, dst); }
   void load(const std::byte* src, DType dtype, std::span<float> values) override { host_.load(src, dtype, values); }
   void zero(std::byte* dst, std::size_t bytes) override { host_.zero(dst, bytes); }
+  void fill(float* dst, float value, std::size_t count) override { host_.fill(dst, value, count); }
   void accumulate(float* sum, const std::byte* src, DType dtype, std::size_t count) override {
     host_.accumulate(sum, src, dtype, count);
   }
   void convert(const float* src, DType dtype, std::byte* dst, std::size_t count) override {
     host_.convert(src, dtype, dst, count);
+  }
+  void copy_rows(std::byte* dst, std::size_t dst_pitch, const std::byte* src, std::size_t src_pitch,
+                 std::size_t row_bytes, std::size_t rows) override {
+    host_.copy_rows(dst, dst_pitch, src, src_pitch, row_bytes, rows);
   }
 
  private:

@@ -87,6 +87,24 @@ std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int loca
 #endif
 }
 
+std::unique_ptr<AttentionKernels> make_step_attention_kernels(Device device, StepKernels& step, int local_rank,
+                                                              bool deterministic) {
+  if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>(KernelOptions{}, &step.memory());
+#ifdef BURST_HAVE_CUDA
+  auto* cuda = dynamic_cast<CudaStepKernels*>(&step);
+  if (cuda == nullptr) {
+    throw Error(Problem{"--device cuda", "the training step's kernels are not CUDA ones", "CUDA step kernels", ""});
+  }
+  return std::make_unique<CudaAttentionKernels>(rank_gpu(local_rank, deterministic), cuda->stream(), cuda->memory());
+#else
+  (void)step;
+  (void)local_rank;
+  (void)deterministic;
+  (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
+  return nullptr;
+#endif
+}
+
 std::unique_ptr<StepKernels> make_step_kernels(Device device, int local_rank, bool deterministic) {
   if (device == Device::Cpu) return std::make_unique<HostStepKernels>();
 #ifdef BURST_HAVE_CUDA

@@ -52,6 +52,12 @@ void report_device(Device device, std::string_view requested, const GpuProbe& pr
 [[nodiscard]] std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank,
                                                                        bool deterministic = false, bool timed = false);
 
+// The attention kernels of a training step on `device`, computing in `step`'s memory (the
+// step's tensors read in place): the CPU kernels over it, or on cuda CUDA kernels on the step
+// kernels' own stream and memory pool, so the two are ordered by that one stream.
+[[nodiscard]] std::unique_ptr<AttentionKernels> make_step_attention_kernels(Device device, StepKernels& step,
+                                                                            int local_rank, bool deterministic = false);
+
 // The training step's operations on `device` (step_kernels.hpp): host fp32 on cpu, the rank's
 // GPU (local_rank mod visible GPUs) on cuda. `deterministic` is accepted as for the attention
 // kernels; every CUDA step kernel is deterministic already.

@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/executor/distributed_attention.hpp"
+#include "runtime/executor/host_attention.hpp"
 #include "runtime/executor/wire_format.hpp"
 
 namespace burst::rt {
@@ -188,10 +189,10 @@ plan::Plan plan_as_run(const PreparedRun& prepared) {
 
 namespace {
 
-// Both phases between barriers, each timed and its bytes counted; the per-rank figures.
+// Both phases between barriers, each timed (to the end of its last kernel) and its bytes
+// counted; the per-rank figures.
 struct Phases {
-  RingForward forward;
-  RingBackward backward;
+  Tensor o, d_q, d_k, d_v;
   std::vector<double> figures = std::vector<double>(kFigureCount);
 };
 
@@ -201,27 +202,31 @@ struct Inputs {
 
 Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs& in, AttentionKernels* kernels,
                   TraceRecorder* recorder) {
-  const BasicView<const float> q = in.q.view(), k = in.k.view(), v = in.v.view();
-  DistributedAttention attention(prepared.schedule, comm, q.shape, k.shape,
+  DistributedAttention attention(prepared.schedule, comm, in.q.shape(), in.k.shape(),
                                  {prepared.precision, prepared.plan.strategy.overlap, kernels, recorder});
+  HostAttention tensors(attention, in.q.view(), in.k.view(), in.v.view(), in.d_o.view());
   Phases out;
   std::vector<double>& f = out.figures;
   comm.barrier();
   comm.reset_counters();
   auto start = std::chrono::steady_clock::now();
   if (recorder != nullptr) recorder->start(start);
-  out.forward = attention.forward(q, k, v);
+  const RingAttentionStats fs = tensors.forward();
+  attention.memory().wait();
   f[kForwardS] = seconds_since(start);
   read_bytes(comm, f, kFwdFlat, kFwdUlysses);
   comm.barrier();
   comm.reset_counters();
   start = std::chrono::steady_clock::now();
   if (recorder != nullptr) recorder->set_phase(TracePhase::Backward);
-  out.backward = attention.backward(prepared.plan.strategy.backward, q, k, v, out.forward.o.view(), out.forward.lse,
-                                    in.d_o.view());
+  const RingAttentionStats bs = tensors.backward(prepared.plan.strategy.backward);
+  attention.memory().wait();
   f[kBackwardS] = seconds_since(start);
   read_bytes(comm, f, kBwdFlat, kBwdUlysses);
-  const RingAttentionStats &fs = out.forward.stats, &bs = out.backward.stats;
+  out.o = tensors.o();
+  out.d_q = tensors.d_q();
+  out.d_k = tensors.d_k();
+  out.d_v = tensors.d_v();
   f[kFwdSent] = fs.messages_sent;
   f[kFwdReceived] = fs.messages_received;
   f[kBwdSent] = bs.messages_sent;
@@ -337,10 +342,8 @@ Json run_attention(const PreparedRun& prepared, Communicator& comm, const Attent
   if (check) {
     const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim};
     const Shape kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
-    assembled = {assemble(comm, schedule, phases.forward.o.view(), q_full),
-                 assemble(comm, schedule, phases.backward.d_q.view(), q_full),
-                 assemble(comm, schedule, phases.backward.d_k.view(), kv_full),
-                 assemble(comm, schedule, phases.backward.d_v.view(), kv_full)};
+    assembled = {assemble(comm, schedule, phases.o.view(), q_full), assemble(comm, schedule, phases.d_q.view(), q_full),
+                 assemble(comm, schedule, phases.d_k.view(), kv_full), assemble(comm, schedule, phases.d_v.view(), kv_full)};
   }
   if (comm.rank() != 0) return nullptr;
 

@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "common/error.hpp"
-#include "runtime/executor/wire_format.hpp"
 
 namespace burst::rt {
 namespace {
@@ -16,6 +15,7 @@ Shape split_shape(Shape local, int u) { return {local.tokens * u, local.heads / 
 DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape,
                                            Shape kv_shape, AttentionExecution execution)
     : comm_(comm),
+      memory_(execution.kernels_to_use().memory()),
       u_(schedule.ulysses()),
       group_(schedule.group(schedule.ring_rank(comm.rank()))),
       q_shape_(q_shape),
@@ -30,109 +30,133 @@ DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communi
                         fmt::format("Ulysses degree {} does not divide {} heads and {} KV heads", u_, q_shape.heads, kv_shape.heads),
                         "a degree dividing both", ""});
   }
+  member_ = static_cast<std::size_t>(std::find(group_.begin(), group_.end(), comm.rank()) - group_.begin());
 }
 
-void DistributedAttention::exchange(std::span<const float> send, std::span<float> recv, int step, DType wire) {
-  if (wire == DType::F32) return comm_.all_to_all(send, recv, group_, Channel::Ulysses, step, level_);
-  const WireFormat format = WireFormat::uniform(send.size(), wire);
-  std::vector<std::byte> out(format.bytes()), in(format.bytes());
-  format.encode(send, out);
-  comm_.all_to_all(ConstBuffer(out.data(), send.size(), wire), MutBuffer(in.data(), recv.size(), wire), group_,
-                   Channel::Ulysses, step, level_);
-  format.decode(in, recv);
+DistributedAttention::Held DistributedAttention::as_dtype(Operand t, DType dtype) const {
+  if (t.dtype == dtype) return {{}, t};
+  const auto n = static_cast<std::size_t>(t.shape.elements());
+  Held out{memory_.allocate(n * dtype_size(dtype)), {}};
+  out.operand = {out.block.data(), dtype, t.shape};
+  write(t, {out.block.data(), dtype, t.shape});
+  return out;
 }
 
-ConstView DistributedAttention::as_stored(ConstView t, Tensor& keep) const {
-  if (precision_.activations == DType::F32) return t;
-  keep = Tensor(t.shape);
-  std::copy_n(t.data, t.shape.elements(), keep.values().begin());
-  round_to_bf16(keep.values());
-  return keep.view();
+void DistributedAttention::write(const Operand& t, Destination d) const {
+  const auto n = static_cast<std::size_t>(d.shape.elements());
+  if (static_cast<std::size_t>(t.shape.elements()) != n) {
+    throw Error(Problem{"distributed attention", fmt::format("{} elements written into a tensor of {}", t.shape.elements(), n),
+                        "tensors of the pass's shapes", ""});
+  }
+  if (t.dtype == d.dtype) return memory_.copy(d.data, t.data, n * dtype_size(t.dtype));
+  if (t.dtype == DType::F32) return memory_.convert(reinterpret_cast<const float*>(t.data), d.dtype, d.data, n);  // NOLINT: fp32
+  if (d.dtype != DType::F32) {
+    throw Error(Problem{"distributed attention", fmt::format("a {} tensor written as {}", to_string(t.dtype), to_string(d.dtype)),
+                        "fp32 or bf16 written as either", ""});
+  }
+  memory_.zero(d.data, n * sizeof(float));
+  memory_.accumulate(reinterpret_cast<float*>(d.data), t.data, t.dtype, n);  // NOLINT: fp32 destination
 }
 
-Tensor DistributedAttention::scatter(ConstView local, UlyssesTensor tensor, DType wire) {
+DistributedAttention::Held DistributedAttention::stored(const MemoryBlock& values, Shape shape, DType dtype) const {
+  return as_dtype({values.data(), DType::F32, shape}, dtype);
+}
+
+void DistributedAttention::exchange(const std::byte* send, std::byte* recv, std::size_t block_elements, DType dtype,
+                                    UlyssesTensor tensor) {
+  const std::size_t count = block_elements * static_cast<std::size_t>(u_);
+  comm_.all_to_all(ConstBuffer(send, count, dtype), MutBuffer(recv, count, dtype), group_, Channel::Ulysses,
+                   static_cast<int>(tensor), level_);
+}
+
+DistributedAttention::Held DistributedAttention::scatter(Operand local, UlyssesTensor tensor) {
   const Shape split = split_shape(local.shape, u_);
-  const auto slice = static_cast<std::size_t>(split.heads * split.head_dim);  // floats of one row's head slice
-  const auto rows = static_cast<std::size_t>(local.shape.tokens);
-  std::vector<float> send(static_cast<std::size_t>(local.shape.elements()));
-  for (std::size_t i = 0; i < static_cast<std::size_t>(u_); ++i) {
-    for (std::size_t t = 0; t < rows; ++t) {
-      const float* from = local.data + (t * static_cast<std::size_t>(u_) + i) * slice;
-      std::copy_n(from, slice, send.begin() + static_cast<std::ptrdiff_t>((i * rows + t) * slice));
-    }
+  const std::size_t slice = static_cast<std::size_t>(split.heads * split.head_dim) * dtype_size(local.dtype);
+  const auto rows = static_cast<std::size_t>(local.shape.tokens), u = static_cast<std::size_t>(u_);
+  const std::size_t bytes = rows * u * slice;
+  // Block i: this rank's rows of member i's heads; its own block goes straight where it is received.
+  const MemoryBlock send = memory_.allocate(bytes);
+  Held out{memory_.allocate(bytes), {}};
+  for (std::size_t i = 0; i < u; ++i) {
+    std::byte* block = (i == member_ ? out.block.data() : send.data()) + i * rows * slice;
+    memory_.copy_rows(block, slice, local.data + i * slice, u * slice, slice, rows);
   }
-  Tensor out(split);
-  exchange(send, out.values(), static_cast<int>(tensor), wire);
+  exchange(send.data(), out.block.data(), rows * static_cast<std::size_t>(split.heads * split.head_dim), local.dtype, tensor);
+  out.operand = {out.block.data(), local.dtype, split};
   return out;
 }
 
-Tensor DistributedAttention::gather(ConstView split, UlyssesTensor tensor, DType wire) {
-  const Shape local{split.shape.tokens / u_, split.shape.heads * u_, split.shape.head_dim};
-  Tensor out(local);
-  std::vector<float> received(static_cast<std::size_t>(split.shape.elements()));
-  exchange(std::span<const float>(split.data, received.size()), received, static_cast<int>(tensor), wire);
-  const auto slice = static_cast<std::size_t>(split.shape.heads * split.shape.head_dim);
-  const auto rows = static_cast<std::size_t>(local.tokens);
-  for (std::size_t i = 0; i < static_cast<std::size_t>(u_); ++i) {
-    for (std::size_t t = 0; t < rows; ++t) {
-      std::copy_n(received.begin() + static_cast<std::ptrdiff_t>((i * rows + t) * slice), slice,
-                  out.values().begin() + static_cast<std::ptrdiff_t>((t * static_cast<std::size_t>(u_) + i) * slice));
-    }
+void DistributedAttention::gather(Operand split, UlyssesTensor tensor, std::byte* local) {
+  const std::size_t slice = static_cast<std::size_t>(split.shape.heads * split.shape.head_dim) * dtype_size(split.dtype);
+  const auto u = static_cast<std::size_t>(u_), rows = static_cast<std::size_t>(split.shape.tokens) / u;
+  const MemoryBlock received = memory_.allocate(rows * u * slice);
+  exchange(split.data, received.data(), rows * static_cast<std::size_t>(split.shape.heads * split.shape.head_dim),
+           split.dtype, tensor);
+  // Block i: member i's rows of this rank's heads, i.e. this rank's rows of head slice i.
+  for (std::size_t i = 0; i < u; ++i) {
+    const std::byte* block = (i == member_ ? split.data : received.data()) + i * rows * slice;
+    memory_.copy_rows(local + i * slice, u * slice, block, slice, slice, rows);
   }
-  return out;
 }
 
-RingForward DistributedAttention::forward(ConstView q_in, ConstView k_in, ConstView v_in) {
+void DistributedAttention::gather_into(Operand split, UlyssesTensor tensor, Destination d) {
+  if (d.dtype == split.dtype) return gather(split, tensor, d.data);
+  const MemoryBlock local = memory_.allocate(static_cast<std::size_t>(d.shape.elements()) * dtype_size(split.dtype));
+  gather(split, tensor, local.data());
+  write({local.data(), split.dtype, d.shape}, d);
+}
+
+RingAttentionStats DistributedAttention::forward(Operand q_in, Operand k_in, Operand v_in, Destination o, Destination lse) {
   comm_.begin_pass(AttentionPass::Forward);
-  Tensor kept[3];
-  const ConstView q = as_stored(q_in, kept[0]), k = as_stored(k_in, kept[1]), v = as_stored(v_in, kept[2]);
   const DType act = precision_.activations;
+  const Held q = as_dtype(q_in, act), k = as_dtype(k_in, act), v = as_dtype(v_in, act);
+  const Shape lse_shape{q_split_.tokens, q_split_.heads, 1};
   if (u_ == 1) {
-    RingForward out = ring_.forward(q, k, v);
-    if (act == DType::BF16) round_to_bf16(out.o.values());
-    return out;
+    RingOutputs out = ring_.forward(q.operand, k.operand, v.operand);
+    write(stored(out.o, q_split_, act).operand, o);  // rounded as the activations are
+    write({out.lse.data(), DType::F32, lse_shape}, lse);
+    return out.stats;
   }
-  const Tensor qs = scatter(q, UlyssesTensor::Q, act), ks = scatter(k, UlyssesTensor::K, act), vs = scatter(v, UlyssesTensor::V, act);
-  RingForward split = ring_.forward(qs.view(), ks.view(), vs.view());
-  RingForward out;
-  out.o = gather(split.o.view(), UlyssesTensor::O, act);  // a bf16 wire rounds it on the way
-  const Tensor lse = gather(ConstView{split.lse.data(), {q_split_.tokens, q_split_.heads, 1}}, UlyssesTensor::Lse, DType::F32);
-  out.lse.assign(lse.values().begin(), lse.values().end());
-  out.stats = split.stats;
+  const Held qs = scatter(q.operand, UlyssesTensor::Q), ks = scatter(k.operand, UlyssesTensor::K),
+             vs = scatter(v.operand, UlyssesTensor::V);
+  RingOutputs split = ring_.forward(qs.operand, ks.operand, vs.operand);
+  const Held os = stored(split.o, q_split_, act);  // a bf16 wire rounds it on the way
+  gather_into(os.operand, UlyssesTensor::O, o);
+  gather_into({split.lse.data(), DType::F32, lse_shape}, UlyssesTensor::Lse, lse);
   // The head-split inputs and outputs live beside the ring's buffers: charge them with those.
-  out.stats.ring_buffer_bytes += sizeof(float) * (qs.values().size() + ks.values().size() + vs.values().size() +
-                                                  split.o.values().size() + split.lse.size());
-  return out;
+  split.stats.ring_buffer_bytes += qs.block.bytes() + ks.block.bytes() + vs.block.bytes() + os.block.bytes() +
+                                   split.lse.bytes();
+  return split.stats;
 }
 
-RingBackward DistributedAttention::backward(BackwardMode mode, ConstView q_in, ConstView k_in, ConstView v_in,
-                                            ConstView o_in, std::span<const float> lse, ConstView d_o_in) {
+RingAttentionStats DistributedAttention::backward(BackwardMode mode, Operand q_in, Operand k_in, Operand v_in,
+                                                  Operand o_in, Operand lse, Operand d_o_in, Destination d_q,
+                                                  Destination d_k, Destination d_v) {
   comm_.begin_pass(AttentionPass::Backward);
-  Tensor kept[5];
-  const ConstView q = as_stored(q_in, kept[0]), k = as_stored(k_in, kept[1]), v = as_stored(v_in, kept[2]),
-                  o = as_stored(o_in, kept[3]), d_o = as_stored(d_o_in, kept[4]);
   const DType act = precision_.activations;
+  const Held q = as_dtype(q_in, act), k = as_dtype(k_in, act), v = as_dtype(v_in, act), o = as_dtype(o_in, act),
+             d_o = as_dtype(d_o_in, act);
   if (u_ == 1) {
-    RingBackward out = ring_.backward(mode, q, k, v, o, lse, d_o);
-    for (Tensor* t : {&out.d_q, &out.d_k, &out.d_v}) {
-      if (act == DType::BF16) round_to_bf16(t->values());
-    }
-    return out;
+    RingGradients g = ring_.backward(mode, q.operand, k.operand, v.operand, o.operand, lse, d_o.operand);
+    write(stored(g.d_q, q_split_, act).operand, d_q);
+    write(stored(g.d_k, kv_split_, act).operand, d_k);
+    write(stored(g.d_v, kv_split_, act).operand, d_v);
+    return g.stats;
   }
-  const Tensor qs = scatter(q, UlyssesTensor::Q, act), ks = scatter(k, UlyssesTensor::K, act), vs = scatter(v, UlyssesTensor::V, act), os = scatter(o, UlyssesTensor::O, act),
-               dos = scatter(d_o, UlyssesTensor::DO, act);
-  const Tensor lses = scatter(ConstView{lse.data(), {q_shape_.tokens, q_shape_.heads, 1}}, UlyssesTensor::Lse, DType::F32);
-  RingBackward split = ring_.backward(mode, qs.view(), ks.view(), vs.view(), os.view(), lses.values(), dos.view());
-  RingBackward out;
-  out.d_q = gather(split.d_q.view(), UlyssesTensor::DQ, act);
-  out.d_k = gather(split.d_k.view(), UlyssesTensor::DK, act);
-  out.d_v = gather(split.d_v.view(), UlyssesTensor::DV, act);
-  out.stats = split.stats;
-  out.stats.ring_buffer_bytes +=
-      sizeof(float) * (qs.values().size() + ks.values().size() + vs.values().size() + os.values().size() +
-                       dos.values().size() + lses.values().size() + split.d_q.values().size() +
-                       split.d_k.values().size() + split.d_v.values().size());
-  return out;
+  const Held qs = scatter(q.operand, UlyssesTensor::Q), ks = scatter(k.operand, UlyssesTensor::K),
+             vs = scatter(v.operand, UlyssesTensor::V), os = scatter(o.operand, UlyssesTensor::O),
+             dos = scatter(d_o.operand, UlyssesTensor::DO),
+             lses = scatter({lse.data, DType::F32, {q_shape_.tokens, q_shape_.heads, 1}}, UlyssesTensor::Lse);
+  RingGradients split = ring_.backward(mode, qs.operand, ks.operand, vs.operand, os.operand, lses.operand, dos.operand);
+  const Held dqs = stored(split.d_q, q_split_, act), dks = stored(split.d_k, kv_split_, act),
+             dvs = stored(split.d_v, kv_split_, act);
+  gather_into(dqs.operand, UlyssesTensor::DQ, d_q);
+  gather_into(dks.operand, UlyssesTensor::DK, d_k);
+  gather_into(dvs.operand, UlyssesTensor::DV, d_v);
+  split.stats.ring_buffer_bytes += qs.block.bytes() + ks.block.bytes() + vs.block.bytes() + os.block.bytes() +
+                                   dos.block.bytes() + lses.block.bytes() + dqs.block.bytes() + dks.block.bytes() +
+                                   dvs.block.bytes();
+  return split.stats;
 }
 
 }  // namespace burst::rt

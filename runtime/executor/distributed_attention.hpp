@@ -17,9 +17,16 @@
 // K,V heads split the same way (KV_l = KV/U); query head h uses KV head h / (H/KV) before and
 // after, because both splits are contiguous.
 //
-// Precision (precision.hpp): with bf16 activations the inputs are rounded to bf16 on the way in
-// (what storing them as bf16 keeps) and the outputs O, dQ, dK, dV on the way out; the
-// all-to-alls move them as bf16 and lse as fp32; the ring does the rest.
+// Memory: every tensor in and out is in the kernels' memory (kernel_memory.hpp: device memory
+// for the CUDA kernels), read and written in place; the scatter packs and the gather unpacks
+// with strided copies there (KernelMemory::copy_rows), this rank's own block without the
+// communicator, the others' through all_to_all on the same memory (NCCL's grouped sends and
+// receives between processes, the loopback's copies within one). Nothing crosses to the host.
+//
+// Precision (precision.hpp): with bf16 activations the inputs are stored as bf16 on the way in
+// (a copy only where the caller holds fp32, the CPU step's) and the outputs O, dQ, dK, dV
+// rounded to bf16 on the way out, whatever dtype the caller stores them in; the all-to-alls
+// move them as bf16 and lse as fp32; the ring does the rest.
 //
 // The backward scatters Q, K, V, O and lse again rather than keep the forward's head-split
 // copies: the training step keeps its activations in row form for the projections, so this
@@ -29,7 +36,6 @@
 // ring_buffer_bytes: they are the attention's working memory, alive only while it runs.
 #pragma once
 
-#include <span>
 #include <vector>
 
 #include "runtime/comm/communicator.hpp"
@@ -44,24 +50,41 @@ class DistributedAttention {
   DistributedAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
                        AttentionExecution execution = {});
 
-  // O [r, H, d] and lse [r * H] of this rank's rows, over the whole sequence.
-  [[nodiscard]] RingForward forward(ConstView q, ConstView k, ConstView v);
-  // Gradients of this rank's q, k, v; o and lse from forward().
-  [[nodiscard]] RingBackward backward(BackwardMode mode, ConstView q, ConstView k, ConstView v, ConstView o,
-                                      std::span<const float> lse, ConstView d_o);
+  // The memory every tensor in and out lives in: the execution's kernels'.
+  [[nodiscard]] KernelMemory& memory() const { return memory_; }
+
+  // Writes O [r, H, d] and lse [r * H] (fp32) of this rank's rows, over the whole sequence; q, k, v
+  // are stored as fp32 or bf16, o as either.
+  RingAttentionStats forward(Operand q, Operand k, Operand v, Destination o, Destination lse);
+  // Writes the gradients of this rank's q, k, v; o and lse from forward(), d_o like q.
+  RingAttentionStats backward(BackwardMode mode, Operand q, Operand k, Operand v, Operand o, Operand lse, Operand d_o,
+                              Destination d_q, Destination d_k, Destination d_v);
 
  private:
+  // A tensor in the kernels' memory, and the block holding it when it is a copy of ours.
+  struct Held {
+    MemoryBlock block;
+    Operand operand;
+  };
+  // `t` stored as `dtype`: itself, or a copy converted in the kernels' memory.
+  [[nodiscard]] Held as_dtype(Operand t, DType dtype) const;
+  // The ring's fp32 result `values` of `shape` stored as `dtype`, rounded as the activations are.
+  [[nodiscard]] Held stored(const MemoryBlock& values, Shape shape, DType dtype) const;
+  // Writes `t` (of the destination's shape) into `d`, converting its dtype where they differ.
+  void write(const Operand& t, Destination d) const;
   // [r, heads, d] rows of all heads -> [c, heads/U, d] rows of the group for this member's heads.
-  [[nodiscard]] Tensor scatter(ConstView local, UlyssesTensor tensor, DType wire);
-  // The inverse: [c, heads/U, d] -> [r, heads, d].
-  [[nodiscard]] Tensor gather(ConstView split, UlyssesTensor tensor, DType wire);
-  // The group all-to-all of fp32 values sent as `wire` (bf16 values round-trip exactly).
-  void exchange(std::span<const float> send, std::span<float> recv, int step, DType wire);
-  // The view the ring reads: `t` itself in fp32; in bf16 a rounded copy, kept alive in `keep`.
-  [[nodiscard]] ConstView as_stored(ConstView t, Tensor& keep) const;
+  [[nodiscard]] Held scatter(Operand local, UlyssesTensor tensor);
+  // The inverse: [c, heads/U, d] -> [r, heads, d] rows in `local` (of split's dtype).
+  void gather(Operand split, UlyssesTensor tensor, std::byte* local);
+  // The Ulysses results of `split` gathered into `d` (through a copy where d's dtype differs).
+  void gather_into(Operand split, UlyssesTensor tensor, Destination d);
+  // The group all-to-all of `bytes` per member's block (this rank's own block is left alone).
+  void exchange(const std::byte* send, std::byte* recv, std::size_t block_elements, DType dtype, UlyssesTensor tensor);
 
   Communicator& comm_;
+  KernelMemory& memory_;
   int u_;
+  std::size_t member_ = 0;  // this rank's place in group_
   std::vector<int> group_;
   Shape q_shape_, kv_shape_;  // local
   Shape q_split_, kv_split_;  // after the scatter

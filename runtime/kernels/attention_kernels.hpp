@@ -43,6 +43,14 @@ struct Operand {
   Shape shape;
 };
 
+// A tensor the distributed executor writes, in the kernels' memory (a training step's buffer).
+struct Destination {
+  std::byte* data = nullptr;
+  DType dtype = DType::F32;
+  Shape shape;
+  [[nodiscard]] Operand operand() const { return {data, dtype, shape}; }
+};
+
 struct PairOperands {
   Operand q, k, v;  // q [nq, H, d]; k, v [nk, Hkv, d]
   std::span<const std::int64_t> q_positions, k_positions;  // host
@@ -75,7 +83,10 @@ class AttentionKernels {
 // widened to fp32 (exactly) before the kernels read them.
 class CpuAttentionKernels final : public AttentionKernels {
  public:
-  explicit CpuAttentionKernels(KernelOptions options = {}) : options_(options) {}
+  // `memory`: the memory they compute in, which they read and write directly (a training step's:
+  // host memory, or the CPU tests' stand-in for device memory); null: host memory of their own.
+  explicit CpuAttentionKernels(KernelOptions options = {}, KernelMemory* memory = nullptr)
+      : options_(options), memory_(memory != nullptr ? *memory : own_memory_) {}
   [[nodiscard]] std::string_view device() const override { return "cpu"; }
   [[nodiscard]] KernelMemory& memory() override { return memory_; }
   KernelStats forward(const PairOperands& in, const AttentionMask& mask, float* o, float* lse) override;
@@ -86,7 +97,8 @@ class CpuAttentionKernels final : public AttentionKernels {
 
  private:
   KernelOptions options_;
-  HostKernelMemory memory_;
+  HostKernelMemory own_memory_;
+  KernelMemory& memory_;
 };
 
 }  // namespace burst::rt

@@ -1,6 +1,7 @@
 // Host memory for the CPU kernels (see kernel_memory.hpp).
 #include "runtime/kernels/kernel_memory.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -72,6 +73,8 @@ void HostKernelMemory::zero(std::byte* dst, std::size_t bytes) {
   if (bytes > 0) std::memset(dst, 0, bytes);
 }
 
+void HostKernelMemory::fill(float* dst, float value, std::size_t count) { std::fill_n(dst, count, value); }
+
 void HostKernelMemory::accumulate(float* sum, const std::byte* src, DType dtype, std::size_t count) {
   require_tensor_dtype(dtype, "HostKernelMemory::accumulate");
   for (std::size_t i = 0; i < count; ++i) {
@@ -87,6 +90,12 @@ void HostKernelMemory::accumulate(float* sum, const std::byte* src, DType dtype,
 
 void HostKernelMemory::convert(const float* src, DType dtype, std::byte* dst, std::size_t count) {
   store(std::span<const float>(src, count), dtype, dst);
+}
+
+void HostKernelMemory::copy_rows(std::byte* dst, std::size_t dst_pitch, const std::byte* src, std::size_t src_pitch,
+                                 std::size_t row_bytes, std::size_t rows) {
+  if (row_bytes == 0) return;
+  for (std::size_t r = 0; r < rows; ++r) std::memcpy(dst + r * dst_pitch, src + r * src_pitch, row_bytes);
 }
 
 }  // namespace burst::rt

@@ -5,13 +5,22 @@
 // accumulators) where the kernels read them: host memory for the CPU kernels, device memory for
 // the CUDA kernels. Blocks stay in their wire format (bf16 or fp32 parts, wire_format.hpp), so a
 // received block is computed with in place and forwarded as the same bytes, with no
-// re-encoding; NCCL moves them device to device. Between kernel calls the pass needs only:
-//   store       host fp32 values -> n elements of a dtype in this memory (bf16: rounded to
-//               nearest even): this rank's own blocks, once per pass
-//   load        n elements of a dtype in this memory -> host fp32: the pass's results, once
+// re-encoding; NCCL moves them device to device. The executor's inputs and outputs are tensors
+// in this memory too (the training step's), so between kernel calls it needs only:
+//   copy_rows   rows of bytes from this memory to this memory, each side at its own pitch: a
+//               ring payload assembled from its tensors, the Ulysses head scatter and gather
 //   zero        clear bytes (a partial accumulator before a step)
+//   fill        set fp32 values to one value (the forward's lse starts at -inf)
 //   accumulate  sum[i] += element i of a buffer of a dtype (an arriving accumulator, bf16 or fp32)
-//   convert     fp32 -> a dtype in this memory (a partial accumulator before it is sent)
+//   convert     fp32 -> a dtype in this memory (a partial accumulator before it is sent, an
+//               output in the activation dtype)
+// and, off the hot path (tests, --attention-only's random inputs, offloaded state):
+//   store       host fp32 values -> n elements of a dtype in this memory (bf16: rounded to
+//               nearest even)
+//   load        n elements of a dtype in this memory -> host fp32
+// A device memory counts its store and load bytes, the waits they cost and the allocations its
+// pool could not serve (device_traffic.hpp): a training step's counters after its first step
+// say that nothing of it crossed to the host.
 // HostKernelMemory does them with loops over host memory, and the CPU tests run the whole ring
 // through it; the CUDA backend does them with small kernels (runtime/cuda/device_kernel_memory).
 //
@@ -97,8 +106,18 @@ class KernelMemory {
   virtual void store(std::span<const float> values, DType dtype, std::byte* dst) = 0;
   virtual void load(const std::byte* src, DType dtype, std::span<float> values) = 0;
   virtual void zero(std::byte* dst, std::size_t bytes) = 0;
+  virtual void fill(float* dst, float value, std::size_t count) = 0;
   virtual void accumulate(float* sum, const std::byte* src, DType dtype, std::size_t count) = 0;
   virtual void convert(const float* src, DType dtype, std::byte* dst, std::size_t count) = 0;
+  // `rows` runs of `row_bytes` from `src` (runs `src_pitch` bytes apart) to `dst` (`dst_pitch`
+  // apart), both in this memory; the two may not overlap.
+  virtual void copy_rows(std::byte* dst, std::size_t dst_pitch, const std::byte* src, std::size_t src_pitch,
+                         std::size_t row_bytes, std::size_t rows) = 0;
+  // Returns once every operation queued on this memory, and every kernel queued before it, has
+  // completed (a timed phase's end); host memory has nothing to wait for.
+  virtual void wait() {}
+  // `bytes` from `src` to `dst`, both in this memory.
+  void copy(std::byte* dst, const std::byte* src, std::size_t bytes) { copy_rows(dst, bytes, src, bytes, bytes, 1); }
 };
 
 // Host memory and plain loops; dtypes fp32 and bf16 (others: burst::Error naming the call).
@@ -109,8 +128,11 @@ class HostKernelMemory final : public KernelMemory {
   void store(std::span<const float> values, DType dtype, std::byte* dst) override;
   void load(const std::byte* src, DType dtype, std::span<float> values) override;
   void zero(std::byte* dst, std::size_t bytes) override;
+  void fill(float* dst, float value, std::size_t count) override;
   void accumulate(float* sum, const std::byte* src, DType dtype, std::size_t count) override;
   void convert(const float* src, DType dtype, std::byte* dst, std::size_t count) override;
+  void copy_rows(std::byte* dst, std::size_t dst_pitch, const std::byte* src, std::size_t src_pitch,
+                 std::size_t row_bytes, std::size_t rows) override;
 };
 
 // Throws burst::Error naming `call` unless `dtype` is fp32 or bf16 (what tensors are stored as).

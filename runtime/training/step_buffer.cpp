@@ -1,7 +1,6 @@
 // StepBuffer: a step tensor's memory and its ledger holding (step_buffer.hpp).
 #include "runtime/training/step_buffer.hpp"
 
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -10,13 +9,6 @@ namespace {
 
 DType stored_dtype(StepKernels& kernels, Stored stored) {
   return stored == Stored::Activation ? kernels.activation_dtype() : DType::F32;
-}
-
-// A block that owns `values` (host memory, fp32): freeing it deletes the vector.
-MemoryBlock adopt(std::vector<float>&& values) {
-  auto* owned = new std::vector<float>(std::move(values));  // NOLINT: owned by the block's free function
-  const MemoryFree free{[](std::byte*, void* context) { delete static_cast<std::vector<float>*>(context); }, owned};
-  return {reinterpret_cast<std::byte*>(owned->data()), owned->size() * sizeof(float), free};  // NOLINT: fp32 storage
 }
 
 std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
@@ -41,21 +33,6 @@ StepBuffer::StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use
     : stored_(stored) {
   const DType dtype = stored_dtype(kernels, stored);
   block_ = allocating_for(ledger, use, [&] { return kernels.memory().allocate(n * dtype_size(dtype)); });
-  tensor_ = {block_.data(), n, dtype, kernels.memory().space()};
-  hold_ = hold_in(ledger, use);
-}
-
-StepBuffer::StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use, std::vector<float>&& values,
-                       Stored stored)
-    : stored_(stored) {
-  const DType dtype = stored_dtype(kernels, stored);
-  const std::size_t n = values.size();
-  if (n > 0 && kernels.memory().space() == MemorySpace::Host && dtype == DType::F32) {
-    block_ = adopt(std::move(values));
-  } else {
-    block_ = allocating_for(ledger, use, [&] { return kernels.memory().allocate(n * dtype_size(dtype)); });
-    kernels.memory().store(values, dtype, block_.data());
-  }
   tensor_ = {block_.data(), n, dtype, kernels.memory().space()};
   hold_ = hold_in(ledger, use);
 }

@@ -10,7 +10,6 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
 
 #include "runtime/training/memory_ledger.hpp"
 #include "runtime/training/step_kernels.hpp"
@@ -34,10 +33,6 @@ class StepBuffer {
   StepBuffer() = default;
   // n elements stored as `stored` says: the kernels' activation dtype or fp32. Contents unspecified.
   StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use, std::size_t n, Stored stored = Stored::Activation);
-  // Host fp32 values (an attention pass's results) in the kernels' memory: on the CPU adopted
-  // without a copy, on the GPU stored as the buffer's dtype.
-  StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use, std::vector<float>&& values,
-             Stored stored = Stored::Activation);
 
   [[nodiscard]] const StepTensor& tensor() const { return tensor_; }
   [[nodiscard]] std::size_t size() const { return tensor_.count; }

@@ -45,20 +45,6 @@ StepTensor host_tensor(std::span<const float> values) {
   return host_tensor(std::span<float>(const_cast<float*>(values.data()), values.size()));  // NOLINT
 }
 
-ConstView host_view(StepKernels& kernels, StepTensor t, Shape shape, Tensor& keep) {
-  if (static_cast<std::int64_t>(t.count) != shape.elements()) {
-    throw Error(Problem{"host_view", fmt::format("{} values seen as a [{}, {}, {}] tensor", t.count, shape.tokens,
-                                                 shape.heads, shape.head_dim),
-                        "as many values as the shape has", ""});
-  }
-  if (t.space == MemorySpace::Host && t.dtype == DType::F32) {
-    return {reinterpret_cast<const float*>(t.data), shape};  // NOLINT: fp32 storage
-  }
-  keep = Tensor(shape);
-  kernels.memory().load(t.data, t.dtype, keep.values());
-  return std::as_const(keep).view();
-}
-
 HostStepKernels::HostStepKernels(std::unique_ptr<KernelMemory> memory) : memory_(std::move(memory)) {
   if (memory_ == nullptr || memory_->space() != MemorySpace::Host) {
     throw Error(Problem{"HostStepKernels", "memory that is not host memory", "host memory (the CPU's loops read it)", ""});

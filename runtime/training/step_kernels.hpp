@@ -25,9 +25,9 @@
 // bf16 parameters). A backend's memory holds the state of any run that keeps it there.
 //
 // Ordering: calls run in the order made (on the GPU: queued on one stream, so a call may return
-// before it ran). Whatever reads a result on the host (a loss, a gradient, an attention input)
-// goes through a call that waits: cross_entropy_loss, return_gradients, KernelMemory::load,
-// time_span.
+// before it ran; the attention kernels of a GPU step queue on the same stream). Whatever reads a
+// result on the host (a loss, a gradient norm, a host gradient) goes through a call that waits:
+// cross_entropy_loss, squared_norm, return_gradients, KernelMemory::load, time_span.
 // Outputs are overwritten and parameter gradients accumulate (+=), as in layer_ops.hpp.
 #pragma once
 
@@ -197,9 +197,5 @@ class HostStepKernels final : public StepKernels {
 // Host fp32 values as a tensor (the CPU backend's, and tests').
 [[nodiscard]] StepTensor host_tensor(std::span<float> values);
 [[nodiscard]] StepTensor host_tensor(std::span<const float> values);
-
-// The fp32 values of `t` as a host view of `shape`: `t` itself when it is host fp32, else a
-// copy loaded into `keep` (waits for the writers of `t`).
-[[nodiscard]] ConstView host_view(StepKernels& kernels, StepTensor t, Shape shape, Tensor& keep);
 
 }  // namespace burst::rt

@@ -21,6 +21,18 @@ void timed_on(StepKernels& kernels, F&& f, double& seconds) {
   seconds += kernels.time_span(f);
 }
 
+// A step tensor as the attention executor reads it, or writes it: `shape` in the same memory.
+Shape checked(StepTensor t, Shape shape) {
+  if (t.count != static_cast<std::size_t>(shape.elements())) {
+    throw Error(Problem{"training step", fmt::format("{} values seen as a [{}, {}, {}] tensor", t.count, shape.tokens,
+                                                     shape.heads, shape.head_dim),
+                        "a tensor of that shape", "a bug in the training step: please report it"});
+  }
+  return shape;
+}
+Operand operand(StepTensor t, Shape shape) { return {t.data, t.dtype, checked(t, shape)}; }
+Destination destination(StepTensor t, Shape shape) { return {t.data, t.dtype, checked(t, shape)}; }
+
 // One tensor of a bound unit's parameters (or gradients).
 StepTensor of(const TrainingStep::BoundUnit& unit, const Slice& slice) {
   return unit.bound.tensor.part(slice.offset, slice.count);
@@ -48,7 +60,10 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
       comm_(comm),
       own_kernels_(backend.step == nullptr ? std::make_unique<HostStepKernels>() : nullptr),
       kernels_(backend.step != nullptr ? *backend.step : *own_kernels_),
-      execution_{precision_of(plan), plan.strategy.overlap, backend.attention},
+      own_attention_(backend.attention == nullptr ? std::make_unique<CpuAttentionKernels>(KernelOptions{}, &kernels_.memory())
+                                                  : nullptr),
+      execution_{precision_of(plan), plan.strategy.overlap,
+                 backend.attention != nullptr ? backend.attention : own_attention_.get()},
       ring_transport_(std::move(backend.ring_transport)),
       policy_(plan.strategy.checkpoint.policy),
       backward_(plan.strategy.backward),
@@ -86,6 +101,12 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   }
   problems.throw_if_any();
   if (backend.attention != nullptr) require_kernel_limits(*backend.attention, model.spec().head_dim, precision_of(plan));
+  // The executor reads the step's tensors in place and writes its results into the step's buffers.
+  if (kernels_.memory().space() == MemorySpace::Device && &execution_.kernels->memory() != &kernels_.memory()) {
+    throw Error(Problem{"training step", "the attention kernels compute in device memory of their own, not the step's",
+                        "attention kernels sharing the step kernels' memory",
+                        "make them with the step kernels (make_attention_kernels(..., &step_kernels))"});
+  }
 
   schedule_ = std::make_unique<RingSchedule>(plan, seq);
   schedule_->require_complete();
@@ -124,10 +145,6 @@ void TrainingStep::connect_rings() {
 
 StepBuffer TrainingStep::buffer(std::size_t n, MemoryUse use, Stored stored) { return {kernels_, ledger_, use, n, stored}; }
 
-StepBuffer TrainingStep::adopt(std::vector<float>&& values, MemoryUse use, Stored stored) {
-  return {kernels_, ledger_, use, std::move(values), stored};
-}
-
 void TrainingStep::note_ring(const RingAttentionStats& stats) { ledger_.transient(MemoryUse::RingBuffers, stats.ring_buffer_bytes); }
 
 void TrainingStep::attention_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s) {
@@ -146,34 +163,30 @@ void TrainingStep::attention_inputs(const BoundUnit& params, const LayerSlices& 
   kernels_.rope(s.k.tensor(), m.kv_heads, m.head_dim, false);
 }
 
-RingForward TrainingStep::ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows) {
+RingAttentionStats TrainingStep::ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows) {
   const ModelSpec& m = model_.spec();
   const Shape q_shape{rows, m.heads, m.head_dim}, kv_shape{rows, m.kv_heads, m.head_dim};
   const auto q_values = static_cast<std::size_t>(rows * model_.q_dim()), kv_values = static_cast<std::size_t>(rows * model_.kv_dim());
-  Tensor q, k, v;  // host copies where the tensors are not host fp32 (the GPU step)
-  return attention.forward(host_view(kernels_, s.q.tensor().part(0, q_values), q_shape, q),
-                           host_view(kernels_, s.k.tensor().part(0, kv_values), kv_shape, k),
-                           host_view(kernels_, s.v.tensor().part(0, kv_values), kv_shape, v));
+  const auto lse_values = static_cast<std::size_t>(rows * m.heads);
+  // The first `rows` rows of q, k, v in, of o and lse out: all of them, or seq_stash's short ring's.
+  return attention.forward(operand(s.q.tensor().part(0, q_values), q_shape), operand(s.k.tensor().part(0, kv_values), kv_shape),
+                           operand(s.v.tensor().part(0, kv_values), kv_shape),
+                           destination(s.o.tensor().part(0, q_values), q_shape),
+                           destination(s.lse.tensor().part(0, lse_values), {rows, m.heads, 1}));
 }
 
 void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) {
   if (recompute && policy_ == CheckpointPolicy::AttnStash) return;  // o and lse were kept
+  const auto q_floats = static_cast<std::size_t>(model_.q_dim());
+  const auto heads = static_cast<std::size_t>(model_.spec().heads);
+  const auto c = static_cast<std::size_t>(rows_);
+  s.o = buffer(c * q_floats);
+  s.lse = buffer(c * heads, MemoryUse::Activations, Stored::Fp32);
   if (recompute && policy_ == CheckpointPolicy::SeqStash) {
     // The earlier rows on the short ring, the later ones from the stash.
-    const auto q_floats = static_cast<std::size_t>(model_.q_dim());
-    const auto heads = static_cast<std::size_t>(model_.spec().heads);
-    const auto c = static_cast<std::size_t>(rows_), r = static_cast<std::size_t>(short_rows_);
-    s.o = buffer(c * q_floats);
-    s.lse = buffer(c * heads, MemoryUse::Activations, Stored::Fp32);
+    const auto r = static_cast<std::size_t>(short_rows_);
     if (short_attention_) {
-      timed_on(kernels_, [&] {
-        RingForward f = ring_forward(*short_attention_, s, short_rows_);
-        const StepBuffer o_short = adopt(std::move(f.o).take(), MemoryUse::Activations);
-        const StepBuffer lse_short = adopt(std::move(f.lse), MemoryUse::Activations, Stored::Fp32);
-        note_ring(f.stats);  // the pass's buffers lived beside its outputs
-        kernels_.copy(o_short.tensor(), s.o.tensor().part(0, r * q_floats));
-        kernels_.copy(lse_short.tensor(), s.lse.tensor().part(0, r * heads));
-      }, out.attention_s);
+      timed_on(kernels_, [&] { note_ring(ring_forward(*short_attention_, s, short_rows_)); }, out.attention_s);
       ++out.ring_passes;
     }
     kernels_.copy(s.o_kept.tensor(), s.o.tensor().part(r * q_floats, (c - r) * q_floats));
@@ -182,12 +195,7 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
     s.lse_kept.clear();
     return;
   }
-  timed_on(kernels_, [&] {
-    RingForward f = ring_forward(*attention_, s, rows_);
-    s.o = adopt(std::move(f.o).take(), MemoryUse::Activations);
-    s.lse = adopt(std::move(f.lse), MemoryUse::Activations, Stored::Fp32);
-    note_ring(f.stats);  // the pass's buffers lived beside its outputs
-  }, out.attention_s);
+  timed_on(kernels_, [&] { note_ring(ring_forward(*attention_, s, rows_)); }, out.attention_s);
   ++out.ring_passes;
 }
 
@@ -289,20 +297,17 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
   StepBuffer d_o = buffer(c * static_cast<std::size_t>(qd));
   kernels_.linear_backward(s.o.tensor(), rows_, qd, of(params, w.wo), m.hidden, dh.tensor(), d_o.tensor(),
                            of(grads, w.wo), false);
-  StepBuffer dq, dk, dv;
+  StepBuffer dq = buffer(c * static_cast<std::size_t>(qd)), dk = buffer(c * static_cast<std::size_t>(kvd)),
+             dv = buffer(c * static_cast<std::size_t>(kvd));
   timed_on(kernels_, [&] {
     const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
-    Tensor q, k, v, o, lse, g;  // host copies where the tensors are not host fp32 (the GPU step)
-    const ConstView lse_view = host_view(kernels_, s.lse.tensor(), Shape{rows_, m.heads, 1}, lse);
-    RingBackward r = attention_->backward(
-        backward_, host_view(kernels_, s.q.tensor(), q_shape, q), host_view(kernels_, s.k.tensor(), kv_shape, k),
-        host_view(kernels_, s.v.tensor(), kv_shape, v), host_view(kernels_, s.o.tensor(), q_shape, o),
-        std::span<const float>(lse_view.data, s.lse.size()), host_view(kernels_, d_o.tensor(), q_shape, g));
-    // The attention kernels accumulate dQ, dK, dV in fp32; the projections read them as activations.
-    dq = adopt(std::move(r.d_q).take(), MemoryUse::Activations);
-    dk = adopt(std::move(r.d_k).take(), MemoryUse::Activations);
-    dv = adopt(std::move(r.d_v).take(), MemoryUse::Activations);
-    note_ring(r.stats);  // the pass's buffers lived beside its outputs
+    // The attention kernels accumulate dQ, dK, dV in fp32; the executor stores them as the
+    // projections read them (activations).
+    note_ring(attention_->backward(backward_, operand(s.q.tensor(), q_shape), operand(s.k.tensor(), kv_shape),
+                                   operand(s.v.tensor(), kv_shape), operand(s.o.tensor(), q_shape),
+                                   operand(s.lse.tensor(), {rows_, m.heads, 1}), operand(d_o.tensor(), q_shape),
+                                   destination(dq.tensor(), q_shape), destination(dk.tensor(), kv_shape),
+                                   destination(dv.tensor(), kv_shape)));
   }, out.attention_s);
   ++out.ring_passes;
   d_o.clear();

@@ -17,10 +17,12 @@
 //
 // Every operation is a StepKernels call (step_kernels.hpp) on tensors in its memory: the CPU's
 // fp32 ops, or the GPU's bf16 kernels and cuBLASLt. Attention goes through the distributed
-// executor with the attention kernels of the same device; it reads host views of Q, K, V (on the
-// GPU loaded from the device and stored back after the pass: the training step's one host
-// round trip per ring pass), over the job's communicator or, where the backend gives one, each
-// ring's own transport (StepBackend::ring_transport: NCCL on GPUs). A unit's parameters are
+// executor with the attention kernels of the same device computing in the same memory: it
+// reads Q, K, V (and O, lse, dO) where the step keeps them and writes O, lse (and dQ, dK, dV)
+// into the step's buffers, so no tensor of a step crosses to the host (on the GPU: the loss and
+// the gradient norm are all a step brings back, device_traffic.hpp counts it). The rings run over
+// the job's communicator or, where the backend gives one, each ring's own transport
+// (StepBackend::ring_transport: NCCL on GPUs). A unit's parameters are
 // bound to the kernels while the step uses them (read in place where the model state is the
 // kernels' own memory: the CPU's, or the GPU's bf16 working copy; uploaded as bf16 from an
 // offloaded host state), and its gradients accumulate in a bound fp32 buffer (the state's own,
@@ -84,7 +86,10 @@ using RingTransport = std::function<std::unique_ptr<Communicator>(std::int64_t s
 // job's communicator for the rings).
 struct StepBackend {
   StepKernels* step = nullptr;            // not owned
-  AttentionKernels* attention = nullptr;  // not owned; the same device as `step`
+  // Not owned; the same device as `step`, computing in its memory (on a GPU: the same memory
+  // object, whose stream orders both). Null: the CPU attention kernels over `step`'s memory,
+  // which they read directly (host memory, or the CPU tests' stand-in for device memory).
+  AttentionKernels* attention = nullptr;
   RingTransport ring_transport;           // empty: the rings' transfers go over the job's communicator
 };
 
@@ -121,7 +126,8 @@ class TrainingStep {
   void backward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass);
   void connect_rings();
   void attention_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s);
-  [[nodiscard]] RingForward ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows);
+  // Attention of the first `rows` rows (all, or seq_stash's short ring) into s.o and s.lse.
+  RingAttentionStats ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows);
   void attention_output(Layer& s, bool recompute, StepOutcome& out);
   void mlp_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s);
   [[nodiscard]] StepBuffer forward_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out);
@@ -135,7 +141,6 @@ class TrainingStep {
   template <typename Body>
   void with_gradients(WeightSource& weights, std::size_t unit, Body&& body);
   [[nodiscard]] StepBuffer buffer(std::size_t n, MemoryUse use = MemoryUse::Activations, Stored stored = Stored::Activation);
-  [[nodiscard]] StepBuffer adopt(std::vector<float>&& values, MemoryUse use, Stored stored = Stored::Activation);
   void note_ring(const RingAttentionStats& stats);
 
   const ModelLayout& model_;
@@ -145,6 +150,7 @@ class TrainingStep {
   Communicator& comm_;
   std::unique_ptr<StepKernels> own_kernels_;  // the CPU's, when the backend names none
   StepKernels& kernels_;
+  std::unique_ptr<AttentionKernels> own_attention_;  // the CPU's over the step's memory, when the backend names none
   AttentionExecution execution_;
   RingTransport ring_transport_;
   std::unique_ptr<Communicator> transport_, short_transport_;  // the rings' (ring_transport_), outlive them

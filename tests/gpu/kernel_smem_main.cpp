@@ -33,7 +33,8 @@ int main() {
                              "adamw_kernel", "cross_entropy_loss_kernel",
                              "cross_entropy_backward_bf16_kernel",
                              // The ring executor's element kernels (element_kernels.hpp): no shared memory.
-                             "accumulate_f32_kernel", "accumulate_bf16_kernel", "to_bf16_kernel"}) {
+                             "accumulate_f32_kernel", "accumulate_bf16_kernel", "to_bf16_kernel",
+                             "fill_kernel"}) {
     print(kernel, 0);
   }
   return 0;

@@ -17,6 +17,7 @@
 #include "common/token_sets.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/executor/distributed_attention.hpp"
+#include "runtime/executor/host_attention.hpp"
 #include "runtime/comm/comm_errors.hpp"
 #include "runtime/schedule/nccl_group_assembler.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"
@@ -87,9 +88,10 @@ std::vector<Recorded> run_threads(const plan::Plan& plan, std::int64_t seq, cons
         const Tensor q = filled(q_shape, 0.3f), k = filled(kv_shape, 0.7f), v = filled(kv_shape, 0.2f), d_o = filled(q_shape, 0.9f);
         CpuAttentionKernels kernels(KernelOptions{32, 32, 1});
         DistributedAttention attention(schedule, comm, q_shape, kv_shape, AttentionExecution{precision_of(plan), true, &kernels, nullptr});
-        const RingForward out = attention.forward(q.view(), k.view(), v.view());
+        HostAttention tensors(attention, q.view(), k.view(), v.view(), d_o.view());
+        (void)tensors.forward();
         const std::size_t forward_posts = comm.posted().size();
-        (void)attention.backward(plan.strategy.backward, q.view(), k.view(), v.view(), out.o.view(), out.lse, d_o.view());
+        (void)tensors.backward(plan.strategy.backward);
         Recorded& mine = recorded[static_cast<std::size_t>(w)];
         mine.forward.assign(comm.posted().begin(), comm.posted().begin() + static_cast<std::ptrdiff_t>(forward_posts));
         mine.backward.assign(comm.posted().begin() + static_cast<std::ptrdiff_t>(forward_posts), comm.posted().end());

@@ -12,8 +12,10 @@
 // Only the kernels themselves differ from the GPU (tests/gpu/ compares those one by one).
 //
 // Its memory (EmulatedDeviceMemory) is host memory that calls itself device memory, so every
-// transfer goes through load and store as on the GPU, and it can be given a budget: an
-// allocation past it throws OutOfKernelMemory as a full GPU does.
+// transfer goes through load and store as on the GPU and is counted as the GPU counts it
+// (device_traffic.hpp); it keeps freed blocks for reuse as the GPU's stream-ordered pool does,
+// counting an allocation it could not serve from them as one from the driver; and it can be
+// given a budget: an allocation past it throws OutOfKernelMemory as a full GPU does.
 #pragma once
 
 #include <algorithm>
@@ -29,6 +31,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/bf16.hpp"
+#include "runtime/kernels/device_traffic.hpp"
 #include "runtime/training/layer_ops.hpp"
 #include "runtime/training/model.hpp"
 #include "runtime/training/step_kernels.hpp"
@@ -40,11 +43,23 @@ class EmulatedDeviceMemory final : public rt::KernelMemory {
   explicit EmulatedDeviceMemory(std::size_t budget) : budget_(budget) {}
   EmulatedDeviceMemory(const EmulatedDeviceMemory&) = delete;
   EmulatedDeviceMemory& operator=(const EmulatedDeviceMemory&) = delete;
+  ~EmulatedDeviceMemory() override {
+    for (const auto& [bytes, data] : cached_) ::operator delete[](data, kAlignment);
+  }
 
   [[nodiscard]] rt::MemorySpace space() const override { return rt::MemorySpace::Device; }
+  // From the pool when it holds a freed block of this size (as a stream-ordered pool that keeps
+  // what is freed serves a step that repeats its shapes), else from "the driver", counted.
   [[nodiscard]] rt::MemoryBlock allocate(std::size_t bytes) override {
     if (bytes > budget_ - used_) throw rt::OutOfKernelMemory(rt::MemorySpace::Device, bytes, "the test's budget");
-    auto* data = static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment));
+    std::byte* data = nullptr;
+    if (const auto cached = cached_.find(bytes); cached != cached_.end()) {
+      data = cached->second;
+      cached_.erase(cached);
+    } else {
+      data = static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment));
+      rt::count_driver_allocation();
+    }
     used_ += bytes;
     sizes_[data] = bytes;
     const std::lock_guard lock(live_mutex());
@@ -59,15 +74,31 @@ class EmulatedDeviceMemory final : public rt::KernelMemory {
     const auto after = live().upper_bound(b);
     return after != live().begin() && b < std::prev(after)->first + std::prev(after)->second;
   }
-  void store(std::span<const float> values, rt::DType dtype, std::byte* dst) override { host_.store(values, dtype, dst); }
-  void load(const std::byte* src, rt::DType dtype, std::span<float> values) override { host_.load(src, dtype, values); }
+  // Transfers to and from the host, counted as the GPU's are (device_traffic.hpp).
+  void store(std::span<const float> values, rt::DType dtype, std::byte* dst) override {
+    rt::count_host_to_device(values.size() * rt::dtype_size(dtype));
+    host_.store(values, dtype, dst);
+  }
+  void load(const std::byte* src, rt::DType dtype, std::span<float> values) override {
+    rt::count_device_to_host(values.size() * rt::dtype_size(dtype));
+    rt::count_host_wait();
+    host_.load(src, dtype, values);
+  }
   void zero(std::byte* dst, std::size_t bytes) override { host_.zero(dst, bytes); }
+  void fill(float* dst, float value, std::size_t count) override { host_.fill(dst, value, count); }
   void accumulate(float* sum, const std::byte* src, rt::DType dtype, std::size_t count) override {
     host_.accumulate(sum, src, dtype, count);
   }
   void convert(const float* src, rt::DType dtype, std::byte* dst, std::size_t count) override {
     host_.convert(src, dtype, dst, count);
   }
+  void copy_rows(std::byte* dst, std::size_t dst_pitch, const std::byte* src, std::size_t src_pitch,
+                 std::size_t row_bytes, std::size_t rows) override {
+    host_.copy_rows(dst, dst_pitch, src, src_pitch, row_bytes, rows);
+  }
+  // The emulated kernels' own reads and writes (what a GPU kernel does in device memory): not
+  // transfers, so not counted.
+  [[nodiscard]] rt::KernelMemory& kernel_access() { return host_; }
 
  private:
   static constexpr std::align_val_t kAlignment{64};
@@ -81,18 +112,20 @@ class EmulatedDeviceMemory final : public rt::KernelMemory {
   }
   static void release(std::byte* data, void* context) {
     auto* self = static_cast<EmulatedDeviceMemory*>(context);
-    self->used_ -= self->sizes_.at(data);
+    const std::size_t bytes = self->sizes_.at(data);
+    self->used_ -= bytes;
     self->sizes_.erase(data);
     {
       const std::lock_guard lock(live_mutex());
       live().erase(data);
     }
-    ::operator delete[](data, kAlignment);
+    self->cached_.emplace(bytes, data);  // kept for the next allocation of its size
   }
 
   std::size_t budget_;
   std::size_t used_ = 0;
   std::map<const std::byte*, std::size_t> sizes_;
+  std::multimap<std::size_t, std::byte*> cached_;  // freed blocks by size: the pool
   rt::HostKernelMemory host_;
 };
 
@@ -211,10 +244,10 @@ class Bf16StepKernels final : public rt::StepKernels {
  private:
   [[nodiscard]] std::vector<float> read(rt::StepTensor t) {
     std::vector<float> values(t.count);
-    memory_.load(t.data, t.dtype, values);
+    memory_.kernel_access().load(t.data, t.dtype, values);
     return values;
   }
-  void write(std::span<const float> values, rt::StepTensor t) { memory_.store(values, t.dtype, t.data); }
+  void write(std::span<const float> values, rt::StepTensor t) { memory_.kernel_access().store(values, t.dtype, t.data); }
   // An fp32 tensor's floats, written in place (statistics and parameter gradients).
   [[nodiscard]] static std::span<float> fp32(rt::StepTensor t) {
     REQUIRE(t.dtype == rt::DType::F32);

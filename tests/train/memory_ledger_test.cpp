@@ -44,7 +44,7 @@ TEST_CASE("a step buffer holds its floats under its use until cleared", "[ledger
   MemoryLedger ledger;
   HostStepKernels kernels;
   StepBuffer o(kernels, ledger, MemoryUse::Activations, 10);
-  const StepBuffer adopted(kernels, ledger, MemoryUse::Activations, std::vector<float>(6, 1.0f));
+  const StepBuffer other(kernels, ledger, MemoryUse::Activations, 6);
   CHECK(ledger.current() == 64);
   o.charge_to(ledger, MemoryUse::AttentionStash);
   CHECK(ledger.current() == 64);

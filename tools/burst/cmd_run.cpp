@@ -331,7 +331,7 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
       // A loopback job's ranks share the first GPU, as its attention runs do.
       const int gpu = o.loopback ? 0 : comm.local_rank();
       step_kernels = rt::make_step_kernels(device, gpu, o.deterministic);
-      attention_kernels = rt::make_attention_kernels(device, gpu, o.deterministic, false);
+      attention_kernels = rt::make_step_attention_kernels(device, *step_kernels, gpu, o.deterministic);
       options.backend.step = step_kernels.get();
       options.backend.attention = attention_kernels.get();
       const int gpus = std::max(1, rt::probe_gpus().count);

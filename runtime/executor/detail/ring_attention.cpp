@@ -2,39 +2,16 @@
 // computes, on top of the shared loop in ring_pass.hpp.
 #include "runtime/executor/detail/ring_attention.hpp"
 
-#include <algorithm>
+#include <fmt/format.h>
 
+#include "common/error.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/executor/detail/ring_pass.hpp"
 
 namespace burst::rt {
 namespace {
 
-// Payloads are the tensors of a block back to back.
-std::vector<float> pack(std::initializer_list<std::span<const float>> parts) {
-  std::vector<float> out;
-  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
-
-std::span<const float> values(ConstView v) { return {v.data, static_cast<std::size_t>(v.shape.elements())}; }
-
-// A host tensor stored in the kernels' memory as `dtype`, and the operand that reads it.
-struct Resident {
-  MemoryBlock block;
-  Operand operand;
-};
-
-Resident resident(KernelMemory& memory, std::span<const float> host, DType dtype, Shape shape) {
-  MemoryBlock block = memory.allocate(host.size() * dtype_size(dtype));
-  memory.store(host, dtype, block.data());
-  const Operand operand{block.data(), dtype, shape};
-  return {std::move(block), operand};
-}
-
-Resident resident(KernelMemory& memory, ConstView host, DType dtype) {
-  return resident(memory, values(host), dtype, host.shape);
-}
+std::size_t elements_of(Shape shape) { return static_cast<std::size_t>(shape.elements()); }
 
 // n fp32 values in the kernels' memory, zeroed.
 MemoryBlock zeroed(KernelMemory& memory, std::size_t n) {
@@ -43,11 +20,11 @@ MemoryBlock zeroed(KernelMemory& memory, std::size_t n) {
   return block;
 }
 
-// A tensor of the kernels' memory back in a host tensor.
-Tensor to_host(KernelMemory& memory, const MemoryBlock& block, Shape shape) {
-  Tensor out(shape);
-  memory.load(block.data(), DType::F32, out.values());
-  return out;
+// `t` widened to fp32 in the kernels' memory (delta's inputs): zero, then accumulate.
+MemoryBlock widened(KernelMemory& memory, const Operand& t) {
+  MemoryBlock block = zeroed(memory, elements_of(t.shape));
+  memory.accumulate(block.floats(), t.data, t.dtype, elements_of(t.shape));
+  return block;
 }
 
 // Runs one step's kernel calls, timed into stats.compute_s and counted into stats.kernels; the
@@ -104,111 +81,124 @@ RingPassResult RingAttention::run_pass(RingPassSpec spec, RingAttentionStats& st
   return pass;
 }
 
-RingForward RingAttention::forward(ConstView q, ConstView k, ConstView v) {
+void RingAttention::require(const Operand& t, DType dtype, Shape shape, const char* what) const {
+  if (t.dtype == dtype && t.shape.elements() == shape.elements() && (t.data != nullptr || shape.elements() == 0)) return;
+  throw Error(Problem{"ring attention", fmt::format("{} is {} {} elements", what, to_string(t.dtype), t.shape.elements()),
+                      fmt::format("{} {} elements in the kernels' memory", to_string(dtype), shape.elements()), ""});
+}
+
+MemoryBlock RingAttention::assemble(const WireFormat& wire, std::initializer_list<Operand> parts) const {
+  KernelMemory& memory = kernels_.memory();
+  MemoryBlock block = memory.allocate(wire.bytes());
+  std::size_t at = 0, i = 0;
+  for (const Operand& part : parts) {
+    const WirePart& w = wire.parts()[i++];
+    require(part, w.dtype, {static_cast<std::int64_t>(w.count), 1, 1}, "a payload part");
+    memory.copy(block.data() + at, part.data, w.count * dtype_size(w.dtype));
+    at += w.count * dtype_size(w.dtype);
+  }
+  return block;
+}
+
+RingOutputs RingAttention::forward(Operand q, Operand k, Operand v) {
   KernelMemory& memory = kernels_.memory();
   const DType act = execution_.precision.activations;
-  const auto elements = static_cast<std::size_t>(q_shape_.elements());
+  require(q, act, q_shape_, "q");
+  const auto elements = elements_of(q_shape_);
   const auto rows = static_cast<std::size_t>(q_shape_.tokens * q_shape_.heads);
-  const Resident q_in = resident(memory, q, act);
-  // o accumulates from zero; o_i and lse_i are overwritten by every forward call.
-  const MemoryBlock o = zeroed(memory, elements), o_i = memory.allocate(elements * sizeof(float)),
-                    lse_i = memory.allocate(rows * sizeof(float));
-  const Resident lse = resident(memory, std::vector<float>(rows, -std::numeric_limits<float>::infinity()), DType::F32,
-                                {q_shape_.tokens, q_shape_.heads, 1});
-  RingForward out;
+  RingOutputs out;
+  // o accumulates from zero, lse from -inf; o_i and lse_i are overwritten by every forward call.
+  out.o = zeroed(memory, elements);
+  out.lse = memory.allocate(rows * sizeof(float));
+  memory.fill(out.lse.floats(), kNegInf, rows);
+  const MemoryBlock o_i = memory.allocate(elements * sizeof(float)), lse_i = memory.allocate(rows * sizeof(float));
   RingPassSpec spec;
   spec.travel = Travel::KeysAndValues;
   spec.read_channel = Channel::KvRing;
-  spec.own_payload = pack({values(k), values(v)});
-  spec.payload_wire = kv_block_wire(kv_shape_, act);
+  spec.own_payload = assemble(kv_block_wire(kv_shape_, act), {k, v});
+  const Operand q_in{q.data, act, q_shape_};
   spec.compute = [&](int block, const std::byte* payload, float*) {
     const std::pair<Operand, Operand> kv = kv_operands(payload);
     return counted(out.stats, [&] {
-      const PairOperands pair{q_in.operand, kv.first, kv.second, positions(me_), positions(block)};
+      const PairOperands pair{q_in, kv.first, kv.second, positions(me_), positions(block)};
       const KernelStats stats = kernels_.forward(pair, mask_, o_i.floats(), lse_i.floats());
-      kernels_.merge(q_shape_, o.floats(), lse.block.floats(), o_i.floats(), lse_i.floats());
+      kernels_.merge(q_shape_, out.o.floats(), out.lse.floats(), o_i.floats(), lse_i.floats());
       return stats;
     });
   };
   const RingPassResult pass = run_pass(std::move(spec), out.stats);
-  out.o = to_host(memory, o, q_shape_);
-  out.lse.resize(rows);
-  memory.load(lse.block.data(), DType::F32, out.lse);
   record(out.stats, pass, elements + rows);
   return out;
 }
 
-RingBackward RingAttention::backward(BackwardMode mode, ConstView q, ConstView k, ConstView v, ConstView o,
-                                     std::span<const float> lse, ConstView d_o) {
+RingGradients RingAttention::backward(BackwardMode mode, Operand q, Operand k, Operand v, Operand o, Operand lse,
+                                      Operand d_o) {
   KernelMemory& memory = kernels_.memory();
   const DType act = execution_.precision.activations;
-  const Shape rows_shape{q_shape_.tokens, q_shape_.heads, 1};
+  require(q, act, q_shape_, "q");
+  require(d_o, act, q_shape_, "dO");
+  require(lse, DType::F32, {q_shape_.tokens, q_shape_.heads, 1}, "lse");
   const auto rows = static_cast<std::size_t>(q_shape_.tokens * q_shape_.heads);
-  const auto kv_elements = static_cast<std::size_t>(kv_shape_.elements());
-  RingBackward out;
+  const auto kv_elements = elements_of(kv_shape_);
+  RingGradients out;
   // D = rowsum(O dO) from fp32 copies of both, which go once it is computed (every row written).
-  const MemoryBlock delta = memory.allocate(rows * sizeof(float));
+  MemoryBlock delta = memory.allocate(rows * sizeof(float));
   {
-    const Resident o_in = resident(memory, o, DType::F32), d_o_f32 = resident(memory, d_o, DType::F32);
-    kernels_.delta(o_in.operand, d_o_f32.operand, delta.floats());
+    const MemoryBlock o_f32 = widened(memory, o), d_o_f32 = widened(memory, d_o);
+    kernels_.delta({o_f32.data(), DType::F32, q_shape_}, {d_o_f32.data(), DType::F32, q_shape_}, delta.floats());
   }
 
   RingPassSpec spec;
   if (mode == BackwardMode::QRing) {
     // The query side travels; dK, dV stay here; dQ follows its block home.
-    std::vector<float> delta_host(rows);
-    memory.load(delta.data(), DType::F32, delta_host);
-    const Resident k_in = resident(memory, k, act), v_in = resident(memory, v, act);
-    const MemoryBlock d_k = zeroed(memory, kv_elements), d_v = zeroed(memory, kv_elements);
-    const std::size_t q_bytes = static_cast<std::size_t>(q_shape_.elements()) * dtype_size(act);
+    require(k, act, kv_shape_, "k");
+    require(v, act, kv_shape_, "v");
+    out.d_k = zeroed(memory, kv_elements);
+    out.d_v = zeroed(memory, kv_elements);
+    const std::size_t q_bytes = elements_of(q_shape_) * dtype_size(act);
     spec.travel = Travel::Queries;
     spec.read_channel = Channel::QRing;
-    spec.own_payload = pack({values(q), values(d_o), delta_host, lse});
-    spec.payload_wire = query_pack_wire(q_shape_, act);
-    spec.accumulator_size = static_cast<std::size_t>(q_shape_.elements());
+    spec.own_payload = assemble(query_pack_wire(q_shape_, act), {q, d_o, {delta.data(), DType::F32, {q_shape_.tokens, q_shape_.heads, 1}}, lse});
+    delta = {};  // it travels in the pack
+    spec.accumulator_size = elements_of(q_shape_);
     spec.accumulator_dtype = execution_.precision.dq;
+    const Operand k_in{k.data, act, kv_shape_}, v_in{v.data, act, kv_shape_};
     spec.compute = [&](int block, const std::byte* payload, float* partial_dq) {
       const auto* stats_of_block = reinterpret_cast<const float*>(payload + 2 * q_bytes);  // NOLINT: fp32 parts
-      const PairOperands pair{{payload, act, q_shape_}, k_in.operand, v_in.operand, positions(block), positions(me_)};
+      const PairOperands pair{{payload, act, q_shape_}, k_in, v_in, positions(block), positions(me_)};
       return counted(out.stats, [&] {
         return kernels_.backward(pair, mask_, {payload + q_bytes, act, q_shape_}, stats_of_block, stats_of_block + rows,
-                                 partial_dq, d_k.floats(), d_v.floats());
+                                 partial_dq, out.d_k.floats(), out.d_v.floats());
       });
     };
-    const RingPassResult pass = run_pass(std::move(spec), out.stats);
-    out.d_q = Tensor(q_shape_);
-    std::copy(pass.home_accumulator.begin(), pass.home_accumulator.end(), out.d_q.values().begin());
-    out.d_k = to_host(memory, d_k, kv_shape_);
-    out.d_v = to_host(memory, d_v, kv_shape_);
+    RingPassResult pass = run_pass(std::move(spec), out.stats);
+    out.d_q = std::move(pass.home_accumulator);
     record(out.stats, pass, rows);
     return out;
   }
   // K,V travel with their dK, dV accumulators; Q, dO, D, lse stay; dQ accumulates here.
-  const Resident q_in = resident(memory, q, act), d_o_in = resident(memory, d_o, act);
-  const Resident lse_in = resident(memory, lse, DType::F32, rows_shape);
-  const MemoryBlock d_q = zeroed(memory, static_cast<std::size_t>(q_shape_.elements()));
+  out.d_q = zeroed(memory, elements_of(q_shape_));
   spec.travel = Travel::KeysAndValues;
   spec.read_channel = Channel::KvRing;
-  spec.own_payload = pack({values(k), values(v)});
-  spec.payload_wire = kv_block_wire(kv_shape_, act);
+  spec.own_payload = assemble(kv_block_wire(kv_shape_, act), {k, v});
   spec.accumulator_size = 2 * kv_elements;
   spec.accumulator_channel = Channel::DkvRing;
   spec.accumulator_dtype = execution_.precision.dkv;
+  const Operand q_in{q.data, act, q_shape_}, d_o_in{d_o.data, act, q_shape_};
+  const auto* lse_in = reinterpret_cast<const float*>(lse.data);  // NOLINT: fp32 statistics
   spec.compute = [&](int block, const std::byte* payload, float* partial_dkv) {
     const std::pair<Operand, Operand> kv = kv_operands(payload);
     return counted(out.stats, [&] {
-      const PairOperands pair{q_in.operand, kv.first, kv.second, positions(me_), positions(block)};
-      return kernels_.backward(pair, mask_, d_o_in.operand, delta.floats(), lse_in.block.floats(), d_q.floats(),
-                               partial_dkv, partial_dkv + kv_elements);
+      const PairOperands pair{q_in, kv.first, kv.second, positions(me_), positions(block)};
+      return kernels_.backward(pair, mask_, d_o_in, delta.floats(), lse_in, out.d_q.floats(), partial_dkv,
+                               partial_dkv + kv_elements);
     });
   };
-  const RingPassResult pass = run_pass(std::move(spec), out.stats);
-  out.d_q = to_host(memory, d_q, q_shape_);
-  out.d_k = Tensor(kv_shape_);
-  out.d_v = Tensor(kv_shape_);
-  std::copy_n(pass.home_accumulator.begin(), kv_elements, out.d_k.values().begin());
-  std::copy_n(pass.home_accumulator.begin() + static_cast<std::ptrdiff_t>(kv_elements), kv_elements,
-              out.d_v.values().begin());
+  RingPassResult pass = run_pass(std::move(spec), out.stats);
+  // The home accumulator is dK then dV: dV moves to a block of its own, dK keeps the first half.
+  out.d_v = memory.allocate(kv_elements * sizeof(float));
+  memory.copy(out.d_v.data(), pass.home_accumulator.data() + kv_elements * sizeof(float), kv_elements * sizeof(float));
+  out.d_k = std::move(pass.home_accumulator);
   record(out.stats, pass, rows);
   return out;
 }

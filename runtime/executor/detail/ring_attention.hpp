@@ -1,8 +1,8 @@
 // Distributed attention over the plan's ring: forward and both backward modes, on this rank's
 // tokens, with the execution's kernels (attention_kernels.hpp: CPU, or CUDA) and a
-// Communicator (runtime/comm). Each pass stores its inputs once in the kernels' memory (the
-// activations in the activation dtype, the kernels read them in place), keeps every block and
-// accumulator there (ring_pass.hpp) and loads its results back at the end.
+// Communicator (runtime/comm). Inputs are tensors in the kernels' memory in the activation
+// dtype, read in place; every block and accumulator stays there (ring_pass.hpp), and so do the
+// results, in fp32: nothing of a pass crosses to the host.
 //
 // Forward: K,V blocks travel the read ring (RingSchedule::read_hops); every step this rank
 // computes its queries against the block it holds and merges the partial (O, lse) in fp32.
@@ -19,8 +19,8 @@
 // overlap (the plan's overlap: false) each step's read transfers complete before it computes.
 //
 // Precision (precision.hpp): K, V, Q and dO travel in the activation dtype, D and lse in fp32,
-// the accumulators in their own dtype; the caller hands in tensors already rounded to the
-// activation dtype (DistributedAttention does).
+// the accumulators in their own dtype; the caller hands in tensors stored in the activation
+// dtype (DistributedAttention does).
 #pragma once
 
 #include <vector>
@@ -28,6 +28,7 @@
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/attention_execution.hpp"
 #include "runtime/executor/detail/ring_pass.hpp"
+#include "runtime/executor/wire_format.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
@@ -43,14 +44,15 @@ struct RingAttentionStats {
   std::uint64_t ring_buffer_bytes = 0;
 };
 
-struct RingForward {
-  Tensor o;
-  std::vector<float> lse;
+// A pass's results in the kernels' memory, fp32: o [c, H, d] and lse [c * H]; or the gradients
+// of q, k and v in their shapes.
+struct RingOutputs {
+  MemoryBlock o, lse;
   RingAttentionStats stats;
 };
 
-struct RingBackward {
-  Tensor d_q, d_k, d_v;
+struct RingGradients {
+  MemoryBlock d_q, d_k, d_v;
   RingAttentionStats stats;
 };
 
@@ -61,15 +63,20 @@ class RingAttention {
   RingAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
                 AttentionExecution execution = {});
 
-  [[nodiscard]] RingForward forward(ConstView q, ConstView k, ConstView v);
-  // `o` and `lse` from forward(); gradients of this rank's q, k and v.
-  [[nodiscard]] RingBackward backward(BackwardMode mode, ConstView q, ConstView k, ConstView v, ConstView o,
-                                      std::span<const float> lse, ConstView d_o);
+  // q, k, v in the kernels' memory, stored in the activation dtype.
+  [[nodiscard]] RingOutputs forward(Operand q, Operand k, Operand v);
+  // `o` (any stored dtype) and `lse` (fp32) from forward(), d_o like q; gradients of this rank's q, k and v.
+  [[nodiscard]] RingGradients backward(BackwardMode mode, Operand q, Operand k, Operand v, Operand o, Operand lse,
+                                       Operand d_o);
 
  private:
   [[nodiscard]] std::span<const std::int64_t> positions(int ring_rank) const;
   // K and V of a K,V block (kv_block_wire: K, then V, in the activation dtype) in the kernels' memory.
   [[nodiscard]] std::pair<Operand, Operand> kv_operands(const std::byte* payload) const;
+  // This rank's block of `wire`'s parts, copied from `parts` (one per part, of its dtype and count).
+  [[nodiscard]] MemoryBlock assemble(const WireFormat& wire, std::initializer_list<Operand> parts) const;
+  // Throws burst::Error naming `what` unless `t` is stored as `dtype` with `shape`'s elements.
+  void require(const Operand& t, DType dtype, Shape shape, const char* what) const;
   // Runs a pass in the kernels' memory with the execution's recorder and overlap; `stats` gets
   // the kernels' device time where the backend measures it.
   RingPassResult run_pass(RingPassSpec spec, RingAttentionStats& stats);

@@ -38,8 +38,7 @@ class RingPass {
         memory_(*spec_.memory),
         me_(schedule.ring_rank(comm.rank())),
         member_(schedule.member(comm.rank())),
-        payload_wire_(spec_.payload_wire.parts().empty() ? WireFormat::uniform(spec_.own_payload.size(), DType::F32)
-                                                         : spec_.payload_wire),
+        payload_bytes_(spec_.own_payload.bytes()),
         acc_bytes_(spec_.accumulator_size * dtype_size(spec_.accumulator_dtype)) {
     for (const Hop& h : schedule.read_hops(spec_.travel)) {
       if (h.src == me_ || h.dst == me_) reads_.push_back(h);
@@ -49,16 +48,10 @@ class RingPass {
         if (h.src == me_ || h.dst == me_) accs_.push_back(h);
       }
       partial_ = memory_.allocate(spec_.accumulator_size * sizeof(float));
+      result_.home_accumulator = memory_.allocate(spec_.accumulator_size * sizeof(float));
+      memory_.zero(result_.home_accumulator.data(), result_.home_accumulator.bytes());
     }
-    MemoryBlock own = memory_.allocate(payload_wire_.bytes());
-    std::size_t value = 0, at = 0;
-    for (const WirePart& part : payload_wire_.parts()) {
-      memory_.store(std::span<const float>(spec_.own_payload).subspan(value, part.count), part.dtype, own.data() + at);
-      value += part.count;
-      at += part.count * dtype_size(part.dtype);
-    }
-    payloads_[me_] = std::move(own);
-    result_.home_accumulator.assign(spec_.accumulator_size, 0.0f);
+    payloads_[me_] = std::move(spec_.own_payload);
   }
 
   RingPassResult run() {
@@ -73,7 +66,8 @@ class RingPass {
     // The final hop home of this rank's own accumulator.
     if (const auto it = acc_inbox_.find(me_); it != acc_inbox_.end()) {
       wait_for(comm_, it->second.request, spec_.recorder);
-      memory_.load(it->second.wire.data(), spec_.accumulator_dtype, result_.home_accumulator);
+      memory_.accumulate(result_.home_accumulator.floats(), it->second.wire.data(), spec_.accumulator_dtype,
+                         spec_.accumulator_size);
     }
     return std::move(result_);
   }
@@ -97,7 +91,7 @@ class RingPass {
     for (const Hop& h : reads_) {
       if (h.send_step != s) continue;
       if (h.dst == me_) {
-        post_receive(read_inbox_[h.block], payload_wire_.bytes(), h, spec_.read_channel);
+        post_receive(read_inbox_[h.block], payload_bytes_, h, spec_.read_channel);
       } else {
         send(payloads_.at(h.block), h, spec_.read_channel);
       }
@@ -138,7 +132,7 @@ class RingPass {
         sent = true;
       }
     }
-    if (!sent && b == me_) memory_.load(partial_.data(), DType::F32, result_.home_accumulator);
+    if (!sent && b == me_) memory_.copy(result_.home_accumulator.data(), partial_.data(), partial_.bytes());
   }
 
   // Sends posted at s complete; payloads this rank will neither compute with nor send again go.
@@ -175,7 +169,7 @@ class RingPass {
 
   void note_buffers() {
     std::size_t bytes = sizeof(float) * 2 * spec_.accumulator_size;  // the partial and the home accumulator
-    bytes += payloads_.size() * payload_wire_.bytes();
+    bytes += payloads_.size() * payload_bytes_;
     for (const auto& [block, in] : read_inbox_) bytes += in.wire.bytes();
     for (const auto& [block, in] : acc_inbox_) bytes += in.wire.bytes();
     for (const auto& message : outbox_) bytes += message.bytes();
@@ -187,7 +181,7 @@ class RingPass {
   RingPassSpec spec_;
   KernelMemory& memory_;
   const int me_, member_;
-  const WireFormat payload_wire_;
+  const std::size_t payload_bytes_;  // one block on the wire
   const std::size_t acc_bytes_;  // one accumulator on the wire
   std::vector<Hop> reads_, accs_;
   std::map<int, MemoryBlock> payloads_;          // blocks this rank holds, in their wire format

@@ -11,12 +11,12 @@
 // completed at the end of s; a rank only ever waits for messages sent at earlier steps or for
 // receives posted at the same step, so no cycle of waits can form.
 //
-// Memory: every block lives in the kernels' memory (kernel_memory.hpp), in its wire format: a
-// received block is computed with where it landed and forwarded as the same bytes; a partial
-// accumulator is fp32 there, an arriving one is added into it and the sum converted to the wire
-// dtype before it is sent on. Host memory is touched only to store this rank's own block and
-// to load the home accumulator at the end. So with the CUDA kernels the whole pass stays on
-// the GPU, and with the CPU kernels the same code runs in host memory.
+// Memory: every block lives in the kernels' memory (kernel_memory.hpp), in its wire format: this
+// rank's own block as the caller assembled it there, a received block computed with where it
+// landed and forwarded as the same bytes; a partial accumulator is fp32 there, an arriving one
+// is added into it and the sum converted to the wire dtype before it is sent on, and the home
+// accumulator ends there in fp32. Host memory is never touched: with the CUDA kernels the whole
+// pass stays on the GPU, and with the CPU kernels the same code runs in host memory.
 //
 // With a TraceRecorder (run_trace.hpp) the loop records every compute span, every wait for a
 // message, every send it posts and the end-of-step wait for its sends; without one it only
@@ -29,7 +29,6 @@
 
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/run_trace.hpp"
-#include "runtime/executor/wire_format.hpp"
 #include "runtime/kernels/kernel_memory.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
@@ -38,8 +37,7 @@ namespace burst::rt {
 struct RingPassSpec {
   Travel travel = Travel::KeysAndValues;
   Channel read_channel = Channel::KvRing;
-  std::vector<float> own_payload;  // this rank's block, packed host values; every block has this size
-  WireFormat payload_wire;         // how the payload travels and is kept (its parts' dtypes); default: all fp32
+  MemoryBlock own_payload;  // this rank's block in `memory`, in its wire format; every block has its size
   std::size_t accumulator_size = 0;  // floats per block accumulator; 0: none travel
   Channel accumulator_channel = Channel::DqRing;
   DType accumulator_dtype = DType::F32;  // on the wire: fp32, or bf16 rounded at every hop
@@ -56,7 +54,7 @@ struct RingPassSpec {
 };
 
 struct RingPassResult {
-  std::vector<float> home_accumulator;  // the full accumulator of this rank's own block (zeros if none)
+  MemoryBlock home_accumulator;  // fp32, the full accumulator of this rank's own block, in the kernels' memory (zeros if none)
   int blocks_computed = 0;
   int messages_sent = 0;
   int messages_received = 0;
