@@ -20,6 +20,7 @@
 #include "common/stopwatch.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
+#include "runtime/kernels/device_traffic.hpp"
 #include "runtime/training/memory_preflight.hpp"
 #include "runtime/training/relative_error.hpp"
 #include "runtime/training/state_shards.hpp"
@@ -148,6 +149,7 @@ struct TrainingRun::StepRecord {
   double step_s = 0;
   double grad_norm = 0;
   double collective_s = 0;  // in ZeRO's collectives (the gradient all-reduce at stages 0-1)
+  DeviceTraffic traffic;    // what this process moved between host and device in the step (device_traffic.hpp)
   StepOutcome outcome;
   struct Memory {  // one column of the ledger after the step
     std::uint64_t peak = 0;
@@ -158,6 +160,30 @@ struct TrainingRun::StepRecord {
 };
 
 namespace {
+
+Json traffic_json(const DeviceTraffic& t) {
+  return {{"host_to_device_bytes", t.host_to_device_bytes}, {"device_to_host_bytes", t.device_to_host_bytes},
+          {"host_waits", t.host_waits}, {"device_synchronizations", t.device_synchronizations},
+          {"driver_allocations", t.driver_allocations}};
+}
+
+// The first step (which fills the pools and connects the rings) and the most any later step moved
+// of each kind: what a step costs once the run is warm. Counted over this process (its ranks).
+Json traffic_json(const std::vector<DeviceTraffic>& steps) {
+  DeviceTraffic later;
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    const DeviceTraffic& t = steps[i];
+    later.host_to_device_bytes = std::max(later.host_to_device_bytes, t.host_to_device_bytes);
+    later.device_to_host_bytes = std::max(later.device_to_host_bytes, t.device_to_host_bytes);
+    later.host_waits = std::max(later.host_waits, t.host_waits);
+    later.device_synchronizations = std::max(later.device_synchronizations, t.device_synchronizations);
+    later.driver_allocations = std::max(later.driver_allocations, t.driver_allocations);
+  }
+  Json out = {{"scope", "this process, all its ranks"}, {"first_step", traffic_json(steps.front())}};
+  if (steps.size() > 1) out["later_steps_max"] = traffic_json(later);
+  return out;
+}
+
 
 // The step's kernels where they compute on a GPU (a GPU run), else null.
 StepKernels* device_step(const StepBackend& backend) {
@@ -318,6 +344,7 @@ Json TrainingRun::run() {
     const auto start = std::chrono::steady_clock::now();
     ledger_.reset_peaks();
     StepRecord record;
+    const DeviceTraffic traffic_before = device_traffic();
     record.outcome = step_.run(model, {tokens, targets, counted});
     model.reduce_gradients();
     std::vector<double> loss_sum{record.outcome.loss_sum};
@@ -333,6 +360,7 @@ Json TrainingRun::run() {
     record.grad_norm = model.optimizer_step(options_.adamw);
     require_finite(index + 1, record.loss, record.grad_norm);
     record.step_s = before_copy + seconds_since(optimizer_start);
+    record.traffic = device_traffic().since(traffic_before);
     if (i + 1 == options_.steps) model.finish_collectives();  // the last step's gathers, counted with it
     record.collective_s = model.take_collective_s();
     for (const Column column : {Column::Host, Column::Device}) {
@@ -492,6 +520,9 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
   report["measured"] = {{"step_s_median", median_step}, {"forward_s", mean.forward_s}, {"backward_s", mean.backward_s},
                         {"recompute_s", mean.recompute_s}, {"attention_s", mean.attention_s}, {"loss_s", mean.loss_s}};
   report["predicted"] = {{"step_time_s", plan_.predicted.step_time_s}};
+  std::vector<DeviceTraffic> traffic;
+  for (const StepRecord& r : records) traffic.push_back(r.traffic);
+  report["device_traffic"] = traffic_json(traffic);
   return report;
 }
 

@@ -23,6 +23,7 @@
 #include "runtime/training/training_run.hpp"
 #include "runtime/training/zero_model.hpp"
 #include "tests/support/bf16_step_kernels.hpp"
+#include "tests/support/device_job.hpp"
 #include "tests/support/ring_plan.hpp"
 #include "tests/support/training_options.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -32,17 +33,6 @@ using namespace burst;
 namespace {
 
 constexpr int kWorld = 2;  // the tests' job, but for one of 3 ranks, whose units do not divide
-
-// The transport of ZeRO's collectives on a state in emulated device memory, standing in for
-// NCCL: a loopback whose copy is not the host copy (so it reads device memory,
-// LoopbackCommunicator::reads_device_memory) and that, as NCCL does, refuses a host buffer: one
-// side of every copy must be the emulated device memory (the other is the loopback's own).
-void device_only_copy(void* dst, const void* src, std::size_t bytes) {
-  if (!test::EmulatedDeviceMemory::holds(dst) && !test::EmulatedDeviceMemory::holds(src)) {
-    throw Error(Problem{"the state's transport", "a host buffer", "device memory (as NCCL)", ""});
-  }
-  std::memcpy(dst, src, bytes);
-}
 
 plan::Plan zero_plan(int stage, bool offload, int world = kWorld) {
   plan::Plan p = test::training_plan(world, world, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0, 2);
@@ -54,39 +44,7 @@ plan::Plan zero_plan(int stage, bool offload, int world = kWorld) {
 
 rt::TrainingOptions options(int steps, bool check) { return test::training_options(steps, check); }
 
-// Rank 0's report of `plan` run by its ranks as threads, each on its own Bf16StepKernels, with
-// the job's communicators (host memory) and a second set for the state's collectives.
-Json run_job(const plan::Plan& plan, const rt::TrainingOptions& o) {
-  const int world = static_cast<int>(plan.ranks.size());
-  const auto job = rt::make_loopback_communicators(world, rt::CommOptions{30});
-  auto state_job = rt::make_loopback_communicators(world, rt::CommOptions{30}, device_only_copy);
-  std::vector<std::unique_ptr<test::Bf16StepKernels>> kernels;
-  std::vector<Json> reports(static_cast<std::size_t>(world));
-  std::vector<std::string> errors(static_cast<std::size_t>(world));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < world; ++r) kernels.push_back(std::make_unique<test::Bf16StepKernels>());
-  for (int r = 0; r < world; ++r) {
-    threads.emplace_back([&, r] {
-      const auto i = static_cast<std::size_t>(r);
-      try {
-        rt::TrainingOptions mine = o;
-        mine.ranks_per_device = world;
-        mine.backend.step = kernels[i].get();
-        mine.state_transport = [&state_job, i] { return std::move(state_job[i]); };
-        rt::TrainingRun run(plan, *job[i], mine);
-        reports[i] = run.run();
-      } catch (const std::exception& e) {
-        errors[i] = e.what();
-      }
-    });
-  }
-  for (std::thread& t : threads) t.join();
-  for (const std::string& e : errors) {
-    INFO(e);
-    REQUIRE(e.empty());
-  }
-  return reports[0];
-}
+Json run_job(const plan::Plan& plan, const rt::TrainingOptions& o) { return test::run_device_job(plan, o); }
 
 std::uint64_t state_on_gpu(const Json& report, const char* use) {
   return report["memory_on_gpu"]["model_state_by_use"][use].get<std::uint64_t>();
