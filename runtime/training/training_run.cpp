@@ -148,6 +148,7 @@ struct TrainingRun::StepRecord {
   double loss = 0;
   double step_s = 0;
   double grad_norm = 0;
+  double lr = 0;            // the step's learning rate (the schedule's)
   double collective_s = 0;  // in ZeRO's collectives (the gradient all-reduce at stages 0-1)
   DeviceTraffic traffic;    // what this process moved between host and device in the step (device_traffic.hpp)
   StepOutcome outcome;
@@ -160,6 +161,15 @@ struct TrainingRun::StepRecord {
 };
 
 namespace {
+
+Json lr_schedule_json(const LrSchedule& s) {
+  Json out = {{"peak", s.peak}, {"warmup_steps", s.warmup_steps}, {"decay", to_string(s.decay)}};
+  if (s.decay == LrDecay::Cosine) {
+    out["decay_steps"] = s.decay_steps;
+    out["floor_ratio"] = s.floor_ratio;
+  }
+  return out;
+}
 
 Json traffic_json(const DeviceTraffic& t) {
   return {{"host_to_device_bytes", t.host_to_device_bytes}, {"device_to_host_bytes", t.device_to_host_bytes},
@@ -223,12 +233,18 @@ void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const
                  memory_available(comm.local_size()), device);
 }
 
+// The options with the schedule's defaults resolved for the plan's model, and checked.
+TrainingOptions with_resolved_lr(TrainingOptions options, const plan::Plan& plan) {
+  options.lr = resolved(options.lr, ModelLayout(plan.job.model).size());
+  return options;
+}
+
 }  // namespace
 
 TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
     : plan_((require_job_ranks(plan, comm.size()), require_fits_memory(plan, comm, options), plan)),
       comm_(comm),
-      options_(std::move(options)),
+      options_(with_resolved_lr(std::move(options), plan)),
       model_(plan.job.model),
       corpus_(read_corpus(options_.data)),
       corpus_crc_(corpus_digest(corpus_)),
@@ -255,7 +271,7 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
 
 Json TrainingRun::schedule_meta() const {
   return {{"model", model_json(model_.spec())}, {"seq", plan_.job.seq}, {"mask", to_string(plan_.job.mask)},
-          {"corpus_crc32", corpus_crc_}, {"lr", options_.adamw.lr}};
+          {"corpus_crc32", corpus_crc_}, {"lr", options_.lr.peak}};
 }
 
 void TrainingRun::require_same_inputs_everywhere() {
@@ -357,7 +373,10 @@ Json TrainingRun::run() {
     }
     require_finite(index + 1, record.loss, std::nullopt);
     const auto optimizer_start = std::chrono::steady_clock::now();
-    record.grad_norm = model.optimizer_step(options_.adamw);
+    AdamWConfig adamw = options_.adamw;
+    adamw.lr = lr_at(options_.lr, index + 1);
+    record.lr = adamw.lr;
+    record.grad_norm = model.optimizer_step(adamw);
     require_finite(index + 1, record.loss, record.grad_norm);
     record.step_s = before_copy + seconds_since(optimizer_start);
     record.traffic = device_traffic().since(traffic_before);
@@ -497,7 +516,7 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
                     {"lm_head_chunks", s.lm_head_chunks}};
   report["run"] = {{"model", model_json(model_.spec())}, {"parameters", model_.size()}, {"seq", plan_.job.seq},
                    {"first_step", first_step_}, {"steps", options_.steps}, {"seed", options_.seed},
-                   {"lr", options_.adamw.lr}, {"resumed_from", options_.resume},
+                   {"lr", options_.lr.peak}, {"lr_schedule", lr_schedule_json(options_.lr)}, {"resumed_from", options_.resume},
                    {"device", options_.backend.step != nullptr ? options_.backend.step->device() : "cpu"}, {"saved_to", options_.save},
                    {"recomputed_rows_per_rank", step_.recomputed_rows()},
                    {"precision", precision_json(precision_of(plan_))}, {"overlap", s.overlap},
@@ -506,6 +525,9 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
   report["step_time_s"] = times;
   report["tokens_per_s"] = tokens_per_s;
   report["grad_norms"] = norms;
+  Json lrs = Json::array();
+  for (const StepRecord& r : records) lrs.push_back(r.lr);
+  report["lrs"] = lrs;
   report["peak_memory_bytes"] = memory.peak;
   report["peak_memory_bytes_by_rank"] = memory.by_rank;
   report["memory"] = memory_json(model.resident(), memory.at_peak, memory.use_peaks);

@@ -44,6 +44,7 @@
 #include "planner/contract/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/training/adamw.hpp"
+#include "runtime/training/lr_schedule.hpp"
 #include "runtime/training/corpus.hpp"
 #include "runtime/training/memory_ledger.hpp"
 #include "runtime/training/model.hpp"
@@ -73,7 +74,9 @@ struct TrainingOptions {
   int save_every = 0;       // with save: also after every this many steps of the run (0: the last only)
   std::string resume;       // start from this state (its step count continues)
   std::uint64_t seed = 1;   // initial weights
+  // AdamW's betas, eps, weight decay and clipping; its lr is each step's lr_at(lr, step).
   AdamWConfig adamw;
+  LrSchedule lr;  // warm-up and decay (lr_schedule.hpp); a peak <= 0 is default_peak_lr of the model
   // The kernels the step computes with (not owned); null: the CPU's. A GPU step keeps the
   // parameters, gradients and AdamW state in GPU memory, or on the host where the plan offloads
   // (plan:/strategy/zero/offload; zero_model.hpp), and --check compares it with the CPU fp32

@@ -193,7 +193,7 @@ TEST_CASE("a state of another model or run, a bad data path or an unwritable --s
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, resume),
                     Catch::Contains(state + ": the saved run has hidden 32, this run has 40"));
   plan.job.model.hidden = 32;
-  resume.adamw.lr = 0.01f;
+  resume.lr.peak = 0.01f;
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, resume), Catch::Contains(state + ": the saved run has lr"));
   rt::TrainingOptions into_directory = options(1, false);
   into_directory.save = std::filesystem::temp_directory_path().string();

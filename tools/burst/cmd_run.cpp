@@ -52,7 +52,8 @@ struct RunOptions {
   std::string data = rt::kDefaultCorpus;
   std::string save, resume;
   int save_every = 0;
-  float lr = rt::AdamWConfig{}.lr;
+  rt::LrSchedule lr;  // --lr (peak; unset: the model's default), --warmup, --decay, --decay-steps, --lr-floor
+  std::string decay = "constant";
 };
 
 // The plan as this run executes it: the file, with --dtype in place of its /job/dtype (and,
@@ -256,6 +257,12 @@ void print_training_report(const Json& r) {
   fmt::print("{}", precision_line(run));
   fmt::print("  loss      {:.4f} -> {:.4f} over {} steps (from step {})\n", losses.front().get<double>(),
              losses.back().get<double>(), losses.size(), run["first_step"].get<std::int64_t>());
+  const Json& lr = run["lr_schedule"];
+  fmt::print("  lr        peak {:.3g}, linear warm-up over {} steps, then {}\n", lr["peak"].get<double>(),
+             lr["warmup_steps"].get<std::int64_t>(),
+             lr["decay"] == "cosine" ? fmt::format("cosine to {:.3g} at step {}", lr["peak"].get<double>() * lr["floor_ratio"].get<double>(),
+                                                   lr["decay_steps"].get<std::int64_t>())
+                                     : std::string("constant"));
   fmt::print("  step      measured {:.3f} s median (forward {:.3f}, backward {:.3f} of which recompute {:.3f}; attention "
              "{:.3f}, LM head {:.3f}), predicted {:.3f} s\n",
              m["step_s_median"].get<double>(), m["forward_s"].get<double>(), m["backward_s"].get<double>(),
@@ -320,7 +327,8 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
   options.save_every = o.save_every;
   options.resume = o.resume;
   options.seed = o.seed;
-  options.adamw.lr = o.lr;
+  options.lr = o.lr;
+  options.lr.decay = rt::parse_lr_decay(o.decay, "--decay");
   // Progress goes to stderr under --json, so stdout stays one JSON document.
   std::FILE* progress = o.json ? stderr : stdout;
   options.progress = [progress](const Json& s) {
@@ -481,8 +489,23 @@ void add_run_command(CLI::App& app) {
                          ->check(CLI::Range(1, 1000000))
                          ->needs(save);
   auto* resume = cmd->add_option("--resume", options->resume, "Start from a state written by --save; its step count continues");
-  auto* lr = cmd->add_option("--lr", options->lr, "AdamW learning rate")->check(kFinitePositive)->capture_default_str();
-  for (CLI::Option* training : {steps, data, save, save_every, resume, lr}) {
+  auto* lr = cmd->add_option("--lr", options->lr.peak,
+                             "AdamW's peak learning rate (default: 3e-3 up to 10M parameters, 3e-3 * sqrt(1e7 / N) "
+                             "above: 4.6e-4 at 430M)")
+                  ->check(kFinitePositive);
+  auto* warmup = cmd->add_option("--warmup", options->lr.warmup_steps,
+                                 "Steps of linear warm-up from peak / N to the peak (0: none; default: 0 up to 10M "
+                                 "parameters, 20 above)")
+                     ->check(CLI::Range(0, 100000000));
+  auto* decay = cmd->add_option("--decay", options->decay, "After the warm-up: constant, or cosine down to --lr-floor")
+                    ->check(CLI::IsMember({"constant", "cosine"}))
+                    ->capture_default_str();
+  auto* decay_steps = cmd->add_option("--decay-steps", options->lr.decay_steps,
+                                      "cosine: the step at which lr reaches the floor (counted from step 1, across resumes)");
+  auto* floor = cmd->add_option("--lr-floor", options->lr.floor_ratio, "cosine: the floor as a fraction of the peak")
+                    ->check(CLI::Range(0.0, 1.0))
+                    ->capture_default_str();
+  for (CLI::Option* training : {steps, data, save, save_every, resume, lr, warmup, decay, decay_steps, floor}) {
     training->excludes(attention);
     training->excludes(dry);
   }
