@@ -125,6 +125,10 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const GemmShape& shape, const Key& ke
   set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a, "preference(MIN_ALIGNMENT_B)");
   set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c, "preference(MIN_ALIGNMENT_C)");
   set(plan->preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c, "preference(MIN_ALIGNMENT_D)");
+  // Split-K partial sums reduced in fp32 only: a reduction in the output type (or in place in
+  // the output) would round every partial sum of a bf16 product to bf16 (head comment).
+  const std::uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  set(plan->preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reductions, "preference(REDUCTION_SCHEME_MASK)");
   int found = 0;
   check_lt(cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->first, plan->second, plan->c, plan->c, plan->preference,
                                           1, &plan->algorithm, &found),
