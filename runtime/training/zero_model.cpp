@@ -173,7 +173,9 @@ void ZeroModel::finish_reduce_scatter() {
 
 void ZeroModel::reduce_gradients() {
   finish_reduce_scatter();
-  if (stage_ < 2) timed([&] { comm_.allreduce(buffer_of(grads_.tensor), ReduceOp::Sum); }, collective_s_);
+  // A sum over one rank is its own gradients: a one-rank job runs no collective (on a GPU the
+  // device self communicator would move them through the host).
+  if (stage_ < 2 && comm_.size() > 1) timed([&] { comm_.allreduce(buffer_of(grads_.tensor), ReduceOp::Sum); }, collective_s_);
 }
 
 // Stage 0 holds every gradient; stages 1-3 sum the shards' squares over the ranks.
