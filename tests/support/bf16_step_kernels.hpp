@@ -7,8 +7,8 @@
 // with bf16 loads and stores does.
 //
 // So the CPU tests run the training step's GPU data flow: which buffer gets which dtype, the
-// bf16 uploads of each unit, host views loaded from bf16 for the attention, the attention's
-// outputs stored back as bf16, the LM head's separate bf16 dl, gradients bound and returned.
+// bf16 uploads of each unit, the attention reading bf16 Q, K, V and writing bf16 O, dQ, dK, dV
+// in place, the LM head's separate bf16 dl, gradients bound and returned.
 // Only the kernels themselves differ from the GPU (tests/gpu/ compares those one by one).
 //
 // Its memory (EmulatedDeviceMemory) is host memory that calls itself device memory, so every
