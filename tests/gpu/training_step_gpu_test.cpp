@@ -5,7 +5,10 @@
 // weight gradient within 5e-2 of the tensor's largest (TrainingOptions::bf16_step_tolerance, the
 // tolerance of `burst run --device cuda --check`); and with deterministic kernels, two runs give
 // the same gradients bit for bit. The bf16-storage emulation of this step on the CPU
-// (tests/train/step_data_flow_test.cpp) stays within about 1e-2.
+// (tests/train/step_data_flow_test.cpp) stays within about 1e-2. And the CUDA backend's traffic
+// counters (device_traffic.hpp) over warm steps of a whole run with its state in GPU memory: no
+// device-wide synchronisation, no allocation from the driver, and nothing brought to the host
+// but the loss terms and the gradient norm.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -20,6 +23,8 @@
 #include "runtime/cuda/cuda_step_kernels.hpp"
 #include "runtime/training/relative_error.hpp"
 #include "runtime/training/train_step.hpp"
+#include "runtime/training/training_run.hpp"
+#include "runtime/device/device.hpp"
 #include "tests/support/random_tokens.hpp"
 #include "tests/support/ring_plan.hpp"
 
@@ -67,7 +72,7 @@ TEST_CASE("the GPU training step matches the CPU's fp32 step under every policy"
   CAPTURE(to_string(policy), chunks);
   const plan::Plan plan = gpu_plan(policy, layout, chunks);
   CudaStepKernels step_kernels;
-  CudaAttentionKernels attention_kernels;
+  CudaAttentionKernels attention_kernels({}, step_kernels.stream(), step_kernels.memory());  // the step's stream and pool
   StepBackend gpu;
   gpu.step = &step_kernels;
   gpu.attention = &attention_kernels;
@@ -87,7 +92,7 @@ TEST_CASE("with deterministic kernels the GPU step repeats bit for bit") {
   CudaStepKernels step_kernels;
   CudaKernelOptions options;
   options.deterministic = true;
-  CudaAttentionKernels attention_kernels(options);
+  CudaAttentionKernels attention_kernels(options, step_kernels.stream(), step_kernels.memory());
   StepBackend gpu;
   gpu.step = &step_kernels;
   gpu.attention = &attention_kernels;
@@ -95,4 +100,26 @@ TEST_CASE("with deterministic kernels the GPU step repeats bit for bit") {
   const Step second = run(plan, gpu);
   CHECK(first.loss == second.loss);
   CHECK(std::memcmp(first.grads.data(), second.grads.data(), first.grads.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("a warm GPU training step with its state in GPU memory synchronises nothing and brings back only the loss and norm") {
+  plan::Plan plan = gpu_plan(CheckpointPolicy::AttnStash, Layout::Contiguous, 1);
+  plan.strategy.zero.offload = false;
+  const auto comm = make_self_communicator();
+  CudaStepKernels step_kernels;
+  CudaAttentionKernels attention_kernels({}, step_kernels.stream(), step_kernels.memory());
+  TrainingOptions options;
+  options.steps = 4;
+  options.data = BURST_TEST_DATA "/corpus";
+  options.backend.step = &step_kernels;
+  options.backend.attention = &attention_kernels;
+  options.state_transport = [&] { return make_state_transport(*comm, step_kernels); };
+  TrainingRun run(plan, *comm, options);
+  const Json report = run.run();
+  const Json& later = report["device_traffic"]["later_steps_max"];
+  INFO(report["device_traffic"].dump());
+  CHECK(later["device_synchronizations"].get<std::uint64_t>() == 0);
+  CHECK(later["driver_allocations"].get<std::uint64_t>() == 0);
+  // The loss terms (a double per row of each LM-head chunk) and the squared gradient norm.
+  CHECK(later["device_to_host_bytes"].get<std::uint64_t>() <= sizeof(double) * (static_cast<std::uint64_t>(plan.job.seq) + 1));
 }
