@@ -1,16 +1,16 @@
 // CudaAttentionKernels (see cuda_attention_kernels.hpp).
 //
-// Operands and outputs are already in device memory (the executor keeps them there,
-// DeviceKernelMemory). A call packs the pair's positions, block-sparse table and tile list
-// into pinned host memory, sends them in one copy to the same layout on the device, and
-// launches; it returns without waiting for the kernels. A pinned slot is rewritten only after
-// the copy that last read it is done (an event per slot, two slots); the device copy is
-// overwritten only by a later copy on the same stream, so after the kernels that read it.
+// Operands and outputs are already in device memory (the executor keeps them there). A call
+// finds the pair's positions, block-sparse table and tile list on the device (PairCache: made
+// and uploaded on the pair's first call, in one copy, then reused) and launches; it returns
+// without waiting for the kernels.
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 
 #include <algorithm>
 #include <array>
+#include <compare>
 #include <cstring>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -74,113 +74,121 @@ KernelStats stats_of(const TileList& list, const Shape& q, double flops_per_scor
   return s;
 }
 
-// One call's host arrays (positions, block-sparse table, tile list) in one copy (head comment).
-// Two pinned slots take turns, each rewritten only once the copy that last read it is done, so
-// the host can run a call ahead of the copies. Growing never frees on the hot path: the device
-// side comes from the stream-ordered pool (cudaFreeAsync, cudaMallocAsync on the kernels'
-// stream), and an outgrown pinned slot is kept until the end (cudaFreeHost would synchronise the
-// whole device, NCCL's streams included).
-class PairUpload {
+// A block pair's host arrays (positions, block-sparse table, tile list) on the device, made on
+// the pair's first call and kept: the ring runs the same pairs in every layer and every step, so
+// after the first step the calls build no tile list and upload nothing (device_traffic.hpp).
+// A pair is known by a 64-bit FNV-1a hash of its positions and mask with their sizes (the same
+// positions and mask make the same tile list). The cache holds at most kMaxBytes of device
+// memory; a pair that would pass it empties it first (frees ordered on the stream, after the
+// kernels that read them), so a workload of ever new pairs uploads as before and never grows.
+class PairCache {
  public:
-  PairUpload() = default;
-  PairUpload(const PairUpload&) = delete;
-  PairUpload& operator=(const PairUpload&) = delete;
+  PairCache() = default;
+  PairCache(const PairCache&) = delete;
+  PairCache& operator=(const PairCache&) = delete;
   // After the kernels' stream has been synchronised (~CudaAttentionKernels).
-  ~PairUpload() {
-    for (Slot& slot : slots_) {
-      if (slot.copied != nullptr) (void)cudaEventDestroy(slot.copied);
-      if (slot.pinned != nullptr) (void)cudaFreeHost(slot.pinned);
-    }
-    for (void* p : retired_) (void)cudaFreeHost(p);
-    if (device_ != nullptr) (void)cudaFree(device_);
+  ~PairCache() {
+    for (auto& [key, entry] : entries_) (void)cudaFree(entry.device);
   }
 
-  // The pair's PairInputs: its operands in place, its host arrays on the device.
-  gpu::PairInputs send(const PairOperands& in, const AttentionMask& mask, const TileList& list, cudaStream_t stream) {
-    struct Part {
-      const void* data;
-      std::size_t bytes;
-      std::size_t at = 0;
-    };
-    std::vector<Part> parts{{in.q_positions.data(), in.q_positions.size_bytes()},
-                            {in.k_positions.data(), in.k_positions.size_bytes()},
-                            {list.by_query_offsets.data(), list.by_query_offsets.size() * sizeof(std::int32_t)},
-                            {list.by_query.data(), list.by_query.size() * sizeof(hd::TileRef)},
-                            {list.by_key_offsets.data(), list.by_key_offsets.size() * sizeof(std::int32_t)},
-                            {list.by_key.data(), list.by_key.size() * sizeof(hd::TileRef)}};
-    if (mask.sparse) parts.push_back({mask.sparse->allowed.data(), mask.sparse->allowed.size()});
-    std::size_t total = 0;
-    for (Part& part : parts) {
-      part.at = (total + 15) / 16 * 16;
-      total = part.at + part.bytes;
-    }
-    total = std::max<std::size_t>(total, 16);
-
-    Slot& slot = slots_[next_];
-    next_ = (next_ + 1) % slots_.size();
-    if (slot.copied == nullptr) {
-      check_cuda(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    }
-    if (cudaEventQuery(slot.copied) == cudaErrorNotReady) count_host_wait();
-    check_cuda(cudaEventSynchronize(slot.copied), "cudaEventSynchronize(the slot's last upload)");
-    if (total > slot.bytes) {
-      if (slot.pinned != nullptr) retired_.push_back(slot.pinned);
-      slot.pinned = nullptr;
-      const std::size_t bytes = std::max(total, 2 * slot.bytes);
-      slot.bytes = 0;
-      check_cuda(cudaMallocHost(&slot.pinned, bytes), fmt::format("cudaMallocHost(pair upload, {} bytes)", bytes));
-      count_driver_allocation();
-      slot.bytes = bytes;
-    }
-    if (total > device_bytes_) {
-      if (device_ != nullptr) check_cuda(cudaFreeAsync(device_, stream), "cudaFreeAsync(pair upload)");
-      device_ = nullptr;
-      const std::size_t bytes = std::max(total, 2 * device_bytes_);
-      device_bytes_ = 0;
-      check_cuda(cudaMallocAsync(&device_, bytes, stream), fmt::format("cudaMallocAsync(pair upload, {} bytes)", bytes));
-      count_driver_allocation();
-      device_bytes_ = bytes;
-    }
-    auto* host = static_cast<std::byte*>(slot.pinned);
-    for (const Part& part : parts) {
-      if (part.bytes > 0) std::memcpy(host + part.at, part.data, part.bytes);
-    }
-    auto* device = static_cast<std::byte*>(device_);
-    check_cuda(cudaMemcpyAsync(device, host, total, cudaMemcpyHostToDevice, stream),
-               fmt::format("cudaMemcpyAsync(pair upload, {} bytes)", total));
-    count_host_to_device(total);
-    check_cuda(cudaEventRecord(slot.copied, stream), "cudaEventRecord(pair upload)");
-    const auto at = [&](std::size_t i) { return device + parts[i].at; };
-
+  // The pair's PairInputs (its operands in place, its arrays on the device) and its tile list's counts.
+  std::pair<gpu::PairInputs, const TileList&> get(const PairOperands& in, const AttentionMask& mask, cudaStream_t stream) {
+    const Key key = key_of(in, mask);
+    auto it = entries_.find(key);
+    if (it == entries_.end()) it = entries_.emplace(key, upload(in, mask, stream)).first;
+    const Entry& e = it->second;
+    const auto at = [&](std::size_t i) { return static_cast<const std::byte*>(e.device) + e.at[i]; };
     gpu::PairInputs p;
     p.shape = {in.q.shape.tokens, in.k.shape.tokens, in.q.shape.heads, in.k.shape.heads, in.q.shape.head_dim};
     p.q = bf16_of(in.q);
     p.k = bf16_of(in.k);
     p.v = bf16_of(in.v);
-    p.q_positions = reinterpret_cast<const std::int64_t*>(at(0));  // NOLINT: the packed layout above
+    p.q_positions = reinterpret_cast<const std::int64_t*>(at(0));  // NOLINT: the packed layout of upload()
     p.k_positions = reinterpret_cast<const std::int64_t*>(at(1));  // NOLINT
     p.mask = view_of(mask);
     if (mask.sparse) p.mask.sparse = reinterpret_cast<const std::uint8_t*>(at(6));  // NOLINT
-    p.tiles.q_tiles = list.q_tiles;
-    p.tiles.k_tiles = list.k_tiles;
+    p.tiles.q_tiles = e.counts.q_tiles;
+    p.tiles.k_tiles = e.counts.k_tiles;
     p.tiles.by_query_offsets = reinterpret_cast<const std::int32_t*>(at(2));  // NOLINT
     p.tiles.by_query = reinterpret_cast<const hd::TileRef*>(at(3));           // NOLINT
     p.tiles.by_key_offsets = reinterpret_cast<const std::int32_t*>(at(4));    // NOLINT
     p.tiles.by_key = reinterpret_cast<const hd::TileRef*>(at(5));             // NOLINT
-    return p;
+    return {p, e.counts};
   }
 
  private:
-  struct Slot {
-    void* pinned = nullptr;
-    std::size_t bytes = 0;
-    cudaEvent_t copied = nullptr;  // recorded after the copy that last read the slot
+  static constexpr std::size_t kMaxBytes = std::size_t{256} << 20;
+
+  struct Key {
+    std::uint64_t hash = 0;
+    std::size_t q_count = 0, k_count = 0;
+    auto operator<=>(const Key&) const = default;
   };
-  std::array<Slot, 2> slots_{};
-  std::size_t next_ = 0;
-  std::vector<void*> retired_;  // outgrown pinned slots, freed at the end
-  void* device_ = nullptr;      // from the stream-ordered pool
-  std::size_t device_bytes_ = 0;
+  struct Entry {
+    void* device = nullptr;     // the packed arrays, from the stream-ordered pool
+    std::size_t bytes = 0;
+    std::vector<std::size_t> at;  // each array's offset
+    TileList counts;            // the tile list's counts (its arrays dropped: they are on the device)
+  };
+
+  static void hash_bytes(std::uint64_t& h, const void* data, std::size_t bytes) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+  }
+
+  static Key key_of(const PairOperands& in, const AttentionMask& mask) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    hash_bytes(h, in.q_positions.data(), in.q_positions.size_bytes());
+    hash_bytes(h, in.k_positions.data(), in.k_positions.size_bytes());
+    const std::int64_t base[3] = {static_cast<std::int64_t>(mask.base.kind), mask.base.window, mask.base.doc_len};
+    hash_bytes(h, base, sizeof base);
+    if (mask.sparse) {
+      const std::int64_t shape[2] = {mask.sparse->block, mask.sparse->blocks};
+      hash_bytes(h, shape, sizeof shape);
+      hash_bytes(h, mask.sparse->allowed.data(), mask.sparse->allowed.size());
+    }
+    return {h, in.q_positions.size(), in.k_positions.size()};
+  }
+
+  Entry upload(const PairOperands& in, const AttentionMask& mask, cudaStream_t stream) {
+    TileList list = build_tile_list(in.q_positions, in.k_positions, mask, gpu::kTileRows, gpu::kTileRows);
+    std::vector<std::span<const std::byte>> parts{
+        std::as_bytes(in.q_positions), std::as_bytes(in.k_positions), std::as_bytes(std::span(list.by_query_offsets)),
+        std::as_bytes(std::span(list.by_query)), std::as_bytes(std::span(list.by_key_offsets)),
+        std::as_bytes(std::span(list.by_key))};
+    if (mask.sparse) parts.push_back(std::as_bytes(std::span(mask.sparse->allowed)));
+    Entry e;
+    for (const auto& part : parts) {
+      e.at.push_back((e.bytes + 15) / 16 * 16);
+      e.bytes = e.at.back() + part.size();
+    }
+    e.bytes = std::max<std::size_t>(e.bytes, 16);
+    if (used_ + e.bytes > kMaxBytes) clear(stream);
+    std::vector<std::byte> packed(e.bytes);
+    for (std::size_t i = 0; i < parts.size(); ++i) std::copy(parts[i].begin(), parts[i].end(), packed.begin() + static_cast<std::ptrdiff_t>(e.at[i]));
+    check_cuda(cudaMallocAsync(&e.device, e.bytes, stream), fmt::format("cudaMallocAsync(a block pair's arrays, {} bytes)", e.bytes));
+    count_driver_allocation();
+    // From pageable memory: the copy has read `packed` when it returns.
+    check_cuda(cudaMemcpyAsync(e.device, packed.data(), e.bytes, cudaMemcpyHostToDevice, stream),
+               fmt::format("cudaMemcpyAsync(a block pair's arrays, {} bytes)", e.bytes));
+    count_host_to_device(e.bytes);
+    used_ += e.bytes;
+    list.by_query_offsets = {};
+    list.by_query = {};
+    list.by_key_offsets = {};
+    list.by_key = {};
+    e.counts = std::move(list);
+    return e;
+  }
+
+  void clear(cudaStream_t stream) {
+    for (auto& [key, entry] : entries_) check_cuda(cudaFreeAsync(entry.device, stream), "cudaFreeAsync(a block pair's arrays)");
+    entries_.clear();
+    used_ = 0;
+  }
+
+  std::map<Key, Entry> entries_;
+  std::size_t used_ = 0;
 };
 
 // CUDA events around each call's kernels, read once they have run. Past kMaxPending calls
@@ -226,7 +234,7 @@ struct CudaAttentionKernels::State {
   Options options;
   cudaStream_t stream = nullptr;
   bool owns_stream = false;
-  PairUpload upload;
+  PairCache pairs;
   KernelTimes times;
   std::unique_ptr<gpu::DeviceKernelMemory> own_memory;
   KernelMemory* memory = nullptr;  // own_memory, or the step's
@@ -239,8 +247,14 @@ struct CudaAttentionKernels::State {
   // them and their device time goes into `stats`.
   template <typename Launch>
   void run(KernelStats& stats, Launch&& launch) {
-    times.around(stream, std::forward<Launch>(launch));
+    timed_launch(std::forward<Launch>(launch));
     if (options.timed) stats.device_s = times.last();
+  }
+  // `launch` between timing events where the options ask for device times, else alone.
+  template <typename Launch>
+  void timed_launch(Launch&& launch) {
+    if (options.device_times || options.timed) return times.around(stream, std::forward<Launch>(launch));
+    launch();
   }
 };
 
@@ -296,8 +310,7 @@ KernelStats CudaAttentionKernels::forward(const PairOperands& in, const Attentio
 
   State& s = *state_;
   s.select_device();
-  const TileList list = build_tile_list(in.q_positions, in.k_positions, mask, gpu::kTileRows, gpu::kTileRows);
-  const gpu::PairInputs pair = s.upload.send(in, mask, list, s.stream);
+  const auto [pair, list] = s.pairs.get(in, mask, s.stream);
   KernelStats stats = stats_of(list, in.q.shape, 4.0);
   s.run(stats, [&] { gpu::flash_forward(pair, o, lse, s.stream); });
   return stats;
@@ -312,7 +325,7 @@ void CudaAttentionKernels::merge(Shape shape, float* o, float* lse, const float*
   problems.throw_if_any();
   State& s = *state_;
   s.select_device();
-  s.times.around(s.stream, [&] { gpu::merge_partials(o, lse, o_i, lse_i, shape.tokens * shape.heads, shape.head_dim, s.stream); });
+  s.timed_launch([&] { gpu::merge_partials(o, lse, o_i, lse_i, shape.tokens * shape.heads, shape.head_dim, s.stream); });
 }
 
 void CudaAttentionKernels::delta(Operand o, Operand d_o, float* delta) {
@@ -325,7 +338,7 @@ void CudaAttentionKernels::delta(Operand o, Operand d_o, float* delta) {
   problems.throw_if_any();
   State& s = *state_;
   s.select_device();
-  s.times.around(s.stream, [&] {
+  s.timed_launch([&] {
     gpu::attention_delta(reinterpret_cast<const float*>(o.data), reinterpret_cast<const float*>(d_o.data), delta,  // NOLINT
                          o.shape.tokens * o.shape.heads, o.shape.head_dim, s.stream);
   });
@@ -346,8 +359,7 @@ KernelStats CudaAttentionKernels::backward(const PairOperands& in, const Attenti
 
   State& s = *state_;
   s.select_device();
-  const TileList list = build_tile_list(in.q_positions, in.k_positions, mask, gpu::kTileRows, gpu::kTileRows);
-  const gpu::PairInputs pair = s.upload.send(in, mask, list, s.stream);
+  const auto [pair, list] = s.pairs.get(in, mask, s.stream);
   const gpu::BackwardInputs grad_in{bf16_of(d_o), lse, delta};
   const gpu::Gradients out{d_q, d_k, d_v};
   KernelStats stats = stats_of(list, in.q.shape, 10.0);

@@ -2,9 +2,10 @@
 //
 // Everything a call reads or writes is already in device memory (memory() is a
 // DeviceKernelMemory on this object's device and stream, or a training step's on the step's
-// stream, where the ring executor keeps its blocks): Q, K, V and dO as bf16 operands, read in place by the flash kernels; O, lse, D and the
-// gradients fp32. A call uploads only the pair's global positions, its block-sparse table and
-// its tile list (tile_list.hpp, built on the host) and launches the kernels of
+// stream, where the ring executor keeps its blocks): Q, K, V and dO as bf16 operands, read in
+// place by the flash kernels; O, lse, D and the gradients fp32. The first call of a block pair
+// uploads its global positions, block-sparse table and tile list (tile_list.hpp, built on the
+// host) and keeps them on the device for the pair's later calls; a call launches the kernels of
 // flash_attention.hpp on the object's stream; it returns without waiting for them (Options::
 // timed: it waits, and reports their time in KernelStats::device_s). Forward and merge
 // overwrite O and lse, delta writes D, backward ADDS its dQ, dK, dV contributions (the ring
@@ -33,6 +34,10 @@ struct CudaKernelOptions {
   int device = 0;              // CUDA device ordinal (of those visible)
   bool deterministic = false;  // backward without float atomics: bitwise repeatable runs
   bool timed = false;          // each call waits for its kernels to report their time (--trace)
+  // Each call's kernels between two events, read by take_device_seconds (a ring pass's compute
+  // time, which waits for them). Off in a training step, whose parts the step times itself
+  // (StepKernels::time_span): then a pass waits for nothing.
+  bool device_times = true;
 };
 
 class CudaAttentionKernels final : public AttentionKernels {

@@ -202,6 +202,10 @@ struct CudaStepKernels::State {
   Staged positions;  // set_positions()'s, on the device
   std::int64_t position_count = 0;
   std::vector<double> row_loss;  // cross_entropy_loss's per-row losses, back on the host
+  // time_span's event pairs (the first spans_used pending) and where each one's seconds go.
+  std::vector<std::unique_ptr<gpu::EventPair>> spans;
+  std::size_t spans_used = 0;
+  std::vector<double*> span_seconds;
 
   void select_device() const {
     check_cuda(cudaSetDevice(options.device), fmt::format("cudaSetDevice({})", options.device));
@@ -537,18 +541,30 @@ void CudaStepKernels::cross_entropy_backward(StepTensor logits, std::int64_t row
                               s.stream.handle);
 }
 
-// Two events of their own per span, so spans nest (a phase around its parts).
-double CudaStepKernels::time_span(const std::function<void()>& part) {
+// Two events of their own per span, so spans nest (a phase around its parts); the pairs are
+// reused from one settle to the next.
+void CudaStepKernels::time_span(const std::function<void()>& part, double& seconds) {
   State& s = *state_;
   s.select_device();
-  check_cuda(cudaStreamSynchronize(s.stream.handle), "cudaStreamSynchronize(before a timed part of the step)");
-  count_host_wait();
-  const gpu::EventPair span;
+  if (s.spans_used == s.spans.size()) s.spans.push_back(std::make_unique<gpu::EventPair>());
+  const gpu::EventPair& span = *s.spans[s.spans_used];
+  s.span_seconds.push_back(&seconds);
+  ++s.spans_used;
   span.record_start(s.stream.handle);
   part();
   s.select_device();
   span.record_stop(s.stream.handle);
-  return span.seconds();  // waits for the stop: the queue is empty again
+}
+
+void CudaStepKernels::settle_times() {
+  State& s = *state_;
+  if (s.spans_used == 0) return;
+  s.select_device();
+  check_cuda(cudaEventSynchronize(s.spans[s.spans_used - 1]->stop()), "cudaEventSynchronize(the step's timers)");
+  count_host_wait();
+  for (std::size_t i = 0; i < s.spans_used; ++i) *s.span_seconds[i] += s.spans[i]->seconds();
+  s.spans_used = 0;
+  s.span_seconds.clear();
 }
 
 }  // namespace burst::rt

@@ -7,7 +7,7 @@
 // fp32; squared_norm and adamw_update run the optimizer kernels on a state kept in this memory.
 // Every call is queued on the object's one non-blocking stream, in call order, and returns at
 // once, except those that hand something to the host: cross_entropy_loss, return_gradients of
-// host gradients, squared_norm and time_span wait, and set_positions / the token uploads wait
+// host gradients, squared_norm and settle_times wait, and set_positions / the token uploads wait
 // when a host staging buffer must be reused (below). bind_params of host values returns once
 // the driver has staged them (pageable memory) or at once (page-locked memory, read when the
 // stream reaches the copy).
@@ -26,7 +26,8 @@
 // The kernels are deterministic for fixed sizes (no float atomics) and cuBLASLt's plan is
 // chosen once per shape (cuBLAS states repeatable bits on one GPU model; not checked here), so
 // CudaKernelOptions::deterministic changes nothing here and `timed` is not used (the step
-// times its phases and parts with time_span(): CUDA events on the stream). Every CUDA call is
+// times its phases and parts with time_span(): CUDA events on the stream, read at the step's
+// end). Every CUDA call is
 // checked (cuda_check.hpp); a tensor of the wrong dtype or size throws burst::Error naming the
 // call and the argument.
 //
@@ -84,7 +85,8 @@ class CudaStepKernels final : public StepKernels {
                                                  std::span<const std::int32_t> targets) override;
   void cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
                               std::span<const std::int32_t> targets, double scale, StepTensor dl) override;
-  [[nodiscard]] double time_span(const std::function<void()>& part) override;
+  void time_span(const std::function<void()>& part, double& seconds) override;
+  void settle_times() override;
 
  private:
   struct State;

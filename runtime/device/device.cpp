@@ -95,7 +95,9 @@ std::unique_ptr<AttentionKernels> make_step_attention_kernels(Device device, Ste
   if (cuda == nullptr) {
     throw Error(Problem{"--device cuda", "the training step's kernels are not CUDA ones", "CUDA step kernels", ""});
   }
-  return std::make_unique<CudaAttentionKernels>(rank_gpu(local_rank, deterministic), cuda->stream(), cuda->memory());
+  CudaKernelOptions options = rank_gpu(local_rank, deterministic);
+  options.device_times = false;  // the step times its parts; a pass waits for nothing
+  return std::make_unique<CudaAttentionKernels>(options, cuda->stream(), cuda->memory());
 #else
   (void)step;
   (void)local_rank;

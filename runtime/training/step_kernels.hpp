@@ -27,7 +27,7 @@
 // Ordering: calls run in the order made (on the GPU: queued on one stream, so a call may return
 // before it ran; the attention kernels of a GPU step queue on the same stream). Whatever reads a
 // result on the host (a loss, a gradient norm, a host gradient) goes through a call that waits:
-// cross_entropy_loss, squared_norm, return_gradients, KernelMemory::load, time_span.
+// cross_entropy_loss, squared_norm, return_gradients, KernelMemory::load, settle_times.
 // Outputs are overwritten and parameter gradients accumulate (+=), as in layer_ops.hpp.
 #pragma once
 
@@ -142,12 +142,17 @@ class StepKernels {
   virtual void cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
                                       std::span<const std::int32_t> targets, double scale, StepTensor dl) = 0;
 
-  // Runs `part` (calls on this backend, and host work between them) from an empty queue to an
-  // empty queue and returns its span in seconds on the backend's clock: the host's steady clock
-  // on the CPU; on the GPU two CUDA events recorded on the stream around it
-  // (cudaEventElapsedTime: from the part's start to its last kernel's end, as the device saw
-  // it). The step's phases and parts are timed so (train_step.cpp); spans may nest.
-  [[nodiscard]] virtual double time_span(const std::function<void()>& part) = 0;
+  // Runs `part` (calls on this backend, and host work between them) and adds its span in
+  // seconds on the backend's clock to `seconds`: on the CPU at once, by the host's steady clock;
+  // on the GPU at the next settle_times(), from two CUDA events recorded on the stream around it
+  // (cudaEventElapsedTime: from where the stream reached the part to its last kernel's end, as
+  // the device saw it). Nothing waits or drains the queue on the way, so timing costs the step no
+  // host wait. The step's phases and parts are timed so (train_step.cpp); spans may nest.
+  // `seconds` must live until settle_times().
+  virtual void time_span(const std::function<void()>& part, double& seconds) = 0;
+  // Adds every pending span into its `seconds` (the GPU waits for the last one); the step calls
+  // it once, at its end.
+  virtual void settle_times() {}
 };
 
 // The CPU backend: host memory, fp32, the ops of layer_ops.hpp and the CPU cross-entropy.
@@ -187,7 +192,7 @@ class HostStepKernels final : public StepKernels {
                                                  std::span<const std::int32_t> targets) override;
   void cross_entropy_backward(StepTensor logits, std::int64_t rows, std::int64_t vocab,
                               std::span<const std::int32_t> targets, double scale, StepTensor dl) override;
-  [[nodiscard]] double time_span(const std::function<void()>& part) override;
+  void time_span(const std::function<void()>& part, double& seconds) override;
 
  private:
   std::unique_ptr<KernelMemory> memory_;

@@ -13,14 +13,6 @@
 namespace burst::rt {
 namespace {
 
-// Times one part of the step (attention, recompute, the LM head) on the kernels' clock, from an
-// empty queue to an empty queue (StepKernels::time_span: CUDA events on the GPU): each part is
-// charged its own kernels, not the ones queued before it or still running after it.
-template <typename F>
-void timed_on(StepKernels& kernels, F&& f, double& seconds) {
-  seconds += kernels.time_span(f);
-}
-
 // A step tensor as the attention executor reads it, or writes it: `shape` in the same memory.
 Shape checked(StepTensor t, Shape shape) {
   if (t.count != static_cast<std::size_t>(shape.elements())) {
@@ -186,7 +178,7 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
     // The earlier rows on the short ring, the later ones from the stash.
     const auto r = static_cast<std::size_t>(short_rows_);
     if (short_attention_) {
-      timed_on(kernels_, [&] { note_ring(ring_forward(*short_attention_, s, short_rows_)); }, out.attention_s);
+      kernels_.time_span([&] { note_ring(ring_forward(*short_attention_, s, short_rows_)); }, out.attention_s);
       ++out.ring_passes;
     }
     kernels_.copy(s.o_kept.tensor(), s.o.tensor().part(r * q_floats, (c - r) * q_floats));
@@ -195,7 +187,7 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
     s.lse_kept.clear();
     return;
   }
-  timed_on(kernels_, [&] { note_ring(ring_forward(*attention_, s, rows_)); }, out.attention_s);
+  kernels_.time_span([&] { note_ring(ring_forward(*attention_, s, rows_)); }, out.attention_s);
   ++out.ring_passes;
 }
 
@@ -253,7 +245,7 @@ void TrainingStep::keep_per_policy(Layer& s) {
 
 void TrainingStep::recompute_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out) {
   if (policy_ == CheckpointPolicy::None) return;
-  timed_on(kernels_, [&] {
+  kernels_.time_span([&] {
     attention_inputs(params, w, s);
     attention_output(s, true, out);
     mlp_inputs(params, w, s);
@@ -299,7 +291,7 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
                            of(grads, w.wo), false);
   StepBuffer dq = buffer(c * static_cast<std::size_t>(qd)), dk = buffer(c * static_cast<std::size_t>(kvd)),
              dv = buffer(c * static_cast<std::size_t>(kvd));
-  timed_on(kernels_, [&] {
+  kernels_.time_span([&] {
     const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
     // The attention kernels accumulate dQ, dK, dV in fp32; the executor stores them as the
     // projections read them (activations).
@@ -362,8 +354,9 @@ StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
   Pass pass;
   pass.layers.resize(model_.layers.size());
   ChunkedLmHeadLoss head(kernels_, lm_head_chunks_, &ledger_);
-  timed_on(kernels_, [&] { forward(weights, in, head, pass); }, pass.out.forward_s);
-  timed_on(kernels_, [&] { backward(weights, in, head, pass); }, pass.out.backward_s);
+  kernels_.time_span([&] { forward(weights, in, head, pass); }, pass.out.forward_s);
+  kernels_.time_span([&] { backward(weights, in, head, pass); }, pass.out.backward_s);
+  kernels_.settle_times();  // the spans' seconds into pass.out
   return pass.out;
 }
 
@@ -395,7 +388,7 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   pass.inv_rms_final = buffer(c, MemoryUse::Activations, Stored::Fp32);
   kernels_.rms_norm_forward(pass.x.tensor(), of(pass.head, local_final_norm_), rows_, m.hidden, pass.z.tensor(),
                             pass.inv_rms_final.tensor());
-  timed_on(kernels_, [&] {
+  kernels_.time_span([&] {
     const LmHeadForward loss = head.forward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab,
                                             in.targets);
     pass.out.loss_sum = loss.loss_sum;
@@ -433,7 +426,7 @@ void TrainingStep::backward(WeightSource& weights, const StepTokens& in, Chunked
   with_gradients(weights, model_.head_unit(), [&](const BoundUnit& grads) {
     StepBuffer dz = buffer(c * hidden);
     const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
-    timed_on(kernels_, [&] {
+    kernels_.time_span([&] {
       head.backward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets, scale,
                     dz.tensor(), of(grads, local_lm_head_));
     }, pass.out.loss_s);
