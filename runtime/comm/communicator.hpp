@@ -145,6 +145,10 @@ class Communicator {
   // its copy is the device copy. The others read host memory only.
   [[nodiscard]] virtual bool reads_device_memory() const { return false; }
 
+  // This rank's device work is queued on `stream` (a cudaStream_t) from now on; a transport that
+  // orders its copies by events on the ranks' streams (the GPU loopback) uses it, others ignore it.
+  virtual void use_device_stream(void* /*stream*/) {}
+
   // The executor starts a forward or backward pass of its attention. A backend that issues
   // transfers in an order fixed in advance (NCCL: the pass's op list, nccl_group_assembler.hpp)
   // follows it; the others need not.

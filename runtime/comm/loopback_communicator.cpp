@@ -23,7 +23,7 @@ namespace {
 // out[i] = op over ranks r (in rank order) of inputs[r][offset + i], for i < count.
 template <class T>
 void reduce_as(ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset, std::size_t count,
-               void* out, MessageCopy copy) {
+               void* out, MessageCopy& copy) {
   std::vector<T> acc(count);
   std::memcpy(acc.data(), inputs.front().data() + offset * sizeof(T), count * sizeof(T));
   for (std::size_t r = 1; r < inputs.size(); ++r) {
@@ -31,11 +31,11 @@ void reduce_as(ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, s
     std::memcpy(x.data(), inputs[r].data() + offset * sizeof(T), count * sizeof(T));
     for (std::size_t i = 0; i < count; ++i) acc[i] = op == ReduceOp::Sum ? acc[i] + x[i] : std::max(acc[i], x[i]);
   }
-  if (count > 0) copy(out, acc.data(), count * sizeof(T));
+  if (count > 0) copy.copy(out, acc.data(), count * sizeof(T));
 }
 
 void reduce(DType dtype, ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset,
-            std::size_t count, void* out, MessageCopy copy) {
+            std::size_t count, void* out, MessageCopy& copy) {
   switch (dtype) {
     case DType::F32: return reduce_as<float>(op, inputs, offset, count, out, copy);
     case DType::F64: return reduce_as<double>(op, inputs, offset, count, out, copy);
@@ -47,7 +47,40 @@ void reduce(DType dtype, ReduceOp op, const std::vector<std::vector<std::byte>>&
   }
 }
 
+// A message kept on the host.
+struct HostKept final : KeptMessage {
+  std::vector<std::byte> data;
+};
+
+// One copy function for every kind of copy.
+class FunctionMessageCopy final : public MessageCopy {
+ public:
+  FunctionMessageCopy(CopyFunction copy, bool reads_device) : copy_(copy), reads_device_(reads_device) {}
+  [[nodiscard]] bool reads_device_memory() const override { return reads_device_; }
+  void copy(void* dst, const void* src, std::size_t bytes) override { copy_(dst, src, bytes); }
+
+ private:
+  CopyFunction copy_;
+  bool reads_device_;
+};
+
 }  // namespace
+
+std::unique_ptr<KeptMessage> MessageCopy::keep(const void* src, int, std::size_t bytes) {
+  auto kept = std::make_unique<HostKept>();
+  kept->bytes = bytes;
+  kept->data.resize(bytes);
+  if (bytes > 0) copy(kept->data.data(), src, bytes);
+  return kept;
+}
+
+void MessageCopy::deliver_kept(void* dst, int, KeptMessage& message) {
+  if (message.bytes > 0) copy(dst, static_cast<HostKept&>(message).data.data(), message.bytes);
+}
+
+std::shared_ptr<MessageCopy> function_message_copy(CopyFunction copy, bool reads_device) {
+  return std::make_shared<FunctionMessageCopy>(copy, reads_device);
+}
 
 // Who a message is for: receiver, sender, tag.
 struct MessageKey {
@@ -75,13 +108,13 @@ struct MeetingPoint {
 
 class LoopbackHub {
  public:
-  LoopbackHub(int size, MessageCopy message_copy) : copy(message_copy), size_(size) {}
+  LoopbackHub(int size, std::shared_ptr<MessageCopy> message_copy) : copy(std::move(message_copy)), size_(size) {}
   [[nodiscard]] int size() const { return size_; }
 
-  const MessageCopy copy;  // point-to-point payloads (see the header)
+  const std::shared_ptr<MessageCopy> copy;  // payloads (see the header)
 
   std::mutex mutex;
-  std::map<MessageKey, std::deque<std::vector<std::byte>>> mailbox;  // sent, not yet received
+  std::map<MessageKey, std::deque<std::unique_ptr<KeptMessage>>> mailbox;  // sent, not yet received
   std::map<MessageKey, std::deque<ReceiveState*>> waiting;           // posted, not yet delivered
   std::map<std::uint64_t, MeetingPoint> meetings;
 
@@ -102,10 +135,15 @@ struct ReceiveState final : LoopbackState {
     if (queue.empty()) hub.waiting.erase(key);
   }
 
-  // Under the hub's mutex.
-  void deliver(std::span<const std::byte> payload) {
-    received = payload.size();
-    if (received == destination.bytes() && received > 0) hub.copy(destination.data, payload.data(), received);
+  // Under the hub's mutex: a message sent now, or one kept in the mailbox.
+  void deliver(const void* payload, std::size_t bytes) {
+    received = bytes;
+    if (received == destination.bytes() && received > 0) hub.copy->deliver(destination.data, key.to, payload, key.from, received);
+    delivered = true;
+  }
+  void deliver(KeptMessage& message) {
+    received = message.bytes;
+    if (received == destination.bytes() && received > 0) hub.copy->deliver_kept(destination.data, key.to, message);
     delivered = true;
   }
 
@@ -139,18 +177,18 @@ struct CollectiveState final : LoopbackState {
     auto* out = static_cast<std::byte*>(output.data);
     const std::size_t bytes = c.bytes();
     switch (c.operation) {
-      case Operation::Allreduce: reduce(c.dtype, c.op, point.inputs, 0, c.count, out, hub.copy); break;
+      case Operation::Allreduce: reduce(c.dtype, c.op, point.inputs, 0, c.count, out, *hub.copy); break;
       case Operation::ReduceScatter:
-        reduce(c.dtype, c.op, point.inputs, static_cast<std::size_t>(rank) * c.count, c.count, out, hub.copy);
+        reduce(c.dtype, c.op, point.inputs, static_cast<std::size_t>(rank) * c.count, c.count, out, *hub.copy);
         break;
       case Operation::GatherToRoot:
         if (rank != 0) break;
         [[fallthrough]];
       case Operation::Allgather:
-        for (std::size_t r = 0; r < point.inputs.size() && bytes > 0; ++r) hub.copy(out + r * bytes, point.inputs[r].data(), bytes);
+        for (std::size_t r = 0; r < point.inputs.size() && bytes > 0; ++r) hub.copy->copy(out + r * bytes, point.inputs[r].data(), bytes);
         break;
       case Operation::Broadcast:
-        if (rank != c.peer && bytes > 0) hub.copy(out, point.inputs[static_cast<std::size_t>(c.peer)].data(), bytes);
+        if (rank != c.peer && bytes > 0) hub.copy->copy(out, point.inputs[static_cast<std::size_t>(c.peer)].data(), bytes);
         break;
       case Operation::Barrier:
       case Operation::Send:
@@ -170,7 +208,12 @@ LoopbackCommunicator::~LoopbackCommunicator() = default;
 
 int LoopbackCommunicator::size() const { return hub_->size(); }
 
-bool LoopbackCommunicator::reads_device_memory() const { return hub_->copy != host_message_copy; }
+bool LoopbackCommunicator::reads_device_memory() const { return hub_->copy->reads_device_memory(); }
+
+void LoopbackCommunicator::use_device_stream(void* stream) {
+  const std::lock_guard lock(hub_->mutex);
+  hub_->copy->use_stream(rank_, stream);
+}
 
 std::unique_ptr<Request::State> LoopbackCommunicator::post_send(ConstBuffer buffer, const Envelope& e) {
   const std::span<const std::byte> data(static_cast<const std::byte*>(buffer.data), buffer.bytes());
@@ -178,14 +221,13 @@ std::unique_ptr<Request::State> LoopbackCommunicator::post_send(ConstBuffer buff
   const std::lock_guard lock(hub_->mutex);
   const auto waiting = hub_->waiting.find(key);
   if (waiting != hub_->waiting.end()) {
-    waiting->second.front()->deliver(data);
+    waiting->second.front()->deliver(data.data(), data.size());
     waiting->second.pop_front();
     if (waiting->second.empty()) hub_->waiting.erase(waiting);
   } else {
-    std::vector<std::byte>& copy = hub_->mailbox[key].emplace_back(data.size());
-    if (!data.empty()) hub_->copy(copy.data(), data.data(), data.size());
+    hub_->mailbox[key].push_back(hub_->copy->keep(data.data(), rank_, data.size()));
   }
-  return nullptr;  // eager: the payload is copied
+  return nullptr;  // eager: the payload is copied (or its copy ordered before the sender reuses it)
 }
 
 std::unique_ptr<Request::State> LoopbackCommunicator::post_recv(MutBuffer data, const Envelope& e) {
@@ -193,7 +235,7 @@ std::unique_ptr<Request::State> LoopbackCommunicator::post_recv(MutBuffer data, 
   const std::lock_guard lock(hub_->mutex);
   const auto box = hub_->mailbox.find(receive->key);
   if (box != hub_->mailbox.end()) {
-    receive->deliver(box->second.front());
+    receive->deliver(*box->second.front());
     box->second.pop_front();
     if (box->second.empty()) hub_->mailbox.erase(box);
   } else {
@@ -223,7 +265,7 @@ std::unique_ptr<Request::State> LoopbackCommunicator::meet(const Envelope& e, Co
   if (input.data != nullptr) {
     std::vector<std::byte>& copy = point.inputs[static_cast<std::size_t>(rank_)];
     copy.resize(input.bytes());
-    if (!copy.empty()) hub_->copy(copy.data(), input.data, copy.size());
+    if (!copy.empty()) hub_->copy->copy(copy.data(), input.data, copy.size());
   }
   ++point.arrived;
   return std::make_unique<CollectiveState>(*hub_, index, output);
@@ -255,17 +297,22 @@ bool LoopbackCommunicator::test(Request::State& state, const Envelope& e) {
 
 void host_message_copy(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 
-std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks, MessageCopy copy) {
+std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks, std::shared_ptr<MessageCopy> copy) {
   if (ranks < 1) throw Error(Problem{"loopback job", fmt::format("{} ranks", ranks), "at least 1", ""});
-  return std::make_shared<LoopbackHub>(ranks, copy);
+  return std::make_shared<LoopbackHub>(ranks, copy != nullptr ? std::move(copy) : function_message_copy(host_message_copy, false));
 }
 
-std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options, MessageCopy copy) {
-  const auto hub = make_loopback_hub(ranks, copy);
+std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options,
+                                                                       std::shared_ptr<MessageCopy> copy) {
+  const auto hub = make_loopback_hub(ranks, std::move(copy));
   std::vector<std::unique_ptr<Communicator>> out;
   out.reserve(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) out.push_back(std::make_unique<LoopbackCommunicator>(hub, r, options));
   return out;
+}
+
+std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options, CopyFunction device_copy) {
+  return make_loopback_communicators(ranks, options, function_message_copy(device_copy, true));
 }
 
 std::unique_ptr<Communicator> make_self_communicator(CommOptions options) {

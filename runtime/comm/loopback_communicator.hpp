@@ -17,14 +17,17 @@
 // collectives as their k-th (a program error MPI would hang or crash on) get an error naming
 // both calls.
 //
-// Point-to-point payloads are copied by the job's MessageCopy: memcpy for host buffers, or
+// Point-to-point payloads are moved by the job's MessageCopy: memcpy for host buffers, or
 // (--loopback --device cuda, every rank a thread driving the same GPU) a copy that also moves
-// device memory (runtime/device: cudaMemcpy with cudaMemcpyDefault), so the ring's device-
-// resident blocks go GPU to GPU, or through a host copy in the mailbox when the receive is
-// posted after the send. Collectives go through the same copy: their inputs into host copies at
-// the meeting point, their results out, so ZeRO's collectives on a GPU-resident model state
-// work on the GPU loopback too (reads_device_memory).
-//
+// device memory (runtime/cuda/device_message_copy.hpp). Once a rank has said which stream its
+// device work is queued on (use_device_stream), its messages are ordered by CUDA events on the
+// two ranks' streams: the copy runs on the receiver's stream after an event of the sender's, and
+// the sender's stream waits for the copy before it may reuse or free the buffer; no host waits.
+// A message sent before its receive is posted is kept in a copy of its own (on the device, made
+// on the sender's stream) until the receive takes it. Collectives go through the same copy's
+// synchronous form: their inputs into host copies at the meeting point, their results out, so
+// ZeRO's collectives on a GPU-resident model state work on the GPU loopback too
+// (reads_device_memory).
 // The process is the whole job, so aborting the job is exiting the process (abort_all).
 // Thread safety: one thread per communicator; the communicators of one job share their
 // mailboxes under one mutex.
@@ -39,8 +42,35 @@ namespace burst::rt {
 
 class LoopbackHub;  // the mailboxes and meeting points of one job (loopback_communicator.cpp)
 
-// Copies `bytes` from `src` to `dst`, each host or (for a copy that supports it) device memory.
-using MessageCopy = void (*)(void* dst, const void* src, std::size_t bytes);
+// A message sent before its receive was posted, in a copy of its own (what the copy made).
+struct KeptMessage {
+  virtual ~KeptMessage() = default;
+  std::size_t bytes = 0;
+};
+
+// How a loopback job's ranks move bytes between their memories.
+class MessageCopy {
+ public:
+  virtual ~MessageCopy() = default;
+  // Whether buffers handed to the job may be device memory.
+  [[nodiscard]] virtual bool reads_device_memory() const = 0;
+  // `bytes` from `src` to `dst`, complete when it returns: collective inputs and results.
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  // A message of rank `from` into the posted receive `dst` of rank `to`: after what `from`
+  // queued before sending, before what `to` queues once its receive completed, and before
+  // `from` reuses `src` (on the host: a copy, at once).
+  virtual void deliver(void* dst, int to, const void* src, int from, std::size_t bytes) { copy(dst, src, bytes); }
+  // A message of rank `from` whose receive is not posted yet, kept for deliver_kept.
+  [[nodiscard]] virtual std::unique_ptr<KeptMessage> keep(const void* src, int from, std::size_t bytes);
+  // A kept message into the receive `dst` of rank `to`, ordered as deliver's.
+  virtual void deliver_kept(void* dst, int to, KeptMessage& message);
+  // Rank `rank` queues its device work on `stream` (a cudaStream_t) from now on.
+  virtual void use_stream(int /*rank*/, void* /*stream*/) {}
+};
+
+// A MessageCopy of one copy function (`reads_device`: whether it handles device memory).
+using CopyFunction = void (*)(void* dst, const void* src, std::size_t bytes);
+[[nodiscard]] std::shared_ptr<MessageCopy> function_message_copy(CopyFunction copy, bool reads_device);
 void host_message_copy(void* dst, const void* src, std::size_t bytes);
 
 class LoopbackCommunicator : public Communicator {
@@ -55,6 +85,8 @@ class LoopbackCommunicator : public Communicator {
   [[nodiscard]] int local_size() const override { return size(); }
   // True when the job's copy is not the host memcpy (the device copy of --loopback --device cuda).
   [[nodiscard]] bool reads_device_memory() const override;
+  // This rank's device work is queued on `stream`: its messages are ordered by events on it.
+  void use_device_stream(void* stream) override;
 
  protected:
   std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override;
@@ -79,12 +111,16 @@ class LoopbackCommunicator : public Communicator {
 // The shared mailboxes of a `ranks`-rank job, for building its communicators one by one
 // (a test's communicator that records what it posts derives from LoopbackCommunicator).
 // Throws burst::Error for ranks < 1.
-[[nodiscard]] std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks, MessageCopy copy = host_message_copy);
+[[nodiscard]] std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks, std::shared_ptr<MessageCopy> copy = nullptr);
 
 // The communicators of a `ranks`-rank job in this process, indexed by rank; each is driven by
 // its own thread. Throws burst::Error for ranks < 1.
-[[nodiscard]] std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options = {},
-                                                                                    MessageCopy copy = host_message_copy);
+// `copy` null: the host memcpy.
+[[nodiscard]] std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(
+    int ranks, CommOptions options = {}, std::shared_ptr<MessageCopy> copy = nullptr);
+// The same with one copy function that handles device memory (the tests' stand-ins for a GPU transport).
+[[nodiscard]] std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options,
+                                                                                    CopyFunction device_copy);
 
 // A one-rank job: sends to self are received, collectives are identities.
 [[nodiscard]] std::unique_ptr<Communicator> make_self_communicator(CommOptions options = {});

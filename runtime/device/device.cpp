@@ -14,6 +14,7 @@
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/cuda_step_kernels.hpp"
+#include "runtime/cuda/device_message_copy.hpp"
 #include "runtime/cuda/pinned_host_memory.hpp"
 #endif
 #ifdef BURST_HAVE_NCCL
@@ -128,38 +129,31 @@ std::unique_ptr<KernelMemory> make_host_state_memory(Device device) {
 }
 
 #ifdef BURST_HAVE_CUDA
-namespace {
-
-// Host or device memory on either side (unified addressing: CUDA tells which from the pointers).
-// The rank threads queue their kernels on streams of their own, unordered with this copy, so
-// the device is synchronised before it (the sender's block is written, the receiver's kernels
-// are done with the pool memory the block lands in) and after it (the receiver's kernels read a
-// whole block): slow, and only the loopback pays it. Every rank of a loopback job drives the
-// same GPU (burst run), so this one device is all there is to synchronise.
-void device_message_copy(void* dst, const void* src, std::size_t bytes) {
-  if (!gpu::is_device_memory(dst) && !gpu::is_device_memory(src)) {  // host values (a loss, a digest): no GPU work to order
-    std::memcpy(dst, src, bytes);
-    return;
-  }
-  gpu::check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(before a loopback message)");
-  gpu::check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), fmt::format("cudaMemcpy(a loopback message, {} bytes)", bytes));
-  gpu::check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(after a loopback message)");
+std::shared_ptr<MessageCopy> message_copy(Device device) {
+  return device == Device::Cuda ? gpu::make_device_message_copy() : function_message_copy(host_message_copy, false);
 }
-
-}  // namespace
-
-MessageCopy message_copy(Device device) { return device == Device::Cuda ? device_message_copy : host_message_copy; }
 
 std::unique_ptr<Communicator> make_device_self_communicator(CommOptions options) {
-  return std::move(make_loopback_communicators(1, options, device_message_copy).front());
+  return std::move(make_loopback_communicators(1, options, gpu::make_device_message_copy()).front());
+}
+
+void order_messages_on(Communicator& comm, StepKernels& kernels) {
+  if (auto* cuda = dynamic_cast<CudaStepKernels*>(&kernels)) comm.use_device_stream(cuda->stream());
+}
+
+void order_messages_on(Communicator& comm, AttentionKernels& kernels) {
+  if (auto* cuda = dynamic_cast<CudaAttentionKernels*>(&kernels)) comm.use_device_stream(cuda->stream());
 }
 #else
-MessageCopy message_copy(Device) { return host_message_copy; }
+std::shared_ptr<MessageCopy> message_copy(Device) { return function_message_copy(host_message_copy, false); }
 
 std::unique_ptr<Communicator> make_device_self_communicator(CommOptions) {
   (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
   return nullptr;
 }
+
+void order_messages_on(Communicator&, StepKernels&) {}
+void order_messages_on(Communicator&, AttentionKernels&) {}
 #endif
 
 #ifdef BURST_HAVE_NCCL

@@ -64,8 +64,14 @@ void report_device(Device device, std::string_view requested, const GpuProbe& pr
 [[nodiscard]] std::unique_ptr<StepKernels> make_step_kernels(Device device, int local_rank, bool deterministic = false);
 
 // How a --loopback job's rank threads copy their messages: on cuda the ring's blocks are GPU
-// memory, copied GPU to GPU (cudaMemcpy, cudaMemcpyDefault); on cpu, memcpy.
-[[nodiscard]] MessageCopy message_copy(Device device);
+// memory, copied GPU to GPU in the order of CUDA events on the ranks' streams
+// (runtime/cuda/device_message_copy.hpp); on cpu, memcpy.
+[[nodiscard]] std::shared_ptr<MessageCopy> message_copy(Device device);
+
+// Tells `comm` which stream this rank's GPU work is queued on, so the GPU loopback orders its
+// messages by events on it (Communicator::use_device_stream); nothing for CPU kernels.
+void order_messages_on(Communicator& comm, StepKernels& kernels);
+void order_messages_on(Communicator& comm, AttentionKernels& kernels);
 
 // The NCCL this build carries ring transfers over ("2.28.9"), or "" when it has none (the CUDA
 // toolkit or NCCL was not found).

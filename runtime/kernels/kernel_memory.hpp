@@ -28,9 +28,10 @@
 // one stream). store and load have completed when they return (host memory is involved); the
 // others, like the kernels, may still run when they return, so a pass's host work overlaps the
 // device's. Whatever moves a block must be ordered after what wrote it: the NCCL transport makes
-// each group wait on the kernels' stream, and the loopback's GPU copy synchronises the device.
-// A received block is written when its receive is waited for (the host saw it complete), so
-// work queued after that reads it. Freeing a block is ordered after the work queued before it.
+// each group wait on the kernels' stream, and the loopback's GPU copy waits for an event of the
+// sender's stream. A received block is written, in the kernels' order, by the time its receive
+// completes, so work queued after that reads it. Freeing a block is ordered after the work queued
+// before it (and, on the GPU loopback, after the copy that read it).
 #pragma once
 
 #include <cstddef>

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "runtime/comm/loopback_communicator.hpp"
 #include "tests/support/error_text.hpp"
 
@@ -242,4 +244,52 @@ TEST_CASE("ranks that call different collectives all fail, naming both calls") {
 
 TEST_CASE("a loopback job needs a rank") {
   CHECK_THROWS_WITH(make_loopback_communicators(0), Catch::Contains("at least 1"));
+}
+
+namespace {
+
+// A MessageCopy that copies on the host and records what the job asked of it: the GPU loopback's
+// copy (runtime/cuda/device_message_copy.hpp) orders each message by its sender's and receiver's
+// streams, so it must be told both, and which stream each rank queues on.
+class RecordingCopy final : public MessageCopy {
+ public:
+  [[nodiscard]] bool reads_device_memory() const override { return true; }
+  void copy(void* dst, const void* src, std::size_t bytes) override { host_message_copy(dst, src, bytes); }
+  void deliver(void* dst, int to, const void* src, int from, std::size_t bytes) override {
+    calls.push_back(fmt::format("deliver {} -> {}, {} bytes", from, to, bytes));
+    copy(dst, src, bytes);
+  }
+  std::unique_ptr<KeptMessage> keep(const void* src, int from, std::size_t bytes) override {
+    calls.push_back(fmt::format("keep from {}, {} bytes", from, bytes));
+    return MessageCopy::keep(src, from, bytes);
+  }
+  void deliver_kept(void* dst, int to, KeptMessage& message) override {
+    calls.push_back(fmt::format("deliver kept -> {}, {} bytes", to, message.bytes));
+    MessageCopy::deliver_kept(dst, to, message);
+  }
+  void use_stream(int rank, void* stream) override { calls.push_back(fmt::format("rank {} on stream {}", rank, stream)); }
+  std::vector<std::string> calls;
+};
+
+}  // namespace
+
+TEST_CASE("the job's copy learns each message's sender and receiver, and each rank's stream") {
+  const auto recording = std::make_shared<RecordingCopy>();
+  auto comms = make_loopback_communicators(2, CommOptions{5}, recording);
+  CHECK(comms[0]->reads_device_memory());
+  int stream_of_rank1 = 0;
+  comms[1]->use_device_stream(&stream_of_rank1);
+  const std::vector<float> block{1, 2, 3, 4};
+  std::vector<float> early(4), late(4);
+  Request posted = comms[1]->irecv(early, 0, Channel::KvRing, 0, RingLevel::Flat);  // before its send: delivered at once
+  comms[0]->isend(block, 1, Channel::KvRing, 0, RingLevel::Flat);
+  comms[0]->isend(block, 1, Channel::KvRing, 1, RingLevel::Flat);  // before its receive: kept
+  Request after = comms[1]->irecv(late, 0, Channel::KvRing, 1, RingLevel::Flat);
+  comms[1]->wait(posted);
+  comms[1]->wait(after);
+  CHECK(early == block);
+  CHECK(late == block);
+  CHECK(recording->calls == std::vector<std::string>{fmt::format("rank 1 on stream {}", static_cast<void*>(&stream_of_rank1)),
+                                                     "deliver 0 -> 1, 16 bytes", "keep from 0, 16 bytes",
+                                                     "deliver kept -> 1, 16 bytes"});
 }

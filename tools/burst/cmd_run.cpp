@@ -199,8 +199,9 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
     ran = read_run_plan(o, comm);
     rt::require_job_ranks(ran, comm.size());
     const rt::Device device = run_device(o, comm);
-    // A loopback job's ranks share the first GPU: its copies synchronise that one device.
+    // A loopback job's ranks share the first GPU.
     kernels = rt::make_attention_kernels(device, o.loopback ? 0 : comm.local_rank(), o.deterministic, !o.trace.empty());
+    rt::order_messages_on(comm, *kernels);  // the GPU loopback's copies ordered on the kernels' stream
     options.kernels = kernels.get();
     prepared = std::make_unique<rt::PreparedRun>(rt::prepare_attention_run(ran, comm.size(), options));
     const bool over_nccl = use_nccl(o, device, comm);
@@ -349,6 +350,7 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
       const int gpu = o.loopback ? 0 : comm.local_rank();
       step_kernels = rt::make_step_kernels(device, gpu, o.deterministic);
       attention_kernels = rt::make_step_attention_kernels(device, *step_kernels, gpu, o.deterministic);
+      rt::order_messages_on(comm, *step_kernels);  // the GPU loopback's copies ordered on the step's stream
       options.backend.step = step_kernels.get();
       options.backend.attention = attention_kernels.get();
       const int gpus = std::max(1, rt::probe_gpus().count);

@@ -1,0 +1,32 @@
+// The GPU loopback's message copy (runtime/comm/loopback_communicator.hpp): every rank of a
+// `burst run --loopback --device cuda` job is a thread driving the same GPU on a stream of its
+// own, and their messages are device-to-device copies ordered by CUDA events on those streams,
+// so a P-rank ring on one GPU costs its kernels plus its copies, and the host never waits:
+//
+//   deliver       event A recorded on the sender's stream (everything it queued before the send,
+//                 the block's writes included); the receiver's stream waits for A, copies, and
+//                 records B; the sender's stream waits for B, so the sender's later work (a reuse
+//                 or a stream-ordered free of the block) runs after the copy
+//   keep          a message sent before its receive is posted: copied on the sender's stream into
+//                 staging memory of the stream-ordered pool, event A after it
+//   deliver_kept  the receiver's stream waits for A, copies out of the staging memory and frees
+//                 it in its own stream order
+//
+// A rank says which stream it queues on with Communicator::use_device_stream (burst run does, once
+// the rank's kernels exist). Until both ranks of a message have, and for host buffers and the
+// collectives (whose meeting point keeps host copies), the copy is the synchronous one: the
+// device synchronised before it (the writers are done) and after it (the readers see it), which
+// is correct for any stream and counted as two device-wide synchronisations (device_traffic.hpp).
+//
+// Not verified on a GPU.
+#pragma once
+
+#include <memory>
+
+#include "runtime/comm/loopback_communicator.hpp"
+
+namespace burst::rt::gpu {
+
+[[nodiscard]] std::shared_ptr<MessageCopy> make_device_message_copy();
+
+}  // namespace burst::rt::gpu
