@@ -81,67 +81,18 @@ train three-ranks "$out/p3-resident.json" "GPU memory"
 
 [ "$device" = cuda ] && step gpu-tests ctest --test-dir "$build" -L gpu --output-on-failure
 
-# 4. perf: the training step's speed beside PyTorch (tools/bench/torch_step.py: the same model,
-#    bf16 weights with fp32 AdamW state, scaled_dot_product_attention, CUDA events), one row per
-#    (ranks, tokens): burst's median step and tokens/s on P loopback ranks sharing the GPU, the
-#    model FLOP utilisation (6 T x matrix parameters + 6 L H d T (T + 1) for causal attention,
-#    torch_step.py's convention, over PEAK_TFLOPS: 989 for an H100 or H200 SXM's dense bf16),
-#    the plan's predicted step, and what a warm step moved
-#    between host and device (burst run's traffic line). PERF=0 skips it; CI runs it on the CPU
-#    with PERF_MODEL=tests/data/models/tiny-train-hd64.json PERF_TOKENS=256 PERF_RANKS=2.
+# 4. perf: the training step's speed beside PyTorch (burst bench training --device: each row
+#    planned on P ranks of this machine and trained on P loopback ranks sharing the GPU, beside
+#    tools/bench/torch_step.py, the same model in PyTorch, for the one-rank rows): a 430M
+#    Llama-style model at 8K and 32K tokens on one rank and at 8K a rank on 2 and 4 ranks; step
+#    time, tokens/s, MFU, the loopback's scaling, the plan's predicted step and a warm step's
+#    host/device traffic. PERF=0 skips it; CI runs it on the CPU with PERF_MODEL=tests/data/
+#    models/tiny-train-hd64.json PERF_TOKENS=256 PERF_RANKS=2.
 if [ "${PERF:-1}" = 1 ]; then
-  perf_model=${PERF_MODEL:-tools/bench/llama-430m.json}
-  perf_tokens=${PERF_TOKENS:-"8192 32768"}
-  perf_ranks=${PERF_RANKS:-"2 4"}
-  perf_steps=${PERF_STEPS:-6}
-  peak=${PEAK_TFLOPS:-989}
-  first_tokens=${perf_tokens%% *}
-  rows="$out/perf-rows.txt"
-  : >"$rows"
-  # perf_row RANKS TOKENS: plans the model on RANKS ranks of this machine, trains it (state in
-  # device memory), and appends a row; the torch reference for one rank.
-  perf_row() {
-    p=$1 t=$2 run=perf-$1x$2  # (step sets $name)
-    step "$run-plan" "$burst" plan --topology local --nodes 1 --per-node "$p" --model "$perf_model" --seq "$t" \
-      --memory-budget 75GiB --strategy burst -o "$out/$run.json"
-    [ -f "$out/$run.json" ] || return
-    sed -i 's/"offload": true/"offload": false/' "$out/$run.json"
-    step "$run" "$burst" run "$out/$run.json" --steps "$perf_steps" --device "$device" --loopback --data "$corpus" --json
-    grep -q '^{' "$out/$run.txt" || return
-    torch=""
-    if [ "$p" = 1 ] && [ "$device" = cuda ]; then
-      torch=$(timeout 300 python3 tools/bench/torch_step.py --model "$perf_model" --tokens "$t" --steps "$perf_steps" \
-        --peak-tflops "$peak" 2>/dev/null | tail -n 1)
-    fi
-    python3 - "$out/$run.txt" "$p" "$t" "$peak" "$torch" >>"$rows" <<'PY'
-import json, sys
-text, p, t, peak, torch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
-lines = open(text).read().split("\n")
-r = json.loads("\n".join(lines[lines.index("{"):]))
-m = r["run"]["model"]
-n, steps = r["run"]["parameters"], sorted(r["step_time_s"][1:] or r["step_time_s"])
-step = steps[len(steps) // 2]
-# torch_step.py's convention (burst's simulator's): 6 T x the matrix parameters (not the
-# embedding lookup nor the norm gains) + 6 L H d T (T + 1) for causal attention.
-matmul = n - m["vocab"] * m["hidden"] - (2 * m["layers"] + 1) * m["hidden"]
-flops = 6 * t * matmul + 6 * m["layers"] * m["heads"] * m["head_dim"] * t * (t + 1)
-later = r["device_traffic"].get("later_steps_max", r["device_traffic"]["first_step"])
-row = f"{p:>5} {t:>7} {step:>9.3f} {t / step:>10.0f} {100 * flops / step / (peak * 1e12):>6.1f}% " \
-      f"{r['predicted']['step_time_s']:>10.3f}   h2d {later['host_to_device_bytes']} B, d2h {later['device_to_host_bytes']} B, " \
-      f"waits {later['host_waits']}, syncs {later['device_synchronizations']}, allocs {later['driver_allocations']}"
-try:
-    tr = json.loads(torch)
-    row += f" | torch {tr['step_s_median']:.3f} s {tr['tokens_per_s']:.0f} tok/s mfu {100 * tr.get('mfu', 0):.1f}% " \
-           f"({tr['parameters']} params vs burst {n})" if "unavailable" not in tr else f" | torch: {tr['unavailable']}"
-except (ValueError, KeyError):
-    row += " | torch: no JSON from tools/bench/torch_step.py" if torch else " | torch: not run (one-rank rows on cuda)"
-print(row)
-PY
-  }
-  for t in $perf_tokens; do perf_row 1 "$t"; done
-  for p in $perf_ranks; do perf_row "$p" $((first_tokens * p)); done
-  echo "== perf: ranks tokens step_s tokens/s MFU predicted_s | warm step's host/device traffic | PyTorch"
-  cat "$rows"
+  step perf "$burst" bench training --device "$device" --model "${PERF_MODEL:-tools/bench/llama-430m.json}" \
+    --tokens "${PERF_TOKENS:-8K,32K}" --ranks "${PERF_RANKS:-2,4}" --steps "${PERF_STEPS:-6}" --data "$corpus"
+  cat "$out/perf.txt"
+  if grep -q ' failed: ' "$out/perf.txt"; then echo "   FAILED: a perf row did not run"; failed=1; fi
 fi
 
 [ $failed -eq 0 ] && echo "gpu-check: every step ran (see $out/)" || echo "gpu-check: some steps FAILED (see $out/)"

@@ -1,9 +1,6 @@
 // burst bench attention --device cuda (see bench_attention_gpu.hpp).
 #include "tools/burst/bench_attention_gpu.hpp"
 
-#include <array>
-#include <cstdio>
-#include <memory>
 #include <string>
 
 #include <fmt/format.h>
@@ -12,6 +9,7 @@
 #include "common/json_reader.hpp"
 #include "common/units.hpp"
 #include "runtime/device/device.hpp"
+#include "tools/burst/subprocess_json.hpp"
 
 #ifdef BURST_HAVE_CUDA
 #include "runtime/cuda/flash_bench.hpp"
@@ -26,16 +24,12 @@ Json sdpa_figures(const GpuAttentionBench& b, const Mask& mask) {
   if (mask.kind != MaskKind::Full && mask.kind != MaskKind::Causal) {
     return {{"unavailable", "SDPA has no " + to_string(mask) + " mask (full and causal only)"}};
   }
-  const std::string command =
-      fmt::format("python3 '{}' --tokens {} --heads {} --kv-heads {} --head-dim {} --mask {} --repeat {} 2>&1",
-                  BURST_SDPA_SCRIPT, b.tokens, b.heads, b.kv_heads, b.head_dim, to_string(mask), b.repeat);
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) return {{"unavailable", "could not start python3"}};
-  std::string out;
-  std::array<char, 4096> chunk{};
-  while (const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe.get())) out.append(chunk.data(), n);
-  const Json parsed = Json::parse(out, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) return {{"unavailable", "sdpa_bench.py printed no JSON: " + out}};
+  const CommandResult r = run_command(
+      fmt::format("python3 {} --tokens {} --heads {} --kv-heads {} --head-dim {} --mask {} --repeat {} 2>&1",
+                  shell_quoted(BURST_SDPA_SCRIPT), b.tokens, b.heads, b.kv_heads, b.head_dim, to_string(mask), b.repeat));
+  if (r.status < 0) return {{"unavailable", "could not start python3"}};
+  const Json parsed = r.json();
+  if (parsed.is_discarded()) return {{"unavailable", "sdpa_bench.py printed no JSON: " + r.output}};
   return parsed;
 }
 #endif

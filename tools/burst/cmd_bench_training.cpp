@@ -10,10 +10,12 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/units.hpp"
 #include "planner/contract/plan.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/training/training_run.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/bench_training_device.hpp"
 #include "tools/burst/every_rank.hpp"
 
 namespace burst::cli {
@@ -113,17 +115,59 @@ void bench(const BenchTrainingOptions& o) {
 
 void add_bench_training_command(CLI::App& bench_app) {
   auto o = std::make_shared<BenchTrainingOptions>();
+  auto d = std::make_shared<DeviceTrainingBench>();
   CLI::App* cmd = bench_app.add_subcommand(
-      "training", "Memory and step time of each checkpoint policy and of the chunked LM head (mpirun -np N burst bench training plan.json)");
-  cmd->add_option("plan", o->plan, "A plan file (burst.plan/1) whose model the runtime can train")->required();
-  cmd->add_option("--steps", o->steps, "Training steps per variant")->check(CLI::Range(1, 1000))->capture_default_str();
-  cmd->add_option("--chunks", o->chunks, "LM-head chunks to set against the unfused head")->check(CLI::Range(2, 1 << 20))->capture_default_str();
+      "training",
+      "Memory and step time of each checkpoint policy and of the chunked LM head (mpirun -np N burst bench training "
+      "plan.json); or, with --device, the step's speed on this machine beside PyTorch's (burst bench training --device cuda)");
+  auto* plan = cmd->add_option("plan", o->plan, "A plan file (burst.plan/1) whose model the runtime can train");
+  auto* device = cmd->add_option("--device", d->device,
+                                 "Measure the step on this device instead: a model (--model) planned on 1 rank at each "
+                                 "--tokens and on --ranks loopback ranks sharing the device, beside PyTorch on cuda")
+                     ->check(CLI::IsMember({"cuda", "cpu"}))
+                     ->excludes(plan);
+  d->model = BURST_BENCH_MODEL;
+  auto tokens = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"8K", "32K"});
+  d->ranks = {2, 4};
+  cmd->add_option("--model", d->model, "--device: the model (Hugging Face config.json)")->needs(device)->capture_default_str();
+  cmd->add_option("--tokens", *tokens, "--device: one-rank rows' sequence lengths (the loopback rows use the first per rank)")
+      ->needs(device)
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--ranks", d->ranks, "--device: loopback rows' rank counts")
+      ->needs(device)
+      ->delimiter(',')
+      ->check(CLI::Range(2, 64))
+      ->capture_default_str();
+  cmd->add_option("--peak-tflops", d->peak_tflops, "--device: the device's peak for MFU (default 989 on cuda: H100/H200 SXM bf16)")
+      ->needs(device)
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--no-torch", [d](std::int64_t) { d->torch = false; }, "--device: skip PyTorch's step")->needs(device);
+  auto* steps = cmd->add_option("--steps", o->steps, "Training steps per variant (--device: per row, default 6)")
+                    ->check(CLI::Range(1, 1000))
+                    ->capture_default_str();
+  cmd->add_option("--chunks", o->chunks, "LM-head chunks to set against the unfused head")
+      ->check(CLI::Range(2, 1 << 20))
+      ->capture_default_str()
+      ->excludes(device);
   cmd->add_option("--kept", o->kept, "seq_stash: the kept fraction of the local sequence")
       ->check(CLI::Range(0.01, 0.99))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->excludes(device);
   cmd->add_option("--data", o->data, "Training text: a directory (every file a document) or a file")->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the rows as JSON");
-  cmd->callback([o] { bench(*o); });
+  cmd->callback([o, d, tokens, steps] {
+    if (d->device.empty()) {
+      if (o->plan.empty()) throw Error(Problem{"bench training", "no plan file", "a plan, or --device cuda|cpu", ""});
+      return bench(*o);
+    }
+    d->tokens.clear();
+    for (const std::string& t : *tokens) d->tokens.push_back(units::parse_tokens(t, "--tokens"));
+    d->steps = steps->count() > 0 ? o->steps : 6;
+    d->data = o->data;
+    d->json = o->json;
+    run_training_bench_device(*d);
+  });
 }
 
 }  // namespace burst::cli
