@@ -50,7 +50,7 @@ Topology load_topology(const std::string& name, const LoadOptions& options) {
   namespace fs = std::filesystem;
   if (is_preset(name)) {
     check_options(name, options, false, name == "local");
-    return make_preset(name, options.nodes > 0 ? options.nodes : 1, options.per_node);
+    return make_preset(name, options.nodes > 0 ? options.nodes : 1, options.per_node, options.local_gpus);
   }
   std::error_code ec;
   const bool exists = fs::is_regular_file(name, ec);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "topologies/presets.hpp"
 #include "topologies/topology.hpp"
 
 namespace burst::topo {
@@ -17,6 +18,8 @@ struct LoadOptions {
   std::string gpu_from;     // NCCL XML: preset whose GPU spec to use (unknown PCI device ids)
   std::string nic_speed;    // NCCL XML: port speed of NICs without <net>, e.g. "100Gbps"
   bool nccl_bandwidths = false;  // NCCL XML: NCCL's derated link figures instead of physical ones
+  // `local`: this machine's GPUs (the CLI's probe); null: CPU ranks.
+  const LocalGpus* local_gpus = nullptr;
   // Where to append what an importer assumed ("topo.xml:7: empty PCIe link_speed: ..."); may be null.
   std::vector<std::string>* notes = nullptr;
 };

@@ -82,4 +82,9 @@ LocalCalibration local_calibration() {
   return path.empty() ? LocalCalibration{} : read_local_calibration(path);
 }
 
+std::string gpu_calibration_beside(const std::string& local_path, const std::string& model) {
+  if (local_path.empty()) return {};
+  return (std::filesystem::path(local_path).parent_path() / (model + ".json")).string();
+}
+
 }  // namespace burst::topo

@@ -40,6 +40,10 @@ struct LocalCalibration {
 // when set, else $XDG_CONFIG_HOME/burst/local.json, else ~/.config/burst/local.json ("" when
 // none of these variables is set).
 [[nodiscard]] std::string local_calibration_write_path();
+// Where `burst calibrate --device cuda` keeps a GPU model's calibration: beside the local one,
+// <directory of local_path>/<model>.json ("" when local_path is ""). `burst plan --topology local`
+// on that GPU reads it from beside local_calibration_write_path() unless --calibration names one.
+[[nodiscard]] std::string gpu_calibration_beside(const std::string& local_path, const std::string& model);
 // Reads one file; throws burst::Error with every problem.
 [[nodiscard]] LocalCalibration read_local_calibration(const std::string& path);
 // The calibration `local` uses: the file found, else the defaults.

@@ -80,6 +80,38 @@ Topology local_preset(int nodes, int per_node) {
   return Topology("local", rank, b.build("local node"), nodes, Fabric{FabricKind::RailOptimized, c.inter_latency_s, 1.0});
 }
 
+Topology local_gpu_preset(int nodes, int per_node, const LocalGpus& gpus) {
+  const bool shared = per_node > gpus.count;
+  GpuSpec rank = gpus.spec;
+  double between = 0;  // rank to rank within a node, per direction
+  NodeBuilder b;
+  b.device(DeviceKind::Cpu, "cpu0");
+  if (shared) {
+    const double share = 1.0 / per_node;
+    rank.peak_bf16_flops *= share;
+    rank.memory_bytes *= share;
+    rank.memory_bandwidth_Bps *= share;
+    between = gpus.spec.memory_bandwidth_Bps / 2;
+    for (int r = 0; r < per_node; ++r) {
+      const std::string name = fmt::format("rank{}", r);
+      b.device(DeviceKind::Gpu, name);
+      b.link(name, "cpu0", LinkKind::SharedMemory, between, hw::kPcieLatency);
+    }
+  } else {
+    between = gpus.nvlink_Bps > 0 && per_node > 1 ? gpus.nvlink_Bps : gpus.pcie_Bps;
+    if (gpus.nvlink_Bps > 0 && per_node > 1) b.device(DeviceKind::NvSwitch, "nvswitch");
+    for (int g = 0; g < per_node; ++g) {
+      const std::string gpu = fmt::format("gpu{}", g);
+      b.device(DeviceKind::Gpu, gpu);
+      b.link(gpu, "cpu0", LinkKind::Pcie, gpus.pcie_Bps, hw::kPcieLatency);
+      if (gpus.nvlink_Bps > 0 && per_node > 1) b.link(gpu, "nvswitch", LinkKind::NvLink, gpus.nvlink_Bps, hw::kNvLinkLatency);
+    }
+  }
+  b.nic("loopback", 1, between);
+  b.link("loopback", "cpu0", LinkKind::SharedMemory, between, 0);
+  return Topology("local", rank, b.build("local GPU node"), nodes, Fabric{FabricKind::RailOptimized, hw::kPcieLatency, 1.0});
+}
+
 struct Preset {
   PresetInfo info;
   const char* gpu_model;
@@ -109,8 +141,9 @@ const std::vector<Preset>& table() {
       {{"pcie-8gpu", "8x A100-PCIE-80GB, no NVLink: 2 sockets x 2 PCIe gen4 switches x 2 GPUs, 1 HDR NIC per socket"},
        "A100-PCIE-80GB",
        {"A100-PCIE-80GB", 0, 2, kHdr, 16, "GenuineIntel", 6, 106}},
-      {{"local", "CPU ranks over MPI on this machine: --per-node K ranks per virtual node (default 2), "
-                 "speeds from the local calibration file or defaults"},
+      {{"local", "this machine: its GPUs (a rank each, or --per-node K ranks sharing the first), or CPU ranks over MPI "
+                 "(--local-device cpu, or no GPU visible; --per-node K per virtual node, default 2) at the local "
+                 "calibration's speeds"},
        nullptr,
        {}},
   };
@@ -131,7 +164,7 @@ const std::vector<PresetInfo>& presets() {
 std::vector<GpuPreset> gpu_presets() {
   std::vector<GpuPreset> v;
   for (const Preset& p : table()) {
-    if (p.gpu_model != nullptr) v.push_back({p.info.name, p.gpu_model, p.node.nvlink_Bps > 0});
+    if (p.gpu_model != nullptr) v.push_back({p.info.name, p.gpu_model, p.node.nvlink_Bps > 0, p.node.nvlink_Bps});
   }
   return v;
 }
@@ -149,7 +182,7 @@ bool is_preset(std::string_view name) {
   return false;
 }
 
-Topology make_preset(std::string_view name, int nodes, int per_node) {
+Topology make_preset(std::string_view name, int nodes, int per_node, const LocalGpus* gpus) {
   Problems problems;
   if (nodes < 1) problems.add("--nodes", fmt::format("{} nodes", nodes), "1 or more");
   if (per_node < 0) problems.add("--per-node", fmt::format("{} ranks per node", per_node), "1 or more");
@@ -162,6 +195,9 @@ Topology make_preset(std::string_view name, int nodes, int per_node) {
                  text::did_you_mean(name, preset_names()));
   }
   problems.throw_if_any();
+  if (name == "local" && gpus != nullptr && gpus->count > 0) {
+    return local_gpu_preset(nodes, per_node > 0 ? per_node : gpus->count, *gpus);
+  }
   if (name == "local") return local_preset(nodes, per_node > 0 ? per_node : 2);
   for (const Preset& p : table()) {
     if (p.info.name == name) return Topology(p.info.name, spec_of(p.gpu_model), hgx_node(p.node), nodes, Fabric{});

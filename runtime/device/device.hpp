@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,19 @@ struct GpuProbe {
 
 // cudaGetDeviceCount, or why it could not count; "built without CUDA" when it was not built in.
 [[nodiscard]] GpuProbe probe_gpus();
+
+// What the first visible GPU is, for `--topology local` on a GPU machine: CUDA's name, PCI
+// address and memory, its compute capability, and whether GPUs 0 and 1 reach each other with
+// native atomics (NVLink does; PCIe peer access does not). Null where no GPU is visible.
+struct GpuInventory {
+  int count = 0;
+  std::string cuda_name;
+  std::string pci_bus_id;  // "0000:3b:00.0", as sysfs names it
+  double memory_bytes = 0;
+  int sm = 0;              // major * 10 + minor
+  bool nvlink = false;     // between GPUs 0 and 1 (false with one GPU)
+};
+[[nodiscard]] std::optional<GpuInventory> gpu_inventory();
 
 // The device of `requested` ("cuda", "cpu", or empty: cuda when a GPU is visible, else cpu).
 // Throws burst::Error at `option` (e.g. "--device") when cuda is asked for and none is visible.

@@ -119,6 +119,19 @@ TEST_CASE("golden errors of the planning commands") {
                                         "32 ranks (2 chunks per rank) needs a multiple of 64 (valid: a multiple of 64; "
                                         "hint: nearest valid lengths: 1000000 or 1000064)"));
   }
+  SECTION("local built from GPUs where none is visible says so, and CPU ranks are one flag away") {
+    const auto run = run_cli("plan --topology local --local-device cuda --model tiny-mha --seq 2K");
+    if (run.exit_code == 0) {
+      CHECK_THAT(run.err, Catch::Contains("--topology local is this machine's GPUs"));  // a GPU machine
+    } else {
+      CHECK(run.exit_code == 2);
+      CHECK_THAT(run.err, Catch::Contains("error: --local-device: cuda asked for, but no GPU is visible (valid: cpu; hint: "
+                                          "plan on a GPU node, or plan CPU ranks with --local-device cpu)"));
+    }
+    const auto cpu = run_cli("plan --topology local --local-device cpu --per-node 2 --model tiny-mha --seq 2K");
+    CHECK(cpu.exit_code == 0);
+    CHECK_THAT(cpu.err, !Catch::Contains("this machine's GPUs"));
+  }
   SECTION("an impossible budget is no plan, with what to change") {
     const auto run = run_cli("plan " + kJob + " --memory-budget 1GiB");
     CHECK(run.exit_code == 2);

@@ -169,3 +169,48 @@ TEST_CASE("preset names: unknown names get a did-you-mean, --per-node is for loc
         "per node)");
   CHECK_THAT(error_text([] { (void)make_preset("h200", 0); }), Catch::Contains("--nodes: 0 nodes (valid: 1 or more)"));
 }
+
+namespace {
+
+// Two H100 SXM GPUs on NVLink, as probe_local_gpus (tools/burst/local_gpus.hpp) reports them.
+LocalGpus h100s(int count, double nvlink_Bps) {
+  LocalGpus g;
+  g.count = count;
+  g.spec = {"H100-SXM5-80GB", 989e12, 80 * GiB, 3350e9};
+  g.nvlink_Bps = nvlink_Bps;
+  g.pcie_Bps = 63e9;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("local on a GPU machine: a rank a GPU, joined by NVLink where the GPUs have it, else PCIe") {
+  const LocalGpus gpus = h100s(2, 450e9);
+  const Topology t = make_preset("local", 1, 0, &gpus);
+  CHECK(t.gpus_per_node() == 2);  // a rank per GPU by default
+  CHECK(t.gpu().model == "H100-SXM5-80GB");
+  CHECK(t.gpu().peak_bf16_flops == 989e12);
+  CHECK(t.path(0, 1).cls == PathClass::NVL);
+  CHECK(t.path(0, 1).bandwidth_Bps == 450e9);
+  const LocalGpus pcie = h100s(2, 0);
+  const Topology p = make_preset("local", 1, 0, &pcie);
+  CHECK(p.path(0, 1).cls != PathClass::NVL);
+  CHECK(p.path(0, 1).bandwidth_Bps == 63e9);
+  // Without GPUs, local is CPU ranks, as before.
+  CHECK(make_preset("local", 1, 0, nullptr).gpu().model == kLocalGpuModel);
+}
+
+TEST_CASE("local with more ranks than GPUs: the ranks share the first GPU, each a share of it, joined through its memory") {
+  const LocalGpus gpu = h100s(1, 0);
+  const Topology t = make_preset("local", 1, 4, &gpu);
+  CHECK(t.gpus_per_node() == 4);
+  CHECK(t.gpu().model == "H100-SXM5-80GB");  // the model's calibration curves (fractions of its peak) still apply
+  CHECK(t.gpu().peak_bf16_flops == Approx(989e12 / 4));
+  CHECK(t.gpu().memory_bytes == Approx(80 * GiB / 4));
+  CHECK(t.gpu().memory_bandwidth_Bps == Approx(3350e9 / 4));
+  CHECK(t.path(0, 3).cls == PathClass::SHM);
+  CHECK(t.path(0, 3).bandwidth_Bps == Approx(3350e9 / 2));  // a device copy reads and writes
+  const Topology two_nodes = make_preset("local", 2, 2, &gpu);
+  CHECK(two_nodes.gpu_count() == 4);
+  CHECK(two_nodes.inter_node_bandwidth_per_gpu() > 0);
+}

@@ -11,6 +11,7 @@
 #include "runtime/calibration/curve_points.hpp"
 #include "simulator/costs/measured_links.hpp"
 #include "topologies/load.hpp"
+#include "topologies/local_calibration.hpp"
 #include "topologies/presets.hpp"
 
 namespace burst::cli {
@@ -80,8 +81,7 @@ Json gpu_calibration_document(const GpuMeasurements& m, const topo::Topology* li
 }
 
 std::string gpu_calibration_path(const std::string& local_path, const topo::hw::GpuModel& model) {
-  if (local_path.empty()) return {};
-  return (std::filesystem::path(local_path).parent_path() / (model.spec.model + ".json")).string();
+  return topo::gpu_calibration_beside(local_path, model.spec.model);
 }
 
 }  // namespace burst::cli

@@ -1,12 +1,32 @@
 #include "tools/jobs/job.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "common/parallelism.hpp"
 #include "common/units.hpp"
+#include "topologies/local_calibration.hpp"
 
 namespace burst::jobs {
+namespace {
+
+// --calibration, or for `local` on GPUs the file `burst calibrate --device cuda` wrote for their
+// model, where it exists.
+std::string calibration_for(const JobOptions& o, const topo::Topology* topology) {
+  if (!o.calibration.empty() || topology == nullptr || o.topology.topology != "local" ||
+      topology->gpu().model == topo::kLocalGpuModel) {
+    return o.calibration;
+  }
+  // A rank's model is the GPU's (a loopback share keeps the name: its curves are fractions of the peak).
+  const std::string path = topo::gpu_calibration_beside(topo::local_calibration_write_path(), topology->gpu().model);
+  if (path.empty() || !std::filesystem::exists(path)) return o.calibration;
+  fmt::print(stderr, "note: calibration {} (burst calibrate --device cuda on this machine)\n", path);
+  return path;
+}
+
+}  // namespace
 
 Job resolve_job(const JobOptions& o) {
   Problems problems;
@@ -29,7 +49,7 @@ Job resolve_job(const JobOptions& o) {
     if (job.shape.seq <= 0) throw Error(Problem{"--seq", "must be at least 1 token", "a positive whole number, e.g. 1M", ""});
   });
   attempt([&] { job.mask = parse_mask(o.mask, "--mask"); });
-  attempt([&] { job.models = sim::make_cost_models(o.compute_model, o.comm_model, o.calibration); });
+  attempt([&] { job.models = sim::make_cost_models(o.compute_model, o.comm_model, calibration_for(o, job.topology.get())); });
   problems.throw_if_any();
 
   job.shape.heads = job.model.heads;
