@@ -78,6 +78,11 @@ void MessageCopy::deliver_kept(void* dst, int, KeptMessage& message) {
   if (message.bytes > 0) copy(dst, static_cast<HostKept&>(message).data.data(), message.bytes);
 }
 
+void MessageCopy::collective_result(const Envelope& e, int, void*, std::span<KeptMessage* const>, bool) {
+  throw Error(Problem{"loopback job", fmt::format("{} on the device", describe(e)), "host collectives",
+                      "a MessageCopy that says collective_on_device must make the results"});
+}
+
 std::shared_ptr<MessageCopy> function_message_copy(CopyFunction copy, bool reads_device) {
   return std::make_shared<FunctionMessageCopy>(copy, reads_device);
 }
@@ -102,6 +107,10 @@ struct MeetingPoint {
   Envelope call;  // the first arrival's: the others must make the same call
   int first_rank = 0;
   std::vector<std::vector<std::byte>> inputs;  // [rank]: a copy of each rank's input
+  // On the device (MessageCopy::collective_on_device, the first arrival's answer, which every
+  // rank must share): [rank] the copy's own copy of each rank's input instead.
+  bool on_device = false;
+  std::vector<std::unique_ptr<KeptMessage>> kept;
   int arrived = 0, left = 0;
   std::string conflict;  // set when some rank's call differs: every rank then fails
 };
@@ -167,8 +176,16 @@ struct CollectiveState final : LoopbackState {
     MeetingPoint& point = hub.meetings.at(index);
     if (!point.conflict.empty()) throw backend_error(rank, point.call, point.conflict);
     if (point.arrived < hub.size()) return false;
-    write_result(point, rank);
-    if (++point.left == hub.size()) hub.meetings.erase(index);
+    const bool last = point.left + 1 == hub.size();
+    if (point.on_device) {
+      std::vector<KeptMessage*> inputs;
+      for (const auto& k : point.kept) inputs.push_back(k.get());
+      hub.copy->collective_result(point.call, rank, output.data, inputs, last);
+    } else {
+      write_result(point, rank);
+    }
+    ++point.left;
+    if (last) hub.meetings.erase(index);
     return true;
   }
 
@@ -251,10 +268,16 @@ std::unique_ptr<Request::State> LoopbackCommunicator::meet(const Envelope& e, Co
   const std::lock_guard lock(hub_->mutex);
   auto [it, first] = hub_->meetings.try_emplace(index);
   MeetingPoint& point = it->second;
+  const bool on_device = hub_->copy->collective_on_device(call, rank_, input.data, output.data);
   if (first) {
     point.call = call;
     point.first_rank = rank_;
     point.inputs.resize(static_cast<std::size_t>(size()));
+    point.on_device = on_device;
+    point.kept.resize(static_cast<std::size_t>(size()));
+  } else if (point.conflict.empty() && on_device != point.on_device) {
+    point.conflict = fmt::format("collective #{} of the job: rank {} passed {} memory, rank {} {} memory", index + 1,
+                                 point.first_rank, point.on_device ? "device" : "host", rank_, on_device ? "device" : "host");
   } else if (point.conflict.empty() && (call.operation != point.call.operation || call.count != point.call.count ||
                                         call.dtype != point.call.dtype || call.op != point.call.op || call.peer != point.call.peer)) {
     point.conflict = fmt::format("collective #{} of the job: rank {} called {} of {} x {}, rank {} called {} of {} x {}",
@@ -262,7 +285,9 @@ std::unique_ptr<Request::State> LoopbackCommunicator::meet(const Envelope& e, Co
                                  to_string(point.call.dtype), rank_, describe(call), call.count,
                                  to_string(call.dtype));
   }
-  if (input.data != nullptr) {
+  if (input.data != nullptr && point.on_device) {
+    point.kept[static_cast<std::size_t>(rank_)] = hub_->copy->keep(input.data, rank_, input.bytes());
+  } else if (input.data != nullptr) {
     std::vector<std::byte>& copy = point.inputs[static_cast<std::size_t>(rank_)];
     copy.resize(input.bytes());
     if (!copy.empty()) hub_->copy->copy(copy.data(), input.data, copy.size());

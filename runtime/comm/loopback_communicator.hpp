@@ -24,16 +24,18 @@
 // two ranks' streams: the copy runs on the receiver's stream after an event of the sender's, and
 // the sender's stream waits for the copy before it may reuse or free the buffer; no host waits.
 // A message sent before its receive is posted is kept in a copy of its own (on the device, made
-// on the sender's stream) until the receive takes it. Collectives go through the same copy's
-// synchronous form: their inputs into host copies at the meeting point, their results out, so
-// ZeRO's collectives on a GPU-resident model state work on the GPU loopback too
-// (reads_device_memory).
+// on the sender's stream) until the receive takes it. Collectives on host buffers go through
+// the copy's synchronous form: their inputs into host copies at the meeting point, their
+// results out. The GPU copy runs collectives on device buffers on the device (ZeRO's on a
+// GPU-resident model state): each rank's input kept in staging on its own stream, each rank's
+// result reduced or gathered from them on its stream after their events (collective_on_device).
 // The process is the whole job, so aborting the job is exiting the process (abort_all).
 // Thread safety: one thread per communicator; the communicators of one job share their
 // mailboxes under one mutex.
 #pragma once
 
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "runtime/comm/communicator.hpp"
@@ -66,6 +68,18 @@ class MessageCopy {
   virtual void deliver_kept(void* dst, int to, KeptMessage& message);
   // Rank `rank` queues its device work on `stream` (a cudaStream_t) from now on.
   virtual void use_stream(int /*rank*/, void* /*stream*/) {}
+  // Whether rank `rank`'s collective `e` on these buffers (either may be null) runs on the
+  // device: its input kept by keep(), its result made by collective_result. Every rank of one
+  // collective must answer the same (a job error otherwise). Host collectives by default.
+  [[nodiscard]] virtual bool collective_on_device(const Envelope& /*e*/, int /*rank*/, const void* /*input*/,
+                                                  const void* /*output*/) const {
+    return false;
+  }
+  // Rank `rank`'s result of device collective `e` into `output`, from every rank's kept input in
+  // rank order (null where a rank had none, as a broadcast's non-roots); `last`: the last rank to
+  // read them, after which they may go.
+  virtual void collective_result(const Envelope& e, int rank, void* output, std::span<KeptMessage* const> inputs,
+                                 bool last);
 };
 
 // A MessageCopy of one copy function (`reads_device`: whether it handles device memory).

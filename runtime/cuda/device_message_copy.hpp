@@ -12,9 +12,15 @@
 //   deliver_kept  the receiver's stream waits for A, copies out of the staging memory and frees
 //                 it in its own stream order
 //
+// Collectives on device buffers (fp32 sums: ZeRO's gradient all-reduce and reduce-scatter;
+// copies: its parameter all-gathers, broadcasts) run on the device too: each rank's input is
+// kept as above, each rank makes its own result on its own stream after every input's event (the
+// sum in rank order, as the host's, with the element kernels' accumulate), records an event after
+// its reads, and the last rank to read frees the inputs after all those events.
+//
 // A rank says which stream it queues on with Communicator::use_device_stream (burst run does, once
 // the rank's kernels exist). Until both ranks of a message have, and for host buffers and the
-// collectives (whose meeting point keeps host copies), the copy is the synchronous one: the
+// other collectives (whose meeting point keeps host copies), the copy is the synchronous one: the
 // device synchronised before it (the writers are done) and after it (the readers see it), which
 // is correct for any stream and counted as two device-wide synchronisations (device_traffic.hpp).
 //

@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstring>
+#include <span>
 #include <functional>
 #include <numeric>
 #include <string>
@@ -292,4 +294,65 @@ TEST_CASE("the job's copy learns each message's sender and receiver, and each ra
   CHECK(recording->calls == std::vector<std::string>{fmt::format("rank 1 on stream {}", static_cast<void*>(&stream_of_rank1)),
                                                      "deliver 0 -> 1, 16 bytes", "keep from 0, 16 bytes",
                                                      "deliver kept -> 1, 16 bytes"});
+}
+
+namespace {
+
+// A MessageCopy that runs fp32 sums "on the device" (here: on the host, from its kept copies),
+// as the GPU loopback's does: the meeting point must hand it every rank's kept input and tell
+// exactly one rank per collective that it is the last to read them.
+class DeviceSums final : public MessageCopy {
+ public:
+  [[nodiscard]] bool reads_device_memory() const override { return true; }
+  void copy(void* dst, const void* src, std::size_t bytes) override { host_message_copy(dst, src, bytes); }
+  [[nodiscard]] bool collective_on_device(const Envelope& e, int rank, const void*, const void*) const override {
+    return e.operation == Operation::Allreduce && (!split_ || rank == 0);
+  }
+  void collective_result(const Envelope& e, int, void* output, std::span<KeptMessage* const> inputs, bool last) override {
+    std::vector<float> sum(e.count, 0.0f);
+    for (KeptMessage* k : inputs) {
+      std::vector<float> x(e.count);
+      MessageCopy::deliver_kept(x.data(), 0, *k);
+      for (std::size_t i = 0; i < e.count; ++i) sum[i] += x[i];
+    }
+    std::memcpy(output, sum.data(), e.bytes());
+    lasts += last ? 1 : 0;
+    ++results;
+  }
+  bool split_ = false;  // rank 0 says device, the others host
+  int results = 0, lasts = 0;
+};
+
+}  // namespace
+
+TEST_CASE("collectives the job's copy runs on the device get every rank's input and one last reader") {
+  const auto sums = std::make_shared<DeviceSums>();
+  const int ranks = 3;
+  auto comms = make_loopback_communicators(ranks, CommOptions{5}, sums);
+  std::vector<std::vector<float>> data(ranks);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    data[static_cast<std::size_t>(r)] = {static_cast<float>(r), 10.0f * static_cast<float>(r)};
+    threads.emplace_back([&, r] { comms[static_cast<std::size_t>(r)]->allreduce(std::span<float>(data[static_cast<std::size_t>(r)]), ReduceOp::Sum); });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const auto& d : data) CHECK(d == std::vector<float>{3.0f, 30.0f});
+  CHECK(sums->results == ranks);
+  CHECK(sums->lasts == 1);
+  // Ranks that disagree on where a collective runs fail, all of them, naming both.
+  sums->split_ = true;
+  std::vector<std::string> errors(ranks);
+  threads.clear();
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      errors[static_cast<std::size_t>(r)] = test::error_text(
+          [&] { comms[static_cast<std::size_t>(r)]->allreduce(std::span<float>(data[static_cast<std::size_t>(r)]), ReduceOp::Sum); });
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors) {
+    CHECK(e.find("collective #2 of the job: rank") != std::string::npos);
+    CHECK(e.find(" device memory") != std::string::npos);
+    CHECK(e.find(" host memory") != std::string::npos);
+  }
 }
