@@ -61,7 +61,7 @@ class MessageCopy {
   // A message of rank `from` into the posted receive `dst` of rank `to`: after what `from`
   // queued before sending, before what `to` queues once its receive completed, and before
   // `from` reuses `src` (on the host: a copy, at once).
-  virtual void deliver(void* dst, int to, const void* src, int from, std::size_t bytes) { copy(dst, src, bytes); }
+  virtual void deliver(void* dst, int /*to*/, const void* src, int /*from*/, std::size_t bytes) { copy(dst, src, bytes); }
   // A message of rank `from` whose receive is not posted yet, kept for deliver_kept.
   [[nodiscard]] virtual std::unique_ptr<KeptMessage> keep(const void* src, int from, std::size_t bytes);
   // A kept message into the receive `dst` of rank `to`, ordered as deliver's.
