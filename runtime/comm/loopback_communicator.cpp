@@ -55,7 +55,7 @@ struct HostKept final : KeptMessage {
 // One copy function for every kind of copy.
 class FunctionMessageCopy final : public MessageCopy {
  public:
-  FunctionMessageCopy(CopyFunction copy, bool reads_device) : copy_(copy), reads_device_(reads_device) {}
+  FunctionMessageCopy(CopyFunction function, bool reads_device) : copy_(function), reads_device_(reads_device) {}
   [[nodiscard]] bool reads_device_memory() const override { return reads_device_; }
   void copy(void* dst, const void* src, std::size_t bytes) override { copy_(dst, src, bytes); }
 
