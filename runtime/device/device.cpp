@@ -1,27 +1,13 @@
-// Device choice and the kernels of each device (see device.hpp). The CUDA parts are compiled
-// only when burst_cuda is built (BURST_HAVE_CUDA); without them a cuda run is refused by the
-// probe ("built without CUDA") before anything else happens.
+// Device choice and the kernels of each device (see device.hpp). What needs CUDA or NCCL comes
+// from this build's backends (detail/gpu_backend.hpp: CMake compiles the CUDA or the unbuilt
+// implementation of each), so this file holds the choices and checks, for every build alike.
 #include "runtime/device/device.hpp"
-
-#include <cstring>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
-
-#ifdef BURST_HAVE_CUDA
-#include "runtime/cuda/cuda_attention_kernels.hpp"
-#include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/cuda_step_kernels.hpp"
-#include "runtime/cuda/device_message_copy.hpp"
-#include "runtime/cuda/pinned_host_memory.hpp"
-#endif
-#ifdef BURST_HAVE_NCCL
-#include "runtime/comm/nccl_bootstrap.hpp"
-#include "runtime/cuda/nccl_collectives.hpp"
-#include "runtime/cuda/nccl_communicator.hpp"
-#endif
+#include "runtime/device/detail/gpu_backend.hpp"
 
 namespace burst::rt {
 
@@ -56,108 +42,44 @@ Device job_device(std::string_view requested, const Communicator& comm, std::str
   return device;
 }
 
-#ifdef BURST_HAVE_CUDA
-namespace {
-
-// The CUDA options of a rank's kernels: its GPU is its node-local rank mod the visible GPUs.
-// Throws, saying why, where no GPU is visible.
-CudaKernelOptions rank_gpu(int local_rank, bool deterministic) {
-  const GpuProbe probe = probe_gpus();
-  if (probe.count == 0) (void)choose_device("cuda", probe, "device");  // throws, saying why
-  CudaKernelOptions options;
-  options.device = local_rank % probe.count;
-  options.deterministic = deterministic;
-  return options;
-}
-
-}  // namespace
-#endif
-
 std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic, bool timed) {
   if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>();
-#ifdef BURST_HAVE_CUDA
-  CudaKernelOptions options = rank_gpu(local_rank, deterministic);
-  options.timed = timed;
-  return std::make_unique<CudaAttentionKernels>(options);
-#else
-  (void)local_rank;
-  (void)deterministic;
-  (void)timed;
-  (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
-  return nullptr;
-#endif
+  return detail::cuda_backend().attention_kernels(local_rank, deterministic, timed);
 }
 
 std::unique_ptr<AttentionKernels> make_step_attention_kernels(Device device, StepKernels& step, int local_rank,
                                                               bool deterministic) {
   if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>(KernelOptions{}, &step.memory());
-#ifdef BURST_HAVE_CUDA
-  auto* cuda = dynamic_cast<CudaStepKernels*>(&step);
-  if (cuda == nullptr) {
-    throw Error(Problem{"--device cuda", "the training step's kernels are not CUDA ones", "CUDA step kernels", ""});
-  }
-  CudaKernelOptions options = rank_gpu(local_rank, deterministic);
-  options.device_times = false;  // the step times its parts; a pass waits for nothing
-  return std::make_unique<CudaAttentionKernels>(options, cuda->stream(), cuda->memory());
-#else
-  (void)step;
-  (void)local_rank;
-  (void)deterministic;
-  (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
-  return nullptr;
-#endif
+  return detail::cuda_backend().step_attention_kernels(step, local_rank, deterministic);
 }
 
 std::unique_ptr<StepKernels> make_step_kernels(Device device, int local_rank, bool deterministic) {
   if (device == Device::Cpu) return std::make_unique<HostStepKernels>();
-#ifdef BURST_HAVE_CUDA
-  return std::make_unique<CudaStepKernels>(rank_gpu(local_rank, deterministic));
-#else
-  (void)local_rank;
-  (void)deterministic;
-  (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
-  return nullptr;
-#endif
+  return detail::cuda_backend().step_kernels(local_rank, deterministic);
 }
 
 std::unique_ptr<KernelMemory> make_host_state_memory(Device device) {
-#ifdef BURST_HAVE_CUDA
-  if (device == Device::Cuda) return gpu::make_pinned_host_memory();
-#endif
-  (void)device;
+  if (device == Device::Cuda) return detail::cuda_backend().pinned_host_memory();
   return std::make_unique<HostKernelMemory>();
 }
 
-#ifdef BURST_HAVE_CUDA
 std::shared_ptr<MessageCopy> message_copy(Device device) {
-  return device == Device::Cuda ? gpu::make_device_message_copy() : function_message_copy(host_message_copy, false);
+  return device == Device::Cuda ? detail::cuda_backend().message_copy() : function_message_copy(host_message_copy, false);
 }
 
 std::unique_ptr<Communicator> make_device_self_communicator(CommOptions options) {
-  return std::move(make_loopback_communicators(1, options, gpu::make_device_message_copy()).front());
+  return std::move(make_loopback_communicators(1, options, detail::cuda_backend().message_copy()).front());
 }
 
 void order_messages_on(Communicator& comm, StepKernels& kernels) {
-  if (auto* cuda = dynamic_cast<CudaStepKernels*>(&kernels)) comm.use_device_stream(cuda->stream());
+  if (void* stream = detail::cuda_backend().stream_of(kernels)) comm.use_device_stream(stream);
 }
 
 void order_messages_on(Communicator& comm, AttentionKernels& kernels) {
-  if (auto* cuda = dynamic_cast<CudaAttentionKernels*>(&kernels)) comm.use_device_stream(cuda->stream());
-}
-#else
-std::shared_ptr<MessageCopy> message_copy(Device) { return function_message_copy(host_message_copy, false); }
-
-std::unique_ptr<Communicator> make_device_self_communicator(CommOptions) {
-  (void)choose_device("cuda", probe_gpus(), "device");  // throws: built without CUDA
-  return nullptr;
+  if (void* stream = detail::cuda_backend().stream_of(kernels)) comm.use_device_stream(stream);
 }
 
-void order_messages_on(Communicator&, StepKernels&) {}
-void order_messages_on(Communicator&, AttentionKernels&) {}
-#endif
-
-#ifdef BURST_HAVE_NCCL
-std::string nccl_build_version() { return nccl_version(); }
+std::string nccl_build_version() { return detail::nccl_backend().version(); }
 
 namespace {
 
@@ -174,37 +96,30 @@ void require_gpu_per_rank(const Communicator& job, const char* what) {
 }  // namespace
 
 std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists, AttentionKernels& kernels) {
+  detail::NcclBackend& nccl = detail::nccl_backend();
+  if (nccl.version().empty()) return nccl.ring_transport(job, lists, nullptr);  // refused: no NCCL
   require_gpu_per_rank(job, "--transport nccl");
-  const auto* cuda = dynamic_cast<const CudaAttentionKernels*>(&kernels);
-  if (cuda == nullptr) {
+  void* stream = detail::cuda_backend().stream_of(kernels);
+  if (stream == nullptr) {
     throw Error(Problem{"--transport nccl", "the ring's blocks are not in GPU memory (CPU kernels)", "--device cuda", ""});
   }
-  return gpu::make_nccl_communicator(job, lists, job.local_rank(), cuda->stream());
+  return nccl.ring_transport(job, lists, stream);
 }
 
 std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernels& kernels) {
   if (job.size() == 1) return make_device_self_communicator(job.options());
-  const auto* cuda = dynamic_cast<const CudaStepKernels*>(&kernels);
-  if (cuda == nullptr) {
+  detail::NcclBackend& nccl = detail::nccl_backend();
+  if (nccl.version().empty()) return nccl.state_collectives(job, nullptr);  // refused: no NCCL
+  void* stream = detail::cuda_backend().stream_of(kernels);
+  if (stream == nullptr) {
     throw Error(Problem{"ZeRO collectives over NCCL", "the model state is not in GPU memory (CPU kernels)", "--device cuda", ""});
   }
   require_gpu_per_rank(job, "ZeRO collectives over NCCL");  // so the rank's GPU is its local rank, as the kernels'
-  return gpu::make_nccl_collectives(job, job.local_rank(), cuda->stream());
-}
-#else
-std::string nccl_build_version() { return ""; }
-
-std::unique_ptr<Communicator> make_nccl_transport(Communicator&, const NcclOpLists&, AttentionKernels&) {
-  throw Error(Problem{"--transport nccl", "this build has no NCCL", "host",
-                      "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
+  return nccl.state_collectives(job, stream);
 }
 
-std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernels&) {
-  if (job.size() == 1) return make_device_self_communicator(job.options());
-  throw Error(Problem{"--device cuda", "this build has no NCCL, which ZeRO's collectives on GPU memory need between processes",
-                      "a build with NCCL, or a plan that offloads the state (plan:/strategy/zero/offload)",
-                      "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
-}
-#endif
+GpuProbe probe_gpus() { return detail::cuda_backend().probe(); }
+
+std::optional<GpuInventory> gpu_inventory() { return detail::cuda_backend().inventory(); }
 
 }  // namespace burst::rt

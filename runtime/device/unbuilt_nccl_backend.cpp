@@ -1,0 +1,30 @@
+// The device layer's NCCL backend in a build without NCCL (detail/gpu_backend.hpp): every
+// transport refused by name, with where to build one.
+#include "common/error.hpp"
+#include "runtime/device/detail/gpu_backend.hpp"
+
+namespace burst::rt::detail {
+namespace {
+
+class Unbuilt final : public NcclBackend {
+ public:
+  std::string version() override { return ""; }
+  std::unique_ptr<Communicator> ring_transport(Communicator&, const NcclOpLists&, void*) override {
+    throw Error(Problem{"--transport nccl", "this build has no NCCL", "host",
+                        "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
+  }
+  std::unique_ptr<Communicator> state_collectives(Communicator&, void*) override {
+    throw Error(Problem{"--device cuda", "this build has no NCCL, which ZeRO's collectives on GPU memory need between processes",
+                        "a build with NCCL, or a plan that offloads the state (plan:/strategy/zero/offload)",
+                        "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
+  }
+};
+
+}  // namespace
+
+NcclBackend& nccl_backend() {
+  static Unbuilt backend;
+  return backend;
+}
+
+}  // namespace burst::rt::detail
