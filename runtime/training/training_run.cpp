@@ -460,21 +460,17 @@ TrainingRun::MemorySummary TrainingRun::gather_memory(const std::vector<StepReco
 }
 
 // Collective: what CUDA says the GPU step's memory held, the largest rank's (null on the CPU).
-// The step's kernels and the attention's have a pool each; the device's use is cudaMemGetInfo's,
-// everything on the GPU (the loopback's ranks share one).
+// The step's kernels and the attention's share one pool (make_step_attention_kernels); the
+// device's use is cudaMemGetInfo's, everything on the GPU (the loopback's ranks share one).
 Json TrainingRun::gather_gpu_memory() {
   const StepBackend& backend = options_.backend;
   const std::optional<DeviceMemoryUse> step = backend.step != nullptr ? backend.step->memory().device_use() : std::nullopt;
   if (!step) return nullptr;
-  const std::optional<DeviceMemoryUse> attention =
-      backend.attention != nullptr ? backend.attention->memory().device_use() : std::nullopt;
   std::vector<std::int64_t> most{static_cast<std::int64_t>(step->pool_peak_bytes),
-                                 static_cast<std::int64_t>(attention ? attention->pool_peak_bytes : 0),
                                  static_cast<std::int64_t>(step->device_used_bytes),
                                  static_cast<std::int64_t>(step->device_total_bytes)};
   comm_.allreduce(std::span<std::int64_t>(most), ReduceOp::Max);
-  return {{"step_pool_peak_bytes", most[0]}, {"attention_pool_peak_bytes", most[1]}, {"device_used_bytes", most[2]},
-          {"device_total_bytes", most[3]}};
+  return {{"pool_peak_bytes", most[0]}, {"device_used_bytes", most[1]}, {"device_total_bytes", most[2]}};
 }
 
 Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel& model) {

@@ -235,9 +235,8 @@ std::string mib(const Json& bytes) { return fmt::format("{:.1f} MiB", bytes.get<
 // A GPU run: its tensors are the "GPU layout" column; CUDA's own counts beside them.
 void print_cuda_memory(const Json& g) {
   fmt::print("  on GPU    the GPU layout column is what this run's GPU step allocated for its activations; CUDA "
-             "measured: step pool peak {}, attention pool peak {}, device in use {} of {}\n",
-             mib(g["step_pool_peak_bytes"]), mib(g["attention_pool_peak_bytes"]), mib(g["device_used_bytes"]),
-             mib(g["device_total_bytes"]));
+             "measured: the step's pool (attention's included) at its peak {}, device in use {} of {}\n",
+             mib(g["pool_peak_bytes"]), mib(g["device_used_bytes"]), mib(g["device_total_bytes"]));
 }
 
 void print_training_report(const Json& r) {
