@@ -9,6 +9,7 @@
 #include "runtime/cuda/cuda_step_kernels.hpp"
 
 #include <algorithm>
+#include <array>
 #include <initializer_list>
 #include <numeric>
 #include <string>
@@ -128,17 +129,21 @@ struct Staged {
   }
 };
 
-// One pinned staging buffer for the host arrays the calls send (cuda_step_kernels.hpp). It is
-// rewritten only once the copy that last read it is done (an event), so the caller's arrays may
-// change as soon as send() returns and the host never waits for more than that one copy.
+// Pinned staging slots for the host arrays the calls send (cuda_step_kernels.hpp), taken in turn:
+// a slot is rewritten only once the copy that last read it is done (an event per slot), so the
+// caller's arrays may change as soon as send() returns. A step sends a few arrays (its token ids
+// and targets, forward and backward), so with kSlots slots the host waits only when it has run
+// kSlots uploads ahead of the device, and a warm step waits for none of them.
 class StagedUpload {
  public:
   StagedUpload() = default;
   StagedUpload(const StagedUpload&) = delete;
   StagedUpload& operator=(const StagedUpload&) = delete;
   ~StagedUpload() {  // after the stream is synchronised (OwnedStream outlives this)
-    if (copied_ != nullptr) (void)cudaEventDestroy(copied_);
-    if (pinned_ != nullptr) (void)cudaFreeHost(pinned_);
+    for (Slot& slot : slots_) {
+      if (slot.copied != nullptr) (void)cudaEventDestroy(slot.copied);
+      if (slot.pinned != nullptr) (void)cudaFreeHost(slot.pinned);
+    }
   }
 
   Staged send(std::initializer_list<std::span<const std::byte>> parts, KernelMemory& memory, cudaStream_t stream) {
@@ -149,40 +154,48 @@ class StagedUpload {
       total = staged.at.back() + part.size();
     }
     if (total == 0) return staged;
-    wait_and_reserve(total);
+    Slot& slot = slots_[next_];
+    next_ = (next_ + 1) % kSlots;
+    wait_and_reserve(slot, total);
     std::size_t i = 0;
-    for (const auto& part : parts) std::copy(part.begin(), part.end(), pinned_ + staged.at[i++]);
+    for (const auto& part : parts) std::copy(part.begin(), part.end(), slot.pinned + staged.at[i++]);
     staged.block = memory.allocate(total);
-    check_cuda(cudaMemcpyAsync(staged.block.data(), pinned_, total, cudaMemcpyHostToDevice, stream),
+    check_cuda(cudaMemcpyAsync(staged.block.data(), slot.pinned, total, cudaMemcpyHostToDevice, stream),
                fmt::format("cudaMemcpyAsync(host arrays to the device, {} bytes)", total));
     count_host_to_device(total);
-    check_cuda(cudaEventRecord(copied_, stream), "cudaEventRecord(after the host arrays' copy)");
+    check_cuda(cudaEventRecord(slot.copied, stream), "cudaEventRecord(after the host arrays' copy)");
     return staged;
   }
 
  private:
-  // Waits for the last copy out of the buffer, then grows it to at least `bytes`.
-  void wait_and_reserve(std::size_t bytes) {
-    if (copied_ == nullptr) {
-      check_cuda(cudaEventCreateWithFlags(&copied_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  static constexpr std::size_t kSlots = 8;
+  struct Slot {
+    std::byte* pinned = nullptr;
+    std::size_t bytes = 0;
+    cudaEvent_t copied = nullptr;  // recorded after the copy that last read the slot
+  };
+
+  // Waits for the last copy out of the slot, then grows it to at least `bytes`.
+  static void wait_and_reserve(Slot& slot, std::size_t bytes) {
+    if (slot.copied == nullptr) {
+      check_cuda(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     }
-    if (cudaEventQuery(copied_) == cudaErrorNotReady) count_host_wait();
-    check_cuda(cudaEventSynchronize(copied_), "cudaEventSynchronize(the last copy of the host arrays)");
-    if (bytes <= bytes_) return;
-    const std::size_t grown = std::max(bytes, 2 * bytes_);
-    if (pinned_ != nullptr) check_cuda(cudaFreeHost(pinned_), "cudaFreeHost(staging buffer)");
-    pinned_ = nullptr;
-    bytes_ = 0;
+    if (cudaEventQuery(slot.copied) == cudaErrorNotReady) count_host_wait();
+    check_cuda(cudaEventSynchronize(slot.copied), "cudaEventSynchronize(the last copy of the slot's host arrays)");
+    if (bytes <= slot.bytes) return;
+    const std::size_t grown = std::max(bytes, 2 * slot.bytes);
+    if (slot.pinned != nullptr) check_cuda(cudaFreeHost(slot.pinned), "cudaFreeHost(staging slot)");
+    slot.pinned = nullptr;
+    slot.bytes = 0;
     void* p = nullptr;
-    check_cuda(cudaMallocHost(&p, grown), fmt::format("cudaMallocHost(staging buffer, {} bytes)", grown));
+    check_cuda(cudaMallocHost(&p, grown), fmt::format("cudaMallocHost(staging slot, {} bytes)", grown));
     count_driver_allocation();
-    pinned_ = static_cast<std::byte*>(p);
-    bytes_ = grown;
+    slot.pinned = static_cast<std::byte*>(p);
+    slot.bytes = grown;
   }
 
-  std::byte* pinned_ = nullptr;
-  std::size_t bytes_ = 0;
-  cudaEvent_t copied_ = nullptr;  // recorded after the copy that last read the buffer
+  std::array<Slot, kSlots> slots_{};
+  std::size_t next_ = 0;
 };
 
 template <typename T>

@@ -8,9 +8,9 @@
 // Every call is queued on the object's one non-blocking stream, in call order, and returns at
 // once, except those that hand something to the host: cross_entropy_loss, return_gradients of
 // host gradients, squared_norm and settle_times wait, and set_positions / the token uploads wait
-// when a host staging buffer must be reused (below). bind_params of host values returns once
-// the driver has staged them (pageable memory) or at once (page-locked memory, read when the
-// stream reaches the copy).
+// when a host staging slot must be reused before its copy ran (below). bind_params of host
+// values returns once the driver has staged them (pageable memory) or at once (page-locked
+// memory, read when the stream reaches the copy).
 //
 //   linear_*          cuBLASLt (cublaslt_gemm.hpp) on the row-major shapes of gemm_shape.hpp,
 //                     operands in layer_ops.cpp's order; bf16 operands, fp32 accumulation; y
@@ -19,9 +19,10 @@
 //   cross_entropy_*   the cross-entropy kernels (one block per row, deterministic)
 //
 // Host arrays a call needs on the device (positions, token ids, token groups, targets) go
-// through one pinned staging buffer: a call waits for the copy that last read it (an event,
-// normally long done) before rewriting it, then copies it into a block of memory() on the
-// stream. The block is freed in stream order, after the kernels that read it.
+// through 8 pinned staging slots taken in turn: a call waits for the copy that last read its
+// slot (an event, 8 uploads ago: long done in a warm step) before rewriting it, then copies it
+// into a block of memory() on the stream. The block is freed in stream order, after the kernels
+// that read it.
 //
 // The kernels are deterministic for fixed sizes (no float atomics) and cuBLASLt's plan is
 // chosen once per shape (cuBLAS states repeatable bits on one GPU model; not checked here), so
