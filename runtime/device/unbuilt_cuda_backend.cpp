@@ -6,7 +6,7 @@
 namespace burst::rt::detail {
 namespace {
 
-class Unbuilt final : public CudaBackend {
+class UnbuiltCuda final : public CudaBackend {
  public:
   GpuProbe probe() override {
     return {0, "this burst was built without CUDA; rebuild with the CUDA toolkit installed (BURST_WITH_CUDA=AUTO or ON)"};
@@ -30,7 +30,7 @@ class Unbuilt final : public CudaBackend {
 }  // namespace
 
 CudaBackend& cuda_backend() {
-  static Unbuilt backend;
+  static UnbuiltCuda backend;
   return backend;
 }
 

@@ -6,7 +6,7 @@
 namespace burst::rt::detail {
 namespace {
 
-class Unbuilt final : public NcclBackend {
+class UnbuiltNccl final : public NcclBackend {
  public:
   std::string version() override { return ""; }
   std::unique_ptr<Communicator> ring_transport(Communicator&, const NcclOpLists&, void*) override {
@@ -23,7 +23,7 @@ class Unbuilt final : public NcclBackend {
 }  // namespace
 
 NcclBackend& nccl_backend() {
-  static Unbuilt backend;
+  static UnbuiltNccl backend;
   return backend;
 }
 
