@@ -147,7 +147,9 @@ struct ReceiveState final : LoopbackState {
   // Under the hub's mutex: a message sent now, or one kept in the mailbox.
   void deliver(const void* payload, std::size_t bytes) {
     received = bytes;
-    if (received == destination.bytes() && received > 0) hub.copy->deliver(destination.data, key.to, payload, key.from, received);
+    if (received == destination.bytes() && received > 0) {
+      hub.copy->deliver(destination.data, key.to, payload, key.from, received, posted.get());
+    }
     delivered = true;
   }
   void deliver(KeptMessage& message) {
@@ -165,6 +167,7 @@ struct ReceiveState final : LoopbackState {
   LoopbackHub& hub;
   MessageKey key;
   MutBuffer destination;
+  std::unique_ptr<KeptMessage> posted;  // the copy's mark of when the receive was posted
   bool delivered = false;
   std::size_t received = 0;
 };
@@ -256,6 +259,7 @@ std::unique_ptr<Request::State> LoopbackCommunicator::post_recv(MutBuffer data, 
     box->second.pop_front();
     if (box->second.empty()) hub_->mailbox.erase(box);
   } else {
+    receive->posted = hub_->copy->receive_posted(rank_);
     hub_->waiting[receive->key].push_back(receive.get());
   }
   return receive;

@@ -58,10 +58,14 @@ class MessageCopy {
   [[nodiscard]] virtual bool reads_device_memory() const = 0;
   // `bytes` from `src` to `dst`, complete when it returns: collective inputs and results.
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
-  // A message of rank `from` into the posted receive `dst` of rank `to`: after what `from`
-  // queued before sending, before what `to` queues once its receive completed, and before
-  // `from` reuses `src` (on the host: a copy, at once).
-  virtual void deliver(void* dst, int /*to*/, const void* src, int /*from*/, std::size_t bytes) { copy(dst, src, bytes); }
+  // Rank `to` posts a receive now: what a later deliver orders its copy after (null: nothing).
+  [[nodiscard]] virtual std::unique_ptr<KeptMessage> receive_posted(int /*to*/) { return nullptr; }
+  // A message of rank `from` into the posted receive `dst` of rank `to` (`posted`: what
+  // receive_posted gave it): after what `from` queued before sending, before what `to` queues
+  // once its receive completed, and before `from` reuses `src` (on the host: a copy, at once).
+  virtual void deliver(void* dst, int /*to*/, const void* src, int /*from*/, std::size_t bytes, KeptMessage* /*posted*/) {
+    copy(dst, src, bytes);
+  }
   // A message of rank `from` whose receive is not posted yet, kept for deliver_kept.
   [[nodiscard]] virtual std::unique_ptr<KeptMessage> keep(const void* src, int from, std::size_t bytes);
   // A kept message into the receive `dst` of rank `to`, ordered as deliver's.

@@ -77,27 +77,24 @@ KernelStats stats_of(const TileList& list, const Shape& q, double flops_per_scor
 // A block pair's host arrays (positions, block-sparse table, tile list) on the device, made on
 // the pair's first call and kept: the ring runs the same pairs in every layer and every step, so
 // after the first step the calls build no tile list and upload nothing (device_traffic.hpp).
-// A pair is known by a 64-bit FNV-1a hash of its positions and mask with their sizes (the same
-// positions and mask make the same tile list). The cache holds at most kMaxBytes of device
-// memory; a pair that would pass it empties it first (frees ordered on the stream, after the
-// kernels that read them), so a workload of ever new pairs uploads as before and never grows.
+// A pair is found by a hash of its positions and mask (64-bit words, FNV-1a) and then compared
+// exactly with the positions and mask the entry keeps. The device arrays come from the kernels'
+// memory (its stream-ordered pool); the packed host arrays stay with the entry, so the upload
+// never reads freed memory however the driver stages it. The cache holds at most kMaxBytes of
+// device memory; a pair that would pass it empties it first (after the stream has drained, the
+// frees in stream order), so a workload of ever new pairs uploads as before and never grows.
 class PairCache {
  public:
-  PairCache() = default;
-  PairCache(const PairCache&) = delete;
-  PairCache& operator=(const PairCache&) = delete;
-  // After the kernels' stream has been synchronised (~CudaAttentionKernels).
-  ~PairCache() {
-    for (auto& [key, entry] : entries_) (void)cudaFree(entry.device);
-  }
-
   // The pair's PairInputs (its operands in place, its arrays on the device) and its tile list's counts.
-  std::pair<gpu::PairInputs, const TileList&> get(const PairOperands& in, const AttentionMask& mask, cudaStream_t stream) {
-    const Key key = key_of(in, mask);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) it = entries_.emplace(key, upload(in, mask, stream)).first;
-    const Entry& e = it->second;
-    const auto at = [&](std::size_t i) { return static_cast<const std::byte*>(e.device) + e.at[i]; };
+  std::pair<gpu::PairInputs, const TileList&> get(const PairOperands& in, const AttentionMask& mask, KernelMemory& memory,
+                                                   cudaStream_t stream) {
+    const std::uint64_t key = hash_of(in, mask);
+    Entry* e = nullptr;
+    for (auto [it, end] = entries_.equal_range(key); it != end && e == nullptr; ++it) {
+      if (it->second.matches(in, mask)) e = &it->second;
+    }
+    if (e == nullptr) e = &entries_.emplace(key, upload(in, mask, memory, stream))->second;
+    const auto at = [&](std::size_t i) { return e->device.data() + e->at[i]; };
     gpu::PairInputs p;
     p.shape = {in.q.shape.tokens, in.k.shape.tokens, in.q.shape.heads, in.k.shape.heads, in.q.shape.head_dim};
     p.q = bf16_of(in.q);
@@ -107,50 +104,67 @@ class PairCache {
     p.k_positions = reinterpret_cast<const std::int64_t*>(at(1));  // NOLINT
     p.mask = view_of(mask);
     if (mask.sparse) p.mask.sparse = reinterpret_cast<const std::uint8_t*>(at(6));  // NOLINT
-    p.tiles.q_tiles = e.counts.q_tiles;
-    p.tiles.k_tiles = e.counts.k_tiles;
+    p.tiles.q_tiles = e->counts.q_tiles;
+    p.tiles.k_tiles = e->counts.k_tiles;
     p.tiles.by_query_offsets = reinterpret_cast<const std::int32_t*>(at(2));  // NOLINT
     p.tiles.by_query = reinterpret_cast<const hd::TileRef*>(at(3));           // NOLINT
     p.tiles.by_key_offsets = reinterpret_cast<const std::int32_t*>(at(4));    // NOLINT
     p.tiles.by_key = reinterpret_cast<const hd::TileRef*>(at(5));             // NOLINT
-    return {p, e.counts};
+    return {p, e->counts};
+  }
+
+  // Every entry gone; the stream must have drained (the uploads read their host arrays).
+  void clear() {
+    entries_.clear();
+    used_ = 0;
   }
 
  private:
   static constexpr std::size_t kMaxBytes = std::size_t{256} << 20;
 
-  struct Key {
-    std::uint64_t hash = 0;
-    std::size_t q_count = 0, k_count = 0;
-    auto operator<=>(const Key&) const = default;
-  };
   struct Entry {
-    void* device = nullptr;     // the packed arrays, from the stream-ordered pool
-    std::size_t bytes = 0;
-    std::vector<std::size_t> at;  // each array's offset
-    TileList counts;            // the tile list's counts (its arrays dropped: they are on the device)
+    std::vector<std::int64_t> q_positions, k_positions;
+    AttentionMask mask;
+    std::vector<std::byte> packed;  // the host arrays, as uploaded
+    std::vector<std::size_t> at;    // each array's offset in them
+    MemoryBlock device;             // the same bytes in the kernels' memory
+    TileList counts;                // the tile list's counts (its arrays dropped: they are packed)
+
+    [[nodiscard]] bool matches(const PairOperands& in, const AttentionMask& m) const {
+      const auto same = [](const std::vector<std::int64_t>& kept, std::span<const std::int64_t> given) {
+        return std::equal(kept.begin(), kept.end(), given.begin(), given.end());
+      };
+      const bool same_sparse = mask.sparse.has_value() == m.sparse.has_value() &&
+                               (!m.sparse || (mask.sparse->block == m.sparse->block && mask.sparse->blocks == m.sparse->blocks &&
+                                              mask.sparse->allowed == m.sparse->allowed));
+      return same(q_positions, in.q_positions) && same(k_positions, in.k_positions) && mask.base == m.base && same_sparse;
+    }
   };
 
-  static void hash_bytes(std::uint64_t& h, const void* data, std::size_t bytes) {
+  static void hash_words(std::uint64_t& h, const void* data, std::size_t bytes) {
     const auto* p = static_cast<const unsigned char*>(data);
-    for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
-  }
-
-  static Key key_of(const PairOperands& in, const AttentionMask& mask) {
-    std::uint64_t h = 0xcbf29ce484222325ULL;
-    hash_bytes(h, in.q_positions.data(), in.q_positions.size_bytes());
-    hash_bytes(h, in.k_positions.data(), in.k_positions.size_bytes());
-    const std::int64_t base[3] = {static_cast<std::int64_t>(mask.base.kind), mask.base.window, mask.base.doc_len};
-    hash_bytes(h, base, sizeof base);
-    if (mask.sparse) {
-      const std::int64_t shape[2] = {mask.sparse->block, mask.sparse->blocks};
-      hash_bytes(h, shape, sizeof shape);
-      hash_bytes(h, mask.sparse->allowed.data(), mask.sparse->allowed.size());
+    std::size_t i = 0;
+    for (; i + 8 <= bytes; i += 8) {
+      std::uint64_t word = 0;
+      std::memcpy(&word, p + i, 8);
+      h = (h ^ word) * 0x100000001b3ULL;
     }
-    return {h, in.q_positions.size(), in.k_positions.size()};
+    for (; i < bytes; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
   }
 
-  Entry upload(const PairOperands& in, const AttentionMask& mask, cudaStream_t stream) {
+  static std::uint64_t hash_of(const PairOperands& in, const AttentionMask& mask) {
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    const std::uint64_t sizes[2] = {in.q_positions.size(), in.k_positions.size()};
+    hash_words(h, sizes, sizeof sizes);
+    hash_words(h, in.q_positions.data(), in.q_positions.size_bytes());
+    hash_words(h, in.k_positions.data(), in.k_positions.size_bytes());
+    const std::int64_t base[3] = {static_cast<std::int64_t>(mask.base.kind), mask.base.window, mask.base.doc_len};
+    hash_words(h, base, sizeof base);
+    if (mask.sparse) hash_words(h, mask.sparse->allowed.data(), mask.sparse->allowed.size());
+    return h;
+  }
+
+  Entry upload(const PairOperands& in, const AttentionMask& mask, KernelMemory& memory, cudaStream_t stream) {
     TileList list = build_tile_list(in.q_positions, in.k_positions, mask, gpu::kTileRows, gpu::kTileRows);
     std::vector<std::span<const std::byte>> parts{
         std::as_bytes(in.q_positions), std::as_bytes(in.k_positions), std::as_bytes(std::span(list.by_query_offsets)),
@@ -158,21 +172,29 @@ class PairCache {
         std::as_bytes(std::span(list.by_key))};
     if (mask.sparse) parts.push_back(std::as_bytes(std::span(mask.sparse->allowed)));
     Entry e;
+    std::size_t bytes = 0;
     for (const auto& part : parts) {
-      e.at.push_back((e.bytes + 15) / 16 * 16);
-      e.bytes = e.at.back() + part.size();
+      e.at.push_back((bytes + 15) / 16 * 16);
+      bytes = e.at.back() + part.size();
     }
-    e.bytes = std::max<std::size_t>(e.bytes, 16);
-    if (used_ + e.bytes > kMaxBytes) clear(stream);
-    std::vector<std::byte> packed(e.bytes);
-    for (std::size_t i = 0; i < parts.size(); ++i) std::copy(parts[i].begin(), parts[i].end(), packed.begin() + static_cast<std::ptrdiff_t>(e.at[i]));
-    check_cuda(cudaMallocAsync(&e.device, e.bytes, stream), fmt::format("cudaMallocAsync(a block pair's arrays, {} bytes)", e.bytes));
-    count_driver_allocation();
-    // From pageable memory: the copy has read `packed` when it returns.
-    check_cuda(cudaMemcpyAsync(e.device, packed.data(), e.bytes, cudaMemcpyHostToDevice, stream),
-               fmt::format("cudaMemcpyAsync(a block pair's arrays, {} bytes)", e.bytes));
-    count_host_to_device(e.bytes);
-    used_ += e.bytes;
+    bytes = std::max<std::size_t>(bytes, 16);
+    if (used_ + bytes > kMaxBytes) {
+      check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize(before emptying the block pairs' cache)");
+      count_host_wait();
+      clear();
+    }
+    e.packed.resize(bytes);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      std::copy(parts[i].begin(), parts[i].end(), e.packed.begin() + static_cast<std::ptrdiff_t>(e.at[i]));
+    }
+    e.device = memory.allocate(bytes);
+    check_cuda(cudaMemcpyAsync(e.device.data(), e.packed.data(), bytes, cudaMemcpyHostToDevice, stream),
+               fmt::format("cudaMemcpyAsync(a block pair's arrays, {} bytes)", bytes));
+    count_host_to_device(bytes);
+    used_ += bytes;
+    e.q_positions.assign(in.q_positions.begin(), in.q_positions.end());
+    e.k_positions.assign(in.k_positions.begin(), in.k_positions.end());
+    e.mask = mask;
     list.by_query_offsets = {};
     list.by_query = {};
     list.by_key_offsets = {};
@@ -181,13 +203,7 @@ class PairCache {
     return e;
   }
 
-  void clear(cudaStream_t stream) {
-    for (auto& [key, entry] : entries_) check_cuda(cudaFreeAsync(entry.device, stream), "cudaFreeAsync(a block pair's arrays)");
-    entries_.clear();
-    used_ = 0;
-  }
-
-  std::map<Key, Entry> entries_;
+  std::multimap<std::uint64_t, Entry> entries_;
   std::size_t used_ = 0;
 };
 
@@ -287,7 +303,8 @@ CudaAttentionKernels::CudaAttentionKernels(Options options, void* stream, Kernel
 
 CudaAttentionKernels::~CudaAttentionKernels() {  // no throwing here
   if (!state_ || state_->stream == nullptr) return;
-  (void)cudaStreamSynchronize(state_->stream);  // nothing queued still reads the pinned upload or the events
+  (void)cudaStreamSynchronize(state_->stream);  // nothing queued still reads the pairs' arrays or the events
+  state_->pairs.clear();  // their blocks freed on the stream, before it goes
   if (state_->owns_stream) (void)cudaStreamDestroy(state_->stream);
 }
 
@@ -310,7 +327,7 @@ KernelStats CudaAttentionKernels::forward(const PairOperands& in, const Attentio
 
   State& s = *state_;
   s.select_device();
-  const auto [pair, list] = s.pairs.get(in, mask, s.stream);
+  const auto [pair, list] = s.pairs.get(in, mask, *s.memory, s.stream);
   KernelStats stats = stats_of(list, in.q.shape, 4.0);
   s.run(stats, [&] { gpu::flash_forward(pair, o, lse, s.stream); });
   return stats;
@@ -359,7 +376,7 @@ KernelStats CudaAttentionKernels::backward(const PairOperands& in, const Attenti
 
   State& s = *state_;
   s.select_device();
-  const auto [pair, list] = s.pairs.get(in, mask, s.stream);
+  const auto [pair, list] = s.pairs.get(in, mask, *s.memory, s.stream);
   const gpu::BackwardInputs grad_in{bf16_of(d_o), lse, delta};
   const gpu::Gradients out{d_q, d_k, d_v};
   KernelStats stats = stats_of(list, in.q.shape, 10.0);

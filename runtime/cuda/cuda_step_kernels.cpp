@@ -218,6 +218,7 @@ struct CudaStepKernels::State {
   // time_span's event pairs (the first spans_used pending) and where each one's seconds go.
   std::vector<std::unique_ptr<gpu::EventPair>> spans;
   std::size_t spans_used = 0;
+  std::size_t last_stop = 0;  // the span whose stop was recorded last
   std::vector<double*> span_seconds;
 
   void select_device() const {
@@ -560,24 +561,36 @@ void CudaStepKernels::time_span(const std::function<void()>& part, double& secon
   State& s = *state_;
   s.select_device();
   if (s.spans_used == s.spans.size()) s.spans.push_back(std::make_unique<gpu::EventPair>());
-  const gpu::EventPair& span = *s.spans[s.spans_used];
+  const std::size_t index = s.spans_used++;
+  const gpu::EventPair& span = *s.spans[index];
   s.span_seconds.push_back(&seconds);
-  ++s.spans_used;
   span.record_start(s.stream.handle);
-  part();
+  try {
+    part();
+  } catch (...) {  // this span and those inside it never end: drop them (their seconds may be gone)
+    s.spans_used = index;
+    s.span_seconds.resize(index);
+    throw;
+  }
   s.select_device();
   span.record_stop(s.stream.handle);
+  s.last_stop = index;
 }
 
 void CudaStepKernels::settle_times() {
   State& s = *state_;
   if (s.spans_used == 0) return;
   s.select_device();
-  check_cuda(cudaEventSynchronize(s.spans[s.spans_used - 1]->stop()), "cudaEventSynchronize(the step's timers)");
+  // The stop recorded last (an outer span's, with nesting) is the latest in the stream.
+  check_cuda(cudaEventSynchronize(s.spans[s.last_stop]->stop()), "cudaEventSynchronize(the step's timers)");
   count_host_wait();
-  for (std::size_t i = 0; i < s.spans_used; ++i) *s.span_seconds[i] += s.spans[i]->seconds();
-  s.spans_used = 0;
-  s.span_seconds.clear();
+  for (std::size_t i = 0; i < s.spans_used; ++i) *s.span_seconds[i] += s.spans[i]->elapsed_s();
+  discard_times();
+}
+
+void CudaStepKernels::discard_times() {
+  state_->spans_used = 0;
+  state_->span_seconds.clear();
 }
 
 }  // namespace burst::rt

@@ -88,6 +88,7 @@ class CudaStepKernels final : public StepKernels {
                               std::span<const std::int32_t> targets, double scale, StepTensor dl) override;
   void time_span(const std::function<void()>& part, double& seconds) override;
   void settle_times() override;
+  void discard_times() override;
 
  private:
   struct State;

@@ -164,6 +164,11 @@ void DeviceKernelMemory::convert(const float* src, DType dtype, std::byte* dst, 
 void DeviceKernelMemory::copy_rows(std::byte* dst, std::size_t dst_pitch, const std::byte* src, std::size_t src_pitch,
                                    std::size_t row_bytes, std::size_t rows) {
   if (row_bytes == 0 || rows == 0) return;
+  if (rows == 1 || (dst_pitch == row_bytes && src_pitch == row_bytes)) {  // contiguous: no pitch limit (2D copies cap it below 2 GiB)
+    check_cuda(cudaMemcpyAsync(dst, src, rows * row_bytes, cudaMemcpyDeviceToDevice, stream_),
+               fmt::format("cudaMemcpyAsync({} bytes, device to device)", rows * row_bytes));
+    return;
+  }
   check_cuda(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows, cudaMemcpyDeviceToDevice, stream_),
              fmt::format("cudaMemcpy2DAsync({} rows of {} bytes, device to device)", rows, row_bytes));
 }

@@ -13,6 +13,7 @@
 
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/device_kernel_memory.hpp"
 #include "runtime/cuda/element_kernels.hpp"
 #include "runtime/kernels/device_traffic.hpp"
 
@@ -34,17 +35,35 @@ void wait_and_release(cudaStream_t waiter, cudaEvent_t event) {
   (void)cudaEventDestroy(event);
 }
 
+// A message (or collective input) kept in staging memory of its sender's pool.
 struct DeviceKept final : KeptMessage {
   DeviceKept() = default;
   DeviceKept(const DeviceKept&) = delete;
   DeviceKept& operator=(const DeviceKept&) = delete;
-  ~DeviceKept() override {  // a message never received (the job failed): no throwing here
+  ~DeviceKept() override {  // no throwing here
     if (ready != nullptr) (void)cudaEventDestroy(ready);
-    if (staging != nullptr) (void)cudaFree(staging);  // (its readers' events, shared with other inputs, are left)
   }
-  void* staging = nullptr;     // the stream-ordered pool's, made on the sender's stream
-  cudaEvent_t ready = nullptr;  // after the copy into it
+  MemoryBlock staging;               // freed in its sender's stream order
+  cudaEvent_t ready = nullptr;       // after the copy into it
+  cudaStream_t owner = nullptr;      // the sender's stream, which frees it
   std::vector<cudaEvent_t> readers;  // a collective's: after each rank's reads of it (shared events)
+};
+
+// Where a receive was posted: an event on the receiver's stream, after which its buffer exists.
+struct PostedMark final : KeptMessage {
+  PostedMark() = default;
+  PostedMark(const PostedMark&) = delete;
+  PostedMark& operator=(const PostedMark&) = delete;
+  ~PostedMark() override {
+    if (event != nullptr) (void)cudaEventDestroy(event);
+  }
+  cudaEvent_t event = nullptr;
+};
+
+// A rank's stream and the staging pool on it.
+struct Rank {
+  cudaStream_t stream = nullptr;
+  std::unique_ptr<DeviceKernelMemory> staging;
 };
 
 class DeviceMessageCopy final : public MessageCopy {
@@ -67,61 +86,81 @@ class DeviceMessageCopy final : public MessageCopy {
     if (from_device && !to_device) count_device_to_host(bytes);
   }
 
-  void deliver(void* dst, int to, const void* src, int from, std::size_t bytes) override {
-    const cudaStream_t sender = stream_of(from), receiver = stream_of(to);
-    if (sender == nullptr || receiver == nullptr || !is_device_memory(dst) || !is_device_memory(src)) {
+  std::unique_ptr<KeptMessage> receive_posted(int to) override {
+    const Rank* receiver = rank(to);
+    if (receiver == nullptr) return nullptr;
+    auto mark = std::make_unique<PostedMark>();
+    mark->event = record_on(receiver->stream);
+    return mark;
+  }
+
+  // On the sender's stream, after the receive's buffer exists; the receiver's later work waits for it.
+  void deliver(void* dst, int to, const void* src, int from, std::size_t bytes, KeptMessage* posted) override {
+    const Rank* sender = rank(from);
+    const Rank* receiver = rank(to);
+    auto* mark = dynamic_cast<PostedMark*>(posted);
+    if (sender == nullptr || receiver == nullptr || mark == nullptr || !is_device_memory(dst) || !is_device_memory(src)) {
       return copy(dst, src, bytes);
     }
-    wait_and_release(receiver, record_on(sender));
-    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, receiver),
+    check_cuda(cudaStreamWaitEvent(sender->stream, mark->event, 0), "cudaStreamWaitEvent(a loopback receive)");
+    check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, sender->stream),
                fmt::format("cudaMemcpyAsync(a loopback message, {} bytes)", bytes));
-    wait_and_release(sender, record_on(receiver));
+    wait_and_release(receiver->stream, record_on(sender->stream));
   }
 
   std::unique_ptr<KeptMessage> keep(const void* src, int from, std::size_t bytes) override {
-    const cudaStream_t sender = stream_of(from);
+    Rank* sender = rank(from);
     if (sender == nullptr || bytes == 0 || !is_device_memory(src)) return MessageCopy::keep(src, from, bytes);
     auto kept = std::make_unique<DeviceKept>();
     kept->bytes = bytes;
-    check_cuda(cudaMallocAsync(&kept->staging, bytes, sender), fmt::format("cudaMallocAsync(a loopback message, {} bytes)", bytes));
-    check_cuda(cudaMemcpyAsync(kept->staging, src, bytes, cudaMemcpyDeviceToDevice, sender),
+    kept->owner = sender->stream;
+    kept->staging = sender->staging->allocate(bytes);
+    check_cuda(cudaMemcpyAsync(kept->staging.data(), src, bytes, cudaMemcpyDeviceToDevice, sender->stream),
                fmt::format("cudaMemcpyAsync(a loopback message into staging, {} bytes)", bytes));
-    kept->ready = record_on(sender);
+    kept->ready = record_on(sender->stream);
     return kept;
   }
 
+  // On the receiver's stream (its thread is posting the receive); the staging goes in its sender's stream order after.
   void deliver_kept(void* dst, int to, KeptMessage& message) override {
     auto* kept = dynamic_cast<DeviceKept*>(&message);
     if (kept == nullptr) return MessageCopy::deliver_kept(dst, to, message);
-    const cudaStream_t receiver = stream_of(to);
+    const Rank* receiver = rank(to);
     if (receiver == nullptr || !is_device_memory(dst)) {
       check_cuda(cudaEventSynchronize(kept->ready), "cudaEventSynchronize(a kept loopback message)");
       count_host_wait();
-      return copy(dst, kept->staging, kept->bytes);
+      return copy(dst, kept->staging.data(), kept->bytes);
     }
-    wait_and_release(receiver, std::exchange(kept->ready, nullptr));
-    check_cuda(cudaMemcpyAsync(dst, kept->staging, kept->bytes, cudaMemcpyDeviceToDevice, receiver),
+    wait_and_release(receiver->stream, std::exchange(kept->ready, nullptr));
+    check_cuda(cudaMemcpyAsync(dst, kept->staging.data(), kept->bytes, cudaMemcpyDeviceToDevice, receiver->stream),
                fmt::format("cudaMemcpyAsync(a kept loopback message, {} bytes)", kept->bytes));
-    check_cuda(cudaFreeAsync(std::exchange(kept->staging, nullptr), receiver), "cudaFreeAsync(a kept loopback message)");
+    wait_and_release(kept->owner, record_on(receiver->stream));
+    kept->staging = {};  // freed on its owner's stream, after the copy out of it
   }
 
-  // Under the hub's mutex, as every other call.
-  void use_stream(int rank, void* stream) override { streams_[rank] = static_cast<cudaStream_t>(stream); }
+  // Under the hub's mutex, as every other call; from the rank's own thread (its device is current).
+  void use_stream(int r, void* stream) override {
+    int device = 0;
+    check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+    Rank& entry = ranks_[r];
+    entry.stream = static_cast<cudaStream_t>(stream);
+    entry.staging = std::make_unique<DeviceKernelMemory>(device, entry.stream);
+  }
 
   // fp32 sums (ZeRO's gradients) and copies (its parameter gathers, broadcasts) of device buffers
   // of a rank whose stream is known; the rest (host values, other reductions) on the host.
-  [[nodiscard]] bool collective_on_device(const Envelope& e, int rank, const void* input, const void* output) const override {
+  [[nodiscard]] bool collective_on_device(const Envelope& e, int r, const void* input, const void* output) const override {
     const bool sum = (e.operation == Operation::Allreduce || e.operation == Operation::ReduceScatter) &&
                      e.dtype == DType::F32 && e.op == ReduceOp::Sum;
     const bool copies = e.operation == Operation::Allgather || e.operation == Operation::Broadcast;
-    return (sum || copies) && e.count > 0 && stream_of(rank) != nullptr &&
+    return (sum || copies) && e.count > 0 && ranks_.contains(r) &&
            (input == nullptr || is_device_memory(input)) && (output == nullptr || is_device_memory(output)) &&
            (input != nullptr || output != nullptr);
   }
 
-  void collective_result(const Envelope& e, int rank, void* output, std::span<KeptMessage* const> inputs,
+  void collective_result(const Envelope& e, int r, void* output, std::span<KeptMessage* const> inputs,
                          bool last) override {
-    const cudaStream_t stream = stream_of(rank);
+    const cudaStream_t stream = rank(r)->stream;
     std::vector<DeviceKept*> kept;
     for (KeptMessage* k : inputs) kept.push_back(dynamic_cast<DeviceKept*>(k));
     for (DeviceKept* k : kept) {
@@ -129,9 +168,9 @@ class DeviceMessageCopy final : public MessageCopy {
     }
     const std::size_t bytes = e.bytes();
     auto* out = static_cast<std::byte*>(output);
-    const auto input = [&](std::size_t r, std::size_t offset) {
-      if (kept[r] == nullptr) throw Error(Problem{"loopback collective", fmt::format("rank {} gave no input", r), "", ""});
-      return static_cast<const std::byte*>(kept[r]->staging) + offset;
+    const auto input = [&](std::size_t i, std::size_t offset) {
+      if (kept[i] == nullptr) throw Error(Problem{"loopback collective", fmt::format("rank {} gave no input", i), "", ""});
+      return kept[i]->staging.data() + offset;
     };
     const auto copy_in = [&](std::byte* to, const std::byte* from, std::size_t n) {
       check_cuda(cudaMemcpyAsync(to, from, n, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync(a loopback collective)");
@@ -139,18 +178,18 @@ class DeviceMessageCopy final : public MessageCopy {
     switch (e.operation) {
       case Operation::Allreduce:
       case Operation::ReduceScatter: {  // rank order, as the host's reductions
-        const std::size_t offset = e.operation == Operation::ReduceScatter ? static_cast<std::size_t>(rank) * bytes : 0;
+        const std::size_t offset = e.operation == Operation::ReduceScatter ? static_cast<std::size_t>(r) * bytes : 0;
         copy_in(out, input(0, offset), bytes);
-        for (std::size_t r = 1; r < kept.size(); ++r) {
-          accumulate_on_device(reinterpret_cast<float*>(out), input(r, offset), false, e.count, stream);  // NOLINT: fp32
+        for (std::size_t i = 1; i < kept.size(); ++i) {
+          accumulate_on_device(reinterpret_cast<float*>(out), input(i, offset), false, e.count, stream);  // NOLINT: fp32
         }
         break;
       }
       case Operation::Allgather:
-        for (std::size_t r = 0; r < kept.size(); ++r) copy_in(out + r * bytes, input(r, 0), bytes);
+        for (std::size_t i = 0; i < kept.size(); ++i) copy_in(out + i * bytes, input(i, 0), bytes);
         break;
       case Operation::Broadcast:
-        if (rank != e.peer) copy_in(out, input(static_cast<std::size_t>(e.peer), 0), bytes);
+        if (r != e.peer) copy_in(out, input(static_cast<std::size_t>(e.peer), 0), bytes);
         break;
       default: throw Error(Problem{"loopback collective", "not a device collective", "", ""});
     }
@@ -159,28 +198,27 @@ class DeviceMessageCopy final : public MessageCopy {
       if (k != nullptr) k->readers.push_back(read);
     }
     if (!last) return;
-    // Every rank has queued its reads: the inputs go once all of them are done, in this stream's order.
+    // Every rank has queued its reads: each input goes on its owner's stream once all of them are done.
     std::vector<cudaEvent_t> events;
     for (DeviceKept* k : kept) {
       if (k == nullptr) continue;
-      for (const cudaEvent_t r : k->readers) {
-        check_cuda(cudaStreamWaitEvent(stream, r, 0), "cudaStreamWaitEvent(a loopback collective's readers)");
-        if (std::find(events.begin(), events.end(), r) == events.end()) events.push_back(r);
+      for (const cudaEvent_t reader : k->readers) {
+        check_cuda(cudaStreamWaitEvent(k->owner, reader, 0), "cudaStreamWaitEvent(a loopback collective's readers)");
+        if (std::find(events.begin(), events.end(), reader) == events.end()) events.push_back(reader);
       }
       k->readers.clear();
-      check_cuda(cudaFreeAsync(std::exchange(k->staging, nullptr), stream), "cudaFreeAsync(a loopback collective's input)");
-      (void)cudaEventDestroy(std::exchange(k->ready, nullptr));
+      k->staging = {};
     }
-    for (const cudaEvent_t r : events) (void)cudaEventDestroy(r);
+    for (const cudaEvent_t reader : events) (void)cudaEventDestroy(reader);
   }
 
  private:
-  [[nodiscard]] cudaStream_t stream_of(int rank) const {
-    const auto it = streams_.find(rank);
-    return it == streams_.end() ? nullptr : it->second;
+  [[nodiscard]] Rank* rank(int r) {
+    const auto it = ranks_.find(r);
+    return it == ranks_.end() ? nullptr : &it->second;
   }
 
-  std::map<int, cudaStream_t> streams_;
+  std::map<int, Rank> ranks_;
 };
 
 }  // namespace

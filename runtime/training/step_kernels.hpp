@@ -153,6 +153,8 @@ class StepKernels {
   // Adds every pending span into its `seconds` (the GPU waits for the last one); the step calls
   // it once, at its end.
   virtual void settle_times() {}
+  // Forgets every pending span without reading it (a step that failed: its `seconds` are gone).
+  virtual void discard_times() {}
 };
 
 // The CPU backend: host memory, fp32, the ops of layer_ops.hpp and the CPU cross-entropy.

@@ -354,8 +354,13 @@ StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
   Pass pass;
   pass.layers.resize(model_.layers.size());
   ChunkedLmHeadLoss head(kernels_, lm_head_chunks_, &ledger_);
-  kernels_.time_span([&] { forward(weights, in, head, pass); }, pass.out.forward_s);
-  kernels_.time_span([&] { backward(weights, in, head, pass); }, pass.out.backward_s);
+  try {
+    kernels_.time_span([&] { forward(weights, in, head, pass); }, pass.out.forward_s);
+    kernels_.time_span([&] { backward(weights, in, head, pass); }, pass.out.backward_s);
+  } catch (...) {
+    kernels_.discard_times();  // the spans' seconds were in `pass`
+    throw;
+  }
   kernels_.settle_times();  // the spans' seconds into pass.out
   return pass.out;
 }

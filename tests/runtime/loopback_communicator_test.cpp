@@ -257,7 +257,11 @@ class RecordingCopy final : public MessageCopy {
  public:
   [[nodiscard]] bool reads_device_memory() const override { return true; }
   void copy(void* dst, const void* src, std::size_t bytes) override { host_message_copy(dst, src, bytes); }
-  void deliver(void* dst, int to, const void* src, int from, std::size_t bytes) override {
+  std::unique_ptr<KeptMessage> receive_posted(int to) override {
+    calls.push_back(fmt::format("receive posted by {}", to));
+    return nullptr;
+  }
+  void deliver(void* dst, int to, const void* src, int from, std::size_t bytes, KeptMessage* /*posted*/) override {
     calls.push_back(fmt::format("deliver {} -> {}, {} bytes", from, to, bytes));
     copy(dst, src, bytes);
   }
@@ -292,7 +296,7 @@ TEST_CASE("the job's copy learns each message's sender and receiver, and each ra
   CHECK(early == block);
   CHECK(late == block);
   CHECK(recording->calls == std::vector<std::string>{fmt::format("rank 1 on stream {}", static_cast<void*>(&stream_of_rank1)),
-                                                     "deliver 0 -> 1, 16 bytes", "keep from 0, 16 bytes",
+                                                     "receive posted by 1", "deliver 0 -> 1, 16 bytes", "keep from 0, 16 bytes",
                                                      "deliver kept -> 1, 16 bytes"});
 }
 
