@@ -44,10 +44,26 @@ void place_shard(Whole& whole, const TrainingState& part, std::int64_t rank, con
   mismatch("step", part.step, whole.state.step);
   mismatch("AdamW step", part.adam_step, whole.state.adam_step);
   const Json pieces = zero.contains("pieces") && zero["pieces"].is_array() ? zero["pieces"] : Json::array();
-  for (const Json& p : pieces) {
-    const auto flat = p.at(0).get<std::size_t>(), count = p.at(1).get<std::size_t>(), at = p.at(2).get<std::size_t>();
-    if (flat + count > whole.state.params.size() || at + count > part.params.size()) {
-      problems.add(file, fmt::format("piece [{}, {}) at {} lies outside the state", flat, flat + count, at));
+  // Whether [first, first + count) lies in `size` elements: without computing first + count,
+  // which a crafted file can make wrap past 2^64.
+  const auto inside = [](std::size_t first, std::size_t count, std::size_t size) { return first <= size && count <= size - first; };
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const Json& p = pieces[i];
+    const bool shaped = p.is_array() && p.size() == 3 &&
+                        std::all_of(p.begin(), p.end(), [](const Json& x) { return x.is_number_unsigned(); });
+    if (!shaped) {
+      problems.add(file, fmt::format("bad ZeRO metadata: 'zero/pieces/{}' is {}", i, p.dump()),
+                   "[flat offset, count, offset in the shard], non-negative integers");
+      continue;
+    }
+    const auto flat = p[0].get<std::size_t>(), count = p[1].get<std::size_t>(), at = p[2].get<std::size_t>();
+    bool fits = inside(flat, count, whole.state.params.size()) && inside(at, count, part.params.size());
+    for (const std::vector<float>* moments : {&part.adam_m, &part.adam_v}) {
+      fits = fits && (moments->empty() || inside(at, count, moments->size()));
+    }
+    if (!fits) {
+      problems.add(file, fmt::format("piece {} (flat offset {}, {} floats, at {} in the shard) lies outside the state", i,
+                                     flat, count, at));
       continue;
     }
     const auto copy = [&](const std::vector<float>& from, std::vector<float>& to) {
@@ -84,12 +100,24 @@ void save_manifest(const std::string& path, const ShardMap& shards, int stage, T
   save_training_state(path, header);
 }
 
-TrainingState load_whole_state(const std::string& path) {
-  TrainingState state = load_training_state(path);
+TrainingState load_whole_state(const std::string& path, std::uint64_t model_size) {
+  return assemble_shards(load_training_state(path), path, model_size);
+}
+
+TrainingState assemble_shards(TrainingState state, const std::string& path, std::uint64_t model_size) {
   if (!state.meta.contains("zero")) return state;
   Problems problems;
   const std::int64_t ranks = zero_field(state.meta["zero"], "ranks", path, problems);
   const std::int64_t total = zero_field(state.meta["zero"], "total", path, problems);
+  problems.throw_if_any();
+  // Both sizes are checked against the model before anything is allocated or opened.
+  if (static_cast<std::uint64_t>(total) != model_size) {
+    problems.add(path, fmt::format("bad ZeRO metadata: 'zero/total' is {} floats, this model has {}", total, model_size),
+                 "the model's parameter count", "resume with the model that saved it");
+  }
+  if (ranks < 1 || ranks > kMaxShardFiles) {
+    problems.add(path, fmt::format("bad ZeRO metadata: 'zero/ranks' is {}", ranks), fmt::format("1 to {}", kMaxShardFiles));
+  }
   problems.throw_if_any();
   const auto n = static_cast<std::size_t>(total);
   state.params.assign(n, 0.0f);

@@ -34,8 +34,16 @@ void save_shard(const std::string& path, const ShardMap& shards, int stage, int 
 // Writes the manifest, after every rank's save_shard: `header` carries meta, step and adam_step.
 void save_manifest(const std::string& path, const ShardMap& shards, int stage, TrainingState header);
 
-// The whole state saved at `path`, reassembled from its shards when it is a manifest. Throws
-// burst::Error naming the file at fault (load_training_state's checks, then the shards').
-[[nodiscard]] TrainingState load_whole_state(const std::string& path);
+// The most shard files a manifest may name (one per rank of the job that saved it).
+inline constexpr std::int64_t kMaxShardFiles = 1 << 16;
+
+// The whole state saved at `path`, reassembled from its shards when it is a manifest of a model
+// of `model_size` parameters. Throws burst::Error naming the file at fault: load_training_state's
+// checks, a manifest whose total or rank count does not fit the model (before anything is
+// allocated), then each shard's, every piece bounds-checked without overflow.
+[[nodiscard]] TrainingState load_whole_state(const std::string& path, std::uint64_t model_size);
+// The same from `state`, the file at `path` already read (a manifest gets its shards; a whole
+// state is returned as it is).
+[[nodiscard]] TrainingState assemble_shards(TrainingState state, const std::string& path, std::uint64_t model_size);
 
 }  // namespace burst::rt

@@ -38,7 +38,7 @@ Json model_json(const ModelSpec& m) {
 // The saved state must come from a run of this very model on this data schedule (sequence
 // length, mask, text) and learning rate: otherwise "resume" would silently train something else.
 TrainingState load_matching_state(const std::string& path, const ModelLayout& model, const Json& expected) {
-  TrainingState state = load_whole_state(path);
+  TrainingState state = load_training_state(path);  // the file (or manifest) itself; its shards once it matches
   Problems problems;
   const auto compare = [&](const std::string& key, const Json& want, const Json& got) {
     if (got == want) return;
@@ -56,10 +56,11 @@ TrainingState load_matching_state(const std::string& path, const ModelLayout& mo
       if (dim != "name") compare(dim, value, saved.contains(dim) ? saved[dim] : Json());
     }
   }
-  if (problems.empty() && state.params.size() != model.size()) {
-    problems.add(path, fmt::format("{} parameters saved, the model has {}", state.params.size(), model.size()));
-  }
   problems.throw_if_any();
+  state = assemble_shards(std::move(state), path, model.size());
+  if (state.params.size() != model.size()) {
+    throw Error(Problem{path, fmt::format("{} parameters saved, the model has {}", state.params.size(), model.size())});
+  }
   return state;
 }
 
