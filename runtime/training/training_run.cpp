@@ -59,7 +59,7 @@ TrainingState load_matching_state(const std::string& path, const ModelLayout& mo
   problems.throw_if_any();
   state = assemble_shards(std::move(state), path, model.size());
   if (state.params.size() != model.size()) {
-    throw Error(Problem{path, fmt::format("{} parameters saved, the model has {}", state.params.size(), model.size())});
+    throw Error(Problem{path, fmt::format("{} parameters saved, the model has {}", state.params.size(), model.size()), "", ""});
   }
   return state;
 }
