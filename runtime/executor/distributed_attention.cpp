@@ -62,6 +62,14 @@ DistributedAttention::Held DistributedAttention::stored(const MemoryBlock& value
   return as_dtype({values.data(), DType::F32, shape}, dtype);
 }
 
+void DistributedAttention::write_rounded(const MemoryBlock& values, Shape shape, Destination d) const {
+  const DType act = precision_.activations;
+  // One conversion where the destination holds the activation dtype or fp32 activations; a
+  // bf16 copy first only where fp32 storage must keep bf16-rounded values (the CPU step's).
+  if (act == DType::F32 || d.dtype == act) return write({values.data(), DType::F32, shape}, d);
+  write(stored(values, shape, act).operand, d);
+}
+
 void DistributedAttention::exchange(const std::byte* send, std::byte* recv, std::size_t block_elements, DType dtype,
                                     UlyssesTensor tensor) {
   const std::size_t count = block_elements * static_cast<std::size_t>(u_);
@@ -113,7 +121,7 @@ RingAttentionStats DistributedAttention::forward(Operand q_in, Operand k_in, Ope
   const Shape lse_shape{q_split_.tokens, q_split_.heads, 1};
   if (u_ == 1) {
     RingOutputs out = ring_.forward(q.operand, k.operand, v.operand);
-    write(stored(out.o, q_split_, act).operand, o);  // rounded as the activations are
+    write_rounded(out.o, q_split_, o);
     write({out.lse.data(), DType::F32, lse_shape}, lse);
     return out.stats;
   }
@@ -138,9 +146,9 @@ RingAttentionStats DistributedAttention::backward(BackwardMode mode, Operand q_i
              d_o = as_dtype(d_o_in, act);
   if (u_ == 1) {
     RingGradients g = ring_.backward(mode, q.operand, k.operand, v.operand, o.operand, lse, d_o.operand);
-    write(stored(g.d_q, q_split_, act).operand, d_q);
-    write(stored(g.d_k, kv_split_, act).operand, d_k);
-    write(stored(g.d_v, kv_split_, act).operand, d_v);
+    write_rounded(g.d_q, q_split_, d_q);
+    write_rounded(g.d_k, kv_split_, d_k);
+    write_rounded(g.d_v, kv_split_, d_v);
     return g.stats;
   }
   const Held qs = scatter(q.operand, UlyssesTensor::Q), ks = scatter(k.operand, UlyssesTensor::K),

@@ -70,6 +70,8 @@ class DistributedAttention {
   [[nodiscard]] Held as_dtype(Operand t, DType dtype) const;
   // The ring's fp32 result `values` of `shape` stored as `dtype`, rounded as the activations are.
   [[nodiscard]] Held stored(const MemoryBlock& values, Shape shape, DType dtype) const;
+  // The ring's fp32 result `values` of `shape` written into `d`, rounded as the activations are.
+  void write_rounded(const MemoryBlock& values, Shape shape, Destination d) const;
   // Writes `t` (of the destination's shape) into `d`, converting its dtype where they differ.
   void write(const Operand& t, Destination d) const;
   // [r, heads, d] rows of all heads -> [c, heads/U, d] rows of the group for this member's heads.
