@@ -13,6 +13,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 fuzz_seconds=${BURST_FUZZ_SECONDS:-20}
+jobs=$(nproc)  # tests and fuzzers run this many at a time
 passed=0
 failed=0
 skip_lines=""
@@ -24,7 +25,7 @@ stage() { printf '\n== %s (at %d s) ==\n' "$*" $((SECONDS - started)) >&2; }
 # Runs CTest in a build tree and adds its counts to the totals.
 run_ctest() {
   local tree=$1 label=$2 log="$log_dir/ctest-$2.log"
-  ctest --test-dir "$tree" --output-on-failure --timeout 600 2>&1 | tee "$log"
+  ctest --test-dir "$tree" --output-on-failure --timeout 600 --parallel "$jobs" 2>&1 | tee "$log"
   local line total bad
   line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)
   if [ -z "$line" ]; then
@@ -67,15 +68,26 @@ if build asan; then run_ctest build-asan asan; else echo "run-tests: sanitizer b
 stage "fuzzers (${fuzz_seconds}s each)"
 source tools/fuzz-options.sh  # each target's dictionary, -max_len and deep-nesting seeds
 if build fuzz; then
-  for fuzzer in build-fuzz/bin/fuzz_*; do
+  # One fuzzer per core at a time; each writes its own log, read back in order below.
+  fuzz_one() {  # fuzz_one <binary>: exit status of the run, output in $log_dir/<name>.log
+    local fuzzer=$1 name work options
     name=$(basename "$fuzzer")
-    corpus_seed="tests/fuzz/corpus/$name"
     work="$log_dir/corpus-$name"
     mkdir -p "$work"
     fuzz_deep_seeds "$name" "$work"
     mapfile -t options < <(fuzz_options "$name")
-    if "$fuzzer" "${options[@]}" -max_total_time="$fuzz_seconds" -print_final_stats=0 "$work" "$corpus_seed" \
-         >"$log_dir/$name.log" 2>&1; then
+    "$fuzzer" "${options[@]}" -max_total_time="$fuzz_seconds" -print_final_stats=0 "$work" \
+      "tests/fuzz/corpus/$name" >"$log_dir/$name.log" 2>&1
+    echo $? >"$log_dir/$name.rc"
+  }
+  fuzzers=(build-fuzz/bin/fuzz_*)
+  for ((i = 0; i < ${#fuzzers[@]}; i += jobs)); do
+    for fuzzer in "${fuzzers[@]:i:jobs}"; do fuzz_one "$fuzzer" & done
+    wait
+  done
+  for fuzzer in "${fuzzers[@]}"; do
+    name=$(basename "$fuzzer")
+    if [ "$(cat "$log_dir/$name.rc" 2>/dev/null)" = 0 ]; then
       echo "fuzz $name: ok ($(grep -Eo 'Done [0-9]+ runs' "$log_dir/$name.log" | grep -Eo '[0-9]+') runs)" >&2
       passed=$((passed + 1))
     else
