@@ -397,14 +397,31 @@ void CudaStepKernels::rms_norm_forward(StepTensor x, StepTensor gain, std::int64
                         state_->stream.handle);
 }
 
+void CudaStepKernels::add_rms_norm_forward(StepTensor a, StepTensor b, StepTensor sum, StepTensor gain,
+                                           std::int64_t rows, std::int64_t dim, StepTensor y, StepTensor inv_rms) {
+  const std::string call = call_name("add_rms_norm_forward");
+  Problems p;
+  for (const auto& [name, t] : {std::pair{"a", a}, std::pair{"b", b}, std::pair{"sum", sum}, std::pair{"y", y}}) {
+    need_tensor(p, call, name, t, DType::BF16, rows * dim, "rows * dim");
+  }
+  need_tensor(p, call, "gain", gain, DType::BF16, dim, "dim");
+  need_tensor(p, call, "inv_rms", inv_rms, DType::F32, rows, "rows");
+  p.throw_if_any();
+  state_->select_device();
+  gpu::add_rms_norm_forward({bf16_in(a), bf16_in(b), bf16_out(sum)}, bf16_in(gain), rows, dim, kNormEps, bf16_out(y),
+                            f32_out(inv_rms), state_->stream.handle);
+}
+
 void CudaStepKernels::rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy,
-                                        std::int64_t rows, std::int64_t dim, StepTensor dx, StepTensor dgain) {
+                                        std::int64_t rows, std::int64_t dim, StepTensor skip, StepTensor dx,
+                                        StepTensor dgain) {
   const std::string call = call_name("rms_norm_backward");
   Problems p;
   need_tensor(p, call, "x", x, DType::BF16, rows * dim, "rows * dim");
   need_tensor(p, call, "gain", gain, DType::BF16, dim, "dim");
   need_tensor(p, call, "inv_rms", inv_rms, DType::F32, rows, "rows");
   need_tensor(p, call, "dy", dy, DType::BF16, rows * dim, "rows * dim");
+  if (skip.count > 0) need_tensor(p, call, "skip", skip, DType::BF16, rows * dim, "rows * dim, or none");
   need_tensor(p, call, "dx", dx, DType::BF16, rows * dim, "rows * dim");
   need_tensor(p, call, "dgain", dgain, DType::F32, dim, "dim");
   p.throw_if_any();
@@ -413,21 +430,25 @@ void CudaStepKernels::rms_norm_backward(StepTensor x, StepTensor gain, StepTenso
   // Freed on the stream when this returns: after the kernels that use it.
   const MemoryBlock workspace =
       s.memory->allocate(static_cast<std::size_t>(gpu::rms_norm_workspace_floats(rows, dim)) * sizeof(float));
-  gpu::rms_norm_backward(bf16_in(x), bf16_in(gain), f32_in(inv_rms), bf16_in(dy), rows, dim, bf16_out(dx),
-                         f32_out(dgain), workspace.floats(), s.stream.handle);
+  gpu::rms_norm_backward(bf16_in(x), bf16_in(gain), f32_in(inv_rms), bf16_in(dy), skip.count > 0 ? bf16_in(skip) : nullptr,
+                         rows, dim, bf16_out(dx), f32_out(dgain), workspace.floats(), s.stream.handle);
 }
 
-void CudaStepKernels::rope(StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) {
+void CudaStepKernels::rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
+                           bool backward) {
   const std::string call = call_name("rope");
   const State& s = *state_;
   Problems p;
   check_at_least(p, call, "heads", heads, 1);
-  need_tensor(p, call, "x", x, DType::BF16, s.position_count * heads * head_dim,
+  check_at_least(p, call, "kv_heads", kv_heads, 1);
+  need_tensor(p, call, "q", q, DType::BF16, s.position_count * heads * head_dim,
               "set_positions()'s rows * heads * head_dim");
+  need_tensor(p, call, "k", k, DType::BF16, s.position_count * kv_heads * head_dim,
+              "set_positions()'s rows * kv_heads * head_dim");
   p.throw_if_any();
   s.select_device();
   const std::int64_t* positions = s.position_count > 0 ? s.positions.part<std::int64_t>(0) : nullptr;
-  const gpu::RopeArgs args{bf16_out(x), s.position_count, heads, head_dim, positions, kRopeBase};
+  const gpu::RopeArgs args{bf16_out(q), s.position_count, heads, head_dim, positions, kRopeBase, bf16_out(k), kv_heads};
   (backward ? gpu::rope_backward : gpu::rope_forward)(args, s.stream.handle);
 }
 

@@ -71,9 +71,12 @@ class CudaStepKernels final : public StepKernels {
                        StepTensor dx, StepTensor dw, bool accumulate_dx) override;
   void rms_norm_forward(StepTensor x, StepTensor gain, std::int64_t rows, std::int64_t dim, StepTensor y,
                         StepTensor inv_rms) override;
+  void add_rms_norm_forward(StepTensor a, StepTensor b, StepTensor sum, StepTensor gain, std::int64_t rows,
+                            std::int64_t dim, StepTensor y, StepTensor inv_rms) override;
   void rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy, std::int64_t rows,
-                         std::int64_t dim, StepTensor dx, StepTensor dgain) override;
-  void rope(StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) override;
+                         std::int64_t dim, StepTensor skip, StepTensor dx, StepTensor dgain) override;
+  void rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
+            bool backward) override;
   void swiglu_forward(StepTensor u, StepTensor w, StepTensor m) override;
   void swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) override;
   void residual_add(StepTensor a, StepTensor b, StepTensor out) override;

@@ -1,7 +1,11 @@
 // RMSNorm on bf16 rows with fp32 arithmetic (training_kernels.hpp; the per-element formulas are
 // runtime/training/hd/rms_norm.hpp's):
-//   rms_norm_forward_kernel        one block per row: sum of squares (block_sum), r, y
-//   rms_norm_backward_kernel       one block per row: the row's dot (block_sum), dx
+//   rms_norm_forward_kernel        one block per row: sum of squares (block_sum), r, y; with
+//                                  kAddFirst, the row is first formed as a + b (the residual
+//                                  stream's add), stored, and normed in the same pass: one read
+//                                  of a and b instead of a, b, then the sum again, and one launch
+//   rms_norm_backward_kernel       one block per row: the row's dot (block_sum), dx, plus the
+//                                  residual branch's gradient where one is given (one rounding)
 //   rms_norm_dgain_partial_kernel  one thread per (column, chunk of rows): the chunk's dgain
 //                                  terms summed in row order into workspace[chunk, column]
 //   rms_norm_dgain_sum_kernel      one thread per column: the chunks' partials added in chunk
@@ -18,15 +22,25 @@
 namespace burst::rt::gpu {
 namespace {
 
+// x = a, or (kAddFirst) x = a + b rounded to bf16 and stored in `sum`: the bits the separate
+// residual_add would have written, normed as rms_norm_forward would norm them. No __restrict__
+// on a, b, sum: sum may be a or b (each element is read, then written, by one thread).
+template <bool kAddFirst>
 __global__ void __launch_bounds__(kTrainThreads)
-    rms_norm_forward_kernel(const Bf16* __restrict__ x, const Bf16* __restrict__ gain, std::int64_t dim, float eps,
-                            Bf16* __restrict__ y, float* __restrict__ inv_rms) {
+    rms_norm_forward_kernel(const Bf16* a, const Bf16* b, Bf16* sum, const Bf16* __restrict__ gain, std::int64_t dim,
+                            float eps, Bf16* __restrict__ y, float* __restrict__ inv_rms) {
   __shared__ float scratch[kBlockSumScratch<kTrainThreads>];
   const std::int64_t row = blockIdx.x;
-  const Bf16* xr = x + row * dim;
+  const Bf16* xr = (kAddFirst ? sum : a) + row * dim;
   Bf16* yr = y + row * dim;
   float squares = 0.0f;
-  for (std::int64_t j = threadIdx.x; j < dim; j += kTrainThreads) squares += hd::square_of<float>(to_float(xr[j]));
+  for (std::int64_t j = threadIdx.x; j < dim; j += kTrainThreads) {
+    if constexpr (kAddFirst) {
+      const std::int64_t at = row * dim + j;
+      sum[at] = to_bf16(to_float(a[at]) + to_float(b[at]));
+    }
+    squares += hd::square_of<float>(to_float(xr[j]));
+  }
   const float inv = hd::rms_norm_inverse(block_sum<kTrainThreads>(squares, scratch), dim, eps);
   for (std::int64_t j = threadIdx.x; j < dim; j += kTrainThreads) {
     yr[j] = to_bf16(hd::rms_norm_output(to_float(xr[j]), inv, to_float(gain[j])));
@@ -36,8 +50,8 @@ __global__ void __launch_bounds__(kTrainThreads)
 
 __global__ void __launch_bounds__(kTrainThreads)
     rms_norm_backward_kernel(const Bf16* __restrict__ x, const Bf16* __restrict__ gain,
-                             const float* __restrict__ inv_rms, const Bf16* __restrict__ dy, std::int64_t dim,
-                             Bf16* __restrict__ dx) {
+                             const float* __restrict__ inv_rms, const Bf16* __restrict__ dy, const Bf16* skip,
+                             std::int64_t dim, Bf16* dx) {
   __shared__ float scratch[kBlockSumScratch<kTrainThreads>];
   const std::int64_t row = blockIdx.x;
   const Bf16* xr = x + row * dim;
@@ -50,7 +64,8 @@ __global__ void __launch_bounds__(kTrainThreads)
   const float inv = inv_rms[row];
   const float through_rms = hd::rms_norm_through_rms(inv, block_sum<kTrainThreads>(dot, scratch), dim);
   for (std::int64_t j = threadIdx.x; j < dim; j += kTrainThreads) {
-    dxr[j] = to_bf16(hd::rms_norm_dx(inv, through_rms, to_float(gain[j]), to_float(dyr[j]), to_float(xr[j])));
+    const float through_norm = hd::rms_norm_dx(inv, through_rms, to_float(gain[j]), to_float(dyr[j]), to_float(xr[j]));
+    dxr[j] = to_bf16(skip == nullptr ? through_norm : through_norm + to_float(skip[row * dim + j]));
   }
 }
 
@@ -88,15 +103,27 @@ void rms_norm_forward(const Bf16* x, const Bf16* gain, std::int64_t rows, std::i
                       float* inv_rms, cudaStream_t stream) {
   check_rms_norm_forward(x, gain, rows, dim, eps, y, inv_rms);
   if (rows == 0) return;
-  rms_norm_forward_kernel<<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(x, gain, dim, eps, y, inv_rms);
+  rms_norm_forward_kernel<false><<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(x, nullptr, nullptr, gain,
+                                                                                           dim, eps, y, inv_rms);
   check_launch("rms_norm_forward_kernel");
 }
 
-void rms_norm_backward(const Bf16* x, const Bf16* gain, const float* inv_rms, const Bf16* dy, std::int64_t rows,
-                       std::int64_t dim, Bf16* dx, float* dgain, float* workspace, cudaStream_t stream) {
+void add_rms_norm_forward(const ResidualSum& add, const Bf16* gain, std::int64_t rows, std::int64_t dim, float eps,
+                          Bf16* y, float* inv_rms, cudaStream_t stream) {
+  check_add_rms_norm_forward(add, gain, rows, dim, eps, y, inv_rms);
+  if (rows == 0) return;
+  rms_norm_forward_kernel<true><<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(add.a, add.b, add.sum, gain,
+                                                                                          dim, eps, y, inv_rms);
+  check_launch("rms_norm_forward_kernel");
+}
+
+void rms_norm_backward(const Bf16* x, const Bf16* gain, const float* inv_rms, const Bf16* dy, const Bf16* skip,
+                       std::int64_t rows, std::int64_t dim, Bf16* dx, float* dgain, float* workspace,
+                       cudaStream_t stream) {
   check_rms_norm_backward(x, gain, inv_rms, dy, rows, dim, dx, dgain, workspace);
   if (rows == 0) return;
-  rms_norm_backward_kernel<<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(x, gain, inv_rms, dy, dim, dx);
+  rms_norm_backward_kernel<<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(x, gain, inv_rms, dy, skip, dim,
+                                                                                      dx);
   check_launch("rms_norm_backward_kernel");
   const RowChunks chunks = dgain_chunks(rows);
   const auto column_blocks = static_cast<unsigned>(hd::ceil_div(dim, kTrainThreads));

@@ -76,6 +76,17 @@ void check_rms_norm_forward(const Bf16* x, const Bf16* gain, std::int64_t rows, 
   p.throw_if_any();
 }
 
+void check_add_rms_norm_forward(const ResidualSum& add, const Bf16* gain, std::int64_t rows, std::int64_t dim,
+                                float eps, const Bf16* y, const float* inv_rms) {
+  constexpr std::string_view call = "add_rms_norm_forward";
+  Problems p;
+  const std::int64_t elements = rows * dim;
+  need(p, call, "a", add.a, elements);
+  need(p, call, "b", add.b, elements);
+  p.throw_if_any();
+  check_rms_norm_forward(add.sum, gain, rows, dim, eps, y, inv_rms);
+}
+
 void check_rms_norm_backward(const Bf16* x, const Bf16* gain, const float* inv_rms, const Bf16* dy, std::int64_t rows,
                              std::int64_t dim, const Bf16* dx, const float* dgain, const float* workspace) {
   constexpr std::string_view call = "rms_norm_backward";
@@ -102,7 +113,9 @@ void check_rope(std::string_view call, const RopeArgs& a) {
           "rotary embedding turns pairs (i, i + head_dim / 2)");
   }
   if (!(a.base > 1.0f)) p.add(where(call, "base"), fmt::format("base {}", a.base), "base > 1", "Llama uses 10000");
+  check_at_least(p, call, "k_heads", a.k_heads, 0);
   need(p, call, "x", a.x, a.tokens * a.heads * a.head_dim);
+  need(p, call, "k", a.k, a.tokens * a.k_heads * a.head_dim);
   need(p, call, "positions", a.positions, a.tokens);
   p.throw_if_any();
 }

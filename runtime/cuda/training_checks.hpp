@@ -18,6 +18,8 @@ void check_embedding_backward(const DeviceTokenGroups& groups, const Bf16* dout,
                               const float* dtable);
 void check_rms_norm_forward(const Bf16* x, const Bf16* gain, std::int64_t rows, std::int64_t dim, float eps,
                             const Bf16* y, const float* inv_rms);
+void check_add_rms_norm_forward(const ResidualSum& add, const Bf16* gain, std::int64_t rows, std::int64_t dim,
+                                float eps, const Bf16* y, const float* inv_rms);
 void check_rms_norm_backward(const Bf16* x, const Bf16* gain, const float* inv_rms, const Bf16* dy, std::int64_t rows,
                              std::int64_t dim, const Bf16* dx, const float* dgain, const float* workspace);
 void check_rope(std::string_view call, const RopeArgs& args);

@@ -7,7 +7,7 @@
 //                              owns columns of that id's dtable row and adds the tokens'
 //                              gradients in ascending token order: the CPU's order, no atomics
 //   rope_kernel                one thread per (token, pair i): the angle once, then the turn
-//                              applied to pair i of every head of the token
+//                              applied to pair i of every head of the token, queries and keys
 //   swiglu_*_kernel, residual_add_kernel  grid-stride loops over the elements
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/training_checks.hpp"
@@ -47,15 +47,18 @@ __global__ void __launch_bounds__(kTrainThreads)
   }
 }
 
+// One loop over the token's query heads, then its key heads: one copy of the turn's code (two
+// would make the double-precision pow an outlined call that spills).
 __global__ void __launch_bounds__(kTrainThreads)
-    rope_kernel(Bf16* __restrict__ x, std::int64_t tokens, std::int64_t heads, std::int64_t head_dim,
-                const std::int64_t* __restrict__ positions, float base, bool inverse) {
+    rope_kernel(Bf16* __restrict__ x, std::int64_t heads, Bf16* __restrict__ k, std::int64_t k_heads,
+                std::int64_t tokens, std::int64_t head_dim, const std::int64_t* __restrict__ positions, float base,
+                bool inverse) {
   const std::int64_t half = head_dim / 2, pairs = tokens * half;
-  for (std::int64_t k = first_index(); k < pairs; k += grid_stride()) {
-    const std::int64_t t = k / half, i = k % half;
+  for (std::int64_t p = first_index(); p < pairs; p += grid_stride()) {
+    const std::int64_t t = p / half, i = p % half;
     const hd::RopeTurn turn = hd::rope_turn(positions[t], hd::rope_frequency(i, head_dim, base), inverse);
-    Bf16* row = x + t * heads * head_dim;
-    for (std::int64_t h = 0; h < heads; ++h, row += head_dim) {
+    for (std::int64_t h = 0; h < heads + k_heads; ++h) {
+      Bf16* row = h < heads ? x + (t * heads + h) * head_dim : k + (t * k_heads + h - heads) * head_dim;
       const hd::RopePair turned = hd::rope_rotate({to_float(row[i]), to_float(row[i + half])}, turn);
       row[i] = to_bf16(turned.first);
       row[i + half] = to_bf16(turned.second);
@@ -93,8 +96,8 @@ void rope(std::string_view call, const RopeArgs& a, bool inverse, cudaStream_t s
   check_rope(call, a);
   const std::int64_t pairs = a.tokens * (a.head_dim / 2);
   if (pairs == 0) return;
-  rope_kernel<<<elementwise_blocks(pairs), kTrainThreads, 0, stream>>>(a.x, a.tokens, a.heads, a.head_dim,
-                                                                          a.positions, a.base, inverse);
+  rope_kernel<<<elementwise_blocks(pairs), kTrainThreads, 0, stream>>>(a.x, a.heads, a.k, a.k_heads, a.tokens,
+                                                                          a.head_dim, a.positions, a.base, inverse);
   check_launch("rope_kernel");
 }
 

@@ -10,9 +10,12 @@
 //   embedding_backward  dtable += dout's rows, by token groups (token_groups.hpp): one owner
 //                       per vocabulary row, tokens in ascending order, no atomics
 //   rms_norm_forward    y [rows, dim] and inv_rms [rows]
-//   rms_norm_backward   dx (overwritten) and dgain += (per-chunk partial sums in `workspace`,
-//                       then a second pass adds them in chunk order)
-//   rope_forward/backward  in place on [tokens, heads, head_dim], int64 global positions
+//   add_rms_norm_forward  sum = a + b, then rms_norm_forward of sum: one kernel (fused)
+//   rms_norm_backward   dx (overwritten, plus an optional skip gradient: fused residual add) and
+//                       dgain += (per-chunk partial sums in `workspace`, then a second pass adds
+//                       them in chunk order)
+//   rope_forward/backward  in place on [tokens, heads, head_dim], int64 global positions; the
+//                       queries and keys in one launch, each angle computed once
 //   swiglu_forward/backward, residual_add  elementwise
 //   squared_norm        sum g^2 into one double (per-block partials, then one block in order)
 //   adamw_update        fp32 params, m, v updated, the bf16 working copy written
@@ -59,13 +62,29 @@ void embedding_backward(const DeviceTokenGroups& groups, const Bf16* dout, std::
 void rms_norm_forward(const Bf16* x, const Bf16* gain, std::int64_t rows, std::int64_t dim, float eps, Bf16* y,
                       float* inv_rms, cudaStream_t stream);
 
+// sum [rows, dim] = a + b (rounded to bf16; sum may be a or b): the residual stream's add.
+struct ResidualSum {
+  const Bf16* a = nullptr;
+  const Bf16* b = nullptr;
+  Bf16* sum = nullptr;
+};
+// rms_norm_forward of a + b, with the sum stored: the same bits as residual_add then
+// rms_norm_forward, in one pass over the rows.
+void add_rms_norm_forward(const ResidualSum& add, const Bf16* gain, std::int64_t rows, std::int64_t dim, float eps,
+                          Bf16* y, float* inv_rms, cudaStream_t stream);
+
 // Floats of rms_norm_backward's workspace: one partial dgain row per chunk of rows.
 [[nodiscard]] std::int64_t rms_norm_workspace_floats(std::int64_t rows, std::int64_t dim);
 
-void rms_norm_backward(const Bf16* x, const Bf16* gain, const float* inv_rms, const Bf16* dy, std::int64_t rows,
-                       std::int64_t dim, Bf16* dx, float* dgain, float* workspace, cudaStream_t stream);
+// dx = the norm's backward of dy, plus skip [rows, dim] where not null (the gradient that
+// reaches x around the norm through the residual connection), rounded once.
+void rms_norm_backward(const Bf16* x, const Bf16* gain, const float* inv_rms, const Bf16* dy, const Bf16* skip,
+                       std::int64_t rows, std::int64_t dim, Bf16* dx, float* dgain, float* workspace,
+                       cudaStream_t stream);
 
-// x [tokens, heads, head_dim] (head_dim even), positions [tokens].
+// x [tokens, heads, head_dim] (head_dim even), positions [tokens]; and, where k_heads > 0,
+// k [tokens, k_heads, head_dim] turned by the same angles in the same pass (the keys beside the
+// queries).
 struct RopeArgs {
   Bf16* x = nullptr;
   std::int64_t tokens = 0;
@@ -73,6 +92,8 @@ struct RopeArgs {
   std::int64_t head_dim = 0;
   const std::int64_t* positions = nullptr;
   float base = 10000.0f;
+  Bf16* k = nullptr;
+  std::int64_t k_heads = 0;
 };
 void rope_forward(const RopeArgs& args, cudaStream_t stream);
 void rope_backward(const RopeArgs& args, cudaStream_t stream);

@@ -83,6 +83,12 @@ void HostStepKernels::adamw_update(const AdamWTensors& range, std::span<const Pa
                    groups, norm, step, config);
 }
 
+void StepKernels::add_rms_norm_forward(StepTensor a, StepTensor b, StepTensor sum, StepTensor gain, std::int64_t rows,
+                                       std::int64_t dim, StepTensor y, StepTensor inv_rms) {
+  residual_add(a, b, sum);
+  rms_norm_forward(sum, gain, rows, dim, y, inv_rms);
+}
+
 void HostStepKernels::linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
                                      StepTensor y) {
   rt::linear_forward(floats(x, "linear_forward", "x"), rows, in, floats(w, "linear_forward", "w"), out,
@@ -104,18 +110,20 @@ void HostStepKernels::rms_norm_forward(StepTensor x, StepTensor gain, std::int64
 }
 
 void HostStepKernels::rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy,
-                                        std::int64_t rows, std::int64_t dim, StepTensor dx, StepTensor dgain) {
+                                        std::int64_t rows, std::int64_t dim, StepTensor skip, StepTensor dx,
+                                        StepTensor dgain) {
   constexpr std::string_view call = "rms_norm_backward";
   rt::rms_norm_backward(floats(x, call, "x"), floats(gain, call, "gain"), floats(inv_rms, call, "inv_rms"),
                         floats(dy, call, "dy"), rows, dim, floats(dx, call, "dx"), floats(dgain, call, "dgain"));
+  if (skip.count > 0) residual_add(dx, skip, dx);
 }
 
-void HostStepKernels::rope(StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) {
-  const View view{floats(x, "rope", "x").data(), {static_cast<std::int64_t>(positions_.size()), heads, head_dim}};
-  if (backward) {
-    rope_backward(view, positions_, kRopeBase);
-  } else {
-    rope_forward(view, positions_, kRopeBase);
+void HostStepKernels::rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
+                           bool backward) {
+  const auto rows = static_cast<std::int64_t>(positions_.size());
+  for (const View view : {View{floats(q, "rope", "q").data(), {rows, heads, head_dim}},
+                          View{floats(k, "rope", "k").data(), {rows, kv_heads, head_dim}}}) {
+    (backward ? rope_backward : rope_forward)(view, positions_, kRopeBase);
   }
 }
 

@@ -117,11 +117,20 @@ class StepKernels {
   // y [rows, dim] and inv_rms [rows] (fp32).
   virtual void rms_norm_forward(StepTensor x, StepTensor gain, std::int64_t rows, std::int64_t dim, StepTensor y,
                                 StepTensor inv_rms) = 0;
-  // dx overwritten, dgain (fp32) accumulated.
+  // The residual stream's add and the next norm: sum = a + b (sum may be a or b), then
+  // y, inv_rms = RMSNorm(sum). The GPU does both in one kernel (one read of a and b, one launch);
+  // by default, residual_add then rms_norm_forward.
+  virtual void add_rms_norm_forward(StepTensor a, StepTensor b, StepTensor sum, StepTensor gain, std::int64_t rows,
+                                    std::int64_t dim, StepTensor y, StepTensor inv_rms);
+  // dx overwritten: the norm's backward of dy, plus `skip` where it is not empty (the gradient
+  // that reaches x around the norm through the residual connection: the add fused); dgain
+  // (fp32) accumulated.
   virtual void rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy, std::int64_t rows,
-                                 std::int64_t dim, StepTensor dx, StepTensor dgain) = 0;
-  // In place on [rows, heads, head_dim] at set_positions()'s positions; backward turns back.
-  virtual void rope(StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) = 0;
+                                 std::int64_t dim, StepTensor skip, StepTensor dx, StepTensor dgain) = 0;
+  // In place on q [rows, heads, head_dim] and k [rows, kv_heads, head_dim] at set_positions()'s
+  // positions (one pass: each angle once for both); backward turns back.
+  virtual void rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
+                    bool backward) = 0;
   virtual void swiglu_forward(StepTensor u, StepTensor w, StepTensor m) = 0;
   virtual void swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) = 0;
   // out = a + b elementwise; out may be a or b.
@@ -180,8 +189,9 @@ class HostStepKernels final : public StepKernels {
   void rms_norm_forward(StepTensor x, StepTensor gain, std::int64_t rows, std::int64_t dim, StepTensor y,
                         StepTensor inv_rms) override;
   void rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy, std::int64_t rows,
-                         std::int64_t dim, StepTensor dx, StepTensor dgain) override;
-  void rope(StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) override;
+                         std::int64_t dim, StepTensor skip, StepTensor dx, StepTensor dgain) override;
+  void rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
+            bool backward) override;
   void swiglu_forward(StepTensor u, StepTensor w, StepTensor m) override;
   void swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) override;
   void residual_add(StepTensor a, StepTensor b, StepTensor out) override;

@@ -151,8 +151,7 @@ void TrainingStep::attention_inputs(const BoundUnit& params, const LayerSlices& 
   kernels_.linear_forward(s.a.tensor(), rows_, m.hidden, of(params, w.wq), model_.q_dim(), s.q.tensor());
   kernels_.linear_forward(s.a.tensor(), rows_, m.hidden, of(params, w.wk), model_.kv_dim(), s.k.tensor());
   kernels_.linear_forward(s.a.tensor(), rows_, m.hidden, of(params, w.wv), model_.kv_dim(), s.v.tensor());
-  kernels_.rope(s.q.tensor(), m.heads, m.head_dim, false);
-  kernels_.rope(s.k.tensor(), m.kv_heads, m.head_dim, false);
+  kernels_.rope(s.q.tensor(), m.heads, s.k.tensor(), m.kv_heads, m.head_dim, false);
 }
 
 RingAttentionStats TrainingStep::ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows) {
@@ -197,10 +196,11 @@ void TrainingStep::mlp_inputs(const BoundUnit& params, const LayerSlices& w, Lay
   const auto hidden = static_cast<std::size_t>(m.hidden), ffn = static_cast<std::size_t>(m.ffn);
   s.h = buffer(c * hidden);
   kernels_.linear_forward(s.o.tensor(), rows_, model_.q_dim(), of(params, w.wo), m.hidden, s.h.tensor());
-  kernels_.residual_add(s.h.tensor(), s.x.tensor(), s.h.tensor());
   s.b = buffer(c * hidden);
   s.inv_rms_mlp = buffer(c, MemoryUse::Activations, Stored::Fp32);
-  kernels_.rms_norm_forward(s.h.tensor(), of(params, w.mlp_norm), rows_, m.hidden, s.b.tensor(), s.inv_rms_mlp.tensor());
+  // h = x + o Wo, b = RMSNorm(h): one fused call.
+  kernels_.add_rms_norm_forward(s.h.tensor(), s.x.tensor(), s.h.tensor(), of(params, w.mlp_norm), rows_, m.hidden,
+                                s.b.tensor(), s.inv_rms_mlp.tensor());
   s.u = buffer(c * ffn);
   s.w = buffer(c * ffn);
   s.m = buffer(c * ffn);
@@ -278,9 +278,9 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
   dw.clear();
   s.b.clear();
   StepBuffer dh = buffer(c * hidden);
+  // dh = the norm's backward of db plus dy, the residual's gradient: one fused call.
   kernels_.rms_norm_backward(s.h.tensor(), of(params, w.mlp_norm), s.inv_rms_mlp.tensor(), db.tensor(), rows_, m.hidden,
-                             dh.tensor(), of(grads, w.mlp_norm));
-  kernels_.residual_add(dh.tensor(), dy.tensor(), dh.tensor());
+                             dy.tensor(), dh.tensor(), of(grads, w.mlp_norm));
   db.clear();
   s.h.clear();
   s.inv_rms_mlp.clear();
@@ -305,8 +305,7 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
   d_o.clear();
   s.o.clear();
   s.lse.clear();
-  kernels_.rope(dq.tensor(), m.heads, m.head_dim, true);
-  kernels_.rope(dk.tensor(), m.kv_heads, m.head_dim, true);
+  kernels_.rope(dq.tensor(), m.heads, dk.tensor(), m.kv_heads, m.head_dim, true);
   StepBuffer da = buffer(c * hidden);
   kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wq), qd, dq.tensor(), da.tensor(), of(grads, w.wq),
                            false);
@@ -317,8 +316,7 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
   for (StepBuffer* t : {&dq, &dk, &dv, &s.q, &s.k, &s.v, &s.a}) t->clear();
   StepBuffer dx = buffer(c * hidden);
   kernels_.rms_norm_backward(s.x.tensor(), of(params, w.attn_norm), s.inv_rms_attn.tensor(), da.tensor(), rows_, m.hidden,
-                             dx.tensor(), of(grads, w.attn_norm));
-  kernels_.residual_add(dx.tensor(), dh.tensor(), dx.tensor());
+                             dh.tensor(), dx.tensor(), of(grads, w.attn_norm));
   return dx;
 }
 
@@ -438,7 +436,7 @@ void TrainingStep::backward(WeightSource& weights, const StepTokens& in, Chunked
     pass.z.clear();
     dy = buffer(c * hidden);
     kernels_.rms_norm_backward(pass.x.tensor(), of(pass.head, local_final_norm_), pass.inv_rms_final.tensor(),
-                               dz.tensor(), rows_, m.hidden, dy.tensor(), of(grads, local_final_norm_));
+                               dz.tensor(), rows_, m.hidden, {}, dy.tensor(), of(grads, local_final_norm_));
   });
   pass.head = {};
   weights.release(model_.head_unit());

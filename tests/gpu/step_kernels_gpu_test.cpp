@@ -137,6 +137,7 @@ TEST_CASE("RMSNorm, RoPE, SwiGLU, the residual add and copy match the CPU") {
   const std::int64_t rows = 45, dim = 300;
   const std::vector<float> x = bf16_values(size_of(rows, dim), 11), gain = bf16_values(size_of(dim), 12);
   const std::vector<float> dy = bf16_values(x.size(), 13), dgain0 = bf16_values(gain.size(), 14, 0.5f);
+  const std::vector<float> skip = bf16_values(x.size(), 15);
   std::vector<float> y(x.size()), inv(size_of(rows)), dx(x.size()), dgain = dgain0;
   rt::rms_norm_forward(x, gain, rows, dim, rt::kNormEps, y, inv);
   rt::rms_norm_backward(x, gain, inv, dy, rows, dim, dx, dgain);
@@ -144,25 +145,47 @@ TEST_CASE("RMSNorm, RoPE, SwiGLU, the residual add and copy match the CPU") {
   const auto d_y = upload(k, y, DType::BF16), d_inv = upload(k, inv, DType::F32);
   const auto d_dx = upload(k, dx, DType::BF16), d_dgain = upload(k, dgain0, DType::F32);
   k.rms_norm_forward(d_x.tensor, d_gain.tensor, rows, dim, d_y.tensor, d_inv.tensor);
-  k.rms_norm_backward(d_x.tensor, d_gain.tensor, d_inv.tensor, d_dy.tensor, rows, dim, d_dx.tensor, d_dgain.tensor);
+  k.rms_norm_backward(d_x.tensor, d_gain.tensor, d_inv.tensor, d_dy.tensor, rows, dim, {}, d_dx.tensor, d_dgain.tensor);
   check_within("rms_norm y", download(k, d_y.tensor), y, kBf16Out);
   check_within("rms_norm inv_rms", download(k, d_inv.tensor), inv, kF32Out);
   check_within("rms_norm dx", download(k, d_dx.tensor), dx, kBf16Sum);
   check_within("rms_norm dgain", download(k, d_dgain.tensor), dgain, kF32Out);
 
-  const rt::Shape shape{rows, 3, 64};
+  // The fused residual add of the backward: dx + skip, rounded once.
+  std::vector<float> dx_skip = dx;
+  for (std::size_t i = 0; i < dx_skip.size(); ++i) dx_skip[i] += skip[i];
+  const auto d_skip = upload(k, skip, DType::BF16);
+  k.rms_norm_backward(d_x.tensor, d_gain.tensor, d_inv.tensor, d_dy.tensor, rows, dim, d_skip.tensor, d_dx.tensor,
+                      d_dgain.tensor);
+  check_within("rms_norm dx + skip", download(k, d_dx.tensor), dx_skip, kBf16Sum);
+
+  // The fused add and norm writes the bits of residual_add then rms_norm_forward, also in place.
+  const auto d_sum = upload(k, x, DType::BF16), d_y2 = upload(k, y, DType::BF16), d_inv2 = upload(k, inv, DType::F32);
+  k.residual_add(d_x.tensor, d_skip.tensor, d_sum.tensor);
+  k.rms_norm_forward(d_sum.tensor, d_gain.tensor, rows, dim, d_y.tensor, d_inv.tensor);
+  const auto d_a = upload(k, x, DType::BF16);
+  k.add_rms_norm_forward(d_a.tensor, d_skip.tensor, d_a.tensor, d_gain.tensor, rows, dim, d_y2.tensor, d_inv2.tensor);
+  CHECK(download(k, d_a.tensor) == download(k, d_sum.tensor));
+  CHECK(download(k, d_y2.tensor) == download(k, d_y.tensor));
+  CHECK(download(k, d_inv2.tensor) == download(k, d_inv.tensor));
+
+  // Queries and keys (another head count) turned in one call.
+  const rt::Shape shape{rows, 3, 64}, k_shape{rows, 2, 64};
   std::vector<std::int64_t> positions(size_of(rows));
   for (std::size_t t = 0; t < positions.size(); ++t) positions[t] = 1'000'000 + static_cast<std::int64_t>(t * 7919);
   k.set_positions(positions);
   for (const bool backward : {false, true}) {
     INFO((backward ? "rope backward" : "rope forward"));
-    const std::vector<float> values = bf16_values(size_of(shape.elements()), backward ? 22 : 21);
-    rt::Tensor cpu(shape);
-    std::copy(values.begin(), values.end(), cpu.values().begin());
-    (backward ? rt::rope_backward : rt::rope_forward)(cpu.view(), positions, rt::kRopeBase);
-    const auto d = upload(k, values, DType::BF16);
-    k.rope(d.tensor, shape.heads, shape.head_dim, backward);
-    check_within("rope", download(k, d.tensor), cpu.values(), kBf16Out);
+    const std::vector<float> q_values = bf16_values(size_of(shape.elements()), backward ? 22 : 21);
+    const std::vector<float> k_values = bf16_values(size_of(k_shape.elements()), backward ? 24 : 23);
+    rt::Tensor cpu_q(shape), cpu_k(k_shape);
+    std::copy(q_values.begin(), q_values.end(), cpu_q.values().begin());
+    std::copy(k_values.begin(), k_values.end(), cpu_k.values().begin());
+    for (rt::Tensor* t : {&cpu_q, &cpu_k}) (backward ? rt::rope_backward : rt::rope_forward)(t->view(), positions, rt::kRopeBase);
+    const auto d_q = upload(k, q_values, DType::BF16), d_k = upload(k, k_values, DType::BF16);
+    k.rope(d_q.tensor, shape.heads, d_k.tensor, k_shape.heads, shape.head_dim, backward);
+    check_within("rope q", download(k, d_q.tensor), cpu_q.values(), kBf16Out);
+    check_within("rope k", download(k, d_k.tensor), cpu_k.values(), kBf16Out);
   }
 
   const std::size_t n = 1234;

@@ -143,7 +143,7 @@ TEST_CASE("RMSNorm forward and backward match the CPU; dgain repeats bit for bit
   for (int run = 0; run < 2; ++run) {
     Device<Bf16> d_dx(std::vector<Bf16>(x.size()));
     Device<float> d_dgain(dgain0);
-    rt::gpu::rms_norm_backward(d_x.get(), d_gain.get(), d_cpu_inv.get(), d_dy.get(), rows, dim, d_dx.get(),
+    rt::gpu::rms_norm_backward(d_x.get(), d_gain.get(), d_cpu_inv.get(), d_dy.get(), nullptr, rows, dim, d_dx.get(),
                                d_dgain.get(), workspace.get(), nullptr);
     dxs.push_back(as_float(d_dx.download()));
     dgains.push_back(d_dgain.download());

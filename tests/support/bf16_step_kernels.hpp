@@ -185,20 +185,24 @@ class Bf16StepKernels final : public rt::StepKernels {
     write(result, y);
   }
   void rms_norm_backward(rt::StepTensor x, rt::StepTensor gain, rt::StepTensor inv_rms, rt::StepTensor dy,
-                         std::int64_t rows, std::int64_t dim, rt::StepTensor dx, rt::StepTensor dgain) override {
+                         std::int64_t rows, std::int64_t dim, rt::StepTensor skip, rt::StepTensor dx,
+                         rt::StepTensor dgain) override {
     std::vector<float> result(dx.count);
     rt::rms_norm_backward(read(x), read(gain), fp32(inv_rms), read(dy), rows, dim, result, fp32(dgain));
+    if (skip.count > 0) {
+      const std::vector<float> through = read(skip);
+      for (std::size_t i = 0; i < result.size(); ++i) result[i] += through[i];
+    }
     write(result, dx);
   }
-  void rope(rt::StepTensor x, std::int64_t heads, std::int64_t head_dim, bool backward) override {
-    std::vector<float> values = read(x);
-    const rt::View view{values.data(), {static_cast<std::int64_t>(positions_.size()), heads, head_dim}};
-    if (backward) {
-      rt::rope_backward(view, positions_, rt::kRopeBase);
-    } else {
-      rt::rope_forward(view, positions_, rt::kRopeBase);
+  void rope(rt::StepTensor q, std::int64_t heads, rt::StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
+            bool backward) override {
+    for (const auto& [x, x_heads] : {std::pair{q, heads}, std::pair{k, kv_heads}}) {
+      std::vector<float> values = read(x);
+      const rt::View view{values.data(), {static_cast<std::int64_t>(positions_.size()), x_heads, head_dim}};
+      (backward ? rt::rope_backward : rt::rope_forward)(view, positions_, rt::kRopeBase);
+      write(values, x);
     }
-    write(values, x);
   }
   void swiglu_forward(rt::StepTensor u, rt::StepTensor w, rt::StepTensor m) override {
     std::vector<float> result(m.count);
