@@ -1,9 +1,7 @@
 #include "common/json_reader.hpp"
 
 #include <cctype>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -114,16 +112,9 @@ Json parse_json_text(std::string_view text, const std::string& source) {
   }
 }
 
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(Problem{path, "cannot open file", "", "check the path and permissions"});
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw Error(Problem{path, "reading the file failed", "", "check the file is readable"});
-  return buffer.str();
+Json read_json_file(const std::string& path, const FileCap& cap) {
+  return parse_json_text(read_untrusted_file(path, cap), path);
 }
-
-Json read_json_file(const std::string& path) { return parse_json_text(read_text_file(path), path); }
 
 std::string JsonReader::child(std::string_view pointer, std::string_view key) {
   return fmt::format("{}/{}", pointer, escape_token(key));

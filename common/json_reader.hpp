@@ -15,16 +15,18 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.hpp"
+#include "common/untrusted_file.hpp"
 
 namespace burst {
 
 using Json = nlohmann::ordered_json;
 
-// Reads a whole file; a missing or unreadable file throws burst::Error naming it.
-[[nodiscard]] std::string read_text_file(const std::string& path);
-// Reads and parses a JSON file; a missing file or a syntax error throws burst::Error with the
-// file name, line and column.
-[[nodiscard]] Json read_json_file(const std::string& path);
+// The small JSON documents (a plan, a calibration, a model config, a run report): at most this
+// many bytes (the largest plan of a 1024-node cluster is a few MB).
+inline constexpr FileCap kJsonDocumentCap{"a JSON document", 64 * kMiB};
+// Reads (read_untrusted_file: a regular file within `cap`) and parses a JSON file; a missing
+// file, one over the cap or a syntax error throws burst::Error with the file name, line and column.
+[[nodiscard]] Json read_json_file(const std::string& path, const FileCap& cap = kJsonDocumentCap);
 // Deeper nesting than this is refused before parsing (a 200000-level document would overflow
 // the stack in any recursive walk of the parsed value).
 inline constexpr int kMaxJsonDepth = 512;

@@ -338,6 +338,8 @@ Topology parse_topology_text(std::string_view text, const std::string& source) {
   return parse_topology_json(parse_json_text(text, source), source);
 }
 
-Topology read_topology_json(const std::string& path) { return parse_topology_json(read_json_file(path), path); }
+Topology read_topology_json(const std::string& path) {
+  return parse_topology_json(read_json_file(path, kTopologyFileCap), path);
+}
 
 }  // namespace burst::topo

@@ -30,6 +30,8 @@ inline constexpr const char* kTopologySchema = "burst.topology/1";
 // reported too (as burst::Error, like every other problem of the text).
 [[nodiscard]] Topology parse_topology_text(std::string_view text, const std::string& source);
 // Reads and parses a file, as parse_topology_text.
+// A topology file is at most this big (a 1020-GPU NVLink mesh, every pair a link, is 60 MB).
+inline constexpr FileCap kTopologyFileCap{"a topology", 256 * kMiB};
 [[nodiscard]] Topology read_topology_json(const std::string& path);
 
 }  // namespace burst::topo

@@ -676,7 +676,7 @@ XmlImport import_nccl_xml(std::string_view text, const std::string& source, cons
 }
 
 XmlImport import_nccl_xml_file(const std::string& path, const XmlImportOptions& options) {
-  return import_nccl_xml(read_text_file(path), path, options);
+  return import_nccl_xml(read_untrusted_file(path, kNcclXmlFileCap), path, options);
 }
 
 }  // namespace burst::topo

@@ -40,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/untrusted_file.hpp"
 #include "topologies/topology.hpp"
 
 namespace burst::topo {
@@ -74,6 +75,8 @@ struct XmlImport {
 // `source` names the text in errors; the topology is named after it (file name, no extension).
 [[nodiscard]] XmlImport import_nccl_xml(std::string_view text, const std::string& source,
                                         const XmlImportOptions& options = {});
+// An NCCL topology dump is at most this big (a real node's is a few KB).
+inline constexpr FileCap kNcclXmlFileCap{"an NCCL topology XML", 16 * kMiB};
 [[nodiscard]] XmlImport import_nccl_xml_file(const std::string& path, const XmlImportOptions& options = {});
 
 }  // namespace burst::topo

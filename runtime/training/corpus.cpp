@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <stdexcept>
 #include <iterator>
 #include <optional>
 #include <set>
@@ -15,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/untrusted_file.hpp"
 
 namespace burst::rt {
 namespace {
@@ -84,17 +83,16 @@ std::vector<Found> distinct_sorted(std::vector<Found> found) {
 // newline, vertical tab, form feed and carriage return; and DEL). NUL is one of them.
 bool binary_byte(unsigned char c) { return (c < 0x20 && (c < '\t' || c > '\r')) || c == 0x7F; }
 
-// The file's text, or nullopt with a problem when it cannot be read or is not text: it holds a
-// NUL (which marks documents here), or more than 1 byte in 1000 is a control character text
-// does not use (images, archives and executables are full of them; UTF-8 text has none).
-std::optional<std::string> read_text(const fs::path& path, Problems& problems) {
+// The file's text, or nullopt with a problem when it cannot be read (read_untrusted_file: a
+// regular file of at most `budget` bytes) or is not text: it holds a NUL (which marks documents
+// here), or more than 1 byte in 1000 is a control character text does not use (images, archives
+// and executables are full of them; UTF-8 text has none).
+std::optional<std::string> read_text(const fs::path& path, std::uintmax_t budget, Problems& problems) {
   std::string text;
   try {
-    std::ifstream in(path, std::ios::binary);
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!in.is_open() || in.bad()) throw std::runtime_error("the stream failed");
-  } catch (const std::exception& e) {  // libstdc++ throws from the iterator on an I/O error (/proc files)
-    problems.add(path.string(), fmt::format("cannot read the file ({})", e.what()), "", "check it is a readable text file");
+    text = read_untrusted_file(path.string(), FileCap{"a --data corpus (every rank holds it whole)", budget});
+  } catch (const Error& e) {
+    for (const Problem& problem : e.problems()) problems.add(problem);
     return std::nullopt;
   }
   if (const auto nul = text.find('\0'); nul != std::string::npos) {
@@ -203,26 +201,28 @@ TrainingSequence document_slots(const Corpus& corpus, std::int64_t seq, std::int
 Corpus read_corpus(const std::string& path) {
   const fs::path root(path);
   std::error_code ec;
-  if (!fs::exists(root, ec)) {
-    throw Error(Problem{path, "no such file or directory", "", kDataHint});
-  }
+  const fs::file_status status = fs::status(root, ec);
+  if (status.type() == fs::file_type::not_found) throw Error(Problem{path, "no such file or directory", "", kDataHint});
+  if (ec) throw Error(Problem{path, fmt::format("cannot read it: {}", ec.message()), "", kDataHint});  // a symlink loop, say
   Problems problems;
   Corpus corpus{path, {}, {}, {}};
   if (fs::is_directory(root, ec)) {
     std::uintmax_t total = 0;
     for (const Found& file : distinct_sorted(files_below(root, problems))) {
+      const std::uintmax_t budget = kMaxCorpusBytes - total;  // what the files so far leave
       std::error_code size_error;
       const std::uintmax_t size = fs::file_size(file.path, size_error);
-      if (!size_error && (total += size) > kMaxCorpusBytes) {
+      if (!size_error && size > budget) {
         problems.add(path, fmt::format("more than {} MiB of files below it (at {})", kMaxCorpusBytes >> 20, file.name),
                      "a corpus every rank can hold in memory", "point --data at the corpus itself");
         break;
       }
-      const auto text = read_text(file.path, problems);
+      const auto text = read_text(file.path, budget, problems);
+      if (text) total += text->size();
       if (text && !text->empty()) add_document(corpus, file.name, *text);
     }
   } else if (fs::is_regular_file(root, ec)) {
-    const auto text = read_text(root, problems);
+    const auto text = read_text(root, kMaxCorpusBytes, problems);
     if (text && !text->empty()) add_document(corpus, root.filename().string(), *text);
   } else {
     problems.add(path, "neither a regular file nor a directory", "", kDataHint);

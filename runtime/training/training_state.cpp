@@ -3,7 +3,6 @@
 
 #include <bit>
 #include <charconv>
-#include <filesystem>
 #include <limits>
 #include <optional>
 #include <span>
@@ -203,9 +202,7 @@ void save_training_state(const std::string& path, const TrainingState& state) {
 }
 
 TrainingState load_training_state(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw Error(Problem{path, "no such file", "", "check the path"});
-  return parse_training_state(read_text_file(path), path);
+  return parse_training_state(read_untrusted_file(path, kTrainingStateFileCap), path);
 }
 
 TrainingState parse_training_state(std::string_view text, const std::string& path) {

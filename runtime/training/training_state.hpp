@@ -30,6 +30,9 @@
 namespace burst::rt {
 
 inline constexpr const char* kTrainingStateMagic = "burst.training_state/2";
+// A state file is at most this big: 12 bytes a parameter (params, m, v) of a 90B-parameter model
+// saved whole; ZeRO shards are smaller.
+inline constexpr FileCap kTrainingStateFileCap{"a training state", std::uint64_t{1} << 40};
 
 struct TrainingState {
   Json meta;                                  // checked by the caller on resume

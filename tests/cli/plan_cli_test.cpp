@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/json_reader.hpp"
@@ -74,6 +75,19 @@ TEST_CASE("plan -o writes a plan that explain and report read") {
   REQUIRE(run_cli("report " + plan + " -o " + md + " --no-scaling").exit_code == 0);
   CHECK_THAT(slurp(md), Catch::Contains("data:image/svg+xml;base64,"));
   for (const auto& f : {plan, html, md}) std::filesystem::remove(f);
+}
+
+TEST_CASE("a device or a FIFO given as a plan is refused at once, by what it is") {
+  const auto zero = run_cli("explain /dev/zero");  // read until memory ran out
+  CHECK(zero.exit_code == 2);
+  CHECK_THAT(zero.err, Catch::Contains("/dev/zero: a character device, not a regular file"));
+  const std::string fifo = temp_path("plan.fifo");
+  std::filesystem::remove(fifo);
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto piped = run_cli("explain " + fifo);  // blocked for ever: no writer opens it
+  CHECK(piped.exit_code == 2);
+  CHECK_THAT(piped.err, Catch::Contains(fifo + ": a FIFO (named pipe), not a regular file"));
+  std::filesystem::remove(fifo);
 }
 
 TEST_CASE("capacity finds the fewest nodes that fit") {

@@ -15,7 +15,7 @@ using namespace burst::sim;
 namespace {
 
 std::string read(const std::string& name) {
-  return burst::read_text_file(std::string(BURST_TEST_DATA) + "/measurements/" + name);
+  return burst::read_untrusted_file(std::string(BURST_TEST_DATA) + "/measurements/" + name, burst::kJsonDocumentCap);
 }
 
 constexpr double kMiB = 1 << 20;

@@ -20,7 +20,7 @@ using namespace burst::topo;
 namespace {
 
 std::string read(const std::string& name) {
-  return burst::read_text_file(burst::test::topology_data(name));
+  return burst::read_untrusted_file(burst::test::topology_data(name), burst::topo::kNcclXmlFileCap);
 }
 
 // The problems, one per line, of parsing tests/data/topologies/<name> under the source `name`.

@@ -119,6 +119,23 @@ TEST_CASE("a missing path or a corpus without text is an error naming the path",
             .starts_with((dir.path / "empty.txt").string() + ": the file is empty"));
 }
 
+TEST_CASE("a --data file over the corpus cap, a device or a symlink loop is refused before it is read", "[corpus]") {
+  const test::TempDir dir("corpus-cap");
+  // A 6 GB sparse file: refused by its size at once, not read (it took 61 s and 12.5 GB).
+  const fs::path big = dir.path / "huge.txt";
+  std::ofstream(big).close();
+  fs::resize_file(big, std::uintmax_t{6} << 30);
+  CHECK(test::error_text([&] { (void)rt::read_corpus(big.string()); })
+            .find(big.string() + ": 6GiB of a --data corpus (every rank holds it whole) (valid: a --data corpus (every "
+                                 "rank holds it whole) of at most 1GiB") != std::string::npos);
+  CHECK(test::error_text([&] { (void)rt::read_corpus("/dev/zero"); })
+            .starts_with("/dev/zero: neither a regular file nor a directory"));
+  fs::create_symlink(dir.path / "b", dir.path / "a");
+  fs::create_symlink(dir.path / "a", dir.path / "b");
+  const std::string loop = (dir.path / "a").string();
+  CHECK(test::error_text([&] { (void)rt::read_corpus(loop); }).starts_with(loop + ": cannot read it: Too many levels of symbolic links"));
+}
+
 TEST_CASE("without a document mask, consecutive sequences are consecutive cyclic windows", "[corpus]") {
   const rt::Corpus corpus = rt::read_corpus(kTestCorpus);
   const std::int64_t seq = 64, size = std::ssize(corpus.bytes);
