@@ -2,6 +2,7 @@
 #include "common/atomic_file.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/fresh_temporary.hpp"
 
 namespace burst {
 namespace {
@@ -27,13 +29,20 @@ namespace fs = std::filesystem;
   throw Error(Problem{path, fmt::format("cannot write {}: {}", what, problem), "", std::move(hint)});
 }
 
-// The pid in a temporary's name "<file>.tmp.<pid>", or 0 when `name` is not one of `file`'s.
+// The pid in a temporary's name "<file>.tmp.<pid>.<hex>" (or "<file>.tmp.<pid>", as older
+// saves named them), or 0 when `name` is not one of `file`'s.
 pid_t temporary_pid(const std::string& name, const std::string& file) {
   const std::string prefix = file + ".tmp.";
-  if (!name.starts_with(prefix) || name.size() == prefix.size() || name.size() > prefix.size() + 9) return 0;
-  const std::string digits = name.substr(prefix.size());
-  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) return 0;
-  return static_cast<pid_t>(std::stol(digits));
+  if (!name.starts_with(prefix)) return 0;
+  const std::string_view rest = std::string_view(name).substr(prefix.size());
+  const std::string_view digits = rest.substr(0, rest.find('.'));
+  const bool tagged = digits.size() < rest.size();
+  const std::string_view tag = tagged ? rest.substr(digits.size() + 1) : std::string_view();
+  const auto is_digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  const auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), is_digit)) return 0;
+  if (tagged && (tag.empty() || !std::all_of(tag.begin(), tag.end(), is_hex))) return 0;
+  return static_cast<pid_t>(std::stol(std::string(digits)));
 }
 
 // kill(pid, 0) sends nothing; ESRCH says no such process. EPERM means it exists (another user's).
@@ -65,25 +74,27 @@ bool write_all(int fd, std::string_view text) {
   return true;
 }
 
-// Creates `temporary`, writes `text` and fsyncs it; on failure removes it and throws.
-void write_synced(const std::string& path, const std::string& temporary, std::string_view text, std::string_view what) {
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    fail_write(path, what, fmt::format("cannot create '{}': {}", temporary, std::strerror(errno)),
+// Creates a fresh temporary beside `path` (fresh_temporary.hpp), writes `text` and fsyncs it;
+// returns its name. On failure removes it and throws.
+std::string write_synced(const std::string& path, std::string_view text, std::string_view what) {
+  const FreshTemporary temporary = create_fresh_temporary(path, "tmp");
+  if (temporary.fd < 0) {
+    fail_write(path, what, fmt::format("cannot create '{}': {}", temporary.path, std::strerror(errno)),
                "check the directory is writable");
   }
+  const int fd = temporary.fd;
   std::string failure;  // empty while all goes well
   if (!write_all(fd, text)) {
-    failure = fmt::format("writing '{}' failed: {}", temporary, std::strerror(errno));
+    failure = fmt::format("writing '{}' failed: {}", temporary.path, std::strerror(errno));
   } else if (::fsync(fd) != 0) {
-    failure = fmt::format("syncing '{}' to disk failed: {}", temporary, std::strerror(errno));
+    failure = fmt::format("syncing '{}' to disk failed: {}", temporary.path, std::strerror(errno));
   }
   if (::close(fd) != 0 && failure.empty()) {
-    failure = fmt::format("closing '{}' failed: {}", temporary, std::strerror(errno));
+    failure = fmt::format("closing '{}' failed: {}", temporary.path, std::strerror(errno));
   }
-  if (failure.empty()) return;
+  if (failure.empty()) return temporary.path;
   std::error_code ignored;
-  fs::remove(temporary, ignored);
+  fs::remove(temporary.path, ignored);
   fail_write(path, what, failure, "check free disk space");
 }
 
@@ -109,8 +120,7 @@ void write_file_atomically(const std::string& path, std::string_view text, std::
     fail_write(path, what, fmt::format("directory '{}' does not exist", dir.string()), "create it first");
   }
   remove_stale_temporaries(target, dir);
-  const std::string temporary = fmt::format("{}.tmp.{}", path, ::getpid());
-  write_synced(path, temporary, text, what);
+  const std::string temporary = write_synced(path, text, what);
   fs::rename(temporary, target, ec);
   if (ec) {
     std::error_code ignored;

@@ -3,13 +3,20 @@
 // The import walks the tree once (CPUs, switches, GPUs, NICs as found), then adds what needs
 // the whole file: the NVLinks (or a preset's NVSwitch plane), the NICs (side-by-side ones
 // merged), the GPU model. NCCL's own rules are cited by function (src/graph/topo.cc, xml.cc).
+//
+// Every step is linear in the file, or bounded before it runs: the CPUs are counted before any
+// is visited (they are joined pairwise, as NCCL joins them, so 20,000 of them would be 2e8
+// links), the node's devices are counted once the tree is walked and before anything pairs
+// them, and NVLink targets are found through an index of the GPUs' bus ids.
 #include "topologies/nccl_xml.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <map>
+#include <unordered_map>
 
 #include <fmt/format.h>
 #include <pugixml.hpp>
@@ -19,12 +26,14 @@
 #include "common/text.hpp"
 #include "topologies/hardware.hpp"
 #include "topologies/node_builder.hpp"
+#include "topologies/physical_ranges.hpp"
 #include "topologies/presets.hpp"
 
 namespace burst::topo {
 namespace {
 
 constexpr int kMaxPciDepth = 32;  // real trees are 4-6 deep; deeper means a broken file
+constexpr int kMaxCpus = 64;      // NUMA domains of one machine: real ones have 1-8
 constexpr unsigned kNvSwitchClass = 0x068000;
 
 struct PendingNvLink {
@@ -161,6 +170,7 @@ class Importer {
   std::optional<long long> attr_int(const pugi::xml_node& node, const char* name, int base, bool required);
 
   void reject_classless_skeleton(const pugi::xml_node& root) const;
+  void reject_oversized(const pugi::xml_node& root, std::size_t count, int most, std::string_view what) const;
   void visit_cpu(const pugi::xml_node& cpu, int ordinal);
   void visit_pci(const pugi::xml_node& pci, int parent, int depth);
   void visit_switch(const pugi::xml_node& pci, int parent, double link_Bps, int depth);
@@ -231,6 +241,14 @@ void Importer::reject_classless_skeleton(const pugi::xml_node& root) const {
                       "",
                       "dump the real topology on the machine (run NCCL once with NCCL_TOPO_DUMP_FILE=topo.xml) and "
                       "import that, or use a preset (burst topo list)"});
+}
+
+// A file with more than `most` of something (`count` of `what`) is refused before the work that
+// grows with its square: pairing CPUs, GPUs, NICs, and every path of the node.
+void Importer::reject_oversized(const pugi::xml_node& root, std::size_t count, int most, std::string_view what) const {
+  if (count <= static_cast<std::size_t>(most)) return;
+  throw Error(Problem{at(root), fmt::format("{} {} in one node", count, what), fmt::format("at most {}", most),
+                      "is the file generated, or several machines' dumps joined? import one machine's NCCL dump"});
 }
 
 double Importer::pci_link_Bps(const pugi::xml_node& pci) {
@@ -450,18 +468,20 @@ void Importer::add_nvlinks() {
   }
   std::vector<int> switch_lanes(gpus_.size(), 0);
   std::map<std::pair<int, int>, int> peer_lanes;  // (lower, higher GPU ordinal) -> lanes
+  std::unordered_map<std::string, int> gpu_by_busid;  // the first GPU of each bus id
+  for (std::size_t g = 0; g < gpus_.size(); ++g) gpu_by_busid.try_emplace(gpus_[g].busid, static_cast<int>(g));
   for (const PendingNvLink& nv : nvlinks_) {
     const std::string where = fmt::format("{}:{}", source_, nv.line);
     if (nv.tclass == kNvSwitchClass) {
       switch_lanes[static_cast<std::size_t>(nv.gpu)] += nv.count;
     } else if ((nv.tclass >> 16) == 0x03) {
-      const auto it = std::find_if(gpus_.begin(), gpus_.end(), [&](const GpuFound& g) { return g.busid == nv.target; });
-      if (it == gpus_.end()) {
+      const auto it = gpu_by_busid.find(nv.target);
+      if (it == gpu_by_busid.end()) {
         problems_.add(where, fmt::format("NVLink target '{}' is not a GPU of this file", nv.target), "",
                       "check the target busid against the GPUs' <pci busid>");
         continue;
       }
-      const int other = static_cast<int>(it - gpus_.begin());
+      const int other = it->second;
       auto& lanes = peer_lanes[{std::min(nv.gpu, other), std::max(nv.gpu, other)}];
       lanes = std::max(lanes, nv.count);  // both ends usually list the same bridge
     } else {
@@ -649,8 +669,11 @@ XmlImport Importer::run() {
                         "NCCL writes this format with NCCL_TOPO_DUMP_FILE"});
   }
   reject_classless_skeleton(root);
+  const auto cpus = root.children("cpu");
+  reject_oversized(root, static_cast<std::size_t>(std::distance(cpus.begin(), cpus.end())), kMaxCpus, "<cpu> elements");
   int ordinal = 0;
-  for (const pugi::xml_node& cpu : root.children("cpu")) visit_cpu(cpu, ordinal++);
+  for (const pugi::xml_node& cpu : cpus) visit_cpu(cpu, ordinal++);
+  reject_oversized(root, node_.devices().size(), kMaxDevicesPerNode, "devices (CPUs, PCIe switches, GPUs and NICs)");
   if (result_.cpus == 0) problem(root, "no <cpu> element", "", "GPUs and NICs hang below <cpu> elements");
   if (result_.gpus == 0 && result_.cpus > 0) {
     problem(root, "no GPU: no <pci> of class 0x03xxxx", "", "is this the dump of a GPU node?");

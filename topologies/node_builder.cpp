@@ -5,9 +5,10 @@
 namespace burst::topo {
 
 int NodeBuilder::device(DeviceKind kind, std::string name) {
-  Device d{kind, std::move(name)};
-  devices_.push_back(std::move(d));
-  return static_cast<int>(devices_.size() - 1);
+  const int i = static_cast<int>(devices_.size());
+  by_name_.try_emplace(name, i);  // a duplicate keeps the first: NodeTemplate reports it
+  devices_.push_back(Device{kind, std::move(name)});
+  return i;
 }
 
 int NodeBuilder::nic(std::string name, int ports, double port_bandwidth_Bps) {
@@ -33,10 +34,8 @@ void NodeBuilder::set_port_bandwidth(int nic, double port_bandwidth_Bps) {
 }
 
 int NodeBuilder::index(std::string_view name) const {
-  for (std::size_t i = 0; i < devices_.size(); ++i) {
-    if (devices_[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
+  const auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? -1 : it->second;
 }
 
 std::shared_ptr<const NodeTemplate> NodeBuilder::build(std::string where) const {

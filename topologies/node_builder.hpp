@@ -3,12 +3,15 @@
 //   b.device(DeviceKind::Gpu, "gpu0"); b.device(DeviceKind::NvSwitch, "nvswitch");
 //   b.link("gpu0", "nvswitch", LinkKind::NvLink, 200e9, 0.35e-6);
 //   auto node = b.build();
-// Name lookups happen here, once; NodeTemplate validates the result and derives the paths.
+// Name lookups happen here, once, in a hash index (a node of 1000 devices linked by name is
+// linear work, not a scan of the devices per link); NodeTemplate validates the result and
+// derives the paths.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "topologies/node_template.hpp"
@@ -29,7 +32,7 @@ class NodeBuilder {
 
   void set_port_bandwidth(int nic, double port_bandwidth_Bps);
 
-  [[nodiscard]] int index(std::string_view name) const;  // -1 when absent
+  [[nodiscard]] int index(std::string_view name) const;  // the first device of that name; -1 when absent
   [[nodiscard]] const std::vector<Device>& devices() const { return devices_; }
   [[nodiscard]] const std::vector<Link>& links() const { return links_; }
   [[nodiscard]] std::shared_ptr<const NodeTemplate> build(std::string where = "node") const;
@@ -37,6 +40,7 @@ class NodeBuilder {
  private:
   std::vector<Device> devices_;
   std::vector<Link> links_;
+  std::unordered_map<std::string, int> by_name_;  // the first device of each name
 };
 
 }  // namespace burst::topo

@@ -28,6 +28,11 @@ void validate(const std::vector<Device>& devices, const std::vector<Link>& links
                  "a node is one machine (even an NVL72 rack is 72 GPUs); model more GPUs as more nodes");
     return;  // the pairwise checks and paths below grow with the square of the device count
   }
+  if (links.size() > static_cast<std::size_t>(kMaxLinksPerNode)) {
+    problems.add(where + "/links", fmt::format("{} links in one node", links.size()), fmt::format("at most {}", kMaxLinksPerNode),
+                 "a GPU has at most 18 NVLink ports: join many GPUs through NVSwitch devices, not pair by pair");
+    return;  // every GPU's path search walks every link
+  }
   std::set<std::string> names;
   int gpus = 0;
   for (std::size_t i = 0; i < devices.size(); ++i) {

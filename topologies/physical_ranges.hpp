@@ -9,6 +9,10 @@
 //   memory of a GPU                            1 MiB .. 100 TiB
 //   fabric oversubscription                    1 .. 1000
 //   devices in one node                        1 .. 1024
+//   links in one node                          0 .. 16384 (16 a device at the most devices; a
+//                                              full NVLink mesh of 1020 GPUs, 520,000 links,
+//                                              would make every path search of the node
+//                                              minutes of work, and no GPU has 1019 NVLink ports)
 #pragma once
 
 #include <string>
@@ -20,6 +24,7 @@ namespace burst::topo {
 enum class Quantity { Bandwidth, Latency, FlopRate, Memory, Oversubscription };
 
 inline constexpr int kMaxDevicesPerNode = 1024;
+inline constexpr int kMaxLinksPerNode = 16 * kMaxDevicesPerNode;
 
 // Adds a problem at `where` when `value` (finite; non-finite values are the caller's to report)
 // lies outside the range of `quantity`, e.g.

@@ -18,6 +18,7 @@
 #include "topologies/hardware.hpp"
 #include "topologies/local_calibration.hpp"
 #include "topologies/node_builder.hpp"
+#include "topologies/physical_ranges.hpp"
 
 namespace burst::topo {
 namespace {
@@ -64,6 +65,8 @@ std::shared_ptr<const NodeTemplate> hgx_node(const HgxNode& n) {
 
 constexpr double kHdr = 200e9 / 8;  // HDR InfiniBand, 200 Gb/s per port
 constexpr double kNdr = 400e9 / 8;  // NDR InfiniBand, 400 Gb/s per port
+// A local node is its ranks, the CPU, the loopback NIC and (GPUs on NVLink) an NVSwitch.
+constexpr int kMaxRanksPerLocalNode = kMaxDevicesPerNode - 3;
 
 Topology local_preset(int nodes, int per_node) {
   const LocalCalibration c = local_calibration();
@@ -186,6 +189,12 @@ Topology make_preset(std::string_view name, int nodes, int per_node, const Local
   Problems problems;
   if (nodes < 1) problems.add("--nodes", fmt::format("{} nodes", nodes), "1 or more");
   if (per_node < 0) problems.add("--per-node", fmt::format("{} ranks per node", per_node), "1 or more");
+  if (per_node > kMaxRanksPerLocalNode) {  // before a device is built: the node could not hold them
+    problems.add("--per-node", fmt::format("{} ranks per node", per_node), fmt::format("at most {}", kMaxRanksPerLocalNode),
+                 fmt::format("a node holds at most {} devices, the CPU and the loopback NIC among them; model more "
+                             "ranks as more --nodes",
+                             kMaxDevicesPerNode));
+  }
   if (per_node > 0 && name != "local") {
     problems.add("--per-node", fmt::format("applies to the 'local' preset only, not '{}'", name), "",
                  "GPU presets have a fixed number of GPUs per node");

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/wait_time.hpp"
 #include "runtime/comm/comm_errors.hpp"
 
 namespace burst::rt {
@@ -118,7 +119,7 @@ void Communicator::check_point_to_point(const Envelope& e) const {
 void Communicator::wait(Request& request) { wait_all(std::span<Request>(&request, 1)); }
 
 void Communicator::wait_all(std::span<Request> requests) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(options_.timeout_s);
+  const auto deadline = Clock::now() + wait_duration(options_.timeout_s);
   Backoff backoff;
   for (;;) {
     bool any_pending = false;

@@ -10,6 +10,7 @@
 #include <mpi.h>
 
 #include "common/error.hpp"
+#include "common/wait_time.hpp"
 
 namespace burst::rt {
 namespace {
@@ -28,7 +29,7 @@ class StartupWatchdog {
   explicit StartupWatchdog(double timeout_s)
       : thread_([this, timeout_s] {
           std::unique_lock lock(mutex_);
-          if (done_.wait_for(lock, std::chrono::duration<double>(timeout_s), [this] { return disarmed_; })) return;
+          if (done_.wait_for(lock, wait_duration(timeout_s), [this] { return disarmed_; })) return;
           std::fprintf(stderr,
                        "rank %s: MPI start-up did not complete within %g s (hint: another rank of the job failed to "
                        "start or is stuck before MPI_Init; a slow start needs a longer --timeout)\n",

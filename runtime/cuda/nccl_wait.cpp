@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/wait_time.hpp"
 
 namespace burst::rt::gpu {
 
@@ -15,7 +16,7 @@ void check_nccl(ncclResult_t status, std::string_view call) {
 }
 
 NcclClock::time_point nccl_deadline(double timeout_s) {
-  return NcclClock::now() + std::chrono::duration_cast<NcclClock::duration>(std::chrono::duration<double>(timeout_s));
+  return NcclClock::now() + wait_duration(timeout_s);
 }
 
 bool nccl_settled(ncclComm_t comm, NcclClock::time_point deadline) {

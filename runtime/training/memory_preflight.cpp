@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/saturating.hpp"
 
 namespace burst::rt {
 namespace {
@@ -18,6 +19,12 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 std::string gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
+
+// An item of the lower bound: in GiB, or "more than 8 EiB" at the ceiling of
+// common/saturating.hpp, where the estimate stopped counting.
+std::string need_text(std::uint64_t bytes) {
+  return bytes >= kSizeCeiling ? "more than 8 EiB" : gib(static_cast<double>(bytes));
+}
 
 // MemAvailable of /proc/meminfo in bytes, or 0 when it cannot be read.
 std::uint64_t mem_available() {
@@ -61,16 +68,17 @@ std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int
   const double params = m.total_params() * (stage >= 3 ? shard : 1.0);
   const double grads = m.total_params() * (stage >= 2 ? shard : 1.0);
   const double optimizer = m.total_params() * (stage >= 1 ? shard : 1.0);
-  const auto bytes = [](double floats) { return static_cast<std::uint64_t>(floats * sizeof(float)); };
+  const auto bytes = [](double floats) { return saturating_size(floats * sizeof(float)); };
   const bool gpu = device_activation_bytes > 0;
   const auto activations = [&](double elements) {
-    return gpu ? static_cast<std::uint64_t>(elements * static_cast<double>(device_activation_bytes)) : bytes(elements);
+    return gpu ? saturating_size(elements * static_cast<double>(device_activation_bytes)) : bytes(elements);
   };
   std::vector<MemoryNeed> need{{"layer inputs kept (every policy)", activations(static_cast<double>(m.layers) * c * m.hidden), gpu},
                                {"one layer's forward working set",
                                 activations(c * std::max(3.0 * m.hidden + 2.0 * kv_dim, m.hidden + 2.0 * m.ffn)), gpu}};
   if (gpu && state_on_device) {
-    need.push_back({"parameters, gradients, master weights and AdamW", activations(params) + bytes(grads + 3.0 * optimizer), true});
+    need.push_back({"parameters, gradients, master weights and AdamW", saturating_sum(activations(params), bytes(grads + 3.0 * optimizer)),
+                    true});
   } else {
     need.push_back({"parameters and gradients", bytes(params + grads), false});
   }
@@ -116,12 +124,13 @@ void require_in(const std::vector<MemoryNeed>& need, bool device, const MemoryAv
   std::string items;
   for (const MemoryNeed& n : need) {
     if (n.on_device != device) continue;
-    total += n.bytes;
-    items += fmt::format("{}{} {}", items.empty() ? "" : ", ", n.item, gib(static_cast<double>(n.bytes)));
+    total = saturating_sum(total, n.bytes);
+    items += fmt::format("{}{} {}", items.empty() ? "" : ", ", n.item, need_text(n.bytes));
   }
-  if (total <= available.bytes) return;
+  if (total < kSizeCeiling && total <= available.bytes) return;  // at the ceiling: no machine has it
   throw Error(Problem{"plan:/job/seq_len",
-                      fmt::format("this rank needs at least {}{} ({}) but can have {} ({})", gib(static_cast<double>(total)),
+                      fmt::format("this rank needs {}{} ({}) but can have {} ({})",
+                                  total >= kSizeCeiling ? "more than 8 EiB, too large to count" : "at least " + need_text(total),
                                   device ? " of GPU memory" : "", items, gib(static_cast<double>(available.bytes)),
                                   available.source),
                       "", "plan it over more ranks or a shorter sequence, or run where more memory is free"});

@@ -13,6 +13,10 @@
 // a plan accepted here can still run out of memory later: that failure still ends with a clear
 // out-of-memory message (tools/burst/every_rank.cpp).
 //
+// The bound is counted without wrapping (common/saturating.hpp): an estimate past 8 EiB (a
+// sequence of 2^53 tokens on a rank, say) stops at that ceiling and is always refused, "too
+// large to count", where a wrapped conversion once came back as a few bytes and passed.
+//
 // What this rank can have: the least of the node's MemAvailable (/proc/meminfo) shared by the
 // ranks on this node, the cgroup's memory.max shared the same way, and the address-space limit
 // (RLIMIT_AS, `ulimit -v`) minus what the process has mapped already.

@@ -2,10 +2,11 @@
 #include "runtime/training/training_run.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #if defined(__SSE2__)
 #include <pmmintrin.h>
@@ -17,6 +18,8 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/fresh_temporary.hpp"
+#include "common/saturating.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
@@ -82,10 +85,13 @@ void check_writable(const std::string& path) {
   };
   if (fs::is_directory(target)) fail("is a directory");
   if (!fs::is_directory(target.parent_path())) fail(fmt::format("the directory {} does not exist", target.parent_path().string()));
-  const fs::path probe = target.string() + fmt::format(".probe.{}", ::getpid());
-  if (!std::ofstream(probe)) fail(fmt::format("cannot create files in {}", target.parent_path().string()));
+  const FreshTemporary probe = create_fresh_temporary(target.string(), "probe");  // never through a planted link
+  if (probe.fd < 0) {
+    fail(fmt::format("cannot create files in {}: {}", target.parent_path().string(), std::strerror(errno)));
+  }
+  ::close(probe.fd);
   std::error_code ec;
-  fs::remove(probe, ec);
+  fs::remove(probe.path, ec);
 }
 
 // A copy of the plan on one rank: one contiguous block, every activation kept, logits whole.
@@ -258,7 +264,7 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
   for (const plan::Item& item : plan_.predicted.memory_bytes) {  // for an allocation that does not fit to quote
     if (const std::optional<MemoryUse> use = memory_use_named(item.name)) {
-      ledger_.set_predicted(*use, static_cast<std::uint64_t>(item.value));
+      ledger_.set_predicted(*use, saturating_size(item.value));
     }
   }
   check_save_every(options_.save_every, options_.save);

@@ -3,6 +3,9 @@
 // reports as available.
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+
+#include "common/saturating.hpp"
 #include "runtime/training/memory_preflight.hpp"
 #include "tests/support/error_text.hpp"
 #include "tests/support/ring_plan.hpp"
@@ -78,4 +81,26 @@ TEST_CASE("a GPU's share is its free memory divided among the ranks driving it",
   CHECK(alone.source == "cudaMemGetInfo: 64.00 GiB free of 80.00 GiB on this GPU, shared by 1 rank(s)");
   CHECK(rt::device_memory_available(use, 4).bytes == 16ull << 30);  // a 4-rank loopback job on one GPU
   CHECK(rt::device_memory_available(use, 0).bytes == 64ull << 30);  // no ranks counted: the whole GPU
+}
+
+TEST_CASE("a sequence of 2^53 tokens or more is refused as too large, never passed by an estimate that wrapped",
+          "[preflight]") {
+  plan::Plan p = test::training_plan(1, 1, Layout::Contiguous, BackwardMode::KvRing, CheckpointPolicy::Full, 0, 1);
+  ModelSpec& m = p.job.model;  // tiny-mha's shape: its 2^53-token estimate is past 2^64 bytes
+  m.hidden = 512;
+  m.ffn = 1376;
+  m.heads = 4;
+  m.kv_heads = 4;
+  m.head_dim = 128;
+  for (const std::int64_t tokens : {std::int64_t{1} << 53, std::int64_t{1} << 60, INT64_MAX}) {
+    INFO(tokens << " tokens");
+    const auto need = rt::minimum_training_memory(p, tokens, 1);
+    CHECK(need[0].bytes == kSizeCeiling);
+    const std::string text = test::error_text([&] { rt::require_memory(need, {1ull << 40, "a 1 TiB machine"}); });
+    CHECK_THAT(text, Catch::Contains("plan:/job/seq_len: this rank needs more than 8 EiB, too large to count "
+                                     "(layer inputs kept (every policy) more than 8 EiB, "));
+    CHECK_THROWS(rt::require_memory(need, {UINT64_MAX, "no limit found"}));  // no machine has the ceiling
+    CHECK_THROWS(rt::require_memory(rt::minimum_training_memory(p, tokens, 1, 2, true), {1ull << 40, "host"},
+                                    rt::MemoryAvailable{1ull << 40, "gpu"}));
+  }
 }

@@ -223,12 +223,15 @@ TEST_CASE("a save removes the temporaries of saves whose process died, and keeps
   if (child == 0) ::_exit(0);
   REQUIRE(child > 0);
   REQUIRE(::waitpid(child, nullptr, 0) == child);
-  const std::string dead = path + ".tmp." + std::to_string(child);
-  const std::string live = path + ".tmp." + std::to_string(::getppid());
+  const std::string dead = path + ".tmp." + std::to_string(child);  // as older saves named it
+  const std::string dead_tagged = dead + ".0123456789abcdef";        // as saves name it now
+  const std::string live = path + ".tmp." + std::to_string(::getppid()) + ".fedcba9876543210";
   write_bytes(dead, "half of a state");
+  write_bytes(dead_tagged, "half of another state");
   write_bytes(live, "a save in flight");
   rt::save_training_state(path, sample_state());
   CHECK(rt::load_training_state(path).step == 17);
   CHECK(!fs::exists(dead));
+  CHECK(!fs::exists(dead_tagged));
   CHECK(dir.entries() == std::vector<std::string>{"state.bin", fs::path(live).filename().string()});
 }
