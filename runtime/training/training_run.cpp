@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/fault_point.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
@@ -419,6 +420,7 @@ void TrainingRun::save(ZeroModel& model, std::int64_t step) const {
   state.step = step;
   if (model.stage() > 0) {
     save_shard(options_.save, model.shards(), model.stage(), comm_.rank(), state);
+    fault_point("die-after-shard", comm_.rank());
     comm_.barrier();
   }
   if (comm_.rank() != 0) return;

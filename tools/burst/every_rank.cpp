@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/fault_point.hpp"
 
 namespace burst::cli {
 
@@ -20,6 +21,7 @@ Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function
     failure = std::current_exception();
     message = e.what();
   }
+  fault_point("stall-before-ready", comm.rank());
   // One collective so that every rank knows whether every rank is ready: how many failed, and
   // whether rank 0 did (then its message speaks for all; otherwise the failed ranks speak).
   std::vector<std::int64_t> verdict{failure ? 1 : 0, failure && comm.rank() == 0 ? 1 : 0};
