@@ -20,7 +20,7 @@ BURST_TEST_FAULT=die-after-shard:0 run --steps 2 --save-every 1 --save "$dir/s.s
   fail "the run whose rank 0 was killed mid-save exited 0"
 echo "after the save cut short: $(ls "$dir" | tr '\n' ' ')"
 run --steps 1 --resume "$dir/s.state" || fail "resuming after the save cut short"
-grep -q "^resume: .*s.state.* step 2" "$dir/out" || fail "the resume must name the set it took (step 2)"
+grep -q "^resume: .*s.state: generation [0-9]* (s.state.gen[0-9]*-step2), the state after step 2," "$dir/out" || fail "the resume must name the set it took (step 2)"
 grep -q '^step    3/3' "$dir/out" || fail "the resumed run must continue at step 3"
 cat "$dir/out"
 
@@ -29,5 +29,5 @@ generations=$(ls -d "$dir"/s.state.gen* | wc -l)
 echo "after --keep 2: $(ls "$dir" | tr '\n' ' ')"
 [ "$generations" -eq 2 ] || fail "$generations generations on disk after --keep 2"
 run --steps 1 --resume "$dir/s.state" || fail "resuming the newest of the kept sets"
-grep -q "^resume: .*step 6" "$dir/out" || fail "the resume must take the newest set (step 6)"
+grep -q "^resume: .*the state after step 6," "$dir/out" || fail "the resume must take the newest set (step 6)"
 echo "PASS: the save cut short left the step-2 set resumable; --keep 2 left $generations generations"
