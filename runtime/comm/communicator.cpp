@@ -145,6 +145,8 @@ void Communicator::wait_all(std::span<Request> requests) {
   // Report the first late request; destroying the states cancels every late one.
   const auto late = std::find_if(requests.begin(), requests.end(), [](const Request& r) { return r.pending(); });
   const Error error = timeout_error(rank(), late->envelope_, options_.timeout_s);
+  const Operation op = late->envelope_.operation;
+  if (op != Operation::Send && op != Operation::Recv) pending_collective_ = error.what();
   for (auto& r : requests) r.state_.reset();
   throw error;
 }
@@ -281,7 +283,9 @@ void Communicator::abort_all(int exit_code) const {
 }
 
 void abort_job(const Communicator& comm, const std::string& message) {
-  std::fprintf(stderr, "rank %d: %s\n", comm.rank(), message.c_str());
+  // A communicator's own errors already start with "rank R: " (comm_errors.hpp): not twice.
+  const std::string rank = fmt::format("rank {}: ", comm.rank());
+  std::fprintf(stderr, "%s%s\n", message.starts_with(rank) ? "" : rank.c_str(), message.c_str());
   std::fflush(stderr);
   comm.abort_all(1);
 }

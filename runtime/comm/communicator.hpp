@@ -200,6 +200,12 @@ class Communicator {
   [[nodiscard]] std::uint64_t bytes_sent(Channel channel, RingLevel level) const;
   void reset_counters();
 
+  // The timeout message of a collective this rank gave up on, which may still be pending (MPI
+  // can neither cancel nor free one); empty when there is none. The job must then end with
+  // abort_job: freeing the communicator or finalizing MPI with it pending waits for ever, or
+  // crashes once the late rank comes (runtime/comm/job.hpp ends it so).
+  [[nodiscard]] const std::string& pending_collective() const { return pending_collective_; }
+
   // Ends every process of the job with `exit_code` (abort_job prints the reason first): the
   // backend ends the other ranks (abort_backend), then this process exits without unwinding.
   [[noreturn]] void abort_all(int exit_code) const;
@@ -230,10 +236,12 @@ class Communicator {
   void count(const Envelope& e);
 
   CommOptions options_;
+  std::string pending_collective_;
   std::array<std::uint64_t, static_cast<std::size_t>(kRingLevelCount) * kChannelCount> bytes_{};  // [channel][level]
 };
 
-// Prints "rank R: <message>" to stderr and ends the whole job (MPI_Abort under MPI), so a
+// Prints "rank R: <message>" to stderr (the message as it is where it already starts so, as the
+// communicator's own errors do) and ends the whole job (MPI_Abort under MPI), so a
 // failing rank never leaves the others waiting. Exit code 1.
 [[noreturn]] void abort_job(const Communicator& comm, const std::string& message);
 

@@ -21,6 +21,10 @@ Job::Job(CommOptions options) : comm_(make_self_communicator(options)) {}
 #endif
 
 // The communicator goes first: it may still hold MPI requests that must be freed before MPI ends.
-Job::~Job() { comm_.reset(); }
+// A collective that may still be pending cannot be freed at all: the job ends instead (job.hpp).
+Job::~Job() {
+  if (!comm_->pending_collective().empty()) abort_job(*comm_, comm_->pending_collective());
+  comm_.reset();
+}
 
 }  // namespace burst::rt

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/fault_point.hpp"
 #include "common/fresh_temporary.hpp"
 #include "common/saturating.hpp"
 #include "common/stopwatch.hpp"
@@ -68,11 +69,13 @@ TrainingState load_matching_state(const std::string& path, const ModelLayout& mo
 }
 
 // --save-every N saves to --save every N steps: it needs a --save, and N is at least 1 (0: off).
-void check_save_every(int save_every, const std::string& save) {
-  if (save_every < 0) throw Error(Problem{"--save-every", fmt::format("{}", save_every), "at least 1", ""});
-  if (save_every > 0 && save.empty()) {
+// --keep K keeps K complete saves: at least 1, the one just written.
+void check_save_options(const TrainingOptions& o) {
+  if (o.save_every < 0) throw Error(Problem{"--save-every", fmt::format("{}", o.save_every), "at least 1", ""});
+  if (o.save_every > 0 && o.save.empty()) {
     throw Error(Problem{"--save-every", "needs --save: the file the state is saved to", "", "add --save FILE"});
   }
+  if (o.keep < 1) throw Error(Problem{"--keep", fmt::format("{}", o.keep), "at least 1", ""});
 }
 
 // --save must be writable before the run spends its steps: not a directory, in a directory this
@@ -261,13 +264,14 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       step_(plan_, model_, plan_.job.seq, comm, ledger_, options_.backend),
       host_state_(options_.host_state_memory ? options_.host_state_memory() : std::make_unique<HostKernelMemory>()),
       first_step_(resumed_ ? resumed_->step : 0) {
+  if (resumed_ && comm.rank() == 0) fmt::print(stderr, "resume: {}: {}\n", options_.resume, describe_saved(*resumed_));
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
   for (const plan::Item& item : plan_.predicted.memory_bytes) {  // for an allocation that does not fit to quote
     if (const std::optional<MemoryUse> use = memory_use_named(item.name)) {
       ledger_.set_predicted(*use, saturating_size(item.value));
     }
   }
-  check_save_every(options_.save_every, options_.save);
+  check_save_options(options_);
   if (!options_.save.empty()) check_writable(options_.save);
   (void)training_sequence(corpus_, plan_.job.seq, first_step_, plan_.job.mask);  // the data fits the mask
   if (const std::string warning = repetition_warning(corpus_, plan_.job.seq, plan_.job.mask);
@@ -415,24 +419,29 @@ Json TrainingRun::run() {
   return out;
 }
 
-// Stage 0: rank 0 writes the whole state. Stages 1-3: every rank its shard, then rank 0 the
-// manifest (state_shards.hpp).
+// One set a save (state_shards.hpp): rank 0 numbers the generation and sends the number, every
+// rank writes its shard into it (at stage 0 the state is whole on every rank: rank 0 writes it as
+// the one shard of a one-rank map), and once all are on disk rank 0 completes the set and
+// removes the generations beyond --keep.
 void TrainingRun::save(ZeroModel& model, std::int64_t step) const {
   TrainingState state = model.saved_part();
   state.meta = schedule_meta();
   state.meta["data"] = corpus_.source;
   state.meta["plan"] = {{"strategy", plan_.strategy.name}, {"ranks", comm_.size()}, {"zero_stage", model.stage()}};
   state.step = step;
-  if (model.stage() > 0) {
-    save_shard(options_.save, model.shards(), model.stage(), comm_.rank(), state);
-    comm_.barrier();
+  std::vector<std::int64_t> number{comm_.rank() == 0 ? next_generation(options_.save) : 0};
+  comm_.broadcast(std::span<std::int64_t>(number), 0);
+  const SaveSet set{options_.save, number[0], step};
+  const ShardMap whole(model_.units(), 1);
+  const ShardMap& shards = model.stage() > 0 ? model.shards() : whole;
+  if (model.stage() > 0 || comm_.rank() == 0) {
+    save_shard(set, shards, model.stage(), model.stage() > 0 ? comm_.rank() : 0, state);
+    fault_point("die-after-shard", comm_.rank());
   }
+  comm_.barrier();
   if (comm_.rank() != 0) return;
-  if (model.stage() == 0) {
-    save_training_state(options_.save, state);
-  } else {
-    save_manifest(options_.save, model.shards(), model.stage(), std::move(state));
-  }
+  save_manifest(set, shards, model.stage(), std::move(state));
+  remove_old_generations(set, options_.keep);
 }
 
 // Collective. Every rank's worst step (its ledger peak and the breakdown at that moment) and each

@@ -22,10 +22,13 @@
 // that they all read the same bytes. A resumed state must come from a run of the same model,
 // sequence length, mask, text and learning rate (TrainingState::meta says which).
 //
-// --save under ZeRO 1-3 writes one shard file per rank and a manifest; --resume reassembles any
-// saved state and re-shards it for this run's ranks and stage (state_shards.hpp). --save-every N
-// saves to the same path after every N steps of the run too, so a run cut short (a full disk at
-// the end, a killed job) keeps its progress up to the last such save.
+// --save writes each save as one set: a new generation directory of shards (one per rank under
+// ZeRO 1-3, rank 0's whole state at stage 0), completed by replacing one manifest atomically;
+// the previous set stays until the new one is complete, and the newest --keep complete sets are
+// kept. --resume reads the manifest, says on stderr which set it took, reassembles it and
+// re-shards it for this run's ranks and stage (state_shards.hpp). --save-every N saves to the
+// same path after every N steps of the run too, so a run cut short (a full disk, a killed job,
+// even in the middle of a save) keeps its progress up to the last complete save.
 //
 // Memory: each rank's MemoryLedger (memory_ledger.hpp) measures the step's activations, stashes,
 // ring buffers and LM-head workspace, and the parameters, gradients and AdamW moments it holds
@@ -72,6 +75,7 @@ struct TrainingOptions {
   double bf16_step_tolerance = 5e-2;
   std::string save;         // write model and optimizer state here after the last step
   int save_every = 0;       // with save: also after every this many steps of the run (0: the last only)
+  int keep = 2;             // with save: the complete saves (generations) kept on disk, the newest first
   std::string resume;       // start from this state (its step count continues)
   std::uint64_t seed = 1;   // initial weights
   // AdamW's betas, eps, weight decay and clipping; its lr is each step's lr_at(lr, step).

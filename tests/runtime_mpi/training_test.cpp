@@ -46,10 +46,18 @@ void require_check(const Json& report, const std::string& what) {
 
 std::uint64_t peak(const Json& report) { return report["peak_memory_bytes"].get<std::uint64_t>(); }
 
-// A saved state: the file and, under ZeRO 1-3, its shard files.
-void remove_state(const std::string& path, int ranks) {
+// A saved state: its manifest and every generation of it (rt::SaveSet).
+void remove_state(const std::string& path) {
+  const std::filesystem::path manifest(path);
+  for (const auto& e : std::filesystem::directory_iterator(manifest.parent_path())) {
+    if (e.path().filename().string().starts_with(manifest.filename().string() + ".gen")) std::filesystem::remove_all(e.path());
+  }
   std::filesystem::remove(path);
-  for (int r = 0; r < ranks; ++r) std::filesystem::remove(rt::shard_path(path, r, ranks));
+}
+
+// Rank r's shard file of the set the manifest at `path` names.
+std::string shard_file(const std::string& path, int r) {
+  return rt::shard_files(rt::load_training_state(path), path).at(static_cast<std::size_t>(r));
 }
 
 std::string temp_state(const std::string& name, int world) {
@@ -175,7 +183,7 @@ TEST_CASE("the loss falls, the same seed gives the same losses, and a resumed ru
     for (std::size_t i = 0; i < 3; ++i) CHECK(resumed["losses"][i].get<double>() == losses[5 + i].get<double>());
   }
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state, comm->size());
+  if (comm->rank() == 0) remove_state(state);
 }
 
 TEST_CASE("a state of another model or run, a bad data path or an unwritable --save fails on every rank before any message", "[training][mpi]") {
@@ -206,7 +214,7 @@ TEST_CASE("a state of another model or run, a bad data path or an unwritable --s
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, options(1, false)),
                     Catch::Contains("plan:/strategy/layout: seq_stash runs on the striped layout only, this plan is zigzag"));
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state, world);
+  if (comm->rank() == 0) remove_state(state);
 }
 
 TEST_CASE("every ZeRO stage matches one rank, and the stages train the same losses", "[training][mpi][zero]") {
@@ -375,7 +383,7 @@ TEST_CASE("the GPU step's data flow through whole runs: bf16 storage passes --ch
           3 * straight["memory"]["peak_by_use"]["lm_head"].get<std::uint64_t>());
   }
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state, world);
+  if (comm->rank() == 0) remove_state(state);
 }
 
 TEST_CASE("shards saved at one stage resume at another, and on one rank; a corrupt shard is refused", "[training][mpi][zero]") {
@@ -402,7 +410,7 @@ TEST_CASE("shards saved at one stage resume at another, and on one rank; a corru
       CHECK(alone["losses"][i].get<double>() == Approx(straight["losses"][3 + i].get<double>()).epsilon(1e-5));
     }
     // A damaged shard: every rank reads every shard, so every rank refuses it, by its name.
-    std::fstream f(rt::shard_path(state, world - 1, world), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(shard_file(state, world - 1), std::ios::in | std::ios::out | std::ios::binary);
     f.seekg(-5, std::ios::end);
     const auto byte = static_cast<char>(f.get() ^ 0x55);
     f.seekp(-5, std::ios::end);
@@ -410,9 +418,9 @@ TEST_CASE("shards saved at one stage resume at another, and on one rank; a corru
   }
   comm->barrier();
   CHECK_THROWS_WITH(rt::TrainingRun(zero_plan(world, 2), *comm, second),
-                    Catch::Contains(rt::shard_path(state, world - 1, world) + ": corrupt: checksum"));
+                    Catch::Contains(shard_file(state, world - 1) + ": corrupt: checksum"));
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state, world);
+  if (comm->rank() == 0) remove_state(state);
 }
 
 TEST_CASE("saving every N steps saves during the run, the last save holds the last step, and a resume continues from it",
@@ -424,11 +432,16 @@ TEST_CASE("saving every N steps saves during the run, the last save holds the la
   rt::TrainingOptions every = options(3, false);
   every.save = state;
   every.save_every = 2;
-  // Rank 0 reads its own shard as step 3 reports: the other ranks may already be writing theirs
-  // for the final save, but rank 0's is rewritten only after this callback returns.
+  // Rank 0 reads the manifest and its own shard as step 3 reports: they name the set saved after
+  // step 2 (the final save's set is written into a new generation, and the manifest replaced,
+  // only after this callback returns).
   std::int64_t saved_before_step_3 = -1;
   every.progress = [&](const Json& s) {
-    if (s["step"].get<int>() == 3) saved_before_step_3 = rt::load_training_state(rt::shard_path(state, 0, world)).step;
+    if (s["step"].get<int>() == 3) {
+      const rt::TrainingState manifest = rt::load_training_state(state);
+      CHECK(rt::load_training_state(shard_file(state, 0)).step == manifest.step);
+      saved_before_step_3 = manifest.step;
+    }
   };
   (void)train(zero_plan(world, 3), *comm, every);
   rt::TrainingOptions second = options(1, false);
@@ -444,5 +457,5 @@ TEST_CASE("saving every N steps saves during the run, the last save holds the la
   CHECK_THROWS_WITH(rt::TrainingRun(zero_plan(world, 3), *comm, no_save),
                     Catch::Contains("--save-every: needs --save"));
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state, world);
+  if (comm->rank() == 0) remove_state(state);
 }

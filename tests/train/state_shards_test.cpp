@@ -1,13 +1,18 @@
 // Shard files and their manifest: a state saved as 4 shards reassembles bit for bit (so any
-// rank count or stage can take its own shard of it), a whole state still loads as itself, and a
-// corrupt shard, one whose header was edited by hand, a missing one or a shard of another save
-// is refused by its name.
+// rank count or stage can take its own shard of it), a whole state and an older burst's manifest
+// still load as they did, and a corrupt shard, one whose header was edited by hand, a missing one
+// or a shard of another save is refused by its name. A save is one set: a generation whose
+// manifest was never flipped (a save cut short) leaves the previous set the one that loads, and
+// --keep bounds the complete generations left on disk, removing the half-written ones too.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <numeric>
+
+#include <fmt/format.h>
 
 #include "runtime/training/state_shards.hpp"
 #include "runtime/training/training_state.hpp"
@@ -19,25 +24,32 @@ using namespace burst::rt;
 
 namespace {
 
-// A whole state of 21 floats saved by 4 ranks: every rank's shard, then the manifest.
-TrainingState save_four_shards(const std::string& path, std::int64_t step) {
+// A whole state of 21 floats saved by 4 ranks as the next generation of `path`: every rank's
+// shard, then (unless `complete` is false: a save cut short) the manifest.
+TrainingState save_four_shards(const std::string& path, std::int64_t step, bool complete = true) {
   const ShardMap map({{0, 10}, {10, 3}, {13, 8}}, 4);
+  const SaveSet set{path, next_generation(path), step};
   TrainingState whole;
   whole.meta = {{"lr", 0.003}};
   whole.step = step;
   whole.adam_step = step;
   whole.params.resize(map.total());
-  std::iota(whole.params.begin(), whole.params.end(), 1.0f);
+  std::iota(whole.params.begin(), whole.params.end(), static_cast<float>(step));
   whole.adam_m = whole.params;
   for (float& x : whole.adam_m) x *= 0.5f;
   whole.adam_v = whole.adam_m;
   for (float& x : whole.adam_v) x *= 0.25f;
   for (int r = 0; r < 4; ++r) {
     TrainingState part{{}, step, map.shard_of(whole.params, r), map.shard_of(whole.adam_m, r), map.shard_of(whole.adam_v, r), step};
-    save_shard(path, map, 3, r, part);
+    save_shard(set, map, 3, r, part);
   }
-  save_manifest(path, map, 3, whole);
+  if (complete) save_manifest(set, map, 3, whole);
   return whole;
+}
+
+// Rank r's shard file of the set the manifest at `path` names.
+std::string shard_file(const std::string& path, int r) {
+  return shard_files(load_training_state(path), path).at(static_cast<std::size_t>(r));
 }
 
 }  // namespace
@@ -46,8 +58,11 @@ TEST_CASE("a state saved as shards reassembles bit for bit; a whole state loads 
   const test::TempDir dir("state-shards");
   const std::string path = (dir.path / "s.state").string();
   const TrainingState whole = save_four_shards(path, 7);
-  CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.rank0-of-4", "s.state.rank1-of-4",
-                                                  "s.state.rank2-of-4", "s.state.rank3-of-4"});
+  CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen1-step7"});
+  std::vector<std::string> in_set;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path / "s.state.gen1-step7")) in_set.push_back(e.path().filename().string());
+  std::sort(in_set.begin(), in_set.end());
+  CHECK(in_set == std::vector<std::string>{"manifest", "rank0-of-4", "rank1-of-4", "rank2-of-4", "rank3-of-4"});
   const TrainingState loaded = load_whole_state(path, 21);
   CHECK(loaded.params == whole.params);
   CHECK(loaded.adam_m == whole.adam_m);
@@ -66,7 +81,7 @@ TEST_CASE("a corrupt, missing or foreign shard is refused by its name", "[zero][
   const test::TempDir dir("state-shards-bad");
   const std::string path = (dir.path / "s.state").string();
   (void)save_four_shards(path, 7);
-  const std::string shard = shard_path(path, 2, 4);
+  const std::string shard = shard_file(path, 2);
   {
     std::fstream f(shard, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(-3, std::ios::end);
@@ -77,7 +92,7 @@ TEST_CASE("a corrupt, missing or foreign shard is refused by its name", "[zero][
   // Rank 1's step edited by hand to the manifest's next save: the checksum covers the header.
   (void)save_four_shards(path, 7);
   {
-    std::fstream f(shard_path(path, 1, 4), std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(shard_file(path, 1), std::ios::in | std::ios::out | std::ios::binary);
     std::string bytes(256, '\0');  // the magic and header lines, and more
     f.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     const auto at = bytes.find("\"step\":7,");
@@ -86,21 +101,21 @@ TEST_CASE("a corrupt, missing or foreign shard is refused by its name", "[zero][
     f.seekp(static_cast<std::streamoff>(at + 7));
     f.put('9');
   }
-  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); }).find(shard_path(path, 1, 4) + ": corrupt: checksum") !=
+  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); }).find(shard_file(path, 1) + ": corrupt: checksum") !=
         std::string::npos);
 
   (void)save_four_shards(path, 7);
-  std::filesystem::remove(shard_path(path, 1, 4));
-  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); }).find(shard_path(path, 1, 4) + ": no such file") !=
+  std::filesystem::remove(shard_file(path, 1));
+  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); }).find(shard_file(path, 1) + ": no such file") !=
         std::string::npos);
 
   // Rank 3's file from a later save beside a manifest of step 7: two saves mixed.
   (void)save_four_shards(path, 7);
   const std::string other = (dir.path / "t.state").string();
   (void)save_four_shards(other, 9);
-  std::filesystem::copy_file(shard_path(other, 3, 4), shard_path(path, 3, 4), std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::copy_file(shard_file(other, 3), shard_file(path, 3), std::filesystem::copy_options::overwrite_existing);
   CHECK(test::error_text([&] { (void)load_whole_state(path, 21); })
-            .find(shard_path(path, 3, 4) + ": step 9, the manifest says 7") != std::string::npos);
+            .find(shard_file(path, 3) + ": step 9, the manifest says 7") != std::string::npos);
 }
 
 TEST_CASE("a shard whose pieces wrap past 2^64 or have the wrong shape is refused, not copied", "[zero][state]") {
@@ -108,7 +123,7 @@ TEST_CASE("a shard whose pieces wrap past 2^64 or have the wrong shape is refuse
   const std::string path = (dir.path / "s.state").string();
   const auto craft = [&](const Json& pieces) {
     (void)save_four_shards(path, 7);
-    const std::string shard = shard_path(path, 1, 4);
+    const std::string shard = shard_file(path, 1);
     TrainingState part = load_training_state(shard);
     part.meta["zero"]["pieces"] = pieces;
     save_training_state(shard, part);  // a checksum anyone can recompute
@@ -116,7 +131,7 @@ TEST_CASE("a shard whose pieces wrap past 2^64 or have the wrong shape is refuse
   };
   // flat + count wraps to 1: the old check (flat + count > size) let it write before the buffer.
   const std::string wrap = craft(Json::array({Json::array({std::numeric_limits<std::uint64_t>::max(), 2, 0})}));
-  CHECK(wrap.find(shard_path(path, 1, 4) + ": piece 0 (flat offset 18446744073709551615, 2 floats, at 0 in the shard) "
+  CHECK(wrap.find(shard_file(path, 1) + ": piece 0 (flat offset 18446744073709551615, 2 floats, at 0 in the shard) "
                   "lies outside the state") != std::string::npos);
   // Past the shard's own floats, and past its moments.
   CHECK(craft(Json::array({Json::array({0, 4, std::numeric_limits<std::uint64_t>::max() - 1})})).find("lies outside the state") !=
@@ -141,4 +156,55 @@ TEST_CASE("a manifest whose total or rank count does not fit the model is refuse
   const std::string text = test::error_text([&] { (void)load_whole_state(path, 21); });
   CHECK(text.find("'zero/total' is 4611686018427387904 floats, this model has 21") != std::string::npos);
   CHECK(text.find("'zero/ranks' is 1099511627776 (valid: 1 to 65536)") != std::string::npos);
+}
+
+TEST_CASE("a save cut short leaves the previous set the one that loads; --keep bounds the generations", "[zero][state]") {
+  const test::TempDir dir("state-shards-generations");
+  const std::string path = (dir.path / "s.state").string();
+  const TrainingState first = save_four_shards(path, 7);
+  // Generation 2, the save after step 9: every shard on disk, the manifest never flipped.
+  (void)save_four_shards(path, 9, false);
+  CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen1-step7", "s.state.gen2-step9"});
+  const TrainingState loaded = load_whole_state(path, 21);
+  CHECK(loaded.step == 7);
+  CHECK(loaded.params == first.params);
+  CHECK(describe_saved(load_training_state(path)) ==
+        "generation 1 (s.state.gen1-step7), the state after step 7, 4 shard(s) of a ZeRO-3 save");
+  CHECK(next_generation(path) == 3);  // a half-written generation's number is never reused
+
+  // Generation 3 complete, --keep 2: generations 3 and 1 stay, the half-written 2 goes.
+  (void)save_four_shards(path, 11);
+  remove_old_generations({path, 3, 11}, 2);
+  CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen1-step7", "s.state.gen3-step11"});
+  // Generation 4: generation 1 is now beyond --keep 2, and only now, the new set complete, removed.
+  const TrainingState newest = save_four_shards(path, 13);
+  CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen1-step7", "s.state.gen3-step11", "s.state.gen4-step13"});
+  remove_old_generations({path, 4, 13}, 2);
+  CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen3-step11", "s.state.gen4-step13"});
+  CHECK(load_whole_state(path, 21).params == newest.params);
+  // The older kept set resumes by its own manifest.
+  CHECK(load_whole_state((dir.path / "s.state.gen3-step11" / "manifest").string(), 21).step == 11);
+  remove_old_generations({path, 4, 13}, 1);
+  CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen4-step13"});
+}
+
+TEST_CASE("a manifest of an older burst, its shards beside it, still loads", "[zero][state]") {
+  const test::TempDir dir("state-shards-older");
+  const std::string path = (dir.path / "s.state").string();
+  const TrainingState whole = save_four_shards(path, 7);
+  TrainingState manifest = load_training_state(path);
+  for (int r = 0; r < 4; ++r) {  // F.rank<r>-of-4 beside F, as burst wrote them before sets
+    const std::string beside = fmt::format("s.state.rank{}-of-4", r);
+    std::filesystem::rename(shard_file(path, r), dir.path / beside);
+    manifest.meta["zero"]["files"][r] = beside;
+  }
+  manifest.meta["zero"].erase("generation");
+  save_training_state(path, manifest);
+  CHECK(load_whole_state(path, 21).params == whole.params);
+  CHECK(describe_saved(manifest) == "the state after step 7, 4 shard(s) of a ZeRO-3 save");
+  manifest.meta["zero"]["files"] = Json::array({"s.state.rank0-of-4"});
+  save_training_state(path, manifest);
+  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); })
+            .find("bad ZeRO metadata: 'zero/files' is [\"s.state.rank0-of-4\"] (valid: 4 file names, one per rank)") !=
+        std::string::npos);
 }

@@ -52,6 +52,7 @@ struct RunOptions {
   std::string data = rt::kDefaultCorpus;
   std::string save, resume;
   int save_every = 0;
+  int keep = 2;
   rt::LrSchedule lr;  // --lr (peak; unset: the model's default), --warmup, --decay, --decay-steps, --lr-floor
   std::string decay = "constant";
 };
@@ -325,6 +326,7 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
   options.check = o.check;
   options.save = o.save;
   options.save_every = o.save_every;
+  options.keep = o.keep;
   options.resume = o.resume;
   options.seed = o.seed;
   options.lr = o.lr;
@@ -484,12 +486,22 @@ void add_run_command(CLI::App& app) {
   auto* data = cmd->add_option("--data", options->data,
                                "Training text: a directory (every file a document) or a file, read as bytes")
                    ->capture_default_str();
-  auto* save = cmd->add_option("--save", options->save, "Write model and optimizer state here after the last step (atomically)");
+  auto* save = cmd->add_option("--save", options->save, "Write model and optimizer state after the last step: each save a new set of files "
+                               "(FILE.gen<N>-step<S>/), then FILE, the manifest naming it, replaced atomically");
   auto* save_every = cmd->add_option("--save-every", options->save_every,
                                      "Also save to --save after every N steps, so a run cut short keeps its progress")
                          ->check(CLI::Range(1, 1000000))
                          ->needs(save);
-  auto* resume = cmd->add_option("--resume", options->resume, "Start from a state written by --save; its step count continues");
+  auto* keep = cmd->add_option("--keep", options->keep,
+                               "Complete saves kept on disk: each save is a new set of files (a generation, "
+                               "FILE.gen<N>-step<S>/) that replaces FILE's manifest only once it is complete; "
+                               "older generations beyond the newest N are then removed")
+                   ->check(CLI::Range(1, 1000000))
+                   ->capture_default_str()
+                   ->needs(save);
+  auto* resume = cmd->add_option("--resume", options->resume,
+                                 "Start from a state written by --save (the newest complete set its manifest names; "
+                                 "it says which on stderr); its step count continues");
   auto* lr = cmd->add_option("--lr", options->lr.peak,
                              "AdamW's peak learning rate (default: 3e-3 up to 10M parameters, 3e-3 * sqrt(1e7 / N) "
                              "above: 4.6e-4 at 430M)")
@@ -506,7 +518,7 @@ void add_run_command(CLI::App& app) {
   auto* floor = cmd->add_option("--lr-floor", options->lr.floor_ratio, "cosine: the floor as a fraction of the peak")
                     ->check(CLI::Range(0.0, 1.0))
                     ->capture_default_str();
-  for (CLI::Option* training : {steps, data, save, save_every, resume, lr, warmup, decay, decay_steps, floor}) {
+  for (CLI::Option* training : {steps, data, save, save_every, keep, resume, lr, warmup, decay, decay_steps, floor}) {
     training->excludes(attention);
     training->excludes(dry);
   }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/fault_point.hpp"
 
 namespace burst::cli {
 
@@ -20,10 +21,14 @@ Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function
     failure = std::current_exception();
     message = e.what();
   }
+  fault_point("stall-before-ready", comm.rank());
   // One collective so that every rank knows whether every rank is ready: how many failed, and
   // whether rank 0 did (then its message speaks for all; otherwise the failed ranks speak).
   std::vector<std::int64_t> verdict{failure ? 1 : 0, failure && comm.rank() == 0 ? 1 : 0};
-  comm.allreduce(std::span<std::int64_t>(verdict), rt::ReduceOp::Sum);
+  (void)run_guarded(comm, [&] {
+    comm.allreduce(std::span<std::int64_t>(verdict), rt::ReduceOp::Sum);
+    return Json();
+  });
   if (verdict[0] > 0) {
     if (comm.rank() == 0 && failure) std::rethrow_exception(failure);
     if (comm.rank() == 0) {
@@ -33,8 +38,12 @@ Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function
     if (failure && verdict[1] == 0) fmt::print(stderr, "rank {}: error: {}\n", comm.rank(), message);
     return nullptr;
   }
+  return run_guarded(comm, execute);
+}
+
+Json run_guarded(rt::Communicator& comm, const std::function<Json()>& work) {
   try {
-    return execute();
+    return work();
   } catch (const Error& e) {  // never leave the others waiting
     if (comm.size() == 1) throw;
     rt::abort_job(comm, e.what());

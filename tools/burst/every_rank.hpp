@@ -4,6 +4,13 @@
 // rank 0 reports it and the others end quietly; a rank that alone cannot read a file reports it
 // itself and every rank ends. Once ranks communicate, a failure is one rank's and it ends the
 // whole job (rt::abort_job), so no rank is left waiting.
+//
+// Every exchange is guarded so, the readiness all-reduce and the exchanges before it (the
+// placement's) as much as the run: a collective that timed out (a rank stalled while preparing,
+// say) cannot be withdrawn and may still be pending, and freeing the communicator or finalizing
+// MPI with it pending waits for ever, or crashes once the stalled rank resumes. So a failure
+// there prints burst's message ("rank 0: allreduce did not complete within 10 s ...") and ends
+// the job with MPI_Abort; nothing unwinds through the Job (runtime/comm/job.hpp).
 #pragma once
 
 #include <exception>
@@ -18,6 +25,10 @@ namespace burst::cli {
 // `prepare` returns what to execute. Returns the executed result on rank 0, null elsewhere and
 // on ranks other than 0 after bad input.
 [[nodiscard]] Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function<Json()>()>& prepare);
+
+// Runs `work`, which communicates: a failure in it (a burst::Error or any exception) ends the
+// whole job with its message (rt::abort_job) instead of unwinding; a one-rank job rethrows it.
+Json run_guarded(rt::Communicator& comm, const std::function<Json()>& work);
 
 // What to tell the user of an exception that is not a burst::Error: std::bad_alloc becomes an
 // out-of-memory message with what to change; anything else is an internal error.

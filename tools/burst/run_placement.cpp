@@ -44,7 +44,11 @@ std::vector<launch::JobRank> gather_job(rt::Communicator& comm) {
 }  // namespace
 
 bool check_run_placement(const std::string& plan_path, rt::Communicator& comm) {
-  const std::vector<launch::JobRank> job = gather_job(comm);
+  std::vector<launch::JobRank> job;
+  (void)run_guarded(comm, [&] {  // a rank that never comes ends the job here, at --timeout
+    job = gather_job(comm);
+    return Json();
+  });
   const Json ready = run_on_every_rank(comm, [&]() -> std::function<Json()> {
     const std::string note = launch::check_placement(plan::read_plan(plan_path), job, plan_path);
     if (comm.rank() == 0 && !note.empty()) fmt::print(stderr, "note: {}\n", note);
