@@ -11,7 +11,7 @@ fuzz_options() {
   case "$1" in
     fuzz_topology_json | fuzz_plan_json | fuzz_job_inputs) dict=json.dict max_len=1048576 ;;
     fuzz_nccl_xml) dict=xml.dict max_len=1048576 ;;
-    fuzz_training_state) dict=training_state.dict max_len=1048576 ;;
+    fuzz_training_state | fuzz_state_shards) dict=training_state.dict max_len=1048576 ;;
     fuzz_corpus) dict=corpus.dict max_len=65536 ;;
     fuzz_cli) dict=cli.dict ;;
   esac

@@ -82,8 +82,23 @@ std::int64_t zero_field(const Json& zero, const char* key, const std::string& pa
 struct Whole {
   TrainingState& state;
   std::int64_t ranks, total;
-  std::size_t placed = 0;  // floats put back so far
+  std::vector<std::pair<std::size_t, std::size_t>> placed;  // (flat offset, count) of every piece put back
 };
+
+// Whether the pieces put back cover [0, size) exactly once: no gap (floats left at zero) and no
+// overlap (a float written twice), which a count of floats alone would not tell apart.
+std::string tiling_fault(std::vector<std::pair<std::size_t, std::size_t>> pieces, std::size_t size) {
+  std::sort(pieces.begin(), pieces.end());
+  std::size_t next = 0;
+  for (const auto& [flat, count] : pieces) {
+    if (flat != next) {
+      return flat < next ? fmt::format("floats from {} are placed twice", flat)
+                         : fmt::format("floats {} to {} are in no shard", next, flat - 1);
+    }
+    next = flat + count;  // within size: every piece was bounds-checked
+  }
+  return next == size ? std::string() : fmt::format("floats {} to {} are in no shard", next, size - 1);
+}
 
 // Checks that `part` (the shard file `file`) is rank r's of the manifest's save, then puts its
 // pieces into the whole state.
@@ -130,7 +145,7 @@ void place_shard(Whole& whole, const TrainingState& part, std::int64_t rank, con
     copy(part.params, whole.state.params);
     copy(part.adam_m, whole.state.adam_m);
     copy(part.adam_v, whole.state.adam_v);
-    whole.placed += count;
+    if (count > 0) whole.placed.emplace_back(flat, count);
   }
   problems.throw_if_any();
 }
@@ -225,7 +240,17 @@ std::vector<std::string> shard_files(const TrainingState& manifest, const std::s
                         fmt::format("{} file names, one per rank", ranks.dump()), ""});
   }
   std::vector<std::string> out;
-  for (const Json& f : files) out.push_back((fs::path(path).parent_path() / f.get<std::string>()).string());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    // Below the manifest's directory: a name may not climb out of it or start anywhere else.
+    const fs::path name(files[i].get<std::string>());
+    const bool below = !name.empty() && name.is_relative() &&
+                       std::none_of(name.begin(), name.end(), [](const fs::path& part) { return part == ".."; });
+    if (!below) {
+      throw Error(Problem{path, fmt::format("bad ZeRO metadata: 'zero/files/{}' is {}", i, files[i].dump()),
+                          "a file name relative to the manifest's directory, without '..'", ""});
+    }
+    out.push_back((fs::path(path).parent_path() / name).string());
+  }
   return out;
 }
 
@@ -258,8 +283,8 @@ TrainingState assemble_shards(TrainingState state, const std::string& path, std:
     const std::string& file = files[static_cast<std::size_t>(r)];
     place_shard(whole, load_training_state(file), r, file);
   }
-  if (whole.placed != n) {
-    throw Error(Problem{path, fmt::format("its {} shards hold {} of the {} parameters", ranks, whole.placed, n), "",
+  if (const std::string fault = tiling_fault(std::move(whole.placed), n); !fault.empty()) {
+    throw Error(Problem{path, fmt::format("its {} shards do not tile the {} parameters: {}", ranks, n, fault), "",
                         "the shards come from different saves: save again"});
   }
   return state;

@@ -11,34 +11,14 @@
 #include <string>
 #include <string_view>
 
-#include <boost/crc.hpp>
-#include <fmt/format.h>
-
 #include "common/error.hpp"
 #include "runtime/training/training_state.hpp"
-
-namespace {
-
-// `text` with its third line replaced by "crc32 XXXXXXXX" of the other bytes; unchanged when it
-// has fewer than three lines.
-std::string with_right_checksum(std::string_view text) {
-  const auto first = text.find('\n');
-  const auto second = first == std::string_view::npos ? first : text.find('\n', first + 1);
-  const auto third = second == std::string_view::npos ? second : text.find('\n', second + 1);
-  if (third == std::string_view::npos) return std::string(text);
-  const std::string_view head = text.substr(0, second + 1), body = text.substr(third + 1);
-  boost::crc_32_type crc;
-  crc.process_bytes(head.data(), head.size());
-  crc.process_bytes(body.data(), body.size());
-  return fmt::format("{}crc32 {:08x}\n{}", head, crc.checksum(), body);
-}
-
-}  // namespace
+#include "tests/fuzz/state_checksum.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
   const std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
-  const std::string text = (data[0] & 1) != 0 ? with_right_checksum(rest) : std::string(rest);
+  const std::string text = (data[0] & 1) != 0 ? burst::fuzz::with_right_checksum(rest) : std::string(rest);
   try {
     const burst::rt::TrainingState state = burst::rt::parse_training_state(text, "fuzz.state");
     for (const auto* moment : {&state.adam_m, &state.adam_v}) {

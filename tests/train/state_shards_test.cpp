@@ -142,6 +142,28 @@ TEST_CASE("a shard whose pieces wrap past 2^64 or have the wrong shape is refuse
   CHECK(shape.find("bad ZeRO metadata: 'zero/pieces/1' is \"x\"") != std::string::npos);
 }
 
+TEST_CASE("shards that overlap or leave a gap, or a manifest naming a file outside its directory, are refused",
+          "[zero][state]") {
+  const test::TempDir dir("state-shards-tiling");
+  const std::string path = (dir.path / "s.state").string();
+  (void)save_four_shards(path, 7);
+  const std::string shard = shard_file(path, 1);
+  TrainingState part = load_training_state(shard);
+  REQUIRE_FALSE(part.meta["zero"]["pieces"].empty());
+  for (Json& piece : part.meta["zero"]["pieces"]) piece[0] = 0;  // as many floats placed: some twice, some never
+  save_training_state(shard, part);
+  const std::string overlap = test::error_text([&] { (void)load_whole_state(path, 21); });
+  CHECK(overlap.find(path + ": its 4 shards do not tile the 21 parameters: floats from 0 are placed twice") != std::string::npos);
+
+  (void)save_four_shards(path, 8);
+  TrainingState manifest = load_training_state(path);
+  manifest.meta["zero"]["files"][2] = "../../etc/passwd";
+  save_training_state(path, manifest);
+  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); })
+            .find("bad ZeRO metadata: 'zero/files/2' is \"../../etc/passwd\" (valid: a file name relative to the "
+                  "manifest's directory, without '..')") != std::string::npos);
+}
+
 TEST_CASE("a manifest whose total or rank count does not fit the model is refused before anything is allocated",
           "[zero][state]") {
   const test::TempDir dir("state-shards-manifest");
