@@ -278,7 +278,7 @@ TrainingState assemble_shards(TrainingState state, const std::string& path, std:
   state.params.assign(n, 0.0f);
   state.adam_m.assign(n, 0.0f);
   state.adam_v.assign(n, 0.0f);
-  Whole whole{state, ranks, total};
+  Whole whole{state, ranks, total, {}};
   for (std::int64_t r = 0; r < ranks; ++r) {
     const std::string& file = files[static_cast<std::size_t>(r)];
     place_shard(whole, load_training_state(file), r, file);

@@ -5,14 +5,18 @@
 //   --dry-run         the plan's exact schedule with tiny tensors, checked
 // Rank 0 prints; every rank runs. Bad input (a corrupt plan, another rank count, unreadable
 // data, a state of another model) is reported once before any step, and after that a failure
-// on one rank ends the whole job (every_rank.hpp), so no rank is left waiting. --trace FILE (attention runs): rank 0 writes the measured timeline of every rank as
-// a Chrome trace (runtime/executor/run_trace.hpp) once every rank is done, so a bad path fails
-// rank 0 alone, with exit code 2.
+// on one rank ends the whole job (every_rank.hpp), so no rank is left waiting. The plan is read
+// once per rank (with the placement check); what runs on which device over which transport is
+// the runtime session's to decide (runtime/session/session.hpp); this file parses the options
+// and prints the report. --trace FILE (attention runs): rank 0 writes the measured timeline of
+// every rank as a Chrome trace (runtime/executor/run_trace.hpp) once every rank is done, so a
+// bad path fails rank 0 alone, with exit code 2.
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -22,9 +26,7 @@
 #include "planner/plan_traffic.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
-#include "runtime/device/device.hpp"
-#include "runtime/executor/attention_run.hpp"
-#include "runtime/training/training_run.hpp"
+#include "runtime/session/session.hpp"
 #include "tools/burst/commands.hpp"
 #include "tools/burst/validators.hpp"
 #include "tools/burst/every_rank.hpp"
@@ -56,25 +58,6 @@ struct RunOptions {
   rt::LrSchedule lr;  // --lr (peak; unset: the model's default), --warmup, --decay, --decay-steps, --lr-floor
   std::string decay = "constant";
 };
-
-// The plan as this run executes it: the file, with --dtype in place of its /job/dtype (and,
-// for fp32, of its travelling accumulators' bf16: an fp32 run is fp32 throughout). Rank 0 says
-// what changed, so a run never differs from its plan silently.
-plan::Plan read_run_plan(const RunOptions& o, const rt::Communicator& comm) {
-  plan::Plan p = plan::read_plan(o.plan);
-  if (o.dtype.empty()) return p;
-  const auto override_field = [&](const char* pointer, const std::string& from, const std::string& to) {
-    if (comm.rank() == 0 && from != to) fmt::print(stderr, "note: --dtype {}: {} {} -> {}\n", o.dtype, pointer, from, to);
-  };
-  override_field("/job/dtype", p.job.dtype, o.dtype);
-  p.job.dtype = o.dtype;
-  if (o.dtype == "fp32") {
-    override_field("/strategy/dq_bytes", std::to_string(p.strategy.dq_bytes), "4");
-    override_field("/strategy/dkv_bytes", std::to_string(p.strategy.dkv_bytes), "4");
-    p.strategy.dq_bytes = p.strategy.dkv_bytes = 4;
-  }
-  return p;
-}
 
 // "precision bf16 (dQ accumulators bf16, dK,dV fp32); overlap on"
 std::string precision_line(const Json& run) {
@@ -144,85 +127,15 @@ void print_report(const Json& r) {
   }
 }
 
-// Training runs on the CPU unless --device cuda asks for the GPU (attention runs default to a
-// visible GPU): the GPU training step has not run on a GPU yet.
-bool trains_on_cpu(const RunOptions& o) { return !o.attention_only && !o.dry_run && o.device != "cuda"; }
-
-// The device of --device on this rank; rank 0 says which and why.
-rt::Device run_device(const RunOptions& o, const rt::Communicator& comm) {
-  return rt::job_device(o.device, comm, o.deterministic ? ", deterministic kernels" : "");
-}
-
-// Whether the ring's transfers go over NCCL; rank 0 says how they travel. On cuda the ring's
-// blocks live in GPU memory (DeviceKernelMemory), which the job's communicator (MPI, host
-// memory) cannot read: a job of several processes needs NCCL, and a --loopback job copies GPU
-// to GPU itself (run_loopback). --transport host is the CPU's, and nccl needs --device cuda.
-bool use_nccl(const RunOptions& o, rt::Device device, const rt::Communicator& comm) {
-  const auto refuse = [](const std::string& what, const char* valid) {
-    throw Error(Problem{"--transport", what, valid, ""});
-  };
-  if (device != rt::Device::Cuda) {
-    if (o.transport == "nccl") refuse("nccl cannot carry this run: it moves GPU memory: it needs --device cuda", "host");
-    return false;
-  }
-  if (o.loopback) {
-    if (o.transport == "nccl") refuse("nccl cannot make two ranks of one GPU: --loopback copies the ring's blocks GPU to GPU itself", "host");
-    if (comm.rank() == 0) fmt::print(stderr, "transport: loopback, the ring's blocks copied GPU to GPU between the rank threads\n");
-    return false;
-  }
-  if (comm.size() == 1) return false;  // a ring of one: no transfers
-  if (o.transport == "host") {
-    refuse("host cannot carry a cuda run: the ring's blocks live in GPU memory, which the job's communicator does not read",
-           "nccl");
-  }
-  const std::string nccl_version = rt::nccl_build_version();
-  if (nccl_version.empty()) {
-    throw Error(Problem{"--device", "cuda over several processes needs NCCL for the ring's GPU blocks, and this build has none",
-                        "", "build with the CUDA toolkit's NCCL, run --device cpu, or --loopback on one GPU"});
-  }
-  if (comm.rank() == 0) {
-    fmt::print(stderr, "transport: nccl {} for the ring's transfers (collectives over the job's communicator)\n", nccl_version);
-  }
-  return true;
-}
-
-void run_attention(const RunOptions& o, rt::Communicator& comm) {
-  rt::AttentionRunOptions options;
-  options.seed = o.seed;
-  options.check = o.check;
-  options.dry_run = o.dry_run;
-  rt::RunTrace trace;
-  plan::Plan ran;
-  std::unique_ptr<rt::AttentionKernels> kernels;
-  std::unique_ptr<rt::PreparedRun> prepared;  // the plan as it runs, prepared once
-  std::unique_ptr<rt::Communicator> nccl;     // the ring's transport under --transport nccl
-  Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    ran = read_run_plan(o, comm);
-    rt::require_job_ranks(ran, comm.size());
-    const rt::Device device = run_device(o, comm);
-    // A loopback job's ranks share the first GPU.
-    kernels = rt::make_attention_kernels(device, o.loopback ? 0 : comm.local_rank(), o.deterministic, !o.trace.empty());
-    rt::order_messages_on(comm, *kernels);  // the GPU loopback's copies ordered on the kernels' stream
-    options.kernels = kernels.get();
-    prepared = std::make_unique<rt::PreparedRun>(rt::prepare_attention_run(ran, comm.size(), options));
-    const bool over_nccl = use_nccl(o, device, comm);
-    return [&, over_nccl] {
-      if (over_nccl) {
-        const plan::Plan as_run = rt::plan_as_run(*prepared);
-        nccl = rt::make_nccl_transport(comm, rt::NcclOpLists(as_run, as_run.job.seq), *kernels);
-      }
-      return rt::run_attention(*prepared, over_nccl ? *nccl : comm, options, o.trace.empty() ? nullptr : &trace);
-    };
-  });
-  if (comm.rank() != 0) return;
-  add_simulated_traffic(*prepared, report);
+void report_attention(const RunOptions& o, const rt::Session& session, Json report) {
+  add_simulated_traffic(*session.attention(), report);
   if (o.json) {
     fmt::print("{}\n", report.dump(2));
   } else {
     print_report(report);
   }
   if (!o.trace.empty()) {
-    rt::write_run_trace(o.trace, trace);
+    rt::write_run_trace(o.trace, session.trace());
     fmt::print(stderr, "trace written to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
   }
   if (report.contains("check") && !report["check"]["passed"].get<bool>()) {
@@ -319,59 +232,7 @@ void print_training_report(const Json& r) {
   }
 }
 
-void run_training(const RunOptions& o, rt::Communicator& comm) {
-  rt::TrainingOptions options;
-  options.steps = o.steps;
-  options.data = o.data;
-  options.check = o.check;
-  options.save = o.save;
-  options.save_every = o.save_every;
-  options.keep = o.keep;
-  options.resume = o.resume;
-  options.seed = o.seed;
-  options.lr = o.lr;
-  options.lr.decay = rt::parse_lr_decay(o.decay, "--decay");
-  // Progress goes to stderr under --json, so stdout stays one JSON document.
-  std::FILE* progress = o.json ? stderr : stdout;
-  options.progress = [progress](const Json& s) {
-    fmt::print(progress, "step {:>4}/{}  loss {:.4f}  {:.3f} s  {:.0f} tokens/s  grad norm {:.3f}  peak {}\n",
-               s["step"].get<std::int64_t>(), s["last_step"].get<std::int64_t>(), s["loss"].get<double>(),
-               s["step_s"].get<double>(), s["tokens_per_s"].get<double>(), s["grad_norm"].get<double>(),
-               mib(s["peak_memory_bytes"]));
-    std::fflush(progress);
-  };
-  std::unique_ptr<rt::StepKernels> step_kernels;  // declared before the run: destroyed after it
-  std::unique_ptr<rt::AttentionKernels> attention_kernels;
-  std::unique_ptr<rt::TrainingRun> training;
-  const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    const plan::Plan plan = read_run_plan(o, comm);
-    const rt::Device device = trains_on_cpu(o) ? rt::Device::Cpu : run_device(o, comm);
-    if (device == rt::Device::Cuda) {
-      // A loopback job's ranks share the first GPU, as its attention runs do.
-      const int gpu = o.loopback ? 0 : comm.local_rank();
-      step_kernels = rt::make_step_kernels(device, gpu, o.deterministic);
-      attention_kernels = rt::make_step_attention_kernels(device, *step_kernels, gpu, o.deterministic);
-      rt::order_messages_on(comm, *step_kernels);  // the GPU loopback's copies ordered on the step's stream
-      options.backend.step = step_kernels.get();
-      options.backend.attention = attention_kernels.get();
-      const int gpus = std::max(1, rt::probe_gpus().count);
-      options.ranks_per_device = o.loopback ? comm.size() : (comm.local_size() + gpus - 1) / gpus;
-    }
-    if (use_nccl(o, device, comm)) {  // each ring of the step over NCCL, made by the step on its first run
-      options.backend.ring_transport = [&comm, &kernels = *attention_kernels, plan](std::int64_t seq) {
-        return rt::make_nccl_transport(comm, rt::NcclOpLists(plan, seq), kernels);
-      };
-    }
-    if (device == rt::Device::Cuda && plan.strategy.zero.offload) {
-      options.host_state_memory = [] { return rt::make_host_state_memory(rt::Device::Cuda); };  // page-locked
-    } else if (device == rt::Device::Cuda && !o.loopback) {
-      // ZeRO's collectives on the GPU-resident model state: NCCL (the loopback's copy reads GPU memory itself)
-      options.state_transport = [&comm, &kernels = *step_kernels] { return rt::make_state_transport(comm, kernels); };
-    }
-    training = std::make_unique<rt::TrainingRun>(plan, comm, options);
-    return [&] { return training->run(); };
-  });
-  if (comm.rank() != 0) return;
+void report_training(const RunOptions& o, const Json& report) {
   if (o.json) {
     fmt::print("{}\n", report.dump(2));
   } else {
@@ -383,13 +244,54 @@ void run_training(const RunOptions& o, rt::Communicator& comm) {
   }
 }
 
+// What the options ask the runtime session for.
+rt::RunRequest run_request(const RunOptions& o) {
+  rt::RunRequest r;
+  r.kind = o.dry_run ? rt::RunKind::DryRun : o.attention_only ? rt::RunKind::Attention : rt::RunKind::Training;
+  r.device = o.device;
+  r.transport = o.transport;
+  r.dtype = o.dtype;
+  r.loopback = o.loopback;
+  r.deterministic = o.deterministic;
+  r.check = o.check;
+  r.trace = !o.trace.empty();
+  r.seed = o.seed;
+  rt::TrainingOptions& t = r.training;
+  t.steps = o.steps;
+  t.data = o.data;
+  t.save = o.save;
+  t.save_every = o.save_every;
+  t.keep = o.keep;
+  t.resume = o.resume;
+  t.lr = o.lr;
+  t.lr.decay = rt::parse_lr_decay(o.decay, "--decay");
+  // Progress goes to stderr under --json, so stdout stays one JSON document.
+  std::FILE* progress = o.json ? stderr : stdout;
+  t.progress = [progress](const Json& s) {
+    fmt::print(progress, "step {:>4}/{}  loss {:.4f}  {:.3f} s  {:.0f} tokens/s  grad norm {:.3f}  peak {}\n",
+               s["step"].get<std::int64_t>(), s["last_step"].get<std::int64_t>(), s["loss"].get<double>(),
+               s["step_s"].get<double>(), s["tokens_per_s"].get<double>(), s["grad_norm"].get<double>(),
+               mib(s["peak_memory_bytes"]));
+    std::fflush(progress);
+  };
+  return r;
+}
+
 // One rank's part of the job, whatever drives the rank (an mpirun process, a loopback thread).
 void run_rank(const RunOptions& o, rt::Communicator& comm) {
-  if (!check_run_placement(o.plan, comm)) return;  // the real hosts and local ranks against the plan's
+  // The plan, read once, and the real hosts and local ranks checked against it.
+  std::optional<plan::Plan> plan = read_placed_plan(o.plan, comm);
+  if (!plan) return;
+  std::unique_ptr<rt::Session> session;
+  const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
+    session = std::make_unique<rt::Session>(std::move(*plan), comm, run_request(o));
+    return [&] { return session->run(); };
+  });
+  if (comm.rank() != 0) return;
   if (o.attention_only || o.dry_run) {
-    run_attention(o, comm);
+    report_attention(o, *session, report);
   } else {
-    run_training(o, comm);
+    report_training(o, report);
   }
 }
 
@@ -404,7 +306,7 @@ void run_loopback(const RunOptions& o, const rt::CommOptions& comm_options) {
   }
   const auto ranks = static_cast<int>(plan::read_plan(o.plan).ranks.size());
   // On cuda every rank's ring blocks are GPU memory: the threads copy them GPU to GPU.
-  const rt::Device device = trains_on_cpu(o) ? rt::Device::Cpu : rt::choose_device(o.device, rt::probe_gpus(), "--device");
+  const rt::Device device = rt::requested_device(run_request(o));
   fmt::print(stderr, "loopback: the plan's {} ranks as threads of this process\n", ranks);
   auto comms = rt::make_loopback_communicators(ranks, comm_options, rt::message_copy(device));
   std::vector<std::exception_ptr> failures(static_cast<std::size_t>(ranks));

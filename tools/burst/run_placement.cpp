@@ -43,18 +43,21 @@ std::vector<launch::JobRank> gather_job(rt::Communicator& comm) {
 
 }  // namespace
 
-bool check_run_placement(const std::string& plan_path, rt::Communicator& comm) {
+std::optional<plan::Plan> read_placed_plan(const std::string& plan_path, rt::Communicator& comm) {
   std::vector<launch::JobRank> job;
   (void)run_guarded(comm, [&] {  // a rank that never comes ends the job here, at --timeout
     job = gather_job(comm);
     return Json();
   });
+  std::optional<plan::Plan> plan;
   const Json ready = run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    const std::string note = launch::check_placement(plan::read_plan(plan_path), job, plan_path);
+    plan = plan::read_plan(plan_path);
+    const std::string note = launch::check_placement(*plan, job, plan_path);
     if (comm.rank() == 0 && !note.empty()) fmt::print(stderr, "note: {}\n", note);
     return [] { return Json(true); };
   });
-  return !ready.is_null();
+  if (ready.is_null()) return std::nullopt;  // another rank's bad input, which rank 0 reports
+  return plan;
 }
 
 }  // namespace burst::cli

@@ -2,16 +2,18 @@
 // local rank gathered, then checked against the plan on every rank before anything else runs.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "planner/contract/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 
 namespace burst::cli {
 
-// Returns true when the job may run the plan (rank 0 prints a note when there is one). On a
-// mismatch rank 0 throws the burst::Error (the rank, its host, the plan's node, the line to
-// use) and the other ranks get false, to end quietly. A plan that cannot be read fails here
-// the same way, once.
-[[nodiscard]] bool check_run_placement(const std::string& plan_path, rt::Communicator& comm);
+// Reads the plan at `plan_path` (once: the run takes it from here) and returns it when the job
+// may run it (rank 0 prints a note when there is one). On a mismatch rank 0 throws the
+// burst::Error (the rank, its host, the plan's node, the line to use) and the other ranks get
+// nullopt, to end quietly. A plan that cannot be read fails here the same way, once.
+[[nodiscard]] std::optional<plan::Plan> read_placed_plan(const std::string& plan_path, rt::Communicator& comm);
 
 }  // namespace burst::cli
