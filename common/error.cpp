@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/escape.hpp"
+
 namespace burst {
 namespace {
 
@@ -25,7 +27,9 @@ std::string Problem::to_string() const {
     if (!hint.empty()) text += "hint: " + hint;
     text += ")";
   }
-  return text;
+  // A path or a value quoted from the input may hold a line break or a terminal's escape
+  // sequence: the line is for a terminal, so they are shown, not obeyed.
+  return escape::terminal(text);
 }
 
 Error::Error(Problem problem) : Error(std::vector<Problem>{std::move(problem)}) {}

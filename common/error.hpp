@@ -18,7 +18,8 @@ struct Problem {
   std::string valid;  // "B/s, KB/s, MB/s, GB/s, TB/s (or Bps, bps ...)"; may be empty
   std::string hint;   // "did you mean 'GBps'?"; may be empty
 
-  // One line: "where: what (valid: ...; hint: ...)".
+  // One line: "where: what (valid: ...; hint: ...)", control characters shown as escape::terminal
+  // shows them (a line break in a path as \n, ESC as \x1b).
   [[nodiscard]] std::string to_string() const;
 };
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/escape.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
 
@@ -169,6 +170,21 @@ std::optional<std::string> JsonReader::string(const Json& obj, std::string_view 
     return std::nullopt;
   }
   return v->get<std::string>();
+}
+
+std::optional<std::string> JsonReader::name(const Json& obj, std::string_view pointer, std::string_view key,
+                                            bool required) {
+  auto value = string(obj, pointer, key, required);
+  if (value && !printable(child(pointer, key), *value)) return std::nullopt;
+  return value;
+}
+
+bool JsonReader::printable(std::string_view pointer, std::string_view text) {
+  if (!escape::unprintable_at(text)) return true;
+  problem(pointer, fmt::format("'{}': {}", escape::terminal(text), escape::describe_unprintable(text)),
+          "printable text: no control characters, line breaks or tabs",
+          "names and messages are written into scripts, settings files, reports and terminals");
+  return false;
 }
 
 std::optional<double> JsonReader::number(const Json& obj, std::string_view pointer, std::string_view key,

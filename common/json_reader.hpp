@@ -45,6 +45,14 @@ class JsonReader {
   const Json* array(const Json& obj, std::string_view pointer, std::string_view key, bool required = true);
   std::optional<std::string> string(const Json& obj, std::string_view pointer, std::string_view key,
                                     bool required = true);
+  // A string that names something or says something to a person (a model, a topology, a
+  // device, a strategy, a reason): printable text only (common/escape.hpp), since it goes into
+  // comments, scripts, settings files, reports and terminals. Anything else is reported with
+  // the byte that is not ("byte 2 is a control character (\x1b)").
+  std::optional<std::string> name(const Json& obj, std::string_view pointer, std::string_view key,
+                                  bool required = true);
+  // Reports `text`, found at `pointer`, when it is not printable; true when it is.
+  bool printable(std::string_view pointer, std::string_view text);
   std::optional<double> number(const Json& obj, std::string_view pointer, std::string_view key,
                                bool required = true);
   std::optional<std::int64_t> integer(const Json& obj, std::string_view pointer, std::string_view key,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/escape.hpp"
 #include "common/units.hpp"
 
 namespace burst::planner {
@@ -12,6 +13,10 @@ namespace {
 
 // A memory use above this share of the budget makes memory the binding constraint.
 constexpr double kNearlyFull = 0.95;
+
+// A name or a reason of the plan as the terminal shows it (a plan built in code, or read by an
+// older reader, may hold control characters).
+std::string shown(const std::string& text) { return escape::terminal(text); }
 
 std::string describe(const plan::Strategy& s) {
   std::string ring = s.ring == RingKind::Double ? fmt::format("double ring {}x{}", s.inner, s.outer)
@@ -47,12 +52,12 @@ std::string why_it_won(const plan::Plan& plan) {
   for (const plan::Alternative& a : plan.alternatives) {
     if (a.strategy.name == plan.strategy.name) continue;
     if (a.predicted.tokens_per_s_per_gpu <= 0) {
-      out += fmt::format("  {:<24} cannot run: {}\n", a.strategy.name, a.reason);
+      out += fmt::format("  {:<24} cannot run: {}\n", shown(a.strategy.name), shown(a.reason));
     } else if (!a.feasible) {
-      out += fmt::format("  {:<24} does not fit: {} ({:.2f}x our speed if it did)\n", a.strategy.name, a.reason,
-                         a.predicted.tokens_per_s_per_gpu / ours);
+      out += fmt::format("  {:<24} does not fit: {} ({:.2f}x our speed if it did)\n", shown(a.strategy.name),
+                         shown(a.reason), a.predicted.tokens_per_s_per_gpu / ours);
     } else {
-      out += fmt::format("  {:<24} fits, {:.0f} tokens/s per GPU: ours is {:.2f}x\n", a.strategy.name,
+      out += fmt::format("  {:<24} fits, {:.0f} tokens/s per GPU: ours is {:.2f}x\n", shown(a.strategy.name),
                          a.predicted.tokens_per_s_per_gpu, ours / a.predicted.tokens_per_s_per_gpu);
     }
   }
@@ -65,8 +70,8 @@ std::string binding_constraint(const plan::Plan& plan) {
   std::string out = "Binding constraint\n";
   for (const plan::Alternative& a : plan.alternatives) {
     if (!a.feasible && a.predicted.tokens_per_s_per_gpu > p.tokens_per_s_per_gpu) {
-      out += fmt::format("  memory: {} would be {:.2f}x faster but {}\n", a.strategy.name,
-                         a.predicted.tokens_per_s_per_gpu / p.tokens_per_s_per_gpu, a.reason);
+      out += fmt::format("  memory: {} would be {:.2f}x faster but {}\n", shown(a.strategy.name),
+                         a.predicted.tokens_per_s_per_gpu / p.tokens_per_s_per_gpu, shown(a.reason));
     }
   }
   const double used = budget > 0 ? p.memory_total_bytes / budget : 0;
@@ -76,10 +81,10 @@ std::string binding_constraint(const plan::Plan& plan) {
   std::vector<plan::Item> shares = p.time_s;
   std::stable_sort(shares.begin(), shares.end(), [](const plan::Item& a, const plan::Item& b) { return a.value > b.value; });
   if (!shares.empty() && p.step_time_s > 0) {
-    out += fmt::format("  time: {} is {:.0f}% of the {} step", shares.front().name,
+    out += fmt::format("  time: {} is {:.0f}% of the {} step", shown(shares.front().name),
                        100 * shares.front().value / p.step_time_s, units::human_duration(p.step_time_s));
     for (std::size_t i = 1; i < std::min<std::size_t>(shares.size(), 3); ++i) {
-      out += fmt::format(", then {} {:.0f}%", shares[i].name, 100 * shares[i].value / p.step_time_s);
+      out += fmt::format(", then {} {:.0f}%", shown(shares[i].name), 100 * shares[i].value / p.step_time_s);
     }
     out += "\n";
   }
@@ -91,10 +96,10 @@ std::string runner_up_needs(const plan::Plan& plan) {
   if (r == nullptr) return "Runner-up\n  none: no other family can run this job here\n";
   const plan::Prediction& ours = plan.predicted;
   const plan::Prediction& theirs = r->predicted;
-  std::string out = fmt::format("Runner-up: {} ({})\n", r->strategy.name, describe(r->strategy));
+  std::string out = fmt::format("Runner-up: {} ({})\n", shown(r->strategy.name), describe(r->strategy));
   if (!r->feasible) {
     out += fmt::format("  it does not fit: {}; it needs {} more memory per GPU",
-                       r->reason, units::human_bytes(theirs.memory_total_bytes - plan.job.memory_budget_bytes));
+                       shown(r->reason), units::human_bytes(theirs.memory_total_bytes - plan.job.memory_budget_bytes));
     if (theirs.tokens_per_s_per_gpu > ours.tokens_per_s_per_gpu) {
       out += fmt::format(", and would then be {:.2f}x faster\n", theirs.tokens_per_s_per_gpu / ours.tokens_per_s_per_gpu);
     } else {
@@ -122,8 +127,8 @@ std::string runner_up_needs(const plan::Plan& plan) {
 
 std::string explain_plan(const plan::Plan& plan) {
   const plan::Prediction& p = plan.predicted;
-  std::string out = fmt::format("Plan: {} on {} ({} GPUs), {}, {} tokens, {} mask\n", plan.strategy.name,
-                                plan.topology_name, plan.ranks.size(), plan.job.model.name,
+  std::string out = fmt::format("Plan: {} on {} ({} GPUs), {}, {} tokens, {} mask\n", shown(plan.strategy.name),
+                                shown(plan.topology_name), plan.ranks.size(), shown(plan.job.model.name),
                                 units::format_tokens(plan.job.seq), to_string(plan.job.mask));
   out += fmt::format("  {}\n", describe(plan.strategy));
   out += fmt::format("  predicted: {:.0f} tokens/s per GPU, MFU {:.1f}%, step {}, {} per GPU\n\n",

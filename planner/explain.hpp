@@ -6,7 +6,8 @@
 // uses nearly all of the budget; otherwise the largest share of the step (compute bound,
 // communication bound, optimizer or recompute bound). The runner-up: the fastest other
 // family; if it fits, the step time it must shed and whether its exposed communication alone
-// would be enough; if it does not fit, the memory it would need.
+// would be enough; if it does not fit, the memory it would need. Text for a terminal: the
+// plan's names and reasons appear as escape::terminal shows them.
 #pragma once
 
 #include <string>

@@ -120,7 +120,7 @@ std::optional<GpuSpec> read_gpu(JsonReader& r, const Json& doc) {
   const Json* gpu = r.object(doc, "", "gpu");
   if (gpu == nullptr) return std::nullopt;
   r.reject_unknown_keys(*gpu, "/gpu", {"model", "peak_bf16", "memory", "memory_bandwidth"});
-  const auto model = r.string(*gpu, "/gpu", "model");
+  const auto model = r.name(*gpu, "/gpu", "model");
   // A known model fills in what the document leaves out.
   const hw::GpuModel* known = model ? hw::gpu_by_model(*model) : nullptr;
   const bool required = known == nullptr;
@@ -158,7 +158,7 @@ std::vector<Device> read_devices(JsonReader& r, const Json& node, std::map<std::
       continue;
     }
     r.reject_unknown_keys(d, at, {"name", "kind", "ports", "port_bandwidth"});
-    const auto name = r.string(d, at, "name");
+    const auto name = r.name(d, at, "name");
     const auto kind = read_enum(r, d, at, "kind", device_kinds(), true);
     if (name && !kind) index.emplace(*name, -1);  // known but broken: links to it say nothing more
     if (!name || !kind) continue;
@@ -309,7 +309,7 @@ Topology parse_topology_json(const Json& doc, const std::string& source) {
     problems.throw_if_any();
   }
   r.reject_unknown_keys(doc, "", {"schema", "name", "nodes", "gpu", "node", "fabric"});
-  const auto name = r.string(doc, "", "name");
+  const auto name = r.name(doc, "", "name");
   const auto nodes = r.integer(doc, "", "nodes", false, 1, 1 << 20);
   const auto gpu = read_gpu(r, doc);
   std::vector<Device> devices;

@@ -22,6 +22,7 @@
 #include <pugixml.hpp>
 
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/json_reader.hpp"
 #include "common/text.hpp"
 #include "topologies/hardware.hpp"
@@ -684,9 +685,15 @@ XmlImport Importer::run() {
   resolve_nic_speeds();
   add_nics();
   const GpuSpec spec = gpu_spec();
+  // The topology is named after the file: printable text only, as every name (escape.hpp).
+  const std::string name = std::filesystem::path(source_).stem().string();
+  if (escape::unprintable_at(name)) {
+    problems_.add(source_, fmt::format("the topology is named after the file, '{}': {}", escape::terminal(name),
+                                       escape::describe_unprintable(name)),
+                  "printable text: no control characters, line breaks or tabs", "rename the file");
+  }
   problems_.throw_if_any();
 
-  const std::string name = std::filesystem::path(source_).stem().string();
   result_.topology.emplace(name.empty() ? "nccl-xml" : name, spec, node_.build(source_ + " (imported node)"),
                            options_.nodes, options_.fabric);
   return std::move(result_);

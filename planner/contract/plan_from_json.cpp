@@ -105,6 +105,9 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
               "the burst.topology/1 document, or null");
   } else {
     plan.cluster = *it;
+    // The rest of the cluster is read as a topology by those who simulate on it; its name is
+    // read here too (whether the plan is local, the report's cluster table).
+    if (it->is_object() && it->contains("name")) r.name(*it, "/cluster", "name");
   }
   reader.problems().throw_if_any();
   return plan;

@@ -21,7 +21,7 @@ bool PlanReader::non_negative(const Json& obj, std::string_view pointer, std::st
 }
 
 bool PlanReader::text(const Json& obj, std::string_view pointer, std::string_view key, std::string& out) {
-  const auto value = reader_.string(obj, pointer, key);
+  const auto value = reader_.name(obj, pointer, key);
   if (value) out = *value;
   return value.has_value();
 }
@@ -139,6 +139,7 @@ std::vector<Item> read_items(PlanReader& r, const Json& obj, std::string_view po
   std::vector<Item> items;
   for (const auto& [name, value] : obj.items()) {
     if (name == skip) continue;
+    if (!r.json().printable(JsonReader::child(pointer, name), name)) continue;
     Item item{name, 0};
     if (r.non_negative(obj, pointer, name, item.value)) items.push_back(std::move(item));
   }

@@ -49,6 +49,7 @@ class PlanReader {
   bool integer(const Json& obj, std::string_view pointer, std::string_view key, Int& out, std::int64_t min,
                std::int64_t max);
   bool non_negative(const Json& obj, std::string_view pointer, std::string_view key, double& out);
+  // A name or a reason: printable text only (JsonReader::name).
   bool text(const Json& obj, std::string_view pointer, std::string_view key, std::string& out);
   bool flag(const Json& obj, std::string_view pointer, std::string_view key, bool& out);
   // A string spelled by one of common/parallelism.hpp's parsers, e.g. parse_layout.

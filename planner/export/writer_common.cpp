@@ -1,6 +1,10 @@
 // What every writer shares: the summary line, the header and comment prefixes (see writers.hpp).
+// The header names the plan file, the model and the topology, and the notes quote strategy
+// names and reasons: every line goes through escape::comment, so none of them can end its
+// comment and start a line of shell, a YAML key or a TOML table.
 #include <fmt/format.h>
 
+#include "common/escape.hpp"
 #include "common/units.hpp"
 #include "planner/export/writers.hpp"
 
@@ -27,7 +31,7 @@ std::vector<std::string> header_lines(const ExportInput& in, const std::string& 
 
 std::string commented(const std::vector<std::string>& lines, const std::string& prefix) {
   std::string out;
-  for (const std::string& line : lines) out += prefix + line + "\n";
+  for (const std::string& line : lines) out += prefix + escape::comment(line) + "\n";
   return out;
 }
 

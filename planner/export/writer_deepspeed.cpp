@@ -37,7 +37,9 @@ std::string write_deepspeed(const ExportInput& in) {
   if (s.zero.offload) zero["offload_optimizer"] = Json{{"device", "cpu"}, {"pin_memory", true}};
   config["zero_optimization"] = zero;
   config["sequence_parallel_size"] = s.ulysses;
-  return config.dump(2) + "\n";
+  // The notes quote the plan file's path, which need not be UTF-8: such a byte becomes U+FFFD
+  // rather than stopping the export (nlohmann's strict dump throws).
+  return config.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace burst::exporter

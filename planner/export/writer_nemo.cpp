@@ -9,6 +9,7 @@
 // (fsdp: true, fsdp_sharding_strategy: full).
 #include <fmt/format.h>
 
+#include "common/escape.hpp"
 #include "planner/export/writers.hpp"
 
 namespace burst::exporter {
@@ -48,7 +49,7 @@ std::string write_nemo(const ExportInput& in) {
   y += "  tensor_model_parallel_size: 1\n";
   y += "  pipeline_model_parallel_size: 1\n";
   y += fmt::format("  context_parallel_size: {}\n", ranks);
-  if (ranks > 1) y += fmt::format("  cp_comm_type: {}\n", s.ulysses > 1 ? "a2a" : "p2p");
+  if (ranks > 1) y += fmt::format("  cp_comm_type: {}\n", escape::yaml_scalar(s.ulysses > 1 ? "a2a" : "p2p"));
   y += "  sequence_parallel: false\n";
   y += fmt::format("  encoder_seq_length: {}\n", p.job.seq);
   y += fmt::format("  max_position_embeddings: {}\n", p.job.seq);
@@ -58,15 +59,15 @@ std::string write_nemo(const ExportInput& in) {
   y += fmt::format("  num_attention_heads: {}\n", m.heads);
   y += fmt::format("  num_query_groups: {}\n", m.kv_heads < m.heads ? std::to_string(m.kv_heads) : "null");
   y += fmt::format("  kv_channels: {}\n", m.head_dim);
-  y += fmt::format("  activation: {}\n", activation);
+  y += fmt::format("  activation: {}\n", escape::yaml_scalar(activation));
   y += "  share_embeddings_and_output_weights: false\n";
-  y += fmt::format("  activations_checkpoint_granularity: {}\n", full ? "full" : "null");
-  y += fmt::format("  activations_checkpoint_method: {}\n", full ? "uniform" : "null");
+  y += fmt::format("  activations_checkpoint_granularity: {}\n", full ? escape::yaml_scalar("full") : "null");
+  y += fmt::format("  activations_checkpoint_method: {}\n", full ? escape::yaml_scalar("uniform") : "null");
   y += fmt::format("  activations_checkpoint_num_layers: {}\n", full ? "1" : "null");
   y += fmt::format("  fsdp: {}\n", s.zero.stage == 3 ? "true" : "false");
-  if (s.zero.stage == 3) y += "  fsdp_sharding_strategy: full\n";
+  if (s.zero.stage == 3) y += fmt::format("  fsdp_sharding_strategy: {}\n", escape::yaml_scalar("full"));
   y += "  optim:\n";
-  y += fmt::format("    name: {}\n", s.zero.stage == 2 ? "distributed_fused_adam" : "fused_adam");
+  y += fmt::format("    name: {}\n", escape::yaml_scalar(s.zero.stage == 2 ? "distributed_fused_adam" : "fused_adam"));
   return commented(header, "# ") + y;
 }
 

@@ -10,14 +10,10 @@
 // selective mode, which saves attention outputs (and every other matmul output).
 #include <fmt/format.h>
 
+#include "common/escape.hpp"
 #include "planner/export/writers.hpp"
 
 namespace burst::exporter {
-namespace {
-
-std::string toml_string(const std::string& s) { return "\"" + s + "\""; }
-
-}  // namespace
 
 std::string write_torchtitan(const ExportInput& in) {
   const plan::Plan& p = in.plan;
@@ -34,7 +30,8 @@ std::string write_torchtitan(const ExportInput& in) {
   t += fmt::format("seq_len = {}\n", p.job.seq);
   t += fmt::format("local_batch_size = {}\n", p.job.batch);
   t += fmt::format("global_batch_size = {}\n", p.job.batch);
-  t += fmt::format("mixed_precision_param = {}\n", toml_string(p.job.dtype == "fp32" ? "float32" : "bfloat16"));
+  t += fmt::format("mixed_precision_param = {}\n",
+                   escape::toml_string(p.job.dtype == "fp32" ? "float32" : "bfloat16"));
   t += fmt::format("enable_cpu_offload = {}\n", s.zero.offload ? "true" : "false");
   if (s.zero.offload) t += "# enable_cpu_offload moves parameters and gradients to the CPU too, not only the optimizer\n";
   t += "\n[parallelism]\n";
@@ -43,15 +40,16 @@ std::string write_torchtitan(const ExportInput& in) {
   t += "tensor_parallel_degree = 1\n";
   t += "pipeline_parallel_degree = 1\n";
   t += fmt::format("context_parallel_degree = {}\n", s.cp);
-  t += fmt::format("context_parallel_rotate_method = {}\n", toml_string("alltoall"));
-  t += fmt::format("fsdp_reshard_after_forward = {}\n", toml_string(s.zero.stage == 3 ? "default" : "never"));
+  t += fmt::format("context_parallel_rotate_method = {}\n", escape::toml_string("alltoall"));
+  t += fmt::format("fsdp_reshard_after_forward = {}\n", escape::toml_string(s.zero.stage == 3 ? "default" : "never"));
   t += "\n[activation_checkpoint]\n";
   if (s.checkpoint.policy == CheckpointPolicy::AttnStash) {
-    t += fmt::format("mode = {}\n", toml_string("selective"));
-    t += fmt::format("selective_ac_option = {}\n", toml_string("op"));
+    t += fmt::format("mode = {}\n", escape::toml_string("selective"));
+    t += fmt::format("selective_ac_option = {}\n", escape::toml_string("op"));
     t += "# per-op selective saves the attention outputs as attn_stash does, and every other matmul output too\n";
   } else {
-    t += fmt::format("mode = {}\n", toml_string(s.checkpoint.policy == CheckpointPolicy::Full ? "full" : "none"));
+    const bool full = s.checkpoint.policy == CheckpointPolicy::Full;
+    t += fmt::format("mode = {}\n", escape::toml_string(full ? "full" : "none"));
   }
   return commented(header, "# ") + "\n" + t;
 }

@@ -4,7 +4,10 @@
 // what was exported, from which plan, following which version, and the notes (what the
 // framework cannot do, what its equivalent costs) as comments where the format has them;
 // ds_config JSON, which has none, carries them under "_burst_notes" (DeepSpeed reads its
-// top-level keys one by one and ignores the ones it does not know).
+// top-level keys one by one and ignores the ones it does not know). Text from outside (the plan
+// file's path, names, notes) reaches a file only through the format's escaping function
+// (common/escape.hpp): comment lines through escape::comment, string values through
+// escape::yaml_scalar or escape::toml_string, JSON through nlohmann.
 #pragma once
 
 #include <string>
@@ -34,7 +37,8 @@ struct ExportInput {
 // a800-4hca x4, 32 ranks", and the header lines every commented format starts with.
 [[nodiscard]] std::string export_summary(const ExportInput& input);
 [[nodiscard]] std::vector<std::string> header_lines(const ExportInput& input, const std::string& usage);
-// The same lines behind `prefix` ("# "), one a line.
+// The same lines behind `prefix` ("# "), one a line, each escaped by escape::comment (a line
+// break or a control character in a name cannot end the comment).
 [[nodiscard]] std::string commented(const std::vector<std::string>& lines, const std::string& prefix);
 
 }  // namespace burst::exporter

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "common/escape.hpp"
 #include "common/units.hpp"
 #include "planner/launch/placement.hpp"
 #include "topologies/json_format.hpp"
@@ -10,16 +11,6 @@
 
 namespace burst::launch {
 namespace {
-
-bool needs_quotes(const std::string& word) {
-  if (word.empty()) return true;
-  for (char c : word) {
-    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                       std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
-    if (!plain) return true;
-  }
-  return false;
-}
 
 std::vector<std::string> run_words(const LaunchRequest& r) {
   std::vector<std::string> words = {r.burst, "run", r.plan_path};
@@ -41,13 +32,7 @@ std::string shell_line(const std::vector<std::string>& words) {
   std::string line;
   for (const std::string& w : words) {
     if (!line.empty()) line += ' ';
-    if (!needs_quotes(w)) {
-      line += w;
-      continue;
-    }
-    line += '\'';
-    for (char c : w) line += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    line += '\'';
+    line += escape::shell_word(w);
   }
   return line;
 }
@@ -111,8 +96,8 @@ std::string slurm_script(const plan::Plan& plan, const LaunchRequest& request) {
   const PlanLayout l = plan_layout(plan);
   std::string s = "#!/bin/bash\n";
   s += fmt::format("# Slurm batch script written by burst {} (burst launch --slurm) for {}\n", BURST_VERSION,
-                   request.plan_path);
-  s += fmt::format("# {}\n", describe_layout(l));
+                   escape::comment(request.plan_path));
+  s += fmt::format("# {}\n", escape::comment(describe_layout(l)));
   s += "# submit with sbatch; add your site's partition, account and time limit\n";
   s += "#SBATCH --job-name=burst\n";
   s += fmt::format("#SBATCH --nodes={}\n", l.local ? 1 : l.nodes);
@@ -125,7 +110,7 @@ std::string slurm_script(const plan::Plan& plan, const LaunchRequest& request) {
   const std::vector<EnvVar> env = nccl_environment(plan);
   if (!env.empty()) s += "\n";
   for (const EnvVar& v : env) {
-    s += fmt::format("# {}: {}\n", v.name, v.why);
+    s += fmt::format("# {}: {}\n", v.name, escape::comment(v.why));
     s += v.value.empty() ? fmt::format("# export {}=eth0\n", v.name)
                          : fmt::format("export {}=\"${{{}:-{}}}\"\n", v.name, v.name, v.value);
   }

@@ -30,7 +30,10 @@ PlanLayout plan_layout(const plan::Plan& plan) {
   for (const plan::RankPlacement& r : plan.ranks) ++per_node[r.node];
   layout.nodes = static_cast<int>(per_node.size());
   for (const auto& [node, count] : per_node) layout.ranks_per_node = std::max(layout.ranks_per_node, count);
-  layout.local = plan.cluster.is_object() && plan.cluster.value("name", "") == "local";
+  // Read without trusting the plan's reader to have checked it (a plan built in code): a name
+  // that is not a string is not "local".
+  const auto name = plan.cluster.is_object() ? plan.cluster.find("name") : plan.cluster.end();
+  layout.local = name != plan.cluster.end() && name->is_string() && name->get<std::string>() == "local";
   layout.topology = plan.topology_name;
   return layout;
 }

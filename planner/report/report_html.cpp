@@ -4,6 +4,7 @@
 // and tests can parse it with an XML parser.
 #include <variant>
 
+#include "common/escape.hpp"
 #include "planner/report/report.hpp"
 #include "planner/report/report_document.hpp"
 #include "planner/report/report_text.hpp"
@@ -27,20 +28,20 @@ figcaption { font-size: 0.85rem; color: #555555; }
 // <tag>escaped cells</tag> for each cell.
 std::string cells(const std::vector<std::string>& row, const char* tag) {
   std::string out = "<tr>";
-  for (const auto& cell : row) out += std::string("<") + tag + ">" + rt::xml_escape(cell) + "</" + tag + ">";
+  for (const auto& cell : row) out += std::string("<") + tag + ">" + escape::html(cell) + "</" + tag + ">";
   return out + "</tr>\n";
 }
 
 struct HtmlBlock {
   std::string& out;
-  void operator()(const std::string& paragraph) const { out += "<p>" + rt::xml_escape(paragraph) + "</p>\n"; }
+  void operator()(const std::string& paragraph) const { out += "<p>" + escape::html(paragraph) + "</p>\n"; }
   void operator()(const report_doc::Table& t) const {
-    out += "<table id=\"" + rt::xml_escape(t.id) + "\">\n<thead>\n" + cells(t.header, "th") + "</thead>\n<tbody>\n";
+    out += "<table id=\"" + escape::html(t.id) + "\">\n<thead>\n" + cells(t.header, "th") + "</thead>\n<tbody>\n";
     for (const auto& row : t.rows) out += cells(row, "td");
     out += "</tbody>\n</table>\n";
   }
   void operator()(const report_doc::Chart& c) const {
-    out += "<figure>\n" + c.svg_inline + "<figcaption>" + rt::xml_escape(c.caption) + "</figcaption>\n</figure>\n";
+    out += "<figure>\n" + c.svg_inline + "<figcaption>" + escape::html(c.caption) + "</figcaption>\n</figure>\n";
   }
 };
 
@@ -49,10 +50,10 @@ struct HtmlBlock {
 std::string render_html(const ReportInput& input) {
   const report_doc::Document doc = report_doc::build(input);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n<title>" +
-                    rt::xml_escape(doc.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<h1>" +
-                    rt::xml_escape(doc.title) + "</h1>\n";
+                    escape::html(doc.title) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n<h1>" +
+                    escape::html(doc.title) + "</h1>\n";
   for (const auto& section : doc.sections) {
-    out += "<section>\n<h2>" + rt::xml_escape(section.heading) + "</h2>\n";
+    out += "<section>\n<h2>" + escape::html(section.heading) + "</h2>\n";
     for (const auto& block : section.blocks) std::visit(HtmlBlock{out}, block);
     out += "</section>\n";
   }

@@ -4,6 +4,7 @@
 // inline HTML that Markdown would otherwise pass through).
 #include <variant>
 
+#include "common/escape.hpp"
 #include "planner/report/report.hpp"
 #include "planner/report/report_document.hpp"
 #include "planner/report/report_text.hpp"
@@ -17,7 +18,7 @@ std::string table_row(const std::vector<std::string>& cells) {
   std::string row = "|";
   for (const auto& cell : cells) {
     row += ' ';
-    row += rt::markdown_escape(cell);
+    row += escape::markdown(cell);
     row += " |";
   }
   return row + "\n";
@@ -25,7 +26,7 @@ std::string table_row(const std::vector<std::string>& cells) {
 
 struct MarkdownBlock {
   std::string& out;
-  void operator()(const std::string& paragraph) const { out += rt::markdown_escape(paragraph) + "\n\n"; }
+  void operator()(const std::string& paragraph) const { out += escape::markdown(paragraph) + "\n\n"; }
   void operator()(const report_doc::Table& t) const {
     out += table_row(t.header);
     out += "|";
@@ -35,7 +36,7 @@ struct MarkdownBlock {
     out += "\n";
   }
   void operator()(const report_doc::Chart& c) const {
-    out += "![" + rt::markdown_escape(c.caption) + "](data:image/svg+xml;base64," + rt::base64(c.svg_file) + ")\n\n";
+    out += "![" + escape::markdown(c.caption) + "](data:image/svg+xml;base64," + rt::base64(c.svg_file) + ")\n\n";
   }
 };
 
@@ -43,9 +44,9 @@ struct MarkdownBlock {
 
 std::string render_markdown(const ReportInput& input) {
   const report_doc::Document doc = report_doc::build(input);
-  std::string out = "# " + rt::markdown_escape(doc.title) + "\n\n";
+  std::string out = "# " + escape::markdown(doc.title) + "\n\n";
   for (const auto& section : doc.sections) {
-    out += "## " + rt::markdown_escape(section.heading) + "\n\n";
+    out += "## " + escape::markdown(section.heading) + "\n\n";
     for (const auto& block : section.blocks) std::visit(MarkdownBlock{out}, block);
   }
   return out;

@@ -1,4 +1,4 @@
-// Numbers for people and escaping per output format (see report_text.hpp).
+// Numbers for people and base64 (see report_text.hpp).
 #include "planner/report/report_text.hpp"
 
 #include <algorithm>
@@ -24,41 +24,6 @@ std::string grouped(double value) {
     out += digits[i];
   }
   return value <= -0.5 ? "-" + out : out;
-}
-
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-std::string markdown_escape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '\n': out += ' '; break;
-      case '\\': case '`': case '*': case '[': case ']': case '|':
-        out += '\\';
-        out += c;
-        break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 std::string base64(std::string_view bytes) {

@@ -3,8 +3,8 @@
 // Quantities read the same everywhere in a report: times and memory as units::human_duration
 // and units::human_bytes print them, MFU as a percentage, throughput grouped by thousands. A
 // value that is not finite prints "n/a" so a broken prediction can never put "nan" or "inf"
-// in front of a reader. Escaping is per output format: XML for HTML and SVG
-// (every text node and attribute), Markdown for table cells and paragraphs.
+// in front of a reader. Escaping is per output format, by common/escape.hpp: escape::html for
+// HTML and SVG (every text node and attribute), escape::markdown for table cells and paragraphs.
 #pragma once
 
 #include <string>
@@ -20,8 +20,6 @@ inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 // A finite, non-negative value, or 0: what charts plot.
 [[nodiscard]] double plottable(double value);
 
-[[nodiscard]] std::string xml_escape(std::string_view text);       // & < > " '
-[[nodiscard]] std::string markdown_escape(std::string_view text);  // & < > as entities; \ ` * [ ] | escaped
 [[nodiscard]] std::string base64(std::string_view bytes);          // RFC 4648, padded
 
 }  // namespace burst::planner::report_text

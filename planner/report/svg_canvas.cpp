@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "planner/report/report_text.hpp"
+#include "common/escape.hpp"
 
 namespace burst::planner::svg {
 
@@ -38,7 +38,7 @@ Canvas::Canvas(double width, double height, std::string_view title, bool standal
   out_ = fmt::format(R"(<svg{} width="{:.1f}" height="{:.1f}" viewBox="0 0 {:.1f} {:.1f}" role="img" )"
                      R"(font-family="sans-serif" font-size="12"><title>{}</title>)",
                      standalone ? R"( xmlns="http://www.w3.org/2000/svg")" : "", width, height, width, height,
-                     report_text::xml_escape(title));
+                     escape::html(title));
   out_ += '\n';
 }
 
@@ -69,7 +69,7 @@ void Canvas::text(double x, double y, std::string_view content, std::string_view
   const std::string rotate =
       angle == 0 ? std::string() : fmt::format(R"svg( transform="rotate({:.1f} {:.1f} {:.1f})")svg", angle, x, y);
   out_ += fmt::format(R"(<text x="{:.1f}" y="{:.1f}" text-anchor="{}" font-size="{}"{}>{}</text>)", x, y, anchor, size,
-                      rotate, report_text::xml_escape(content));
+                      rotate, escape::html(content));
   out_ += '\n';
 }
 
@@ -82,21 +82,21 @@ void Canvas::box(double x, double y, double w, double h, std::string_view fill, 
 void Canvas::arrow_marker(std::string_view id, std::string_view colour) {
   out_ += fmt::format(R"(<defs><marker id="{}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" )"
                       R"(orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="{}"/></marker></defs>)",
-                      report_text::xml_escape(id), colour);
+                      escape::html(id), colour);
   out_ += '\n';
 }
 
 void Canvas::path(std::string_view d, std::string_view stroke, double width, std::string_view css_class,
                   std::string_view marker, bool dashed) {
   out_ += fmt::format(R"(<path class="{}" d="{}" fill="none" stroke="{}" stroke-width="{:.1f}"{}{}/>)",
-                      report_text::xml_escape(css_class), d, stroke, width,
-                      marker.empty() ? "" : fmt::format(R"svg( marker-end="url(#{})")svg", report_text::xml_escape(marker)),
+                      escape::html(css_class), d, stroke, width,
+                      marker.empty() ? "" : fmt::format(R"svg( marker-end="url(#{})")svg", escape::html(marker)),
                       dashed ? R"( stroke-dasharray="5 3")" : "");
   out_ += '\n';
 }
 
 void Canvas::begin_group(std::string_view css_class) {
-  out_ += fmt::format(R"(<g class="{}">)", report_text::xml_escape(css_class));
+  out_ += fmt::format(R"(<g class="{}">)", escape::html(css_class));
   out_ += '\n';
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/fault_point.hpp"
 #include "common/fresh_temporary.hpp"
 #include "common/saturating.hpp"
@@ -276,7 +277,7 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
   (void)training_sequence(corpus_, plan_.job.seq, first_step_, plan_.job.mask);  // the data fits the mask
   if (const std::string warning = repetition_warning(corpus_, plan_.job.seq, plan_.job.mask);
       !warning.empty() && comm.rank() == 0) {
-    fmt::print(stderr, "warning: {}\n", warning);
+    fmt::print(stderr, "warning: {}\n", escape::terminal(warning));  // it names the data, a path
   }
 }
 

@@ -195,7 +195,7 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
                                         "comm_ctas"};
     allowed.insert(allowed.end(), kernel_names().begin(), kernel_names().end());
     reader.reject_unknown_keys(entry, at, allowed);
-    const auto gpu = reader.string(entry, at, "gpu");
+    const auto gpu = reader.name(entry, at, "gpu");
     if (!gpu) continue;
     if (gpu->empty()) {
       reader.problem(JsonReader::child(at, "gpu"), "empty GPU pattern", "\"*\" or part of a GPU model name");

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/json_reader.hpp"
 #include "common/text.hpp"
 
@@ -97,11 +98,21 @@ ModelSpec model_from_hf_config(const Json& doc, const std::string& path) {
     r.problem("/hidden_size", fmt::format("hidden size {} is not a multiple of {} heads", *hidden, *heads), "",
               "give head_dim explicitly");
   }
+  // The model's name goes into plans, settings files, scripts and reports: printable text
+  // only, whether it is the file's _name_or_path or, without one, the file name's stem.
+  const auto name = r.name(doc, "", "_name_or_path", false);
+  const bool by_stem = !doc.contains("_name_or_path") || (name && name->empty());
+  const std::string stem = std::filesystem::path(path).stem().string();
+  if (by_stem && escape::unprintable_at(stem)) {
+    problems.add(path, fmt::format("the model is named after the file, '{}': {}", escape::terminal(stem),
+                                   escape::describe_unprintable(stem)),
+                 "printable text: no control characters, line breaks or tabs",
+                 "rename the file or give the model a name in \"_name_or_path\"");
+  }
   problems.throw_if_any();
 
   ModelSpec m;
-  const auto name = r.string(doc, "", "_name_or_path", false);
-  m.name = name && !name->empty() ? *name : std::filesystem::path(path).stem().string();
+  m.name = by_stem ? stem : *name;
   m.layers = static_cast<int>(*layers);
   m.hidden = static_cast<int>(*hidden);
   m.ffn = static_cast<int>(*ffn);

@@ -3,6 +3,8 @@
 // messages: what a user reads).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "planner/contract/plan.hpp"
 #include "tests/plan/sample_plan.hpp"
 #include "tests/support/error_text.hpp"
@@ -138,4 +140,36 @@ TEST_CASE("every problem is reported at once") {
         "plan.json:/rings/3/levle: unknown field 'levle' (valid: level, member, order; hint: did you mean 'level'?)\n"
         "plan.json:/predicted/mfu: -0.5 is negative (valid: a number >= 0)\n"
         "plan.json:/alternatives/1/predicted/time_s/recompute: expected a number, found string");
+}
+
+TEST_CASE("golden errors: names with control characters are refused, naming the field and the byte") {
+  const std::string kValid = " (valid: printable text: no control characters, line breaks or tabs; hint: names and "
+                             "messages are written into scripts, settings files, reports and terminals)";
+  CHECK(error_after([](Json& d) { d["job"]["model"]["name"] = "x\ntouch PWNED\n"; }) ==
+        "plan.json:/job/model/name: 'x\\ntouch PWNED\\n': byte 2 is a control character (\\n)" + kValid);
+  CHECK(error_after([](Json& d) { d["meta"]["topology"] = "a800\x1b[31m"; }) ==
+        "plan.json:/meta/topology: 'a800\\x1b[31m': byte 5 is a control character (\\x1b)" + kValid);
+  CHECK(error_after([](Json& d) { d["strategy"]["name"] = "burst\xc2\x9b"; }) ==
+        "plan.json:/strategy/name: 'burst\\xc2\\x9b': byte 6 starts a control character (\\xc2\\x9b)" + kValid);
+  CHECK(error_after([](Json& d) { d["alternatives"][2]["reason"] = std::string("a\0b", 3); }) ==
+        "plan.json:/alternatives/2/reason: 'a\\x00b': byte 2 is a control character (\\x00)" + kValid);
+  CHECK(error_after([](Json& d) { d["predicted"]["time_s"]["tab\there"] = 1.0; }) ==
+        "plan.json:/predicted/time_s/tab\\there: 'tab\\there': byte 4 is a control character (\\t)" + kValid);
+  CHECK(error_after([](Json& d) { d["cluster"]["name"] = "local\n"; }) ==
+        "plan.json:/cluster/name: 'local\\n': byte 6 is a control character (\\n)" + kValid);
+  // Every message is one line: what the input held is shown, never obeyed.
+  const std::string several = error_after([](Json& d) {
+    d["job"]["model"]["name"] = "\x1b[2J";
+    d["meta"]["generator"] = "\r\n";
+  });
+  CHECK(std::count(several.begin(), several.end(), '\n') == 1);
+  CHECK(several.find('\x1b') == std::string::npos);
+  CHECK(several.find('\r') == std::string::npos);
+}
+
+TEST_CASE("golden errors: a cluster name that is not a string") {
+  CHECK(error_after([](Json& d) { d["cluster"]["name"] = 5; }) ==
+        "plan.json:/cluster/name: expected a string, found number");
+  CHECK(error_after([](Json& d) { d["cluster"]["name"] = Json::array(); }) ==
+        "plan.json:/cluster/name: expected a string, found array");
 }

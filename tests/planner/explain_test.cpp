@@ -45,3 +45,23 @@ TEST_CASE("the runner-up's required step time makes it tie with the plan", "[exp
   const std::string text = planner::explain_plan(p);
   CHECK_THAT(text, Catch::Contains("to win it must cut its step") || Catch::Contains("it does not fit"));
 }
+
+TEST_CASE("explain shows control characters in a plan's names and reasons, never sends them to the terminal",
+          "[explain]") {
+  plan::Plan p = made();
+  const std::string esc = "\x1b[2J\x1b]0;title\x07";
+  p.job.model.name += esc;
+  p.topology_name += "\n" + esc;
+  p.strategy.name += esc;
+  for (auto& a : p.alternatives) {
+    a.strategy.name += esc;
+    a.reason += esc;
+  }
+  for (auto& item : p.predicted.time_s) item.name += esc;
+  const std::string text = planner::explain_plan(p);
+  INFO(text);
+  for (const char c : text) CHECK((c == '\n' || static_cast<unsigned char>(c) >= 0x20));
+  CHECK_THAT(text, Catch::StartsWith("Plan: "));
+  CHECK_THAT(text, Catch::Contains("\\x1b[2J\\x1b]0;title\\x07"));
+  CHECK_THAT(text, Catch::Contains("\\n\\x1b[2J"));  // the topology's line break, shown
+}

@@ -1,6 +1,7 @@
 // The capacity report: HTML that an XML parser accepts and that fetches nothing, one table
 // row per strategy, charts as inline SVG (HTML) or data: images (Markdown), user text
-// escaped, and no "nan"/"inf" even when a strategy has no prediction at all.
+// escaped (markup and control characters, NUL and ESC among them), and no "nan"/"inf" even
+// when a strategy has no prediction at all.
 #include <catch2/catch.hpp>
 
 #include <cctype>
@@ -9,6 +10,7 @@
 
 #include "planner/report/report.hpp"
 #include "tests/plan/sample_plan.hpp"
+#include "tests/support/read_back.hpp"
 
 using namespace burst;
 
@@ -129,4 +131,28 @@ TEST_CASE("no NaN or infinity when predictions are all zeros or missing") {
   CHECK(html.find("The plan carries no description of its cluster.") != std::string::npos);
   pugi::xml_document doc;
   CHECK(doc.load_string(html.c_str()));
+}
+
+TEST_CASE("NUL and ESC in names: the HTML still parses as XML, and no control character reaches either format") {
+  planner::ReportInput input = sample_input(true);
+  const std::string nul_esc = std::string("nul\0esc\x1b[31m", 12);
+  input.plan.job.model.name = "model " + nul_esc;
+  input.plan.topology_name = "topology " + nul_esc;
+  input.plan.cluster["name"] = "cluster " + nul_esc;
+  input.plan.alternatives[0].strategy.name = "peer " + nul_esc;
+  input.plan.alternatives[1].reason = "reason " + nul_esc + "\n<b>";
+  input.scaling[0].reason = "scaling " + nul_esc;
+  input.run = planner::RunFigures{"training", {{"step " + nul_esc, 1.0, 1.1}}, {{"memory " + nul_esc, 2.0, 2.1}}, {}};
+  const std::string html = planner::render_html(input);
+  INFO(html);
+  CHECK(test::raw_control_at(html) == std::string::npos);
+  pugi::xml_document doc;
+  const pugi::xml_parse_result parsed = doc.load_buffer(html.data(), html.size());
+  INFO(parsed.description() << " at offset " << parsed.offset);
+  REQUIRE(parsed);
+  CHECK(html.find("model nul\\x00esc\\x1b[31m") != std::string::npos);  // shown, not obeyed
+  CHECK(html.find("reason nul\\x00esc\\x1b[31m\\n&lt;b&gt;") != std::string::npos);
+  const std::string md = planner::render_markdown(input);
+  CHECK(test::raw_control_at(md) == std::string::npos);
+  CHECK(md.find("model nul\\\\x00esc\\\\x1b\\[31m") != std::string::npos);
 }

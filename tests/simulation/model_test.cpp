@@ -2,6 +2,7 @@
 // NVIDIA NeMo's independent numbers (tests/data/models, origins in its README).
 #include <catch2/catch.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -80,4 +81,22 @@ TEST_CASE("a bad config.json reports every problem with its JSON pointer") {
   }
   CHECK_THROWS_WITH(sim::load_model("llama-7b"), Catch::Contains("did you mean 'llama2-7b'?"));
   CHECK_THROWS_WITH(sim::load_model("/nonexistent/config.json"), Catch::Contains("/nonexistent/config.json: no such file"));
+}
+
+TEST_CASE("a model's name, from _name_or_path or the file's stem, must be printable") {
+  const std::string config = R"("hidden_size": 64, "intermediate_size": 128, "num_attention_heads": 4,
+      "num_hidden_layers": 2, "vocab_size": 256)";
+  const auto named = write_temp("named.json", "{\"_name_or_path\": \"m\\u001b[31m\", " + config + "}");
+  CHECK_THROWS_WITH(sim::load_model(named),
+                    named + ":/_name_or_path: 'm\\x1b[31m': byte 2 is a control character (\\x1b) (valid: printable "
+                            "text: no control characters, line breaks or tabs; hint: names and messages are written "
+                            "into scripts, settings files, reports and terminals)");
+  const auto stem = write_temp("x\ntouch PWNED\n.json", "{" + config + "}");
+  CHECK_THROWS_WITH(sim::load_model(stem),
+                    Catch::Contains("the model is named after the file, 'burst-model-test-x\\ntouch PWNED\\n': byte "
+                                    "19 is a control character (\\n)") &&
+                        Catch::Contains("hint: rename the file or give the model a name in \"_name_or_path\""));
+  std::remove(stem.c_str());
+  const auto plain = write_temp("plain-name.json", "{" + config + "}");
+  CHECK(sim::load_model(plain).name == "burst-model-test-plain-name");
 }

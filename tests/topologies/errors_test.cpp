@@ -146,3 +146,16 @@ TEST_CASE("load_topology: missing files, unknown names and misplaced options") {
   CHECK_THAT(error_text([&] { (void)load_topology("a800-4hca", k); }),
              Catch::Contains("--per-node: applies to the 'local' preset only"));
 }
+
+TEST_CASE("names with control characters are refused, naming the field and the byte") {
+  burst::Json doc = make_preset("a800-4hca", 1).to_json();
+  doc["name"] = "a800\ntouch PWNED";
+  doc["node"]["devices"][1]["name"] = "gpu\x1b[31m0";
+  const std::string valid = " (valid: printable text: no control characters, line breaks or tabs; hint: names and "
+                            "messages are written into scripts, settings files, reports and terminals)";
+  const std::string text = error_text([&] { (void)parse_topology_json(doc, "t.json"); });
+  CHECK_THAT(text, Catch::Contains("t.json:/name: 'a800\\ntouch PWNED': byte 5 is a control character (\\n)" + valid));
+  CHECK_THAT(text,
+             Catch::Contains("t.json:/node/devices/1/name: 'gpu\\x1b[31m0': byte 4 is a control character (\\x1b)"));
+  CHECK(text.find('\x1b') == std::string::npos);
+}

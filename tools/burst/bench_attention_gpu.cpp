@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/json_reader.hpp"
 #include "common/units.hpp"
 #include "runtime/device/device.hpp"
@@ -26,7 +27,8 @@ Json sdpa_figures(const GpuAttentionBench& b, const Mask& mask) {
   }
   const CommandResult r = run_command(
       fmt::format("python3 {} --tokens {} --heads {} --kv-heads {} --head-dim {} --mask {} --repeat {} 2>&1",
-                  shell_quoted(BURST_SDPA_SCRIPT), b.tokens, b.heads, b.kv_heads, b.head_dim, to_string(mask), b.repeat));
+                  escape::shell_word(BURST_SDPA_SCRIPT), b.tokens, b.heads, b.kv_heads, b.head_dim, to_string(mask),
+                  b.repeat));
   if (r.status < 0) return {{"unavailable", "could not start python3"}};
   const Json parsed = r.json();
   if (parsed.is_discarded()) return {{"unavailable", "sdpa_bench.py printed no JSON: " + r.output}};

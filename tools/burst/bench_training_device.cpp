@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/json_reader.hpp"
 #include "planner/contract/plan.hpp"
 #include "runtime/device/device.hpp"
@@ -79,16 +80,17 @@ class Bench {
     const std::string plan_path = dir_ + "/plan-" + name + ".json";
     const CommandResult planned = run_command(fmt::format(
         "{} plan --topology local --nodes 1 --per-node {} --model {} --seq {} --memory-budget 75GiB --strategy burst -o {} 2>&1",
-        shell_quoted(exe_), r.ranks, shell_quoted(b_.model), r.tokens, shell_quoted(plan_path)));
+        escape::shell_word(exe_), r.ranks, escape::shell_word(b_.model), r.tokens, escape::shell_word(plan_path)));
     if (planned.status != 0) return {{"error", "burst plan failed: " + tail_of(planned.output)}};
     plan::Plan plan = plan::read_plan(plan_path);
     plan.strategy.zero.offload = false;  // the state where the device computes
     plan::write_plan(plan, plan_path);
     const std::string errors = dir_ + "/run-" + name + ".err";
     const CommandResult ran = run_command(fmt::format("{} run {} --device {} --loopback --steps {} --json{} 2>{}",
-                                                      shell_quoted(exe_), shell_quoted(plan_path), b_.device, b_.steps,
-                                                      b_.data.empty() ? "" : " --data " + shell_quoted(b_.data),
-                                                      shell_quoted(errors)));
+                                                      escape::shell_word(exe_), escape::shell_word(plan_path),
+                                                      b_.device, b_.steps,
+                                                      b_.data.empty() ? "" : " --data " + escape::shell_word(b_.data),
+                                                      escape::shell_word(errors)));
     const Json report = ran.json();
     if (ran.status != 0 || report.is_discarded()) return {{"error", "burst run failed: " + tail_of(read_text(errors))}};
     const double step = median_warm_step(report), flops = model_flops(report);
@@ -113,8 +115,8 @@ class Bench {
   Json torch_row(const Row& r) const {
     if (b_.device != "cuda") return {{"unavailable", "PyTorch's step is measured on cuda only"}};
     const CommandResult t = run_command(fmt::format("python3 {} --model {} --tokens {} --steps {} --peak-tflops {} 2>&1",
-                                                    shell_quoted(BURST_TORCH_STEP_SCRIPT), shell_quoted(b_.model), r.tokens,
-                                                    b_.steps, peak_));
+                                                    escape::shell_word(BURST_TORCH_STEP_SCRIPT),
+                                                    escape::shell_word(b_.model), r.tokens, b_.steps, peak_));
     if (t.status < 0) return {{"unavailable", "could not start python3"}};
     const Json parsed = t.json();
     if (parsed.is_discarded()) return {{"unavailable", "torch_step.py printed no JSON: " + tail_of(t.output)}};

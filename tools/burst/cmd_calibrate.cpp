@@ -28,6 +28,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/json_reader.hpp"
 #include "common/units.hpp"
 #include "runtime/calibration/curve_points.hpp"
@@ -185,7 +186,7 @@ void print_table(const Measured& m, const Json& doc, const std::string& path) {
   field("intra_latency", units::format_duration(defaults.intra_latency_s), no_intra);
   field("inter_bandwidth", units::format_bandwidth(defaults.inter_bandwidth_Bps), no_inter);
   field("inter_latency", units::format_duration(defaults.inter_latency_s), no_inter);
-  fmt::print(stderr, "calibrate: wrote {}\n", path);
+  fmt::print(stderr, "calibrate: wrote {}\n", escape::terminal(path));
 }
 
 // Rank 0 writes `doc` so no reader sees half a file, then reads it back as the cost models will.
@@ -258,7 +259,8 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
     }
   }
   if (links) fmt::print("links relative to {}: {}\n", links->name(), doc.value("link_efficiency", Json::object()).dump());
-  fmt::print(stderr, "calibrate: wrote {} (use it with burst plan --calibration {})\n", path, path);
+  fmt::print(stderr, "calibrate: wrote {} (use it with burst plan --calibration {})\n", escape::terminal(path),
+             escape::shell_word(path));
 }
 #endif
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
+#include "common/escape.hpp"
 #include "planner/contract/plan.hpp"
 #include "planner/export/export.hpp"
 #include "planner/export/framework.hpp"
@@ -20,13 +21,14 @@ struct ExportOptions {
 
 void run(const ExportOptions& o) {
   const exporter::Exported exported = exporter::export_plan(plan::read_plan(o.plan), o.plan, o.framework);
-  for (const std::string& note : exported.notes) fmt::print(stderr, "note: {}\n", note);
+  for (const std::string& note : exported.notes) fmt::print(stderr, "note: {}\n", escape::terminal(note));
   if (o.output.empty()) {
     fmt::print("{}", exported.text);
     return;
   }
   write_file_atomically(o.output, exported.text, "the exported settings");
-  fmt::print(stderr, "{} settings written to {}\n", exporter::find_framework(o.framework, "--to").title, o.output);
+  fmt::print(stderr, "{} settings written to {}\n", exporter::find_framework(o.framework, "--to").title,
+             escape::terminal(o.output));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "planner/contract/plan.hpp"
 #include "planner/launch/launch_script.hpp"
 #include "planner/launch/placement.hpp"
@@ -70,19 +71,19 @@ void run(const LaunchOptions& o) {
       fmt::print("{}", script);
     } else {
       write_file_atomically(o.output, script, "the Slurm batch script");
-      fmt::print(stderr, "Slurm batch script written to {} (submit it with sbatch)\n", o.output);
+      fmt::print(stderr, "Slurm batch script written to {} (submit it with sbatch)\n", escape::terminal(o.output));
     }
     return;
   }
   const std::vector<std::string> argv = launch::mpirun_command(plan, request);
-  for (const std::string& note : launch::mpirun_notes(plan)) fmt::print(stderr, "note: {}\n", note);
+  for (const std::string& note : launch::mpirun_notes(plan)) fmt::print(stderr, "note: {}\n", escape::terminal(note));
   if (o.exec) exec_line(argv);
   const std::string line = launch::shell_line(argv) + "\n";
   if (o.output.empty()) {
     fmt::print("{}", line);
   } else {
     write_file_atomically(o.output, line, "the mpirun line");
-    fmt::print(stderr, "mpirun line written to {}\n", o.output);
+    fmt::print(stderr, "mpirun line written to {}\n", escape::terminal(o.output));
   }
 }
 

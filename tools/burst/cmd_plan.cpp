@@ -4,6 +4,7 @@
 // scripts notice: the table above it says what each family would need.
 #include <fmt/format.h>
 
+#include "common/escape.hpp"
 #include "planner/contract/plan.hpp"
 #include "tools/burst/commands.hpp"
 #include "tools/burst/plan_options.hpp"
@@ -27,7 +28,8 @@ void run(const PlanCommandOptions& o) {
   const plan::Plan made = jobs::build_chosen_plan(result, p);
   if (!o.output.empty()) {
     plan::write_plan(made, o.output);
-    fmt::print(stderr, "plan written to {} (burst explain {} says why)\n", o.output, o.output);
+    fmt::print(stderr, "plan written to {} (burst explain {} says why)\n", escape::terminal(o.output),
+               escape::shell_word(o.output));
   }
   if (o.json) fmt::print("{}\n", plan::to_json(made).dump(2));
 }

@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/json_reader.hpp"
 #include "planner/capacity.hpp"
 #include "planner/plan_builder.hpp"
@@ -92,7 +93,7 @@ void run(const ReportOptions& o) {
   }
   const std::string text = html ? planner::render_html(input) : planner::render_markdown(input);
   write_file_atomically(o.output, text, "the report");
-  fmt::print(stderr, "report written to {}\n", o.output);
+  fmt::print(stderr, "report written to {}\n", escape::terminal(o.output));
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/units.hpp"
 #include "planner/contract/plan.hpp"
 #include "planner/plan_traffic.hpp"
@@ -59,11 +60,15 @@ struct RunOptions {
   std::string decay = "constant";
 };
 
+// A string of a run's report as the terminal shows it: the plan's names, and paths (--data,
+// --save) that may hold any byte.
+std::string shown(const Json& text) { return escape::terminal(text.get<std::string>()); }
+
 // "precision bf16 (dQ accumulators bf16, dK,dV fp32); overlap on"
 std::string precision_line(const Json& run) {
   const Json& p = run["precision"];
   return fmt::format("  precision {} tensors, dQ accumulators {}, dK,dV accumulators {}; transfers {}\n",
-                     p["activations"].get<std::string>(), p["dq"].get<std::string>(), p["dkv"].get<std::string>(),
+                     shown(p["activations"]), shown(p["dq"]), shown(p["dkv"]),
                      run["overlap"].get<bool>() ? "overlapped with compute" : "then compute (overlap off)");
 }
 
@@ -99,9 +104,9 @@ void print_report(const Json& r) {
   const Json& m = r["measured"];
   const Json& p = r["predicted"];
   fmt::print("{} on {} ranks: {} ring, {} layout, {} backward, {} mask; {} tokens x {} heads ({} KV) x {}\n",
-             r["plan"]["strategy"].get<std::string>(), r["plan"]["ranks"].get<int>(), r["plan"]["ring"].get<std::string>(),
-             r["plan"]["layout"].get<std::string>(), r["plan"]["backward"].get<std::string>(),
-             r["plan"]["mask"].get<std::string>(), r["run"]["seq"].get<std::int64_t>(), r["run"]["heads"].get<int>(),
+             shown(r["plan"]["strategy"]), r["plan"]["ranks"].get<int>(), shown(r["plan"]["ring"]),
+             shown(r["plan"]["layout"]), shown(r["plan"]["backward"]),
+             shown(r["plan"]["mask"]), r["run"]["seq"].get<std::int64_t>(), r["run"]["heads"].get<int>(),
              r["run"]["kv_heads"].get<int>(), r["run"]["head_dim"].get<int>());
   fmt::print("{}", precision_line(r["run"]));
   fmt::print("  forward   measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
@@ -130,13 +135,14 @@ void print_report(const Json& r) {
 void report_attention(const RunOptions& o, const rt::Session& session, Json report) {
   add_simulated_traffic(*session.attention(), report);
   if (o.json) {
-    fmt::print("{}\n", report.dump(2));
+    fmt::print("{}\n", report.dump(2, ' ', false, Json::error_handler_t::replace));
   } else {
     print_report(report);
   }
   if (!o.trace.empty()) {
     rt::write_run_trace(o.trace, session.trace());
-    fmt::print(stderr, "trace written to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n", o.trace);
+    fmt::print(stderr, "trace written to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+               escape::terminal(o.trace));
   }
   if (report.contains("check") && !report["check"]["passed"].get<bool>()) {
     throw Error(Problem{"--check", "the distributed result differs from the single-rank reference beyond the tolerance",
@@ -158,15 +164,15 @@ void print_training_report(const Json& r) {
   const Json& run = r["run"];
   const Json& losses = r["losses"];
   const Json& m = r["measured"];
-  std::string checkpoint = p["checkpoint"].get<std::string>();
+  std::string checkpoint = shown(p["checkpoint"]);
   if (checkpoint == "seq_stash") checkpoint += fmt::format(" (kept {:.2f})", p["kept_fraction"].get<double>());
   fmt::print("\n{} on {} ranks: {} ring, {} layout, {} backward, {} mask, checkpoint {}, LM head in {} chunk(s)\n",
-             p["strategy"].get<std::string>(), p["ranks"].get<int>(), p["ring"].get<std::string>(),
-             p["layout"].get<std::string>(), p["backward"].get<std::string>(), p["mask"].get<std::string>(), checkpoint,
+             shown(p["strategy"]), p["ranks"].get<int>(), shown(p["ring"]),
+             shown(p["layout"]), shown(p["backward"]), shown(p["mask"]), checkpoint,
              p["lm_head_chunks"].get<int>());
   fmt::print("  model     {} ({} parameters), {}-token sequences of {} ({} documents)\n",
-             run["model"]["name"].get<std::string>(), run["parameters"].get<std::int64_t>(),
-             units::format_tokens(run["seq"].get<std::int64_t>()), run["data"]["source"].get<std::string>(),
+             shown(run["model"]["name"]), run["parameters"].get<std::int64_t>(),
+             units::format_tokens(run["seq"].get<std::int64_t>()), shown(run["data"]["source"]),
              run["data"]["documents"].get<std::int64_t>());
   fmt::print("{}", precision_line(run));
   fmt::print("  loss      {:.4f} -> {:.4f} over {} steps (from step {})\n", losses.front().get<double>(),
@@ -186,7 +192,7 @@ void print_training_report(const Json& r) {
   fmt::print("  zero      stage {} over {} ranks: {} of {} parameters a shard, {:.3f} s a step in its collectives\n",
              z["stage"].get<int>(), z["ranks"].get<int>(), z["shard_floats"].get<std::int64_t>(),
              z["total_floats"].get<std::int64_t>(), z["collective_s"].get<double>());
-  if (z.contains("state")) fmt::print("  state     {}\n", z["state"].get<std::string>());
+  if (z.contains("state")) fmt::print("  state     {}\n", shown(z["state"]));
   const auto traffic = [](const Json& t) {
     return fmt::format("{} B to the device, {} B to the host, {} host waits, {} device syncs, {} driver allocations",
                        t["host_to_device_bytes"].get<std::uint64_t>(), t["device_to_host_bytes"].get<std::uint64_t>(),
@@ -196,19 +202,19 @@ void print_training_report(const Json& r) {
   const Json& dt = r["device_traffic"];
   fmt::print("  traffic   first step: {}\n", traffic(dt["first_step"]));
   if (dt.contains("later_steps_max")) fmt::print("            later steps, at most: {}\n", traffic(dt["later_steps_max"]));
-  if (z["offload"].is_string()) fmt::print("  offload   {}\n", z["offload"].get<std::string>());
+  if (z["offload"].is_string()) fmt::print("  offload   {}\n", shown(z["offload"]));
   // Each item the run measured (the largest rank's peak) beside the plan's item of the same
   // name; the note says why where they differ by more than 10%. The reserve stands apart.
   const auto bytes = [](const Json& v) { return v.is_null() ? std::string("-") : mib(v); };
   fmt::print("  memory    peak per rank, measured here | as the GPU step lays it out | predicted by the plan:\n");
   const Json* reserve = nullptr;
   for (const Json& item : r["memory_items"]) {
-    const std::string name = item["item"].get<std::string>();
+    const std::string name = shown(item["item"]);
     if (name == "reserve") {
       reserve = &item;
       continue;
     }
-    const std::string why = item["note"].get<std::string>(), gpu_why = item["on_gpu_note"].get<std::string>();
+    const std::string why = shown(item["note"]), gpu_why = shown(item["on_gpu_note"]);
     // One note: why the GPU layout differs from the plan, else why this run's fp32 buffers do.
     const std::string note = !gpu_why.empty() ? "  (" + gpu_why + ")" : why.empty() ? "" : "  (here: " + why + ")";
     fmt::print("            {:<16} {:>12} | {:>12} | {:>12}{}\n", name, bytes(item["measured"]), bytes(item["on_gpu"]),
@@ -216,7 +222,7 @@ void print_training_report(const Json& r) {
   }
   if (reserve != nullptr) {
     fmt::print("            {:<16} {:>12} | {:>12} | {:>12}  (apart, not in the total: {})\n", "reserve", "-", "-",
-               bytes((*reserve)["predicted"]), (*reserve)["note"].get<std::string>());
+               bytes((*reserve)["predicted"]), shown((*reserve)["note"]));
   }
   if (r["memory_on_gpu"].contains("measured_by_cuda")) print_cuda_memory(r["memory_on_gpu"]["measured_by_cuda"]);
   if (r.contains("check")) {
@@ -224,17 +230,17 @@ void print_training_report(const Json& r) {
     fmt::print("  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "
                "tolerance {:.0e}: {}\n",
                c["loss"].get<double>(), c["reference_loss"].get<double>(), c["max_rel_err_grad"].get<double>(),
-               c["worst_tensor"].get<std::string>(), c["tolerance"].get<double>(), c["passed"].get<bool>() ? "passed" : "FAILED");
+               shown(c["worst_tensor"]), c["tolerance"].get<double>(), c["passed"].get<bool>() ? "passed" : "FAILED");
   }
   if (!run["saved_to"].get<std::string>().empty()) {
-    fmt::print("  saved     {} (after step {})\n", run["saved_to"].get<std::string>(),
+    fmt::print("  saved     {} (after step {})\n", shown(run["saved_to"]),
                run["first_step"].get<std::int64_t>() + run["steps"].get<std::int64_t>());
   }
 }
 
 void report_training(const RunOptions& o, const Json& report) {
   if (o.json) {
-    fmt::print("{}\n", report.dump(2));
+    fmt::print("{}\n", report.dump(2, ' ', false, Json::error_handler_t::replace));
   } else {
     print_training_report(report);
   }

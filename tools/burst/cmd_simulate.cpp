@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/parallelism.hpp"
 #include "common/strategy_knobs.hpp"
 #include "common/units.hpp"
@@ -50,7 +51,8 @@ void write_trace(const std::string& path, const sim::LayerRuns& runs, const topo
   sim::write_chrome_trace(out, parts, topology);
   out.flush();
   if (!out) throw Error(Problem{"--trace", fmt::format("writing '{}' failed", path), "", "check free disk space"});
-  fmt::print(stderr, "trace written to {}, {:.1f} MB (open it in https://ui.perfetto.dev or chrome://tracing)\n", path,
+  fmt::print(stderr, "trace written to {}, {:.1f} MB (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+             escape::terminal(path),
              static_cast<double>(out.tellp()) * 1e-6);
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/atomic_file.hpp"
+#include "common/escape.hpp"
 #include "common/units.hpp"
 #include "planner/whatif.hpp"
 #include "common/interrupt.hpp"
@@ -61,7 +62,7 @@ void run(const WhatIfOptions& o) {
   print_grid(points);
   if (!o.csv.empty()) {
     write_file_atomically(o.csv, planner::what_if_csv(points), "the what-if grid");
-    fmt::print(stderr, "grid written to {}\n", o.csv);
+    fmt::print(stderr, "grid written to {}\n", escape::terminal(o.csv));
   }
   if (interrupt_requested()) {
     throw CutShort(fmt::format("whatif: cut short by Ctrl-C after {} of {} grid points; the table{} hold those",

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/escape.hpp"
 #include "common/fault_point.hpp"
 
 namespace burst::cli {
@@ -59,7 +60,7 @@ std::string failure_message(const std::exception& e) {
            "ranks or a shorter sequence; a checkpoint policy that keeps less; more LM-head chunks; a higher ZeRO "
            "stage)";
   }
-  return fmt::format("internal error: {}", e.what());
+  return fmt::format("internal error: {}", escape::terminal(e.what()));
 }
 
 }  // namespace burst::cli

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <memory>
 
+#include "common/escape.hpp"
+
 namespace burst::cli {
 
 Json CommandResult::json() const {
@@ -24,19 +26,14 @@ Json CommandResult::json() const {
 
 CommandResult run_command(const std::string& command) {
   CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
+  // popen runs /bin/sh, dash on Debian: it hands the command to bash as one printable word.
+  FILE* pipe = popen(("exec bash -c " + escape::shell_word(command)).c_str(), "r");
   if (pipe == nullptr) return result;
   std::array<char, 4096> chunk{};
   while (const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), pipe)) result.output.append(chunk.data(), n);
   const int status = pclose(pipe);
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
-}
-
-std::string shell_quoted(const std::string& text) {
-  std::string out = "'";
-  for (const char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 std::string own_executable() { return std::filesystem::read_symlink("/proc/self/exe").string(); }

@@ -16,11 +16,9 @@ struct CommandResult {
   [[nodiscard]] Json json() const;
 };
 
-// Runs `command` through /bin/sh and collects its stdout.
+// Runs `command` through bash (its words quoted by escape::shell_word, whose $'...' form for a
+// control character in a path dash does not read) and collects its stdout.
 [[nodiscard]] CommandResult run_command(const std::string& command);
-
-// `text` quoted for the shell (single quotes; a quote inside closed, escaped and reopened).
-[[nodiscard]] std::string shell_quoted(const std::string& text);
 
 // This executable's own path (/proc/self/exe), for commands that run burst again.
 [[nodiscard]] std::string own_executable();
