@@ -1,7 +1,6 @@
 // Encoding ring payloads part by part (see wire_format.hpp).
 #include "runtime/executor/wire_format.hpp"
 
-#include <cstring>
 
 #include <fmt/format.h>
 
@@ -18,41 +17,6 @@ WireFormat::WireFormat(std::vector<WirePart> parts) : parts_(std::move(parts)) {
     }
     floats_ += p.count;
     bytes_ += p.count * dtype_size(p.dtype);
-  }
-}
-
-void WireFormat::encode(std::span<const float> values, std::span<std::byte> wire) const {
-  std::size_t in = 0;
-  std::byte* out = wire.data();
-  for (const WirePart& p : parts_) {
-    if (p.dtype == DType::F32) {
-      std::memcpy(out, values.data() + in, p.count * sizeof(float));
-    } else {
-      for (std::size_t i = 0; i < p.count; ++i) {
-        const Bf16 b = to_bf16(values[in + i]);
-        std::memcpy(out + i * sizeof(Bf16), &b, sizeof(Bf16));
-      }
-    }
-    in += p.count;
-    out += p.count * dtype_size(p.dtype);
-  }
-}
-
-void WireFormat::decode(std::span<const std::byte> wire, std::span<float> values) const {
-  std::size_t at = 0;
-  const std::byte* in = wire.data();
-  for (const WirePart& p : parts_) {
-    if (p.dtype == DType::F32) {
-      std::memcpy(values.data() + at, in, p.count * sizeof(float));
-    } else {
-      for (std::size_t i = 0; i < p.count; ++i) {
-        Bf16 b;
-        std::memcpy(&b, in + i * sizeof(Bf16), sizeof(Bf16));
-        values[at + i] = to_float(b);
-      }
-    }
-    at += p.count;
-    in += p.count * dtype_size(p.dtype);
   }
 }
 

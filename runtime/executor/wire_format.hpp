@@ -1,12 +1,11 @@
 // How a ring payload crosses the wire: its parts in order, each in the dtype the plan says.
 //
-// The executor computes in fp32 and keeps payloads as fp32 arrays; what travels is what the
-// plan prices. A bf16 plan sends K, V, Q and dO as bf16 (2 bytes an element) and the softmax
-// statistics D and lse as fp32; the travelling gradient accumulators go as bf16 or fp32 by
-// the plan's dq_bytes / dkv_bytes. encode() rounds the fp32 values of a bf16 part to nearest
-// even (common/bf16.hpp); decode() widens them back exactly. So a part that was already
-// bf16-rounded travels losslessly, and an accumulator sent as bf16 is rounded once per hop,
-// which is the error docs/runtime-precision.md measures.
+// What travels is what the plan prices. A bf16 plan sends K, V, Q and dO as bf16 (2 bytes an
+// element) and the softmax statistics D and lse as fp32; the travelling gradient accumulators go
+// as bf16 or fp32 by the plan's dq_bytes / dkv_bytes. The executor assembles a payload in the
+// kernels' memory part by part in these dtypes (detail/ring_attention.hpp), so an accumulator
+// sent as bf16 is rounded once per hop, which is the error docs/runtime-precision.md measures;
+// the NCCL operation lists size their messages by the same formats.
 #pragma once
 
 #include <cstddef>
@@ -33,10 +32,6 @@ class WireFormat {
   [[nodiscard]] std::size_t floats() const { return floats_; }  // in memory
   [[nodiscard]] std::size_t bytes() const { return bytes_; }    // on the wire
   [[nodiscard]] const std::vector<WirePart>& parts() const { return parts_; }
-
-  // `values` (floats() of them) into `wire` (bytes() of them), and back.
-  void encode(std::span<const float> values, std::span<std::byte> wire) const;
-  void decode(std::span<const std::byte> wire, std::span<float> values) const;
 
  private:
   std::vector<WirePart> parts_;

@@ -15,6 +15,7 @@
 #include "common/json_reader.hpp"
 #include "planner/contract/plan.hpp"
 #include "runtime/device/device.hpp"
+#include "tools/burst/device_traffic_text.hpp"
 #include "tools/burst/subprocess_json.hpp"
 
 namespace burst::cli {
@@ -128,12 +129,6 @@ class Bench {
   double peak_ = 0;
 };
 
-std::string traffic_text(const Json& t) {
-  return fmt::format("{} B up, {} B down, {} waits, {} syncs, {} allocs", t["host_to_device_bytes"].get<std::uint64_t>(),
-                     t["device_to_host_bytes"].get<std::uint64_t>(), t["host_waits"].get<std::uint64_t>(),
-                     t["device_synchronizations"].get<std::uint64_t>(), t["driver_allocations"].get<std::uint64_t>());
-}
-
 void print_row(const Json& row, const Json& rows) {
   const int ranks = row["ranks"].get<int>();
   const std::int64_t tokens = row["tokens"].get<std::int64_t>();
@@ -151,7 +146,7 @@ void print_row(const Json& row, const Json& rows) {
   const double predicted = row["predicted_step_s"].get<double>();
   fmt::print("{:>5} {:>7} {:>9.3f} {:>10.0f} {:>6} {:>7} {:>9.3f} {:>6.2f}  {}\n", ranks, tokens, step,
              row["tokens_per_s"].get<double>(), row.contains("mfu") ? fmt::format("{:.1f}%", 100 * row["mfu"].get<double>()) : "-",
-             scaling, predicted, step / predicted, traffic_text(row["traffic_warm_step"]));
+             scaling, predicted, step / predicted, device_traffic_text(row["traffic_warm_step"]));
   if (!row.contains("torch")) return;
   const Json& t = row["torch"];
   if (t.contains("unavailable")) {

@@ -29,6 +29,7 @@
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/session/session.hpp"
 #include "tools/burst/commands.hpp"
+#include "tools/burst/device_traffic_text.hpp"
 #include "tools/burst/validators.hpp"
 #include "tools/burst/every_rank.hpp"
 #include "tools/burst/run_placement.hpp"
@@ -193,15 +194,9 @@ void print_training_report(const Json& r) {
              z["stage"].get<int>(), z["ranks"].get<int>(), z["shard_floats"].get<std::int64_t>(),
              z["total_floats"].get<std::int64_t>(), z["collective_s"].get<double>());
   if (z.contains("state")) fmt::print("  state     {}\n", shown(z["state"]));
-  const auto traffic = [](const Json& t) {
-    return fmt::format("{} B to the device, {} B to the host, {} host waits, {} device syncs, {} driver allocations",
-                       t["host_to_device_bytes"].get<std::uint64_t>(), t["device_to_host_bytes"].get<std::uint64_t>(),
-                       t["host_waits"].get<std::uint64_t>(), t["device_synchronizations"].get<std::uint64_t>(),
-                       t["driver_allocations"].get<std::uint64_t>());
-  };
   const Json& dt = r["device_traffic"];
-  fmt::print("  traffic   first step: {}\n", traffic(dt["first_step"]));
-  if (dt.contains("later_steps_max")) fmt::print("            later steps, at most: {}\n", traffic(dt["later_steps_max"]));
+  fmt::print("  traffic   first step: {}\n", device_traffic_text(dt["first_step"]));
+  if (dt.contains("later_steps_max")) fmt::print("            later steps, at most: {}\n", device_traffic_text(dt["later_steps_max"]));
   if (z["offload"].is_string()) fmt::print("  offload   {}\n", shown(z["offload"]));
   // Each item the run measured (the largest rank's peak) beside the plan's item of the same
   // name; the note says why where they differ by more than 10%. The reserve stands apart.
