@@ -154,6 +154,15 @@ void place_shard(Whole& whole, const TrainingState& part, std::int64_t rank, con
 
 std::string SaveSet::directory() const { return fmt::format("{}.gen{}-step{}", path, number, step); }
 
+std::string resume_source(const std::string& path) {
+  std::error_code ec;
+  if (fs::exists(fs::symlink_status(path, ec))) return path;
+  for (const GenerationOnDisk& g : generations_on_disk(path)) {
+    if (g.complete) return (g.directory / kManifestName).string();
+  }
+  return path;
+}
+
 std::int64_t next_generation(const std::string& path) {
   const std::vector<GenerationOnDisk> found = generations_on_disk(path);
   return found.empty() ? 1 : found.front().number + 1;

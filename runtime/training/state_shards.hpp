@@ -71,6 +71,12 @@ void remove_old_generations(const SaveSet& set, int keep);
 // `state` (a manifest or a whole state, as read from its file) holds, for the resume to say.
 [[nodiscard]] std::string describe_saved(const TrainingState& state);
 
+// The file a resume of --resume `path` reads: `path` itself where it exists; where it does not
+// (deleted, lost with its disk's directory entry), the manifest of the newest complete
+// generation of `path` on disk, which the resume says it took; `path` again when there is none
+// (the load then says "no such file").
+[[nodiscard]] std::string resume_source(const std::string& path);
+
 // The shard files the manifest `manifest` (read from `path`) names, resolved against its
 // directory. Throws burst::Error naming `path` when 'zero/files' is not 'zero/ranks' file names.
 [[nodiscard]] std::vector<std::string> shard_files(const TrainingState& manifest, const std::string& path);

@@ -260,12 +260,16 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       corpus_(read_corpus(options_.data)),
       corpus_crc_(corpus_digest(corpus_)),
       resumed_(options_.resume.empty() ? std::nullopt
-                                       : std::optional(load_matching_state(options_.resume, model_, schedule_meta()))),
+                                       : std::optional(load_matching_state(resume_source(options_.resume), model_, schedule_meta()))),
       ledger_(device_layout(plan_, options_.backend)),
       step_(plan_, model_, plan_.job.seq, comm, ledger_, options_.backend),
       host_state_(options_.host_state_memory ? options_.host_state_memory() : std::make_unique<HostKernelMemory>()),
       first_step_(resumed_ ? resumed_->step : 0) {
-  if (resumed_ && comm.rank() == 0) fmt::print(stderr, "resume: {}: {}\n", options_.resume, describe_saved(*resumed_));
+  if (resumed_ && comm.rank() == 0) {
+    const std::string source = resume_source(options_.resume);
+    const std::string lost = source == options_.resume ? "" : fmt::format(" ({} is missing: its newest complete set)", options_.resume);
+    fmt::print(stderr, "resume: {}: {}{}\n", source, describe_saved(*resumed_), lost);
+  }
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
   for (const plan::Item& item : plan_.predicted.memory_bytes) {  // for an allocation that does not fit to quote
     if (const std::optional<MemoryUse> use = memory_use_named(item.name)) {

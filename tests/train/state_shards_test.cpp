@@ -210,6 +210,22 @@ TEST_CASE("a save cut short leaves the previous set the one that loads; --keep b
   CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen4-step13"});
 }
 
+TEST_CASE("a resume of a lost manifest takes the newest complete set on disk", "[zero][state]") {
+  const test::TempDir dir("state-shards-lost");
+  const std::string path = (dir.path / "s.state").string();
+  CHECK(resume_source(path) == path);  // nothing saved: the load says "no such file"
+  (void)save_four_shards(path, 7);
+  CHECK(resume_source(path) == path);
+  const TrainingState second = save_four_shards(path, 9);
+  (void)save_four_shards(path, 11, false);  // half-written: never taken
+  std::filesystem::remove(path);
+  const std::string source = resume_source(path);
+  CHECK(source == (dir.path / "s.state.gen2-step9" / "manifest").string());
+  const TrainingState loaded = load_whole_state(source, 21);
+  CHECK(loaded.step == 9);
+  CHECK(loaded.params == second.params);
+}
+
 TEST_CASE("a manifest of an older burst, its shards beside it, still loads", "[zero][state]") {
   const test::TempDir dir("state-shards-older");
   const std::string path = (dir.path / "s.state").string();
