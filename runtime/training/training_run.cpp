@@ -278,6 +278,9 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       !warning.empty() && comm.rank() == 0) {
     fmt::print(stderr, "warning: {}\n", warning);
   }
+  if (const std::string note = encoding_note(corpus_); !note.empty() && comm.rank() == 0) {
+    fmt::print(stderr, "note: {}\n", note);
+  }
 }
 
 Json TrainingRun::schedule_meta() const {
