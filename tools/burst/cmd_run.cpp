@@ -29,6 +29,7 @@
 #include "tools/burst/validators.hpp"
 #include "tools/burst/every_rank.hpp"
 #include "tools/burst/run_placement.hpp"
+#include "tools/burst/run_plan_check.hpp"
 
 namespace burst::cli {
 namespace {
@@ -62,6 +63,7 @@ struct RunOptions {
 // what changed, so a run never differs from its plan silently.
 plan::Plan read_run_plan(const RunOptions& o, const rt::Communicator& comm) {
   plan::Plan p = plan::read_plan(o.plan);
+  check_plan_cluster(p, o.plan);
   if (o.dtype.empty()) return p;
   const auto override_field = [&](const char* pointer, const std::string& from, const std::string& to) {
     if (comm.rank() == 0 && from != to) fmt::print(stderr, "note: --dtype {}: {} {} -> {}\n", o.dtype, pointer, from, to);
@@ -198,7 +200,7 @@ void run_attention(const RunOptions& o, rt::Communicator& comm) {
   std::unique_ptr<rt::Communicator> nccl;     // the ring's transport under --transport nccl
   Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
     ran = read_run_plan(o, comm);
-    rt::require_job_ranks(ran, comm.size());
+    rt::require_runnable_job(ran, comm.size());
     const rt::Device device = run_device(o, comm);
     // A loopback job's ranks share the first GPU.
     kernels = rt::make_attention_kernels(device, o.loopback ? 0 : comm.local_rank(), o.deterministic, !o.trace.empty());
