@@ -2,8 +2,9 @@
 // would not honour (a batch of several sequences, a strategy name that is no family, a cluster
 // that is no topology or not the one /meta/topology_hash names, a rank beyond its cluster), and a
 // state to resume from that holds a NaN. And what it says when training diverges after
-// --save-every has saved: the last save, not "nothing was saved". Each run is the 2-rank
-// training plan of the tiny model, as threads of one process (--loopback).
+// --save-every has saved: the last save, not "nothing was saved"; and text that is not UTF-8,
+// which trains as bytes and is said. Each run is the 2-rank training plan of the tiny model, as
+// threads of one process (--loopback).
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -130,4 +131,14 @@ TEST_CASE("a run that diverges after --save-every saved names the last save") {
   const CliRun unsaved = train(kTrainPlan, "--steps 5 --lr 1e30");
   CHECK(unsaved.exit_code != 0);
   CHECK_THAT(unsaved.err, Catch::Contains("nothing was saved"));
+}
+
+TEST_CASE("text that is not UTF-8 trains as bytes, and the run says so") {
+  const burst::test::TempDir dir("run-plan-cli");
+  const std::string latin1 = (dir.path / "latin1.txt").string();
+  std::ofstream(latin1, std::ios::binary) << std::string(300, 'a') + "caf\xe9\n";  // \xe9: é in Latin-1
+  const CliRun run = run_cli("run " + kTrainPlan + " --loopback --steps 1 --data " + latin1);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.err, Catch::Contains("note: --data: 1 of 1 document(s) are not UTF-8 (the first, 'latin1.txt', at "
+                                      "byte 303: 0xe9); they train as they are, every byte a token"));
 }
