@@ -201,8 +201,9 @@ TEST_CASE("absurd amounts of work are refused up front with their size, unless f
   CHECK(grid.exit_code == 2);
   CHECK(grid.err.find("--vary: 272 grid points, each a whole plan search (valid: at most 256 without --force") !=
         std::string::npos);
-  // Four lists of 8192 values and one of 4096: 2^64 points, which the count wrapped to 0, and then
-  // ran an empty grid. (Short values: the whole command line stays under Linux's 128 KiB per argument.)
+  // Four lists of 8192 values and one of 4096: 2^64 points, which the count wrapped to 0, passed,
+  // and then crashed printing the empty grid (SIGSEGV). Short values: the whole command line stays
+  // under Linux's 128 KiB per argument.
   std::string wide;
   for (const auto& [knob, value, count] : std::vector<std::tuple<std::string, std::string, int>>{
            {"nodes", "4", 8192}, {"nets_per_node", "4", 8192}, {"seq", "1K", 8192}, {"memory_budget", "80GB", 8192},

@@ -27,6 +27,7 @@ struct WhatIfOptions {
 constexpr int kBarWidth = 40;
 
 void print_grid(const std::vector<planner::WhatIfPoint>& points) {
+  if (points.empty()) return;  // Ctrl-C before the first point: nothing done, nothing to head
   double best = 0;
   for (const auto& p : points) best = std::max(best, p.outcome.tokens_per_s_per_gpu);
   std::string header;
