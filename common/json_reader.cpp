@@ -41,18 +41,37 @@ std::string escape_token(std::string_view key) {
 // kMaxJsonDepth (so no recursive walk of the parsed value, a copy, a comparison, a dump, ever
 // sees a document deep enough to overflow the stack), and a key repeated in one object (which
 // nlohmann would resolve silently, the last one winning). Brackets and colons inside strings do
-// not count; keys compare as written (an escaped spelling of the same key is not caught here).
-// Syntax errors are left to the parser, which reports them with their position.
+// not count; keys compare as the parser will read them, escapes decoded ("\u006eodes" is the
+// key "nodes"). Syntax errors are left to the parser, which reports them with their position.
 struct ScanProblem {
   std::size_t at = std::string_view::npos;  // byte offset; npos: none
   std::size_t first = 0;                    // duplicate key: where the key first appeared
-  std::string key;                          // empty: too deep
+  std::string key;                          // as written at `at`; empty: too deep
+  std::string first_key;                    // as written at `first`
 };
+
+// A key's raw text (between its quotes) as the parser reads it. Only a key with a backslash
+// needs decoding, by nlohmann itself so both agree; a malformed escape stays raw (the parser
+// reports it).
+std::string decoded_key(std::string_view raw) {
+  if (raw.find('\\') == std::string_view::npos) return std::string(raw);
+  try {
+    std::string quoted(raw.size() + 2, '"');
+    raw.copy(quoted.data() + 1, raw.size());
+    return Json::parse(quoted).get<std::string>();
+  } catch (const Json::exception&) {
+    return std::string(raw);
+  }
+}
 
 ScanProblem scan_json(std::string_view text) {
   struct Frame {
     bool object = false;
-    std::map<std::string_view, std::size_t> keys;  // object: key -> offset
+    struct Seen {
+      std::size_t at;        // offset of the key's opening quote
+      std::string_view raw;  // as written
+    };
+    std::map<std::string, Seen> keys;  // object: decoded key -> where and how it was first written
   };
   std::vector<Frame> frames;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -66,11 +85,11 @@ ScanProblem scan_json(std::string_view text) {
       while (next < text.size() && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
       if (!frames.empty() && frames.back().object && next < text.size() && text[next] == ':' && i < text.size()) {
         const std::string_view key = text.substr(begin + 1, i - begin - 1);
-        const auto [it, fresh] = frames.back().keys.emplace(key, begin);
-        if (!fresh) return {begin, it->second, std::string(key)};
+        const auto [it, fresh] = frames.back().keys.emplace(decoded_key(key), Frame::Seen{begin, key});
+        if (!fresh) return {begin, it->second.at, std::string(key), std::string(it->second.raw)};
       }
     } else if (c == '[' || c == '{') {
-      if (frames.size() == static_cast<std::size_t>(kMaxJsonDepth)) return {i, 0, {}};
+      if (frames.size() == static_cast<std::size_t>(kMaxJsonDepth)) return {i, 0, {}, {}};
       frames.push_back({c == '{', {}});
     } else if ((c == ']' || c == '}') && !frames.empty()) {
       frames.pop_back();
@@ -91,8 +110,9 @@ Json parse_json_text(std::string_view text, const std::string& source) {
                           "no burst file nests more than a few levels; this one is damaged or not meant for burst"});
     }
     const auto [first_line, first_column] = line_column(text, p.first);
+    const std::string spelled = p.first_key == p.key ? "" : fmt::format(", written '{}'", p.first_key);
     throw Error(Problem{where,
-                        fmt::format("duplicate key '{}' (first at {}:{})", p.key, first_line, first_column),
+                        fmt::format("duplicate key '{}' (first at {}:{}{})", p.key, first_line, first_column, spelled),
                         "each key once per object", "remove one of them: which one was meant is not for burst to guess"});
   }
   try {

@@ -82,6 +82,10 @@ double parse_with(std::string_view raw, std::string_view field, const std::vecto
   const std::string_view text = trim(raw);
   double value = 0.0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  // from_chars reads "1e400" whole and says result_out_of_range: a number, just not a double.
+  if (ec == std::errc::result_out_of_range) {
+    fail(field, raw, "the number is out of range (beyond what a double holds)", suffixes, example);
+  }
   if (ec != std::errc{} || end == text.data()) fail(field, raw, "does not start with a number", suffixes, example);
   if (!std::isfinite(value)) fail(field, raw, "is not a finite number", suffixes, example);
   if (value < 0) fail(field, raw, "is negative", suffixes, example);

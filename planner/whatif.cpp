@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "common/interrupt.hpp"
 #include "common/progress.hpp"
+#include "common/saturating.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
 #include "planner/capacity.hpp"
@@ -103,15 +104,23 @@ std::vector<Variation> parse_variations(const std::vector<std::string>& specs) {
   return grid;
 }
 
+std::uint64_t grid_points(const std::vector<Variation>& grid) {
+  std::uint64_t total = 1;
+  for (const Variation& v : grid) {
+    const std::uint64_t n = v.values.size();
+    total = n != 0 && total > kSizeCeiling / n ? kSizeCeiling : std::min(total * n, kSizeCeiling);
+  }
+  return total;
+}
+
 std::vector<WhatIfPoint> what_if(const SearchRequest& request, const topo::Topology& topology,
                                  const std::vector<Variation>& grid) {
-  std::size_t total = 1;
-  for (const Variation& v : grid) total *= v.values.size();
+  const std::uint64_t total = grid_points(grid);
   std::vector<WhatIfPoint> points;
-  Progress progress("what-if", static_cast<std::int64_t>(total), request.progress);
-  for (std::size_t index = 0; index < total && !interrupt_requested(); ++index) {
+  Progress progress("what-if", static_cast<std::int64_t>(std::min<std::uint64_t>(total, INT64_MAX)), request.progress);
+  for (std::uint64_t index = 0; index < total && !interrupt_requested(); ++index) {
     WhatIfPoint point;
-    std::size_t rest = index;
+    std::uint64_t rest = index;
     for (std::size_t d = grid.size(); d-- > 0;) {  // last knob fastest
       const Variation& v = grid[d];
       point.setting.insert(point.setting.begin(), {v.knob, v.values[rest % v.values.size()]});

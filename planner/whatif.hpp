@@ -4,6 +4,7 @@
 // e.g. 450GBps), seq (tokens, e.g. 2M), memory_budget (per GPU, e.g. 64GiB).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,12 +24,18 @@ struct Variation {
 // parse, a knob given twice), as burst::Error.
 [[nodiscard]] std::vector<Variation> parse_variations(const std::vector<std::string>& specs);
 
+// How many points `grid` has: the product of its lists' sizes, saturating at kSizeCeiling
+// (common/saturating.hpp, 2^63) instead of wrapping: five lists of 8192 values, which a command
+// line holds, multiply to 2^65, which 64 bits wrapped to 0 points.
+[[nodiscard]] std::uint64_t grid_points(const std::vector<Variation>& grid);
+
 struct WhatIfPoint {
   std::vector<std::pair<std::string, std::string>> setting;  // (knob, value) per dimension
   ScalingRow outcome;
 };
 
 // The points in grid order; fewer when Ctrl-C cut it short (common/interrupt.hpp): those done.
+// The caller bounds grid_points(grid) first (each point is a whole plan search).
 [[nodiscard]] std::vector<WhatIfPoint> what_if(const SearchRequest& request, const topo::Topology& topology,
                                                const std::vector<Variation>& grid);
 

@@ -36,6 +36,9 @@ namespace {
 constexpr int kMaxPciDepth = 32;  // real trees are 4-6 deep; deeper means a broken file
 constexpr int kMaxCpus = 64;      // NUMA domains of one machine: real ones have 1-8
 constexpr unsigned kNvSwitchClass = 0x068000;
+// A <gpu>'s sm is its compute capability as one number (80: 8.0); NCCL has known 30 to 120.
+constexpr int kMinSm = 10;
+constexpr int kMaxSm = 999;
 
 struct PendingNvLink {
   int gpu = 0;             // GPU ordinal
@@ -203,6 +206,7 @@ class Importer {
   XmlImport result_;
   NodeBuilder node_;
   std::vector<GpuFound> gpus_;
+  std::unordered_map<std::string, std::size_t> gpu_line_by_busid_;  // bus id -> its first GPU's line
   std::vector<PendingNvLink> nvlinks_;
   int nvlink_elements_ = 0;                   // every <nvlink>, valid or not
   bool nvlinks_from_preset_ = false;          // the NVSwitch plane came from `nvlink_from`
@@ -305,8 +309,18 @@ void Importer::visit_gpu(const pugi::xml_node& pci, int parent, double link_Bps)
   if (!first_gpu_pci_) first_gpu_pci_ = pci;
   node_.link(g.device, parent, LinkKind::Pcie, link_Bps, hw::kPcieLatency);
   int lanes = 0;
+  // One bus id is one PCI function: two GPUs on it would make every NVLink to it ambiguous.
+  const auto [first, fresh] = gpu_line_by_busid_.try_emplace(g.busid, g.line);
+  if (!g.busid.empty() && !fresh) {
+    problem(pci, fmt::format("two GPUs with bus id '{}' (the first at line {})", g.busid, first->second),
+            "one bus id per GPU", "is the file two dumps joined, or edited by hand?");
+  }
   if (const pugi::xml_node gpu = pci.child("gpu")) {
     const auto sm = attr_int(gpu, "sm", 10, false);
+    if (sm && (*sm < kMinSm || *sm > kMaxSm)) {
+      problem(gpu, fmt::format("<gpu> sm=\"{}\" is not a compute capability", *sm),
+              fmt::format("{} to {}: major and minor version as one number, e.g. 80 (A100) or 90 (H100)", kMinSm, kMaxSm));
+    }
     g.sm = sm && *sm > 0 ? static_cast<int>(*sm) : 80;
     if (!sm) note(gpu, "<gpu> has no 'sm': NVLink speed of sm 80 (A100) assumed");
     for (const pugi::xml_node& nv : gpu.children("nvlink")) {

@@ -158,7 +158,14 @@ void require_kernel_limits(const AttentionKernels& kernels, int head_dim, const 
 }
 
 
-void require_job_ranks(const plan::Plan& plan, int job_ranks) {
+void require_runnable_job(const plan::Plan& plan, int job_ranks) {
+  if (plan.job.batch != 1) {
+    throw Error(Problem{"plan:/job/batch",
+                        fmt::format("{} sequences per step, and the runtime runs one (its training and attention "
+                                    "runs are batch 1)",
+                                    plan.job.batch),
+                        "1", "plan it with --batch 1, or set \"batch\": 1 to run one sequence of the plan"});
+  }
   const auto world = static_cast<int>(plan.ranks.size());
   if (job_ranks != world) {
     throw Error(Problem{"mpirun -np", fmt::format("the plan has {} ranks, this job has {}", world, job_ranks),
@@ -168,7 +175,7 @@ void require_job_ranks(const plan::Plan& plan, int job_ranks) {
 }
 
 PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, const AttentionRunOptions& options) {
-  require_job_ranks(original, job_ranks);
+  require_runnable_job(original, job_ranks);
   plan::Plan plan = original;
   const Dims dims = run_dims(plan, options);
   PreparedRun prepared{plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq),

@@ -58,9 +58,9 @@ struct PreparedRun {
   RingSchedule schedule;
   AttentionPrecision precision;
 };
-// Throws burst::Error when a job of `job_ranks` ranks cannot run the plan (another rank count),
-// saying how to start it.
-void require_job_ranks(const plan::Plan& plan, int job_ranks);
+// Throws burst::Error when a job of `job_ranks` ranks cannot run the plan: another rank count
+// (saying how to start it), or a /job/batch other than 1 (the runtime runs one sequence a step).
+void require_runnable_job(const plan::Plan& plan, int job_ranks);
 
 [[nodiscard]] PreparedRun prepare_attention_run(const plan::Plan& plan, int job_ranks, const AttentionRunOptions& options);
 

@@ -87,7 +87,7 @@ Session::Session(plan::Plan plan, Communicator& comm, RunRequest request)
 Session::~Session() = default;
 
 void Session::prepare_attention(Device device) {
-  require_job_ranks(plan_, comm_.size());
+  require_runnable_job(plan_, comm_.size());
   // A loopback job's ranks share the first GPU.
   attention_kernels_ = make_attention_kernels(device, request_.loopback ? 0 : comm_.local_rank(), request_.deterministic,
                                               request_.trace);

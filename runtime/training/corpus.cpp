@@ -6,6 +6,7 @@
 #include <iterator>
 #include <optional>
 #include <set>
+#include <span>
 #include <system_error>
 #include <tuple>
 
@@ -110,6 +111,40 @@ std::optional<std::string> read_text(const fs::path& path, std::uintmax_t budget
     return std::nullopt;
   }
   return text;
+}
+
+// The offset of the first byte that is not part of a well-formed UTF-8 sequence (Unicode's
+// table 3-7: no overlong forms, no surrogates, nothing past U+10FFFF), or npos.
+std::size_t first_non_utf8(std::span<const std::uint8_t> text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::uint8_t c = text[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    std::uint8_t low = 0x80, high = 0xBF;  // the second byte's range
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) low = 0xA0;
+      if (c == 0xED) high = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) low = 0x90;
+      if (c == 0xF4) high = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + length > text.size() || text[i + 1] < low || text[i + 1] > high) return i;
+    for (std::size_t k = 2; k < length; ++k) {
+      if (text[i + k] < 0x80 || text[i + k] > 0xBF) return i;
+    }
+    i += length;
+  }
+  return std::string::npos;
 }
 
 void add_document(Corpus& corpus, std::string name, const std::string& text) {
@@ -247,6 +282,25 @@ std::string repetition_warning(const Corpus& corpus, std::int64_t seq, const Mas
   return fmt::format("--data: '{}' holds {} bytes in {} document(s), fewer than one {}-token sequence: each sequence "
                      "repeats the text {:.1f} times; use more text (a directory of files) for a meaningful loss",
                      corpus.source, size, corpus.names.size(), seq, static_cast<double>(seq) / static_cast<double>(size));
+}
+
+std::string encoding_note(const Corpus& corpus) {
+  std::size_t documents = 0, first_document = 0, first_byte = 0;
+  for (std::size_t d = 0; d < corpus.starts.size(); ++d) {
+    const auto begin = static_cast<std::size_t>(corpus.starts[d]);
+    const auto end = static_cast<std::size_t>(document_end(corpus, d));
+    const std::size_t at = first_non_utf8(std::span(corpus.bytes).subspan(begin, end - begin));
+    if (at == std::string::npos) continue;
+    if (documents++ == 0) {
+      first_document = d;
+      first_byte = at;
+    }
+  }
+  if (documents == 0) return {};
+  const std::uint8_t value = corpus.bytes[static_cast<std::size_t>(corpus.starts[first_document]) + first_byte];
+  return fmt::format("--data: {} of {} document(s) are not UTF-8 (the first, '{}', at byte {}: 0x{:02x}); they train as "
+                     "they are, every byte a token (0x80-0xFF are tokens 128-255, as in UTF-8 text)",
+                     documents, corpus.names.size(), corpus.names[first_document], first_byte, value);
 }
 
 std::int64_t counted_targets(const TrainingSequence& sequence) {

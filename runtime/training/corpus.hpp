@@ -1,7 +1,10 @@
 // Real text to train on, tokenised at byte level and cut into training sequences.
 //
 // Byte-level tokens need no vocabulary file: token t is the byte t (vocab 256). Byte 0 never
-// occurs in text, so it marks the end of a document. A corpus is a file, or every regular file
+// occurs in text, so it marks the end of a document. Every other byte is a token as it is: a
+// UTF-8 character of two to four bytes is two to four tokens of 0x80-0xFF, and a file in another
+// encoding (Latin-1, say) trains on its bytes too; encoding_note says so, naming the first
+// document that is not UTF-8, so that is never a surprise. A corpus is a file, or every regular file
 // below a directory (symlinks followed, each distinct file once and under its real name rather
 // than a symlink's, sorted by relative path); the default is the licence texts every Debian
 // machine ships in /usr/share/common-licenses.
@@ -59,6 +62,12 @@ struct TrainingSequence {
 // should know before reading the loss curve. Empty when the text is long enough or documents
 // are slotted (a short document is padded, never repeated).
 [[nodiscard]] std::string repetition_warning(const Corpus& corpus, std::int64_t seq, const Mask& mask);
+
+// A note when some documents are not valid UTF-8 (bytes 0x80-0xFF outside a well-formed UTF-8
+// sequence): how many, and the first one with the offset and value of its first such byte. They
+// train as bytes like any other text; the note says they are not the UTF-8 the reader might
+// assume. Empty when every document is UTF-8 (ASCII included).
+[[nodiscard]] std::string encoding_note(const Corpus& corpus);
 
 // How many targets count in the loss (those that are not kNoTarget).
 [[nodiscard]] std::int64_t counted_targets(const TrainingSequence& sequence);

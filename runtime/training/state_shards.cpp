@@ -268,7 +268,10 @@ TrainingState load_whole_state(const std::string& path, std::uint64_t model_size
 }
 
 TrainingState assemble_shards(TrainingState state, const std::string& path, std::uint64_t model_size) {
-  if (!state.meta.contains("zero")) return state;
+  if (!state.meta.contains("zero")) {
+    check_trainable_values(state, path);
+    return state;
+  }
   Problems problems;
   const std::int64_t ranks = zero_field(state.meta["zero"], "ranks", path, problems);
   const std::int64_t total = zero_field(state.meta["zero"], "total", path, problems);
@@ -296,6 +299,7 @@ TrainingState assemble_shards(TrainingState state, const std::string& path, std:
     throw Error(Problem{path, fmt::format("its {} shards do not tile the {} parameters: {}", ranks, n, fault), "",
                         "the shards come from different saves: save again"});
   }
+  check_trainable_values(state, path);
   return state;
 }
 

@@ -87,7 +87,8 @@ inline constexpr std::int64_t kMaxShardFiles = 1 << 16;
 // The whole state saved at `path`, reassembled from its shards when it is a manifest of a model
 // of `model_size` parameters. Throws burst::Error naming the file at fault: load_training_state's
 // checks, a manifest whose total or rank count does not fit the model (before anything is
-// allocated), then each shard's, every piece bounds-checked without overflow.
+// allocated), then each shard's, every piece bounds-checked without overflow; and a whole state
+// that cannot train (check_trainable_values: a NaN or an infinity, by array and index).
 [[nodiscard]] TrainingState load_whole_state(const std::string& path, std::uint64_t model_size);
 // The same from `state`, the file at `path` already read (a manifest gets its shards; a whole
 // state is returned as it is).

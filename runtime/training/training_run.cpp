@@ -144,13 +144,23 @@ void flush_subnormals_to_zero() {
 
 // The loss is all-reduced and the gradient norm global, so every rank sees the same values and
 // stops at the same step: no rank is left waiting in a collective. The loss is checked before
-// the optimizer runs (no norm yet), then both after it.
-void require_finite(std::int64_t step, double loss, std::optional<double> grad_norm) {
+// the optimizer runs (no norm yet), then both after it. `saved`: where --save-every last saved
+// this run (the manifest), and after which step; the hint names it, or says nothing was saved.
+struct LastSave {
+  std::string path;
+  std::int64_t step = 0;  // 0: none yet
+};
+
+void require_finite(std::int64_t step, double loss, std::optional<double> grad_norm, const LastSave& saved) {
   if (std::isfinite(loss) && (!grad_norm || std::isfinite(*grad_norm))) return;
   const std::string norm = grad_norm ? fmt::format("{}", *grad_norm) : "not computed";
+  const std::string kept = saved.step > 0 ? fmt::format("the last save, the state after step {}, is {} (--resume {} "
+                                                        "continues from it)",
+                                                        saved.step, saved.path, saved.path)
+                                          : std::string("nothing was saved");
   throw Error(Problem{fmt::format("step {}", step),
                       fmt::format("training diverged: loss {}, gradient norm {}", loss, norm), "finite values",
-                      "lower --lr (and check the data and the state it resumed from); nothing was saved"});
+                      "lower --lr (and check the data and the state it resumed from); " + kept});
 }
 
 }  // namespace
@@ -253,7 +263,7 @@ TrainingOptions with_resolved_lr(TrainingOptions options, const plan::Plan& plan
 }  // namespace
 
 TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
-    : plan_((require_job_ranks(plan, comm.size()), require_fits_memory(plan, comm, options), plan)),
+    : plan_((require_runnable_job(plan, comm.size()), require_fits_memory(plan, comm, options), plan)),
       comm_(comm),
       options_(with_resolved_lr(std::move(options), plan)),
       model_(plan.job.model),
@@ -282,6 +292,9 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
   if (const std::string warning = repetition_warning(corpus_, plan_.job.seq, plan_.job.mask);
       !warning.empty() && comm.rank() == 0) {
     fmt::print(stderr, "warning: {}\n", escape::terminal(warning));  // it names the data, a path
+  }
+  if (const std::string note = encoding_note(corpus_); !note.empty() && comm.rank() == 0) {
+    fmt::print(stderr, "note: {}\n", note);
   }
 }
 
@@ -363,6 +376,7 @@ Json TrainingRun::run() {
     double loss = 0;
   };
   std::optional<FirstStep> first;
+  LastSave saved{options_.save};
   for (int i = 0; i < options_.steps; ++i) {
     const std::int64_t index = first_step_ + i;
     const TrainingSequence sequence = training_sequence(corpus_, seq, index, plan_.job.mask);
@@ -387,13 +401,13 @@ Json TrainingRun::run() {
       auto [whole_params, whole_grads] = model.whole_on_root();
       if (comm_.rank() == 0) first = FirstStep{sequence, std::move(whole_params), std::move(whole_grads), record.loss};
     }
-    require_finite(index + 1, record.loss, std::nullopt);
+    require_finite(index + 1, record.loss, std::nullopt, saved);
     const auto optimizer_start = std::chrono::steady_clock::now();
     AdamWConfig adamw = options_.adamw;
     adamw.lr = lr_at(options_.lr, index + 1);
     record.lr = adamw.lr;
     record.grad_norm = model.optimizer_step(adamw);
-    require_finite(index + 1, record.loss, record.grad_norm);
+    require_finite(index + 1, record.loss, record.grad_norm, saved);
     record.step_s = before_copy + seconds_since(optimizer_start);
     record.traffic = device_traffic().since(traffic_before);
     if (i + 1 == options_.steps) model.finish_collectives();  // the last step's gathers, counted with it
@@ -415,7 +429,10 @@ Json TrainingRun::run() {
     }
     records.push_back(record);
     const int done = i + 1;
-    if (options_.save_every > 0 && done % options_.save_every == 0 && done < options_.steps) save(model, index + 1);
+    if (options_.save_every > 0 && done % options_.save_every == 0 && done < options_.steps) {
+      save(model, index + 1);
+      saved.step = index + 1;
+    }
   }
   if (!options_.save.empty()) save(model, first_step_ + options_.steps);
   comm_.barrier();  // the state is on disk before any rank moves on (a resume may follow)

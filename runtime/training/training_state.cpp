@@ -3,6 +3,7 @@
 
 #include <bit>
 #include <charconv>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <span>
@@ -215,6 +216,28 @@ TrainingState parse_training_state(std::string_view text, const std::string& pat
   state.adam_m = take_floats(rest, header.adam_m);
   state.adam_v = take_floats(rest, header.adam_v);
   return state;
+}
+
+void check_trainable_values(const TrainingState& state, const std::string& path) {
+  Problems problems;
+  const auto check = [&](const char* name, const std::vector<float>& values, bool non_negative) {
+    std::size_t bad = 0, first = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (std::isfinite(values[i]) && (!non_negative || values[i] >= 0.0f)) continue;
+      if (bad++ == 0) first = i;
+    }
+    if (bad == 0) return;
+    problems.add(path,
+                 fmt::format("{}[{}] is {}{}", name, first, values[first],
+                             bad > 1 ? fmt::format(" ({} bad values in {} of {})", bad, name, values.size()) : ""),
+                 non_negative ? "finite values, at least 0" : "finite values",
+                 "a state saved from a diverged run cannot train; resume from an earlier save (its generation's "
+                 "manifest) or start afresh");
+  };
+  check("params", state.params, false);
+  check("adam_m", state.adam_m, false);
+  check("adam_v", state.adam_v, true);
+  problems.throw_if_any();
 }
 
 }  // namespace burst::rt

@@ -53,4 +53,11 @@ void save_training_state(const std::string& path, const TrainingState& state);
 // The same checks on a file's bytes already in memory; `path` names it in errors.
 [[nodiscard]] TrainingState parse_training_state(std::string_view text, const std::string& path);
 
+// A file holds any floats (a round trip is bit-exact); a state to train from must not hold a NaN
+// or an infinity in params, adam_m or adam_v, nor a negative adam_v (AdamW divides by its square
+// root): one would make every step after the first NaN, while that first step's loss still looks
+// fine. Throws burst::Error naming `path`, the array, the index of its first bad value and how
+// many there are.
+void check_trainable_values(const TrainingState& state, const std::string& path);
+
 }  // namespace burst::rt

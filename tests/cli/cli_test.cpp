@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <tuple>
+#include <vector>
 
 #include "common/json_reader.hpp"
 #include "tests/cli/run_cli.hpp"
@@ -199,6 +201,20 @@ TEST_CASE("absurd amounts of work are refused up front with their size, unless f
   CHECK(grid.exit_code == 2);
   CHECK(grid.err.find("--vary: 272 grid points, each a whole plan search (valid: at most 256 without --force") !=
         std::string::npos);
+  // Four lists of 8192 values and one of 4096: 2^64 points, which the count wrapped to 0, passed,
+  // and then crashed printing the empty grid (SIGSEGV). Short values: the whole command line stays
+  // under Linux's 128 KiB per argument.
+  std::string wide;
+  for (const auto& [knob, value, count] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"nodes", "4", 8192}, {"nets_per_node", "4", 8192}, {"seq", "1K", 8192}, {"memory_budget", "80GB", 8192},
+           {"intra_bw", "1TBps", 4096}}) {
+    wide += " --vary " + knob + "=" + value;
+    for (int i = 1; i < count; ++i) wide += "," + value;
+  }
+  const auto wrapped = run_cli("whatif --topology a800-4hca --nodes 4 --model burst-14b --seq 1M --force" + wide);
+  CHECK(wrapped.exit_code == 2);
+  CHECK_THAT(wrapped.err, Catch::Contains("error: --vary: 2^63 or more grid points (the sizes of the --vary lists "
+                                          "multiplied)"));
   const auto capacity = run_cli("capacity --topology a800-4hca --model burst-14b --seq 4M --max-nodes 1000000");
   CHECK(capacity.exit_code == 2);
   CHECK(capacity.err.find("--max-nodes: 1000000 nodes, a plan search at every power of two (valid: at most 4096 "

@@ -43,6 +43,16 @@ TEST_CASE("a key given twice in one object is refused with both places, not reso
     CHECK(e.problems().front().where == "dup.json:4:3");
     CHECK(e.problems().front().what == "duplicate key 'a' (first at 2:3)");
   }
+  // An escaped spelling is the same key once decoded, as the parser reads it.
+  try {
+    (void)parse_json_text("{\"nodes\": 4, \"\\u006eodes\": 1024}", "esc.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.problems().front().where == "esc.json:1:14");
+    CHECK(e.problems().front().what == "duplicate key '\\u006eodes' (first at 1:2, written 'nodes')");
+  }
+  // Different keys that only look alike escaped are not duplicates.
+  CHECK(parse_json_text("{\"a\\\"b\": 1, \"a\\\\b\": 2, \"a:b\": 3, \"a\": 4}", "ok.json").size() == 4);
   // The same key in different objects, and as a string value, is fine.
   CHECK(parse_json_text("{\"a\": {\"a\": 1}, \"b\": [{\"a\": 1}, {\"a\": \"a\"}]}", "ok.json").size() == 2);
 }

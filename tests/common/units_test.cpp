@@ -70,4 +70,7 @@ TEST_CASE("unit errors name the field, the text and the valid units") {
   CHECK_THROWS_WITH(units::parse_flop_rate("inf TFLOPS", "peak"), Catch::Contains("peak"));
   // Finite as written, infinite once scaled by the unit: still an error, never infinity.
   CHECK_THROWS_WITH(units::parse_bandwidth("1e300TBps", "bw"), Catch::Contains("too large"));
+  // Beyond a double as written: out of range, not "does not start with a number".
+  CHECK_THROWS_WITH(units::parse_bandwidth("1e400GBps", "bw"), Catch::Contains("out of range"));
+  CHECK_THROWS_WITH(units::parse_duration("1e-400s", "lat"), Catch::Contains("out of range"));
 }

@@ -1,6 +1,7 @@
 // What-if grids: parsing --vary, the grid's order and its CSV.
 #include <catch2/catch.hpp>
 
+#include "common/saturating.hpp"
 #include "planner/whatif.hpp"
 #include "tests/planner/planner_fixture.hpp"
 #include "tests/support/error_text.hpp"
@@ -20,6 +21,16 @@ TEST_CASE("--vary parses knobs and values, and reports every problem at once", "
   CHECK_THAT(text, Catch::Contains("--vary intra_bw"));
   CHECK_THAT(text, Catch::Contains("--vary nodes: given twice"));
   CHECK_THAT(text, Catch::Contains("'seq=' has no values"));
+}
+
+TEST_CASE("the grid's point count saturates instead of wrapping", "[whatif]") {
+  const planner::Variation small{"nodes", {"1", "2", "4"}};
+  CHECK(planner::grid_points({small, {"seq", {"1K", "2K"}}}) == 6);
+  // Five lists of 8192 values (a command line holds them): 2^65 points, which 64 bits wrapped to 0.
+  const planner::Variation wide{"nodes", std::vector<std::string>(8192, "4")};
+  CHECK(planner::grid_points({wide, wide, wide, wide}) == std::uint64_t{1} << 52);
+  CHECK(planner::grid_points({wide, wide, wide, wide, wide}) == kSizeCeiling);
+  CHECK(planner::grid_points({wide, wide, wide, wide, wide, small}) == kSizeCeiling);
 }
 
 TEST_CASE("the grid is the cartesian product, first knob slowest, and its CSV has a row per point", "[whatif]") {

@@ -5,6 +5,8 @@
 // bandwidths. Notes and errors are checked word for word: they are what a user reads.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include "tests/support/error_text.hpp"
 #include "tests/support/test_data.hpp"
 
@@ -144,6 +146,31 @@ TEST_CASE("an NVLink from a GPU to itself is ignored with a note, as NCCL ignore
   CHECK(x.topology->intra_node_worst().cls == PathClass::NVL);
   CHECK(x.topology->intra_node_worst().bandwidth_Bps == 300e9);
   CHECK(x.notes == std::vector<std::string>{file + ":16: NVLink from GPU 0000:13:00.0 to itself ignored, as NCCL does"});
+}
+
+TEST_CASE("two GPUs on one bus id, and an sm that is no compute capability, are refused") {
+  const auto two_gpus = [](const char* second_busid, const char* sm) {
+    return fmt::format(R"(<system version="1">
+  <cpu numaid="0" vendor="AuthenticAMD" familyid="25" modelid="17">
+    <pci busid="0000:10:00.0" class="0x060400" link_speed="32.0 GT/s PCIe" link_width="16">
+      <pci busid="0000:11:00.0" class="0x030200" device="0x2331" link_speed="32.0 GT/s PCIe" link_width="16"><gpu dev="0" sm="90"/></pci>
+      <pci busid="{}" class="0x030200" device="0x2331" link_speed="32.0 GT/s PCIe" link_width="16"><gpu dev="1" sm="{}"/></pci>
+    </pci>
+  </cpu>
+</system>)",
+                       second_busid, sm);
+  };
+  CHECK(import_nccl_xml(two_gpus("0000:12:00.0", "90"), "ok.xml").topology->gpus_per_node() == 2);
+  CHECK(error_text([&] { (void)import_nccl_xml(two_gpus("0000:11:00.0", "90"), "dup.xml"); }) ==
+        "dup.xml:5: two GPUs with bus id '0000:11:00.0' (the first at line 4) (valid: one bus id per GPU; hint: is the "
+        "file two dumps joined, or edited by hand?)");
+  for (const char* sm : {"0", "-80", "1000"}) {
+    INFO("sm=" << sm);
+    CHECK(error_text([&] { (void)import_nccl_xml(two_gpus("0000:12:00.0", sm), "sm.xml"); }) ==
+          fmt::format("sm.xml:5: <gpu> sm=\"{}\" is not a compute capability (valid: 10 to 999: major and minor "
+                      "version as one number, e.g. 80 (A100) or 90 (H100))",
+                      sm));
+  }
 }
 
 TEST_CASE("the GPU model: hints name the preset of the file's PCI device id, presets in its place are said") {

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "runtime/training/corpus.hpp"
 #include "tests/support/error_text.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -206,4 +208,38 @@ TEST_CASE("text shorter than one sequence read as a stream is named in a warning
   CHECK(contains(warning, "repeats the text 4.0 times"));
   CHECK(contains(warning, kTestCorpus));
   CHECK(rt::repetition_warning(corpus, 4 * size, Mask{MaskKind::Document, 0, 64}).empty());
+}
+
+TEST_CASE("bytes 0x80-0xFF are tokens 128-255; documents that are not UTF-8 are named in a note", "[corpus]") {
+  const test::TempDir dir("corpus-test");
+  write_bytes(dir.path / "a-utf8.txt", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n");  // é, €, an emoji
+  const rt::Corpus utf8 = rt::read_corpus(dir.path.string());
+  CHECK(rt::encoding_note(utf8).empty());
+  write_bytes(dir.path / "b-latin1.txt", "caf\xe9\n");  // é in Latin-1
+  write_bytes(dir.path / "c-high.txt", std::string("\x80\x81\xfe\xff"));
+  const rt::Corpus mixed = rt::read_corpus(dir.path.string());
+  REQUIRE(mixed.names == std::vector<std::string>{"a-utf8.txt", "b-latin1.txt", "c-high.txt"});
+  // Every byte is its own token, in UTF-8 text and out of it.
+  CHECK(mixed.bytes[3] == 0xc3);
+  CHECK(mixed.bytes[static_cast<std::size_t>(mixed.starts[1]) + 3] == 0xe9);
+  const rt::TrainingSequence sequence =
+      rt::training_sequence(mixed, std::ssize(mixed.bytes), 0, Mask{MaskKind::Causal});
+  CHECK(std::count(sequence.tokens.begin(), sequence.tokens.end(), 0xff) == 1);
+  CHECK(*std::max_element(sequence.tokens.begin(), sequence.tokens.end()) == 255);
+  CHECK(rt::encoding_note(mixed) ==
+        "--data: 2 of 3 document(s) are not UTF-8 (the first, 'b-latin1.txt', at byte 3: 0xe9); they train as they are, "
+        "every byte a token (0x80-0xFF are tokens 128-255, as in UTF-8 text)");
+  // Overlong forms, surrogates and truncated sequences are not UTF-8 either.
+  struct Bad {
+    std::string text;
+    std::size_t at;  // the first byte that is not UTF-8
+  };
+  for (const Bad& bad : {Bad{"ok \xc0\xaf", 3}, Bad{"ok \xed\xa0\x80", 3}, Bad{"ok ab\xe2\x82", 5},
+                         Bad{"ok \xf4\x90\x80\x80", 3}}) {
+    write_bytes(dir.path / "b-latin1.txt", bad.text);
+    CHECK(rt::encoding_note(rt::read_corpus((dir.path / "b-latin1.txt").string())) ==
+          fmt::format("--data: 1 of 1 document(s) are not UTF-8 (the first, 'b-latin1.txt', at byte {}: 0x{:02x}); they "
+                      "train as they are, every byte a token (0x80-0xFF are tokens 128-255, as in UTF-8 text)",
+                      bad.at, static_cast<unsigned char>(bad.text[bad.at])));
+  }
 }

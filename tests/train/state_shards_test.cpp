@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -245,4 +246,31 @@ TEST_CASE("a manifest of an older burst, its shards beside it, still loads", "[z
   CHECK(test::error_text([&] { (void)load_whole_state(path, 21); })
             .find("bad ZeRO metadata: 'zero/files' is [\"s.state.rank0-of-4\"] (valid: 4 file names, one per rank)") !=
         std::string::npos);
+}
+
+TEST_CASE("a state to resume from with a NaN, an infinity or a negative second moment is refused by array and index",
+          "[zero][state]") {
+  const test::TempDir dir("state-shards");
+  const std::string path = (dir.path / "s.state").string();
+  TrainingState whole = save_four_shards(path, 7);
+  const std::string plain = (dir.path / "whole.state").string();
+  whole.adam_m[12] = std::numeric_limits<float>::quiet_NaN();
+  whole.adam_m[20] = std::numeric_limits<float>::infinity();
+  whole.params[3] = -std::numeric_limits<float>::infinity();
+  save_training_state(plain, whole);
+  // The file itself round-trips whatever it holds; a state to train from must be usable.
+  CHECK(std::isnan(load_training_state(plain).adam_m[12]));
+  CHECK(test::error_text([&] { (void)load_whole_state(plain, 21); }) ==
+        plain + ": params[3] is -inf (valid: finite values; hint: a state saved from a diverged run cannot train; "
+                "resume from an earlier save (its generation's manifest) or start afresh)\n" +
+        plain + ": adam_m[12] is nan (2 bad values in adam_m of 21) (valid: finite values; hint: a state saved from a "
+                "diverged run cannot train; resume from an earlier save (its generation's manifest) or start afresh)");
+  // In a sharded save the index is the whole model's, the file the manifest.
+  TrainingState shard = load_training_state(shard_file(path, 2));
+  REQUIRE(!shard.adam_v.empty());
+  shard.adam_v.back() = -1.0f;
+  save_training_state(shard_file(path, 2), shard);
+  const std::string message = test::error_text([&] { (void)load_whole_state(path, 21); });
+  CHECK_THAT(message, Catch::StartsWith(path + ": adam_v["));
+  CHECK_THAT(message, Catch::Contains("] is -1 (valid: finite values, at least 0;"));
 }

@@ -17,6 +17,7 @@
 #include "tools/burst/commands.hpp"
 #include "tools/burst/bench_training_device.hpp"
 #include "tools/burst/every_rank.hpp"
+#include "tools/burst/run_plan_check.hpp"
 
 namespace burst::cli {
 namespace {
@@ -87,7 +88,9 @@ void bench(const BenchTrainingOptions& o) {
   std::vector<Variant> list;
   std::vector<std::unique_ptr<rt::TrainingRun>> runs;
   (void)run_on_every_rank(comm, [&]() -> std::function<Json()> {
-    std::vector<Variant> candidates = variants(plan::read_plan(o.plan), o);
+    const plan::Plan base = plan::read_plan(o.plan);
+    check_plan_cluster(base, o.plan);
+    std::vector<Variant> candidates = variants(base, o);
     std::vector<std::unique_ptr<rt::TrainingRun>> ready;
     for (const Variant& v : candidates) ready.push_back(std::make_unique<rt::TrainingRun>(v.plan, comm, training));
     list = std::move(candidates);  // all or nothing: a failed variant leaves no rank with a partial list

@@ -6,6 +6,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/escape.hpp"
+#include "common/saturating.hpp"
 #include "common/units.hpp"
 #include "planner/whatif.hpp"
 #include "common/interrupt.hpp"
@@ -27,6 +28,7 @@ struct WhatIfOptions {
 constexpr int kBarWidth = 40;
 
 void print_grid(const std::vector<planner::WhatIfPoint>& points) {
+  if (points.empty()) return;  // Ctrl-C before the first point: nothing done, nothing to head
   double best = 0;
   for (const auto& p : points) best = std::max(best, p.outcome.tokens_per_s_per_gpu);
   std::string header;
@@ -50,10 +52,13 @@ void print_grid(const std::vector<planner::WhatIfPoint>& points) {
 
 void run(const WhatIfOptions& o) {
   const auto grid = planner::parse_variations(o.vary);
-  std::int64_t points_total = 1;
-  for (const auto& v : grid) points_total *= static_cast<std::int64_t>(v.values.size());
-  require_bounded("--vary", points_total, kMaxWhatIfPoints, o.force, "grid points, each a whole plan search",
-                  "vary fewer knobs or fewer values");
+  const std::uint64_t points_total = planner::grid_points(grid);
+  if (points_total >= kSizeCeiling) {  // not even --force runs 2^63 plan searches
+    throw Error(Problem{"--vary", "2^63 or more grid points (the sizes of the --vary lists multiplied)",
+                        fmt::format("at most {} without --force", kMaxWhatIfPoints), "vary fewer knobs or fewer values"});
+  }
+  require_bounded("--vary", static_cast<std::int64_t>(points_total), kMaxWhatIfPoints, o.force,
+                  "grid points, each a whole plan search", "vary fewer knobs or fewer values");
   fmt::print(stderr, "whatif: {} grid point(s), each a whole plan search\n", points_total);
   const PlanningJob p = resolve_planning(o.plan);
   const InterruptScope ctrl_c;  // Ctrl-C: finish the point in hand, then print and write the points done

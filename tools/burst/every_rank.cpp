@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "common/escape.hpp"
 #include "common/fault_point.hpp"
+#include "tools/burst/failure_message.hpp"
 
 namespace burst::cli {
 
@@ -50,17 +51,8 @@ Json run_guarded(rt::Communicator& comm, const std::function<Json()>& work) {
     rt::abort_job(comm, e.what());
   } catch (const std::exception& e) {  // std::bad_alloc on one rank, say
     if (comm.size() == 1) throw;
-    rt::abort_job(comm, failure_message(e));
+    rt::abort_job(comm, failure_message(e, Workload::PlanOnRanks));  // every caller runs a plan's steps
   }
-}
-
-std::string failure_message(const std::exception& e) {
-  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
-    return "out of memory: this rank could not allocate what the plan needs (hint: fewer tokens per rank, i.e. more "
-           "ranks or a shorter sequence; a checkpoint policy that keeps less; more LM-head chunks; a higher ZeRO "
-           "stage)";
-  }
-  return fmt::format("internal error: {}", escape::terminal(e.what()));
 }
 
 }  // namespace burst::cli

@@ -30,8 +30,4 @@ namespace burst::cli {
 // whole job with its message (rt::abort_job) instead of unwinding; a one-rank job rethrows it.
 Json run_guarded(rt::Communicator& comm, const std::function<Json()>& work);
 
-// What to tell the user of an exception that is not a burst::Error: std::bad_alloc becomes an
-// out-of-memory message with what to change; anything else is an internal error.
-[[nodiscard]] std::string failure_message(const std::exception& e);
-
 }  // namespace burst::cli

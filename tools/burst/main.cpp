@@ -11,7 +11,7 @@
 #include "common/interrupt.hpp"
 #include "tools/burst/app.hpp"
 #include "tools/burst/cut_short.hpp"
-#include "tools/burst/every_rank.hpp"
+#include "tools/burst/failure_message.hpp"
 
 int main(int argc, char** argv) {
   const auto app = burst::cli::make_app();
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "{}\n", e.what());
     return burst::kInterruptedExitCode;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "{}\n", burst::cli::failure_message(e));
+    fmt::print(stderr, "{}\n", burst::cli::failure_message(e, burst::cli::workload_of(burst::cli::parsed_command(*app))));
     return 1;
   }
   return 0;

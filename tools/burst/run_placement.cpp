@@ -14,6 +14,7 @@
 #include "planner/contract/plan.hpp"
 #include "planner/launch/placement.hpp"
 #include "tools/burst/every_rank.hpp"
+#include "tools/burst/run_plan_check.hpp"
 
 namespace burst::cli {
 namespace {
@@ -52,6 +53,7 @@ std::optional<plan::Plan> read_placed_plan(const std::string& plan_path, rt::Com
   std::optional<plan::Plan> plan;
   const Json ready = run_on_every_rank(comm, [&]() -> std::function<Json()> {
     plan = plan::read_plan(plan_path);
+    check_plan_cluster(*plan, plan_path);  // its /cluster a topology, the one its hash names
     const std::string note = launch::check_placement(*plan, job, plan_path);
     if (comm.rank() == 0 && !note.empty()) fmt::print(stderr, "note: {}\n", note);
     return [] { return Json(true); };

@@ -1,0 +1,40 @@
+#!/bin/sh
+# An allocation that fails (std::bad_alloc) gets a hint that fits the command: `topo show` and
+# `explain` talk about the topology and the plan file, never about a run's tokens per rank.
+# Each reads a 60 MB file (a topology or a plan whose one string is 60 MB: within the readers'
+# caps) under an address-space limit 100 MB above what the command needs for a small input, found
+# here first, so the test holds on any machine.
+# Usage: out_of_memory_test.sh BURST
+set -u
+burst=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export OPENBLAS_NUM_THREADS=1  # the BLAS's thread stacks are address space too
+fail() { cat "$dir/err"; echo "FAIL: $1"; exit 1; }
+
+base=
+for kib in 40000 60000 80000 120000 160000 240000 320000 480000; do
+  if (ulimit -v $kib && "$burst" topo show a800-4hca >/dev/null 2>&1); then base=$kib; break; fi
+done
+[ -n "$base" ] || { echo "FAIL: topo show needs more than 480 MB of address space"; exit 1; }
+limit=$((base + 100000))
+echo "topo show runs in $base KiB; the large inputs get $limit KiB"
+
+big() {  # big PREFIX SUFFIX: PREFIX, 60 MB of 'x', SUFFIX
+  printf '%s' "$1"
+  head -c 60000000 /dev/zero | tr '\0' x
+  printf '%s' "$2"
+}
+big '{"schema": "burst.topology/1", "name": "' '"}' >"$dir/topology.json"
+big '{"schema": "burst.plan/1", "meta": {"generator": "' '"}}' >"$dir/plan.json"
+
+(ulimit -v $limit && exec "$burst" topo show "$dir/topology.json") >/dev/null 2>"$dir/err" && fail "topo show read a 60 MB name in $limit KiB"
+grep -q "^out of memory: the topology needs more memory than this machine gives (hint: fewer --nodes" "$dir/err" ||
+  fail "topo show: not the topology's out-of-memory hint"
+grep -q "tokens per rank" "$dir/err" && fail "topo show talks of tokens per rank"
+
+(ulimit -v $limit && exec "$burst" explain "$dir/plan.json") >/dev/null 2>"$dir/err" && fail "explain read a 60 MB plan in $limit KiB"
+grep -q "^out of memory: reading the plan needs more memory than this machine gives" "$dir/err" ||
+  fail "explain: not the plan file's out-of-memory hint"
+grep -q "tokens per rank" "$dir/err" && fail "explain talks of tokens per rank"
+echo "PASS: topo show and explain out of memory, each with its own hint"
