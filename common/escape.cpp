@@ -117,6 +117,25 @@ bool plain_yaml(std::string_view text) {
   return true;
 }
 
+// `open`, then `text` with `quote` and backslash each after a backslash and every unprintable
+// character as `unprintable` writes it, then `quote`: the double-quoted strings of YAML and TOML,
+// and bash's $'...'.
+template <class Unprintable>
+std::string backslash_quoted(std::string_view text, std::string_view open, char quote, Unprintable unprintable) {
+  std::string out(open);
+  each_char(text, [&](const Char& c) {
+    if (!c.printable()) {
+      unprintable(out, c);
+    } else if (c.code == '\\' || c.code == static_cast<unsigned char>(quote)) {
+      out += '\\';
+      out += c.bytes;
+    } else {
+      out += c.bytes;
+    }
+  });
+  return out + quote;
+}
+
 }  // namespace
 
 std::optional<std::size_t> unprintable_at(std::string_view text) {
@@ -154,50 +173,15 @@ std::string shell_word(std::string_view word) {
     for (const char c : word) out += c == '\'' ? std::string_view("'\\''") : std::string_view(&c, 1);
     return out + "'";
   }
-  std::string out = "$'";
-  each_char(word, [&](const Char& c) {
-    if (!c.printable()) {
-      append_visible(out, c);
-    } else if (c.code == '\\' || c.code == '\'') {
-      out += '\\';
-      out += c.bytes;
-    } else {
-      out += c.bytes;
-    }
-  });
-  return out + "'";
+  return backslash_quoted(word, "$'", '\'', append_visible);
 }
 
 std::string yaml_scalar(std::string_view text) {
   if (plain_yaml(text)) return std::string(text);
-  std::string out = "\"";
-  each_char(text, [&](const Char& c) {
-    if (!c.printable()) {
-      append_unicode_escape(out, c);
-    } else if (c.code == '\\' || c.code == '"') {
-      out += '\\';
-      out += c.bytes;
-    } else {
-      out += c.bytes;
-    }
-  });
-  return out + "\"";
+  return backslash_quoted(text, "\"", '"', append_unicode_escape);
 }
 
-std::string toml_string(std::string_view text) {
-  std::string out = "\"";
-  each_char(text, [&](const Char& c) {
-    if (!c.printable()) {
-      append_unicode_escape(out, c);
-    } else if (c.code == '\\' || c.code == '"') {
-      out += '\\';
-      out += c.bytes;
-    } else {
-      out += c.bytes;
-    }
-  });
-  return out + "\"";
-}
+std::string toml_string(std::string_view text) { return backslash_quoted(text, "\"", '"', append_unicode_escape); }
 
 std::string html(std::string_view text) {
   std::string out;
