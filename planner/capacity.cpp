@@ -43,7 +43,14 @@ std::vector<ScalingRow> scaling_table(const SearchRequest& request, const topo::
   std::vector<ScalingRow> rows;
   SearchRequest quiet = request;
   quiet.progress = false;
-  Progress progress("scaling", static_cast<std::int64_t>(node_counts.size()), request.progress);
+  // A search's work grows with the square of the GPU count (see search.cpp's candidate_work):
+  // the estimate weighs each row so, not by the small clusters that come first.
+  std::vector<double> work;
+  for (const int nodes : node_counts) {
+    const double gpus = static_cast<double>(nodes) * topology.gpus_per_node();
+    work.push_back(gpus * gpus);
+  }
+  Progress progress("scaling", work, request.progress);
   for (const int nodes : node_counts) {
     if (interrupt_requested()) break;
     const topo::Topology cluster = topology.with_nodes(nodes);

@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::planner {
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/search/search.hpp"
 
 namespace burst::planner {

@@ -11,7 +11,7 @@
 #include <array>
 #include <cstdint>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::planner {
 

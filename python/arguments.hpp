@@ -12,7 +12,7 @@
 #include <pybind11/pybind11.h>
 
 #include "common/error.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "tools/jobs/planning.hpp"
 #include "tools/jobs/simulation.hpp"
 

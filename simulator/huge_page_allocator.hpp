@@ -32,7 +32,8 @@ class HugePageAllocator {
 
   HugePageAllocator() = default;
   template <class U>
-  HugePageAllocator(const HugePageAllocator<U>& /*other*/) noexcept {}  // rebinding, as containers do
+  // Rebinding, as containers do: implicit, as the standard's allocator requirements ask.
+  HugePageAllocator(const HugePageAllocator<U>& /*other*/) noexcept {}  // NOLINT(google-explicit-constructor): see above
 
   [[nodiscard]] T* allocate(std::size_t n) {
 #if defined(__linux__)
@@ -73,13 +74,15 @@ class HugePageAllocator {
   // Maps `bytes` (a multiple of kHugePage) at a kHugePage boundary: maps one huge page more
   // and unmaps the slack on both sides.
   [[nodiscard]] static void* map(std::size_t bytes) {
-    void* raw = mmap(nullptr, bytes + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    const std::size_t mapped = bytes + kHugePage;
+    void* raw = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (raw == MAP_FAILED) throw std::bad_alloc();
-    const auto start = reinterpret_cast<std::uintptr_t>(raw);
-    const std::uintptr_t aligned = (start + kHugePage - 1) / kHugePage * kHugePage;
-    if (aligned > start) munmap(raw, aligned - start);
-    munmap(reinterpret_cast<void*>(aligned + bytes), start + kHugePage - aligned);  // never empty
-    void* p = reinterpret_cast<void*>(aligned);
+    void* p = raw;
+    std::size_t space = mapped;
+    std::align(kHugePage, bytes, p, space);  // always fits: one huge page of slack
+    const auto before = static_cast<std::size_t>(static_cast<char*>(p) - static_cast<char*>(raw));
+    if (before > 0) munmap(raw, before);
+    munmap(static_cast<char*>(p) + bytes, mapped - before - bytes);  // never empty
     madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the mapping works as is
     return p;
   }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Long fuzzing runs (CI runs each target for 20 s only, in tools/run-tests.sh):
 #   tools/fuzz-long.sh [-j N] [TARGET...]
-# builds the `fuzz` preset (build-fuzz/; only the targets named, if any), then runs every fuzz_*
+# builds the fuzzers of the `asan` preset (build-asan/, clang; only the targets named, if any), then runs every fuzz_*
 # target (or the ones named) for FUZZ_SECONDS each (default 3600), N at a time (default 1), with
 # its dictionary, -max_len and generated deep-nesting seeds (tools/fuzz-options.sh). New inputs are merged into a work corpus
-# that persists between runs, FUZZ_WORK/<target>/corpus (default build-fuzz/fuzz-work); crash
+# that persists between runs, FUZZ_WORK/<target>/corpus (default build-asan/fuzz-work); crash
 # reproducers go to FUZZ_WORK/<target>/ and the log to FUZZ_WORK/<target>/log. Ends with a table:
 # target, seconds, runs, cov, ft (libFuzzer's final coverage and feature counts), crashes; exits
 # non-zero, naming each reproducer, when a target found a crash or did not run.
@@ -21,16 +21,16 @@ while getopts "j:" flag; do
 done
 shift $((OPTIND - 1))
 seconds=${FUZZ_SECONDS:-3600}
-work_root=${FUZZ_WORK:-build-fuzz/fuzz-work}
+work_root=${FUZZ_WORK:-build-asan/fuzz-work}
 
 # The targets named, or all of them (the `fuzzers` target of the preset).
 targets=("$@")
 build_targets=("${targets[@]}")
 [ ${#targets[@]} -eq 0 ] && build_targets=(fuzzers)
-cmake --preset fuzz >/dev/null && cmake --build --preset fuzz --target "${build_targets[@]}" ||
+cmake --preset asan >/dev/null && cmake --build --preset asan --target "${build_targets[@]}" ||
   { echo "fuzz-long: the fuzz build failed" >&2; exit 1; }
 if [ ${#targets[@]} -eq 0 ]; then
-  for bin in build-fuzz/bin/fuzz_*; do targets+=("$(basename "$bin")"); done
+  for bin in build-asan/bin/fuzz_*; do targets+=("$(basename "$bin")"); done
 fi
 
 # Runs one target; its log, corpus and reproducers land in $work_root/<target>/.
@@ -41,14 +41,14 @@ fuzz_one() {
   fuzz_deep_seeds "$name" "$dir/corpus"
   local options
   mapfile -t options < <(fuzz_options "$name")
-  "build-fuzz/bin/$name" "${options[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+  "build-asan/bin/$name" "${options[@]}" -max_total_time="$seconds" -print_final_stats=1 \
     -artifact_prefix="$dir/" "$dir/corpus" "tests/fuzz/corpus/$name" >"$dir/log" 2>&1
   echo $? >"$dir/status"
 }
 
 started=$SECONDS
 for name in "${targets[@]}"; do
-  [ -x "build-fuzz/bin/$name" ] || { echo "fuzz-long: no target $name" >&2; exit 2; }
+  [ -x "build-asan/bin/$name" ] || { echo "fuzz-long: no target $name" >&2; exit 2; }
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
   echo "fuzz-long: $name for ${seconds}s (at $((SECONDS - started)) s)" >&2
   fuzz_one "$name" &
@@ -70,7 +70,7 @@ for name in "${targets[@]}"; do
   if [ "$(cat "$dir/status")" != 0 ] || [ "$crashes" -gt 0 ]; then
     failed=1
     echo "fuzz-long: $name FAILED (exit $(cat "$dir/status")); log: $log" >&2
-    for file in $reproducers; do echo "  reproducer: $file (rerun: build-fuzz/bin/$name $file)" >&2; done
+    for file in $reproducers; do echo "  reproducer: $file (rerun: build-asan/bin/$name $file)" >&2; done
   fi
 done
 exit "$failed"

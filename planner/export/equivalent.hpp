@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/export/framework.hpp"
 
 namespace burst::exporter {

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::exporter {
 

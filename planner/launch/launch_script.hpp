@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::launch {
 

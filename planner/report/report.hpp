@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/report/run_comparison.hpp"
 
 namespace burst::planner {

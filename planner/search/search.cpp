@@ -1,8 +1,10 @@
 // The search over families and their candidates (see search.hpp).
 #include "planner/search/search.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -10,6 +12,7 @@
 #include "common/progress.hpp"
 #include "common/units.hpp"
 #include "planner/search/candidates.hpp"
+#include "simulator/attention/ring.hpp"
 
 namespace burst::planner {
 namespace {
@@ -36,6 +39,30 @@ bool better(const Evaluated& a, const Evaluated& b) {
   const bool a_runs = a.sim.not_applicable.empty(), b_runs = b.sim.not_applicable.empty();
   if (a_runs != b_runs) return a_runs;
   return a_runs && a.sim.memory.total() < b.sim.memory.total();
+}
+
+// Each candidate's share of the search's work, for the progress estimate. A candidate whose
+// attention layer no earlier one simulated pays for that simulation: a task graph with a task
+// per rank and ring step, world x ring of them (67 million at 8192 ranks), which dominates;
+// every candidate also costs about a pass over the world's ranks. Without this the estimate
+// followed the first candidates, which reuse small layers, and promised a minute for a run of
+// many (plan --nodes 1024).
+std::vector<double> candidate_work(const std::vector<std::vector<sim::TrainingStrategy>>& families,
+                                   const topo::Topology& topology) {
+  const double ranks = sim::world_of(topology).size();
+  std::set<AttentionKey> simulated;
+  std::vector<double> work;
+  for (const auto& candidates : families) {
+    work.reserve(work.size() + candidates.size());
+    for (const sim::TrainingStrategy& candidate : candidates) {
+      double w = ranks;
+      if (simulated.insert(key_of(candidate.attention)).second) {
+        w += ranks * (ranks / std::max(1, candidate.attention.ulysses));
+      }
+      work.push_back(w);
+    }
+  }
+  return work;
 }
 
 class Searcher {
@@ -84,14 +111,14 @@ SearchResult search(const SearchRequest& request, const topo::Topology& topology
   result.memory_budget_bytes = request.memory_budget_bytes > 0 ? request.memory_budget_bytes : topology.gpu().memory_bytes;
   Searcher searcher(request, topology, result.memory_budget_bytes);
 
-  std::vector<std::pair<std::string, std::vector<sim::TrainingStrategy>>> families;
-  std::size_t total = 0;
-  for (const std::string& family : sim::family_names()) {
-    families.emplace_back(family, family_candidates(family, request.job, topology));
-    total += families.back().second.size();
-  }
-  Progress progress("planning", static_cast<std::int64_t>(total), request.progress);
-  for (const auto& [family, candidates] : families) {
+  const std::vector<std::string> names = sim::family_names();
+  std::vector<std::vector<sim::TrainingStrategy>> families;
+  families.reserve(names.size());
+  for (const std::string& family : names) families.push_back(family_candidates(family, request.job, topology));
+  Progress progress("planning", candidate_work(families, topology), request.progress);
+  for (std::size_t f = 0; f < families.size(); ++f) {
+    const std::string& family = names[f];
+    const std::vector<sim::TrainingStrategy>& candidates = families[f];
     Evaluated best;
     bool have = false;
     for (const sim::TrainingStrategy& candidate : candidates) {

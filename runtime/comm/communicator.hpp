@@ -19,8 +19,8 @@
 //   "rank 2: no message from rank 1 on the q ring at step 3 within 60 s"
 // and the timed-out request is withdrawn (a receive is cancelled; a collective, which MPI
 // cannot cancel, is left to the abort that must follow). A caller that cannot recover calls
-// abort_job, which ends every rank of the job (DESIGN.md: a failing rank aborts the job
-// instead of hanging it).
+// abort_job, which ends every rank of the job: a failing rank aborts the job instead of
+// hanging it (docs/runtime-comm.md, "Aborting").
 //
 // Backends: LoopbackCommunicator (every rank a thread of this process, and the one-rank
 // make_self_communicator; loopback_communicator.hpp), MpiCommunicator (OpenMPI,

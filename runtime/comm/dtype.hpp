@@ -25,12 +25,12 @@ enum class DType : std::uint8_t { F32, F64, BF16, I32, I64, U64, Bytes };
 
 [[nodiscard]] constexpr std::size_t dtype_size(DType t) {
   switch (t) {
-    case DType::F32: return 4;
-    case DType::F64: return 8;
-    case DType::BF16: return 2;
-    case DType::I32: return 4;
-    case DType::I64: return 8;
+    case DType::F64:
+    case DType::I64:
     case DType::U64: return 8;
+    case DType::F32:
+    case DType::I32: return 4;
+    case DType::BF16: return 2;
     case DType::Bytes: return 1;
   }
   return 1;
@@ -63,9 +63,9 @@ struct ConstBuffer {
   ConstBuffer() = default;
   ConstBuffer(const void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
   template <Element T>
-  ConstBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}  // NOLINT: implicit by design
+  ConstBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}  // NOLINT(google-explicit-constructor): implicit by design
   template <Element T>
-  ConstBuffer(const std::vector<T>& v) : ConstBuffer(std::span<const T>(v)) {}  // NOLINT: implicit by design
+  ConstBuffer(const std::vector<T>& v) : ConstBuffer(std::span<const T>(v)) {}  // NOLINT(google-explicit-constructor): implicit by design
 
   [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
 };
@@ -80,12 +80,12 @@ struct MutBuffer {
   MutBuffer(void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
   template <Element T>
     requires(!std::is_const_v<T>)
-  MutBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}  // NOLINT: implicit by design
+  MutBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}  // NOLINT(google-explicit-constructor): implicit by design
   template <Element T>
-  MutBuffer(std::vector<T>& v) : MutBuffer(std::span<T>(v)) {}  // NOLINT: implicit by design
+  MutBuffer(std::vector<T>& v) : MutBuffer(std::span<T>(v)) {}  // NOLINT(google-explicit-constructor): implicit by design
 
   [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
-  [[nodiscard]] operator ConstBuffer() const { return {data, count, dtype}; }  // NOLINT: a writable run is readable
+  [[nodiscard]] operator ConstBuffer() const { return {data, count, dtype}; }  // NOLINT(google-explicit-constructor): a writable run is readable
 };
 
 }  // namespace burst::rt

@@ -37,7 +37,7 @@ using gpu::check_cuda;
 // The operands as views for the CPU kernels' shape checks (which read shapes and test data for
 // null, never dereference it).
 BlockPair shapes_of(const PairOperands& in) {
-  const auto view = [](const Operand& x) { return ConstView{reinterpret_cast<const float*>(x.data), x.shape}; };  // NOLINT
+  const auto view = [](const Operand& x) { return ConstView{reinterpret_cast<const float*>(x.data), x.shape}; };  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
   return {view(in.q), view(in.k), view(in.v), in.q_positions, in.k_positions};
 }
 
@@ -63,7 +63,7 @@ void check_output(Problems& p, std::string_view call, std::string_view name, con
   if (data == nullptr) p.add(fmt::format("{}: {}", call, name), "no data", "a device pointer", "");
 }
 
-const Bf16* bf16_of(const Operand& x) { return reinterpret_cast<const Bf16*>(x.data); }  // NOLINT: bf16 storage
+const Bf16* bf16_of(const Operand& x) { return reinterpret_cast<const Bf16*>(x.data); }  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): bf16 storage
 
 KernelStats stats_of(const TileList& list, const Shape& q, double flops_per_score_and_dim) {
   KernelStats s;
@@ -100,16 +100,16 @@ class PairCache {
     p.q = bf16_of(in.q);
     p.k = bf16_of(in.k);
     p.v = bf16_of(in.v);
-    p.q_positions = reinterpret_cast<const std::int64_t*>(at(0));  // NOLINT: the packed layout of upload()
-    p.k_positions = reinterpret_cast<const std::int64_t*>(at(1));  // NOLINT
+    p.q_positions = reinterpret_cast<const std::int64_t*>(at(0));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.k_positions = reinterpret_cast<const std::int64_t*>(at(1));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
     p.mask = view_of(mask);
-    if (mask.sparse) p.mask.sparse = reinterpret_cast<const std::uint8_t*>(at(6));  // NOLINT
+    if (mask.sparse) p.mask.sparse = reinterpret_cast<const std::uint8_t*>(at(6));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
     p.tiles.q_tiles = e->counts.q_tiles;
     p.tiles.k_tiles = e->counts.k_tiles;
-    p.tiles.by_query_offsets = reinterpret_cast<const std::int32_t*>(at(2));  // NOLINT
-    p.tiles.by_query = reinterpret_cast<const hd::TileRef*>(at(3));           // NOLINT
-    p.tiles.by_key_offsets = reinterpret_cast<const std::int32_t*>(at(4));    // NOLINT
-    p.tiles.by_key = reinterpret_cast<const hd::TileRef*>(at(5));             // NOLINT
+    p.tiles.by_query_offsets = reinterpret_cast<const std::int32_t*>(at(2));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.tiles.by_query = reinterpret_cast<const hd::TileRef*>(at(3));           // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.tiles.by_key_offsets = reinterpret_cast<const std::int32_t*>(at(4));    // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.tiles.by_key = reinterpret_cast<const hd::TileRef*>(at(5));             // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
     return {p, e->counts};
   }
 
@@ -356,7 +356,7 @@ void CudaAttentionKernels::delta(Operand o, Operand d_o, float* delta) {
   State& s = *state_;
   s.select_device();
   s.timed_launch([&] {
-    gpu::attention_delta(reinterpret_cast<const float*>(o.data), reinterpret_cast<const float*>(d_o.data), delta,  // NOLINT
+    gpu::attention_delta(reinterpret_cast<const float*>(o.data), reinterpret_cast<const float*>(d_o.data), delta,  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
                          o.shape.tokens * o.shape.heads, o.shape.head_dim, s.stream);
   });
 }

@@ -39,10 +39,10 @@ namespace {
 
 using gpu::check_cuda;
 
-const Bf16* bf16_in(const StepTensor& t) { return reinterpret_cast<const Bf16*>(t.data); }  // NOLINT: bf16 storage
-Bf16* bf16_out(const StepTensor& t) { return reinterpret_cast<Bf16*>(t.data); }              // NOLINT
-const float* f32_in(const StepTensor& t) { return reinterpret_cast<const float*>(t.data); }  // NOLINT: fp32 storage
-float* f32_out(const StepTensor& t) { return reinterpret_cast<float*>(t.data); }              // NOLINT
+const Bf16* bf16_in(const StepTensor& t) { return reinterpret_cast<const Bf16*>(t.data); }  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): bf16 storage
+Bf16* bf16_out(const StepTensor& t) { return reinterpret_cast<Bf16*>(t.data); }              // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): bf16 storage
+const float* f32_in(const StepTensor& t) { return reinterpret_cast<const float*>(t.data); }  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+float* f32_out(const StepTensor& t) { return reinterpret_cast<float*>(t.data); }              // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
 
 std::string call_name(std::string_view op) { return fmt::format("CudaStepKernels::{}", op); }
 
@@ -125,7 +125,7 @@ struct Staged {
 
   template <typename T>
   [[nodiscard]] const T* part(std::size_t i) const {
-    return reinterpret_cast<const T*>(block.data() + at[i]);  // NOLINT: the layout send() wrote
+    return reinterpret_cast<const T*>(block.data() + at[i]);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the layout send() wrote
   }
 };
 
@@ -304,7 +304,7 @@ void CudaStepKernels::return_gradients(const BoundTensor& bound, StepTensor grad
   p.throw_if_any();
   if (bound.tensor.data == grads.data) return;  // accumulated in place (device state)
   state_->select_device();
-  state_->memory->load(bound.tensor.data, DType::F32, {reinterpret_cast<float*>(grads.data), grads.count});  // NOLINT: fp32
+  state_->memory->load(bound.tensor.data, DType::F32, {reinterpret_cast<float*>(grads.data), grads.count});  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
 }
 
 double CudaStepKernels::squared_norm(StepTensor grads) {
@@ -318,7 +318,7 @@ double CudaStepKernels::squared_norm(StepTensor grads) {
   s.select_device();
   const auto count = static_cast<std::int64_t>(grads.count);
   const MemoryBlock workspace = s.memory->allocate(static_cast<std::size_t>(gpu::squared_norm_workspace_doubles(count) + 1) * sizeof(double));
-  auto* partials = reinterpret_cast<double*>(workspace.data());  // NOLINT: fp64 storage
+  auto* partials = reinterpret_cast<double*>(workspace.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp64 storage
   gpu::squared_norm(f32_in(grads), count, partials + 1, partials, s.stream.handle);
   double result = 0;
   check_cuda(cudaMemcpyAsync(&result, partials, sizeof result, cudaMemcpyDeviceToHost, s.stream.handle),
@@ -544,7 +544,7 @@ LmHeadForward CudaStepKernels::cross_entropy_loss(StepTensor logits, std::int64_
   s.select_device();
   const Staged sent = s.send({bytes_of(targets)});
   const MemoryBlock row_loss = s.memory->allocate(static_cast<std::size_t>(rows) * sizeof(double));
-  auto* device_loss = reinterpret_cast<double*>(row_loss.data());  // NOLINT: doubles
+  auto* device_loss = reinterpret_cast<double*>(row_loss.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): doubles
   gpu::cross_entropy_loss_rows(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), device_loss, s.stream.handle);
   s.row_loss.resize(static_cast<std::size_t>(rows));
   check_cuda(cudaMemcpyAsync(s.row_loss.data(), device_loss, s.row_loss.size() * sizeof(double),

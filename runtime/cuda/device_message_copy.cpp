@@ -181,7 +181,7 @@ class DeviceMessageCopy final : public MessageCopy {
         const std::size_t offset = e.operation == Operation::ReduceScatter ? static_cast<std::size_t>(r) * bytes : 0;
         copy_in(out, input(0, offset), bytes);
         for (std::size_t i = 1; i < kept.size(); ++i) {
-          accumulate_on_device(reinterpret_cast<float*>(out), input(i, offset), false, e.count, stream);  // NOLINT: fp32
+          accumulate_on_device(reinterpret_cast<float*>(out), input(i, offset), false, e.count, stream);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
         }
         break;
       }

@@ -160,7 +160,7 @@ class NcclCommunicator final : public Communicator {
 
  protected:
   std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override {
-    return post(e, const_cast<void*>(data.data), nullptr);  // NOLINT: only read (by NCCL or the staging copy)
+    return post(e, const_cast<void*>(data.data), nullptr);  // NOLINT(cppcoreguidelines-pro-type-const-cast): only read (by NCCL or the staging copy)
   }
   std::unique_ptr<Request::State> post_recv(MutBuffer data, const Envelope& e) override {
     return post(e, nullptr, data.data);

@@ -5,7 +5,7 @@
 // One struct so that the Ulysses layer, the ring and the training step pass it on unchanged.
 #pragma once
 
-#include "runtime/executor/precision.hpp"
+#include "runtime/schedule/precision.hpp"
 #include "runtime/executor/run_trace.hpp"
 #include "runtime/kernels/attention_kernels.hpp"
 
@@ -27,5 +27,17 @@ struct AttentionExecution {
 // Refuses a plan the kernels cannot compute (bf16-only kernels and an fp32 plan, a head dim they
 // have no kernels for), naming the plan field and the device: before anything runs.
 void require_kernel_limits(const AttentionKernels& kernels, int head_dim, const AttentionPrecision& precision);
+
+// What one attention pass did: its kernels, its messages, and the memory its ring held.
+struct RingAttentionStats {
+  KernelStats kernels;
+  double compute_s = 0;  // wall time inside the kernels (what the phase would take without communication)
+  int blocks_computed = 0;
+  int messages_sent = 0;
+  int messages_received = 0;
+  // Bytes of the pass's in-flight blocks and accumulators at their peak, plus the phase's own
+  // workspace (the forward's partial O and lse, the backward's D): the memory the ring costs.
+  std::uint64_t ring_buffer_bytes = 0;
+};
 
 }  // namespace burst::rt

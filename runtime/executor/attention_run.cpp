@@ -13,7 +13,7 @@
 #include "common/stopwatch.hpp"
 #include "runtime/executor/distributed_attention.hpp"
 #include "runtime/executor/host_attention.hpp"
-#include "runtime/executor/wire_format.hpp"
+#include "runtime/schedule/wire_format.hpp"
 
 namespace burst::rt {
 namespace {

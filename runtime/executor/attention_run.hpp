@@ -21,9 +21,9 @@
 #include <cstdint>
 
 #include "common/json_reader.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
-#include "runtime/executor/precision.hpp"
+#include "runtime/schedule/precision.hpp"
 #include "runtime/kernels/attention_kernels.hpp"
 #include "runtime/executor/run_trace.hpp"
 #include "runtime/schedule/ring_schedule.hpp"

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "common/error.hpp"
+#include "runtime/executor/detail/ring_attention.hpp"
 
 namespace burst::rt {
 namespace {
@@ -24,7 +27,7 @@ DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communi
       kv_split_(split_shape(kv_shape, u_)),
       level_(schedule.ulysses_level()),
       precision_(execution.precision),
-      ring_(schedule, comm, q_split_, kv_split_, execution) {
+      ring_(std::make_unique<RingAttention>(schedule, comm, q_split_, kv_split_, execution)) {
   if (q_shape.heads % u_ != 0 || kv_shape.heads % u_ != 0) {
     throw Error(Problem{"plan:/strategy/ulysses",
                         fmt::format("Ulysses degree {} does not divide {} heads and {} KV heads", u_, q_shape.heads, kv_shape.heads),
@@ -32,6 +35,8 @@ DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communi
   }
   member_ = static_cast<std::size_t>(std::find(group_.begin(), group_.end(), comm.rank()) - group_.begin());
 }
+
+DistributedAttention::~DistributedAttention() = default;
 
 DistributedAttention::Held DistributedAttention::as_dtype(Operand t, DType dtype) const {
   if (t.dtype == dtype) return {{}, t};
@@ -49,13 +54,13 @@ void DistributedAttention::write(const Operand& t, Destination d) const {
                         "tensors of the pass's shapes", ""});
   }
   if (t.dtype == d.dtype) return memory_.copy(d.data, t.data, n * dtype_size(t.dtype));
-  if (t.dtype == DType::F32) return memory_.convert(reinterpret_cast<const float*>(t.data), d.dtype, d.data, n);  // NOLINT: fp32
+  if (t.dtype == DType::F32) return memory_.convert(reinterpret_cast<const float*>(t.data), d.dtype, d.data, n);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
   if (d.dtype != DType::F32) {
     throw Error(Problem{"distributed attention", fmt::format("a {} tensor written as {}", to_string(t.dtype), to_string(d.dtype)),
                         "fp32 or bf16 written as either", ""});
   }
   memory_.zero(d.data, n * sizeof(float));
-  memory_.accumulate(reinterpret_cast<float*>(d.data), t.data, t.dtype, n);  // NOLINT: fp32 destination
+  memory_.accumulate(reinterpret_cast<float*>(d.data), t.data, t.dtype, n);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 destination
 }
 
 DistributedAttention::Held DistributedAttention::stored(const MemoryBlock& values, Shape shape, DType dtype) const {
@@ -120,14 +125,14 @@ RingAttentionStats DistributedAttention::forward(Operand q_in, Operand k_in, Ope
   const Held q = as_dtype(q_in, act), k = as_dtype(k_in, act), v = as_dtype(v_in, act);
   const Shape lse_shape{q_split_.tokens, q_split_.heads, 1};
   if (u_ == 1) {
-    RingOutputs out = ring_.forward(q.operand, k.operand, v.operand);
+    RingOutputs out = ring_->forward(q.operand, k.operand, v.operand);
     write_rounded(out.o, q_split_, o);
     write({out.lse.data(), DType::F32, lse_shape}, lse);
     return out.stats;
   }
   const Held qs = scatter(q.operand, UlyssesTensor::Q), ks = scatter(k.operand, UlyssesTensor::K),
              vs = scatter(v.operand, UlyssesTensor::V);
-  RingOutputs split = ring_.forward(qs.operand, ks.operand, vs.operand);
+  RingOutputs split = ring_->forward(qs.operand, ks.operand, vs.operand);
   const Held os = stored(split.o, q_split_, act);  // a bf16 wire rounds it on the way
   gather_into(os.operand, UlyssesTensor::O, o);
   gather_into({split.lse.data(), DType::F32, lse_shape}, UlyssesTensor::Lse, lse);
@@ -145,7 +150,7 @@ RingAttentionStats DistributedAttention::backward(BackwardMode mode, Operand q_i
   const Held q = as_dtype(q_in, act), k = as_dtype(k_in, act), v = as_dtype(v_in, act), o = as_dtype(o_in, act),
              d_o = as_dtype(d_o_in, act);
   if (u_ == 1) {
-    RingGradients g = ring_.backward(mode, q.operand, k.operand, v.operand, o.operand, lse, d_o.operand);
+    RingGradients g = ring_->backward(mode, q.operand, k.operand, v.operand, o.operand, lse, d_o.operand);
     write_rounded(g.d_q, q_split_, d_q);
     write_rounded(g.d_k, kv_split_, d_k);
     write_rounded(g.d_v, kv_split_, d_v);
@@ -155,7 +160,7 @@ RingAttentionStats DistributedAttention::backward(BackwardMode mode, Operand q_i
              vs = scatter(v.operand, UlyssesTensor::V), os = scatter(o.operand, UlyssesTensor::O),
              dos = scatter(d_o.operand, UlyssesTensor::DO),
              lses = scatter({lse.data, DType::F32, {q_shape_.tokens, q_shape_.heads, 1}}, UlyssesTensor::Lse);
-  RingGradients split = ring_.backward(mode, qs.operand, ks.operand, vs.operand, os.operand, lses.operand, dos.operand);
+  RingGradients split = ring_->backward(mode, qs.operand, ks.operand, vs.operand, os.operand, lses.operand, dos.operand);
   const Held dqs = stored(split.d_q, q_split_, act), dks = stored(split.d_k, kv_split_, act),
              dvs = stored(split.d_v, kv_split_, act);
   gather_into(dqs.operand, UlyssesTensor::DQ, d_q);

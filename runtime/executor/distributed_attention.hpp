@@ -36,19 +36,25 @@
 // ring_buffer_bytes: they are the attention's working memory, alive only while it runs.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "runtime/comm/communicator.hpp"
-#include "runtime/executor/detail/ring_attention.hpp"
+#include "runtime/executor/attention_execution.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
+
+class RingAttention;  // detail/ring_attention.hpp: the ring itself, this class's own business
 
 class DistributedAttention {
  public:
   // Local shapes: q [r, H, d], k and v [r, Hkv, d] with r = this rank's rows.
   DistributedAttention(const RingSchedule& schedule, Communicator& comm, Shape q_shape, Shape kv_shape,
                        AttentionExecution execution = {});
+  ~DistributedAttention();
+  DistributedAttention(const DistributedAttention&) = delete;
+  DistributedAttention& operator=(const DistributedAttention&) = delete;
 
   // The memory every tensor in and out lives in: the execution's kernels'.
   [[nodiscard]] KernelMemory& memory() const { return memory_; }
@@ -92,7 +98,7 @@ class DistributedAttention {
   Shape q_split_, kv_split_;  // after the scatter
   RingLevel level_;           // where the all-to-all's bytes are counted
   AttentionPrecision precision_;
-  RingAttention ring_;
+  std::unique_ptr<RingAttention> ring_;
 };
 
 }  // namespace burst::rt

@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 
 namespace burst::rt {

@@ -4,7 +4,7 @@
 // split in two (Cody-Waite) so r stays exact, exp(r) is Cephes' degree-7 polynomial (relative
 // error about 1e-7, the fp32 rounding), and 2^n is built in the exponent bits. Inputs below
 // -87.3 (including -inf from masked scores) give exactly 0; the softmax never passes inputs
-// above 0 (scores minus their running maximum).
+// above 0 (scores minus their running maximum); NaN (a diverged run's scores) stays NaN.
 #pragma once
 
 #include <bit>
@@ -27,9 +27,11 @@ inline float fast_exp(float x) {
   constexpr float kLn2Hi = 0.693359375f;
   constexpr float kLn2Lo = -2.12194440e-4f;
   constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
-  // Value selects, not std::min/max (which return references and keep loops from vectorising).
-  const float lo = x < -87.0f ? -87.0f : x;
-  const float xc = lo > 88.0f ? 88.0f : lo;
+  // Value selects, not std::min/max (which return references and keep loops from vectorising),
+  // written so that NaN, for which every comparison is false, selects a bound: the conversion
+  // to an integer below must see a number. A NaN input comes back as it went in.
+  const float lo = x >= -87.0f ? x : -87.0f;
+  const float xc = lo <= 88.0f ? lo : 88.0f;
   const float n = (xc * kLog2e + kRound) - kRound;
   const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
   float p = 1.9875691500e-4f;
@@ -40,7 +42,8 @@ inline float fast_exp(float x) {
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
   const float two_n = std::bit_cast<float>((static_cast<std::int32_t>(n) + 127) << 23);
-  return x < -87.0f ? 0.0f : p * two_n;
+  const float e = p * two_n;
+  return x < -87.0f ? 0.0f : (x == x ? e : x);  // x != x: NaN
 }
 
 }  // namespace burst::rt

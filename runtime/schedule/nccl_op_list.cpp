@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "runtime/executor/wire_format.hpp"
+#include "runtime/schedule/wire_format.hpp"
 
 namespace burst::rt {
 namespace {

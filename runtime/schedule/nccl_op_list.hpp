@@ -48,9 +48,9 @@
 #include <string_view>
 #include <vector>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
-#include "runtime/executor/precision.hpp"
+#include "runtime/schedule/precision.hpp"
 #include "runtime/kernels/tensor.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 

@@ -35,7 +35,7 @@
 
 #include "common/ring_geometry.hpp"
 #include "common/token_sets.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 
 namespace burst::rt {

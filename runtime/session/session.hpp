@@ -24,7 +24,7 @@
 #include <string>
 
 #include "common/json_reader.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/device/device.hpp"
 #include "runtime/executor/attention_run.hpp"

@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/kernels/kernel_memory.hpp"
 
 namespace burst::rt {

@@ -48,7 +48,7 @@
 #include <span>
 #include <vector>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/distributed_attention.hpp"
 #include "runtime/schedule/ring_schedule.hpp"

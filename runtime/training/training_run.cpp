@@ -153,13 +153,15 @@ struct LastSave {
 
 void require_finite(std::int64_t step, double loss, std::optional<double> grad_norm, const LastSave& saved) {
   if (std::isfinite(loss) && (!grad_norm || std::isfinite(*grad_norm))) return;
-  const std::string norm = grad_norm ? fmt::format("{}", *grad_norm) : "not computed";
+  // NaN's sign bit is an accident of the arithmetic that made it: "nan", never "-nan".
+  const auto shown = [](double v) { return std::isnan(v) ? std::string("nan") : fmt::format("{}", v); };
+  const std::string norm = grad_norm ? shown(*grad_norm) : "not computed";
   const std::string kept = saved.step > 0 ? fmt::format("the last save, the state after step {}, is {} (--resume {} "
                                                         "continues from it)",
                                                         saved.step, saved.path, saved.path)
                                           : std::string("nothing was saved");
   throw Error(Problem{fmt::format("step {}", step),
-                      fmt::format("training diverged: loss {}, gradient norm {}", loss, norm), "finite values",
+                      fmt::format("training diverged: loss {}, gradient norm {}", shown(loss), norm), "finite values",
                       "lower --lr (and check the data and the state it resumed from); " + kept});
 }
 

@@ -44,7 +44,7 @@
 #include <vector>
 
 #include "common/json_reader.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/training/adamw.hpp"
 #include "runtime/training/lr_schedule.hpp"

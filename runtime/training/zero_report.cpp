@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/executor/precision.hpp"
+#include "runtime/schedule/precision.hpp"
 
 namespace burst::rt {
 namespace {

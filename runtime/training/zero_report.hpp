@@ -26,7 +26,7 @@
 #include <cstdint>
 
 #include "common/json_reader.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/training/memory_ledger.hpp"
 #include "runtime/training/shard_map.hpp"
 

@@ -6,7 +6,7 @@
 // Notation: c = seq / R tokens per ring rank, H_l = heads / U and KV_l = kv_heads / U heads per
 // rank after the all-to-all, d = head_dim, h = H_l*d, h_kv = KV_l*d, e = dtype bytes, b = batch.
 //
-// Compute (DESIGN.md section 3): a block with p allowed (query, key) pairs costs 4*p*d*H_l*b
+// Compute (docs/strategies.md, "What a strategy lowers to"): a block with p allowed (query, key) pairs costs 4*p*d*H_l*b
 // FLOPs forward (QK^T and PV, 2 FLOPs per multiply-add each) and 2.5x that backward
 // (recompute QK^T, then dV, dP, dQ, dK).
 //

@@ -126,7 +126,7 @@ TEST_CASE("every allowed pair is computed exactly once, and every transfer is us
   }
 }
 
-TEST_CASE("flat ring bytes equal DESIGN.md's closed forms, MHA and GQA", "[lowering][bytes]") {
+TEST_CASE("flat ring bytes equal the closed forms of docs/strategies.md, MHA and GQA", "[lowering][bytes]") {
   // Per rank, full journeys (full mask; causal zigzag/striped need every block too), with
   // c = seq / R, h = H*d, h_kv = H_kv*d, e = 2, b = 1:
   //   forward            (R-1) * 2*c*h_kv*e                  (K,V hops)
@@ -209,7 +209,7 @@ TEST_CASE("the Q ring moves about 0.76 of the K,V ring's backward bytes for MHA,
   // Per rank and token of one head, e = dq = dkv = 2, d = 128, R = 32:
   //   Q ring   (R-1) * (2*d*e + 8) + R * d*dq = 31 * 520 + 32 * 256 = 24312
   //   K,V ring (R-1) * 2*d*e + R * 2*d*dkv    = 31 * 512 + 32 * 512 = 32256
-  // ratio 24312 / 32256 = 0.7537; for large R it tends to 776 / 1024 = 0.758 (DESIGN.md: ~0.76).
+  // ratio 24312 / 32256 = 0.7537; for large R it tends to 776 / 1024 = 0.758 (docs/strategies.md: ~0.76).
   const World world{4, 8};
   const AttentionShape shape = mha(32 * 2 * 2, 4, 128);
   const LoweredAttention q =
@@ -237,7 +237,7 @@ TEST_CASE("causal zigzag: every rank does the same work; causal contiguous: the 
   for (const double f : zz.backward_flops) REQUIRE(f == 2.5 * pair_flops * (k * k * (2 * r - 1) + k * (k + 1)));
   // Contiguous: rank j sees j full blocks and its causal diagonal: j c^2 + c (c+1) / 2.
   // Efficiency mean / max = [R c (R c + 1) / 2 / R] / [(R-1) c^2 + c (c+1) / 2] (here 0.5373):
-  // DESIGN.md's (P+1)/(2P) (0.5625) is the same imbalance counted in whole blocks (a
+  // The textbook (P+1)/(2P) (0.5625) is the same imbalance counted in whole blocks (a
   // diagonal block as a full one); both tend to 1/2.
   const LoweredAttention ct =
       lower_attention(shape, causal, make_strategy(RingKind::Flat, Layout::Contiguous, BackwardMode::KvRing), world);

@@ -21,7 +21,7 @@ std::string unknown_strategy_error(std::string_view name) {
 
 }  // namespace
 
-TEST_CASE("strategy names are the families of DESIGN.md, each with a preset", "[strategy]") {
+TEST_CASE("strategy names are the families of docs/strategies.md, each with a preset", "[strategy]") {
   const std::vector<std::string> expected = {"burst",      "burst-usp",              "megatron-cp", "ds-ulysses",
                                              "loongtrain-double-ring", "loongtrain-usp", "ring"};
   REQUIRE(family_names() == expected);

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/export/export.hpp"
 #include "planner/launch/launch_script.hpp"
 #include "tests/support/read_back.hpp"

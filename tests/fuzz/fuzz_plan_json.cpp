@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace {
 

@@ -2,12 +2,10 @@
 // CUDA_VISIBLE_DEVICES) it prints one line saying why and exits 77, which CTest reports as
 // "Not Run" (SKIP_RETURN_CODE 77), so a machine without a GPU builds every GPU test and skips
 // them visibly instead of failing or passing silently. Otherwise it runs Catch2.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-
 #include <cstdio>
 
 #include "runtime/cuda/device_count.hpp"
+#include "tests/catch_session.hpp"
 
 int main(int argc, char* argv[]) {
   const burst::rt::gpu::CudaDeviceCount visible = burst::rt::gpu::cuda_device_count();
@@ -15,6 +13,6 @@ int main(int argc, char* argv[]) {
     std::printf("SKIPPED (no GPU visible: %s)\n", visible.reason.c_str());
     return 77;
   }
-  const int failed = Catch::Session().run(argc, argv);  // failed assertions, at most 255
+  const int failed = burst::test::run_catch_session(argc, argv);  // failed assertions, at most 255
   return failed == 0 ? 0 : 1;                           // never 77: that would read as skipped
 }

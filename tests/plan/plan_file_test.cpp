@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "tests/plan/sample_plan.hpp"
 #include "tests/support/error_text.hpp"
 #include "tests/support/temp_dir.hpp"

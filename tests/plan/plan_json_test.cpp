@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "tests/plan/sample_plan.hpp"
 #include "tests/support/error_text.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <utility>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::test {
 

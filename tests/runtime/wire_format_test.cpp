@@ -1,11 +1,11 @@
-// How ring payloads cross the wire (runtime/executor/wire_format.hpp): parts in their own
+// How ring payloads cross the wire (runtime/schedule/wire_format.hpp): parts in their own
 // dtypes and the byte count the simulator prices; bf16 rounding as bf16 storage keeps it.
 #include <catch2/catch.hpp>
 
 #include <vector>
 
 #include "common/bf16.hpp"
-#include "runtime/executor/wire_format.hpp"
+#include "runtime/schedule/wire_format.hpp"
 #include "tests/support/error_text.hpp"
 
 using namespace burst;

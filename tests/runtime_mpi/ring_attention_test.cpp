@@ -1,7 +1,7 @@
 // Distributed ring attention on every rank of the job, checked against the single-rank
 // reference (run_attention's check, within 1e-4 in fp32): every layout x ring kind x backward
 // mode x mask, multi-head and grouped-query, and the bytes each backward moves against the
-// closed forms of DESIGN.md section 3.
+// closed forms of docs/strategies.md ("Bytes").
 #include <catch2/catch.hpp>
 
 #include <string>

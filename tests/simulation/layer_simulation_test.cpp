@@ -77,7 +77,7 @@ TEST_CASE("BurstEngine's case: burst never loses to the ring baselines, and wins
   // Zigzag balances causal work; the contiguous ring leaves ranks idle.
   CHECK(burst4.forward.imbalance < 1.01);
   CHECK(ring4.forward.imbalance > 1.5);
-  // Query-side backward moves fewer bytes than the K,V ring for MHA (DESIGN.md section 3: ~0.76).
+  // Query-side backward moves fewer bytes than the K,V ring for MHA (docs/strategies.md: ~0.76).
   CHECK(burst4.backward.bytes_per_rank / megatron4.backward.bytes_per_rank == Approx(0.76).margin(0.02));
 
   // 8 nodes (64 GPUs): 16K tokens per rank; a flat ring's IB hop no longer hides behind a

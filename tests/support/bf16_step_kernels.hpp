@@ -255,7 +255,7 @@ class Bf16StepKernels final : public rt::StepKernels {
   // An fp32 tensor's floats, written in place (statistics and parameter gradients).
   [[nodiscard]] static std::span<float> fp32(rt::StepTensor t) {
     REQUIRE(t.dtype == rt::DType::F32);
-    return {reinterpret_cast<float*>(t.data), t.count};  // NOLINT: fp32 storage
+    return {reinterpret_cast<float*>(t.data), t.count};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
   }
 
   EmulatedDeviceMemory memory_;

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::test {
 

@@ -13,7 +13,7 @@
 #include "common/error.hpp"
 #include "common/escape.hpp"
 #include "common/json_reader.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/device/device.hpp"
 #include "tools/burst/device_traffic_text.hpp"
 #include "tools/burst/subprocess_json.hpp"

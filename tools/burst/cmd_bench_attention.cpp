@@ -1,24 +1,16 @@
 // burst bench attention: how fast the runtime's CPU attention kernels are, next to the BLAS
-// they are built on: forward and backward GFLOP/s over one whole-sequence block pair, and
-// sgemm GFLOP/s at a tile-sized and a large size, on the same threads in the same run
-// (interleaved rounds, best of each). The goal: forward at least half of large sgemm.
+// they are built on (runtime/calibration/cpu_attention_bench.hpp measures): forward and
+// backward GFLOP/s over one whole-sequence block pair, and sgemm GFLOP/s at a tile-sized and a
+// large size, on the same threads in the same run. The goal: forward at least half of large sgemm.
 // Figures, not assertions: speed goals live here. --device cuda measures the CUDA kernels
 // instead (bench_attention_gpu.hpp).
-#include <chrono>
-#include <cmath>
-#include <functional>
-#include <random>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "common/stopwatch.hpp"
 #include "common/parallelism.hpp"
 #include "common/units.hpp"
-#include "runtime/kernels/attention.hpp"
-#include "runtime/kernels/blas.hpp"
-#include "runtime/kernels/parallel.hpp"
-#include "runtime/kernels/random_values.hpp"
+#include "runtime/calibration/cpu_attention_bench.hpp"
 #include "simulator/attention/attention.hpp"
 #include "simulator/engine/engine.hpp"
 #include "simulator/models/model.hpp"
@@ -31,8 +23,6 @@
 
 namespace burst::cli {
 namespace {
-
-using rt::random_values;
 
 struct AttentionBenchOptions {
   std::string tokens = "4K";
@@ -48,75 +38,6 @@ struct AttentionBenchOptions {
   std::string device = "cpu";
   bool deterministic = false;
 };
-
-constexpr int kLargeSgemm = 2048;        // m = n = k of the large sgemm
-constexpr double kTileSgemmFlops = 4e9;  // FLOPs per worker per timed run of the tile sgemm
-
-// One thing to time: `run` does `flops` of work (the kernels' own count, known after a run).
-struct Measure {
-  std::function<void()> run;
-  double flops = 0;
-  double best_s = 1e30;
-  [[nodiscard]] double gflops() const { return flops / best_s / 1e9; }
-};
-
-// Rounds that run every measure once, interleaved, keeping each one's best time: on a shared
-// machine the load moves within seconds, and interleaving gives the kernels and the BLAS the
-// same chances at a quiet moment.
-// Ctrl-C after the first round ends the rounds early: the figures are the best of those run.
-void run_rounds(int rounds, std::vector<Measure*> measures) {
-  for (int r = 0; r < rounds && !(r > 0 && interrupt_requested()); ++r) {
-    fmt::print(stderr, "bench: round {} of {} ...\n", r + 1, rounds);
-    for (Measure* m : measures) {
-      const auto t0 = std::chrono::steady_clock::now();
-      m->run();
-      m->best_s = std::min(m->best_s, seconds_since(t0));
-    }
-  }
-}
-
-struct GemmOperands {
-  std::vector<float> a, b, c;
-};
-
-// C = A B at kLargeSgemm^3, the rows of C split over the workers.
-Measure large_sgemm(int workers, GemmOperands& x) {
-  const std::int64_t n = kLargeSgemm;
-  std::mt19937 rng(1);
-  x = {random_values(n * n, rng), random_values(n * n, rng), std::vector<float>(static_cast<std::size_t>(n * n))};
-  const std::int64_t rows = (n + workers - 1) / workers;
-  return {[workers, rows, n, &x] {
-            rt::parallel_for(workers, workers, [&](int, std::int64_t item) {
-              const std::int64_t first = item * rows, count = std::min(rows, n - first);
-              rt::gemm(1.0f, rt::ConstMatRef{x.a.data() + first * n, count, n, n}, rt::Op::None,
-                       rt::ConstMatRef{x.b.data(), n, n, n}, rt::Op::None, 0.0f,
-                       rt::MatRef{x.c.data() + first * n, count, n, n});
-            });
-          },
-          rt::gemm_flops(n, n, n)};
-}
-
-// The forward's score-tile sgemm (m x n x k = tile_q x tile_k x head_dim, B transposed), each
-// worker on its own operands, back to back.
-Measure tile_sgemm(int workers, std::int64_t m, std::int64_t n, std::int64_t k, std::vector<GemmOperands>& x) {
-  const auto calls = static_cast<std::int64_t>(std::ceil(kTileSgemmFlops / rt::gemm_flops(m, n, k)));
-  std::mt19937 rng(2);
-  for (int w = 0; w < workers; ++w) {
-    x.push_back(
-        {random_values(m * k, rng), random_values(n * k, rng), std::vector<float>(static_cast<std::size_t>(m * n))});
-  }
-  return {[workers, calls, m, n, k, &x] {
-            rt::parallel_for(workers, workers, [&](int, std::int64_t w) {
-              GemmOperands& mine = x[static_cast<std::size_t>(w)];
-              for (std::int64_t call = 0; call < calls; ++call) {
-                rt::gemm(1.0f, rt::ConstMatRef{mine.a.data(), m, k, k}, rt::Op::None,
-                         rt::ConstMatRef{mine.b.data(), n, k, k}, rt::Op::Transpose, 0.0f,
-                         rt::MatRef{mine.c.data(), m, n, n});
-              }
-            });
-          },
-          static_cast<double>(workers * calls) * rt::gemm_flops(m, n, k)};
-}
 
 struct AttentionBenchSetup {
   std::int64_t tokens = 0;
@@ -171,40 +92,13 @@ void run_attention(const AttentionBenchOptions& o) {
   }
   const Mask& mask_kind = setup.masks.front();
   const std::int64_t n = setup.tokens;
-  const rt::KernelOptions options{o.tile_q, o.tile_k, o.threads};
-  rt::single_threaded_blas();
-
-  std::mt19937 rng(3);
-  const rt::Shape q_shape{n, o.heads, o.head_dim}, kv_shape{n, o.kv_heads, o.head_dim};
-  const std::vector<float> q = random_values(q_shape.elements(), rng), k = random_values(kv_shape.elements(), rng),
-                           v = random_values(kv_shape.elements(), rng), d_o = random_values(q_shape.elements(), rng);
-  const std::vector<std::int64_t> positions = rt::contiguous_positions(n);
-  const rt::BlockPair in{{q.data(), q_shape}, {k.data(), kv_shape}, {v.data(), kv_shape}, positions, positions};
-  const rt::AttentionMask mask{mask_kind, {}};
-  rt::Tensor out(q_shape), d_q(q_shape), d_k(kv_shape), d_v(kv_shape);
-  std::vector<float> lse(static_cast<std::size_t>(n * o.heads)), delta(lse.size());
-
-  GemmOperands large_operands;
-  std::vector<GemmOperands> tile_operands;
-  Measure sgemm = large_sgemm(o.threads, large_operands);
-  Measure sgemm_tile = tile_sgemm(o.threads, o.tile_q, o.tile_k, o.head_dim, tile_operands);
-  // Each round runs the forward before the backward, which takes its lse; D = rowsum(O * dO)
-  // is the first step of the backward and is timed with it.
-  rt::KernelStats fwd, bwd;
-  Measure forward{[&] { fwd = rt::attention_forward(in, mask, out.view(), lse, options); }};
-  Measure backward{[&] {
-    rt::attention_delta(out.view(), {d_o.data(), q_shape}, delta);
-    bwd = rt::attention_backward(in, mask, {d_o.data(), q_shape}, delta, lse, d_q.view(), d_k.view(), d_v.view(),
-                                 options);
-  }};
-  fmt::print(stderr, "bench: attention over {} tokens and sgemm on {} threads\n", units::format_tokens(n), o.threads);
-  run_rounds(o.repeat, {&sgemm, &sgemm_tile, &forward, &backward});
-  forward.flops = fwd.flops;
-  backward.flops = bwd.flops;
-  const double fwd_s = forward.best_s, bwd_s = backward.best_s;
-  const double fwd_gflops = forward.gflops(), bwd_gflops = backward.gflops();
+  const rt::CpuAttentionFigures f = rt::bench_cpu_attention(
+      {n, o.heads, o.kv_heads, o.head_dim, mask_kind, o.repeat, o.threads, o.tile_q, o.tile_k});
+  const double fwd_s = f.forward_s, bwd_s = f.backward_s;
+  const double fwd_gflops = f.forward.flops / fwd_s / 1e9, bwd_gflops = f.backward.flops / bwd_s / 1e9;
+  const double sgemm_gflops = f.sgemm_gflops;
   // The FLOPs the mask asks for (allowed pairs only), per second: what a perfect skip would reach.
-  const double useful_gflops = 4.0 * static_cast<double>(o.head_dim) * fwd.allowed_pairs / fwd_s / 1e9;
+  const double useful_gflops = 4.0 * static_cast<double>(o.head_dim) * f.forward.allowed_pairs / fwd_s / 1e9;
 
   const Json result{{"tokens", n},
                     {"heads", o.heads},
@@ -217,18 +111,18 @@ void run_attention(const AttentionBenchOptions& o) {
                     {"repeat", o.repeat},
                     {"forward_s", fwd_s},
                     {"backward_s", bwd_s},
-                    {"forward_flops", fwd.flops},
-                    {"backward_flops", bwd.flops},
-                    {"tiles_computed", fwd.tiles_computed},
-                    {"tiles_skipped", fwd.tiles_skipped},
+                    {"forward_flops", f.forward.flops},
+                    {"backward_flops", f.backward.flops},
+                    {"tiles_computed", f.forward.tiles_computed},
+                    {"tiles_skipped", f.forward.tiles_skipped},
                     {"forward_gflops", fwd_gflops},
                     {"forward_useful_gflops", useful_gflops},
                     {"backward_gflops", bwd_gflops},
-                    {"sgemm_size", kLargeSgemm},
-                    {"sgemm_gflops", sgemm.gflops()},
-                    {"sgemm_tile_gflops", sgemm_tile.gflops()},
-                    {"forward_over_sgemm", fwd_gflops / sgemm.gflops()},
-                    {"backward_over_sgemm", bwd_gflops / sgemm.gflops()}};
+                    {"sgemm_size", f.sgemm_size},
+                    {"sgemm_gflops", sgemm_gflops},
+                    {"sgemm_tile_gflops", f.sgemm_tile_gflops},
+                    {"forward_over_sgemm", fwd_gflops / sgemm_gflops},
+                    {"backward_over_sgemm", bwd_gflops / sgemm_gflops}};
   if (o.json) {
     fmt::print("{}\n", result.dump(2));
     return;
@@ -237,14 +131,14 @@ void run_attention(const AttentionBenchOptions& o) {
              units::format_tokens(n), o.heads, o.kv_heads, o.head_dim, to_string(mask_kind), o.threads, o.tile_q,
              o.tile_k);
   fmt::print("{:<34} {:>9} {:>10}\n", "measure", "GFLOP/s", "time ms");
-  fmt::print("{:<34} {:>9.1f}\n", fmt::format("sgemm {0}x{0}x{0}", kLargeSgemm), sgemm.gflops());
+  fmt::print("{:<34} {:>9.1f}\n", fmt::format("sgemm {0}x{0}x{0}", f.sgemm_size), sgemm_gflops);
   fmt::print("{:<34} {:>9.1f}\n", fmt::format("sgemm tile {}x{}x{}", o.tile_q, o.tile_k, o.head_dim),
-             sgemm_tile.gflops());
+             f.sgemm_tile_gflops);
   fmt::print("{:<34} {:>9.1f} {:>10.1f}\n", "attention forward", fwd_gflops, fwd_s * 1e3);
   fmt::print("{:<34} {:>9.1f}\n", "  counting allowed pairs only", useful_gflops);
   fmt::print("{:<34} {:>9.1f} {:>10.1f}\n", "attention backward", bwd_gflops, bwd_s * 1e3);
-  fmt::print("forward / sgemm {:.2f} (goal >= 0.5: {}), backward / sgemm {:.2f}\n", fwd_gflops / sgemm.gflops(),
-             fwd_gflops >= 0.5 * sgemm.gflops() ? "met" : "NOT met", bwd_gflops / sgemm.gflops());
+  fmt::print("forward / sgemm {:.2f} (goal >= 0.5: {}), backward / sgemm {:.2f}\n", fwd_gflops / sgemm_gflops,
+             fwd_gflops >= 0.5 * sgemm_gflops ? "met" : "NOT met", bwd_gflops / sgemm_gflops);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "tools/burst/commands.hpp"

@@ -11,7 +11,7 @@
 
 #include "common/error.hpp"
 #include "common/units.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/training/training_run.hpp"
 #include "tools/burst/commands.hpp"

@@ -1,7 +1,7 @@
 // burst explain plan.json: why the plan won, what binds it, what the runner-up would need.
 #include <fmt/format.h>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/explain.hpp"
 #include "tools/burst/commands.hpp"
 

@@ -5,7 +5,7 @@
 
 #include "common/atomic_file.hpp"
 #include "common/escape.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/export/export.hpp"
 #include "planner/export/framework.hpp"
 #include "tools/burst/commands.hpp"

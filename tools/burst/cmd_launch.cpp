@@ -15,7 +15,7 @@
 #include "common/atomic_file.hpp"
 #include "common/error.hpp"
 #include "common/escape.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/launch/launch_script.hpp"
 #include "planner/launch/placement.hpp"
 #include "tools/burst/commands.hpp"

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "common/escape.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "tools/burst/commands.hpp"
 #include "tools/burst/plan_options.hpp"
 #include "tools/burst/plan_table.hpp"

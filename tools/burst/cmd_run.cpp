@@ -23,7 +23,7 @@
 #include "common/error.hpp"
 #include "common/escape.hpp"
 #include "common/units.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/plan_traffic.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
@@ -37,28 +37,17 @@
 namespace burst::cli {
 namespace {
 
+// The command line: what the runtime session is asked for (bound option by option into
+// `request`), and what only the command itself uses.
 struct RunOptions {
   std::string plan;
+  rt::RunRequest request;  // --device, --transport, --dtype, --loopback, --check, --seed, training options
   bool attention_only = false;
   bool dry_run = false;
-  bool check = false;
   bool json = false;
-  std::string trace;
-  std::string dtype;  // overrides the plan's /job/dtype when set
-  std::string device;  // cuda, cpu; empty: cuda when a GPU is visible (attention runs)
-  bool deterministic = false;
-  bool loopback = false;  // every rank a thread of this process
-  std::string transport;  // nccl, host; empty: nccl on multi-process cuda runs when built
-  std::uint64_t seed = 1;
+  std::string trace;  // rank 0 writes the timeline here
   double timeout_s = 120;
-  // Training.
-  int steps = 30;
-  std::string data = rt::kDefaultCorpus;
-  std::string save, resume;
-  int save_every = 0;
-  int keep = 2;
-  rt::LrSchedule lr;  // --lr (peak; unset: the model's default), --warmup, --decay, --decay-steps, --lr-floor
-  std::string decay = "constant";
+  std::string decay = "constant";  // --decay, parsed into request.training.lr.decay
 };
 
 // A string of a run's report as the terminal shows it: the plan's names, and paths (--data,
@@ -245,26 +234,13 @@ void report_training(const RunOptions& o, const Json& report) {
   }
 }
 
-// What the options ask the runtime session for.
+// What the options ask the runtime session for: the bound request, with its kind, its trace,
+// its decay and the step printer.
 rt::RunRequest run_request(const RunOptions& o) {
-  rt::RunRequest r;
+  rt::RunRequest r = o.request;
   r.kind = o.dry_run ? rt::RunKind::DryRun : o.attention_only ? rt::RunKind::Attention : rt::RunKind::Training;
-  r.device = o.device;
-  r.transport = o.transport;
-  r.dtype = o.dtype;
-  r.loopback = o.loopback;
-  r.deterministic = o.deterministic;
-  r.check = o.check;
   r.trace = !o.trace.empty();
-  r.seed = o.seed;
   rt::TrainingOptions& t = r.training;
-  t.steps = o.steps;
-  t.data = o.data;
-  t.save = o.save;
-  t.save_every = o.save_every;
-  t.keep = o.keep;
-  t.resume = o.resume;
-  t.lr = o.lr;
   t.lr.decay = rt::parse_lr_decay(o.decay, "--decay");
   // Progress goes to stderr under --json, so stdout stays one JSON document.
   std::FILE* progress = o.json ? stderr : stdout;
@@ -334,11 +310,11 @@ void run(const RunOptions& o) {
   if (!o.trace.empty() && !o.attention_only && !o.dry_run) {
     throw Error(Problem{"--trace", "records the timeline of attention runs", "with --attention-only or --dry-run", ""});
   }
-  if (o.deterministic && o.device == "cpu") {
+  if (o.request.deterministic && o.request.device == "cpu") {
     throw Error(Problem{"--deterministic", "chooses the CUDA kernels' mode; the CPU kernels are always deterministic",
                         "with --device cuda", ""});
   }
-  if (o.loopback) {
+  if (o.request.loopback) {
     run_loopback(o, comm_options);
     return;
   }
@@ -357,68 +333,68 @@ void add_run_command(CLI::App& app) {
                                   "Run the plan's distributed attention, forward and backward, on random inputs");
   auto* dry = cmd->add_flag("--dry-run", options->dry_run,
                             "Run the plan's exact schedule with tiny tensors and check it (any plan, one local rank per plan rank)");
-  cmd->add_flag("--check", options->check,
+  cmd->add_flag("--check", options->request.check,
                 "Compare with a single-rank reference: the first step's loss and weight gradients (training) or O, dQ, dK, dV (attention)");
   cmd->add_flag("--json", options->json, "Print the report as JSON on stdout");
   cmd->add_option("--trace", options->trace,
                                 "Attention runs: write the measured timeline of every rank as a Chrome trace (Perfetto) to this file");
-  cmd->add_option("--dtype", options->dtype,
+  cmd->add_option("--dtype", options->request.dtype,
                   "Run in this precision instead of the plan's /job/dtype (the run says so): bf16 or fp32")
       ->check(CLI::IsMember({"bf16", "fp32"}));  // fp32 also makes the travelling accumulators fp32
-  cmd->add_option("--device", options->device,
+  cmd->add_option("--device", options->request.device,
                   "Where the run computes: cuda (the rank's GPU) or cpu. Attention runs: default cuda when a GPU is "
                   "visible, else cpu. Training: default cpu; cuda runs the GPU training step (its rings over NCCL, "
                   "or --loopback on one GPU)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
-  cmd->add_option("--transport", options->transport,
+  cmd->add_option("--transport", options->request.transport,
                   "What carries the ring's transfers: host (the job's communicator, for --device cpu) or nccl "
                   "(GPU to GPU, for --device cuda over several processes, where it is the default); --loopback "
                   "copies GPU to GPU itself")
       ->check(CLI::IsMember({"nccl", "host"}));
-  cmd->add_flag("--loopback", options->loopback,
+  cmd->add_flag("--loopback", options->request.loopback,
                 "Run every rank of the plan as a thread of this process, without mpirun: the whole ring on one "
                 "machine (with --device cuda, every rank on this machine's first GPU)");
-  cmd->add_flag("--deterministic", options->deterministic,
+  cmd->add_flag("--deterministic", options->request.deterministic,
                 "CUDA kernels without float atomics: bit-identical results run to run (a little slower)");
-  cmd->add_option("--seed", options->seed, "Seed of the initial weights (training) or of the random inputs (attention)")
+  cmd->add_option("--seed", options->request.seed, "Seed of the initial weights (training) or of the random inputs (attention)")
       ->capture_default_str();
   cmd->add_option("--timeout", options->timeout_s, "Seconds a rank waits for a message before the job fails")
       ->check(kFinitePositive)
       ->capture_default_str();
-  auto* steps = cmd->add_option("--steps", options->steps, "Training steps")->check(CLI::Range(1, 1000000))->capture_default_str();
-  auto* data = cmd->add_option("--data", options->data,
+  auto* steps = cmd->add_option("--steps", options->request.training.steps, "Training steps")->check(CLI::Range(1, 1000000))->capture_default_str();
+  auto* data = cmd->add_option("--data", options->request.training.data,
                                "Training text: a directory (every file a document) or a file, read as bytes")
                    ->capture_default_str();
-  auto* save = cmd->add_option("--save", options->save, "Write model and optimizer state after the last step: each save a new set of files "
+  auto* save = cmd->add_option("--save", options->request.training.save, "Write model and optimizer state after the last step: each save a new set of files "
                                "(FILE.gen<N>-step<S>/), then FILE, the manifest naming it, replaced atomically");
-  auto* save_every = cmd->add_option("--save-every", options->save_every,
+  auto* save_every = cmd->add_option("--save-every", options->request.training.save_every,
                                      "Also save to --save after every N steps, so a run cut short keeps its progress")
                          ->check(CLI::Range(1, 1000000))
                          ->needs(save);
-  auto* keep = cmd->add_option("--keep", options->keep,
+  auto* keep = cmd->add_option("--keep", options->request.training.keep,
                                "Complete saves kept on disk: each save is a new set of files (a generation, "
                                "FILE.gen<N>-step<S>/) that replaces FILE's manifest only once it is complete; "
                                "older generations beyond the newest N are then removed")
                    ->check(CLI::Range(1, 1000000))
                    ->capture_default_str()
                    ->needs(save);
-  auto* resume = cmd->add_option("--resume", options->resume,
+  auto* resume = cmd->add_option("--resume", options->request.training.resume,
                                  "Start from a state written by --save (the newest complete set its manifest names; "
                                  "it says which on stderr); its step count continues");
-  auto* lr = cmd->add_option("--lr", options->lr.peak,
+  auto* lr = cmd->add_option("--lr", options->request.training.lr.peak,
                              "AdamW's peak learning rate (default: 3e-3 up to 10M parameters, 3e-3 * sqrt(1e7 / N) "
                              "above: 4.6e-4 at 430M)")
                   ->check(kFinitePositive);
-  auto* warmup = cmd->add_option("--warmup", options->lr.warmup_steps,
+  auto* warmup = cmd->add_option("--warmup", options->request.training.lr.warmup_steps,
                                  "Steps of linear warm-up from peak / N to the peak (0: none; default: 0 up to 10M "
                                  "parameters, 20 above)")
                      ->check(CLI::Range(0, 100000000));
   auto* decay = cmd->add_option("--decay", options->decay, "After the warm-up: constant, or cosine down to --lr-floor")
                     ->check(CLI::IsMember({"constant", "cosine"}))
                     ->capture_default_str();
-  auto* decay_steps = cmd->add_option("--decay-steps", options->lr.decay_steps,
+  auto* decay_steps = cmd->add_option("--decay-steps", options->request.training.lr.decay_steps,
                                       "cosine: the step at which lr reaches the floor (counted from step 1, across resumes)");
-  auto* floor = cmd->add_option("--lr-floor", options->lr.floor_ratio, "cosine: the floor as a fraction of the peak")
+  auto* floor = cmd->add_option("--lr-floor", options->request.training.lr.floor_ratio, "cosine: the floor as a fraction of the peak")
                     ->check(CLI::Range(0.0, 1.0))
                     ->capture_default_str();
   for (CLI::Option* training : {steps, data, save, save_every, keep, resume, lr, warmup, decay, decay_steps, floor}) {

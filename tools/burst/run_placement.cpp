@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/launch/placement.hpp"
 #include "tools/burst/every_rank.hpp"
 #include "tools/burst/run_plan_check.hpp"

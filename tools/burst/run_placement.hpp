@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 
 namespace burst::cli {

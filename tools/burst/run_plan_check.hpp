@@ -1,5 +1,5 @@
 // What `burst run` and `burst bench training` check of a plan before they run it, beyond what
-// reading it checks (planner/contract): the parts a runtime would otherwise ignore silently.
+// reading it checks (plan): the parts a runtime would otherwise ignore silently.
 //
 // The runtime executes a plan's knobs, not its family's name, and it never needs the cluster
 // the plan was made for. So a plan whose /strategy/name is no family ("warp-drive"), whose
@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::cli {
 

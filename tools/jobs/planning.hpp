@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "common/json_reader.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "planner/search/search.hpp"
 #include "tools/jobs/job.hpp"
 

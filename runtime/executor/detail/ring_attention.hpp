@@ -28,21 +28,10 @@
 #include "runtime/comm/communicator.hpp"
 #include "runtime/executor/attention_execution.hpp"
 #include "runtime/executor/detail/ring_pass.hpp"
-#include "runtime/executor/wire_format.hpp"
+#include "runtime/schedule/wire_format.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
 namespace burst::rt {
-
-struct RingAttentionStats {
-  KernelStats kernels;
-  double compute_s = 0;  // wall time inside the kernels (what the phase would take without communication)
-  int blocks_computed = 0;
-  int messages_sent = 0;
-  int messages_received = 0;
-  // Bytes of the pass's in-flight blocks and accumulators at their peak, plus the phase's own
-  // workspace (the forward's partial O and lse, the backward's D): the memory the ring costs.
-  std::uint64_t ring_buffer_bytes = 0;
-};
 
 // A pass's results in the kernels' memory, fp32: o [c, H, d] and lse [c * H]; or the gradients
 // of q, k and v in their shapes.

@@ -1,5 +1,5 @@
 // Reading the plan's precision fields (see precision.hpp).
-#include "runtime/executor/precision.hpp"
+#include "runtime/schedule/precision.hpp"
 
 #include <fmt/format.h>
 

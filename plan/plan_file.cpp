@@ -1,7 +1,7 @@
 // Plan files: reading with the file name in every error, writing atomically
 // (common/atomic_file.hpp: a crash never leaves half a plan behind).
 #include "common/atomic_file.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::plan {
 

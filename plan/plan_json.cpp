@@ -4,7 +4,7 @@
 // the same Plan always dumps to the same bytes; doubles are written with enough digits to
 // read back exactly, which is what makes plan_from_json(to_json(p)) == p hold. Enums use the
 // canonical spellings of common/parallelism.hpp, the same words the parser accepts.
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::plan {
 namespace {

@@ -11,7 +11,7 @@
 #pragma once
 
 #include "common/json_reader.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 #include "runtime/comm/dtype.hpp"
 
 namespace burst::rt {

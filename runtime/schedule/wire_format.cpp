@@ -1,5 +1,5 @@
 // Encoding ring payloads part by part (see wire_format.hpp).
-#include "runtime/executor/wire_format.hpp"
+#include "runtime/schedule/wire_format.hpp"
 
 
 #include <fmt/format.h>

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "common/json_reader.hpp"
-#include "planner/contract/plan.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::plan::detail {
 

@@ -1,0 +1,2 @@
+// Allowed: high includes low.
+#include "low/a.hpp"

@@ -1,0 +1,2 @@
+// Into the internals of low/.
+#include "low/detail/d.hpp"

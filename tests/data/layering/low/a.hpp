@@ -1,0 +1,2 @@
+// Upward: low must not include high.
+#include "high/b.hpp"

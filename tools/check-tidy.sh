@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs clang-tidy with .clang-tidy's checks (every finding an error) on the C++ sources a change
+# touches: those named, or else the ones the last commit changed beyond whitespace and any
+# changed since, a header standing for the source of the same name. Compile commands come from
+# a tree configured for it alone (build-tidy/: no unity build, no precompiled header, no CUDA;
+# configured once, in seconds). tools/run-tests.sh runs it; exits 1 on any finding.
+#   tools/check-tidy.sh [FILE...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+command -v clang-tidy >/dev/null || { echo "check-tidy: clang-tidy is not installed (tools/install-deps.sh)" >&2; exit 2; }
+tree=build-tidy
+if [ ! -f "$tree/compile_commands.json" ]; then
+  cmake -S . -B "$tree" -DCMAKE_UNITY_BUILD=OFF -DBURST_PCH=OFF -DBURST_WITH_CUDA=OFF -DBURST_BUILD_TESTS=OFF \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null || { echo "check-tidy: configuring $tree failed" >&2; exit 2; }
+fi
+
+changed() {  # the files changed beyond whitespace: by the last commit, then since it
+  if git rev-parse -q --verify HEAD~1 >/dev/null; then git diff -w --numstat HEAD~1 HEAD; fi
+  git diff -w --numstat HEAD
+}
+if [ $# -gt 0 ]; then
+  candidates=("$@")
+else
+  mapfile -t candidates < <(changed | awk '$1 != "0" || $2 != "0" {print $3}' | sort -u)
+fi
+sources=()
+for f in "${candidates[@]}"; do
+  case "$f" in tests/*) continue ;; esac
+  case "$f" in
+    *.cpp) [ -f "$f" ] && sources+=("$f") ;;
+    *.hpp) [ -f "${f%.hpp}.cpp" ] && sources+=("${f%.hpp}.cpp") ;;
+  esac
+done
+mapfile -t sources < <(printf '%s\n' "${sources[@]}" | grep . | sort -u | while read -r f; do
+  grep -q "\"file\": \"$PWD/$f\"" "$tree/compile_commands.json" && echo "$f"; done)
+if [ ${#sources[@]} -eq 0 ]; then
+  echo "check-tidy: no changed C++ source to check"
+  exit 0
+fi
+echo "check-tidy: ${#sources[@]} file(s): ${sources[*]}"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -n 1 clang-tidy -p "$tree" --quiet >"$log" 2>&1
+status=$?
+grep -E "(warning|error):" "$log"
+if [ $status -ne 0 ]; then
+  echo "check-tidy: findings above (fix them, or NOLINT(check): reason where the code is right)"
+  exit 1
+fi
+echo "check-tidy: ${#sources[@]} file(s) clean"
