@@ -37,7 +37,8 @@ BURST_HOST_DEVICE inline float float_from_bits(std::uint32_t u) {
 
 BURST_HOST_DEVICE inline Bf16 to_bf16(float x) {
   const std::uint32_t u = float_bits(x);
-  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return Bf16{static_cast<std::uint16_t>((u >> 16) | 0x0040u)};  // NaN: keep it quiet
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+    return Bf16{static_cast<std::uint16_t>((u >> 16) | 0x0040u)};  // NaN: keep it quiet
   const std::uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
   return Bf16{static_cast<std::uint16_t>((u + rounding) >> 16)};
 }

@@ -14,9 +14,8 @@ namespace burst::trace {
 namespace {
 
 void quoted(fmt::memory_buffer& out, std::string_view text) {
-  const bool plain = std::none_of(text.begin(), text.end(), [](char c) {
-    return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
-  });
+  const bool plain = std::none_of(text.begin(), text.end(),
+                                  [](char c) { return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20; });
   if (plain) {
     fmt::format_to(std::back_inserter(out), "\"{}\"", text);
   } else {

@@ -192,12 +192,23 @@ std::string html(std::string_view text) {
       return;
     }
     switch (c.code) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c.bytes;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c.bytes;
     }
   });
   return out;
@@ -218,14 +229,26 @@ std::string markdown(std::string_view text) {
       return;
     }
     switch (c.code) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '\\': case '`': case '*': case '[': case ']': case '|':
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '\\':
+      case '`':
+      case '*':
+      case '[':
+      case ']':
+      case '|':
         out += '\\';
         out += c.bytes;
         break;
-      default: out += c.bytes;
+      default:
+        out += c.bytes;
     }
   });
   return out;

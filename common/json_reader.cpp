@@ -30,9 +30,12 @@ std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size
 std::string escape_token(std::string_view key) {
   std::string out;
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -105,15 +108,16 @@ Json parse_json_text(std::string_view text, const std::string& source) {
     const auto [line, column] = line_column(text, p.at);
     const std::string where = fmt::format("{}:{}:{}", source, line, column);
     if (p.key.empty()) {
-      throw Error(Problem{where, fmt::format("invalid JSON: arrays and objects nest deeper than {} levels", kMaxJsonDepth),
+      throw Error(Problem{where,
+                          fmt::format("invalid JSON: arrays and objects nest deeper than {} levels", kMaxJsonDepth),
                           fmt::format("at most {} levels", kMaxJsonDepth),
                           "no burst file nests more than a few levels; this one is damaged or not meant for burst"});
     }
     const auto [first_line, first_column] = line_column(text, p.first);
     const std::string spelled = p.first_key == p.key ? "" : fmt::format(", written '{}'", p.first_key);
-    throw Error(Problem{where,
-                        fmt::format("duplicate key '{}' (first at {}:{}{})", p.key, first_line, first_column, spelled),
-                        "each key once per object", "remove one of them: which one was meant is not for burst to guess"});
+    throw Error(
+        Problem{where, fmt::format("duplicate key '{}' (first at {}:{}{})", p.key, first_line, first_column, spelled),
+                "each key once per object", "remove one of them: which one was meant is not for burst to guess"});
   }
   try {
     return Json::parse(text.begin(), text.end());

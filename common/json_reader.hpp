@@ -53,20 +53,15 @@ class JsonReader {
                                   bool required = true);
   // Reports `text`, found at `pointer`, when it is not printable; true when it is.
   bool printable(std::string_view pointer, std::string_view text);
-  std::optional<double> number(const Json& obj, std::string_view pointer, std::string_view key,
-                               bool required = true);
+  std::optional<double> number(const Json& obj, std::string_view pointer, std::string_view key, bool required = true);
   std::optional<std::int64_t> integer(const Json& obj, std::string_view pointer, std::string_view key,
-                                      bool required = true, std::int64_t min = 0,
-                                      std::int64_t max = INT64_MAX);
-  std::optional<bool> boolean(const Json& obj, std::string_view pointer, std::string_view key,
-                              bool required = true);
+                                      bool required = true, std::int64_t min = 0, std::int64_t max = INT64_MAX);
+  std::optional<bool> boolean(const Json& obj, std::string_view pointer, std::string_view key, bool required = true);
   // String fields with units, e.g. "200GBps"; see common/units.hpp.
   std::optional<double> bandwidth(const Json& obj, std::string_view pointer, std::string_view key,
                                   bool required = true);
-  std::optional<double> duration(const Json& obj, std::string_view pointer, std::string_view key,
-                                 bool required = true);
-  std::optional<double> bytes(const Json& obj, std::string_view pointer, std::string_view key,
-                              bool required = true);
+  std::optional<double> duration(const Json& obj, std::string_view pointer, std::string_view key, bool required = true);
+  std::optional<double> bytes(const Json& obj, std::string_view pointer, std::string_view key, bool required = true);
   std::optional<double> flop_rate(const Json& obj, std::string_view pointer, std::string_view key,
                                   bool required = true);
   // One of `choices`; reports the valid ones and a did-you-mean otherwise.

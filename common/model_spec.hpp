@@ -12,13 +12,13 @@ struct ModelSpec {
   std::string name;
   int layers = 0;
   int hidden = 0;
-  int ffn = 0;           // intermediate size of the MLP
+  int ffn = 0;  // intermediate size of the MLP
   int heads = 0;
-  int kv_heads = 0;      // < heads: grouped-query attention
+  int kv_heads = 0;  // < heads: grouped-query attention
   int head_dim = 0;
   std::int64_t vocab = 0;
-  bool gated_mlp = true; // SwiGLU (three matrices) vs GELU (two)
-  std::string activation; // "silu" or "gelu"
+  bool gated_mlp = true;   // SwiGLU (three matrices) vs GELU (two)
+  std::string activation;  // "silu" or "gelu"
 
   // Parameters of one decoder layer and of the whole model (embedding and LM head untied).
   [[nodiscard]] double layer_params() const;

@@ -52,13 +52,15 @@ const char* name_of(Enum value, const std::array<std::pair<Enum, const char*>, N
 
 constexpr std::array<std::pair<Layout, const char*>, 3> kLayouts{
     {{Layout::Contiguous, "contiguous"}, {Layout::Zigzag, "zigzag"}, {Layout::Striped, "striped"}}};
-constexpr std::array<std::pair<RingKind, const char*>, 2> kRings{{{RingKind::Flat, "flat"}, {RingKind::Double, "double"}}};
+constexpr std::array<std::pair<RingKind, const char*>, 2> kRings{
+    {{RingKind::Flat, "flat"}, {RingKind::Double, "double"}}};
 constexpr std::array<std::pair<BackwardMode, const char*>, 2> kBackwards{
     {{BackwardMode::KvRing, "kv_ring"}, {BackwardMode::QRing, "q_ring"}}};
-constexpr std::array<std::pair<CheckpointPolicy, const char*>, 4> kPolicies{{{CheckpointPolicy::None, "none"},
-                                                                             {CheckpointPolicy::Full, "full"},
-                                                                             {CheckpointPolicy::AttnStash, "attn_stash"},
-                                                                             {CheckpointPolicy::SeqStash, "seq_stash"}}};
+constexpr std::array<std::pair<CheckpointPolicy, const char*>, 4> kPolicies{
+    {{CheckpointPolicy::None, "none"},
+     {CheckpointPolicy::Full, "full"},
+     {CheckpointPolicy::AttnStash, "attn_stash"},
+     {CheckpointPolicy::SeqStash, "seq_stash"}}};
 
 }  // namespace
 
@@ -68,7 +70,8 @@ Mask parse_mask(std::string_view text, std::string_view field) {
   const bool has_parameter = colon != std::string_view::npos;
   const std::string_view parameter = has_parameter ? text.substr(colon + 1) : std::string_view{};
   if (kind == "full" || kind == "causal") {
-    if (has_parameter) bad_mask(field, fmt::format("'{}' takes no parameter, got '{}'", kind, text), fmt::format("write \"{}\"", kind));
+    if (has_parameter)
+      bad_mask(field, fmt::format("'{}' takes no parameter, got '{}'", kind, text), fmt::format("write \"{}\"", kind));
     return Mask{kind == "full" ? MaskKind::Full : MaskKind::Causal, 0, 0};
   }
   if (kind == "sliding" || kind == "document") {
@@ -87,10 +90,14 @@ Mask parse_mask(std::string_view text, std::string_view field) {
 
 std::string to_string(const Mask& mask) {
   switch (mask.kind) {
-    case MaskKind::Full: return "full";
-    case MaskKind::Causal: return "causal";
-    case MaskKind::SlidingWindow: return "sliding:" + units::format_tokens(mask.window);
-    case MaskKind::Document: return "document:" + units::format_tokens(mask.doc_len);
+    case MaskKind::Full:
+      return "full";
+    case MaskKind::Causal:
+      return "causal";
+    case MaskKind::SlidingWindow:
+      return "sliding:" + units::format_tokens(mask.window);
+    case MaskKind::Document:
+      return "document:" + units::format_tokens(mask.doc_len);
   }
   return "?";
 }
@@ -100,8 +107,12 @@ const char* to_string(RingKind ring) { return name_of(ring, kRings); }
 const char* to_string(BackwardMode backward) { return name_of(backward, kBackwards); }
 const char* to_string(CheckpointPolicy policy) { return name_of(policy, kPolicies); }
 
-Layout parse_layout(std::string_view text, std::string_view field) { return parse_choice(text, field, "layout", kLayouts); }
-RingKind parse_ring_kind(std::string_view text, std::string_view field) { return parse_choice(text, field, "ring kind", kRings); }
+Layout parse_layout(std::string_view text, std::string_view field) {
+  return parse_choice(text, field, "layout", kLayouts);
+}
+RingKind parse_ring_kind(std::string_view text, std::string_view field) {
+  return parse_choice(text, field, "ring kind", kRings);
+}
 BackwardMode parse_backward_mode(std::string_view text, std::string_view field) {
   return parse_choice(text, field, "backward mode", kBackwards);
 }

@@ -53,7 +53,8 @@ void Progress::update(std::int64_t done) {
   if (tty_) {
     if (now - last_draw_ < std::chrono::milliseconds(100)) return;
     last_draw_ = now;
-    fmt::print(stderr, "\r{}: {}\x1b[K", label_, progress_status(done, total_, fraction, elapsed));  // erase the longer old line's tail
+    fmt::print(stderr, "\r{}: {}\x1b[K", label_,
+               progress_status(done, total_, fraction, elapsed));  // erase the longer old line's tail
     std::fflush(stderr);
     return;
   }
@@ -71,8 +72,9 @@ void Progress::finish() {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const char* line_start = tty_ ? "\r" : "";
   const char* erase_rest = tty_ ? "\x1b[K" : "";  // the redrawn line may have been longer
-  if (done_ < total_) {  // stopped early (Ctrl-C)
-    fmt::print(stderr, "{}{}: stopped after {} of {} in {:.2f} s{}\n", line_start, label_, done_, total_, seconds, erase_rest);
+  if (done_ < total_) {                           // stopped early (Ctrl-C)
+    fmt::print(stderr, "{}{}: stopped after {} of {} in {:.2f} s{}\n", line_start, label_, done_, total_, seconds,
+               erase_rest);
   } else {
     fmt::print(stderr, "{}{}: done in {:.2f} s{}\n", line_start, label_, seconds, erase_rest);
   }

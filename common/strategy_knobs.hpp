@@ -17,8 +17,8 @@ namespace burst {
 struct AttentionKnobs {
   int ulysses = 1;  // head-parallel degree U (consecutive ranks trade sequence for heads)
   RingKind ring = RingKind::Flat;
-  int inner = 0;    // double ring: inner ring size (the simulator reads 0 as the ring ranks per
-                    // node; a plan always records the size, the whole ring when flat)
+  int inner = 0;  // double ring: inner ring size (the simulator reads 0 as the ring ranks per
+                  // node; a plan always records the size, the whole ring when flat)
   Layout layout = Layout::Zigzag;
   BackwardMode backward = BackwardMode::QRing;
   int dkv_bytes = 2;    // K,V-ring backward: bytes per element of travelling dK,dV

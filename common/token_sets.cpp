@@ -8,8 +8,6 @@
 #include <string>
 #include <vector>
 
-
-
 namespace burst {
 namespace {
 
@@ -109,20 +107,28 @@ std::int64_t document_pairs(const Progression& q, const Progression& k, std::int
 // Keys of k a single query q may see: [lo, hi] (inclusive), by mask.
 Band keys_of_query(const Mask& mask, std::int64_t q) {
   switch (mask.kind) {
-    case MaskKind::Full: return {-kUnbounded, kUnbounded};
-    case MaskKind::Causal: return {-kUnbounded, q};
-    case MaskKind::SlidingWindow: return {q - mask.window + 1, q};
-    case MaskKind::Document: return {(q / mask.doc_len) * mask.doc_len, q};
+    case MaskKind::Full:
+      return {-kUnbounded, kUnbounded};
+    case MaskKind::Causal:
+      return {-kUnbounded, q};
+    case MaskKind::SlidingWindow:
+      return {q - mask.window + 1, q};
+    case MaskKind::Document:
+      return {(q / mask.doc_len) * mask.doc_len, q};
   }
   return {0, -1};
 }
 // Queries that may see a single key k.
 Band queries_of_key(const Mask& mask, std::int64_t k) {
   switch (mask.kind) {
-    case MaskKind::Full: return {-kUnbounded, kUnbounded};
-    case MaskKind::Causal: return {k, kUnbounded};
-    case MaskKind::SlidingWindow: return {k, k + mask.window - 1};
-    case MaskKind::Document: return {k, (k / mask.doc_len + 1) * mask.doc_len - 1};
+    case MaskKind::Full:
+      return {-kUnbounded, kUnbounded};
+    case MaskKind::Causal:
+      return {k, kUnbounded};
+    case MaskKind::SlidingWindow:
+      return {k, k + mask.window - 1};
+    case MaskKind::Document:
+      return {k, (k / mask.doc_len + 1) * mask.doc_len - 1};
   }
   return {0, -1};
 }
@@ -162,14 +168,20 @@ std::int64_t allowed_pairs(const Mask& mask, const Progression& q, const Progres
   if (mask.kind == MaskKind::Full) return q.count * k.count;
   // A single element has no stride of its own: give it the other's.
   std::int64_t stride = q.stride;
-  if (q.count == 1) stride = k.stride;
-  else if (k.count != 1 && k.stride != q.stride) return mixed_stride_pairs(mask, q, k);
+  if (q.count == 1)
+    stride = k.stride;
+  else if (k.count != 1 && k.stride != q.stride)
+    return mixed_stride_pairs(mask, q, k);
   const Progression qs{q.start, q.count, stride}, ks{k.start, k.count, stride};
   switch (mask.kind) {
-    case MaskKind::Causal: return band_pairs(qs, ks, stride, {0, kUnbounded});
-    case MaskKind::SlidingWindow: return band_pairs(qs, ks, stride, {0, mask.window - 1});
-    case MaskKind::Document: return document_pairs(qs, ks, stride, mask.doc_len);
-    case MaskKind::Full: break;
+    case MaskKind::Causal:
+      return band_pairs(qs, ks, stride, {0, kUnbounded});
+    case MaskKind::SlidingWindow:
+      return band_pairs(qs, ks, stride, {0, mask.window - 1});
+    case MaskKind::Document:
+      return document_pairs(qs, ks, stride, mask.doc_len);
+    case MaskKind::Full:
+      break;
   }
   return q.count * k.count;
 }
@@ -183,8 +195,6 @@ std::int64_t allowed_pairs(const Mask& mask, const TokenSet& q, const TokenSet& 
   }
   return total;
 }
-
-
 
 std::int64_t layout_multiple(Layout layout, int ring_size) {
   return layout == Layout::Zigzag ? 2 * std::int64_t{ring_size} : std::int64_t{ring_size};
@@ -205,7 +215,9 @@ TokenSet ring_tokens(Layout layout, std::int64_t seq, int ring_size, int rank) {
       set.add({(2 * n - 1 - r) * k, k, 1});
       break;
     }
-    case Layout::Striped: set.add({r, seq / n, n}); break;
+    case Layout::Striped:
+      set.add({r, seq / n, n});
+      break;
   }
   return set;
 }

@@ -23,30 +23,28 @@ constexpr double kKi = 1024.0, kMi = kKi * 1024.0, kGi = kMi * 1024.0, kTi = kGi
 // Longest suffixes first where one is a tail of another ("GBps" before "Bps").
 const std::vector<Suffix>& bandwidth_suffixes() {
   static const std::vector<Suffix> s = {
-      {"TBps", kT},       {"GBps", kG},       {"MBps", kM},       {"KBps", kK},      {"kBps", kK},
-      {"TB/s", kT},       {"GB/s", kG},       {"MB/s", kM},       {"KB/s", kK},      {"kB/s", kK},
-      {"TiBps", kTi},     {"GiBps", kGi},     {"MiBps", kMi},     {"KiBps", kKi},    {"TiB/s", kTi},
-      {"GiB/s", kGi},     {"MiB/s", kMi},     {"KiB/s", kKi},     {"Tbps", kT / 8},  {"Gbps", kG / 8},
-      {"Mbps", kM / 8},   {"Kbps", kK / 8},   {"kbps", kK / 8},   {"Tb/s", kT / 8},  {"Gb/s", kG / 8},
-      {"Mb/s", kM / 8},   {"Kb/s", kK / 8},   {"kb/s", kK / 8},   {"Bps", 1.0},      {"B/s", 1.0},
-      {"bps", 1.0 / 8},   {"b/s", 1.0 / 8}};
+      {"TBps", kT},     {"GBps", kG},     {"MBps", kM},     {"KBps", kK},     {"kBps", kK},     {"TB/s", kT},
+      {"GB/s", kG},     {"MB/s", kM},     {"KB/s", kK},     {"kB/s", kK},     {"TiBps", kTi},   {"GiBps", kGi},
+      {"MiBps", kMi},   {"KiBps", kKi},   {"TiB/s", kTi},   {"GiB/s", kGi},   {"MiB/s", kMi},   {"KiB/s", kKi},
+      {"Tbps", kT / 8}, {"Gbps", kG / 8}, {"Mbps", kM / 8}, {"Kbps", kK / 8}, {"kbps", kK / 8}, {"Tb/s", kT / 8},
+      {"Gb/s", kG / 8}, {"Mb/s", kM / 8}, {"Kb/s", kK / 8}, {"kb/s", kK / 8}, {"Bps", 1.0},     {"B/s", 1.0},
+      {"bps", 1.0 / 8}, {"b/s", 1.0 / 8}};
   return s;
 }
 const std::vector<Suffix>& duration_suffixes() {
-  static const std::vector<Suffix> s = {{"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0},
-                                        {"min", 60.0}, {"h", 3600.0}};
+  static const std::vector<Suffix> s = {{"ns", 1e-9}, {"us", 1e-6},  {"ms", 1e-3},
+                                        {"s", 1.0},   {"min", 60.0}, {"h", 3600.0}};
   return s;
 }
 const std::vector<Suffix>& byte_suffixes() {
-  static const std::vector<Suffix> s = {{"TiB", kTi}, {"GiB", kGi}, {"MiB", kMi}, {"KiB", kKi},
-                                        {"TB", kT},   {"GB", kG},   {"MB", kM},   {"KB", kK},
-                                        {"kB", kK},   {"B", 1.0}};
+  static const std::vector<Suffix> s = {{"TiB", kTi}, {"GiB", kGi}, {"MiB", kMi}, {"KiB", kKi}, {"TB", kT},
+                                        {"GB", kG},   {"MB", kM},   {"KB", kK},   {"kB", kK},   {"B", 1.0}};
   return s;
 }
 const std::vector<Suffix>& flop_suffixes() {
-  static const std::vector<Suffix> s = {
-      {"PFLOPS", kP}, {"TFLOPS", kT}, {"GFLOPS", kG}, {"MFLOPS", kM}, {"FLOPS", 1.0},
-      {"PFLOP/s", kP}, {"TFLOP/s", kT}, {"GFLOP/s", kG}, {"MFLOP/s", kM}, {"FLOP/s", 1.0}};
+  static const std::vector<Suffix> s = {{"PFLOPS", kP},  {"TFLOPS", kT},  {"GFLOPS", kG},  {"MFLOPS", kM},
+                                        {"FLOPS", 1.0},  {"PFLOP/s", kP}, {"TFLOP/s", kT}, {"GFLOP/s", kG},
+                                        {"MFLOP/s", kM}, {"FLOP/s", 1.0}};
   return s;
 }
 const std::vector<Suffix>& token_suffixes() {
@@ -173,8 +171,6 @@ std::string human_duration(double seconds) {
   return fmt::format("{:.2f} s", seconds);
 }
 
-std::string human_bytes(double bytes) {
-  return std::isfinite(bytes) ? fmt::format("{:.1f} GiB", bytes / kGi) : "n/a";
-}
+std::string human_bytes(double bytes) { return std::isfinite(bytes) ? fmt::format("{:.1f} GiB", bytes / kGi) : "n/a"; }
 
 }  // namespace burst::units

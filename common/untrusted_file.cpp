@@ -32,11 +32,16 @@ class Descriptor {
 
 std::string open_failure(int error) {
   switch (error) {
-    case ENOTDIR: return "a part of the path is not a directory";
-    case EACCES: return "permission denied";
-    case ELOOP: return "a loop of symbolic links (or too many of them in a row)";
-    case ENAMETOOLONG: return "the path is too long";
-    default: return std::strerror(error);
+    case ENOTDIR:
+      return "a part of the path is not a directory";
+    case EACCES:
+      return "permission denied";
+    case ELOOP:
+      return "a loop of symbolic links (or too many of them in a row)";
+    case ENAMETOOLONG:
+      return "the path is too long";
+    default:
+      return std::strerror(error);
   }
 }
 
@@ -50,9 +55,10 @@ std::string_view file_type(mode_t mode) {
 }
 
 [[noreturn]] void over_cap(const std::string& path, const FileCap& cap, std::string_view size) {
-  throw Error(Problem{path, fmt::format("{} of {}", size, cap.kind),
-                      fmt::format("{} of at most {}", cap.kind, units::format_bytes(static_cast<double>(cap.max_bytes))),
-                      "is this the file you meant?"});
+  throw Error(
+      Problem{path, fmt::format("{} of {}", size, cap.kind),
+              fmt::format("{} of at most {}", cap.kind, units::format_bytes(static_cast<double>(cap.max_bytes))),
+              "is this the file you meant?"});
 }
 
 }  // namespace
@@ -62,7 +68,8 @@ std::string read_untrusted_file(const std::string& path, const FileCap& cap) {
   if (fd.get() < 0) {
     const int error = errno;
     if (error == ENOENT) throw Error(Problem{path, "no such file", "", "check the path"});
-    throw Error(Problem{path, fmt::format("cannot open file: {}", open_failure(error)), "", "check the path and permissions"});
+    throw Error(
+        Problem{path, fmt::format("cannot open file: {}", open_failure(error)), "", "check the path and permissions"});
   }
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) {

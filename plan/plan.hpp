@@ -25,7 +25,7 @@ inline constexpr const char* kSchema = "burst.plan/1";
 
 struct Job {
   ModelSpec model;
-  std::int64_t seq = 0;   // tokens per sequence
+  std::int64_t seq = 0;  // tokens per sequence
   int batch = 1;
   std::string dtype = "bf16";
   Mask mask;
@@ -38,9 +38,9 @@ struct Job {
 // inner is always the inner ring's size, the whole ring when flat) and the training knobs,
 // plus the ring's shape.
 struct Strategy : AttentionKnobs, TrainingKnobs {
-  std::string name;  // family: burst, burst-usp, megatron-cp, ds-ulysses, ...
-  int cp = 1;        // context-parallel ring size (ring ranks)
-  int outer = 1;     // double ring: outer size (flat: 1)
+  std::string name;           // family: burst, burst-usp, megatron-cp, ds-ulysses, ...
+  int cp = 1;                 // context-parallel ring size (ring ranks)
+  int outer = 1;              // double ring: outer size (flat: 1)
   Strategy() { inner = cp; }  // a flat ring's inner size is the whole ring
   friend bool operator==(const Strategy&, const Strategy&) = default;
 };
@@ -51,8 +51,8 @@ struct RankPlacement {
 };
 
 struct Ring {
-  std::string level;  // "flat", "intra" or "inter"
-  int member = 0;     // the Ulysses member the ring belongs to
+  std::string level;       // "flat", "intra" or "inter"
+  int member = 0;          // the Ulysses member the ring belongs to
   std::vector<int> order;  // world ranks; each receives from the one before it
   friend bool operator==(const Ring&, const Ring&) = default;
 };
@@ -68,13 +68,13 @@ struct Prediction {
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;
-  double exposed_comm_s = 0;          // per iteration: attention rings + ZeRO collectives
-  double memory_total_bytes = 0;      // per GPU
-  std::vector<Item> memory_bytes;     // per GPU, itemised (params, gradients, ...)
-  std::vector<Item> time_s;           // per iteration, itemised (dense_compute, ...)
-  double comm_bytes_intra = 0;        // per GPU per iteration
+  double exposed_comm_s = 0;       // per iteration: attention rings + ZeRO collectives
+  double memory_total_bytes = 0;   // per GPU
+  std::vector<Item> memory_bytes;  // per GPU, itemised (params, gradients, ...)
+  std::vector<Item> time_s;        // per iteration, itemised (dense_compute, ...)
+  double comm_bytes_intra = 0;     // per GPU per iteration
   double comm_bytes_inter = 0;
-  double attention_forward_s = 0;     // one attention layer, as the runtime measures it
+  double attention_forward_s = 0;  // one attention layer, as the runtime measures it
   double attention_backward_s = 0;
   friend bool operator==(const Prediction&, const Prediction&) = default;
 };
@@ -82,16 +82,16 @@ struct Prediction {
 struct Alternative {
   Strategy strategy;
   bool feasible = false;
-  std::string reason;  // why it is infeasible (memory, not applicable), or "" when feasible
+  std::string reason;    // why it is infeasible (memory, not applicable), or "" when feasible
   Prediction predicted;  // zero when the strategy cannot run at all
   friend bool operator==(const Alternative&, const Alternative&) = default;
 };
 
 struct Plan {
-  std::string generator;       // "burst <version>"
-  std::string topology_name;   // "a800-4hca x4"
+  std::string generator;      // "burst <version>"
+  std::string topology_name;  // "a800-4hca x4"
   std::string topology_hash;
-  Json cluster;                // the burst.topology/1 document the plan was made for
+  Json cluster;  // the burst.topology/1 document the plan was made for
   Job job;
   Strategy strategy;
   std::vector<RankPlacement> ranks;

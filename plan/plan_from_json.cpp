@@ -12,12 +12,13 @@
 namespace burst::plan {
 namespace {
 
-const std::vector<std::string> kTopKeys = {"schema", "meta", "job", "strategy", "world", "rings",
-                                           "predicted", "alternatives", "cluster"};
-const std::vector<std::string> kStrategyKeys = {"name", "cp", "ulysses", "ring", "layout", "backward", "dkv_bytes",
-                                                "dq_bytes", "overlap", "checkpoint", "lm_head", "zero"};
-const std::vector<std::string> kPredictionKeys = {"step_time_s", "tokens_per_s_per_gpu", "mfu", "exposed_comm_s",
-                                                  "memory_bytes_per_gpu", "time_s", "comm_bytes", "attention_layer"};
+const std::vector<std::string> kTopKeys = {"schema", "meta",      "job",          "strategy", "world",
+                                           "rings",  "predicted", "alternatives", "cluster"};
+const std::vector<std::string> kStrategyKeys = {"name",      "cp",       "ulysses", "ring",       "layout",  "backward",
+                                                "dkv_bytes", "dq_bytes", "overlap", "checkpoint", "lm_head", "zero"};
+const std::vector<std::string> kPredictionKeys = {"step_time_s",    "tokens_per_s_per_gpu", "mfu",
+                                                  "exposed_comm_s", "memory_bytes_per_gpu", "time_s",
+                                                  "comm_bytes",     "attention_layer"};
 
 // False when the document declares another format (reported): nothing else is worth checking.
 bool check_schema(JsonReader& r, const Json& doc) {
@@ -78,10 +79,12 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
   r.reject_unknown_keys(doc, "", kTopKeys);
 
   Plan plan;
-  if (const Json* meta = reader.section(doc, "", "meta", {"generator", "topology", "topology_hash", "candidates_evaluated"})) {
+  if (const Json* meta =
+          reader.section(doc, "", "meta", {"generator", "topology", "topology_hash", "candidates_evaluated"})) {
     reader.meta(*meta, "/meta", plan);
   }
-  if (const Json* job = reader.section(doc, "", "job", {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes", "only_family"})) {
+  if (const Json* job = reader.section(
+          doc, "", "job", {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes", "only_family"})) {
     reader.job(*job, "/job", plan.job);
   }
   detail::StrategySizes sizes;
@@ -96,7 +99,8 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
   if (const Json* predicted = reader.section(doc, "", "predicted", kPredictionKeys)) {
     reader.prediction(*predicted, "/predicted", plan.predicted);
   }
-  if (const Json* alternatives = r.array(doc, "", "alternatives")) read_alternatives(reader, *alternatives, plan.alternatives);
+  if (const Json* alternatives = r.array(doc, "", "alternatives"))
+    read_alternatives(reader, *alternatives, plan.alternatives);
 
   if (const auto it = doc.find("cluster"); it == doc.end()) {
     r.problem("/cluster", "missing required field 'cluster'", "the burst.topology/1 document, or null");

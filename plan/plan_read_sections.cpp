@@ -48,8 +48,9 @@ void PlanReader::meta(const Json& j, std::string_view pointer, Plan& plan) {
 
 void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   const std::string model_at = JsonReader::child(pointer, "model");
-  if (const Json* m = section(j, pointer, "model", {"name", "layers", "hidden", "ffn", "heads", "kv_heads",
-                                                     "head_dim", "vocab", "gated_mlp", "activation"})) {
+  if (const Json* m = section(
+          j, pointer, "model",
+          {"name", "layers", "hidden", "ffn", "heads", "kv_heads", "head_dim", "vocab", "gated_mlp", "activation"})) {
     ModelSpec& spec = job.model;
     text(*m, model_at, "name", spec.name);
     integer(*m, model_at, "layers", spec.layers, 1, kMaxInt);
@@ -113,11 +114,13 @@ StrategySizes PlanReader::strategy(const Json& j, std::string_view pointer, Stra
       const bool stash = policy && s.checkpoint.policy == CheckpointPolicy::SeqStash;
       if (stash && !(s.checkpoint.kept_fraction > 0 && s.checkpoint.kept_fraction < 1)) {
         reader_.problem(JsonReader::child(checkpoint_at, "kept_fraction"),
-                        fmt::format("{} is out of range for seq_stash", s.checkpoint.kept_fraction), "greater than 0 and less than 1",
+                        fmt::format("{} is out of range for seq_stash", s.checkpoint.kept_fraction),
+                        "greater than 0 and less than 1",
                         "keeping all of the sequence is policy \"none\", keeping none of it \"full\"");
       } else if (!stash && s.checkpoint.kept_fraction > 1) {
         reader_.problem(JsonReader::child(checkpoint_at, "kept_fraction"),
-                        fmt::format("{} is out of range", s.checkpoint.kept_fraction), "0 to 1 (used by seq_stash only)");
+                        fmt::format("{} is out of range", s.checkpoint.kept_fraction),
+                        "0 to 1 (used by seq_stash only)");
       }
     }
   }

@@ -50,13 +50,14 @@ std::optional<std::int64_t> PlanReader::world(const Json& j, std::string_view po
   const Json* list = reader_.array(j, pointer, "ranks");
   if (!list) return size;
   const std::string list_at = JsonReader::child(pointer, "ranks");
-  std::map<std::int64_t, std::string> seen_rank;                    // rank -> where first listed
-  std::map<std::pair<int, int>, std::int64_t> seen_slot;           // (node, local) -> rank
+  std::map<std::int64_t, std::string> seen_rank;          // rank -> where first listed
+  std::map<std::pair<int, int>, std::int64_t> seen_slot;  // (node, local) -> rank
   for (std::size_t i = 0; i < list->size(); ++i) {
     const Json& e = (*list)[i];
     const std::string at = JsonReader::child(list_at, i);
     if (!e.is_object()) {
-      reader_.problem(at, fmt::format("expected an object, found {}", e.type_name()), "{\"rank\", \"node\", \"local\"}");
+      reader_.problem(at, fmt::format("expected an object, found {}", e.type_name()),
+                      "{\"rank\", \"node\", \"local\"}");
       continue;
     }
     reader_.reject_unknown_keys(e, at, {"rank", "node", "local"});
@@ -66,14 +67,15 @@ std::optional<std::int64_t> PlanReader::world(const Json& j, std::string_view po
     const bool local = integer(e, at, "local", p.local, 0, kMaxCount);
     if (!rank) continue;
     if (const auto [it, fresh] = seen_rank.emplace(p.rank, at); !fresh) {
-      reader_.problem(JsonReader::child(at, "rank"), fmt::format("rank {} is listed twice (also at {})", p.rank, it->second),
-                      "each rank once");
+      reader_.problem(JsonReader::child(at, "rank"),
+                      fmt::format("rank {} is listed twice (also at {})", p.rank, it->second), "each rank once");
       continue;
     }
     if (node && local) {
       if (const auto [it, fresh] = seen_slot.emplace(std::pair{p.node, p.local}, p.rank); !fresh) {
-        reader_.problem(at, fmt::format("rank {} is placed on node {} local GPU {}, where rank {} already is", p.rank,
-                                        p.node, p.local, it->second),
+        reader_.problem(at,
+                        fmt::format("rank {} is placed on node {} local GPU {}, where rank {} already is", p.rank,
+                                    p.node, p.local, it->second),
                         "one rank per GPU");
       }
     }
@@ -92,7 +94,8 @@ void PlanReader::rings(const Json& j, std::string_view pointer, const StrategySi
     const Json& e = j[i];
     const std::string at = JsonReader::child(pointer, i);
     if (!e.is_object()) {
-      reader_.problem(at, fmt::format("expected an object, found {}", e.type_name()), "{\"level\", \"member\", \"order\"}");
+      reader_.problem(at, fmt::format("expected an object, found {}", e.type_name()),
+                      "{\"level\", \"member\", \"order\"}");
       continue;
     }
     reader_.reject_unknown_keys(e, at, {"level", "member", "order"});
@@ -109,10 +112,10 @@ void PlanReader::rings(const Json& j, std::string_view pointer, const StrategySi
       const auto rank = rank_at(reader_, (*order)[k], rank_pointer, world_size);
       if (!rank) continue;
       if (const auto [it, fresh] = position.emplace(*rank, k); !fresh) {
-        reader_.problem(rank_pointer,
-                        fmt::format("ring order is not a permutation: rank {} appears twice (also at index {})", *rank,
-                                    it->second),
-                        "distinct ranks, each receiving from the one before it");
+        reader_.problem(
+            rank_pointer,
+            fmt::format("ring order is not a permutation: rank {} appears twice (also at index {})", *rank, it->second),
+            "distinct ranks, each receiving from the one before it");
         continue;
       }
       ring.order.push_back(static_cast<int>(*rank));

@@ -65,8 +65,8 @@ class PlanReader {
 };
 
 template <class Int>
-bool PlanReader::integer(const Json& obj, std::string_view pointer, std::string_view key, Int& out,
-                         std::int64_t min, std::int64_t max) {
+bool PlanReader::integer(const Json& obj, std::string_view pointer, std::string_view key, Int& out, std::int64_t min,
+                         std::int64_t max) {
   const auto value = reader_.integer(obj, pointer, key, true, min, max);
   if (value) out = static_cast<Int>(*value);
   return value.has_value();

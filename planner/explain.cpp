@@ -23,7 +23,8 @@ std::string describe(const plan::Strategy& s) {
                                                 : fmt::format("flat ring of {}", s.cp);
   if (s.ulysses > 1) ring = fmt::format("Ulysses {} x {}", s.ulysses, ring);
   std::string checkpoint = to_string(s.checkpoint.policy);
-  if (s.checkpoint.policy == CheckpointPolicy::SeqStash) checkpoint += fmt::format(" (kept {:.2f})", s.checkpoint.kept_fraction);
+  if (s.checkpoint.policy == CheckpointPolicy::SeqStash)
+    checkpoint += fmt::format(" (kept {:.2f})", s.checkpoint.kept_fraction);
   return fmt::format("{}, {} layout, {} backward, checkpoint {}, LM head {}, ZeRO-{}{}", ring, to_string(s.layout),
                      to_string(s.backward), checkpoint,
                      s.lm_head_chunks > 1 ? fmt::format("fused in {} chunks", s.lm_head_chunks) : "unfused",
@@ -79,7 +80,8 @@ std::string binding_constraint(const plan::Plan& plan) {
                      units::human_bytes(budget), 100 * used,
                      used >= kNearlyFull ? ": memory binds, nothing larger fits" : "");
   std::vector<plan::Item> shares = p.time_s;
-  std::stable_sort(shares.begin(), shares.end(), [](const plan::Item& a, const plan::Item& b) { return a.value > b.value; });
+  std::stable_sort(shares.begin(), shares.end(),
+                   [](const plan::Item& a, const plan::Item& b) { return a.value > b.value; });
   if (!shares.empty() && p.step_time_s > 0) {
     out += fmt::format("  time: {} is {:.0f}% of the {} step", shown(shares.front().name),
                        100 * shares.front().value / p.step_time_s, units::human_duration(p.step_time_s));
@@ -98,12 +100,14 @@ std::string runner_up_needs(const plan::Plan& plan) {
   const plan::Prediction& theirs = r->predicted;
   std::string out = fmt::format("Runner-up: {} ({})\n", shown(r->strategy.name), describe(r->strategy));
   if (!r->feasible) {
-    out += fmt::format("  it does not fit: {}; it needs {} more memory per GPU",
-                       shown(r->reason), units::human_bytes(theirs.memory_total_bytes - plan.job.memory_budget_bytes));
+    out += fmt::format("  it does not fit: {}; it needs {} more memory per GPU", shown(r->reason),
+                       units::human_bytes(theirs.memory_total_bytes - plan.job.memory_budget_bytes));
     if (theirs.tokens_per_s_per_gpu > ours.tokens_per_s_per_gpu) {
-      out += fmt::format(", and would then be {:.2f}x faster\n", theirs.tokens_per_s_per_gpu / ours.tokens_per_s_per_gpu);
+      out +=
+          fmt::format(", and would then be {:.2f}x faster\n", theirs.tokens_per_s_per_gpu / ours.tokens_per_s_per_gpu);
     } else {
-      out += fmt::format(", and even then would be {:.2f}x slower\n", ours.tokens_per_s_per_gpu / theirs.tokens_per_s_per_gpu);
+      out += fmt::format(", and even then would be {:.2f}x slower\n",
+                         ours.tokens_per_s_per_gpu / theirs.tokens_per_s_per_gpu);
     }
     return out;
   }
@@ -131,9 +135,9 @@ std::string explain_plan(const plan::Plan& plan) {
                                 shown(plan.topology_name), plan.ranks.size(), shown(plan.job.model.name),
                                 units::format_tokens(plan.job.seq), to_string(plan.job.mask));
   out += fmt::format("  {}\n", describe(plan.strategy));
-  out += fmt::format("  predicted: {:.0f} tokens/s per GPU, MFU {:.1f}%, step {}, {} per GPU\n\n",
-                     p.tokens_per_s_per_gpu, 100 * p.mfu, units::human_duration(p.step_time_s),
-                     units::human_bytes(p.memory_total_bytes));
+  out +=
+      fmt::format("  predicted: {:.0f} tokens/s per GPU, MFU {:.1f}%, step {}, {} per GPU\n\n", p.tokens_per_s_per_gpu,
+                  100 * p.mfu, units::human_duration(p.step_time_s), units::human_bytes(p.memory_total_bytes));
   out += why_it_won(plan) + "\n" + binding_constraint(plan) + "\n" + runner_up_needs(plan);
   return out;
 }

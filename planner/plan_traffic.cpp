@@ -12,8 +12,8 @@ RingTraffic simulated_ring_traffic(const plan::Plan& plan, const AttentionDims& 
   const bool double_ring = s.ring == RingKind::Double;
   const int per_node = double_ring ? s.inner * s.ulysses : world;
   const sim::World w{world / per_node, per_node};
-  const sim::AttentionShape shape{dims.heads, dims.kv_heads, dims.head_dim, dims.seq, plan.job.batch,
-                                  plan.job.dtype == "fp32" ? 4 : 2};
+  const sim::AttentionShape shape{dims.heads, dims.kv_heads,  dims.head_dim,
+                                  dims.seq,   plan.job.batch, plan.job.dtype == "fp32" ? 4 : 2};
   const sim::AttentionStrategy strategy = attention_strategy(s);
   const sim::LoweredAttention lowered = sim::lower_attention(shape, plan.job.mask, strategy, w);
   RingTraffic bytes{};

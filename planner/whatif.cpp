@@ -83,7 +83,8 @@ std::vector<Variation> parse_variations(const std::vector<std::string>& specs) {
       continue;
     }
     if (std::find(knobs().begin(), knobs().end(), knob) == knobs().end()) {
-      problems.add({"--vary", fmt::format("unknown knob '{}'", knob), text::join(knobs()), text::did_you_mean(knob, knobs())});
+      problems.add(
+          {"--vary", fmt::format("unknown knob '{}'", knob), text::join(knobs()), text::did_you_mean(knob, knobs())});
       continue;
     }
     if (std::any_of(grid.begin(), grid.end(), [&](const Variation& v) { return v.knob == knob; })) {

@@ -82,7 +82,8 @@ void Keywords::count(const std::string& name, int& out) {
   std::int64_t value = out;
   count(name, value);
   if (value > std::numeric_limits<int>::max()) {
-    problems_.add(name, fmt::format("{} is too large", value), fmt::format("at most {}", std::numeric_limits<int>::max()));
+    problems_.add(name, fmt::format("{} is too large", value),
+                  fmt::format("at most {}", std::numeric_limits<int>::max()));
     return;
   }
   out = static_cast<int>(value);

@@ -61,7 +61,8 @@ py::object whatif(const py::kwargs& kwargs) {
 void bind_plan(py::module_& m) {
   static const std::string plan_doc =
       "The fastest plan that fits in memory: the burst.plan/1 dict `burst plan --json` prints, plus\n"
-      "'search': the ranked table ({'rows': [...], 'candidates_scored', ...}).\n" + kPlanKeywords;
+      "'search': the ranked table ({'rows': [...], 'candidates_scored', ...}).\n" +
+      kPlanKeywords;
   m.def("plan", &make_plan, plan_doc.c_str());
   m.def(
       "explain",

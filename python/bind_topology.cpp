@@ -28,7 +28,8 @@ void bind_topology(py::module_& m) {
       "topology_presets",
       [] {
         py::list list;
-        for (const auto& p : topo::presets()) list.append(py::dict(py::arg("name") = p.name, py::arg("description") = p.description));
+        for (const auto& p : topo::presets())
+          list.append(py::dict(py::arg("name") = p.name, py::arg("description") = p.description));
         return list;
       },
       "The topology presets, as `burst topo list` lists them: [{'name', 'description'}].");

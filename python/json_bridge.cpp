@@ -61,7 +61,8 @@ Json from_python(const py::handle& value, const std::string& where) {
     Json object = Json::object();
     for (const auto& [key, item] : value.cast<py::dict>()) {
       if (!py::isinstance<py::str>(key)) {
-        throw Error(Problem{where, "a key that is not a string: " + py::repr(key).cast<std::string>(), "string keys", ""});
+        throw Error(
+            Problem{where, "a key that is not a string: " + py::repr(key).cast<std::string>(), "string keys", ""});
       }
       const std::string name = key.cast<std::string>();
       object[name] = from_python(item, where + "/" + name);

@@ -33,7 +33,8 @@ class HugePageAllocator {
   HugePageAllocator() = default;
   template <class U>
   // Rebinding, as containers do: implicit, as the standard's allocator requirements ask.
-  HugePageAllocator(const HugePageAllocator<U>& /*other*/) noexcept {}  // NOLINT(google-explicit-constructor): see above
+  HugePageAllocator(const HugePageAllocator<U>& /*other*/) noexcept {
+  }  // NOLINT(google-explicit-constructor): see above
 
   [[nodiscard]] T* allocate(std::size_t n) {
 #if defined(__linux__)
@@ -83,7 +84,7 @@ class HugePageAllocator {
     const auto before = static_cast<std::size_t>(static_cast<char*>(p) - static_cast<char*>(raw));
     if (before > 0) munmap(raw, before);
     munmap(static_cast<char*>(p) + bytes, mapped - before - bytes);  // never empty
-    madvise(p, bytes, MADV_HUGEPAGE);  // advice only: without THP the mapping works as is
+    madvise(p, bytes, MADV_HUGEPAGE);                                // advice only: without THP the mapping works as is
     return p;
   }
 #endif

@@ -50,7 +50,8 @@ Json phase_json(const PhaseFigures& f) {
   }
   Json by_link = Json::object();
   for (std::size_t k = 0; k < topo::kLinkKindCount; ++k) {
-    if (f.link_bytes_per_rank[k] > 0) by_link[topo::to_string(static_cast<topo::LinkKind>(k))] = f.link_bytes_per_rank[k];
+    if (f.link_bytes_per_rank[k] > 0)
+      by_link[topo::to_string(static_cast<topo::LinkKind>(k))] = f.link_bytes_per_rank[k];
   }
   return Json{{"time_s", f.time_s},
               {"compute_max_s", f.compute_max_s},

@@ -22,11 +22,11 @@ namespace burst::sim {
 
 struct PhaseFigures {
   double time_s = 0;
-  double compute_max_s = 0;     // busiest rank's compute time
+  double compute_max_s = 0;  // busiest rank's compute time
   double exposed_comm_s = 0;
-  double imbalance = 1;         // max / mean compute time over ranks
+  double imbalance = 1;  // max / mean compute time over ranks
   double flops_total = 0;
-  double bytes_per_rank = 0;    // mean over ranks of bytes sent
+  double bytes_per_rank = 0;  // mean over ranks of bytes sent
   double bytes_per_rank_max = 0;
   std::array<double, topo::kPathClassCount> bytes_per_rank_by_class{};  // mean bytes sent per rank, by path class
   std::array<double, topo::kLinkKindCount> link_bytes_per_rank{};       // bytes crossing links of each kind / ranks
@@ -41,7 +41,7 @@ struct LayerSimulation {
 
 struct LayerSimOptions {
   std::string engine = "event";
-  CostModels models;            // make_cost_models() when empty
+  CostModels models;  // make_cost_models() when empty
   bool progress = false;
 };
 
@@ -58,8 +58,8 @@ struct LayerRuns {
 // Fills `runs` (when given) with the graphs and engine results, for traces.
 [[nodiscard]] LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask& mask,
                                                        const AttentionStrategy& strategy,
-                                                       const topo::Topology& topology,
-                                                       const LayerSimOptions& options, LayerRuns* runs = nullptr);
+                                                       const topo::Topology& topology, const LayerSimOptions& options,
+                                                       LayerRuns* runs = nullptr);
 
 [[nodiscard]] Json to_json(const LayerSimulation& sim);
 

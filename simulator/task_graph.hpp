@@ -26,27 +26,27 @@ enum class KernelKind : std::uint8_t { AttentionForward, AttentionBackward, Gemm
 // dK,dV accumulators; an all-to-all shard (Ulysses).
 enum class Payload : std::uint8_t { KV, QPack, DQ, DKV, AllToAll };
 
-[[nodiscard]] const char* to_string(Phase phase);       // "forward", "backward"
-[[nodiscard]] const char* to_string(KernelKind kernel); // "attn_fwd", "attn_bwd", "gemm", "elementwise"
-[[nodiscard]] const char* to_string(Payload payload);   // "kv", "q_pack", "dq", "dkv", "all_to_all"
+[[nodiscard]] const char* to_string(Phase phase);        // "forward", "backward"
+[[nodiscard]] const char* to_string(KernelKind kernel);  // "attn_fwd", "attn_bwd", "gemm", "elementwise"
+[[nodiscard]] const char* to_string(Payload payload);    // "kv", "q_pack", "dq", "dkv", "all_to_all"
 
 // 48 bytes: lowerings write millions of these and engines read them several times over, so
 // sizes are 32-bit (TaskGraph::add_compute checks block sizes fit) and a task's dependencies
 // end where the next task's begin.
 struct Task {
-  double amount = 0;          // compute: FLOPs; transfer: bytes
-  std::int32_t gpu = 0;       // compute: the GPU; transfer: the source GPU
-  std::int32_t peer = 0;      // transfer: the destination GPU (compute: the GPU again)
-  std::int32_t step = 0;      // ring step (for traces and checks)
-  std::int32_t block_q = 0;   // compute: query rows of the block (tokens), for kernel efficiency
-  std::int32_t block_k = 0;   // compute: key columns of the block (tokens)
-  std::int32_t dep_begin = 0; // first dependency in the graph's dependency array
-  float epilogue_bytes = 0;   // compute: bytes the step's merge or accumulation streams through memory
+  double amount = 0;           // compute: FLOPs; transfer: bytes
+  std::int32_t gpu = 0;        // compute: the GPU; transfer: the source GPU
+  std::int32_t peer = 0;       // transfer: the destination GPU (compute: the GPU again)
+  std::int32_t step = 0;       // ring step (for traces and checks)
+  std::int32_t block_q = 0;    // compute: query rows of the block (tokens), for kernel efficiency
+  std::int32_t block_k = 0;    // compute: key columns of the block (tokens)
+  std::int32_t dep_begin = 0;  // first dependency in the graph's dependency array
+  float epilogue_bytes = 0;    // compute: bytes the step's merge or accumulation streams through memory
   TaskKind kind = TaskKind::Compute;
   Phase phase = Phase::Forward;
   KernelKind kernel = KernelKind::AttentionForward;  // compute only
   Payload payload = Payload::KV;                     // transfer only
-  std::uint8_t stream = 0;  // compute: stream index on the GPU; transfer: channel (ring level)
+  std::uint8_t stream = 0;                           // compute: stream index on the GPU; transfer: channel (ring level)
   bool masked = false;      // compute: the block has partly allowed tiles (a causal diagonal, a window edge)
   std::uint16_t lanes = 0;  // compute: independent (sequence, head) problems the kernel runs side by side
 };

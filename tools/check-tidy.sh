@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs clang-tidy with .clang-tidy's checks (every finding an error) on the C++ sources a change
-# touches: those named, or else the ones the last commit changed beyond whitespace and any
+# touches: those named, or else the ones the last commit changed beyond formatting and any
 # changed since, a header standing for the source of the same name. Compile commands come from
 # a tree configured for it alone (build-tidy/: no unity build, no precompiled header, no CUDA;
 # configured once, in seconds). tools/run-tests.sh runs it; exits 1 on any finding.
@@ -14,14 +14,25 @@ if [ ! -f "$tree/compile_commands.json" ]; then
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null || { echo "check-tidy: configuring $tree failed" >&2; exit 2; }
 fi
 
-changed() {  # the files changed beyond whitespace: by the last commit, then since it
-  if git rev-parse -q --verify HEAD~1 >/dev/null; then git diff -w --numstat HEAD~1 HEAD; fi
-  git diff -w --numstat HEAD
+# The C++ files the last commit and the working tree changed beyond formatting: a file whose
+# old and new text format to the same (a change made by tools/check-format.sh --fix) is left out.
+formatted() {  # formatted <revision> <file>: the file at <revision> ("work": on disk), formatted
+  if [ "$1" = work ]; then clang-format --assume-filename="$2" <"$2"; else
+    git show "$1:$2" 2>/dev/null | clang-format --assume-filename="$2"; fi
+}
+changed() {
+  local base=HEAD f
+  git rev-parse -q --verify HEAD~1 >/dev/null && base=HEAD~1
+  { git diff --name-only "$base" HEAD; git diff --name-only HEAD; } | sort -u | grep -E '\.(cpp|hpp)$' |
+    while read -r f; do
+      [ -f "$f" ] || continue
+      [ "$(formatted "$base" "$f" | md5sum)" = "$(formatted work "$f" | md5sum)" ] || echo "$f"
+    done
 }
 if [ $# -gt 0 ]; then
   candidates=("$@")
 else
-  mapfile -t candidates < <(changed | awk '$1 != "0" || $2 != "0" {print $3}' | sort -u)
+  mapfile -t candidates < <(changed)
 fi
 sources=()
 for f in "${candidates[@]}"; do

@@ -11,8 +11,8 @@ std::optional<double> pcie_lane_Bps(double gts, Figures figures) {
   struct Gen {
     double gts, physical_Bps, nccl_Bps;
   };
-  static constexpr Gen gens[] = {{2.5, 0.25e9, 0.1875e9}, {5.0, 0.5e9, 0.375e9},  {8.0, 0.985e9, 0.75e9},
-                                 {16.0, 1.969e9, 1.5e9},  {32.0, 3.938e9, 3e9}, {64.0, 7.563e9, 6e9}};
+  static constexpr Gen gens[] = {{2.5, 0.25e9, 0.1875e9}, {5.0, 0.5e9, 0.375e9}, {8.0, 0.985e9, 0.75e9},
+                                 {16.0, 1.969e9, 1.5e9},  {32.0, 3.938e9, 3e9},  {64.0, 7.563e9, 6e9}};
   for (const Gen& g : gens) {
     if (std::abs(g.gts - gts) < 0.01) return figures == Figures::Nccl ? g.nccl_Bps : g.physical_Bps;
   }

@@ -65,7 +65,7 @@ inline constexpr double kNcclLocalBps = 5000e9;
 struct GpuModel {
   unsigned pci_device = 0;  // NVIDIA PCI device id, 0 when we do not match it
   GpuSpec spec;
-  int sm = 0;               // compute capability x 10, what NVLink speeds go by
+  int sm = 0;                  // compute capability x 10, what NVLink speeds go by
   const char* cuda_name = "";  // cudaDeviceProp::name, e.g. "NVIDIA H100 80GB HBM3"
 };
 [[nodiscard]] const std::vector<GpuModel>& gpu_models();

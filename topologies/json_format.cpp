@@ -20,7 +20,8 @@ namespace {
 // The shortest of the readable form and value/unit for every unit that parses back to the
 // identical double; the base unit with all digits when none does.
 template <class Format, class Parse>
-std::string exact(double value, Format format, Parse parse, std::initializer_list<std::pair<const char*, double>> units) {
+std::string exact(double value, Format format, Parse parse,
+                  std::initializer_list<std::pair<const char*, double>> units) {
   std::string best;
   auto consider = [&](std::string text) {
     if (parse(text, "") == value && (best.empty() || text.size() < best.size())) best = std::move(text);
@@ -101,11 +102,16 @@ std::optional<Enum> read_enum(JsonReader& r, const Json& obj, const std::string&
 
 double default_latency(LinkKind kind) {
   switch (kind) {
-    case LinkKind::NvLink: return hw::kNvLinkLatency;
-    case LinkKind::Pcie: return hw::kPcieLatency;
-    case LinkKind::InterSocket: return hw::kInterSocketLatency;
-    case LinkKind::SharedMemory: return 0.5e-6;
-    case LinkKind::Network: return hw::kFabricLatency;
+    case LinkKind::NvLink:
+      return hw::kNvLinkLatency;
+    case LinkKind::Pcie:
+      return hw::kPcieLatency;
+    case LinkKind::InterSocket:
+      return hw::kInterSocketLatency;
+    case LinkKind::SharedMemory:
+      return 0.5e-6;
+    case LinkKind::Network:
+      return hw::kFabricLatency;
   }
   return 0;
 }
@@ -139,7 +145,8 @@ std::optional<GpuSpec> read_gpu(JsonReader& r, const Json& doc) {
     if (gpu->contains(key) && !(value > 0)) r.problem(JsonReader::child("/gpu", key), "must be positive");
   }
   if (required && (!peak || !memory || !bandwidth) && model) {
-    r.problem("/gpu/model", fmt::format("'{}' is not a known model, so peak_bf16, memory and memory_bandwidth are required", *model),
+    r.problem("/gpu/model",
+              fmt::format("'{}' is not a known model, so peak_bf16, memory and memory_bandwidth are required", *model),
               text::join(known_gpu_models()), text::did_you_mean(*model, known_gpu_models()));
   }
   return spec;
@@ -194,8 +201,9 @@ std::vector<Link> read_links(JsonReader& r, const Json& node, const std::map<std
     const Json& l = (*list)[i];
     const std::string at = JsonReader::child("/node/links", i);
     if (!l.is_object()) {
-      r.problem(at, fmt::format("expected an object, found {}", l.type_name()), "",
-                "a link looks like {\"a\": \"gpu0\", \"b\": \"nvswitch\", \"kind\": \"nvlink\", \"bandwidth\": \"200GBps\"}");
+      r.problem(
+          at, fmt::format("expected an object, found {}", l.type_name()), "",
+          "a link looks like {\"a\": \"gpu0\", \"b\": \"nvswitch\", \"kind\": \"nvlink\", \"bandwidth\": \"200GBps\"}");
       continue;
     }
     r.reject_unknown_keys(l, at, {"a", "b", "kind", "bandwidth", "latency", "sharing"});
@@ -321,7 +329,8 @@ Topology parse_topology_json(const Json& doc, const std::string& source) {
     links = read_links(r, *node, index);
   }
   const Fabric fabric = read_fabric(r, doc);
-  const bool has_nic = std::any_of(devices.begin(), devices.end(), [](const Device& d) { return d.kind == DeviceKind::Nic; });
+  const bool has_nic =
+      std::any_of(devices.begin(), devices.end(), [](const Device& d) { return d.kind == DeviceKind::Nic; });
   if (nodes && *nodes > 1 && !has_nic && !devices.empty()) {
     r.problem("/nodes", fmt::format("{} nodes but the node has no NIC", *nodes), "1 without a NIC",
               "add a device of kind \"nic\" with a \"port_bandwidth\"");

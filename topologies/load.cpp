@@ -27,7 +27,8 @@ void check_options(const std::string& what, const LoadOptions& o, bool is_xml, b
                  "GPU nodes have a fixed number of GPUs");
   }
   for (const auto& [flag, value] : {std::pair<const char*, const std::string&>{"--nvlink-from", o.nvlink_from},
-                                    {"--gpu-from", o.gpu_from}, {"--nic-speed", o.nic_speed}}) {
+                                    {"--gpu-from", o.gpu_from},
+                                    {"--nic-speed", o.nic_speed}}) {
     if (value.empty()) continue;
     if (!is_xml) {
       problems.add(flag, fmt::format("applies to NCCL XML files only, not '{}'", what), "",
@@ -57,7 +58,8 @@ Topology load_topology(const std::string& name, const LoadOptions& options) {
   const bool xml = ends_with(name, ".xml");
   if (!exists) {
     const bool looks_like_file = name.find('/') != std::string::npos || ends_with(name, ".json") || xml;
-    throw Error(Problem{name, looks_like_file ? "no such file" : fmt::format("'{}' is neither a preset nor a file", name),
+    throw Error(Problem{name,
+                        looks_like_file ? "no such file" : fmt::format("'{}' is neither a preset nor a file", name),
                         "a preset (" + text::join(preset_names()) + "), a .json topology or an NCCL .xml dump",
                         looks_like_file ? "check the path" : text::did_you_mean(name, preset_names())});
   }

@@ -12,11 +12,11 @@
 namespace burst::topo {
 
 struct LoadOptions {
-  int nodes = 0;            // 0: the preset's default (1) or the file's value
-  int per_node = 0;         // `local` only: ranks per virtual node (0: its default)
-  std::string nvlink_from;  // NCCL XML skeletons: preset whose NVLink fabric completes them
-  std::string gpu_from;     // NCCL XML: preset whose GPU spec to use (unknown PCI device ids)
-  std::string nic_speed;    // NCCL XML: port speed of NICs without <net>, e.g. "100Gbps"
+  int nodes = 0;                 // 0: the preset's default (1) or the file's value
+  int per_node = 0;              // `local` only: ranks per virtual node (0: its default)
+  std::string nvlink_from;       // NCCL XML skeletons: preset whose NVLink fabric completes them
+  std::string gpu_from;          // NCCL XML: preset whose GPU spec to use (unknown PCI device ids)
+  std::string nic_speed;         // NCCL XML: port speed of NICs without <net>, e.g. "100Gbps"
   bool nccl_bandwidths = false;  // NCCL XML: NCCL's derated link figures instead of physical ones
   // `local`: this machine's GPUs (the CLI's probe); null: CPU ranks.
   const LocalGpus* local_gpus = nullptr;

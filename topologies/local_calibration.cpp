@@ -65,10 +65,11 @@ LocalCalibration read_local_calibration(const std::string& path) {
     set(c.intra_latency_s, r.duration(*local, "/local", "intra_latency", false));
     set(c.inter_bandwidth_Bps, r.bandwidth(*local, "/local", "inter_bandwidth", false));
     set(c.inter_latency_s, r.duration(*local, "/local", "inter_latency", false));
-    const std::pair<const char*, double> positive[] = {
-        {"compute_flops_per_rank", c.compute_flops_per_rank}, {"memory_per_rank", c.memory_per_rank},
-        {"memory_bandwidth_per_rank", c.memory_bandwidth_per_rank}, {"intra_bandwidth", c.intra_bandwidth_Bps},
-        {"inter_bandwidth", c.inter_bandwidth_Bps}};
+    const std::pair<const char*, double> positive[] = {{"compute_flops_per_rank", c.compute_flops_per_rank},
+                                                       {"memory_per_rank", c.memory_per_rank},
+                                                       {"memory_bandwidth_per_rank", c.memory_bandwidth_per_rank},
+                                                       {"intra_bandwidth", c.intra_bandwidth_Bps},
+                                                       {"inter_bandwidth", c.inter_bandwidth_Bps}};
     for (const auto& [key, value] : positive) {
       if (!(value > 0)) r.problem(JsonReader::child("/local", key), "must be positive");
     }

@@ -31,7 +31,7 @@ struct LocalCalibration {
   double intra_latency_s = 1 * 1e-6;
   double inter_bandwidth_Bps = 2e9;
   double inter_latency_s = 5 * 1e-6;  // n * 1e-6: the double "5us" parses to
-  std::string source = "defaults";  // the file read, or "defaults"
+  std::string source = "defaults";    // the file read, or "defaults"
 };
 
 // The first existing file of the search order above, or "" when there is none.

@@ -41,18 +41,18 @@ constexpr int kMinSm = 10;
 constexpr int kMaxSm = 999;
 
 struct PendingNvLink {
-  int gpu = 0;             // GPU ordinal
-  std::string target;      // busid
+  int gpu = 0;         // GPU ordinal
+  std::string target;  // busid
   int count = 0;
   unsigned tclass = 0;
   std::size_t line = 0;
 };
 
 struct GpuFound {
-  int device = 0;       // device index in the builder
+  int device = 0;  // device index in the builder
   std::string busid;
   unsigned pci_device = 0;  // 0: no 'device' attribute
-  int sm = 0;           // 0: no <gpu> element
+  int sm = 0;               // 0: no <gpu> element
   std::size_t line = 0;
 };
 
@@ -148,7 +148,9 @@ bool side_by_side(const NicFound& a, const NicFound& b) {
 class Importer {
  public:
   Importer(std::string_view text, std::string source, const XmlImportOptions& options)
-      : text_(text), source_(std::move(source)), options_(options),
+      : text_(text),
+        source_(std::move(source)),
+        options_(options),
         figures_(options.nccl_bandwidths ? hw::Figures::Nccl : hw::Figures::Physical) {
     line_starts_.push_back(0);
     for (std::size_t i = 0; i < text_.size(); ++i) {
@@ -160,10 +162,13 @@ class Importer {
 
  private:
   std::size_t line_of(std::ptrdiff_t offset) const {
-    const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), static_cast<std::size_t>(std::max<std::ptrdiff_t>(offset, 0)));
+    const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(),
+                                     static_cast<std::size_t>(std::max<std::ptrdiff_t>(offset, 0)));
     return static_cast<std::size_t>(it - line_starts_.begin());
   }
-  std::string at(const pugi::xml_node& node) const { return fmt::format("{}:{}", source_, line_of(node.offset_debug())); }
+  std::string at(const pugi::xml_node& node) const {
+    return fmt::format("{}:{}", source_, line_of(node.offset_debug()));
+  }
   void problem(const pugi::xml_node& node, std::string what, std::string valid = {}, std::string hint = {}) {
     problems_.add(at(node), std::move(what), std::move(valid), std::move(hint));
   }
@@ -208,12 +213,12 @@ class Importer {
   std::vector<GpuFound> gpus_;
   std::unordered_map<std::string, std::size_t> gpu_line_by_busid_;  // bus id -> its first GPU's line
   std::vector<PendingNvLink> nvlinks_;
-  int nvlink_elements_ = 0;                   // every <nvlink>, valid or not
-  bool nvlinks_from_preset_ = false;          // the NVSwitch plane came from `nvlink_from`
+  int nvlink_elements_ = 0;           // every <nvlink>, valid or not
+  bool nvlinks_from_preset_ = false;  // the NVSwitch plane came from `nvlink_from`
   std::vector<NicFound> nics_;
   std::vector<std::pair<int, double>> cpus_;  // device, inter-socket bandwidth
   pugi::xml_node first_gpu_pci_;
-  pugi::xml_node first_flattened_;            // the first Broadcom switch with merged sub-switches
+  pugi::xml_node first_flattened_;  // the first Broadcom switch with merged sub-switches
   int merged_sub_switches_ = 0;
   bool warned_default_pcie_ = false;
 };
@@ -226,8 +231,9 @@ std::optional<long long> Importer::attr_int(const pugi::xml_node& node, const ch
   }
   const auto v = parse_int(a.value(), base);
   if (!v) {
-    problem(node, fmt::format("<{}> {}=\"{}\" is not {}", node.name(), name, a.value(),
-                              base == 16 ? "a hexadecimal number" : "an integer"),
+    problem(node,
+            fmt::format("<{}> {}=\"{}\" is not {}", node.name(), name, a.value(),
+                        base == 16 ? "a hexadecimal number" : "an integer"),
             base == 16 ? "e.g. 0x030200" : "e.g. 16");
   }
   return v;
@@ -318,8 +324,9 @@ void Importer::visit_gpu(const pugi::xml_node& pci, int parent, double link_Bps)
   if (const pugi::xml_node gpu = pci.child("gpu")) {
     const auto sm = attr_int(gpu, "sm", 10, false);
     if (sm && (*sm < kMinSm || *sm > kMaxSm)) {
-      problem(gpu, fmt::format("<gpu> sm=\"{}\" is not a compute capability", *sm),
-              fmt::format("{} to {}: major and minor version as one number, e.g. 80 (A100) or 90 (H100)", kMinSm, kMaxSm));
+      problem(
+          gpu, fmt::format("<gpu> sm=\"{}\" is not a compute capability", *sm),
+          fmt::format("{} to {}: major and minor version as one number, e.g. 80 (A100) or 90 (H100)", kMinSm, kMaxSm));
     }
     g.sm = sm && *sm > 0 ? static_cast<int>(*sm) : 80;
     if (!sm) note(gpu, "<gpu> has no 'sm': NVLink speed of sm 80 (A100) assumed");
@@ -371,7 +378,8 @@ void Importer::visit_switch_children(const pugi::xml_node& pci, int sw, double l
 
 void Importer::visit_pci(const pugi::xml_node& pci, int parent, int depth) {
   if (depth > kMaxPciDepth) {
-    problem(pci, fmt::format("PCI tree deeper than {} levels", kMaxPciDepth), "", "is the file truncated or generated?");
+    problem(pci, fmt::format("PCI tree deeper than {} levels", kMaxPciDepth), "",
+            "is the file truncated or generated?");
     return;
   }
   const auto cls = attr_int(pci, "class", 16, true);
@@ -397,8 +405,9 @@ void Importer::visit_cpu(const pugi::xml_node& cpu, int ordinal) {
   ++result_.cpus;
   const auto family = attr_int(cpu, "familyid", 10, false);
   const auto model = attr_int(cpu, "modelid", 10, false);
-  cpus_.emplace_back(device, hw::inter_socket_Bps(cpu.attribute("vendor").value(), family ? static_cast<int>(*family) : 0,
-                                                  model ? static_cast<int>(*model) : 0));
+  cpus_.emplace_back(device,
+                     hw::inter_socket_Bps(cpu.attribute("vendor").value(), family ? static_cast<int>(*family) : 0,
+                                          model ? static_cast<int>(*model) : 0));
   for (const pugi::xml_node& child : cpu.children()) {
     const std::string_view name = child.name();
     if (name == "pci") {
@@ -433,7 +442,9 @@ const hw::GpuModel* Importer::file_gpu_model() const {
   return gpus_.empty() ? nullptr : hw::gpu_by_pci_device(gpus_.front().pci_device);
 }
 
-std::string Importer::file_gpu_label() const { return gpus_.empty() ? "no GPU" : gpu_id_label(gpus_.front().pci_device); }
+std::string Importer::file_gpu_label() const {
+  return gpus_.empty() ? "no GPU" : gpu_id_label(gpus_.front().pci_device);
+}
 
 // What to give --nvlink-from for this file's GPUs: the NVSwitch presets with their model, or,
 // when the PCI device id names no model, the choice among every NVSwitch preset. Empty when the
@@ -459,12 +470,13 @@ void Importer::add_nvlinks() {
     }
     const std::string choice = nvlink_from_choice();
     problem(first_gpu_pci_,
-            "skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no NVLink information", "",
-            choice.empty() ? fmt::format("no preset has {} GPUs on an NVSwitch plane: dump the topology on the machine "
-                                         "with NCCL_TOPO_DUMP_FILE=topo.xml and import that",
-                                         file_gpu_label())
-                           : fmt::format("complete it from the NVSwitch preset of its GPUs ({}): {}", file_gpu_label(),
-                                         choice));
+            "skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no NVLink information",
+            "",
+            choice.empty()
+                ? fmt::format("no preset has {} GPUs on an NVSwitch plane: dump the topology on the machine "
+                              "with NCCL_TOPO_DUMP_FILE=topo.xml and import that",
+                              file_gpu_label())
+                : fmt::format("complete it from the NVSwitch preset of its GPUs ({}): {}", file_gpu_label(), choice));
     return;
   }
   if (nvlink_elements_ == 0) {
@@ -473,16 +485,17 @@ void Importer::add_nvlinks() {
       return;
     }
     const std::string choice = nvlink_from_choice();
-    note(first_gpu_pci_, "no <nvlink> in this dump: its GPUs are joined by PCIe only, right for PCIe GPUs such as L4 "
-                         "or L40S" +
-                             (choice.empty() ? std::string() : "; if they share an NVSwitch plane, complete it: " + choice));
+    note(first_gpu_pci_,
+         "no <nvlink> in this dump: its GPUs are joined by PCIe only, right for PCIe GPUs such as L4 "
+         "or L40S" +
+             (choice.empty() ? std::string() : "; if they share an NVSwitch plane, complete it: " + choice));
     return;
   }
   if (!options_.nvlink_from.empty()) {
     note(first_gpu_pci_, fmt::format("--nvlink-from {} not used: the file lists its NVLinks", options_.nvlink_from));
   }
   std::vector<int> switch_lanes(gpus_.size(), 0);
-  std::map<std::pair<int, int>, int> peer_lanes;  // (lower, higher GPU ordinal) -> lanes
+  std::map<std::pair<int, int>, int> peer_lanes;      // (lower, higher GPU ordinal) -> lanes
   std::unordered_map<std::string, int> gpu_by_busid;  // the first GPU of each bus id
   for (std::size_t g = 0; g < gpus_.size(); ++g) gpu_by_busid.try_emplace(gpus_[g].busid, static_cast<int>(g));
   for (const PendingNvLink& nv : nvlinks_) {
@@ -500,8 +513,8 @@ void Importer::add_nvlinks() {
       auto& lanes = peer_lanes[{std::min(nv.gpu, other), std::max(nv.gpu, other)}];
       lanes = std::max(lanes, nv.count);  // both ends usually list the same bridge
     } else {
-      result_.notes.push_back(fmt::format("{}: NVLink to a device of class 0x{:06x} (not a GPU or NVSwitch) ignored",
-                                          where, nv.tclass));
+      result_.notes.push_back(
+          fmt::format("{}: NVLink to a device of class 0x{:06x} (not a GPU or NVSwitch) ignored", where, nv.tclass));
     }
   }
   if (std::any_of(switch_lanes.begin(), switch_lanes.end(), [](int l) { return l > 0; })) {
@@ -528,7 +541,8 @@ void Importer::complete_nvlinks(std::string_view what) {
   const Link* nvlink = nvswitch_link(preset.node());
   if (nvlink == nullptr) {
     const std::string choice = nvlink_from_choice();
-    problem(first_gpu_pci_, fmt::format("preset '{}' has no NVSwitch fabric to complete the {} with", options_.nvlink_from, what),
+    problem(first_gpu_pci_,
+            fmt::format("preset '{}' has no NVSwitch fabric to complete the {} with", options_.nvlink_from, what),
             presets_with_gpus(true),
             choice.empty() ? "name a preset whose GPUs share an NVSwitch plane"
                            : fmt::format("for this file's GPUs ({}): {}", file_gpu_label(), choice));
@@ -621,8 +635,8 @@ void Importer::add_nic_group(const std::vector<const NicFound*>& group) {
   if (group.size() < 2) return;
   note(first.anchor, fmt::format("{} NICs side by side on {} taken as one {}-port NIC '{}' of {:g} Gb/s per port: NCCL "
                                  "spreads a GPU's channels over all the NICs closest to it",
-                                 group.size(), node_.devices()[static_cast<std::size_t>(first.parent)].name, ports, name,
-                                 first.port_Bps * 8 / 1e9));
+                                 group.size(), node_.devices()[static_cast<std::size_t>(first.parent)].name, ports,
+                                 name, first.port_Bps * 8 / 1e9));
 }
 
 // The GPU spec of a preset, said in a note: it is not what the file's PCI device id says.
@@ -654,8 +668,8 @@ GpuSpec Importer::gpu_spec() {
       return GpuSpec{};
     }
     if (spec && spec->model != m->spec.model) {
-      problems_.add(where, fmt::format("mixed GPU models: {} and {}", spec->model, m->spec.model), "one GPU model per node",
-                    "name one with --gpu-from");
+      problems_.add(where, fmt::format("mixed GPU models: {} and {}", spec->model, m->spec.model),
+                    "one GPU model per node", "name one with --gpu-from");
       return GpuSpec{};
     }
     spec = m->spec;
@@ -668,20 +682,20 @@ XmlImport Importer::run() {
   const pugi::xml_parse_result parsed =
       doc.load_buffer(text_.data(), text_.size(), pugi::parse_default, pugi::encoding_utf8);
   if (!parsed) {
-    throw Error(Problem{fmt::format("{}:{}", source_, line_of(parsed.offset)), std::string("invalid XML: ") + parsed.description(),
-                        "", ""});
+    throw Error(Problem{fmt::format("{}:{}", source_, line_of(parsed.offset)),
+                        std::string("invalid XML: ") + parsed.description(), "", ""});
   }
   const pugi::xml_node root = doc.document_element();
   const std::string_view root_name = root.name();
   if (root_name == "graphs" || root_name == "graph") {
-    throw Error(Problem{at(root),
-                        "this is an NCCL graph file (NCCL_GRAPH_FILE: ring and tree channel orders), not a topology", "",
-                        "dump the topology instead: run once with NCCL_TOPO_DUMP_FILE=topo.xml and import topo.xml"});
+    throw Error(
+        Problem{at(root), "this is an NCCL graph file (NCCL_GRAPH_FILE: ring and tree channel orders), not a topology",
+                "", "dump the topology instead: run once with NCCL_TOPO_DUMP_FILE=topo.xml and import topo.xml"});
   }
   if (root_name != "system") {
-    throw Error(Problem{root ? at(root) : source_, fmt::format("expected an NCCL topology <system>, found <{}>", root_name),
-                        "<system version=\"1\"> with <cpu> children",
-                        "NCCL writes this format with NCCL_TOPO_DUMP_FILE"});
+    throw Error(
+        Problem{root ? at(root) : source_, fmt::format("expected an NCCL topology <system>, found <{}>", root_name),
+                "<system version=\"1\"> with <cpu> children", "NCCL writes this format with NCCL_TOPO_DUMP_FILE"});
   }
   reject_classless_skeleton(root);
   const auto cpus = root.children("cpu");
@@ -702,8 +716,9 @@ XmlImport Importer::run() {
   // The topology is named after the file: printable text only, as every name (escape.hpp).
   const std::string name = std::filesystem::path(source_).stem().string();
   if (escape::unprintable_at(name)) {
-    problems_.add(source_, fmt::format("the topology is named after the file, '{}': {}", escape::terminal(name),
-                                       escape::describe_unprintable(name)),
+    problems_.add(source_,
+                  fmt::format("the topology is named after the file, '{}': {}", escape::terminal(name),
+                              escape::describe_unprintable(name)),
                   "printable text: no control characters, line breaks or tabs", "rename the file");
   }
   problems_.throw_if_any();

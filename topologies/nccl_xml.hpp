@@ -62,13 +62,13 @@ struct XmlImportOptions {
 struct XmlImport {
   bool skeleton = false;
   int cpus = 0;
-  int pcie_switches = 0;             // switch vertices, after flattening Broadcom sub-switches
+  int pcie_switches = 0;  // switch vertices, after flattening Broadcom sub-switches
   int gpus = 0;
   int nics = 0;                      // NICs in the file (side-by-side ones may share a device)
   int nets = 0;                      // <net> ports, what NCCL counts as nets
   std::vector<int> nvlinks_per_gpu;  // NVLink lanes of each GPU (sum of <nvlink count>)
   bool nvswitch = false;
-  std::vector<std::string> notes;    // assumptions made, one line each ("file.xml:12: ...")
+  std::vector<std::string> notes;  // assumptions made, one line each ("file.xml:12: ...")
   std::optional<Topology> topology;
 };
 

@@ -22,8 +22,8 @@ void NodeBuilder::link(int a, int b, LinkKind kind, double bandwidth_Bps, double
   links_.push_back(Link{a, b, kind, bandwidth_Bps, latency_s, sharing});
 }
 
-void NodeBuilder::link(std::string_view a, std::string_view b, LinkKind kind, double bandwidth_Bps,
-                       double latency_s, Sharing sharing) {
+void NodeBuilder::link(std::string_view a, std::string_view b, LinkKind kind, double bandwidth_Bps, double latency_s,
+                       Sharing sharing) {
   const int ia = index(a), ib = index(b);
   if (ia < 0 || ib < 0) throw std::logic_error("NodeBuilder::link: unknown device name");
   link(ia, ib, kind, bandwidth_Bps, latency_s, sharing);

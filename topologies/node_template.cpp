@@ -29,7 +29,8 @@ void validate(const std::vector<Device>& devices, const std::vector<Link>& links
     return;  // the pairwise checks and paths below grow with the square of the device count
   }
   if (links.size() > static_cast<std::size_t>(kMaxLinksPerNode)) {
-    problems.add(where + "/links", fmt::format("{} links in one node", links.size()), fmt::format("at most {}", kMaxLinksPerNode),
+    problems.add(where + "/links", fmt::format("{} links in one node", links.size()),
+                 fmt::format("at most {}", kMaxLinksPerNode),
                  "a GPU has at most 18 NVLink ports: join many GPUs through NVSwitch devices, not pair by pair");
     return;  // every GPU's path search walks every link
   }
@@ -113,8 +114,10 @@ NodeTemplate::NodeTemplate(std::vector<Device> devices, std::vector<Link> links,
     for (std::size_t j = i + 1; j < g; ++j) {
       const FoundPath& p = from_gpu[i][static_cast<std::size_t>(gpu_devices_[j])];
       if (!p.found) {
-        problems.add(where, fmt::format("GPUs '{}' and '{}' are not connected", devices_[static_cast<std::size_t>(gpu_devices_[i])].name,
-                                        devices_[static_cast<std::size_t>(gpu_devices_[j])].name),
+        problems.add(where,
+                     fmt::format("GPUs '{}' and '{}' are not connected",
+                                 devices_[static_cast<std::size_t>(gpu_devices_[i])].name,
+                                 devices_[static_cast<std::size_t>(gpu_devices_[j])].name),
                      "", "link every GPU to an NVSwitch, a PCIe switch or a CPU");
         continue;
       }
@@ -136,14 +139,15 @@ NodeTemplate::NodeTemplate(std::vector<Device> devices, std::vector<Link> links,
         continue;
       }
       const FoundPath& b = from_gpu[i][static_cast<std::size_t>(best)];
-      if (p.info.cls < b.info.cls ||
-          (p.info.cls == b.info.cls && attached[static_cast<std::size_t>(nic)] < attached[static_cast<std::size_t>(best)])) {
+      if (p.info.cls < b.info.cls || (p.info.cls == b.info.cls && attached[static_cast<std::size_t>(nic)] <
+                                                                      attached[static_cast<std::size_t>(best)])) {
         best = nic;
       }
     }
     if (best < 0) {
-      problems.add(where, fmt::format("GPU '{}' cannot reach any NIC", devices_[static_cast<std::size_t>(gpu_devices_[i])].name), "",
-                   "link the NIC to the GPU's PCIe switch or CPU");
+      problems.add(
+          where, fmt::format("GPU '{}' cannot reach any NIC", devices_[static_cast<std::size_t>(gpu_devices_[i])].name),
+          "", "link the NIC to the GPU's PCIe switch or CPU");
       continue;
     }
     const FoundPath& p = from_gpu[i][static_cast<std::size_t>(best)];

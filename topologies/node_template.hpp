@@ -47,8 +47,8 @@ class NodeTemplate {
   std::vector<Link> links_;
   std::vector<int> gpu_devices_;
   std::vector<int> nic_devices_;
-  std::vector<PathInfo> paths_;                      // gpu_count^2
-  std::vector<std::vector<TemplateLinkDir>> routes_; // gpu_count^2
+  std::vector<PathInfo> paths_;                       // gpu_count^2
+  std::vector<std::vector<TemplateLinkDir>> routes_;  // gpu_count^2
   std::vector<NicAttachment> nic_of_;
   std::vector<std::vector<TemplateLinkDir>> to_nic_, from_nic_;
   std::vector<PathInfo> nic_path_;

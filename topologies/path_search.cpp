@@ -16,9 +16,9 @@ namespace {
 // What a path has crossed so far; also what one arc adds (`bandwidth` = the arc's).
 struct Cost {
   bool unreachable = false;
-  int cpus = 0;       // CPU vertices entered
-  int sockets = 0;    // inter-socket links crossed
-  int switches = 0;   // PCIe switch vertices entered
+  int cpus = 0;      // CPU vertices entered
+  int sockets = 0;   // inter-socket links crossed
+  int switches = 0;  // PCIe switch vertices entered
   double bandwidth = std::numeric_limits<double>::infinity();
   int hops = 0;
   double latency = 0;
@@ -120,9 +120,12 @@ struct RelaxRecorder : boost::base_visitor<RelaxRecorder> {
 
 PathClass classify(Round round, const Cost& c) {
   switch (round) {
-    case Round::NvLink: return PathClass::NVL;
-    case Round::SharedMemory: return PathClass::SHM;
-    case Round::Pci: break;
+    case Round::NvLink:
+      return PathClass::NVL;
+    case Round::SharedMemory:
+      return PathClass::SHM;
+    case Round::Pci:
+      break;
   }
   if (c.cpus >= 2 || c.sockets > 0) return PathClass::SYS;
   if (c.cpus == 1) return PathClass::PHB;
@@ -138,8 +141,7 @@ std::vector<TemplateLinkDir> reversed(const std::vector<TemplateLinkDir>& route)
   return out;
 }
 
-std::vector<FoundPath> search_paths(const std::vector<Device>& devices, const std::vector<Link>& links,
-                                    int source) {
+std::vector<FoundPath> search_paths(const std::vector<Device>& devices, const std::vector<Link>& links, int source) {
   const Graph g = build_graph(devices, links);
   const std::size_t n = devices.size();
   const auto src = static_cast<Vertex>(source);

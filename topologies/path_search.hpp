@@ -30,8 +30,8 @@ struct FoundPath {
 
 // Best paths from `source` to every device (index = device index). Devices and links must
 // already be validated (link ends in range).
-[[nodiscard]] std::vector<FoundPath> search_paths(const std::vector<Device>& devices,
-                                                  const std::vector<Link>& links, int source);
+[[nodiscard]] std::vector<FoundPath> search_paths(const std::vector<Device>& devices, const std::vector<Link>& links,
+                                                  int source);
 
 // The same route walked backwards (b -> a from a -> b).
 [[nodiscard]] std::vector<TemplateLinkDir> reversed(const std::vector<TemplateLinkDir>& route);

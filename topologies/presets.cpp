@@ -80,7 +80,8 @@ Topology local_preset(int nodes, int per_node) {
   b.nic("loopback", 1, c.inter_bandwidth_Bps);
   b.link("loopback", "cpu0", LinkKind::SharedMemory, c.intra_bandwidth_Bps, 0);
   const GpuSpec rank{"cpu-rank", c.compute_flops_per_rank, c.memory_per_rank, c.memory_bandwidth_per_rank};
-  return Topology("local", rank, b.build("local node"), nodes, Fabric{FabricKind::RailOptimized, c.inter_latency_s, 1.0});
+  return Topology("local", rank, b.build("local node"), nodes,
+                  Fabric{FabricKind::RailOptimized, c.inter_latency_s, 1.0});
 }
 
 Topology local_gpu_preset(int nodes, int per_node, const LocalGpus& gpus) {
@@ -107,12 +108,14 @@ Topology local_gpu_preset(int nodes, int per_node, const LocalGpus& gpus) {
       const std::string gpu = fmt::format("gpu{}", g);
       b.device(DeviceKind::Gpu, gpu);
       b.link(gpu, "cpu0", LinkKind::Pcie, gpus.pcie_Bps, hw::kPcieLatency);
-      if (gpus.nvlink_Bps > 0 && per_node > 1) b.link(gpu, "nvswitch", LinkKind::NvLink, gpus.nvlink_Bps, hw::kNvLinkLatency);
+      if (gpus.nvlink_Bps > 0 && per_node > 1)
+        b.link(gpu, "nvswitch", LinkKind::NvLink, gpus.nvlink_Bps, hw::kNvLinkLatency);
     }
   }
   b.nic("loopback", 1, between);
   b.link("loopback", "cpu0", LinkKind::SharedMemory, between, 0);
-  return Topology("local", rank, b.build("local GPU node"), nodes, Fabric{FabricKind::RailOptimized, hw::kPcieLatency, 1.0});
+  return Topology("local", rank, b.build("local GPU node"), nodes,
+                  Fabric{FabricKind::RailOptimized, hw::kPcieLatency, 1.0});
 }
 
 struct Preset {
@@ -144,9 +147,10 @@ const std::vector<Preset>& table() {
       {{"pcie-8gpu", "8x A100-PCIE-80GB, no NVLink: 2 sockets x 2 PCIe gen4 switches x 2 GPUs, 1 HDR NIC per socket"},
        "A100-PCIE-80GB",
        {"A100-PCIE-80GB", 0, 2, kHdr, 16, "GenuineIntel", 6, 106}},
-      {{"local", "this machine: its GPUs (a rank each, or --per-node K ranks sharing the first), or CPU ranks over MPI "
-                 "(--local-device cpu, or no GPU visible; --per-node K per virtual node, default 2) at the local "
-                 "calibration's speeds"},
+      {{"local",
+        "this machine: its GPUs (a rank each, or --per-node K ranks sharing the first), or CPU ranks over MPI "
+        "(--local-device cpu, or no GPU visible; --per-node K per virtual node, default 2) at the local "
+        "calibration's speeds"},
        nullptr,
        {}},
   };
@@ -190,7 +194,8 @@ Topology make_preset(std::string_view name, int nodes, int per_node, const Local
   if (nodes < 1) problems.add("--nodes", fmt::format("{} nodes", nodes), "1 or more");
   if (per_node < 0) problems.add("--per-node", fmt::format("{} ranks per node", per_node), "1 or more");
   if (per_node > kMaxRanksPerLocalNode) {  // before a device is built: the node could not hold them
-    problems.add("--per-node", fmt::format("{} ranks per node", per_node), fmt::format("at most {}", kMaxRanksPerLocalNode),
+    problems.add("--per-node", fmt::format("{} ranks per node", per_node),
+                 fmt::format("at most {}", kMaxRanksPerLocalNode),
                  fmt::format("a node holds at most {} devices, the CPU and the loopback NIC among them; model more "
                              "ranks as more --nodes",
                              kMaxDevicesPerNode));

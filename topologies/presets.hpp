@@ -58,6 +58,7 @@ struct LocalGpus {
 // `local` (0: its default: 2 CPU ranks, or a rank per GPU); other presets reject it. `gpus`
 // builds `local` from this machine's GPUs instead of CPU ranks. Unknown names throw burst::Error
 // with the list of presets and a did-you-mean.
-[[nodiscard]] Topology make_preset(std::string_view name, int nodes = 1, int per_node = 0, const LocalGpus* gpus = nullptr);
+[[nodiscard]] Topology make_preset(std::string_view name, int nodes = 1, int per_node = 0,
+                                   const LocalGpus* gpus = nullptr);
 
 }  // namespace burst::topo

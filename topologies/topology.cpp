@@ -30,51 +30,72 @@ namespace burst::topo {
 
 const char* to_string(DeviceKind kind) {
   switch (kind) {
-    case DeviceKind::Gpu: return "gpu";
-    case DeviceKind::NvSwitch: return "nvswitch";
-    case DeviceKind::PcieSwitch: return "pcie-switch";
-    case DeviceKind::Cpu: return "cpu";
-    case DeviceKind::Nic: return "nic";
+    case DeviceKind::Gpu:
+      return "gpu";
+    case DeviceKind::NvSwitch:
+      return "nvswitch";
+    case DeviceKind::PcieSwitch:
+      return "pcie-switch";
+    case DeviceKind::Cpu:
+      return "cpu";
+    case DeviceKind::Nic:
+      return "nic";
   }
   return "?";
 }
 
 const char* to_string(LinkKind kind) {
   switch (kind) {
-    case LinkKind::NvLink: return "nvlink";
-    case LinkKind::Pcie: return "pcie";
-    case LinkKind::InterSocket: return "inter-socket";
-    case LinkKind::SharedMemory: return "shm";
-    case LinkKind::Network: return "network";
+    case LinkKind::NvLink:
+      return "nvlink";
+    case LinkKind::Pcie:
+      return "pcie";
+    case LinkKind::InterSocket:
+      return "inter-socket";
+    case LinkKind::SharedMemory:
+      return "shm";
+    case LinkKind::Network:
+      return "network";
   }
   return "?";
 }
 
 const char* to_string(Sharing sharing) {
   switch (sharing) {
-    case Sharing::Shared: return "shared";
-    case Sharing::FatPipe: return "fatpipe";
+    case Sharing::Shared:
+      return "shared";
+    case Sharing::FatPipe:
+      return "fatpipe";
   }
   return "?";
 }
 
 const char* to_string(PathClass cls) {
   switch (cls) {
-    case PathClass::NVL: return "NVL";
-    case PathClass::SHM: return "SHM";
-    case PathClass::PIX: return "PIX";
-    case PathClass::PXB: return "PXB";
-    case PathClass::PHB: return "PHB";
-    case PathClass::SYS: return "SYS";
-    case PathClass::NET: return "NET";
+    case PathClass::NVL:
+      return "NVL";
+    case PathClass::SHM:
+      return "SHM";
+    case PathClass::PIX:
+      return "PIX";
+    case PathClass::PXB:
+      return "PXB";
+    case PathClass::PHB:
+      return "PHB";
+    case PathClass::SYS:
+      return "SYS";
+    case PathClass::NET:
+      return "NET";
   }
   return "?";
 }
 
 const char* to_string(FabricKind kind) {
   switch (kind) {
-    case FabricKind::RailOptimized: return "rail-optimized";
-    case FabricKind::FatTree: return "fat-tree";
+    case FabricKind::RailOptimized:
+      return "rail-optimized";
+    case FabricKind::FatTree:
+      return "fat-tree";
   }
   return "?";
 }
@@ -83,8 +104,7 @@ namespace {
 
 bool positive(double v) { return v > 0 && std::isfinite(v); }
 
-void validate(const std::string& name, const GpuSpec& gpu, const NodeTemplate* node, int nodes,
-              const Fabric& fabric) {
+void validate(const std::string& name, const GpuSpec& gpu, const NodeTemplate* node, int nodes, const Fabric& fabric) {
   Problems problems;
   const std::string where = fmt::format("topology '{}'", name);
   if (node == nullptr) problems.add(where, "has no node template");
@@ -110,8 +130,9 @@ void validate(const std::string& name, const GpuSpec& gpu, const NodeTemplate* n
     // GPU indices and LinkIds are 32-bit: keep the whole cluster addressable.
     const auto per_node = static_cast<std::int64_t>(2 * node->links().size() + 2 * node->nic_devices().size() + 2);
     if (per_node * nodes > INT32_MAX || static_cast<std::int64_t>(node->gpu_count()) * nodes > INT32_MAX) {
-      problems.add(where, fmt::format("{} nodes of {} GPUs and {} links is too large to address", nodes,
-                                      node->gpu_count(), node->links().size()),
+      problems.add(where,
+                   fmt::format("{} nodes of {} GPUs and {} links is too large to address", nodes, node->gpu_count(),
+                               node->links().size()),
                    "fewer than 2^31 GPUs and directed links in total");
     }
   }
@@ -161,8 +182,8 @@ PathInfo Topology::path(int src_gpu, int dst_gpu) const {
   const PathInfo& up = node_->nic_path(la);
   const PathInfo& down = node_->nic_path(lb);
   const bool spine = fabric_.kind == FabricKind::FatTree || nic_rail(src_gpu) != nic_rail(dst_gpu);
-  double bw = std::min({up.bandwidth_Bps, nic_of(src_gpu).bandwidth_Bps, nic_of(dst_gpu).bandwidth_Bps,
-                        down.bandwidth_Bps});
+  double bw =
+      std::min({up.bandwidth_Bps, nic_of(src_gpu).bandwidth_Bps, nic_of(dst_gpu).bandwidth_Bps, down.bandwidth_Bps});
   if (spine) bw = std::min(bw, spine_Bps_);
   return PathInfo{PathClass::NET, bw, up.latency_s + fabric_.latency_s + down.latency_s,
                   up.hops + down.hops + (spine ? 4 : 2)};
@@ -288,9 +309,8 @@ Json Topology::summary_json() const {
               {"memory_bandwidth_Bps", gpu_.memory_bandwidth_Bps}};
   j["nics_per_node"] = nics_per_node_;
   j["nets_per_node"] = nets_per_node();
-  j["intra_node"] = {{"class", to_string(intra.cls)},
-                     {"bandwidth_Bps", intra.bandwidth_Bps},
-                     {"latency_s", intra.latency_s}};
+  j["intra_node"] = {
+      {"class", to_string(intra.cls)}, {"bandwidth_Bps", intra.bandwidth_Bps}, {"latency_s", intra.latency_s}};
   j["inter_node"] = {{"bandwidth_Bps_per_gpu", inter_node_bandwidth_per_gpu()},
                      {"nic_sharing", sharing},
                      {"fabric", to_string(fabric_.kind)},

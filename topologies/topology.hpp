@@ -45,16 +45,16 @@ inline constexpr int kPathClassCount = 7;  // PathClass values
 [[nodiscard]] const char* to_string(FabricKind kind);  // "rail-optimized", "fat-tree"
 
 struct GpuSpec {
-  std::string model;               // "A800-SXM4-80GB", or "cpu-rank" for the local topology
-  double peak_bf16_flops = 0;      // dense, FLOP/s
-  double memory_bytes = 0;         // HBM capacity
-  double memory_bandwidth_Bps = 0; // HBM bandwidth
+  std::string model;                // "A800-SXM4-80GB", or "cpu-rank" for the local topology
+  double peak_bf16_flops = 0;       // dense, FLOP/s
+  double memory_bytes = 0;          // HBM capacity
+  double memory_bandwidth_Bps = 0;  // HBM bandwidth
 };
 
 struct Device {
   DeviceKind kind;
-  std::string name;  // unique within the node: "gpu0", "nvswitch", "pcie-sw1", "cpu0", "nic2"
-  int ports = 1;     // NICs: network ports NCCL would use as separate nets
+  std::string name;               // unique within the node: "gpu0", "nvswitch", "pcie-sw1", "cpu0", "nic2"
+  int ports = 1;                  // NICs: network ports NCCL would use as separate nets
   double port_bandwidth_Bps = 0;  // NICs: bandwidth of each network port, per direction
 };
 
@@ -69,8 +69,8 @@ struct Link {
 
 struct Fabric {
   FabricKind kind = FabricKind::RailOptimized;
-  double latency_s = 2e-6;          // one traversal, switch hops included
-  double oversubscription = 1.0;    // >= 1; spine capacity = node NIC bandwidth / oversubscription
+  double latency_s = 2e-6;        // one traversal, switch hops included
+  double oversubscription = 1.0;  // >= 1; spine capacity = node NIC bandwidth / oversubscription
 };
 
 // What a transfer between two GPUs meets on its way.
@@ -82,7 +82,7 @@ struct PathInfo {
 };
 
 struct NicAttachment {
-  int nic = -1;              // device index of the NIC in the node template
+  int nic = -1;  // device index of the NIC in the node template
   PathClass cls = PathClass::PIX;
   double bandwidth_Bps = 0;  // the NIC's network bandwidth, all ports
   int gpus_sharing = 1;      // GPUs of the node attached to this NIC
@@ -152,7 +152,7 @@ class Topology {
   int nodes_;
   Fabric fabric_;
   // Derived once in the constructor; see "Global link ids" in topology.cpp.
-  LinkId template_dirs_ = 0;         // directed template links per node (2 x links)
+  LinkId template_dirs_ = 0;  // directed template links per node (2 x links)
   int nics_per_node_ = 0;
   std::vector<int> rail_of_device_;  // template device index -> NIC position, -1 if not a NIC
   double spine_Bps_ = 0;

@@ -39,8 +39,8 @@ Topology with_intra_bandwidth(const Topology& topology, double bandwidth_Bps, st
 Topology with_nets_per_node(const Topology& topology, int nets, std::string_view field) {
   const NodeTemplate& node = topology.node();
   const auto nics = static_cast<int>(node.nic_devices().size());
-  const std::string valid = nics == 0 ? "none: the node has no NIC"
-                                      : fmt::format("a multiple or a divisor of the node's {} NICs", nics);
+  const std::string valid =
+      nics == 0 ? "none: the node has no NIC" : fmt::format("a multiple or a divisor of the node's {} NICs", nics);
   if (nics == 0 || nets < 1 || (nets % nics != 0 && nics % nets != 0)) {
     throw Error(Problem{std::string(field), fmt::format("{} network ports per node on '{}'", nets, topology.name()),
                         valid, nics == 0 ? "this topology has no network to vary" : ""});

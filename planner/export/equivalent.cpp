@@ -15,7 +15,8 @@ bool has(const std::vector<T>& values, T value) {
 
 std::string describe_checkpoint(const plan::Strategy& s) {
   std::string text = to_string(s.checkpoint.policy);
-  if (s.checkpoint.policy == CheckpointPolicy::SeqStash) text += fmt::format(" (kept {:.2f})", s.checkpoint.kept_fraction);
+  if (s.checkpoint.policy == CheckpointPolicy::SeqStash)
+    text += fmt::format(" (kept {:.2f})", s.checkpoint.kept_fraction);
   return text;
 }
 
@@ -111,8 +112,9 @@ class Mapper {
     if (has(capable_.checkpoints, s.checkpoint.policy)) return;
     const std::string asked = describe_checkpoint(s);
     const bool keeps_attention = has(capable_.checkpoints, CheckpointPolicy::AttnStash);
-    s.checkpoint.policy = s.checkpoint.policy == CheckpointPolicy::SeqStash && keeps_attention ? CheckpointPolicy::AttnStash
-                                                                                 : CheckpointPolicy::Full;
+    s.checkpoint.policy = s.checkpoint.policy == CheckpointPolicy::SeqStash && keeps_attention
+                              ? CheckpointPolicy::AttnStash
+                              : CheckpointPolicy::Full;
     s.checkpoint.kept_fraction = 0;
     deviate(Knob::Checkpoint, asked, describe_checkpoint(s));
   }
@@ -157,7 +159,8 @@ std::string describe_attention(const plan::Strategy& s) {
     ring = s.ring == RingKind::Double ? fmt::format("double ring {}x{}", s.inner, s.outer)
                                       : fmt::format("flat ring of {}", s.cp);
   }
-  if (s.ulysses > 1) return ring.empty() ? fmt::format("Ulysses {}", s.ulysses) : fmt::format("Ulysses {} x {}", s.ulysses, ring);
+  if (s.ulysses > 1)
+    return ring.empty() ? fmt::format("Ulysses {}", s.ulysses) : fmt::format("Ulysses {} x {}", s.ulysses, ring);
   return ring.empty() ? "1 rank" : ring;
 }
 

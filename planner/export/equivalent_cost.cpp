@@ -31,7 +31,8 @@ Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strateg
   const double budget = plan.job.memory_budget_bytes > 0 ? plan.job.memory_budget_bytes : cluster.gpu().memory_bytes;
   p.fits = p.memory_bytes <= budget;
   if (!p.fits) {
-    p.reason = fmt::format("needs {} per GPU, budget {}", units::human_bytes(p.memory_bytes), units::human_bytes(budget));
+    p.reason =
+        fmt::format("needs {} per GPU, budget {}", units::human_bytes(p.memory_bytes), units::human_bytes(budget));
   }
   return p;
 }

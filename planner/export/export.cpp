@@ -27,9 +27,10 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
                                           const Equivalent& equivalent) {
   std::vector<std::string> notes;
   if (plan.job.mask.kind != MaskKind::Causal) {
-    notes.push_back(fmt::format("mask: the job's mask is {}; these settings leave the framework's causal default, "
-                                "so give the mask in the model or the data",
-                                to_string(plan.job.mask)));
+    notes.push_back(
+        fmt::format("mask: the job's mask is {}; these settings leave the framework's causal default, "
+                    "so give the mask in the model or the data",
+                    to_string(plan.job.mask)));
   }
   if (equivalent.deviations.empty()) {
     notes.push_back(fmt::format("{} runs the plan's strategy as it is ({})", framework.title,
@@ -46,8 +47,8 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
   }
   const Predicted ours = predict_strategy(plan, plan.strategy, source);
   const Predicted theirs = predict_strategy(plan, equivalent.strategy, source);
-  notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the plan ({}) {}", plan.strategy.name,
-                              figures(ours)));
+  notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the plan ({}) {}",
+                              plan.strategy.name, figures(ours)));
   std::string verdict;
   if (ours.runs && theirs.runs && theirs.tokens_per_s_per_gpu > 0) {
     verdict = fmt::format("; the plan is {:.2f}x its speed", ours.tokens_per_s_per_gpu / theirs.tokens_per_s_per_gpu);
@@ -68,7 +69,12 @@ Exported export_plan(const plan::Plan& plan, const std::string& source, std::str
   std::set<int> nodes;
   for (const plan::RankPlacement& r : plan.ranks) nodes.insert(r.node);
   const int node_count = std::max(1, static_cast<int>(nodes.size()));
-  ExportInput input{plan, source, framework, equivalent.strategy, out.notes, node_count,
+  ExportInput input{plan,
+                    source,
+                    framework,
+                    equivalent.strategy,
+                    out.notes,
+                    node_count,
                     static_cast<int>(plan.ranks.size()) / node_count};
   out.text = framework.write(input);
   return out;

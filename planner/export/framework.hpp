@@ -35,9 +35,9 @@ struct Capabilities {
   std::vector<Layout> layouts;     // of the ring; the first is the one it runs by default
   std::vector<BackwardMode> backwards;
   std::vector<CheckpointPolicy> checkpoints;
-  bool chunked_lm_head = false;    // the LM head fused with the loss over sequence chunks
-  std::vector<int> zero_stages;    // optimizer-state, gradient and parameter sharding it has
-  bool offload = false;            // the optimizer on the CPU
+  bool chunked_lm_head = false;  // the LM head fused with the loss over sequence chunks
+  std::vector<int> zero_stages;  // optimizer-state, gradient and parameter sharding it has
+  bool offload = false;          // the optimizer on the CPU
 };
 
 struct Limit {

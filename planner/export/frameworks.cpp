@@ -20,21 +20,31 @@ Framework megatron() {
   f.title = "Megatron-LM";
   f.version = "core_v0.14.0 (23e00ed0, 2025-10-08)";
   f.format = "bash array of pretrain_gpt.py arguments";
-  f.can = {.ring = true, .ulysses = true, .ulysses_with_ring = true, .double_ring = false,
-           .layouts = {Layout::Zigzag}, .backwards = {BackwardMode::KvRing}, .checkpoints = {CP::None, CP::Full},
-           .chunked_lm_head = false, .zero_stages = {0, 1, 2, 3}, .offload = true};
+  f.can = {.ring = true,
+           .ulysses = true,
+           .ulysses_with_ring = true,
+           .double_ring = false,
+           .layouts = {Layout::Zigzag},
+           .backwards = {BackwardMode::KvRing},
+           .checkpoints = {CP::None, CP::Full},
+           .chunked_lm_head = false,
+           .zero_stages = {0, 1, 2, 3},
+           .offload = true};
   f.limits = {
-      {Knob::Attention, "--hierarchical-context-parallel-sizes splits a2a (Ulysses) from p2p (ring); the p2p ring "
-                  "itself is one flat ring"},
+      {Knob::Attention,
+       "--hierarchical-context-parallel-sizes splits a2a (Ulysses) from p2p (ring); the p2p ring "
+       "itself is one flat ring"},
       {Knob::Layout, "it always splits the sequence into 2 x CP chunks, rank r holding r and 2CP-1-r (zigzag)"},
       {Knob::Backward, "TransformerEngine's p2p ring has only the K,V-side backward (dK,dV travel with K,V)"},
       {Knob::Precision, "TransformerEngine sends dK,dV in the activation dtype"},
       {Knob::Overlap, "TransformerEngine's p2p ring always overlaps"},
-      {Knob::Checkpoint, "--recompute-granularity selective recomputes whole submodules (--recompute-modules); "
-                   "none keeps the attention output while recomputing the rest, as attn_stash does, and no "
-                   "flag keeps a fraction of the sequence"},
-      {Knob::LmHead, "no flag computes the LM head and loss in sequence chunks (--cross-entropy-loss-fusion "
-               "fuses the loss, not the logits)"},
+      {Knob::Checkpoint,
+       "--recompute-granularity selective recomputes whole submodules (--recompute-modules); "
+       "none keeps the attention output while recomputing the rest, as attn_stash does, and no "
+       "flag keeps a fraction of the sequence"},
+      {Knob::LmHead,
+       "no flag computes the LM head and loss in sequence chunks (--cross-entropy-loss-fusion "
+       "fuses the loss, not the logits)"},
   };
   f.write = write_megatron;
   return f;
@@ -49,21 +59,31 @@ Framework nemo() {
   f.title = "NeMo";
   f.version = "v2.4.0 (2381f42f, 2025-07-25), megatron_gpt_config.yaml";
   f.format = "YAML overrides of megatron_gpt_config.yaml";
-  f.can = {.ring = true, .ulysses = true, .ulysses_with_ring = false, .double_ring = false,
-           .layouts = {Layout::Zigzag}, .backwards = {BackwardMode::KvRing}, .checkpoints = {CP::None, CP::Full},
-           .chunked_lm_head = false, .zero_stages = {0, 2, 3}, .offload = false};
+  f.can = {.ring = true,
+           .ulysses = true,
+           .ulysses_with_ring = false,
+           .double_ring = false,
+           .layouts = {Layout::Zigzag},
+           .backwards = {BackwardMode::KvRing},
+           .checkpoints = {CP::None, CP::Full},
+           .chunked_lm_head = false,
+           .zero_stages = {0, 2, 3},
+           .offload = false};
   f.limits = {
-      {Knob::Attention, "model.cp_comm_type a2a+p2p needs hierarchical context-parallel groups, which NeMo's "
-                  "parallel-state set-up does not make, and its p2p ring is one flat ring"},
+      {Knob::Attention,
+       "model.cp_comm_type a2a+p2p needs hierarchical context-parallel groups, which NeMo's "
+       "parallel-state set-up does not make, and its p2p ring is one flat ring"},
       {Knob::Layout, "Megatron Core splits the sequence into 2 x CP chunks (zigzag)"},
       {Knob::Backward, "TransformerEngine's p2p ring has only the K,V-side backward"},
       {Knob::Precision, "TransformerEngine sends dK,dV in the activation dtype"},
       {Knob::Overlap, "TransformerEngine's p2p ring always overlaps"},
-      {Knob::Checkpoint, "activations_checkpoint_granularity is full or selective (recompute core attention, the "
-                   "opposite of keeping it); nothing keeps a fraction of the sequence"},
+      {Knob::Checkpoint,
+       "activations_checkpoint_granularity is full or selective (recompute core attention, the "
+       "opposite of keeping it); nothing keeps a fraction of the sequence"},
       {Knob::LmHead, "no key computes the LM head in sequence chunks"},
-      {Knob::Zero, "optim.name distributed_fused_adam shards optimizer states and gradients (stage 2); fsdp "
-             "shards parameters too (stage 3)"},
+      {Knob::Zero,
+       "optim.name distributed_fused_adam shards optimizer states and gradients (stage 2); fsdp "
+       "shards parameters too (stage 3)"},
       {Knob::Offload, "no key offloads the optimizer (cpu_offloading moves activations and weights)"},
   };
   f.write = write_nemo;
@@ -77,14 +97,23 @@ Framework deepspeed() {
   f.title = "DeepSpeed";
   f.version = "v0.18.0 (79caae1c, 2025-10-07)";
   f.format = "ds_config JSON";
-  f.can = {.ring = false, .ulysses = true, .ulysses_with_ring = false, .double_ring = false, .layouts = {},
-           .backwards = {}, .checkpoints = {CP::None, CP::Full}, .chunked_lm_head = true,
-           .zero_stages = {0, 1, 2, 3}, .offload = true};
+  f.can = {.ring = false,
+           .ulysses = true,
+           .ulysses_with_ring = false,
+           .double_ring = false,
+           .layouts = {},
+           .backwards = {},
+           .checkpoints = {CP::None, CP::Full},
+           .chunked_lm_head = true,
+           .zero_stages = {0, 1, 2, 3},
+           .offload = true};
   f.limits = {
-      {Knob::Attention, "its sequence parallelism is Ulysses alone (all-to-all of heads), with no ring, so every "
-                  "rank joins the head split"},
-      {Knob::Checkpoint, "what is recomputed is the model code's choice (deepspeed.checkpointing, or the Hugging Face "
-                   "model's gradient checkpointing): whole layers"},
+      {Knob::Attention,
+       "its sequence parallelism is Ulysses alone (all-to-all of heads), with no ring, so every "
+       "rank joins the head split"},
+      {Knob::Checkpoint,
+       "what is recomputed is the model code's choice (deepspeed.checkpointing, or the Hugging Face "
+       "model's gradient checkpointing): whole layers"},
   };
   f.write = write_deepspeed;
   return f;
@@ -98,9 +127,15 @@ Framework torchtitan() {
   f.title = "TorchTitan";
   f.version = "v0.2.0 (29624e37, 2025-10-17)";
   f.format = "job config TOML";
-  f.can = {.ring = true, .ulysses = false, .ulysses_with_ring = false, .double_ring = false,
-           .layouts = {Layout::Zigzag}, .backwards = {BackwardMode::KvRing},
-           .checkpoints = {CP::None, CP::Full, CP::AttnStash}, .chunked_lm_head = false, .zero_stages = {2, 3},
+  f.can = {.ring = true,
+           .ulysses = false,
+           .ulysses_with_ring = false,
+           .double_ring = false,
+           .layouts = {Layout::Zigzag},
+           .backwards = {BackwardMode::KvRing},
+           .checkpoints = {CP::None, CP::Full, CP::AttnStash},
+           .chunked_lm_head = false,
+           .zero_stages = {2, 3},
            .offload = true};
   f.limits = {
       {Knob::Attention, "its context parallelism is one flat ring over SDPA (no head split, no ring of rings)"},
@@ -108,11 +143,13 @@ Framework torchtitan() {
       {Knob::Backward, "PyTorch's ring attention backward circulates K,V and dK,dV"},
       {Knob::Precision, "the ring sends dK,dV in the activation dtype"},
       {Knob::Overlap, "the ring always overlaps"},
-      {Knob::Checkpoint, "activation_checkpoint.mode is none, full or selective (per layer or per op); per-op "
-                   "selective saves attention outputs for every token, not a fraction"},
+      {Knob::Checkpoint,
+       "activation_checkpoint.mode is none, full or selective (per layer or per op); per-op "
+       "selective saves attention outputs for every token, not a fraction"},
       {Knob::LmHead, "no setting computes the LM head in sequence chunks"},
-      {Knob::Zero, "FSDP2 always shards parameters over the context-parallel ranks; "
-             "parallelism.fsdp_reshard_after_forward = \"never\" is the nearest to stages 0-2"},
+      {Knob::Zero,
+       "FSDP2 always shards parameters over the context-parallel ranks; "
+       "parallelism.fsdp_reshard_after_forward = \"never\" is the nearest to stages 0-2"},
   };
   f.write = write_torchtitan;
   return f;
@@ -122,15 +159,24 @@ Framework torchtitan() {
 
 const char* to_string(Knob knob) {
   switch (knob) {
-    case Knob::Attention: return "attention";
-    case Knob::Layout: return "layout";
-    case Knob::Backward: return "backward";
-    case Knob::Precision: return "precision";
-    case Knob::Overlap: return "overlap";
-    case Knob::Checkpoint: return "checkpoint";
-    case Knob::LmHead: return "lm_head";
-    case Knob::Zero: return "zero";
-    case Knob::Offload: return "offload";
+    case Knob::Attention:
+      return "attention";
+    case Knob::Layout:
+      return "layout";
+    case Knob::Backward:
+      return "backward";
+    case Knob::Precision:
+      return "precision";
+    case Knob::Overlap:
+      return "overlap";
+    case Knob::Checkpoint:
+      return "checkpoint";
+    case Knob::LmHead:
+      return "lm_head";
+    case Knob::Zero:
+      return "zero";
+    case Knob::Offload:
+      return "offload";
   }
   return "?";
 }
@@ -157,8 +203,8 @@ const Framework& find_framework(std::string_view name, std::string_view field) {
   for (const Framework& f : frameworks()) {
     if (f.name == name) return f;
   }
-  throw Error(Problem{std::string(field), "unknown framework '" + std::string(name) + "'", text::join(framework_names()),
-                      text::did_you_mean(name, framework_names())});
+  throw Error(Problem{std::string(field), "unknown framework '" + std::string(name) + "'",
+                      text::join(framework_names()), text::did_you_mean(name, framework_names())});
 }
 
 }  // namespace burst::exporter

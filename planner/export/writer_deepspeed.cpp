@@ -15,17 +15,20 @@ namespace burst::exporter {
 std::string write_deepspeed(const ExportInput& in) {
   const plan::Plan& p = in.plan;
   const plan::Strategy& s = in.strategy;
-  std::vector<std::string> header = header_lines(
-      in, "use: deepspeed.initialize(config=<this file>, ...); register the Ulysses attention with the same "
-          "sequence_parallel_size (UlyssesSPAttentionHF.register_with_transformers)");
+  std::vector<std::string> header =
+      header_lines(in,
+                   "use: deepspeed.initialize(config=<this file>, ...); register the Ulysses attention with the same "
+                   "sequence_parallel_size (UlyssesSPAttentionHF.register_with_transformers)");
   if (s.checkpoint.policy == CheckpointPolicy::Full) {
-    header.emplace_back("checkpoint full: the model code recomputes every layer (Hugging Face: "
-                     "model.gradient_checkpointing_enable(); deepspeed.checkpointing.checkpoint per layer)");
+    header.emplace_back(
+        "checkpoint full: the model code recomputes every layer (Hugging Face: "
+        "model.gradient_checkpointing_enable(); deepspeed.checkpointing.checkpoint per layer)");
   }
   if (s.lm_head_chunks > 1) {
-    header.push_back(fmt::format("lm_head: compute the logits and loss with TiledFusedLogitsLoss, shards = {} "
-                                 "(deepspeed.runtime.sequence_parallel.ulysses_sp); it is code, not a config key",
-                                 s.lm_head_chunks));
+    header.push_back(
+        fmt::format("lm_head: compute the logits and loss with TiledFusedLogitsLoss, shards = {} "
+                    "(deepspeed.runtime.sequence_parallel.ulysses_sp); it is code, not a config key",
+                    s.lm_head_chunks));
   }
   Json config;
   config["_burst_notes"] = header;

@@ -35,8 +35,9 @@ std::string write_megatron(const ExportInput& in) {
   const plan::Strategy& s = in.strategy;
   const ModelSpec& m = p.job.model;
   std::vector<std::string> header = header_lines(
-      in, "use: source this file; torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" plus your data, tokenizer "
-          "and optimizer arguments");
+      in,
+      "use: source this file; torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" plus your data, tokenizer "
+      "and optimizer arguments");
   MegatronArgs a;
   a.add("--tensor-model-parallel-size", 1);
   a.add("--pipeline-model-parallel-size", 1);
@@ -65,9 +66,10 @@ std::string write_megatron(const ExportInput& in) {
   if (m.gated_mlp && m.activation == "silu") {
     a.add("--swiglu");
   } else if (m.gated_mlp || m.activation != "gelu") {
-    header.push_back(fmt::format("note: model: a {} {} MLP has no Megatron flag (--swiglu is gated SiLU, the default "
-                                 "plain GeLU); choose it in your model spec",
-                                 m.gated_mlp ? "gated" : "plain", m.activation));
+    header.push_back(
+        fmt::format("note: model: a {} {} MLP has no Megatron flag (--swiglu is gated SiLU, the default "
+                    "plain GeLU); choose it in your model spec",
+                    m.gated_mlp ? "gated" : "plain", m.activation));
   }
   a.add("--untie-embeddings-and-output-weights");
   if (p.job.dtype == "bf16") a.add("--bf16");

@@ -27,9 +27,10 @@ std::string write_nemo(const ExportInput& in) {
   const plan::Plan& p = in.plan;
   const plan::Strategy& s = in.strategy;
   const ModelSpec& m = p.job.model;
-  std::vector<std::string> header = header_lines(
-      in, "use: merge over megatron_gpt_config.yaml, or pass each key as a Hydra override "
-          "(model.context_parallel_size=...) to megatron_gpt_pretraining.py");
+  std::vector<std::string> header =
+      header_lines(in,
+                   "use: merge over megatron_gpt_config.yaml, or pass each key as a Hydra override "
+                   "(model.context_parallel_size=...) to megatron_gpt_pretraining.py");
   const int ranks = s.cp * s.ulysses;
   const bool full = s.checkpoint.policy == CheckpointPolicy::Full;
   std::string activation = "gelu";

@@ -23,17 +23,18 @@ std::string write_torchtitan(const ExportInput& in) {
       header_lines(in, "use: torchrun ... -m torchtitan.train --job.config_file <this file>, after setting [model]");
   std::string t;
   t += "[model]\n";
-  t += fmt::format("# name and flavor: TorchTitan's model with {} layers, hidden {}, FFN {}, {} heads ({} KV) of {}, "
-                   "vocabulary {}\n",
-                   m.layers, m.hidden, m.ffn, m.heads, m.kv_heads, m.head_dim, m.vocab);
+  t += fmt::format(
+      "# name and flavor: TorchTitan's model with {} layers, hidden {}, FFN {}, {} heads ({} KV) of {}, "
+      "vocabulary {}\n",
+      m.layers, m.hidden, m.ffn, m.heads, m.kv_heads, m.head_dim, m.vocab);
   t += "\n[training]\n";
   t += fmt::format("seq_len = {}\n", p.job.seq);
   t += fmt::format("local_batch_size = {}\n", p.job.batch);
   t += fmt::format("global_batch_size = {}\n", p.job.batch);
-  t += fmt::format("mixed_precision_param = {}\n",
-                   escape::toml_string(p.job.dtype == "fp32" ? "float32" : "bfloat16"));
+  t += fmt::format("mixed_precision_param = {}\n", escape::toml_string(p.job.dtype == "fp32" ? "float32" : "bfloat16"));
   t += fmt::format("enable_cpu_offload = {}\n", s.zero.offload ? "true" : "false");
-  if (s.zero.offload) t += "# enable_cpu_offload moves parameters and gradients to the CPU too, not only the optimizer\n";
+  if (s.zero.offload)
+    t += "# enable_cpu_offload moves parameters and gradients to the CPU too, not only the optimizer\n";
   t += "\n[parallelism]\n";
   t += "data_parallel_replicate_degree = 1\n";
   t += "data_parallel_shard_degree = 1\n";

@@ -20,11 +20,11 @@ namespace burst::exporter {
 
 struct ExportInput {
   const plan::Plan& plan;
-  std::string source;               // the plan file as the user named it
+  std::string source;  // the plan file as the user named it
   const Framework& framework;
-  const plan::Strategy& strategy;   // the equivalent the framework runs
-  std::vector<std::string> notes;   // one line each, no trailing newline
-  int nodes = 1;                    // the plan's nodes and ranks on each
+  const plan::Strategy& strategy;  // the equivalent the framework runs
+  std::vector<std::string> notes;  // one line each, no trailing newline
+  int nodes = 1;                   // the plan's nodes and ranks on each
   int ranks_per_node = 1;
 };
 

@@ -20,8 +20,8 @@ std::vector<std::string> run_words(const LaunchRequest& r) {
 
 std::string describe_layout(const PlanLayout& l) {
   if (l.local) {
-    return fmt::format("{}: {} CPU ranks as {} virtual node(s) of {}, all on this machine", l.topology, l.ranks, l.nodes,
-                       l.ranks_per_node);
+    return fmt::format("{}: {} CPU ranks as {} virtual node(s) of {}, all on this machine", l.topology, l.ranks,
+                       l.nodes, l.ranks_per_node);
   }
   return fmt::format("{}: {} nodes x {} ranks (one per GPU), {} ranks", l.topology, l.nodes, l.ranks_per_node, l.ranks);
 }
@@ -73,8 +73,9 @@ std::vector<EnvVar> nccl_environment(const plan::Plan& plan) {
   return {{"NCCL_IB_HCA", hca_list,
            fmt::format("every network port of a node: the topology has {} NIC(s), {} port(s) of {}, each NIC shared by "
                        "{} GPU(s) ({} path); the names are the usual mlx5_N, check them with `ibv_devinfo -l`",
-                       node.nic_devices().size(), cluster.nets_per_node(), units::format_bandwidth(first.port_bandwidth_Bps),
-                       attached.gpus_sharing, topo::to_string(node.nic_path(0).cls))},
+                       node.nic_devices().size(), cluster.nets_per_node(),
+                       units::format_bandwidth(first.port_bandwidth_Bps), attached.gpus_sharing,
+                       topo::to_string(node.nic_path(0).cls))},
           {"NCCL_SOCKET_IFNAME", "",
            "NCCL's bootstrap and socket interface: the nodes' management network (e.g. eth0), not in the topology"}};
 }
@@ -84,7 +85,8 @@ std::vector<std::string> mpirun_notes(const plan::Plan& plan) {
   if (l.local) return {fmt::format("placement: {}", describe_layout(l))};
   std::vector<std::string> notes = {
       fmt::format("placement: {}", describe_layout(l)),
-      fmt::format("--hostfile: a file naming the {} nodes, one line each: `<host> slots={}`", l.nodes, l.ranks_per_node)};
+      fmt::format("--hostfile: a file naming the {} nodes, one line each: `<host> slots={}`", l.nodes,
+                  l.ranks_per_node)};
   for (const EnvVar& v : nccl_environment(plan)) {
     notes.push_back(v.value.empty() ? fmt::format("{}: {}; export it and add -x {}", v.name, v.why, v.name)
                                     : fmt::format("export {}={} and add -x {}: {}", v.name, v.value, v.name, v.why));

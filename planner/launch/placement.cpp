@@ -13,12 +13,14 @@ namespace {
 
 std::string launch_hint(const PlanLayout& layout, const std::string& plan_path) {
   if (layout.local) {
-    return fmt::format("start it on one machine: mpirun --oversubscribe -np {} burst run {} (burst launch {} prints the line)",
-                       layout.ranks, plan_path, plan_path);
+    return fmt::format(
+        "start it on one machine: mpirun --oversubscribe -np {} burst run {} (burst launch {} prints the line)",
+        layout.ranks, plan_path, plan_path);
   }
-  return fmt::format("start one host per plan node: mpirun -np {} --map-by ppr:{}:node --hostfile HOSTS burst run {}, "
-                     "or srun from `burst launch {} --slurm`",
-                     layout.ranks, layout.ranks_per_node, plan_path, plan_path);
+  return fmt::format(
+      "start one host per plan node: mpirun -np {} --map-by ppr:{}:node --hostfile HOSTS burst run {}, "
+      "or srun from `burst launch {} --slurm`",
+      layout.ranks, layout.ranks_per_node, plan_path, plan_path);
 }
 
 }  // namespace
@@ -47,12 +49,13 @@ std::string check_placement(const plan::Plan& plan, const std::vector<JobRank>& 
   }
   if (hosts.size() == 1) {
     if (layout.local || layout.nodes == 1) return {};
-    return fmt::format("placement: the plan's {} nodes ({}) run on one host, '{}': a simulation of the cluster on one "
-                       "machine, not its placement",
-                       layout.nodes, layout.topology, hosts.front());
+    return fmt::format(
+        "placement: the plan's {} nodes ({}) run on one host, '{}': a simulation of the cluster on one "
+        "machine, not its placement",
+        layout.nodes, layout.topology, hosts.front());
   }
   const std::string hint = launch_hint(layout, plan_path);
-  std::map<int, int> first_rank_of_node;   // plan node -> its first rank
+  std::map<int, int> first_rank_of_node;    // plan node -> its first rank
   std::map<std::string, int> node_of_host;  // host -> the first plan node seen on it
   for (const plan::RankPlacement& p : plan.ranks) {
     const JobRank& here = job[static_cast<std::size_t>(p.rank)];
@@ -75,10 +78,11 @@ std::string check_placement(const plan::Plan& plan, const std::vector<JobRank>& 
                           "one plan node per host", hint});
     }
     if (here.local_rank != p.local) {
-      throw Error(Problem{"placement",
-                          fmt::format("rank {} is local rank {} on host '{}', but the plan puts it on GPU {} of node {}",
-                                      p.rank, here.local_rank, here.host, p.local, p.node),
-                          "ranks placed in order on each host (local rank = the plan's GPU)", hint});
+      throw Error(
+          Problem{"placement",
+                  fmt::format("rank {} is local rank {} on host '{}', but the plan puts it on GPU {} of node {}",
+                              p.rank, here.local_rank, here.host, p.local, p.node),
+                  "ranks placed in order on each host (local rank = the plan's GPU)", hint});
     }
   }
   if (!layout.local) return {};

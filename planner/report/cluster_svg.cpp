@@ -19,12 +19,12 @@ namespace burst::planner::svg {
 namespace {
 
 constexpr double kWidth = 900;
-constexpr double kLeft = 64;          // the left margin carries arrows that close a ring
+constexpr double kLeft = 64;  // the left margin carries arrows that close a ring
 constexpr double kNodeWidth = 690;
 constexpr double kFabricX = kLeft + kNodeWidth + 40, kFabricWidth = 90;
-constexpr double kTop = 40;           // room above the first node for arrows coming back to it
+constexpr double kTop = 40;  // room above the first node for arrows coming back to it
 constexpr double kHeader = 34, kGpuHeight = 44, kBarHeight = 18, kNodeHeight = 150;
-constexpr double kGap = 48;           // between node rows: arrows to the next node run here
+constexpr double kGap = 48;  // between node rows: arrows to the next node run here
 constexpr double kElidedHeight = 54;
 constexpr double kPad = 12, kGpuGap = 16;
 constexpr int kFullNodesWhenLarge = 3;  // beyond kMaxFullNodes nodes, only this many are drawn
@@ -89,9 +89,7 @@ struct Layout {
   double gpu_width = 0;
   [[nodiscard]] bool elided() const { return drawn < nodes; }
   [[nodiscard]] double row_top(int row) const { return kTop + row * (kNodeHeight + kGap); }
-  [[nodiscard]] double row_bottom(int row) const {
-    return row_top(row) + (row < drawn ? kNodeHeight : kElidedHeight);
-  }
+  [[nodiscard]] double row_bottom(int row) const { return row_top(row) + (row < drawn ? kNodeHeight : kElidedHeight); }
   [[nodiscard]] double gpu_x(int local) const { return kLeft + kPad + local * (gpu_width + kGpuGap); }
   [[nodiscard]] double gpu_centre(int local) const { return gpu_x(local) + gpu_width / 2; }
   [[nodiscard]] double gpu_top(int row) const { return row_top(row) + kHeader; }
@@ -149,9 +147,11 @@ std::vector<RingStyle> ring_styles(const plan::Plan& plan) {
   const plan::Strategy& s = plan.strategy;
   if (s.ring == RingKind::Double) {
     styles.push_back({"ring-intra", "#009E73", fmt::format("inner ring ({} GPUs of a node)", s.inner)});
-    styles.push_back({"ring-inter", "#CC79A7", fmt::format("outer ring (links the {} inner rings, GPU by GPU)", s.outer)});
+    styles.push_back(
+        {"ring-inter", "#CC79A7", fmt::format("outer ring (links the {} inner rings, GPU by GPU)", s.outer)});
   } else if (s.ulysses > 1) {
-    static constexpr std::array<const char*, 6> kMembers{"#D55E00", "#0072B2", "#009E73", "#CC79A7", "#56B4E9", "#E69F00"};
+    static constexpr std::array<const char*, 6> kMembers{"#D55E00", "#0072B2", "#009E73",
+                                                         "#CC79A7", "#56B4E9", "#E69F00"};
     for (int m = 0; m < s.ulysses; ++m) {
       styles.push_back({"ring-flat", kMembers[static_cast<std::size_t>(m) % kMembers.size()],
                         fmt::format("ring of Ulysses member {} ({} ranks)", m, s.cp)});
@@ -193,7 +193,8 @@ void draw_node(Canvas& c, const Layout& l, int row, const NodeShape& shape,
     const auto at = rank_at.find({row, local});
     const bool used = at != rank_at.end();
     c.begin_group(used ? "gpu" : "gpu-idle");
-    c.box(l.gpu_x(local), gpu_top, l.gpu_width, kGpuHeight, used ? kGpuFill : kIdleFill, used ? kGpuStroke : kIdleStroke);
+    c.box(l.gpu_x(local), gpu_top, l.gpu_width, kGpuHeight, used ? kGpuFill : kIdleFill,
+          used ? kGpuStroke : kIdleStroke);
     c.text(l.gpu_centre(local), gpu_top + 16, fmt::format("GPU {}", local), "middle", 10);
     c.text(l.gpu_centre(local), gpu_top + 33, used ? fmt::format("rank {}", at->second) : "idle", "middle", 11);
     c.end_group();
@@ -265,9 +266,10 @@ std::string cluster_picture(const plan::Plan& plan, bool standalone) {
     const int rest = l.nodes - l.drawn;
     const double top = l.row_top(l.drawn);
     c.box(kLeft, top, kNodeWidth, kElidedHeight, "#FFFFFF", "#888888", 6);
-    c.text(kLeft + kNodeWidth / 2, top + 24, fmt::format("... {} more node{} like these (nodes {} to {})", rest,
-                                                         rest == 1 ? "" : "s", l.drawn, l.nodes - 1),
-           "middle", 13);
+    c.text(
+        kLeft + kNodeWidth / 2, top + 24,
+        fmt::format("... {} more node{} like these (nodes {} to {})", rest, rest == 1 ? "" : "s", l.drawn, l.nodes - 1),
+        "middle", 13);
     c.text(kLeft + kNodeWidth / 2, top + 42, "arrows into and out of this box are the rings' hops to and from them",
            "middle", 10);
     c.line(kLeft + kNodeWidth, top + kElidedHeight / 2, kFabricX, top + kElidedHeight / 2, "#7A6A96", 2);

@@ -20,9 +20,9 @@ namespace burst::planner {
 struct ScalingRow {
   int nodes = 0;
   int gpus = 0;
-  std::string strategy;        // family of the best plan ("" when nothing runs)
+  std::string strategy;  // family of the best plan ("" when nothing runs)
   bool feasible = false;
-  std::string reason;          // why nothing fits, when infeasible
+  std::string reason;  // why nothing fits, when infeasible
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;

@@ -37,11 +37,12 @@ struct Candidate {
 std::vector<Candidate> candidates(const plan::Plan& p) {
   const double budget = p.job.memory_budget_bytes;
   const bool fits = budget <= 0 || p.predicted.memory_total_bytes <= budget;
-  std::vector<Candidate> out{{p.strategy.name + " (chosen)", &p.strategy, fits,
-                              fits ? "" : "over the memory budget", &p.predicted}};
+  std::vector<Candidate> out{
+      {p.strategy.name + " (chosen)", &p.strategy, fits, fits ? "" : "over the memory budget", &p.predicted}};
   for (const auto& a : p.alternatives) {
     // The chosen family's own entry among the alternatives is the plan itself: listed once.
-    if (a.strategy.name != p.strategy.name) out.push_back({a.strategy.name, &a.strategy, a.feasible, a.reason, &a.predicted});
+    if (a.strategy.name != p.strategy.name)
+      out.push_back({a.strategy.name, &a.strategy, a.feasible, a.reason, &a.predicted});
   }
   return out;
 }
@@ -62,7 +63,8 @@ std::string describe(const plan::Strategy& s) {
 
 std::string checkpointing(const plan::Strategy& s) {
   if (s.checkpoint.policy != CheckpointPolicy::SeqStash) return to_string(s.checkpoint.policy);
-  return fmt::format("seq_stash, keeping attention outputs for {} of the local sequence", rt::percent(s.checkpoint.kept_fraction));
+  return fmt::format("seq_stash, keeping attention outputs for {} of the local sequence",
+                     rt::percent(s.checkpoint.kept_fraction));
 }
 
 std::string fits_cell(bool feasible, const std::string& reason) {
@@ -81,12 +83,14 @@ std::string budget_text(double budget) {
 
 std::string verdict(const plan::Plan& p, const std::vector<Candidate>& all) {
   const plan::Prediction& me = p.predicted;
-  std::string text = fmt::format("{} is the plan: {}. Predicted {} tokens/s per GPU at {} MFU, {} per iteration, {} "
-                                 "per GPU",
-                                 p.strategy.name, describe(p.strategy), rt::grouped(me.tokens_per_s_per_gpu),
-                                 rt::percent(me.mfu), units::human_duration(me.step_time_s), units::human_bytes(me.memory_total_bytes));
+  std::string text = fmt::format(
+      "{} is the plan: {}. Predicted {} tokens/s per GPU at {} MFU, {} per iteration, {} "
+      "per GPU",
+      p.strategy.name, describe(p.strategy), rt::grouped(me.tokens_per_s_per_gpu), rt::percent(me.mfu),
+      units::human_duration(me.step_time_s), units::human_bytes(me.memory_total_bytes));
   const double budget = p.job.memory_budget_bytes;
-  text += budget > 0 ? fmt::format(" ({} the {} budget).", all.front().feasible ? "within" : "over", units::human_bytes(budget))
+  text += budget > 0 ? fmt::format(" ({} the {} budget).", all.front().feasible ? "within" : "over",
+                                   units::human_bytes(budget))
                      : " (no memory budget set).";
   const Candidate* best = nullptr;
   for (std::size_t i = 1; i < all.size(); ++i) {
@@ -105,7 +109,8 @@ std::string verdict(const plan::Plan& p, const std::vector<Candidate>& all) {
   }
   std::vector<std::string> misfits;
   for (std::size_t i = 1; i < all.size(); ++i) {
-    if (!all[i].feasible) misfits.push_back(fmt::format("{} ({})", all[i].label, all[i].reason.empty() ? "infeasible" : all[i].reason));
+    if (!all[i].feasible)
+      misfits.push_back(fmt::format("{} ({})", all[i].label, all[i].reason.empty() ? "infeasible" : all[i].reason));
   }
   if (!misfits.empty()) text += fmt::format(" Do not fit: {}.", text::join(misfits, "; "));
   return text;
@@ -122,7 +127,8 @@ Table job_table(const plan::Job& job) {
                 {"attention heads (query / KV)", fmt::format("{} / {}", m.heads, m.kv_heads)},
                 {"head dimension", fmt::format("{}", m.head_dim)},
                 {"vocabulary", rt::grouped(static_cast<double>(m.vocab))},
-                {"sequence", fmt::format("{} tokens ({})", units::format_tokens(job.seq), rt::grouped(static_cast<double>(job.seq)))},
+                {"sequence", fmt::format("{} tokens ({})", units::format_tokens(job.seq),
+                                         rt::grouped(static_cast<double>(job.seq)))},
                 {"batch", fmt::format("{}", job.batch)},
                 {"dtype", job.dtype},
                 {"mask", to_string(job.mask)},
@@ -136,27 +142,28 @@ Table knobs_table(const plan::Plan& p) {
                                : fmt::format("flat: {} ranks", s.cp);
   const std::string travelling = s.backward == BackwardMode::QRing ? fmt::format("dQ in {} bytes", s.dq_bytes)
                                                                    : fmt::format("dK, dV in {} bytes", s.dkv_bytes);
-  return Table{"knobs",
-               {"knob", "value"},
-               {{"strategy", s.name},
-                {"context parallel (ring ranks)", fmt::format("{}", s.cp)},
-                {"Ulysses (head split)", fmt::format("{}", s.ulysses)},
-                {"ring", ring},
-                {"layout", to_string(s.layout)},
-                {"backward", fmt::format("{} ({})", to_string(s.backward), travelling)},
-                {"overlap", s.overlap ? "transfers hidden behind compute" : "off"},
-                {"checkpointing", checkpointing(s)},
-                {"LM head", s.lm_head_chunks > 1 ? fmt::format("fused with the loss, {} chunks", s.lm_head_chunks)
-                                                 : "unfused"},
-                {"ZeRO", fmt::format("stage {}{}", s.zero.stage, s.zero.offload ? ", optimizer on the CPU" : "")},
-                {"GPUs", fmt::format("{}", p.ranks.size())},
-                {"candidates evaluated", fmt::format("{}", p.candidates_evaluated)}}};
+  return Table{
+      "knobs",
+      {"knob", "value"},
+      {{"strategy", s.name},
+       {"context parallel (ring ranks)", fmt::format("{}", s.cp)},
+       {"Ulysses (head split)", fmt::format("{}", s.ulysses)},
+       {"ring", ring},
+       {"layout", to_string(s.layout)},
+       {"backward", fmt::format("{} ({})", to_string(s.backward), travelling)},
+       {"overlap", s.overlap ? "transfers hidden behind compute" : "off"},
+       {"checkpointing", checkpointing(s)},
+       {"LM head", s.lm_head_chunks > 1 ? fmt::format("fused with the loss, {} chunks", s.lm_head_chunks) : "unfused"},
+       {"ZeRO", fmt::format("stage {}{}", s.zero.stage, s.zero.offload ? ", optimizer on the CPU" : "")},
+       {"GPUs", fmt::format("{}", p.ranks.size())},
+       {"candidates evaluated", fmt::format("{}", p.candidates_evaluated)}}};
 }
 
 Table peers_table(const std::vector<Candidate>& all) {
-  Table t{"peers",
-          {"strategy", "configuration", "fits", "step time", "tokens/s per GPU", "MFU", "memory per GPU", "exposed comm"},
-          {}};
+  Table t{
+      "peers",
+      {"strategy", "configuration", "fits", "step time", "tokens/s per GPU", "MFU", "memory per GPU", "exposed comm"},
+      {}};
   for (const auto& c : all) {
     const plan::Prediction& p = *c.predicted;
     std::vector<std::string> row{c.label, describe(*c.strategy), fits_cell(c.feasible, c.reason)};
@@ -197,7 +204,8 @@ svg::StackedBars breakdown(const std::vector<Candidate>& all, std::vector<plan::
 }
 
 Section time_section(const std::vector<Candidate>& all) {
-  svg::StackedBars spec = breakdown(all, &plan::Prediction::time_s, 1.0, units::human_duration, &plan::Prediction::step_time_s);
+  svg::StackedBars spec =
+      breakdown(all, &plan::Prediction::time_s, 1.0, units::human_duration, &plan::Prediction::step_time_s);
   spec.title = "Time per training iteration, by strategy";
   spec.axis_label = "seconds per iteration";
   return {"Where each iteration's time goes",
@@ -207,8 +215,8 @@ Section time_section(const std::vector<Candidate>& all) {
 }
 
 Section memory_section(const std::vector<Candidate>& all, double budget) {
-  svg::StackedBars spec =
-      breakdown(all, &plan::Prediction::memory_bytes, rt::kGiB, units::human_bytes, &plan::Prediction::memory_total_bytes);
+  svg::StackedBars spec = breakdown(all, &plan::Prediction::memory_bytes, rt::kGiB, units::human_bytes,
+                                    &plan::Prediction::memory_total_bytes);
   spec.title = "Memory per GPU, by strategy";
   spec.axis_label = "GiB per GPU";
   if (budget > 0) {
@@ -226,23 +234,26 @@ Section timeline_section(const Timeline& t) {
   if (t.ranks.empty()) {
     return {heading, {std::string("Not simulated: this report was made without the layer's timeline.")}};
   }
-  return {heading,
-          {fmt::format("The simulator's schedule of one attention layer (the same events `burst simulate --trace` "
-                       "writes) on {} of the {} ranks: forward {}, backward {}. Shaded gaps in a rank's compute lane "
-                       "are time it waits for data the ring has not delivered yet.",
-                       t.ranks.size() == static_cast<std::size_t>(t.world) ? "all" : fmt::format("the first {}", t.ranks.size()),
-                       t.world, units::human_duration(t.forward_s), units::human_duration(t.backward_s)),
-           Chart{"Predicted timeline of one attention layer", svg::timeline_picture(t, false),
-                 svg::timeline_picture(t, true)}}};
+  return {
+      heading,
+      {fmt::format(
+           "The simulator's schedule of one attention layer (the same events `burst simulate --trace` "
+           "writes) on {} of the {} ranks: forward {}, backward {}. Shaded gaps in a rank's compute lane "
+           "are time it waits for data the ring has not delivered yet.",
+           t.ranks.size() == static_cast<std::size_t>(t.world) ? "all" : fmt::format("the first {}", t.ranks.size()),
+           t.world, units::human_duration(t.forward_s), units::human_duration(t.backward_s)),
+       Chart{"Predicted timeline of one attention layer", svg::timeline_picture(t, false),
+             svg::timeline_picture(t, true)}}};
 }
 
 // A table and a chart of measured against predicted figures.
 std::vector<Block> comparison(svg::Comparison spec, const std::string& id) {
   Table t{id, {"figure", "measured", "predicted", "measured / predicted"}, {}};
   for (const Compared& c : spec.rows) {
-    t.rows.push_back({c.name, c.has_measured ? spec.format(c.measured) : "not measured",
-                      c.has_predicted ? spec.format(c.predicted) : "not predicted",
-                      c.has_measured && c.has_predicted && c.predicted > 0 ? rt::ratio(c.measured / c.predicted) : "n/a"});
+    t.rows.push_back(
+        {c.name, c.has_measured ? spec.format(c.measured) : "not measured",
+         c.has_predicted ? spec.format(c.predicted) : "not predicted",
+         c.has_measured && c.has_predicted && c.predicted > 0 ? rt::ratio(c.measured / c.predicted) : "n/a"});
   }
   std::string title = spec.title;
   return {std::move(t), chart(std::move(title), spec, svg::comparison_bars)};
@@ -253,25 +264,30 @@ Section run_section(const RunFigures& run, const plan::Plan& p) {
             {fmt::format("A {} run of this plan (`burst run --json`) beside the plan's predictions.", run.kind)}};
   std::vector<Compared> times = run.times;
   if (run.kind == "training") {  // the plan's own parts, which the runtime does not time apart
-    for (const plan::Item& item : p.predicted.time_s) times.push_back({item.name + " (plan)", 0, item.value, false, true});
+    for (const plan::Item& item : p.predicted.time_s)
+      times.push_back({item.name + " (plan)", 0, item.value, false, true});
   }
-  for (auto& block : comparison({"Time: measured and predicted", times, 1.0, "seconds", units::human_duration}, "run-time")) {
+  for (auto& block :
+       comparison({"Time: measured and predicted", times, 1.0, "seconds", units::human_duration}, "run-time")) {
     s.blocks.push_back(std::move(block));
   }
   if (!run.memory.empty()) {
     for (auto& block : comparison({"Memory per GPU: measured peak and predicted, by item", run.memory, rt::kGiB,
-                                   "GiB per GPU", units::human_bytes}, "run-memory")) {
+                                   "GiB per GPU", units::human_bytes},
+                                  "run-memory")) {
       s.blocks.push_back(std::move(block));
     }
   }
   if (!run.level_bytes.empty()) {
     for (auto& block : comparison({"Ring bytes per rank by link level: measured and simulated", run.level_bytes,
-                                   1024.0 * 1024.0, "MiB per rank", units::human_bytes}, "run-bytes")) {
+                                   1024.0 * 1024.0, "MiB per rank", units::human_bytes},
+                                  "run-bytes")) {
       s.blocks.push_back(std::move(block));
     }
   } else {
-    s.blocks.emplace_back(std::string("Bytes per link level are measured by an attention-only run "
-                                      "(`burst run --attention-only --json`); this run does not report them."));
+    s.blocks.emplace_back(
+        std::string("Bytes per link level are measured by an attention-only run "
+                    "(`burst run --attention-only --json`); this run does not report them."));
   }
   return s;
 }

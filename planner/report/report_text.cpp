@@ -11,7 +11,9 @@ namespace burst::planner::report_text {
 
 double plottable(double value) { return std::isfinite(value) && value > 0 ? value : 0.0; }
 
-std::string percent(double fraction) { return std::isfinite(fraction) ? fmt::format("{:.1f}%", fraction * 100) : "n/a"; }
+std::string percent(double fraction) {
+  return std::isfinite(fraction) ? fmt::format("{:.1f}%", fraction * 100) : "n/a";
+}
 
 std::string ratio(double value) { return std::isfinite(value) ? fmt::format("{:.2f}x", value) : "n/a"; }
 

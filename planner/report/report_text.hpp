@@ -14,12 +14,12 @@ namespace burst::planner::report_text {
 
 inline constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-[[nodiscard]] std::string percent(double fraction); // "41.0%"
-[[nodiscard]] std::string grouped(double value);    // "26,214" (rounded to an integer)
-[[nodiscard]] std::string ratio(double value);      // "1.17x"
+[[nodiscard]] std::string percent(double fraction);  // "41.0%"
+[[nodiscard]] std::string grouped(double value);     // "26,214" (rounded to an integer)
+[[nodiscard]] std::string ratio(double value);       // "1.17x"
 // A finite, non-negative value, or 0: what charts plot.
 [[nodiscard]] double plottable(double value);
 
-[[nodiscard]] std::string base64(std::string_view bytes);          // RFC 4648, padded
+[[nodiscard]] std::string base64(std::string_view bytes);  // RFC 4648, padded
 
 }  // namespace burst::planner::report_text

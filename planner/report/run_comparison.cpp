@@ -56,15 +56,17 @@ void read_training(const Reader& r, RunFigures& f) {
 void read_attention(const Reader& r, const Json& doc, RunFigures& f) {
   f.kind = "attention only";
   for (const char* phase : {"forward", "backward"}) {
-    f.times.push_back({phase, r.number(fmt::format("/measured/{}_s", phase)),
-                       r.number(fmt::format("/predicted/{}_s", phase))});
+    f.times.push_back(
+        {phase, r.number(fmt::format("/measured/{}_s", phase)), r.number(fmt::format("/predicted/{}_s", phase))});
   }
   const bool simulated = doc.contains(Json::json_pointer("/comm_bytes/simulated_by_level"));
   for (const char* phase : {"forward", "backward"}) {
     for (const char* level : {"flat", "intra", "inter"}) {
       const double measured = r.number(fmt::format("/comm_bytes/by_level/{}/{}", phase, level));
-      const double predicted = simulated ? r.number(fmt::format("/comm_bytes/simulated_by_level/{}/{}", phase, level)) : 0;
-      if (measured > 0 || predicted > 0) f.level_bytes.push_back({fmt::format("{} {}", phase, level), measured, predicted, true, simulated});
+      const double predicted =
+          simulated ? r.number(fmt::format("/comm_bytes/simulated_by_level/{}/{}", phase, level)) : 0;
+      if (measured > 0 || predicted > 0)
+        f.level_bytes.push_back({fmt::format("{} {}", phase, level), measured, predicted, true, simulated});
     }
   }
 }

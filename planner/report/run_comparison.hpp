@@ -25,10 +25,10 @@ struct Compared {
 };
 
 struct RunFigures {
-  std::string kind;                    // "training" or "attention only"
-  std::vector<Compared> times;         // seconds
-  std::vector<Compared> memory;        // bytes per GPU (training)
-  std::vector<Compared> level_bytes;   // bytes per rank per link level (attention only)
+  std::string kind;                   // "training" or "attention only"
+  std::vector<Compared> times;        // seconds
+  std::vector<Compared> memory;       // bytes per GPU (training)
+  std::vector<Compared> level_bytes;  // bytes per rank per link level (attention only)
 };
 
 [[nodiscard]] RunFigures read_run(const Json& doc, const std::string& source);

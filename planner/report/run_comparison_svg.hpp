@@ -16,7 +16,7 @@ namespace burst::planner::svg {
 struct Comparison {
   std::string title;
   std::vector<Compared> rows;
-  double unit = 1;                        // axis units per value unit (e.g. 1 GiB)
+  double unit = 1;  // axis units per value unit (e.g. 1 GiB)
   std::string axis_label;
   std::string (*format)(double) = nullptr;  // a value as people read it ("1.2 GiB")
 };

@@ -73,9 +73,11 @@ void Canvas::text(double x, double y, std::string_view content, std::string_view
   out_ += '\n';
 }
 
-void Canvas::box(double x, double y, double w, double h, std::string_view fill, std::string_view stroke, double radius) {
-  out_ += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" rx="{:.1f}" fill="{}" stroke="{}"/>)",
-                      x, y, w, h, radius, fill, stroke);
+void Canvas::box(double x, double y, double w, double h, std::string_view fill, std::string_view stroke,
+                 double radius) {
+  out_ +=
+      fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" rx="{:.1f}" fill="{}" stroke="{}"/>)",
+                  x, y, w, h, radius, fill, stroke);
   out_ += '\n';
 }
 

@@ -25,14 +25,14 @@ struct StackedBars {
   std::string title;                // read by screen readers, shown as a tooltip
   std::vector<std::string> legend;  // segment names, in colour order
   std::vector<Bar> bars;
-  std::string axis_label;           // with its unit: "seconds per iteration"
-  std::optional<double> marker;     // a vertical line at this value (axis units)
+  std::string axis_label;        // with its unit: "seconds per iteration"
+  std::optional<double> marker;  // a vertical line at this value (axis units)
   std::string marker_label;
 };
 
 struct Line {
   std::string title;
-  std::vector<std::string> categories;  // x tick labels, evenly spaced
+  std::vector<std::string> categories;        // x tick labels, evenly spaced
   std::vector<std::optional<double>> values;  // one per category; empty: no point (a gap)
   std::vector<std::string> value_labels;      // above each point, or on the axis where none is
   std::string x_label, y_label;               // with units

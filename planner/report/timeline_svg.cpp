@@ -72,7 +72,8 @@ std::string timeline_picture(const Timeline& t, bool standalone) {
     }
     c.begin_group("exposed");
     for (const auto& [begin, end] : {std::pair{0.0, t.forward_s}, std::pair{t.forward_s, t.forward_s + t.backward_s}}) {
-      for (const auto& [s, e] : gaps(busy, begin, end)) c.rect(x_of(s), y, (e - s) * unit * px, kCompute, kExposedColour);
+      for (const auto& [s, e] : gaps(busy, begin, end))
+        c.rect(x_of(s), y, (e - s) * unit * px, kCompute, kExposedColour);
     }
     c.end_group();
     c.begin_group("compute");

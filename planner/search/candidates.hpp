@@ -22,7 +22,8 @@
 namespace burst::planner {
 
 // Throws burst::Error for an unknown family (with did-you-mean).
-[[nodiscard]] std::vector<sim::TrainingStrategy> family_candidates(const std::string& family, const sim::TrainingJob& job,
+[[nodiscard]] std::vector<sim::TrainingStrategy> family_candidates(const std::string& family,
+                                                                   const sim::TrainingJob& job,
                                                                    const topo::Topology& topology);
 
 }  // namespace burst::planner

@@ -92,7 +92,8 @@ class Searcher {
     auto it = cache_.find(key);
     if (it == cache_.end()) {
       const sim::AttentionShape shape = sim::attention_shape(request_.job);
-      it = cache_.emplace(key, sim::simulate_attention_layer(shape, request_.job.mask, a, topology_, request_.simulation))
+      it = cache_
+               .emplace(key, sim::simulate_attention_layer(shape, request_.job.mask, a, topology_, request_.simulation))
                .first;
     }
     return it->second;
@@ -108,7 +109,8 @@ class Searcher {
 
 SearchResult search(const SearchRequest& request, const topo::Topology& topology) {
   SearchResult result;
-  result.memory_budget_bytes = request.memory_budget_bytes > 0 ? request.memory_budget_bytes : topology.gpu().memory_bytes;
+  result.memory_budget_bytes =
+      request.memory_budget_bytes > 0 ? request.memory_budget_bytes : topology.gpu().memory_bytes;
   Searcher searcher(request, topology, result.memory_budget_bytes);
 
   const std::vector<std::string> names = sim::family_names();

@@ -42,7 +42,7 @@ struct SearchResult {
   int chosen = -1;                         // index into best_per_family, -1: nothing fits
   int candidates_evaluated = 0;
   bool stopped_at_budget = false;
-  double memory_budget_bytes = 0;          // the budget applied
+  double memory_budget_bytes = 0;  // the budget applied
   [[nodiscard]] const Evaluated* chosen_plan() const {
     return chosen < 0 ? nullptr : &best_per_family[static_cast<std::size_t>(chosen)];
   }

@@ -68,7 +68,8 @@ Measure tile_sgemm(int workers, std::int64_t m, std::int64_t n, std::int64_t k, 
   const auto calls = static_cast<std::int64_t>(std::ceil(kTileSgemmFlops / gemm_flops(m, n, k)));
   std::mt19937 rng(2);
   for (int w = 0; w < workers; ++w) {
-    x.push_back({random_values(m * k, rng), random_values(n * k, rng), std::vector<float>(static_cast<std::size_t>(m * n))});
+    x.push_back(
+        {random_values(m * k, rng), random_values(n * k, rng), std::vector<float>(static_cast<std::size_t>(m * n))});
   }
   return {[workers, calls, m, n, k, &x] {
             parallel_for(workers, workers, [&](int, std::int64_t w) {

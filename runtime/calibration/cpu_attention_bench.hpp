@@ -29,7 +29,7 @@ struct CpuAttentionFigures {
   double forward_s = 0;   // best round
   double backward_s = 0;  // D = rowsum(O * dO) included: the backward's first step
   KernelStats forward, backward;
-  int sgemm_size = 0;        // m = n = k of the large sgemm, its rows split over the workers
+  int sgemm_size = 0;  // m = n = k of the large sgemm, its rows split over the workers
   double sgemm_gflops = 0;
   double sgemm_tile_gflops = 0;  // every worker on its own tile_q x tile_k x head_dim products
 };

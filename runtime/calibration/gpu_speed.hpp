@@ -41,7 +41,6 @@ struct GpuSpeedOptions {
   std::size_t copy_bytes = std::size_t{1} << 30;
   int repeat = 5;
   int device = 0;  // this rank's GPU (local rank mod visible GPUs)
-
 };
 
 // The few-second plan of --quick (and the GPU test): small blocks, few heads, small copies.

@@ -47,7 +47,10 @@ struct AttentionBuffers {
         v(random_values(shape.elements(), rng)),
         d_o(random_values(shape.elements(), rng)),
         positions(contiguous_positions(block)),
-        o(shape), d_q(shape), d_k(shape), d_v(shape),
+        o(shape),
+        d_q(shape),
+        d_k(shape),
+        d_v(shape),
         lse(static_cast<std::size_t>(block * heads)),
         delta(lse.size()) {}
   [[nodiscard]] BlockPair pair() const {
@@ -68,10 +71,11 @@ void add_attention_probes(std::int64_t block, const Mask& base, AttentionBuffers
                               b.d_v.view(), kernel);
   };
   const double bwd_flops = backward().flops;
-  probes.push_back(repeated({"attn_fwd", mask_name, block}, fwd_flops, o.min_flops_per_run,
-                            [&b, mask, kernel] { (void)attention_forward(b.pair(), mask, b.o.view(), b.lse, kernel); }));
-  probes.push_back(repeated({"attn_bwd", mask_name, block}, bwd_flops, o.min_flops_per_run,
-                            [backward] { (void)backward(); }));
+  probes.push_back(repeated({"attn_fwd", mask_name, block}, fwd_flops, o.min_flops_per_run, [&b, mask, kernel] {
+    (void)attention_forward(b.pair(), mask, b.o.view(), b.lse, kernel);
+  }));
+  probes.push_back(
+      repeated({"attn_bwd", mask_name, block}, bwd_flops, o.min_flops_per_run, [backward] { (void)backward(); }));
 }
 
 struct GemmBuffers {

@@ -9,14 +9,21 @@ std::string where(int rank) { return fmt::format("rank {}", rank); }
 
 std::string_view collective_name(Operation op) {
   switch (op) {
-    case Operation::Barrier: return "barrier";
-    case Operation::Allreduce: return "allreduce";
-    case Operation::Allgather: return "allgather";
-    case Operation::ReduceScatter: return "reduce_scatter";
-    case Operation::GatherToRoot: return "gather_to_root";
-    case Operation::Broadcast: return "broadcast";
+    case Operation::Barrier:
+      return "barrier";
+    case Operation::Allreduce:
+      return "allreduce";
+    case Operation::Allgather:
+      return "allgather";
+    case Operation::ReduceScatter:
+      return "reduce_scatter";
+    case Operation::GatherToRoot:
+      return "gather_to_root";
+    case Operation::Broadcast:
+      return "broadcast";
     case Operation::Send:
-    case Operation::Recv: break;
+    case Operation::Recv:
+      break;
   }
   return "point-to-point";
 }
@@ -29,7 +36,8 @@ std::string describe(const Envelope& e) {
       return fmt::format("message to rank {} on the {} at step {}", e.peer, to_string(e.channel), e.step);
     case Operation::Recv:
       return fmt::format("message from rank {} on the {} at step {}", e.peer, to_string(e.channel), e.step);
-    default: break;
+    default:
+      break;
   }
   return std::string(collective_name(e.operation));
 }
@@ -50,16 +58,18 @@ Error timeout_error(int rank, const Envelope& e, double timeout_s) {
                            fmt::format("rank {} failed, is stuck, or never posts the matching receive "
                                        "(ring level {})",
                                        e.peer, to_string(e.level))});
-    default: break;
+    default:
+      break;
   }
   return Error(Problem{where(rank), fmt::format("{} did not complete within {} s", describe(e), timeout_s), "",
                        "some rank failed, is stuck, or calls the collectives in another order"});
 }
 
 Error size_mismatch_error(int rank, const Envelope& e, std::size_t received_bytes) {
-  return Error(Problem{where(rank), fmt::format("{} has {} bytes", describe(e), received_bytes),
-                       fmt::format("{} bytes, the posted receive's {} {} elements", e.bytes(), e.count, to_string(e.dtype)),
-                       "both sides of a ring transfer must agree on the block shape"});
+  return Error(
+      Problem{where(rank), fmt::format("{} has {} bytes", describe(e), received_bytes),
+              fmt::format("{} bytes, the posted receive's {} {} elements", e.bytes(), e.count, to_string(e.dtype)),
+              "both sides of a ring transfer must agree on the block shape"});
 }
 
 Error backend_error(int rank, const Envelope& e, const std::string& backend_message) {

@@ -51,34 +51,50 @@ class Backoff {
 
 std::string_view to_string(Channel channel) {
   switch (channel) {
-    case Channel::KvRing: return "kv ring";
-    case Channel::QRing: return "q ring";
-    case Channel::DqRing: return "dq ring";
-    case Channel::DkvRing: return "dkv ring";
-    case Channel::Ulysses: return "ulysses all-to-all";
-    case Channel::Collective: return "collective channel";
+    case Channel::KvRing:
+      return "kv ring";
+    case Channel::QRing:
+      return "q ring";
+    case Channel::DqRing:
+      return "dq ring";
+    case Channel::DkvRing:
+      return "dkv ring";
+    case Channel::Ulysses:
+      return "ulysses all-to-all";
+    case Channel::Collective:
+      return "collective channel";
   }
   return "unknown channel";
 }
 
 std::string_view to_string(RingLevel level) {
   switch (level) {
-    case RingLevel::Flat: return "flat";
-    case RingLevel::Intra: return "intra";
-    case RingLevel::Inter: return "inter";
+    case RingLevel::Flat:
+      return "flat";
+    case RingLevel::Intra:
+      return "intra";
+    case RingLevel::Inter:
+      return "inter";
   }
   return "unknown";
 }
 
 std::string_view to_string(DType t) {
   switch (t) {
-    case DType::F32: return "fp32";
-    case DType::F64: return "fp64";
-    case DType::BF16: return "bf16";
-    case DType::I32: return "int32";
-    case DType::I64: return "int64";
-    case DType::U64: return "uint64";
-    case DType::Bytes: return "bytes";
+    case DType::F32:
+      return "fp32";
+    case DType::F64:
+      return "fp64";
+    case DType::BF16:
+      return "bf16";
+    case DType::I32:
+      return "int32";
+    case DType::I64:
+      return "int64";
+    case DType::U64:
+      return "uint64";
+    case DType::Bytes:
+      return "bytes";
   }
   return "unknown dtype";
 }
@@ -152,7 +168,8 @@ void Communicator::wait_all(std::span<Request> requests) {
 }
 
 void Communicator::barrier() {
-  run_collective(Envelope{Operation::Barrier, -1, Channel::Collective, 0, RingLevel::Flat, 0, DType::Bytes}, post_barrier());
+  run_collective(Envelope{Operation::Barrier, -1, Channel::Collective, 0, RingLevel::Flat, 0, DType::Bytes},
+                 post_barrier());
 }
 
 void Communicator::check_collective(const Envelope& e, DType out_dtype, std::size_t out_count, std::size_t expected,
@@ -161,12 +178,13 @@ void Communicator::check_collective(const Envelope& e, DType out_dtype, std::siz
   const std::string where = fmt::format("rank {}: {}", rank(), describe(e));
   if (e.dtype == DType::BF16 || e.dtype == DType::Bytes) {
     if (e.operation == Operation::Allreduce || e.operation == Operation::ReduceScatter) {
-      problems.add(where, fmt::format("cannot reduce {} elements", to_string(e.dtype)), "fp32, fp64, int32, int64, uint64",
-                   "reduce in fp32 and round afterwards");
+      problems.add(where, fmt::format("cannot reduce {} elements", to_string(e.dtype)),
+                   "fp32, fp64, int32, int64, uint64", "reduce in fp32 and round afterwards");
     }
   }
   if (here && out_dtype != e.dtype) {
-    problems.add(where, fmt::format("output is {}, input {}", to_string(out_dtype), to_string(e.dtype)), "the same dtype", "");
+    problems.add(where, fmt::format("output is {}, input {}", to_string(out_dtype), to_string(e.dtype)),
+                 "the same dtype", "");
   }
   if (here && out_count != expected) {
     problems.add(where, fmt::format("output holds {} elements", out_count),
@@ -234,12 +252,12 @@ void Communicator::all_to_all(ConstBuffer send, MutBuffer recv, std::span<const 
   const auto n = group.size();
   const auto me = std::find(group.begin(), group.end(), rank());
   if (n == 0 || me == group.end() || send.dtype != recv.dtype || send.count != recv.count || send.count % n != 0) {
-    throw Error(Problem{fmt::format("rank {}: all_to_all on the {}", rank(), to_string(channel)),
-                        fmt::format("group of {} ranks{}, send {} x {}, receive {} x {}", n,
-                                    me == group.end() ? " without this rank" : "", send.count, to_string(send.dtype),
-                                    recv.count, to_string(recv.dtype)),
-                        "a group holding this rank; send and receive of one dtype and count, a multiple of the group size",
-                        ""});
+    throw Error(Problem{
+        fmt::format("rank {}: all_to_all on the {}", rank(), to_string(channel)),
+        fmt::format("group of {} ranks{}, send {} x {}, receive {} x {}", n,
+                    me == group.end() ? " without this rank" : "", send.count, to_string(send.dtype), recv.count,
+                    to_string(recv.dtype)),
+        "a group holding this rank; send and receive of one dtype and count, a multiple of the group size", ""});
   }
   const std::size_t block = send.count / n, block_bytes = block * dtype_size(send.dtype);
   const auto* in = static_cast<const std::byte*>(send.data);
@@ -249,7 +267,8 @@ void Communicator::all_to_all(ConstBuffer send, MutBuffer recv, std::span<const 
   requests.reserve(2 * n);
   for (std::size_t x = 1; x < n; ++x) {  // peers in a rotating order, as pairwise all-to-all does
     const std::size_t from = (mine + n - x) % n, to = (mine + x) % n;
-    requests.push_back(irecv(MutBuffer(out + from * block_bytes, block, recv.dtype), group[from], channel, step, level));
+    requests.push_back(
+        irecv(MutBuffer(out + from * block_bytes, block, recv.dtype), group[from], channel, step, level));
     requests.push_back(isend(ConstBuffer(in + to * block_bytes, block, send.dtype), group[to], channel, step, level));
   }
   wait_all(requests);

@@ -112,8 +112,7 @@ class Request {
   };
 
   Request() = default;
-  Request(Envelope envelope, std::unique_ptr<State> state)
-      : envelope_(envelope), state_(std::move(state)) {}
+  Request(Envelope envelope, std::unique_ptr<State> state) : envelope_(envelope), state_(std::move(state)) {}
   Request(Request&&) noexcept = default;
   Request& operator=(Request&&) noexcept = default;
   ~Request() = default;
@@ -231,7 +230,8 @@ class Communicator {
   void check_point_to_point(const Envelope& e) const;
   // Throws burst::Error naming the collective when its other buffer (checked only `here`) is not
   // `expected` elements of the envelope's dtype, or the dtype cannot be reduced.
-  void check_collective(const Envelope& e, DType out_dtype, std::size_t out_count, std::size_t expected, bool here) const;
+  void check_collective(const Envelope& e, DType out_dtype, std::size_t out_count, std::size_t expected,
+                        bool here) const;
   void run_collective(const Envelope& e, std::unique_ptr<Request::State> state);
   void count(const Envelope& e);
 

@@ -27,11 +27,15 @@ enum class DType : std::uint8_t { F32, F64, BF16, I32, I64, U64, Bytes };
   switch (t) {
     case DType::F64:
     case DType::I64:
-    case DType::U64: return 8;
+    case DType::U64:
+      return 8;
     case DType::F32:
-    case DType::I32: return 4;
-    case DType::BF16: return 2;
-    case DType::Bytes: return 1;
+    case DType::I32:
+      return 4;
+    case DType::BF16:
+      return 2;
+    case DType::Bytes:
+      return 1;
   }
   return 1;
 }
@@ -39,17 +43,41 @@ enum class DType : std::uint8_t { F32, F64, BF16, I32, I64, U64, Bytes };
 // "fp32", "fp64", "bf16", "int32", "int64", "uint64", "bytes".
 [[nodiscard]] std::string_view to_string(DType t);
 
-template <class T> struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::F32; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::F64; };
-template <> struct DTypeOf<Bf16> { static constexpr DType value = DType::BF16; };
-template <> struct DTypeOf<std::int32_t> { static constexpr DType value = DType::I32; };
-template <> struct DTypeOf<std::int64_t> { static constexpr DType value = DType::I64; };
-template <> struct DTypeOf<std::uint64_t> { static constexpr DType value = DType::U64; };
-template <> struct DTypeOf<std::byte> { static constexpr DType value = DType::Bytes; };
+template <class T>
+struct DTypeOf;
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::F32;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::F64;
+};
+template <>
+struct DTypeOf<Bf16> {
+  static constexpr DType value = DType::BF16;
+};
+template <>
+struct DTypeOf<std::int32_t> {
+  static constexpr DType value = DType::I32;
+};
+template <>
+struct DTypeOf<std::int64_t> {
+  static constexpr DType value = DType::I64;
+};
+template <>
+struct DTypeOf<std::uint64_t> {
+  static constexpr DType value = DType::U64;
+};
+template <>
+struct DTypeOf<std::byte> {
+  static constexpr DType value = DType::Bytes;
+};
 
 template <class T>
-concept Element = requires { DTypeOf<std::remove_const_t<T>>::value; };
+concept Element = requires {
+  DTypeOf<std::remove_const_t<T>>::value;
+};
 
 template <Element T>
 inline constexpr DType dtype_of = DTypeOf<std::remove_const_t<T>>::value;
@@ -63,9 +91,13 @@ struct ConstBuffer {
   ConstBuffer() = default;
   ConstBuffer(const void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
   template <Element T>
-  ConstBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}  // NOLINT(google-explicit-constructor): implicit by design
+  ConstBuffer(std::span<T> s)
+      : data(s.data()),
+        count(s.size()),
+        dtype(dtype_of<T>) {}  // NOLINT(google-explicit-constructor): implicit by design
   template <Element T>
-  ConstBuffer(const std::vector<T>& v) : ConstBuffer(std::span<const T>(v)) {}  // NOLINT(google-explicit-constructor): implicit by design
+  ConstBuffer(const std::vector<T>& v)
+      : ConstBuffer(std::span<const T>(v)) {}  // NOLINT(google-explicit-constructor): implicit by design
 
   [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
 };
@@ -79,13 +111,18 @@ struct MutBuffer {
   MutBuffer() = default;
   MutBuffer(void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
   template <Element T>
-    requires(!std::is_const_v<T>)
-  MutBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}  // NOLINT(google-explicit-constructor): implicit by design
+  requires(!std::is_const_v<T>) MutBuffer(std::span<T> s)
+      : data(s.data()),
+        count(s.size()),
+        dtype(dtype_of<T>) {}  // NOLINT(google-explicit-constructor): implicit by design
   template <Element T>
-  MutBuffer(std::vector<T>& v) : MutBuffer(std::span<T>(v)) {}  // NOLINT(google-explicit-constructor): implicit by design
+  MutBuffer(std::vector<T>& v)
+      : MutBuffer(std::span<T>(v)) {}  // NOLINT(google-explicit-constructor): implicit by design
 
   [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
-  [[nodiscard]] operator ConstBuffer() const { return {data, count, dtype}; }  // NOLINT(google-explicit-constructor): a writable run is readable
+  [[nodiscard]] operator ConstBuffer() const {
+    return {data, count, dtype};
+  }  // NOLINT(google-explicit-constructor): a writable run is readable
 };
 
 }  // namespace burst::rt

@@ -37,13 +37,19 @@ void reduce_as(ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, s
 void reduce(DType dtype, ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset,
             std::size_t count, void* out, MessageCopy& copy) {
   switch (dtype) {
-    case DType::F32: return reduce_as<float>(op, inputs, offset, count, out, copy);
-    case DType::F64: return reduce_as<double>(op, inputs, offset, count, out, copy);
-    case DType::I32: return reduce_as<std::int32_t>(op, inputs, offset, count, out, copy);
-    case DType::I64: return reduce_as<std::int64_t>(op, inputs, offset, count, out, copy);
-    case DType::U64: return reduce_as<std::uint64_t>(op, inputs, offset, count, out, copy);
+    case DType::F32:
+      return reduce_as<float>(op, inputs, offset, count, out, copy);
+    case DType::F64:
+      return reduce_as<double>(op, inputs, offset, count, out, copy);
+    case DType::I32:
+      return reduce_as<std::int32_t>(op, inputs, offset, count, out, copy);
+    case DType::I64:
+      return reduce_as<std::int64_t>(op, inputs, offset, count, out, copy);
+    case DType::U64:
+      return reduce_as<std::uint64_t>(op, inputs, offset, count, out, copy);
     case DType::BF16:
-    case DType::Bytes: break;  // refused by Communicator::check_collective before posting
+    case DType::Bytes:
+      break;  // refused by Communicator::check_collective before posting
   }
 }
 
@@ -124,7 +130,7 @@ class LoopbackHub {
 
   std::mutex mutex;
   std::map<MessageKey, std::deque<std::unique_ptr<KeptMessage>>> mailbox;  // sent, not yet received
-  std::map<MessageKey, std::deque<ReceiveState*>> waiting;           // posted, not yet delivered
+  std::map<MessageKey, std::deque<ReceiveState*>> waiting;                 // posted, not yet delivered
   std::map<std::uint64_t, MeetingPoint> meetings;
 
  private:
@@ -132,7 +138,8 @@ class LoopbackHub {
 };
 
 struct ReceiveState final : LoopbackState {
-  ReceiveState(LoopbackHub& hub_, MessageKey key_, MutBuffer destination_) : hub(hub_), key(key_), destination(destination_) {}
+  ReceiveState(LoopbackHub& hub_, MessageKey key_, MutBuffer destination_)
+      : hub(hub_), key(key_), destination(destination_) {}
   ReceiveState(const ReceiveState&) = delete;
   ReceiveState& operator=(const ReceiveState&) = delete;
   // A receive destroyed before its message came (a cancel) leaves the waiting list.
@@ -173,7 +180,8 @@ struct ReceiveState final : LoopbackState {
 };
 
 struct CollectiveState final : LoopbackState {
-  CollectiveState(LoopbackHub& hub_, std::uint64_t index_, MutBuffer output_) : hub(hub_), index(index_), output(output_) {}
+  CollectiveState(LoopbackHub& hub_, std::uint64_t index_, MutBuffer output_)
+      : hub(hub_), index(index_), output(output_) {}
 
   bool complete(int rank, const Envelope&) override {
     MeetingPoint& point = hub.meetings.at(index);
@@ -197,7 +205,9 @@ struct CollectiveState final : LoopbackState {
     auto* out = static_cast<std::byte*>(output.data);
     const std::size_t bytes = c.bytes();
     switch (c.operation) {
-      case Operation::Allreduce: reduce(c.dtype, c.op, point.inputs, 0, c.count, out, *hub.copy); break;
+      case Operation::Allreduce:
+        reduce(c.dtype, c.op, point.inputs, 0, c.count, out, *hub.copy);
+        break;
       case Operation::ReduceScatter:
         reduce(c.dtype, c.op, point.inputs, static_cast<std::size_t>(rank) * c.count, c.count, out, *hub.copy);
         break;
@@ -205,14 +215,17 @@ struct CollectiveState final : LoopbackState {
         if (rank != 0) break;
         [[fallthrough]];
       case Operation::Allgather:
-        for (std::size_t r = 0; r < point.inputs.size() && bytes > 0; ++r) hub.copy->copy(out + r * bytes, point.inputs[r].data(), bytes);
+        for (std::size_t r = 0; r < point.inputs.size() && bytes > 0; ++r)
+          hub.copy->copy(out + r * bytes, point.inputs[r].data(), bytes);
         break;
       case Operation::Broadcast:
-        if (rank != c.peer && bytes > 0) hub.copy->copy(out, point.inputs[static_cast<std::size_t>(c.peer)].data(), bytes);
+        if (rank != c.peer && bytes > 0)
+          hub.copy->copy(out, point.inputs[static_cast<std::size_t>(c.peer)].data(), bytes);
         break;
       case Operation::Barrier:
       case Operation::Send:
-      case Operation::Recv: break;
+      case Operation::Recv:
+        break;
     }
   }
 
@@ -251,7 +264,8 @@ std::unique_ptr<Request::State> LoopbackCommunicator::post_send(ConstBuffer buff
 }
 
 std::unique_ptr<Request::State> LoopbackCommunicator::post_recv(MutBuffer data, const Envelope& e) {
-  auto receive = std::make_unique<ReceiveState>(*hub_, MessageKey{rank_, e.peer, message_tag(e.channel, e.step, e.level)}, data);
+  auto receive =
+      std::make_unique<ReceiveState>(*hub_, MessageKey{rank_, e.peer, message_tag(e.channel, e.step, e.level)}, data);
   const std::lock_guard lock(hub_->mutex);
   const auto box = hub_->mailbox.find(receive->key);
   if (box != hub_->mailbox.end()) {
@@ -265,7 +279,8 @@ std::unique_ptr<Request::State> LoopbackCommunicator::post_recv(MutBuffer data, 
   return receive;
 }
 
-std::unique_ptr<Request::State> LoopbackCommunicator::meet(const Envelope& e, ConstBuffer input, MutBuffer output, int root) {
+std::unique_ptr<Request::State> LoopbackCommunicator::meet(const Envelope& e, ConstBuffer input, MutBuffer output,
+                                                           int root) {
   const std::uint64_t index = collectives_++;
   Envelope call = e;
   call.peer = root;
@@ -280,14 +295,16 @@ std::unique_ptr<Request::State> LoopbackCommunicator::meet(const Envelope& e, Co
     point.on_device = on_device;
     point.kept.resize(static_cast<std::size_t>(size()));
   } else if (point.conflict.empty() && on_device != point.on_device) {
-    point.conflict = fmt::format("collective #{} of the job: rank {} passed {} memory, rank {} {} memory", index + 1,
-                                 point.first_rank, point.on_device ? "device" : "host", rank_, on_device ? "device" : "host");
-  } else if (point.conflict.empty() && (call.operation != point.call.operation || call.count != point.call.count ||
-                                        call.dtype != point.call.dtype || call.op != point.call.op || call.peer != point.call.peer)) {
-    point.conflict = fmt::format("collective #{} of the job: rank {} called {} of {} x {}, rank {} called {} of {} x {}",
-                                 index + 1, point.first_rank, describe(point.call), point.call.count,
-                                 to_string(point.call.dtype), rank_, describe(call), call.count,
-                                 to_string(call.dtype));
+    point.conflict =
+        fmt::format("collective #{} of the job: rank {} passed {} memory, rank {} {} memory", index + 1,
+                    point.first_rank, point.on_device ? "device" : "host", rank_, on_device ? "device" : "host");
+  } else if (point.conflict.empty() &&
+             (call.operation != point.call.operation || call.count != point.call.count ||
+              call.dtype != point.call.dtype || call.op != point.call.op || call.peer != point.call.peer)) {
+    point.conflict =
+        fmt::format("collective #{} of the job: rank {} called {} of {} x {}, rank {} called {} of {} x {}", index + 1,
+                    point.first_rank, describe(point.call), point.call.count, to_string(point.call.dtype), rank_,
+                    describe(call), call.count, to_string(call.dtype));
   }
   if (input.data != nullptr && point.on_device) {
     point.kept[static_cast<std::size_t>(rank_)] = hub_->copy->keep(input.data, rank_, input.bytes());
@@ -306,10 +323,12 @@ std::unique_ptr<Request::State> LoopbackCommunicator::post_barrier() {
 std::unique_ptr<Request::State> LoopbackCommunicator::post_allreduce(MutBuffer data, const Envelope& e) {
   return meet(e, data, data, -1);
 }
-std::unique_ptr<Request::State> LoopbackCommunicator::post_allgather(ConstBuffer mine, MutBuffer all, const Envelope& e) {
+std::unique_ptr<Request::State> LoopbackCommunicator::post_allgather(ConstBuffer mine, MutBuffer all,
+                                                                     const Envelope& e) {
   return meet(e, mine, all, -1);
 }
-std::unique_ptr<Request::State> LoopbackCommunicator::post_reduce_scatter(ConstBuffer all, MutBuffer mine, const Envelope& e) {
+std::unique_ptr<Request::State> LoopbackCommunicator::post_reduce_scatter(ConstBuffer all, MutBuffer mine,
+                                                                          const Envelope& e) {
   return meet(e, all, mine, -1);
 }
 std::unique_ptr<Request::State> LoopbackCommunicator::post_gather(ConstBuffer mine, MutBuffer all, const Envelope& e) {
@@ -328,7 +347,8 @@ void host_message_copy(void* dst, const void* src, std::size_t bytes) { std::mem
 
 std::shared_ptr<LoopbackHub> make_loopback_hub(int ranks, std::shared_ptr<MessageCopy> copy) {
   if (ranks < 1) throw Error(Problem{"loopback job", fmt::format("{} ranks", ranks), "at least 1", ""});
-  return std::make_shared<LoopbackHub>(ranks, copy != nullptr ? std::move(copy) : function_message_copy(host_message_copy, false));
+  return std::make_shared<LoopbackHub>(
+      ranks, copy != nullptr ? std::move(copy) : function_message_copy(host_message_copy, false));
 }
 
 std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options,
@@ -340,7 +360,8 @@ std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks
   return out;
 }
 
-std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options, CopyFunction device_copy) {
+std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options,
+                                                                       CopyFunction device_copy) {
   return make_loopback_communicators(ranks, options, function_message_copy(device_copy, true));
 }
 

@@ -63,7 +63,8 @@ class MessageCopy {
   // A message of rank `from` into the posted receive `dst` of rank `to` (`posted`: what
   // receive_posted gave it): after what `from` queued before sending, before what `to` queues
   // once its receive completed, and before `from` reuses `src` (on the host: a copy, at once).
-  virtual void deliver(void* dst, int /*to*/, const void* src, int /*from*/, std::size_t bytes, KeptMessage* /*posted*/) {
+  virtual void deliver(void* dst, int /*to*/, const void* src, int /*from*/, std::size_t bytes,
+                       KeptMessage* /*posted*/) {
     copy(dst, src, bytes);
   }
   // A message of rank `from` whose receive is not posted yet, kept for deliver_kept.
@@ -138,7 +139,7 @@ class LoopbackCommunicator : public Communicator {
     int ranks, CommOptions options = {}, std::shared_ptr<MessageCopy> copy = nullptr);
 // The same with one copy function that handles device memory (the tests' stand-ins for a GPU transport).
 [[nodiscard]] std::vector<std::unique_ptr<Communicator>> make_loopback_communicators(int ranks, CommOptions options,
-                                                                                    CopyFunction device_copy);
+                                                                                     CopyFunction device_copy);
 
 // A one-rank job: sends to self are received, collectives are identities.
 [[nodiscard]] std::unique_ptr<Communicator> make_self_communicator(CommOptions options = {});

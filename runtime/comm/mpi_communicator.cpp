@@ -32,13 +32,20 @@ bool mpi_finalized() {
 
 MPI_Datatype mpi_type(DType t) {
   switch (t) {
-    case DType::F32: return MPI_FLOAT;
-    case DType::F64: return MPI_DOUBLE;
-    case DType::BF16: return MPI_UINT16_T;  // moved, never reduced (the base class refuses)
-    case DType::I32: return MPI_INT32_T;
-    case DType::I64: return MPI_INT64_T;
-    case DType::U64: return MPI_UINT64_T;
-    case DType::Bytes: return MPI_BYTE;
+    case DType::F32:
+      return MPI_FLOAT;
+    case DType::F64:
+      return MPI_DOUBLE;
+    case DType::BF16:
+      return MPI_UINT16_T;  // moved, never reduced (the base class refuses)
+    case DType::I32:
+      return MPI_INT32_T;
+    case DType::I64:
+      return MPI_INT64_T;
+    case DType::U64:
+      return MPI_UINT64_T;
+    case DType::Bytes:
+      return MPI_BYTE;
   }
   return MPI_BYTE;
 }
@@ -135,8 +142,8 @@ class MpiCommunicator final : public Communicator {
 
   std::unique_ptr<Request::State> post_reduce_scatter(ConstBuffer all, MutBuffer mine, const Envelope& e) override {
     auto state = std::make_unique<MpiState>(e.operation);
-    check(e, MPI_Ireduce_scatter_block(all.data, mine.data, count_of(e, e.count), mpi_type(e.dtype), mpi_op(e.op), comm_,
-                                       &state->request));
+    check(e, MPI_Ireduce_scatter_block(all.data, mine.data, count_of(e, e.count), mpi_type(e.dtype), mpi_op(e.op),
+                                       comm_, &state->request));
     return state;
   }
 
@@ -192,8 +199,7 @@ class MpiCommunicator final : public Communicator {
     const long long tag = message_tag(e.channel, e.step, e.level);
     if (tag > tag_ub_) {
       throw Error(Problem{fmt::format("rank {}", rank_),
-                          fmt::format("{} needs MPI tag {}, above this MPI's MPI_TAG_UB {}", describe(e), tag,
-                                      tag_ub_),
+                          fmt::format("{} needs MPI tag {}, above this MPI's MPI_TAG_UB {}", describe(e), tag, tag_ub_),
                           fmt::format("steps 0 to {}", max_step_for_tag_ub(tag_ub_)),
                           "number ring steps within one ring pass (they may restart at 0 every layer)"});
     }

@@ -64,7 +64,7 @@ __global__ void __launch_bounds__(kTrainThreads)
 
 __global__ void __launch_bounds__(kTrainThreads)
     cross_entropy_backward_bf16_kernel(const float* __restrict__ logits, std::int64_t rows, std::int64_t vocab,
-                                  const std::int32_t* __restrict__ targets, float scale, Bf16* __restrict__ dl) {
+                                       const std::int32_t* __restrict__ targets, float scale, Bf16* __restrict__ dl) {
   __shared__ float max_scratch[kBlockSumScratch<kTrainThreads>];
   __shared__ double sum_scratch[kBlockSumScratch<kTrainThreads>];
   for (std::int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
@@ -99,7 +99,8 @@ void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t
                             float scale, Bf16* dl, cudaStream_t stream) {
   check_cross_entropy("cross_entropy_backward", logits, rows, vocab, targets, {"dl", dl}, rows * vocab);
   if (rows == 0) return;
-  cross_entropy_backward_bf16_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets, scale, dl);
+  cross_entropy_backward_bf16_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets,
+                                                                                     scale, dl);
   check_launch("cross_entropy_backward_bf16_kernel");
 }
 

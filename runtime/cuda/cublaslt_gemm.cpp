@@ -14,7 +14,8 @@ namespace {
 
 void check_lt(cublasStatus_t status, std::string_view call) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(Problem{"cuBLASLt", fmt::format("{}: {} ({})", call, cublasLtGetStatusString(status), cublasLtGetStatusName(status)),
+  throw Error(Problem{"cuBLASLt",
+                      fmt::format("{}: {} ({})", call, cublasLtGetStatusString(status), cublasLtGetStatusName(status)),
                       "", ""});
 }
 
@@ -34,8 +35,9 @@ void set(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t a
 
 cublasLtMatrixLayout_t make_layout(cudaDataType_t type, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
   cublasLtMatrixLayout_t layout = nullptr;
-  check_lt(cublasLtMatrixLayoutCreate(&layout, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), ld),
-           "cublasLtMatrixLayoutCreate");
+  check_lt(
+      cublasLtMatrixLayoutCreate(&layout, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), ld),
+      "cublasLtMatrixLayoutCreate");
   return layout;
 }
 
@@ -62,7 +64,8 @@ void check_gemm_arguments(const GemmShape& shape, const void* a, const void* b, 
       throw Error(Problem{fmt::format("{}: {}", call, name), "null device pointer", "a device allocation", ""});
     }
     if (p != nullptr && pointer_alignment(p) < element) {
-      throw Error(Problem{fmt::format("{}: {}", call, name), fmt::format("address {} is not {}-byte aligned", p, element),
+      throw Error(Problem{fmt::format("{}: {}", call, name),
+                          fmt::format("address {} is not {}-byte aligned", p, element),
                           fmt::format("aligned to its element size ({} bytes)", element), ""});
     }
   };
@@ -130,14 +133,15 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const GemmShape& shape, const Key& ke
   const std::uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   set(plan->preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reductions, "preference(REDUCTION_SCHEME_MASK)");
   int found = 0;
-  check_lt(cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->first, plan->second, plan->c, plan->c, plan->preference,
-                                          1, &plan->algorithm, &found),
+  check_lt(cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->first, plan->second, plan->c, plan->c,
+                                          plan->preference, 1, &plan->algorithm, &found),
            "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) {
-    throw Error(Problem{"cuBLASLt",
-                        fmt::format("no algorithm for the product m={} n={} k={} (lda={} ldb={} ldc={}) within a {}-byte workspace",
-                                    shape.m, shape.n, shape.k, shape.lda, shape.ldb, shape.ldc, workspace_bytes_),
-                        "", ""});
+    throw Error(Problem{
+        "cuBLASLt",
+        fmt::format("no algorithm for the product m={} n={} k={} (lda={} ldb={} ldc={}) within a {}-byte workspace",
+                    shape.m, shape.n, shape.k, shape.lda, shape.ldb, shape.ldc, workspace_bytes_),
+        "", ""});
   }
   return *plans_.emplace(key, std::move(plan)).first->second;
 }
@@ -146,12 +150,22 @@ void CublasLtGemm::run(const GemmShape& shape, const void* a, const void* b, voi
   check_gemm_arguments(shape, a, b, c, c_type, "CublasLtGemm::run");
   // Nothing to write, or C += nothing (a rank with no rows for a weight gradient).
   if (shape.m == 0 || shape.n == 0 || (shape.k == 0 && shape.beta == 1.0f)) return;
-  const Key key{shape.op_a, shape.op_b, shape.m, shape.n, shape.k, shape.lda, shape.ldb, shape.ldc, c_type,
-                pointer_alignment(a), pointer_alignment(b), pointer_alignment(c)};
+  const Key key{shape.op_a,
+                shape.op_b,
+                shape.m,
+                shape.n,
+                shape.k,
+                shape.lda,
+                shape.ldb,
+                shape.ldc,
+                c_type,
+                pointer_alignment(a),
+                pointer_alignment(b),
+                pointer_alignment(c)};
   const Plan& plan = plan_for(shape, key);
   // The column-major product's first operand is the row-major B, its second the row-major A.
-  check_lt(cublasLtMatmul(handle_, plan.desc, &shape.alpha, b, plan.first, a, plan.second, &shape.beta, c, plan.c, c, plan.c,
-                          &plan.algorithm.algo, workspace_, workspace_bytes_, stream_),
+  check_lt(cublasLtMatmul(handle_, plan.desc, &shape.alpha, b, plan.first, a, plan.second, &shape.beta, c, plan.c, c,
+                          plan.c, &plan.algorithm.algo, workspace_, workspace_bytes_, stream_),
            "cublasLtMatmul");
 }
 

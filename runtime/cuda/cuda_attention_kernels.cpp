@@ -37,7 +37,9 @@ using gpu::check_cuda;
 // The operands as views for the CPU kernels' shape checks (which read shapes and test data for
 // null, never dereference it).
 BlockPair shapes_of(const PairOperands& in) {
-  const auto view = [](const Operand& x) { return ConstView{reinterpret_cast<const float*>(x.data), x.shape}; };  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+  const auto view = [](const Operand& x) {
+    return ConstView{reinterpret_cast<const float*>(x.data), x.shape};
+  };  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
   return {view(in.q), view(in.k), view(in.v), in.q_positions, in.k_positions};
 }
 
@@ -63,7 +65,9 @@ void check_output(Problems& p, std::string_view call, std::string_view name, con
   if (data == nullptr) p.add(fmt::format("{}: {}", call, name), "no data", "a device pointer", "");
 }
 
-const Bf16* bf16_of(const Operand& x) { return reinterpret_cast<const Bf16*>(x.data); }  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): bf16 storage
+const Bf16* bf16_of(const Operand& x) {
+  return reinterpret_cast<const Bf16*>(x.data);
+}  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): bf16 storage
 
 KernelStats stats_of(const TileList& list, const Shape& q, double flops_per_score_and_dim) {
   KernelStats s;
@@ -86,8 +90,8 @@ KernelStats stats_of(const TileList& list, const Shape& q, double flops_per_scor
 class PairCache {
  public:
   // The pair's PairInputs (its operands in place, its arrays on the device) and its tile list's counts.
-  std::pair<gpu::PairInputs, const TileList&> get(const PairOperands& in, const AttentionMask& mask, KernelMemory& memory,
-                                                   cudaStream_t stream) {
+  std::pair<gpu::PairInputs, const TileList&> get(const PairOperands& in, const AttentionMask& mask,
+                                                  KernelMemory& memory, cudaStream_t stream) {
     const std::uint64_t key = hash_of(in, mask);
     Entry* e = nullptr;
     for (auto [it, end] = entries_.equal_range(key); it != end && e == nullptr; ++it) {
@@ -100,16 +104,24 @@ class PairCache {
     p.q = bf16_of(in.q);
     p.k = bf16_of(in.k);
     p.v = bf16_of(in.v);
-    p.q_positions = reinterpret_cast<const std::int64_t*>(at(0));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
-    p.k_positions = reinterpret_cast<const std::int64_t*>(at(1));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.q_positions = reinterpret_cast<const std::int64_t*>(
+        at(0));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.k_positions = reinterpret_cast<const std::int64_t*>(
+        at(1));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
     p.mask = view_of(mask);
-    if (mask.sparse) p.mask.sparse = reinterpret_cast<const std::uint8_t*>(at(6));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    if (mask.sparse)
+      p.mask.sparse = reinterpret_cast<const std::uint8_t*>(
+          at(6));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
     p.tiles.q_tiles = e->counts.q_tiles;
     p.tiles.k_tiles = e->counts.k_tiles;
-    p.tiles.by_query_offsets = reinterpret_cast<const std::int32_t*>(at(2));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
-    p.tiles.by_query = reinterpret_cast<const hd::TileRef*>(at(3));           // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
-    p.tiles.by_key_offsets = reinterpret_cast<const std::int32_t*>(at(4));    // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
-    p.tiles.by_key = reinterpret_cast<const hd::TileRef*>(at(5));             // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.tiles.by_query_offsets = reinterpret_cast<const std::int32_t*>(
+        at(2));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.tiles.by_query = reinterpret_cast<const hd::TileRef*>(
+        at(3));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.tiles.by_key_offsets = reinterpret_cast<const std::int32_t*>(
+        at(4));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.tiles.by_key = reinterpret_cast<const hd::TileRef*>(
+        at(5));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
     return {p, e->counts};
   }
 
@@ -134,10 +146,12 @@ class PairCache {
       const auto same = [](const std::vector<std::int64_t>& kept, std::span<const std::int64_t> given) {
         return std::equal(kept.begin(), kept.end(), given.begin(), given.end());
       };
-      const bool same_sparse = mask.sparse.has_value() == m.sparse.has_value() &&
-                               (!m.sparse || (mask.sparse->block == m.sparse->block && mask.sparse->blocks == m.sparse->blocks &&
-                                              mask.sparse->allowed == m.sparse->allowed));
-      return same(q_positions, in.q_positions) && same(k_positions, in.k_positions) && mask.base == m.base && same_sparse;
+      const bool same_sparse =
+          mask.sparse.has_value() == m.sparse.has_value() &&
+          (!m.sparse || (mask.sparse->block == m.sparse->block && mask.sparse->blocks == m.sparse->blocks &&
+                         mask.sparse->allowed == m.sparse->allowed));
+      return same(q_positions, in.q_positions) && same(k_positions, in.k_positions) && mask.base == m.base &&
+             same_sparse;
     }
   };
 
@@ -166,10 +180,12 @@ class PairCache {
 
   Entry upload(const PairOperands& in, const AttentionMask& mask, KernelMemory& memory, cudaStream_t stream) {
     TileList list = build_tile_list(in.q_positions, in.k_positions, mask, gpu::kTileRows, gpu::kTileRows);
-    std::vector<std::span<const std::byte>> parts{
-        std::as_bytes(in.q_positions), std::as_bytes(in.k_positions), std::as_bytes(std::span(list.by_query_offsets)),
-        std::as_bytes(std::span(list.by_query)), std::as_bytes(std::span(list.by_key_offsets)),
-        std::as_bytes(std::span(list.by_key))};
+    std::vector<std::span<const std::byte>> parts{std::as_bytes(in.q_positions),
+                                                  std::as_bytes(in.k_positions),
+                                                  std::as_bytes(std::span(list.by_query_offsets)),
+                                                  std::as_bytes(std::span(list.by_query)),
+                                                  std::as_bytes(std::span(list.by_key_offsets)),
+                                                  std::as_bytes(std::span(list.by_key))};
     if (mask.sparse) parts.push_back(std::as_bytes(std::span(mask.sparse->allowed)));
     Entry e;
     std::size_t bytes = 0;
@@ -295,7 +311,8 @@ CudaAttentionKernels::CudaAttentionKernels(Options options, void* stream, Kernel
   gpu::require_cuda_device(options.device);
   state_->select_device();
   if (memory.space() != MemorySpace::Device) {
-    throw Error(Problem{"CudaAttentionKernels", "host memory to compute in", "the device memory of the stream's owner", ""});
+    throw Error(
+        Problem{"CudaAttentionKernels", "host memory to compute in", "the device memory of the stream's owner", ""});
   }
   state_->stream = static_cast<cudaStream_t>(stream);
   state_->memory = &memory;
@@ -304,7 +321,7 @@ CudaAttentionKernels::CudaAttentionKernels(Options options, void* stream, Kernel
 CudaAttentionKernels::~CudaAttentionKernels() {  // no throwing here
   if (!state_ || state_->stream == nullptr) return;
   (void)cudaStreamSynchronize(state_->stream);  // nothing queued still reads the pairs' arrays or the events
-  state_->pairs.clear();  // their blocks freed on the stream, before it goes
+  state_->pairs.clear();                        // their blocks freed on the stream, before it goes
   if (state_->owns_stream) (void)cudaStreamDestroy(state_->stream);
 }
 
@@ -336,13 +353,15 @@ KernelStats CudaAttentionKernels::forward(const PairOperands& in, const Attentio
 void CudaAttentionKernels::merge(Shape shape, float* o, float* lse, const float* o_i, const float* lse_i) {
   constexpr std::string_view kCall = "CudaAttentionKernels::merge";
   Problems problems;
-  for (const auto& [name, p] : {std::pair<const char*, const void*>{"o", o}, {"lse", lse}, {"o_i", o_i}, {"lse_i", lse_i}}) {
+  for (const auto& [name, p] :
+       {std::pair<const char*, const void*>{"o", o}, {"lse", lse}, {"o_i", o_i}, {"lse_i", lse_i}}) {
     check_output(problems, kCall, name, p);
   }
   problems.throw_if_any();
   State& s = *state_;
   s.select_device();
-  s.timed_launch([&] { gpu::merge_partials(o, lse, o_i, lse_i, shape.tokens * shape.heads, shape.head_dim, s.stream); });
+  s.timed_launch(
+      [&] { gpu::merge_partials(o, lse, o_i, lse_i, shape.tokens * shape.heads, shape.head_dim, s.stream); });
 }
 
 void CudaAttentionKernels::delta(Operand o, Operand d_o, float* delta) {
@@ -356,7 +375,8 @@ void CudaAttentionKernels::delta(Operand o, Operand d_o, float* delta) {
   State& s = *state_;
   s.select_device();
   s.timed_launch([&] {
-    gpu::attention_delta(reinterpret_cast<const float*>(o.data), reinterpret_cast<const float*>(d_o.data), delta,  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+    gpu::attention_delta(reinterpret_cast<const float*>(o.data), reinterpret_cast<const float*>(d_o.data),
+                         delta,  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
                          o.shape.tokens * o.shape.heads, o.shape.head_dim, s.stream);
   });
 }
@@ -368,8 +388,8 @@ KernelStats CudaAttentionKernels::backward(const PairOperands& in, const Attenti
   check_pair_for_gpu(problems, kCall, in, mask);
   check_shape(problems, kCall, "d_o", d_o.shape, in.q.shape, "q");
   check_dtype(problems, kCall, "d_o", d_o.dtype, DType::BF16);
-  for (const auto& [name, p] : {std::pair<const char*, const void*>{"delta", delta}, {"lse", lse}, {"d_q", d_q},
-                                {"d_k", d_k}, {"d_v", d_v}}) {
+  for (const auto& [name, p] :
+       {std::pair<const char*, const void*>{"delta", delta}, {"lse", lse}, {"d_q", d_q}, {"d_k", d_k}, {"d_v", d_v}}) {
     check_output(problems, kCall, name, p);
   }
   problems.throw_if_any();

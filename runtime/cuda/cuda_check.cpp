@@ -9,8 +9,8 @@ namespace burst::rt::gpu {
 
 void check_cuda(cudaError_t status, std::string_view call) {
   if (status == cudaSuccess) return;
-  throw Error(Problem{"cuda", fmt::format("{}: {} ({})", call, cudaGetErrorString(status), cudaGetErrorName(status)),
-                      "", ""});
+  throw Error(
+      Problem{"cuda", fmt::format("{}: {} ({})", call, cudaGetErrorString(status), cudaGetErrorName(status)), "", ""});
 }
 
 void check_launch(std::string_view kernel) { check_cuda(cudaGetLastError(), fmt::format("launching {}", kernel)); }

@@ -39,10 +39,18 @@ namespace {
 
 using gpu::check_cuda;
 
-const Bf16* bf16_in(const StepTensor& t) { return reinterpret_cast<const Bf16*>(t.data); }  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): bf16 storage
-Bf16* bf16_out(const StepTensor& t) { return reinterpret_cast<Bf16*>(t.data); }              // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): bf16 storage
-const float* f32_in(const StepTensor& t) { return reinterpret_cast<const float*>(t.data); }  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
-float* f32_out(const StepTensor& t) { return reinterpret_cast<float*>(t.data); }              // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+const Bf16* bf16_in(const StepTensor& t) {
+  return reinterpret_cast<const Bf16*>(t.data);
+}  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): bf16 storage
+Bf16* bf16_out(const StepTensor& t) {
+  return reinterpret_cast<Bf16*>(t.data);
+}  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): bf16 storage
+const float* f32_in(const StepTensor& t) {
+  return reinterpret_cast<const float*>(t.data);
+}  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+float* f32_out(const StepTensor& t) {
+  return reinterpret_cast<float*>(t.data);
+}  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
 
 std::string call_name(std::string_view op) { return fmt::format("CudaStepKernels::{}", op); }
 
@@ -76,10 +84,13 @@ void need_output(Problems& p, std::string_view call, std::string_view name, cons
 
 // The model state's optimizer reads and writes device memory only (a host pointer would fault the context).
 void need_device(Problems& p, std::string_view call, std::string_view name, const StepTensor& t) {
-  if (t.space != MemorySpace::Device && t.count > 0) p.add(where(call, name), "host memory", "device memory (the model state's)");
+  if (t.space != MemorySpace::Device && t.count > 0)
+    p.add(where(call, name), "host memory", "device memory (the model state's)");
 }
 
-gpu::GemmOutput output_of(const StepTensor& t) { return t.dtype == DType::F32 ? gpu::GemmOutput::F32 : gpu::GemmOutput::BF16; }
+gpu::GemmOutput output_of(const StepTensor& t) {
+  return t.dtype == DType::F32 ? gpu::GemmOutput::F32 : gpu::GemmOutput::BF16;
+}
 
 void check_linear(Problems& p, std::string_view call, const StepTensor& x, std::int64_t rows, std::int64_t in,
                   const StepTensor& w, std::int64_t out) {
@@ -91,7 +102,8 @@ void check_linear(Problems& p, std::string_view call, const StepTensor& x, std::
 }
 
 // Elementwise operands: bf16, as many as the first.
-void check_same_bf16(Problems& p, std::string_view call, std::initializer_list<std::pair<std::string_view, StepTensor>> tensors) {
+void check_same_bf16(Problems& p, std::string_view call,
+                     std::initializer_list<std::pair<std::string_view, StepTensor>> tensors) {
   const auto count = static_cast<std::int64_t>(tensors.begin()->second.count);
   const std::string formula = fmt::format("as many as {}", tensors.begin()->first);
   for (const auto& named : tensors) need_tensor(p, call, named.first, named.second, DType::BF16, count, formula);
@@ -125,7 +137,8 @@ struct Staged {
 
   template <typename T>
   [[nodiscard]] const T* part(std::size_t i) const {
-    return reinterpret_cast<const T*>(block.data() + at[i]);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the layout send() wrote
+    return reinterpret_cast<const T*>(
+        block.data() + at[i]);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the layout send() wrote
   }
 };
 
@@ -266,7 +279,8 @@ BoundTensor CudaStepKernels::bind_params(StepTensor params) {
   if (resident) return {params, {}};  // read in place
   State& s = *state_;
   s.select_device();
-  BoundTensor bound{{nullptr, params.count, DType::BF16, MemorySpace::Device}, s.memory->allocate(params.count * sizeof(Bf16))};
+  BoundTensor bound{{nullptr, params.count, DType::BF16, MemorySpace::Device},
+                    s.memory->allocate(params.count * sizeof(Bf16))};
   bound.tensor.data = bound.storage.data();
   if (params.count == 0) return bound;
   // Host state: the fp32 values go up as they are and the GPU rounds them: twice the bytes over
@@ -300,11 +314,14 @@ BoundTensor CudaStepKernels::bind_gradients(StepTensor grads) {
 void CudaStepKernels::return_gradients(const BoundTensor& bound, StepTensor grads) {
   const std::string call = call_name("return_gradients");
   Problems p;
-  need_tensor(p, call, "bound", bound.tensor, DType::F32, static_cast<std::int64_t>(grads.count), "the gradients' size");
+  need_tensor(p, call, "bound", bound.tensor, DType::F32, static_cast<std::int64_t>(grads.count),
+              "the gradients' size");
   p.throw_if_any();
   if (bound.tensor.data == grads.data) return;  // accumulated in place (device state)
   state_->select_device();
-  state_->memory->load(bound.tensor.data, DType::F32, {reinterpret_cast<float*>(grads.data), grads.count});  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
+  state_->memory->load(bound.tensor.data, DType::F32,
+                       {reinterpret_cast<float*>(grads.data),
+                        grads.count});  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
 }
 
 double CudaStepKernels::squared_norm(StepTensor grads) {
@@ -317,8 +334,10 @@ double CudaStepKernels::squared_norm(StepTensor grads) {
   State& s = *state_;
   s.select_device();
   const auto count = static_cast<std::int64_t>(grads.count);
-  const MemoryBlock workspace = s.memory->allocate(static_cast<std::size_t>(gpu::squared_norm_workspace_doubles(count) + 1) * sizeof(double));
-  auto* partials = reinterpret_cast<double*>(workspace.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp64 storage
+  const MemoryBlock workspace =
+      s.memory->allocate(static_cast<std::size_t>(gpu::squared_norm_workspace_doubles(count) + 1) * sizeof(double));
+  auto* partials =
+      reinterpret_cast<double*>(workspace.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp64 storage
   gpu::squared_norm(f32_in(grads), count, partials + 1, partials, s.stream.handle);
   double result = 0;
   check_cuda(cudaMemcpyAsync(&result, partials, sizeof result, cudaMemcpyDeviceToHost, s.stream.handle),
@@ -336,8 +355,8 @@ void CudaStepKernels::adamw_update(const AdamWTensors& range, std::span<const Pa
   const std::string call = call_name("adamw_update");
   const auto n = static_cast<std::int64_t>(range.master.count);
   Problems p;
-  for (const auto& [name, t] : {std::pair{"master", range.master}, std::pair{"grads", range.grads}, std::pair{"m", range.m},
-                                std::pair{"v", range.v}}) {
+  for (const auto& [name, t] : {std::pair{"master", range.master}, std::pair{"grads", range.grads},
+                                std::pair{"m", range.m}, std::pair{"v", range.v}}) {
     need_tensor(p, call, name, t, DType::F32, n, "as many as master");
     need_device(p, call, name, t);
   }
@@ -347,12 +366,13 @@ void CudaStepKernels::adamw_update(const AdamWTensors& range, std::span<const Pa
   p.throw_if_any();
   state_->select_device();
   const float clip = hd::adamw_clip_factor(norm, config.clip_norm);
-  for_each_group_part(range.offset, range.master.count, groups, [&](const ParamGroup& group, std::size_t i,
-                                                                     std::size_t count) {
-    const gpu::AdamWDeviceRange part{f32_out(range.master) + i, f32_in(range.grads) + i, f32_out(range.m) + i,
-                                     f32_out(range.v) + i, bf16_out(range.working) + i, static_cast<std::int64_t>(count)};
-    gpu::adamw_update(part, group_scalars<float>(config, group, step), clip, state_->stream.handle);
-  });
+  for_each_group_part(range.offset, range.master.count, groups,
+                      [&](const ParamGroup& group, std::size_t i, std::size_t count) {
+                        const gpu::AdamWDeviceRange part{f32_out(range.master) + i,   f32_in(range.grads) + i,
+                                                         f32_out(range.m) + i,        f32_out(range.v) + i,
+                                                         bf16_out(range.working) + i, static_cast<std::int64_t>(count)};
+                        gpu::adamw_update(part, group_scalars<float>(config, group, step), clip, state_->stream.handle);
+                      });
 }
 
 void CudaStepKernels::linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
@@ -430,8 +450,9 @@ void CudaStepKernels::rms_norm_backward(StepTensor x, StepTensor gain, StepTenso
   // Freed on the stream when this returns: after the kernels that use it.
   const MemoryBlock workspace =
       s.memory->allocate(static_cast<std::size_t>(gpu::rms_norm_workspace_floats(rows, dim)) * sizeof(float));
-  gpu::rms_norm_backward(bf16_in(x), bf16_in(gain), f32_in(inv_rms), bf16_in(dy), skip.count > 0 ? bf16_in(skip) : nullptr,
-                         rows, dim, bf16_out(dx), f32_out(dgain), workspace.floats(), s.stream.handle);
+  gpu::rms_norm_backward(bf16_in(x), bf16_in(gain), f32_in(inv_rms), bf16_in(dy),
+                         skip.count > 0 ? bf16_in(skip) : nullptr, rows, dim, bf16_out(dx), f32_out(dgain),
+                         workspace.floats(), s.stream.handle);
 }
 
 void CudaStepKernels::rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
@@ -544,17 +565,19 @@ LmHeadForward CudaStepKernels::cross_entropy_loss(StepTensor logits, std::int64_
   s.select_device();
   const Staged sent = s.send({bytes_of(targets)});
   const MemoryBlock row_loss = s.memory->allocate(static_cast<std::size_t>(rows) * sizeof(double));
-  auto* device_loss = reinterpret_cast<double*>(row_loss.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): doubles
+  auto* device_loss =
+      reinterpret_cast<double*>(row_loss.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): doubles
   gpu::cross_entropy_loss_rows(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), device_loss, s.stream.handle);
   s.row_loss.resize(static_cast<std::size_t>(rows));
-  check_cuda(cudaMemcpyAsync(s.row_loss.data(), device_loss, s.row_loss.size() * sizeof(double),
-                             cudaMemcpyDeviceToHost, s.stream.handle),
+  check_cuda(cudaMemcpyAsync(s.row_loss.data(), device_loss, s.row_loss.size() * sizeof(double), cudaMemcpyDeviceToHost,
+                             s.stream.handle),
              fmt::format("cudaMemcpyAsync({}: the row losses to the host)", call));
   check_cuda(cudaStreamSynchronize(s.stream.handle), fmt::format("cudaStreamSynchronize({})", call));
   count_device_to_host(s.row_loss.size() * sizeof(double));
   count_host_wait();
   for (const double loss : s.row_loss) result.loss_sum += loss;  // row order, as the CPU adds them
-  result.counted = std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t != gpu::kIgnoredTarget; });
+  result.counted =
+      std::count_if(targets.begin(), targets.end(), [](std::int32_t t) { return t != gpu::kIgnoredTarget; });
   return result;
 }
 
@@ -565,7 +588,8 @@ void CudaStepKernels::cross_entropy_backward(StepTensor logits, std::int64_t row
   check_targets(p, call, targets, rows, vocab);
   need_tensor(p, call, "logits", logits, DType::F32, rows * vocab, "rows * vocab");
   need_tensor(p, call, "dl", dl, DType::BF16, rows * vocab, "rows * vocab");
-  if (dl.data == logits.data && dl.data != nullptr) p.add(where(call, "dl"), "over the fp32 logits", "a bf16 dl of its own");
+  if (dl.data == logits.data && dl.data != nullptr)
+    p.add(where(call, "dl"), "over the fp32 logits", "a bf16 dl of its own");
   p.throw_if_any();
   if (rows == 0) return;
   State& s = *state_;

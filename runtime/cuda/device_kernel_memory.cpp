@@ -46,7 +46,8 @@ DeviceKernelMemory::DeviceKernelMemory(int device, cudaStream_t stream) : device
   props.location.id = device_;
   check_cuda(cudaMemPoolCreate(&pool_, &props), "cudaMemPoolCreate");
   std::uint64_t keep_all = UINT64_MAX;
-  if (const cudaError_t set = cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep_all); set != cudaSuccess) {
+  if (const cudaError_t set = cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep_all);
+      set != cudaSuccess) {
     (void)cudaMemPoolDestroy(pool_);
     check_cuda(set, "cudaMemPoolSetAttribute(cudaMemPoolAttrReleaseThreshold)");
   }
@@ -142,7 +143,9 @@ void DeviceKernelMemory::zero(std::byte* dst, std::size_t bytes) {
   check_cuda(cudaMemsetAsync(dst, 0, bytes, stream_), fmt::format("cudaMemsetAsync({} bytes)", bytes));
 }
 
-void DeviceKernelMemory::fill(float* dst, float value, std::size_t count) { fill_on_device(dst, value, count, stream_); }
+void DeviceKernelMemory::fill(float* dst, float value, std::size_t count) {
+  fill_on_device(dst, value, count, stream_);
+}
 
 void DeviceKernelMemory::accumulate(float* sum, const std::byte* src, DType dtype, std::size_t count) {
   require_tensor_dtype(dtype, "DeviceKernelMemory::accumulate");
@@ -164,7 +167,8 @@ void DeviceKernelMemory::convert(const float* src, DType dtype, std::byte* dst, 
 void DeviceKernelMemory::copy_rows(std::byte* dst, std::size_t dst_pitch, const std::byte* src, std::size_t src_pitch,
                                    std::size_t row_bytes, std::size_t rows) {
   if (row_bytes == 0 || rows == 0) return;
-  if (rows == 1 || (dst_pitch == row_bytes && src_pitch == row_bytes)) {  // contiguous: no pitch limit (2D copies cap it below 2 GiB)
+  if (rows == 1 || (dst_pitch == row_bytes &&
+                    src_pitch == row_bytes)) {  // contiguous: no pitch limit (2D copies cap it below 2 GiB)
     check_cuda(cudaMemcpyAsync(dst, src, rows * row_bytes, cudaMemcpyDeviceToDevice, stream_),
                fmt::format("cudaMemcpyAsync({} bytes, device to device)", rows * row_bytes));
     return;

@@ -59,7 +59,7 @@ class DeviceKernelMemory final : public KernelMemory {
   cudaStream_t stream_;
   cudaMemPool_t pool_ = nullptr;
   std::uint64_t reserved_ = 0;  // what the pool held from the driver after the last allocation
-  std::vector<Bf16> staging_;  // bf16 values on their way to or from the device
+  std::vector<Bf16> staging_;   // bf16 values on their way to or from the device
 };
 
 }  // namespace burst::rt::gpu

@@ -78,7 +78,8 @@ class DeviceMessageCopy final : public MessageCopy {
       return;
     }
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(before a loopback message)");
-    check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), fmt::format("cudaMemcpy(a loopback message, {} bytes)", bytes));
+    check_cuda(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault),
+               fmt::format("cudaMemcpy(a loopback message, {} bytes)", bytes));
     check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(after a loopback message)");
     count_device_synchronization();
     count_device_synchronization();
@@ -99,7 +100,8 @@ class DeviceMessageCopy final : public MessageCopy {
     const Rank* sender = rank(from);
     const Rank* receiver = rank(to);
     auto* mark = dynamic_cast<PostedMark*>(posted);
-    if (sender == nullptr || receiver == nullptr || mark == nullptr || !is_device_memory(dst) || !is_device_memory(src)) {
+    if (sender == nullptr || receiver == nullptr || mark == nullptr || !is_device_memory(dst) ||
+        !is_device_memory(src)) {
       return copy(dst, src, bytes);
     }
     check_cuda(cudaStreamWaitEvent(sender->stream, mark->event, 0), "cudaStreamWaitEvent(a loopback receive)");
@@ -149,13 +151,13 @@ class DeviceMessageCopy final : public MessageCopy {
 
   // fp32 sums (ZeRO's gradients) and copies (its parameter gathers, broadcasts) of device buffers
   // of a rank whose stream is known; the rest (host values, other reductions) on the host.
-  [[nodiscard]] bool collective_on_device(const Envelope& e, int r, const void* input, const void* output) const override {
+  [[nodiscard]] bool collective_on_device(const Envelope& e, int r, const void* input,
+                                          const void* output) const override {
     const bool sum = (e.operation == Operation::Allreduce || e.operation == Operation::ReduceScatter) &&
                      e.dtype == DType::F32 && e.op == ReduceOp::Sum;
     const bool copies = e.operation == Operation::Allgather || e.operation == Operation::Broadcast;
-    return (sum || copies) && e.count > 0 && ranks_.contains(r) &&
-           (input == nullptr || is_device_memory(input)) && (output == nullptr || is_device_memory(output)) &&
-           (input != nullptr || output != nullptr);
+    return (sum || copies) && e.count > 0 && ranks_.contains(r) && (input == nullptr || is_device_memory(input)) &&
+           (output == nullptr || is_device_memory(output)) && (input != nullptr || output != nullptr);
   }
 
   void collective_result(const Envelope& e, int r, void* output, std::span<KeptMessage* const> inputs,
@@ -164,16 +166,19 @@ class DeviceMessageCopy final : public MessageCopy {
     std::vector<DeviceKept*> kept;
     for (KeptMessage* k : inputs) kept.push_back(dynamic_cast<DeviceKept*>(k));
     for (DeviceKept* k : kept) {
-      if (k != nullptr) check_cuda(cudaStreamWaitEvent(stream, k->ready, 0), "cudaStreamWaitEvent(a loopback collective)");
+      if (k != nullptr)
+        check_cuda(cudaStreamWaitEvent(stream, k->ready, 0), "cudaStreamWaitEvent(a loopback collective)");
     }
     const std::size_t bytes = e.bytes();
     auto* out = static_cast<std::byte*>(output);
     const auto input = [&](std::size_t i, std::size_t offset) {
-      if (kept[i] == nullptr) throw Error(Problem{"loopback collective", fmt::format("rank {} gave no input", i), "", ""});
+      if (kept[i] == nullptr)
+        throw Error(Problem{"loopback collective", fmt::format("rank {} gave no input", i), "", ""});
       return kept[i]->staging.data() + offset;
     };
     const auto copy_in = [&](std::byte* to, const std::byte* from, std::size_t n) {
-      check_cuda(cudaMemcpyAsync(to, from, n, cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync(a loopback collective)");
+      check_cuda(cudaMemcpyAsync(to, from, n, cudaMemcpyDeviceToDevice, stream),
+                 "cudaMemcpyAsync(a loopback collective)");
     };
     switch (e.operation) {
       case Operation::Allreduce:
@@ -181,7 +186,8 @@ class DeviceMessageCopy final : public MessageCopy {
         const std::size_t offset = e.operation == Operation::ReduceScatter ? static_cast<std::size_t>(r) * bytes : 0;
         copy_in(out, input(0, offset), bytes);
         for (std::size_t i = 1; i < kept.size(); ++i) {
-          accumulate_on_device(reinterpret_cast<float*>(out), input(i, offset), false, e.count, stream);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
+          accumulate_on_device(reinterpret_cast<float*>(out), input(i, offset), false, e.count,
+                               stream);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
         }
         break;
       }
@@ -191,7 +197,8 @@ class DeviceMessageCopy final : public MessageCopy {
       case Operation::Broadcast:
         if (r != e.peer) copy_in(out, input(static_cast<std::size_t>(e.peer), 0), bytes);
         break;
-      default: throw Error(Problem{"loopback collective", "not a device collective", "", ""});
+      default:
+        throw Error(Problem{"loopback collective", "not a device collective", "", ""});
     }
     const cudaEvent_t read = record_on(stream);
     for (DeviceKept* k : kept) {

@@ -16,31 +16,35 @@ unsigned blocks_for(std::size_t count) {
 
 // sum[i] += src[i]: fp32, and bf16 widened exactly. (Two kernels rather than a template on the
 // element type, so the resource test names each by its own name.)
-__global__ void __launch_bounds__(kThreads) accumulate_f32_kernel(float* __restrict__ sum, const float* __restrict__ src,
-                                                                  std::size_t count) {
-  for (std::size_t i = std::size_t{blockIdx.x} * kThreads + threadIdx.x; i < count; i += std::size_t{gridDim.x} * kThreads) {
+__global__ void __launch_bounds__(kThreads)
+    accumulate_f32_kernel(float* __restrict__ sum, const float* __restrict__ src, std::size_t count) {
+  for (std::size_t i = std::size_t{blockIdx.x} * kThreads + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * kThreads) {
     sum[i] += src[i];
   }
 }
 
-__global__ void __launch_bounds__(kThreads) accumulate_bf16_kernel(float* __restrict__ sum, const Bf16* __restrict__ src,
-                                                                   std::size_t count) {
-  for (std::size_t i = std::size_t{blockIdx.x} * kThreads + threadIdx.x; i < count; i += std::size_t{gridDim.x} * kThreads) {
+__global__ void __launch_bounds__(kThreads)
+    accumulate_bf16_kernel(float* __restrict__ sum, const Bf16* __restrict__ src, std::size_t count) {
+  for (std::size_t i = std::size_t{blockIdx.x} * kThreads + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * kThreads) {
     sum[i] += to_float(src[i]);
   }
 }
 
 // dst[i] = src[i] rounded to bf16 (nearest even, common/bf16.hpp).
-__global__ void __launch_bounds__(kThreads) to_bf16_kernel(const float* __restrict__ src, Bf16* __restrict__ dst,
-                                                           std::size_t count) {
-  for (std::size_t i = std::size_t{blockIdx.x} * kThreads + threadIdx.x; i < count; i += std::size_t{gridDim.x} * kThreads) {
+__global__ void __launch_bounds__(kThreads)
+    to_bf16_kernel(const float* __restrict__ src, Bf16* __restrict__ dst, std::size_t count) {
+  for (std::size_t i = std::size_t{blockIdx.x} * kThreads + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * kThreads) {
     dst[i] = to_bf16(src[i]);
   }
 }
 
 // dst[i] = value.
 __global__ void __launch_bounds__(kThreads) fill_kernel(float* __restrict__ dst, float value, std::size_t count) {
-  for (std::size_t i = std::size_t{blockIdx.x} * kThreads + threadIdx.x; i < count; i += std::size_t{gridDim.x} * kThreads) {
+  for (std::size_t i = std::size_t{blockIdx.x} * kThreads + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * kThreads) {
     dst[i] = value;
   }
 }

@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto* q_tile = reinterpret_cast<std::uint16_t*>(smem + Smem::q);
   auto* do_tile = reinterpret_cast<std::uint16_t*>(smem + Smem::d_o);
   auto* ds_t_tile = reinterpret_cast<std::uint16_t*>(smem + Smem::d_s);  // dS^T [key][query]
-  auto* d_k_rows = reinterpret_cast<float*>(smem + Smem::d_k);            // [key][D + 8], fp32
+  auto* d_k_rows = reinterpret_cast<float*>(smem + Smem::d_k);           // [key][D + 8], fp32
   auto* k_positions = reinterpret_cast<std::int64_t*>(smem + Smem::k_positions);
   auto* q_positions = reinterpret_cast<std::int64_t*>(smem + Smem::q_positions);
   auto* key_lo = reinterpret_cast<std::int64_t*>(smem + Smem::key_lo);
@@ -139,8 +139,8 @@ __global__ void __launch_bounds__(kThreads, 1)
           float score = s[j][i] * scale;
           if (masked) {
             const std::int64_t key = k_positions[warp * 16 + layout::c_row(lane, layout::c_pair(i))];
-            const bool allowed = key_lo[query] <= key && key <= key_hi[query] &&
-                                 hd::sparse_allows(in.mask, q_positions[query], key);
+            const bool allowed =
+                key_lo[query] <= key && key <= key_hi[query] && hd::sparse_allows(in.mask, q_positions[query], key);
             if (!allowed) score = hd::kNegInf;
           }
           s[j][i] = hd::probability_from_lse(score, row_lse[query], exp);
@@ -189,7 +189,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
         __syncthreads();  // dS^T complete
-        // dQ rows 16 warp .. of this query tile = dS K, kBlocksPerPass x 8 columns at a time.
+                          // dQ rows 16 warp .. of this query tile = dS K, kBlocksPerPass x 8 columns at a time.
 #pragma unroll 1
         for (int first_block = 0; first_block < D / 8; first_block += kBlocksPerPass) {
           float d_q[kBlocksPerPass][4];

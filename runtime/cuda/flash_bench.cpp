@@ -44,7 +44,8 @@ std::vector<Bf16> random_bf16(std::int64_t n, std::mt19937& rng) {
 
 FlashBenchResult bench_flash(const FlashBenchCase& c) {
   const CudaDeviceCount visible = cuda_device_count();
-  if (visible.count == 0) throw Error(Problem{"--device cuda", fmt::format("no GPU visible ({})", visible.reason), "", ""});
+  if (visible.count == 0)
+    throw Error(Problem{"--device cuda", fmt::format("no GPU visible ({})", visible.reason), "", ""});
   check_cuda(cudaSetDevice(c.device), fmt::format("cudaSetDevice({})", c.device));
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, c.device), "cudaGetDeviceProperties");
@@ -68,8 +69,11 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
   in.q_positions = in.k_positions = to_device(pos, positions, stream);
   in.mask = view_of(c.mask);
   if (c.mask.sparse) in.mask.sparse = to_device(sparse, c.mask.sparse->allowed, stream);
-  in.tiles = {list.q_tiles, list.k_tiles, to_device(by_query_offsets, list.by_query_offsets, stream),
-              to_device(by_query, list.by_query, stream), to_device(by_key_offsets, list.by_key_offsets, stream),
+  in.tiles = {list.q_tiles,
+              list.k_tiles,
+              to_device(by_query_offsets, list.by_query_offsets, stream),
+              to_device(by_query, list.by_query, stream),
+              to_device(by_key_offsets, list.by_key_offsets, stream),
               to_device(by_key, list.by_key, stream)};
   const Bf16* d_o_bf16 = to_device(d_o, random_bf16(q_elements, rng), stream);
   // D = rowsum(O * dO) reads dO in fp32, as the executor holds it.

@@ -45,8 +45,8 @@ void check_mask(Problems& p, std::string_view call, const hd::MaskView& m) {
 void check_tiles(Problems& p, std::string_view call, const PairShape& s, const DeviceTileList& t) {
   const std::int64_t q_tiles = hd::tile_count(s.q_tokens, kTileRows), k_tiles = hd::tile_count(s.k_tokens, kTileRows);
   if (t.q_tiles != q_tiles || t.k_tiles != k_tiles) {
-    p.add(where(call, "tiles"), fmt::format("a list of {} x {} tiles for {} x {} tokens", t.q_tiles, t.k_tiles,
-                                            s.q_tokens, s.k_tokens),
+    p.add(where(call, "tiles"),
+          fmt::format("a list of {} x {} tiles for {} x {} tokens", t.q_tiles, t.k_tiles, s.q_tokens, s.k_tokens),
           fmt::format("{} x {} tiles of {} rows", q_tiles, k_tiles, kTileRows),
           fmt::format("build it with build_tile_list(..., {0}, {0})", kTileRows));
   }

@@ -31,8 +31,8 @@ using device::FastExp;
 using device::RowTile;
 
 template <int D>
-__global__ void __launch_bounds__(kThreads, 1) flash_forward_kernel(const PairInputs in, float* __restrict__ o,
-                                                                 float* __restrict__ lse) {
+__global__ void __launch_bounds__(kThreads, 1)
+    flash_forward_kernel(const PairInputs in, float* __restrict__ o, float* __restrict__ lse) {
   using Smem = ForwardSmem<D>;
   extern __shared__ __align__(16) unsigned char smem[];
   auto* q_tile = reinterpret_cast<std::uint16_t*>(smem + Smem::q);
@@ -129,8 +129,8 @@ __global__ void __launch_bounds__(kThreads, 1) flash_forward_kernel(const PairIn
     }
     __syncthreads();  // every warp is done with K and the key positions
     if (e + 1 < last) {
-      device::load_tile_async<D>(k_tile, in.k, std::int64_t{in.tiles.by_query[e + 1].tile} * kTileRows,
-                                 shape.k_tokens, shape.kv_heads, kv_head);
+      device::load_tile_async<D>(k_tile, in.k, std::int64_t{in.tiles.by_query[e + 1].tile} * kTileRows, shape.k_tokens,
+                                 shape.kv_heads, kv_head);
     }
     device::copy_async_commit();
     device::copy_async_wait<1>();  // V has landed; the next K may be in flight

@@ -107,11 +107,13 @@ GpuSpeeds measure_gpu_speeds(Communicator& comm, const GpuSpeedOptions& o) {
   std::mt19937 rng(11);
   for (const std::int64_t n : o.gemm_sides) {
     comm.barrier();
-    measured({"gemm", "", n, linear_forward_gemm(n, n, n).flops()}, gemm_seconds(gemm, stream.stream, n, o.repeat, rng));
+    measured({"gemm", "", n, linear_forward_gemm(n, n, n).flops()},
+             gemm_seconds(gemm, stream.stream, n, o.repeat, rng));
   }
   comm.barrier();
   // One point: the simulator reads the elementwise curve at its large end only.
-  measured({"elementwise", "", 1, 2.0 * static_cast<double>(o.copy_bytes)}, copy_seconds(stream.stream, o.copy_bytes, o.repeat));
+  measured({"elementwise", "", 1, 2.0 * static_cast<double>(o.copy_bytes)},
+           copy_seconds(stream.stream, o.copy_bytes, o.repeat));
   const std::vector<double> slowest = best_of_slowest(comm, mine, mine.size());
   for (std::size_t i = 0; i < speeds.kernels.size(); ++i) speeds.kernels[i].seconds = slowest.empty() ? 0 : slowest[i];
   return speeds;

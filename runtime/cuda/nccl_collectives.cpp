@@ -26,13 +26,20 @@ namespace {
 
 ncclDataType_t nccl_type(DType t) {
   switch (t) {
-    case DType::F32: return ncclFloat32;
-    case DType::F64: return ncclFloat64;
-    case DType::BF16: return ncclBfloat16;
-    case DType::I32: return ncclInt32;
-    case DType::I64: return ncclInt64;
-    case DType::U64: return ncclUint64;
-    case DType::Bytes: return ncclUint8;
+    case DType::F32:
+      return ncclFloat32;
+    case DType::F64:
+      return ncclFloat64;
+    case DType::BF16:
+      return ncclBfloat16;
+    case DType::I32:
+      return ncclInt32;
+    case DType::I64:
+      return ncclInt64;
+    case DType::U64:
+      return ncclUint64;
+    case DType::Bytes:
+      return ncclUint8;
   }
   return ncclUint8;
 }
@@ -114,9 +121,8 @@ class NcclCollectives final : public Communicator {
 
   std::unique_ptr<Request::State> post_barrier() override {
     const Envelope e{Operation::Barrier, -1, Channel::Collective, 0, RingLevel::Flat, 0, DType::Bytes};
-    return issue(e, "ncclAllReduce", [this] {
-      return ncclAllReduce(barrier_, barrier_, 1, ncclInt32, ncclSum, comm_, stream_);
-    });
+    return issue(e, "ncclAllReduce",
+                 [this] { return ncclAllReduce(barrier_, barrier_, 1, ncclInt32, ncclSum, comm_, stream_); });
   }
   std::unique_ptr<Request::State> post_allreduce(MutBuffer data, const Envelope& e) override {
     require_device(e, data.data, "buffer");
@@ -127,9 +133,8 @@ class NcclCollectives final : public Communicator {
   std::unique_ptr<Request::State> post_allgather(ConstBuffer mine, MutBuffer all, const Envelope& e) override {
     require_device(e, mine.data, "input");
     require_device(e, all.data, "output");
-    return issue(e, "ncclAllGather", [&] {
-      return ncclAllGather(mine.data, all.data, mine.count, nccl_type(e.dtype), comm_, stream_);
-    });
+    return issue(e, "ncclAllGather",
+                 [&] { return ncclAllGather(mine.data, all.data, mine.count, nccl_type(e.dtype), comm_, stream_); });
   }
   std::unique_ptr<Request::State> post_reduce_scatter(ConstBuffer all, MutBuffer mine, const Envelope& e) override {
     require_device(e, all.data, "input");
@@ -183,11 +188,10 @@ class NcclCollectives final : public Communicator {
   // Nothing is issued for host memory: NCCL would fault on it, or read garbage.
   void require_device(const Envelope& e, const void* data, std::string_view role) const {
     if (e.bytes() == 0 || is_device_memory(data)) return;
-    throw Error(Problem{fmt::format("rank {}", rank()),
-                        fmt::format("NCCL collectives: {} got host memory; its {} must be device memory",
-                                    describe(e), role),
-                        "cudaMalloc'd or managed memory",
-                        "host values (verdicts, reports) go over the job's own communicator"});
+    throw Error(Problem{
+        fmt::format("rank {}", rank()),
+        fmt::format("NCCL collectives: {} got host memory; its {} must be device memory", describe(e), role),
+        "cudaMalloc'd or managed memory", "host values (verdicts, reports) go over the job's own communicator"});
   }
 
   [[noreturn]] void refuse_point_to_point(const Envelope& e) const {

@@ -42,7 +42,8 @@ class StagingPool {
       return data;
     }
     void* data = nullptr;
-    check_cuda(cudaMalloc(&data, std::max<std::size_t>(bytes, 1)), fmt::format("cudaMalloc(NCCL staging, {} bytes)", bytes));
+    check_cuda(cudaMalloc(&data, std::max<std::size_t>(bytes, 1)),
+               fmt::format("cudaMalloc(NCCL staging, {} bytes)", bytes));
     return data;
   }
   void give(std::size_t bytes, void* data) { free_.emplace(bytes, data); }
@@ -78,7 +79,11 @@ class NcclCommunicator;
 struct Transfer final : Request::State {
   Transfer(NcclCommunicator& owner_, std::shared_ptr<GroupRecord> group_, std::size_t group_index_, void* staging_,
            std::size_t bytes_, void* host_destination_)
-      : owner(owner_), group(std::move(group_)), group_index(group_index_), staging(staging_), bytes(bytes_),
+      : owner(owner_),
+        group(std::move(group_)),
+        group_index(group_index_),
+        staging(staging_),
+        bytes(bytes_),
         host_destination(host_destination_) {}
   Transfer(const Transfer&) = delete;
   Transfer& operator=(const Transfer&) = delete;
@@ -98,7 +103,9 @@ class NcclCommunicator final : public Communicator {
 
  public:
   NcclCommunicator(Communicator& job, const NcclOpLists& lists, int device, cudaStream_t producer)
-      : Communicator(job.options()), job_(job), producer_(producer),
+      : Communicator(job.options()),
+        job_(job),
+        producer_(producer),
         assembler_(job.rank(), lists.of(job.rank(), NcclPhase::Forward), lists.of(job.rank(), NcclPhase::Backward)) {
     // Anything that fails half-way aborts what NCCL already holds before the members go (a
     // cudaFree in ~StagingPool would otherwise wait on kernels nobody stops).
@@ -160,7 +167,8 @@ class NcclCommunicator final : public Communicator {
 
  protected:
   std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override {
-    return post(e, const_cast<void*>(data.data), nullptr);  // NOLINT(cppcoreguidelines-pro-type-const-cast): only read (by NCCL or the staging copy)
+    return post(e, const_cast<void*>(data.data),
+                nullptr);  // NOLINT(cppcoreguidelines-pro-type-const-cast): only read (by NCCL or the staging copy)
   }
   std::unique_ptr<Request::State> post_recv(MutBuffer data, const Envelope& e) override {
     return post(e, nullptr, data.data);
@@ -196,7 +204,8 @@ class NcclCommunicator final : public Communicator {
     require_live(e);
     auto& t = static_cast<Transfer&>(state);
     if (t.group->event == nullptr) {  // the executor waits on a group it never completed: NCCL would hang
-      throw backend_error(rank(), e, fmt::format("its NCCL group was never issued: {}", assembler_.incomplete(t.group_index)));
+      throw backend_error(rank(), e,
+                          fmt::format("its NCCL group was never issued: {}", assembler_.incomplete(t.group_index)));
     }
     const Lane& lane = lanes_[static_cast<std::size_t>(t.group->lane)];
     const NcclPoll poll = poll_nccl_event(lane.comm, t.group->event);
@@ -213,7 +222,8 @@ class NcclCommunicator final : public Communicator {
       if (const cudaError_t copy = cudaMemcpy(t.host_destination, t.staging, t.bytes, cudaMemcpyDeviceToHost);
           copy != cudaSuccess) {
         abort_nccl();
-        throw backend_error(rank(), e, fmt::format("copying the received block to the host: {}", cudaGetErrorString(copy)));
+        throw backend_error(rank(), e,
+                            fmt::format("copying the received block to the host: {}", cudaGetErrorString(copy)));
       }
     }
     pool_.give(t.bytes, t.staging);
@@ -232,8 +242,8 @@ class NcclCommunicator final : public Communicator {
   // communicator, went wrong.
   void complete(ncclResult_t status, ncclComm_t comm, Clock::time_point deadline, std::string_view call,
                 std::string_view where) const {
-    complete_nccl_call(status, comm, deadline, options().timeout_s, fmt::format("rank {}: {} on the {}", rank(), call, where),
-                       [this] { abort_nccl(); });
+    complete_nccl_call(status, comm, deadline, options().timeout_s,
+                       fmt::format("rank {}: {} on the {}", rank(), call, where), [this] { abort_nccl(); });
   }
 
   void require_live(const Envelope& e) const {
@@ -340,8 +350,9 @@ class NcclCommunicator final : public Communicator {
     for (std::size_t o = 0; o < group.ops.size(); ++o) {
       const NcclOp& op = group.ops[o];
       const bool send = op.direction == NcclDirection::Send;
-      const ncclResult_t status = send ? ncclSend(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream)
-                                       : ncclRecv(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream);
+      const ncclResult_t status =
+          send ? ncclSend(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream)
+               : ncclRecv(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream);
       if (status != ncclSuccess && status != ncclInProgress) {
         (void)ncclGroupEnd();  // what was added may launch: only an abort stops it
         (void)cudaEventDestroy(event);
@@ -369,7 +380,8 @@ class NcclCommunicator final : public Communicator {
       const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(group.comm))];
       for (std::size_t o = 0; o < group.ops.size(); ++o) {
         record->buffers[o] = pool_.take(group.ops[o].bytes);
-        check_cuda(cudaMemsetAsync(record->buffers[o], 0, group.ops[o].bytes, lane.stream), "cudaMemsetAsync(NCCL warm-up)");
+        check_cuda(cudaMemsetAsync(record->buffers[o], 0, group.ops[o].bytes, lane.stream),
+                   "cudaMemsetAsync(NCCL warm-up)");
       }
       issue(group, *record);
     }
@@ -393,8 +405,8 @@ class NcclCommunicator final : public Communicator {
   }
 
   Communicator& job_;
-  cudaStream_t producer_;               // where the blocks' writers are queued (may be null)
-  cudaEvent_t produced_ = nullptr;      // recorded on producer_ before each group
+  cudaStream_t producer_;           // where the blocks' writers are queued (may be null)
+  cudaEvent_t produced_ = nullptr;  // recorded on producer_ before each group
   NcclGroupAssembler assembler_;
   // One host thread per device issues every NCCL call of this rank (NCCL makes racing launch
   // threads fatal); aborted_ is atomic because abort_backend may come from a watchdog.

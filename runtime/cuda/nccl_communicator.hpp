@@ -43,7 +43,7 @@ namespace burst::rt::gpu {
 // blocks' writers are queued on; each group's stream waits for what it holds when the group is
 // issued (an event, no host wait). `job` must outlive the result. Throws burst::Error with
 // NCCL's or CUDA's message when a call fails.
-[[nodiscard]] std::unique_ptr<Communicator> make_nccl_communicator(Communicator& job, const NcclOpLists& lists, int device,
-                                                                   void* producer);
+[[nodiscard]] std::unique_ptr<Communicator> make_nccl_communicator(Communicator& job, const NcclOpLists& lists,
+                                                                   int device, void* producer);
 
 }  // namespace burst::rt::gpu

@@ -15,9 +15,7 @@ void check_nccl(ncclResult_t status, std::string_view call) {
                       "NCCL_DEBUG=WARN says more; check that every rank runs the same plan"});
 }
 
-NcclClock::time_point nccl_deadline(double timeout_s) {
-  return NcclClock::now() + wait_duration(timeout_s);
-}
+NcclClock::time_point nccl_deadline(double timeout_s) { return NcclClock::now() + wait_duration(timeout_s); }
 
 bool nccl_settled(ncclComm_t comm, NcclClock::time_point deadline) {
   for (;;) {

@@ -103,8 +103,8 @@ void rms_norm_forward(const Bf16* x, const Bf16* gain, std::int64_t rows, std::i
                       float* inv_rms, cudaStream_t stream) {
   check_rms_norm_forward(x, gain, rows, dim, eps, y, inv_rms);
   if (rows == 0) return;
-  rms_norm_forward_kernel<false><<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(x, nullptr, nullptr, gain,
-                                                                                           dim, eps, y, inv_rms);
+  rms_norm_forward_kernel<false>
+      <<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(x, nullptr, nullptr, gain, dim, eps, y, inv_rms);
   check_launch("rms_norm_forward_kernel");
 }
 
@@ -112,8 +112,8 @@ void add_rms_norm_forward(const ResidualSum& add, const Bf16* gain, std::int64_t
                           Bf16* y, float* inv_rms, cudaStream_t stream) {
   check_add_rms_norm_forward(add, gain, rows, dim, eps, y, inv_rms);
   if (rows == 0) return;
-  rms_norm_forward_kernel<true><<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(add.a, add.b, add.sum, gain,
-                                                                                          dim, eps, y, inv_rms);
+  rms_norm_forward_kernel<true>
+      <<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(add.a, add.b, add.sum, gain, dim, eps, y, inv_rms);
   check_launch("rms_norm_forward_kernel");
 }
 
@@ -129,7 +129,7 @@ void rms_norm_backward(const Bf16* x, const Bf16* gain, const float* inv_rms, co
   const auto column_blocks = static_cast<unsigned>(hd::ceil_div(dim, kTrainThreads));
   const dim3 partial_grid(column_blocks, static_cast<unsigned>(chunks.chunks));
   rms_norm_dgain_partial_kernel<<<partial_grid, kTrainThreads, 0, stream>>>(x, inv_rms, dy, rows, dim,
-                                                                             chunks.rows_per_chunk, workspace);
+                                                                            chunks.rows_per_chunk, workspace);
   check_launch("rms_norm_dgain_partial_kernel");
   rms_norm_dgain_sum_kernel<<<column_blocks, kTrainThreads, 0, stream>>>(workspace, chunks.chunks, dim, dgain);
   check_launch("rms_norm_dgain_sum_kernel");

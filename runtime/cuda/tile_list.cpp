@@ -60,8 +60,8 @@ std::vector<PositionRange> tile_ranges(std::span<const std::int64_t> positions, 
   std::vector<PositionRange> ranges;
   const auto n = static_cast<std::int64_t>(positions.size());
   for (std::int64_t first = 0; first < n; first += tile) {
-    ranges.push_back(range_of(positions.subspan(static_cast<std::size_t>(first),
-                                                static_cast<std::size_t>(std::min(tile, n - first)))));
+    ranges.push_back(range_of(
+        positions.subspan(static_cast<std::size_t>(first), static_cast<std::size_t>(std::min(tile, n - first)))));
   }
   return ranges;
 }
@@ -74,8 +74,8 @@ std::span<const std::int64_t> tile_rows(std::span<const std::int64_t> positions,
 }
 
 // Attending pairs of a tile; with stop_at_first, 1 as soon as one is found.
-std::int64_t allowed_in_tile(const hd::MaskView& view, std::span<const std::int64_t> q,
-                             std::span<const std::int64_t> k, bool stop_at_first) {
+std::int64_t allowed_in_tile(const hd::MaskView& view, std::span<const std::int64_t> q, std::span<const std::int64_t> k,
+                             bool stop_at_first) {
   std::int64_t allowed = 0;
   for (const std::int64_t qp : q) {
     const hd::KeyInterval keys = hd::allowed_keys(view, qp);
@@ -145,10 +145,10 @@ TileList build_tile_list(std::span<const std::int64_t> q_positions, std::span<co
     }
   }
   if (list.tiles_computed > std::numeric_limits<std::int32_t>::max()) {
-    throw Error(Problem{where("positions"),
-                        fmt::format("{} non-empty tiles do not fit the kernels' 32-bit tile lists",
-                                    list.tiles_computed),
-                        "", "split the block pair into smaller blocks"});
+    throw Error(
+        Problem{where("positions"),
+                fmt::format("{} non-empty tiles do not fit the kernels' 32-bit tile lists", list.tiles_computed), "",
+                "split the block pair into smaller blocks"});
   }
   list.tiles_skipped = list.q_tiles * list.k_tiles - list.tiles_computed;
   list.allowed_pairs = view.sparse != nullptr ? tile_allowed : allowed_by_intervals(view, q_positions, k_positions);

@@ -170,9 +170,8 @@ void check_adamw(const AdamWDeviceRange& r, const hd::AdamWScalars<float>& s, fl
   if (!(s.eps > 0.0f)) p.add(where(call, "scalars.eps"), fmt::format("eps {}", s.eps), "eps > 0");
   if (!(s.decay >= 0.0f)) p.add(where(call, "scalars.decay"), fmt::format("decay {}", s.decay), "decay >= 0");
   if (!(s.correction1 > 0.0f && s.correction1 <= 1.0f && s.correction2 > 0.0f && s.correction2 <= 1.0f)) {
-    p.add(where(call, "scalars.correction"),
-          fmt::format("bias corrections {} and {}", s.correction1, s.correction2), "in (0, 1]",
-          "make the scalars with hd::adamw_scalars for a step >= 1");
+    p.add(where(call, "scalars.correction"), fmt::format("bias corrections {} and {}", s.correction1, s.correction2),
+          "in (0, 1]", "make the scalars with hd::adamw_scalars for a step >= 1");
   }
   if (!(clip_factor > 0.0f && clip_factor <= 1.0f)) {
     p.add(where(call, "clip_factor"), fmt::format("clip factor {}", clip_factor), "in (0, 1]",

@@ -97,7 +97,7 @@ void rope(std::string_view call, const RopeArgs& a, bool inverse, cudaStream_t s
   const std::int64_t pairs = a.tokens * (a.head_dim / 2);
   if (pairs == 0) return;
   rope_kernel<<<elementwise_blocks(pairs), kTrainThreads, 0, stream>>>(a.x, a.heads, a.k, a.k_heads, a.tokens,
-                                                                          a.head_dim, a.positions, a.base, inverse);
+                                                                       a.head_dim, a.positions, a.base, inverse);
   check_launch("rope_kernel");
 }
 
@@ -107,8 +107,7 @@ void embedding_forward(const std::int32_t* tokens, std::int64_t count, const Bf1
                        std::int64_t dim, Bf16* out, cudaStream_t stream) {
   check_embedding_forward(tokens, count, table, vocab, dim, out);
   if (count == 0) return;
-  embedding_forward_kernel<<<static_cast<unsigned>(count), kTrainThreads, 0, stream>>>(tokens, table, vocab, dim,
-                                                                                       out);
+  embedding_forward_kernel<<<static_cast<unsigned>(count), kTrainThreads, 0, stream>>>(tokens, table, vocab, dim, out);
   check_launch("embedding_forward_kernel");
 }
 

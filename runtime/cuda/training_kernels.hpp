@@ -47,8 +47,8 @@ void embedding_forward(const std::int32_t* tokens, std::int64_t count, const Bf1
 
 // TokenGroups (token_groups.hpp) in device memory.
 struct DeviceTokenGroups {
-  std::int64_t groups = 0;  // distinct token ids
-  std::int64_t tokens = 0;  // tokens in all
+  std::int64_t groups = 0;                    // distinct token ids
+  std::int64_t tokens = 0;                    // tokens in all
   const std::int32_t* rows = nullptr;         // groups
   const std::int32_t* offsets = nullptr;      // groups + 1
   const std::int32_t* token_index = nullptr;  // tokens
@@ -114,7 +114,7 @@ void squared_norm(const float* grads, std::int64_t count, double* workspace, dou
 
 // One group's range of the flat parameters (weight decay per group is in the scalars).
 struct AdamWDeviceRange {
-  float* params = nullptr;        // fp32 master weights
+  float* params = nullptr;       // fp32 master weights
   const float* grads = nullptr;  // read only: clipped in registers, the buffer is not scaled
   float* m = nullptr;
   float* v = nullptr;

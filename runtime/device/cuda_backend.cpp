@@ -47,7 +47,8 @@ class Cuda final : public CudaBackend {
     return std::make_unique<CudaAttentionKernels>(options);
   }
 
-  std::unique_ptr<AttentionKernels> step_attention_kernels(StepKernels& step, int local_rank, bool deterministic) override {
+  std::unique_ptr<AttentionKernels> step_attention_kernels(StepKernels& step, int local_rank,
+                                                           bool deterministic) override {
     auto* cuda = dynamic_cast<CudaStepKernels*>(&step);
     if (cuda == nullptr) {
       throw Error(Problem{"--device cuda", "the training step's kernels are not CUDA ones", "CUDA step kernels", ""});

@@ -20,16 +20,16 @@ Device choose_device(std::string_view requested, const GpuProbe& probe, std::str
     throw Error(Problem{std::string(option), fmt::format("unknown device '{}'", requested), "cuda, cpu", ""});
   }
   if (probe.count == 0) {
-    throw Error(Problem{std::string(option), fmt::format("cuda asked for, but no GPU is visible ({})", probe.reason), "",
-                        "run on a GPU node (check nvidia-smi and CUDA_VISIBLE_DEVICES), or use --device cpu"});
+    throw Error(Problem{std::string(option), fmt::format("cuda asked for, but no GPU is visible ({})", probe.reason),
+                        "", "run on a GPU node (check nvidia-smi and CUDA_VISIBLE_DEVICES), or use --device cpu"});
   }
   return Device::Cuda;
 }
 
 void report_device(Device device, std::string_view requested, const GpuProbe& probe, std::string_view note) {
   if (device == Device::Cuda) {
-    fmt::print(stderr, "device: cuda ({} GPU(s) visible to rank 0; a rank drives GPU local rank mod {}){}\n", probe.count,
-               probe.count, note);
+    fmt::print(stderr, "device: cuda ({} GPU(s) visible to rank 0; a rank drives GPU local rank mod {}){}\n",
+               probe.count, probe.count, note);
   } else {
     fmt::print(stderr, "device: cpu ({})\n", requested == "cpu" ? "--device cpu" : "no GPU visible: " + probe.reason);
   }
@@ -42,7 +42,8 @@ Device job_device(std::string_view requested, const Communicator& comm, std::str
   return device;
 }
 
-std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic, bool timed) {
+std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic,
+                                                         bool timed) {
   if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>();
   return detail::cuda_backend().attention_kernels(local_rank, deterministic, timed);
 }
@@ -64,7 +65,8 @@ std::unique_ptr<KernelMemory> make_host_state_memory(Device device) {
 }
 
 std::shared_ptr<MessageCopy> message_copy(Device device) {
-  return device == Device::Cuda ? detail::cuda_backend().message_copy() : function_message_copy(host_message_copy, false);
+  return device == Device::Cuda ? detail::cuda_backend().message_copy()
+                                : function_message_copy(host_message_copy, false);
 }
 
 std::unique_ptr<Communicator> make_device_self_communicator(CommOptions options) {
@@ -89,19 +91,22 @@ void require_gpu_per_rank(const Communicator& job, const char* what) {
   if (probe.count == 0) (void)choose_device("cuda", probe, what);  // throws, saying why
   if (job.local_size() > probe.count) {
     throw Error(Problem{what, fmt::format("{} ranks on this node share {} GPU(s)", job.local_size(), probe.count),
-                        "at most one rank per GPU", "start as many ranks per node as it has GPUs (burst launch prints the line)"});
+                        "at most one rank per GPU",
+                        "start as many ranks per node as it has GPUs (burst launch prints the line)"});
   }
 }
 
 }  // namespace
 
-std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists, AttentionKernels& kernels) {
+std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclOpLists& lists,
+                                                  AttentionKernels& kernels) {
   detail::NcclBackend& nccl = detail::nccl_backend();
   if (nccl.version().empty()) return nccl.ring_transport(job, lists, nullptr);  // refused: no NCCL
   require_gpu_per_rank(job, "--transport nccl");
   void* stream = detail::cuda_backend().stream_of(kernels);
   if (stream == nullptr) {
-    throw Error(Problem{"--transport nccl", "the ring's blocks are not in GPU memory (CPU kernels)", "--device cuda", ""});
+    throw Error(
+        Problem{"--transport nccl", "the ring's blocks are not in GPU memory (CPU kernels)", "--device cuda", ""});
   }
   return nccl.ring_transport(job, lists, stream);
 }
@@ -112,7 +117,8 @@ std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernel
   if (nccl.version().empty()) return nccl.state_collectives(job, nullptr);  // refused: no NCCL
   void* stream = detail::cuda_backend().stream_of(kernels);
   if (stream == nullptr) {
-    throw Error(Problem{"ZeRO collectives over NCCL", "the model state is not in GPU memory (CPU kernels)", "--device cuda", ""});
+    throw Error(Problem{"ZeRO collectives over NCCL", "the model state is not in GPU memory (CPU kernels)",
+                        "--device cuda", ""});
   }
   require_gpu_per_rank(job, "ZeRO collectives over NCCL");  // so the rank's GPU is its local rank, as the kernels'
   return nccl.state_collectives(job, stream);

@@ -43,8 +43,8 @@ struct GpuInventory {
   std::string cuda_name;
   std::string pci_bus_id;  // "0000:3b:00.0", as sysfs names it
   double memory_bytes = 0;
-  int sm = 0;              // major * 10 + minor
-  bool nvlink = false;     // between GPUs 0 and 1 (false with one GPU)
+  int sm = 0;           // major * 10 + minor
+  bool nvlink = false;  // between GPUs 0 and 1 (false with one GPU)
 };
 [[nodiscard]] std::optional<GpuInventory> gpu_inventory();
 

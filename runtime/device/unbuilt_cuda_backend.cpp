@@ -9,7 +9,8 @@ namespace {
 class UnbuiltCuda final : public CudaBackend {
  public:
   GpuProbe probe() override {
-    return {0, "this burst was built without CUDA; rebuild with the CUDA toolkit installed (BURST_WITH_CUDA=AUTO or ON)"};
+    return {0,
+            "this burst was built without CUDA; rebuild with the CUDA toolkit installed (BURST_WITH_CUDA=AUTO or ON)"};
   }
   std::optional<GpuInventory> inventory() override { return std::nullopt; }
   std::unique_ptr<AttentionKernels> attention_kernels(int, bool, bool) override { refuse(); }

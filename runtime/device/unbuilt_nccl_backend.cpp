@@ -14,7 +14,8 @@ class UnbuiltNccl final : public NcclBackend {
                         "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
   }
   std::unique_ptr<Communicator> state_collectives(Communicator&, void*) override {
-    throw Error(Problem{"--device cuda", "this build has no NCCL, which ZeRO's collectives on GPU memory need between processes",
+    throw Error(Problem{"--device cuda",
+                        "this build has no NCCL, which ZeRO's collectives on GPU memory need between processes",
                         "a build with NCCL, or a plan that offloads the state (plan:/strategy/zero/offload)",
                         "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
   }

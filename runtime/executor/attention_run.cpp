@@ -36,7 +36,8 @@ Tensor random_rows(std::uint64_t seed, InputTensor tensor, std::span<const std::
     for (std::int64_t h = 0; h < shape.heads; ++h) {
       for (std::int64_t d = 0; d < shape.head_dim; ++d) {
         const std::uint64_t key =
-            ((static_cast<std::uint64_t>(p) * 4 + tensor) * static_cast<std::uint64_t>(shape.heads) + static_cast<std::uint64_t>(h)) *
+            ((static_cast<std::uint64_t>(p) * 4 + tensor) * static_cast<std::uint64_t>(shape.heads) +
+             static_cast<std::uint64_t>(h)) *
                 static_cast<std::uint64_t>(shape.head_dim) +
             static_cast<std::uint64_t>(d);
         const std::uint64_t r = splitmix64(splitmix64(seed) ^ key);
@@ -68,15 +69,32 @@ Dims run_dims(plan::Plan& plan, const AttentionRunOptions& options) {
   const int group = std::max(1, m.kv_heads > 0 ? m.heads / m.kv_heads : 1);  // query heads per KV head
   // Head dim 8, or the smallest the kernels have (the CUDA kernels are built for 64 and 128).
   const KernelLimits limits = options.kernels != nullptr ? options.kernels->limits() : KernelLimits{};
-  const int head_dim = limits.head_dims.empty() ? 8 : *std::min_element(limits.head_dims.begin(), limits.head_dims.end());
+  const int head_dim =
+      limits.head_dims.empty() ? 8 : *std::min_element(limits.head_dims.begin(), limits.head_dims.end());
   return {seq, group * u, u, head_dim};
 }
 
 // Per-rank figures gathered to rank 0, one fp64 each (byte counts stay exact up to 2^53).
 enum Figure : std::size_t {
-  kForwardS, kBackwardS,
-  kFwdFlat, kFwdIntra, kFwdInter, kBwdFlat, kBwdIntra, kBwdInter, kFwdUlysses, kBwdUlysses,
-  kFwdSent, kFwdReceived, kBwdSent, kBwdReceived, kFwdBlocks, kBwdBlocks, kFwdComputeS, kBwdComputeS, kFigureCount
+  kForwardS,
+  kBackwardS,
+  kFwdFlat,
+  kFwdIntra,
+  kFwdInter,
+  kBwdFlat,
+  kBwdIntra,
+  kBwdInter,
+  kFwdUlysses,
+  kBwdUlysses,
+  kFwdSent,
+  kFwdReceived,
+  kBwdSent,
+  kBwdReceived,
+  kFwdBlocks,
+  kBwdBlocks,
+  kFwdComputeS,
+  kBwdComputeS,
+  kFigureCount
 };
 
 // Ring bytes by level (the read rings and the travelling accumulators), then the Ulysses
@@ -84,8 +102,8 @@ enum Figure : std::size_t {
 void read_bytes(const Communicator& comm, std::vector<double>& figures, std::size_t first_level, std::size_t ulysses) {
   for (int level = 0; level < kRingLevelCount; ++level) {
     const auto l = static_cast<RingLevel>(level);
-    figures[first_level + static_cast<std::size_t>(level)] =
-        static_cast<double>(comm.bytes_sent(l) - comm.bytes_sent(Channel::Ulysses, l) - comm.bytes_sent(Channel::Collective, l));
+    figures[first_level + static_cast<std::size_t>(level)] = static_cast<double>(
+        comm.bytes_sent(l) - comm.bytes_sent(Channel::Ulysses, l) - comm.bytes_sent(Channel::Collective, l));
   }
   figures[ulysses] = static_cast<double>(comm.bytes_sent(Channel::Ulysses));
 }
@@ -157,7 +175,6 @@ void require_kernel_limits(const AttentionKernels& kernels, int head_dim, const 
   problems.throw_if_any();
 }
 
-
 void require_runnable_job(const plan::Plan& plan, int job_ranks) {
   if (plan.job.batch != 1) {
     throw Error(Problem{"plan:/job/batch",
@@ -168,9 +185,10 @@ void require_runnable_job(const plan::Plan& plan, int job_ranks) {
   }
   const auto world = static_cast<int>(plan.ranks.size());
   if (job_ranks != world) {
-    throw Error(Problem{"mpirun -np", fmt::format("the plan has {} ranks, this job has {}", world, job_ranks),
-                        fmt::format("{} ranks", world),
-                        fmt::format("start it with mpirun -np {} burst run ... (add --oversubscribe on a small machine)", world)});
+    throw Error(Problem{
+        "mpirun -np", fmt::format("the plan has {} ranks, this job has {}", world, job_ranks),
+        fmt::format("{} ranks", world),
+        fmt::format("start it with mpirun -np {} burst run ... (add --oversubscribe on a small machine)", world)});
   }
 }
 
@@ -178,8 +196,8 @@ PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, con
   require_runnable_job(original, job_ranks);
   plan::Plan plan = original;
   const Dims dims = run_dims(plan, options);
-  PreparedRun prepared{plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq),
-                       precision_of(plan)};
+  PreparedRun prepared{
+      plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq), precision_of(plan)};
   if (options.kernels != nullptr) require_kernel_limits(*options.kernels, dims.head_dim, prepared.precision);
   prepared.schedule.require_complete();
   return prepared;
@@ -274,17 +292,23 @@ void add_measurements(std::span<const double> all, int world, Json& report) {
   };
   const auto [fwd_bytes, fwd_levels] = bytes(kFwdFlat);
   const auto [bwd_bytes, bwd_levels] = bytes(kBwdFlat);
-  report["comm_bytes"] = {{"forward", fwd_bytes}, {"backward", bwd_bytes},
+  report["comm_bytes"] = {{"forward", fwd_bytes},
+                          {"backward", bwd_bytes},
                           {"by_level", {{"forward", fwd_levels}, {"backward", bwd_levels}}},
                           {"ulysses", {{"forward", mean_of(kFwdUlysses)}, {"backward", mean_of(kBwdUlysses)}}}};
-  report["messages"] = {{"forward_sent", sum_of(kFwdSent)}, {"forward_received", sum_of(kFwdReceived)},
-                        {"backward_sent", sum_of(kBwdSent)}, {"backward_received", sum_of(kBwdReceived)},
-                        {"blocks_computed_forward", sum_of(kFwdBlocks)}, {"blocks_computed_backward", sum_of(kBwdBlocks)}};
+  report["messages"] = {{"forward_sent", sum_of(kFwdSent)},
+                        {"forward_received", sum_of(kFwdReceived)},
+                        {"backward_sent", sum_of(kBwdSent)},
+                        {"backward_received", sum_of(kBwdReceived)},
+                        {"blocks_computed_forward", sum_of(kFwdBlocks)},
+                        {"blocks_computed_backward", sum_of(kBwdBlocks)}};
   // Overlap: the phase's time over its busiest rank's kernel time. 1 means communication hid
   // entirely behind compute; above 1, the share of the phase spent waiting on messages.
   const double fwd_compute = max_of(kFwdComputeS), bwd_compute = max_of(kBwdComputeS);
-  report["measured"] = {{"forward_s", max_of(kForwardS)}, {"backward_s", max_of(kBackwardS)},
-                        {"forward_compute_s", fwd_compute}, {"backward_compute_s", bwd_compute},
+  report["measured"] = {{"forward_s", max_of(kForwardS)},
+                        {"backward_s", max_of(kBackwardS)},
+                        {"forward_compute_s", fwd_compute},
+                        {"backward_compute_s", bwd_compute},
                         {"forward_overlap", fwd_compute > 0 ? max_of(kForwardS) / fwd_compute : 0.0},
                         {"backward_overlap", bwd_compute > 0 ? max_of(kBackwardS) / bwd_compute : 0.0}};
 }
@@ -297,17 +321,20 @@ struct Assembled {
 // bf16 plan) inputs: absolute error when everything is fp32, relative when bf16 is involved.
 Json check_report(const PreparedRun& prepared, const AttentionRunOptions& options, const Assembled& got) {
   const plan::Plan& plan = prepared.plan;
-  const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim}, kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
+  const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim},
+      kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
   const std::vector<std::int64_t> all_positions = contiguous_positions(prepared.seq);
   const DType act = prepared.precision.activations;
   const Tensor qf = stored(random_rows(options.seed, kQ, all_positions, q_full), act),
                kf = stored(random_rows(options.seed, kK, all_positions, kv_full), act),
                vf = stored(random_rows(options.seed, kV, all_positions, kv_full), act),
                dof = stored(random_rows(options.seed, kDO, all_positions, q_full), act);
-  const FullAttention ref = full_attention(qf.view(), kf.view(), vf.view(), dof.view(), all_positions, {plan.job.mask, std::nullopt});
+  const FullAttention ref =
+      full_attention(qf.view(), kf.view(), vf.view(), dof.view(), all_positions, {plan.job.mask, std::nullopt});
   Json abs_errors, rel_errors, rms_errors;
   bool passed = true;
-  const DType accumulators = plan.strategy.backward == BackwardMode::QRing ? prepared.precision.dq : prepared.precision.dkv;
+  const DType accumulators =
+      plan.strategy.backward == BackwardMode::QRing ? prepared.precision.dq : prepared.precision.dkv;
   const bool relative = act == DType::BF16 || accumulators == DType::BF16;
   const double tolerance = relative ? options.bf16_tolerance : options.tolerance;
   for (const auto& [name, mine, want] : {std::tuple{"out", &got.o, &ref.o}, std::tuple{"dq", &got.d_q, &ref.d_q},
@@ -318,8 +345,11 @@ Json check_report(const PreparedRun& prepared, const AttentionRunOptions& option
     rms_errors[name] = rms_relative(*mine, *want);
     passed = passed && (relative ? rel_errors[name].get<double>() : abs_err) <= tolerance;
   }
-  return {{"max_abs_err", abs_errors}, {"max_rel_err", rel_errors}, {"rms_rel_err", rms_errors},
-          {"tolerance", tolerance}, {"tolerance_kind", relative ? "max |error| / max |reference|" : "max |error|"},
+  return {{"max_abs_err", abs_errors},
+          {"max_rel_err", rel_errors},
+          {"rms_rel_err", rms_errors},
+          {"tolerance", tolerance},
+          {"tolerance_kind", relative ? "max |error| / max |reference|" : "max |error|"},
           {"passed", passed}};
 }
 
@@ -329,15 +359,17 @@ Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRu
   return run_attention(prepare_attention_run(plan, comm.size(), options), comm, options, trace);
 }
 
-Json run_attention(const PreparedRun& prepared, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
+Json run_attention(const PreparedRun& prepared, Communicator& comm, const AttentionRunOptions& options,
+                   RunTrace* trace) {
   const plan::Plan& plan = prepared.plan;
   const RingSchedule& schedule = prepared.schedule;
   const int world = comm.size();
   const auto positions = schedule.rank_positions(comm.rank());
   const auto c = static_cast<std::int64_t>(positions.size());
   const Shape q_shape{c, prepared.heads, prepared.head_dim}, kv_shape{c, prepared.kv_heads, prepared.head_dim};
-  const Inputs inputs{random_rows(options.seed, kQ, positions, q_shape), random_rows(options.seed, kK, positions, kv_shape),
-                      random_rows(options.seed, kV, positions, kv_shape), random_rows(options.seed, kDO, positions, q_shape)};
+  const Inputs inputs{
+      random_rows(options.seed, kQ, positions, q_shape), random_rows(options.seed, kK, positions, kv_shape),
+      random_rows(options.seed, kV, positions, kv_shape), random_rows(options.seed, kDO, positions, q_shape)};
   TraceRecorder recorder;
   const Phases phases = run_phases(prepared, comm, inputs, options.kernels, trace != nullptr ? &recorder : nullptr);
 
@@ -350,7 +382,8 @@ Json run_attention(const PreparedRun& prepared, Communicator& comm, const Attent
     const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim};
     const Shape kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
     assembled = {assemble(comm, schedule, phases.o.view(), q_full), assemble(comm, schedule, phases.d_q.view(), q_full),
-                 assemble(comm, schedule, phases.d_k.view(), kv_full), assemble(comm, schedule, phases.d_v.view(), kv_full)};
+                 assemble(comm, schedule, phases.d_k.view(), kv_full),
+                 assemble(comm, schedule, phases.d_v.view(), kv_full)};
   }
   if (comm.rank() != 0) return nullptr;
 
@@ -358,13 +391,19 @@ Json run_attention(const PreparedRun& prepared, Communicator& comm, const Attent
   report["plan"] = {{"strategy", plan.strategy.name},
                     {"ranks", world},
                     {"ulysses", plan.strategy.ulysses},
-                    {"ring", fmt::format("{} {}x{}", to_string(plan.strategy.ring), schedule.geometry().inner, schedule.geometry().outer)},
+                    {"ring", fmt::format("{} {}x{}", to_string(plan.strategy.ring), schedule.geometry().inner,
+                                         schedule.geometry().outer)},
                     {"layout", to_string(plan.strategy.layout)},
                     {"backward", to_string(plan.strategy.backward)},
                     {"mask", to_string(plan.job.mask)}};
-  report["run"] = {{"dry_run", options.dry_run}, {"seq", prepared.seq}, {"heads", prepared.heads},
-                   {"kv_heads", prepared.kv_heads}, {"head_dim", prepared.head_dim}, {"seed", options.seed},
-                   {"overlap", plan.strategy.overlap}, {"precision", precision_json(prepared.precision)},
+  report["run"] = {{"dry_run", options.dry_run},
+                   {"seq", prepared.seq},
+                   {"heads", prepared.heads},
+                   {"kv_heads", prepared.kv_heads},
+                   {"head_dim", prepared.head_dim},
+                   {"seed", options.seed},
+                   {"overlap", plan.strategy.overlap},
+                   {"precision", precision_json(prepared.precision)},
                    {"device", std::string(options.kernels != nullptr ? options.kernels->device() : "cpu")}};
   add_measurements(all, world, report);
   report["predicted"] = {{"forward_s", plan.predicted.attention_forward_s},

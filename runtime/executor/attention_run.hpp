@@ -62,7 +62,8 @@ struct PreparedRun {
 // (saying how to start it), or a /job/batch other than 1 (the runtime runs one sequence a step).
 void require_runnable_job(const plan::Plan& plan, int job_ranks);
 
-[[nodiscard]] PreparedRun prepare_attention_run(const plan::Plan& plan, int job_ranks, const AttentionRunOptions& options);
+[[nodiscard]] PreparedRun prepare_attention_run(const plan::Plan& plan, int job_ranks,
+                                                const AttentionRunOptions& options);
 
 // The prepared plan with the run's head counts and head dim in its model (a dry run's tiny
 // ones), as whatever sizes the run's messages from a plan needs it (the NCCL op lists).

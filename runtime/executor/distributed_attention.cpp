@@ -29,9 +29,10 @@ DistributedAttention::DistributedAttention(const RingSchedule& schedule, Communi
       precision_(execution.precision),
       ring_(std::make_unique<RingAttention>(schedule, comm, q_split_, kv_split_, execution)) {
   if (q_shape.heads % u_ != 0 || kv_shape.heads % u_ != 0) {
-    throw Error(Problem{"plan:/strategy/ulysses",
-                        fmt::format("Ulysses degree {} does not divide {} heads and {} KV heads", u_, q_shape.heads, kv_shape.heads),
-                        "a degree dividing both", ""});
+    throw Error(Problem{
+        "plan:/strategy/ulysses",
+        fmt::format("Ulysses degree {} does not divide {} heads and {} KV heads", u_, q_shape.heads, kv_shape.heads),
+        "a degree dividing both", ""});
   }
   member_ = static_cast<std::size_t>(std::find(group_.begin(), group_.end(), comm.rank()) - group_.begin());
 }
@@ -50,17 +51,22 @@ DistributedAttention::Held DistributedAttention::as_dtype(Operand t, DType dtype
 void DistributedAttention::write(const Operand& t, Destination d) const {
   const auto n = static_cast<std::size_t>(d.shape.elements());
   if (static_cast<std::size_t>(t.shape.elements()) != n) {
-    throw Error(Problem{"distributed attention", fmt::format("{} elements written into a tensor of {}", t.shape.elements(), n),
+    throw Error(Problem{"distributed attention",
+                        fmt::format("{} elements written into a tensor of {}", t.shape.elements(), n),
                         "tensors of the pass's shapes", ""});
   }
   if (t.dtype == d.dtype) return memory_.copy(d.data, t.data, n * dtype_size(t.dtype));
-  if (t.dtype == DType::F32) return memory_.convert(reinterpret_cast<const float*>(t.data), d.dtype, d.data, n);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
+  if (t.dtype == DType::F32)
+    return memory_.convert(reinterpret_cast<const float*>(t.data), d.dtype, d.data,
+                           n);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
   if (d.dtype != DType::F32) {
-    throw Error(Problem{"distributed attention", fmt::format("a {} tensor written as {}", to_string(t.dtype), to_string(d.dtype)),
+    throw Error(Problem{"distributed attention",
+                        fmt::format("a {} tensor written as {}", to_string(t.dtype), to_string(d.dtype)),
                         "fp32 or bf16 written as either", ""});
   }
   memory_.zero(d.data, n * sizeof(float));
-  memory_.accumulate(reinterpret_cast<float*>(d.data), t.data, t.dtype, n);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 destination
+  memory_.accumulate(reinterpret_cast<float*>(d.data), t.data, t.dtype,
+                     n);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 destination
 }
 
 DistributedAttention::Held DistributedAttention::stored(const MemoryBlock& values, Shape shape, DType dtype) const {
@@ -94,13 +100,15 @@ DistributedAttention::Held DistributedAttention::scatter(Operand local, UlyssesT
     std::byte* block = (i == member_ ? out.block.data() : send.data()) + i * rows * slice;
     memory_.copy_rows(block, slice, local.data + i * slice, u * slice, slice, rows);
   }
-  exchange(send.data(), out.block.data(), rows * static_cast<std::size_t>(split.heads * split.head_dim), local.dtype, tensor);
+  exchange(send.data(), out.block.data(), rows * static_cast<std::size_t>(split.heads * split.head_dim), local.dtype,
+           tensor);
   out.operand = {out.block.data(), local.dtype, split};
   return out;
 }
 
 void DistributedAttention::gather(Operand split, UlyssesTensor tensor, std::byte* local) {
-  const std::size_t slice = static_cast<std::size_t>(split.shape.heads * split.shape.head_dim) * dtype_size(split.dtype);
+  const std::size_t slice =
+      static_cast<std::size_t>(split.shape.heads * split.shape.head_dim) * dtype_size(split.dtype);
   const auto u = static_cast<std::size_t>(u_), rows = static_cast<std::size_t>(split.shape.tokens) / u;
   const MemoryBlock received = memory_.allocate(rows * u * slice);
   exchange(split.data, received.data(), rows * static_cast<std::size_t>(split.shape.heads * split.shape.head_dim),
@@ -119,7 +127,8 @@ void DistributedAttention::gather_into(Operand split, UlyssesTensor tensor, Dest
   write({local.data(), split.dtype, d.shape}, d);
 }
 
-RingAttentionStats DistributedAttention::forward(Operand q_in, Operand k_in, Operand v_in, Destination o, Destination lse) {
+RingAttentionStats DistributedAttention::forward(Operand q_in, Operand k_in, Operand v_in, Destination o,
+                                                 Destination lse) {
   comm_.begin_pass(AttentionPass::Forward);
   const DType act = precision_.activations;
   const Held q = as_dtype(q_in, act), k = as_dtype(k_in, act), v = as_dtype(v_in, act);
@@ -137,8 +146,8 @@ RingAttentionStats DistributedAttention::forward(Operand q_in, Operand k_in, Ope
   gather_into(os.operand, UlyssesTensor::O, o);
   gather_into({split.lse.data(), DType::F32, lse_shape}, UlyssesTensor::Lse, lse);
   // The head-split inputs and outputs live beside the ring's buffers: charge them with those.
-  split.stats.ring_buffer_bytes += qs.block.bytes() + ks.block.bytes() + vs.block.bytes() + os.block.bytes() +
-                                   split.lse.bytes();
+  split.stats.ring_buffer_bytes +=
+      qs.block.bytes() + ks.block.bytes() + vs.block.bytes() + os.block.bytes() + split.lse.bytes();
   return split.stats;
 }
 
@@ -160,7 +169,8 @@ RingAttentionStats DistributedAttention::backward(BackwardMode mode, Operand q_i
              vs = scatter(v.operand, UlyssesTensor::V), os = scatter(o.operand, UlyssesTensor::O),
              dos = scatter(d_o.operand, UlyssesTensor::DO),
              lses = scatter({lse.data, DType::F32, {q_shape_.tokens, q_shape_.heads, 1}}, UlyssesTensor::Lse);
-  RingGradients split = ring_->backward(mode, qs.operand, ks.operand, vs.operand, os.operand, lses.operand, dos.operand);
+  RingGradients split =
+      ring_->backward(mode, qs.operand, ks.operand, vs.operand, os.operand, lses.operand, dos.operand);
   const Held dqs = stored(split.d_q, q_split_, act), dks = stored(split.d_k, kv_split_, act),
              dvs = stored(split.d_v, kv_split_, act);
   gather_into(dqs.operand, UlyssesTensor::DQ, d_q);

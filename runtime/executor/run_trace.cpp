@@ -28,9 +28,15 @@ void encode(const TraceEvent& e, double* out) {
 }
 
 TraceEvent decode(const double* in) {
-  return {static_cast<TraceKind>(in[kKind]), static_cast<TracePhase>(in[kPhase]), static_cast<int>(in[kStep]),
-          static_cast<int>(in[kBlock]),      static_cast<int>(in[kPeer]),        static_cast<Channel>(in[kChannel]),
-          in[kStart],                        in[kEnd],                           in[kDevice]};
+  return {static_cast<TraceKind>(in[kKind]),
+          static_cast<TracePhase>(in[kPhase]),
+          static_cast<int>(in[kStep]),
+          static_cast<int>(in[kBlock]),
+          static_cast<int>(in[kPeer]),
+          static_cast<Channel>(in[kChannel]),
+          in[kStart],
+          in[kEnd],
+          in[kDevice]};
 }
 
 const char* phase_name(TracePhase phase) { return phase == TracePhase::Forward ? "forward" : "backward"; }
@@ -39,10 +45,14 @@ const char* phase_name(TracePhase phase) { return phase == TracePhase::Forward ?
 // "q ring -> rank 1".
 std::string event_name(const TraceEvent& e) {
   switch (e.kind) {
-    case TraceKind::Compute: return fmt::format("{} step {}", e.phase == TracePhase::Forward ? "attn_fwd" : "attn_bwd", e.step);
-    case TraceKind::Receive: return fmt::format("wait {} <- rank {}", to_string(e.channel), e.peer);
-    case TraceKind::SendsDone: return fmt::format("sends done step {}", e.step);
-    case TraceKind::Send: return fmt::format("{} -> rank {}", to_string(e.channel), e.peer);
+    case TraceKind::Compute:
+      return fmt::format("{} step {}", e.phase == TracePhase::Forward ? "attn_fwd" : "attn_bwd", e.step);
+    case TraceKind::Receive:
+      return fmt::format("wait {} <- rank {}", to_string(e.channel), e.peer);
+    case TraceKind::SendsDone:
+      return fmt::format("sends done step {}", e.step);
+    case TraceKind::Send:
+      return fmt::format("{} -> rank {}", to_string(e.channel), e.peer);
   }
   return {};
 }
@@ -68,7 +78,8 @@ void TraceRecorder::send(const Envelope& message) {
   events_.push_back({TraceKind::Send, phase_, message.step, -1, message.peer, message.channel, t, t});
 }
 
-RunTrace gather_trace(Communicator& comm, const TraceRecorder& recorder, const std::vector<plan::RankPlacement>& placements) {
+RunTrace gather_trace(Communicator& comm, const TraceRecorder& recorder,
+                      const std::vector<plan::RankPlacement>& placements) {
   const auto world = static_cast<std::size_t>(comm.size());
   const auto me = static_cast<std::size_t>(comm.rank());
   std::vector<std::int64_t> most{static_cast<std::int64_t>(recorder.events().size())};
@@ -78,7 +89,8 @@ RunTrace gather_trace(Communicator& comm, const TraceRecorder& recorder, const s
   const std::size_t stride = 1 + static_cast<std::size_t>(most[0]) * kFieldsPerEvent;
   std::vector<double> mine(stride, 0.0);
   mine[0] = static_cast<double>(recorder.events().size());
-  for (std::size_t i = 0; i < recorder.events().size(); ++i) encode(recorder.events()[i], &mine[1 + i * kFieldsPerEvent]);
+  for (std::size_t i = 0; i < recorder.events().size(); ++i)
+    encode(recorder.events()[i], &mine[1 + i * kFieldsPerEvent]);
   std::vector<double> all(me == 0 ? stride * world : 0);
   comm.gather_to_root(std::span<const double>(mine), std::span<double>(all));
 
@@ -106,15 +118,19 @@ void write_run_trace(std::ostream& out, const RunTrace& trace) {
     writer.process(rank, fmt::format("node {} gpu {} (rank {})", place.node, place.local, rank), rank);
     writer.thread(rank, kComputeTid, fmt::format("gpu {} stream 0", place.local), kComputeTid);
     writer.thread(rank, kCommTid, fmt::format("gpu {} send/wait", place.local), kCommTid);
-    const bool measured_on_device = std::any_of(place.events.begin(), place.events.end(),
-                                                [](const TraceEvent& e) { return e.device_s > 0; });
-    if (measured_on_device) writer.thread(rank, kDeviceTid, fmt::format("gpu {} kernels (CUDA events)", place.local), kDeviceTid);
+    const bool measured_on_device =
+        std::any_of(place.events.begin(), place.events.end(), [](const TraceEvent& e) { return e.device_s > 0; });
+    if (measured_on_device)
+      writer.thread(rank, kDeviceTid, fmt::format("gpu {} kernels (CUDA events)", place.local), kDeviceTid);
   }
   for (std::size_t r = 0; r < trace.ranks.size(); ++r) {
     for (const TraceEvent& e : trace.ranks[r].events) {
       const std::string name = event_name(e);
-      const trace::Slice slice{.name = name, .category = phase_name(e.phase), .pid = static_cast<int>(r),
-                               .tid = e.kind == TraceKind::Compute ? kComputeTid : kCommTid, .start_s = e.start_s,
+      const trace::Slice slice{.name = name,
+                               .category = phase_name(e.phase),
+                               .pid = static_cast<int>(r),
+                               .tid = e.kind == TraceKind::Compute ? kComputeTid : kCommTid,
+                               .start_s = e.start_s,
                                .duration_s = e.end_s - e.start_s};
       switch (e.kind) {
         case TraceKind::Compute:
@@ -124,13 +140,16 @@ void write_run_trace(std::ostream& out, const RunTrace& trace) {
             kernels.tid = kDeviceTid;
             kernels.start_s = e.end_s - e.device_s;
             kernels.duration_s = e.device_s;
-            writer.complete(kernels, {{"step", e.step}, {"block", e.block}, {"host_span_ms", (e.end_s - e.start_s) * 1e3}});
+            writer.complete(kernels,
+                            {{"step", e.step}, {"block", e.block}, {"host_span_ms", (e.end_s - e.start_s) * 1e3}});
           }
           break;
         case TraceKind::Receive:
           writer.complete(slice, {{"peer", e.peer}, {"channel", to_string(e.channel)}, {"step", e.step}});
           break;
-        case TraceKind::SendsDone: writer.complete(slice, {{"step", e.step}}); break;
+        case TraceKind::SendsDone:
+          writer.complete(slice, {{"step", e.step}});
+          break;
         case TraceKind::Send:
           writer.instant(slice, {{"dst", e.peer}, {"channel", to_string(e.channel)}, {"step", e.step}});
           break;

@@ -38,12 +38,12 @@ enum class TraceKind : std::uint8_t { Compute, Receive, Send, SendsDone };
 struct TraceEvent {
   TraceKind kind = TraceKind::Compute;
   TracePhase phase = TracePhase::Forward;
-  int step = 0;   // the ring step (Compute, SendsDone) or the message's step (Receive, Send)
-  int block = -1;  // Compute: the block computed with
-  int peer = -1;   // Receive, Send: the other rank (world rank)
+  int step = 0;                           // the ring step (Compute, SendsDone) or the message's step (Receive, Send)
+  int block = -1;                         // Compute: the block computed with
+  int peer = -1;                          // Receive, Send: the other rank (world rank)
   Channel channel = Channel::Collective;  // Receive, Send
-  double start_s = 0, end_s = 0;  // since the origin; a Send's end is its start
-  double device_s = 0;  // Compute: the kernels' time by CUDA events (0: not measured, CPU kernels)
+  double start_s = 0, end_s = 0;          // since the origin; a Send's end is its start
+  double device_s = 0;                    // Compute: the kernels' time by CUDA events (0: not measured, CPU kernels)
 };
 
 class TraceRecorder {

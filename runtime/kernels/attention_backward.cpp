@@ -27,7 +27,6 @@
 namespace burst::rt {
 namespace {
 
-
 struct BackwardScratch {
   std::vector<float> p, dp;
 };
@@ -123,7 +122,7 @@ KernelStats attention_backward(const BlockPair& in, const AttentionMask& mask, C
   const int workers = worker_count(options.threads, items);
   const std::size_t tile = plan.max_q_rows() * plan.max_k_rows();
   std::vector<BackwardScratch> scratch(static_cast<std::size_t>(workers),
-                               BackwardScratch{std::vector<float>(tile), std::vector<float>(tile)});
+                                       BackwardScratch{std::vector<float>(tile), std::vector<float>(tile)});
   std::vector<Tensor> private_d_q(static_cast<std::size_t>(workers - 1), Tensor(in.q.shape));
   std::vector<KernelStats> stats(static_cast<std::size_t>(workers));
   // dQ rows are shared by every key tile: each worker sums its items into a private dQ, so the

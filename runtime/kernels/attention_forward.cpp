@@ -116,9 +116,9 @@ KernelStats attention_forward(const BlockPair& in, const AttentionMask& mask, Vi
   const int workers = worker_count(options.threads, items);
   const std::size_t tq = plan.max_q_rows(), tk = plan.max_k_rows();
   const auto d = static_cast<std::size_t>(in.q.shape.head_dim);
-  std::vector<ForwardScratch> scratch(
-      static_cast<std::size_t>(workers),
-      ForwardScratch{std::vector<float>(tq * tk), std::vector<float>(tq * d), std::vector<float>(tq), std::vector<float>(tq)});
+  std::vector<ForwardScratch> scratch(static_cast<std::size_t>(workers),
+                                      ForwardScratch{std::vector<float>(tq * tk), std::vector<float>(tq * d),
+                                                     std::vector<float>(tq), std::vector<float>(tq)});
   std::vector<KernelStats> stats(static_cast<std::size_t>(workers));
   parallel_for(workers, items, [&](int worker, std::int64_t item) {
     const auto w = static_cast<std::size_t>(worker);

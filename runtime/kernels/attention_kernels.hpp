@@ -32,8 +32,8 @@ namespace burst::rt {
 
 // What a backend can compute; the executor refuses a plan outside it before anything runs.
 struct KernelLimits {
-  bool fp32_inputs = true;      // false: inputs must be bf16 (a bf16 plan)
-  std::vector<int> head_dims;   // the head dims it has kernels for; empty: any
+  bool fp32_inputs = true;     // false: inputs must be bf16 (a bf16 plan)
+  std::vector<int> head_dims;  // the head dims it has kernels for; empty: any
 };
 
 // A tensor in the kernels' memory: `shape` elements of `dtype` (fp32 or bf16) at `data`.
@@ -52,7 +52,7 @@ struct Destination {
 };
 
 struct PairOperands {
-  Operand q, k, v;  // q [nq, H, d]; k, v [nk, Hkv, d]
+  Operand q, k, v;                                         // q [nq, H, d]; k, v [nk, Hkv, d]
   std::span<const std::int64_t> q_positions, k_positions;  // host
 };
 

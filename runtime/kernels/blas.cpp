@@ -24,8 +24,8 @@ void gemm(float alpha, ConstMatRef a, Op op_a, ConstMatRef b, Op op_b, float bet
 }
 
 void gemm(const GemmShape& shape, const float* a, const float* b, float* c) {
-  gemm(shape.alpha, {a, shape.a_rows(), shape.a_cols(), shape.lda}, shape.op_a, {b, shape.b_rows(), shape.b_cols(), shape.ldb},
-       shape.op_b, shape.beta, {c, shape.m, shape.n, shape.ldc});
+  gemm(shape.alpha, {a, shape.a_rows(), shape.a_cols(), shape.lda}, shape.op_a,
+       {b, shape.b_rows(), shape.b_cols(), shape.ldb}, shape.op_b, shape.beta, {c, shape.m, shape.n, shape.ldc});
 }
 
 void single_threaded_blas() {

@@ -124,7 +124,8 @@ void check_forward_outputs(Problems& problems, std::string_view call, const Bloc
 }
 
 void check_backward_arguments(Problems& problems, std::string_view call, const BlockPair& in, const Shape& d_o,
-                              std::size_t delta, std::size_t lse, const Shape& d_q, const Shape& d_k, const Shape& d_v) {
+                              std::size_t delta, std::size_t lse, const Shape& d_q, const Shape& d_k,
+                              const Shape& d_v) {
   check_shape(problems, call, "d_o", d_o, in.q.shape, "q");
   check_shape(problems, call, "d_q", d_q, in.q.shape, "q");
   check_shape(problems, call, "d_k", d_k, in.k.shape, "k");

@@ -8,7 +8,8 @@ namespace burst::rt {
 namespace {
 
 struct Counters {
-  std::atomic<std::uint64_t> host_to_device{0}, device_to_host{0}, host_waits{0}, device_syncs{0}, driver_allocations{0};
+  std::atomic<std::uint64_t> host_to_device{0}, device_to_host{0}, host_waits{0}, device_syncs{0},
+      driver_allocations{0};
 };
 
 Counters& counters() {

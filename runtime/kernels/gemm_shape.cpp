@@ -21,7 +21,8 @@ GemmShape linear_weight_grad_gemm(std::int64_t rows, std::int64_t in, std::int64
 
 void check_gemm_shape(const GemmShape& g, std::string_view call) {
   const auto fail = [&](std::string_view field, std::int64_t value, std::string_view need) {
-    throw Error(Problem{fmt::format("{}: {}", call, field), fmt::format("{} = {}", field, value), std::string(need), ""});
+    throw Error(
+        Problem{fmt::format("{}: {}", call, field), fmt::format("{} = {}", field, value), std::string(need), ""});
   };
   if (g.m < 0) fail("m", g.m, ">= 0");
   if (g.n < 0) fail("n", g.n, ">= 0");

@@ -37,7 +37,9 @@ struct GemmShape {
   [[nodiscard]] std::int64_t a_cols() const { return op_a == Op::None ? k : m; }
   [[nodiscard]] std::int64_t b_rows() const { return op_b == Op::None ? k : n; }
   [[nodiscard]] std::int64_t b_cols() const { return op_b == Op::None ? n : k; }
-  [[nodiscard]] double flops() const { return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k); }
+  [[nodiscard]] double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  }
 };
 
 // The products of y = x W, x [rows, in], W [in, out], all dense (leading dimension = columns).

@@ -44,7 +44,8 @@ OutOfKernelMemory::OutOfKernelMemory(MemorySpace space, std::size_t bytes, std::
 
 MemoryBlock HostKernelMemory::allocate(std::size_t bytes) {
   try {
-    return {static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment)), bytes,
+    return {static_cast<std::byte*>(::operator new[](std::max<std::size_t>(bytes, 1), kAlignment)),
+            bytes,
             {free_host, nullptr}};
   } catch (const std::bad_alloc&) {
     throw OutOfKernelMemory(MemorySpace::Host, bytes, "operator new");

@@ -75,8 +75,9 @@ std::string NcclGroupAssembler::incomplete(std::size_t g) const {
   for (std::size_t o = 0; o < group.ops.size(); ++o) {
     if (posted_[g][o]) continue;
     const NcclOp& op = group.ops[o];
-    missing += fmt::format("{}{} {} {} rank {}", missing.empty() ? "" : ", ", op.direction == NcclDirection::Send ? "send" : "recv",
-                           describe_payload(op), op.direction == NcclDirection::Send ? "to" : "from", op.peer);
+    missing += fmt::format("{}{} {} {} rank {}", missing.empty() ? "" : ", ",
+                           op.direction == NcclDirection::Send ? "send" : "recv", describe_payload(op),
+                           op.direction == NcclDirection::Send ? "to" : "from", op.peer);
   }
   if (missing.empty()) {
     for (std::size_t before = ready_; before < g; ++before) {

@@ -81,7 +81,8 @@ FlatList flatten(const NcclOpList& list) {
       auto it = std::find_if(flat.streams.begin(), flat.streams.end(), [&](const Stream& s) {
         return s.comm == comm && s.peer == op.peer && s.direction == op.direction;
       });
-      if (it == flat.streams.end()) it = flat.streams.insert(flat.streams.end(), Stream{comm, op.peer, op.direction, {}});
+      if (it == flat.streams.end())
+        it = flat.streams.insert(flat.streams.end(), Stream{comm, op.peer, op.direction, {}});
       it->ops.push_back(static_cast<int>(flat.ops.size()));
       flat.ops.push_back({static_cast<int>(g), static_cast<int>(i), op.peer, -1, op.direction});
     }
@@ -112,8 +113,8 @@ class JobLists {
         if (s.peer < 0 || s.peer >= size()) {
           const FlatOp& f = flat(r).ops[static_cast<std::size_t>(s.ops.front())];
           report.add(fmt::format("rank {}: {} in its {} names peer {}, not a rank of the job ({} ranks)", r,
-                                 f.direction == NcclDirection::Send ? "a send" : "a receive", group_name(list(r), f.group),
-                                 s.peer, size()));
+                                 f.direction == NcclDirection::Send ? "a send" : "a receive",
+                                 group_name(list(r), f.group), s.peer, size()));
           continue;
         }
         const auto& theirs = flat(s.peer).streams;
@@ -176,11 +177,12 @@ class JobLists {
         const int there = reached[static_cast<std::size_t>(waiting.peer)];
         if (there >= waiting.partner) continue;
         const bool send = waiting.direction == NcclDirection::Send;
-        report.add(fmt::format("no progress: rank {} waits in its {} with its {} of {} {} rank {}, whose partner is in rank {}'s "
-                               "{}, but rank {} waits in its {}",
-                               r, group_name(list(r), g), send ? "send" : "receive", describe_payload(op(r, waiting)),
-                               send ? "to" : "from", waiting.peer, waiting.peer, group_name(list(waiting.peer), waiting.partner),
-                               waiting.peer, group_name(list(waiting.peer), there)));
+        report.add(fmt::format(
+            "no progress: rank {} waits in its {} with its {} of {} {} rank {}, whose partner is in rank {}'s "
+            "{}, but rank {} waits in its {}",
+            r, group_name(list(r), g), send ? "send" : "receive", describe_payload(op(r, waiting)),
+            send ? "to" : "from", waiting.peer, waiting.peer, group_name(list(waiting.peer), waiting.partner),
+            waiting.peer, group_name(list(waiting.peer), there)));
         break;
       }
     }
@@ -197,16 +199,17 @@ class JobLists {
       send.partner = recv.group;
       recv.partner = send.group;
       const NcclOp &sent = op(src, send), &received = op(s.peer, recv);
-      const char* differ = sent.bytes != received.bytes ? "bytes"
-                           : sent.dtype != received.dtype ? "dtypes"
+      const char* differ = sent.bytes != received.bytes                                       ? "bytes"
+                           : sent.dtype != received.dtype                                     ? "dtypes"
                            : sent.channel != received.channel || sent.block != received.block ? "payloads"
-                                                                                               : nullptr;
+                                                                                              : nullptr;
       if (differ == nullptr) continue;
-      report.add(fmt::format("{}: rank {}'s send #{} to rank {} ({}: {}) meets rank {}'s receive #{} from rank {} ({}: {}): "
-                             "the {} differ",
-                             to_string(list(src)[static_cast<std::size_t>(send.group)].comm), src, k + 1, s.peer,
-                             group_name(list(src), send.group), op_name(sent), s.peer, k + 1, src,
-                             group_name(list(s.peer), recv.group), op_name(received), differ));
+      report.add(
+          fmt::format("{}: rank {}'s send #{} to rank {} ({}: {}) meets rank {}'s receive #{} from rank {} ({}: {}): "
+                      "the {} differ",
+                      to_string(list(src)[static_cast<std::size_t>(send.group)].comm), src, k + 1, s.peer,
+                      group_name(list(src), send.group), op_name(sent), s.peer, k + 1, src,
+                      group_name(list(s.peer), recv.group), op_name(received), differ));
     }
     if (s.ops.size() > both) unmatched(src, s, both, report);
     if (receives != nullptr && receives->ops.size() > both) unmatched(s.peer, *receives, both, report);
@@ -216,10 +219,11 @@ class JobLists {
   void unmatched(int rank, const Stream& s, std::size_t first, ProblemLines& report) const {
     const FlatOp& f = flat(rank).ops[static_cast<std::size_t>(s.ops[first])];
     const bool send = s.direction == NcclDirection::Send;
-    report.add(fmt::format("{}: rank {} {} {} messages {} rank {}, which posts only {} matching {}: {} #{} ({}: {}) has no partner",
-                           to_string(list(rank)[static_cast<std::size_t>(f.group)].comm), rank, send ? "sends" : "receives",
-                           s.ops.size(), send ? "to" : "from", s.peer, first, send ? "receives" : "sends",
-                           send ? "send" : "receive", first + 1, group_name(list(rank), f.group), op_name(op(rank, f))));
+    report.add(fmt::format(
+        "{}: rank {} {} {} messages {} rank {}, which posts only {} matching {}: {} #{} ({}: {}) has no partner",
+        to_string(list(rank)[static_cast<std::size_t>(f.group)].comm), rank, send ? "sends" : "receives", s.ops.size(),
+        send ? "to" : "from", s.peer, first, send ? "receives" : "sends", send ? "send" : "receive", first + 1,
+        group_name(list(rank), f.group), op_name(op(rank, f))));
   }
 
   std::span<const NcclOpList> lists_;
@@ -239,13 +243,16 @@ void check_data(std::span<const NcclOpList> lists, ProblemLines& report) {
     const auto slot = [&](const NcclOp& op) {
       return static_cast<std::size_t>(static_cast<int>(op.channel) * blocks + std::max(op.block, 0));
     };
-    const auto same_payload = [](const NcclOp& a, const NcclOp& b) { return a.channel == b.channel && a.block == b.block; };
+    const auto same_payload = [](const NcclOp& a, const NcclOp& b) {
+      return a.channel == b.channel && a.block == b.block;
+    };
     for (std::size_t g = 0; g < list.size(); ++g) {
       for (const NcclOp& op : list[g].ops) {
         if (op.direction != NcclDirection::Send || !op.forwards || received[slot(op)] >= 0) continue;
         const auto receives_it = [&](const NcclGroup& group) {
-          return std::any_of(group.ops.begin(), group.ops.end(),
-                             [&](const NcclOp& o) { return o.direction == NcclDirection::Recv && same_payload(o, op); });
+          return std::any_of(group.ops.begin(), group.ops.end(), [&](const NcclOp& o) {
+            return o.direction == NcclDirection::Recv && same_payload(o, op);
+          });
         };
         std::string why = "but never receives it";
         if (receives_it(list[g])) {

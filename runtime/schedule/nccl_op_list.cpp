@@ -55,9 +55,12 @@ std::vector<std::vector<Hop>> by_ring_rank(const std::vector<Hop>& hops, int rin
 
 std::string_view to_string(NcclPhase phase) {
   switch (phase) {
-    case NcclPhase::WarmUp: return "warm-up";
-    case NcclPhase::Forward: return "forward";
-    case NcclPhase::Backward: return "backward";
+    case NcclPhase::WarmUp:
+      return "warm-up";
+    case NcclPhase::Forward:
+      return "forward";
+    case NcclPhase::Backward:
+      return "backward";
   }
   return "unknown phase";
 }
@@ -73,12 +76,18 @@ std::string to_string(NcclComm comm) {
 
 std::string describe_payload(const NcclOp& op) {
   switch (op.channel) {
-    case Channel::KvRing: return fmt::format("kv block {}", op.block);
-    case Channel::QRing: return fmt::format("query pack of block {}", op.block);
-    case Channel::DqRing: return fmt::format("dq accumulator of block {}", op.block);
-    case Channel::DkvRing: return fmt::format("dkv accumulator of block {}", op.block);
-    case Channel::Ulysses: return fmt::format("ulysses {}", tensor_name(op.block));
-    case Channel::Collective: return "warm-up";
+    case Channel::KvRing:
+      return fmt::format("kv block {}", op.block);
+    case Channel::QRing:
+      return fmt::format("query pack of block {}", op.block);
+    case Channel::DqRing:
+      return fmt::format("dq accumulator of block {}", op.block);
+    case Channel::DkvRing:
+      return fmt::format("dkv accumulator of block {}", op.block);
+    case Channel::Ulysses:
+      return fmt::format("ulysses {}", tensor_name(op.block));
+    case Channel::Collective:
+      return "warm-up";
   }
   return "unknown payload";
 }
@@ -128,7 +137,8 @@ NcclOpLists::PhaseHops NcclOpLists::hops_of(NcclPhase phase) const {
   out.first_contributor.assign(static_cast<std::size_t>(ring), -1);
   for (int b = 0; b < ring; ++b) {
     for (int s = 0; s < ring && out.first_contributor[static_cast<std::size_t>(b)] < 0; ++s) {
-      if (schedule_.holder_needs(travel, b, s)) out.first_contributor[static_cast<std::size_t>(b)] = schedule_.holder(travel, b, s);
+      if (schedule_.holder_needs(travel, b, s))
+        out.first_contributor[static_cast<std::size_t>(b)] = schedule_.holder(travel, b, s);
     }
   }
   return out;
@@ -153,7 +163,8 @@ void NcclOpLists::add_ring(int world_rank, const PhaseHops& hops, NcclOpList& ou
   // One group per level that has hops among list[first, last) (all of one send step), in list order.
   const auto add_groups = [&](NcclRing ring, const std::vector<Hop>& list, std::size_t first, std::size_t last,
                               auto make) {
-    const auto begin = list.begin() + static_cast<std::ptrdiff_t>(first), end = list.begin() + static_cast<std::ptrdiff_t>(last);
+    const auto begin = list.begin() + static_cast<std::ptrdiff_t>(first),
+               end = list.begin() + static_cast<std::ptrdiff_t>(last);
     for (const RingLevel level : kLevels) {
       const auto count = std::count_if(begin, end, [&](const Hop& h) { return h.level == level; });
       if (count == 0) continue;
@@ -202,7 +213,8 @@ void NcclOpLists::add_ulysses(int world_rank, std::initializer_list<UlyssesTenso
     const int step = static_cast<int>(tensor);
     NcclGroup g{{NcclRing::Ulysses, schedule_.ulysses_level()}, step, {}};
     for (int x = 1; x < u; ++x) {
-      const int from = group[static_cast<std::size_t>((mine + u - x) % u)], to = group[static_cast<std::size_t>((mine + x) % u)];
+      const int from = group[static_cast<std::size_t>((mine + u - x) % u)],
+                to = group[static_cast<std::size_t>((mine + x) % u)];
       g.ops.push_back({NcclDirection::Recv, from, bytes, dtype, Channel::Ulysses, step, step, false});
       g.ops.push_back({NcclDirection::Send, to, bytes, dtype, Channel::Ulysses, step, step, false});
     }
@@ -260,9 +272,10 @@ NcclOpList NcclOpLists::list(int world_rank, NcclPhase phase) const {
     add_ring(world_rank, forward_hops_, out);
     add_ulysses(world_rank, {UlyssesTensor::O, UlyssesTensor::Lse}, out);
   } else {
-    add_ulysses(world_rank,
-                {UlyssesTensor::Q, UlyssesTensor::K, UlyssesTensor::V, UlyssesTensor::O, UlyssesTensor::DO, UlyssesTensor::Lse},
-                out);
+    add_ulysses(
+        world_rank,
+        {UlyssesTensor::Q, UlyssesTensor::K, UlyssesTensor::V, UlyssesTensor::O, UlyssesTensor::DO, UlyssesTensor::Lse},
+        out);
     add_ring(world_rank, backward_hops_, out);
     add_ulysses(world_rank, {UlyssesTensor::DQ, UlyssesTensor::DK, UlyssesTensor::DV}, out);
   }

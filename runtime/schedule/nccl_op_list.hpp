@@ -78,7 +78,7 @@ enum class NcclDirection : std::uint8_t { Send, Recv };
 
 struct NcclOp {
   NcclDirection direction = NcclDirection::Send;
-  int peer = -1;            // world rank
+  int peer = -1;  // world rank
   std::size_t bytes = 0;
   DType dtype = DType::Bytes;  // what NCCL is told: bytes / dtype_size(dtype) elements of it
   // What travels: the executor's channel for it and, on a ring channel, the block (its owner's
@@ -133,7 +133,7 @@ class NcclOpLists {
     Channel read_channel = Channel::KvRing;
     Message payload;
     Channel accumulator_channel = Channel::DqRing;
-    Message accumulator;  // 0 bytes: no accumulators travel
+    Message accumulator;                                // 0 bytes: no accumulators travel
     std::vector<std::vector<Hop>> reads, accumulators;  // [ring rank]: the hops it sends or receives
     std::vector<int> first_contributor;                 // [block]: the ring rank that starts its accumulator
   };

@@ -32,8 +32,9 @@ std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, int
     return flat.front()->order;
   }
   if (static_cast<int>(intra.size()) != g.outer || static_cast<int>(inter.size()) != g.inner) {
-    problems.add({where, fmt::format("a double ring {} x {} needs {} intra and {} inter rings, found {} and {}",
-                                     g.inner, g.outer, g.outer, g.inner, intra.size(), inter.size()),
+    problems.add({where,
+                  fmt::format("a double ring {} x {} needs {} intra and {} inter rings, found {} and {}", g.inner,
+                              g.outer, g.outer, g.inner, intra.size(), inter.size()),
                   "", "make the plan with burst plan"});
     return {};
   }
@@ -44,7 +45,8 @@ std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, int
       if (static_cast<int>(order.size()) != g.outer ||
           order[static_cast<std::size_t>(n)] != members[static_cast<std::size_t>(n * g.inner + l)]) {
         problems.add({fmt::format("{} (inter ring {})", where, l),
-                      "does not join the same inner position of every intra ring", "", "make the plan with burst plan"});
+                      "does not join the same inner position of every intra ring", "",
+                      "make the plan with burst plan"});
         return {};
       }
     }
@@ -64,11 +66,12 @@ RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq)
                   "cp x ulysses = world size", "make the plan with burst plan"});
   }
   if (s.ulysses > 1 && (m.heads % s.ulysses != 0 || m.kv_heads % s.ulysses != 0)) {
-    problems.add({"plan:/strategy/ulysses",
-                  fmt::format("Ulysses degree {} does not divide the model's {} heads and {} KV heads", s.ulysses, m.heads,
-                              m.kv_heads),
-                  "a degree dividing both /job/model/heads and /job/model/kv_heads",
-                  "each member of a Ulysses group computes heads / ulysses query heads and kv_heads / ulysses KV heads"});
+    problems.add(
+        {"plan:/strategy/ulysses",
+         fmt::format("Ulysses degree {} does not divide the model's {} heads and {} KV heads", s.ulysses, m.heads,
+                     m.kv_heads),
+         "a degree dividing both /job/model/heads and /job/model/kv_heads",
+         "each member of a Ulysses group computes heads / ulysses query heads and kv_heads / ulysses KV heads"});
   }
   problems.throw_if_any();
   geometry_.world = world;
@@ -92,11 +95,12 @@ RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq)
     for (int k = 0; k < geometry_.ring; ++k) {
       const int w = world_of_ring_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)];
       if (w < 0 || w >= world || ring_of_world_[static_cast<std::size_t>(w)] >= 0) {
-        problems.add({"plan:/rings",
-                      fmt::format("world rank {} is out of range or in the rings twice (Ulysses member {}, ring rank {})",
-                                  w, j, k),
-                      fmt::format("every rank 0..{} in exactly one member's ring", world - 1),
-                      "the Ulysses group of ring rank k is the k-th rank of every member's ring"});
+        problems.add(
+            {"plan:/rings",
+             fmt::format("world rank {} is out of range or in the rings twice (Ulysses member {}, ring rank {})", w, j,
+                         k),
+             fmt::format("every rank 0..{} in exactly one member's ring", world - 1),
+             "the Ulysses group of ring rank k is the k-th rank of every member's ring"});
         continue;
       }
       ring_of_world_[static_cast<std::size_t>(w)] = k;
@@ -241,7 +245,8 @@ std::vector<std::string> RingSchedule::check() const {
     std::stable_sort(hops.begin(), hops.end(), [](const Hop& a, const Hop& b) { return a.send_step < b.send_step; });
     for (const Hop& h : hops) {
       if (!has.count({h.src, h.block})) {
-        problems.push_back(fmt::format("block {} leaves ring rank {} at step {} before it got there", h.block, h.src, h.send_step));
+        problems.push_back(
+            fmt::format("block {} leaves ring rank {} at step {} before it got there", h.block, h.src, h.send_step));
       }
       if (h.use_step <= h.send_step) problems.push_back(fmt::format("block {} is used before it is sent", h.block));
       has.insert({h.dst, h.block});
@@ -249,7 +254,8 @@ std::vector<std::string> RingSchedule::check() const {
     for (int b = 0; b < g.ring; ++b) {
       for (int s = 0; s < g.ring; ++s) {
         if (holder_needs(travel, b, s) && !has.count({holder(travel, b, s), b})) {
-          problems.push_back(fmt::format("block {} never reaches ring rank {} for step {}", b, holder(travel, b, s), s));
+          problems.push_back(
+              fmt::format("block {} never reaches ring rank {} for step {}", b, holder(travel, b, s), s));
         }
       }
     }

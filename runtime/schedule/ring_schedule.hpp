@@ -7,13 +7,12 @@
 // other way round, the same geometry on mirrored positions p = R-1-k, as the simulator lowers
 // it: under causal-like masks the keys a query block needs lie before it and the queries a key
 // block serves after it, so both journeys reach every rank that needs them first and the
-// skipped hops below cut the rest (on a full journey the direction changes nothing). Inside an outer step it moves along the inner ring, each hop
-// one step ahead of its use (double buffering: sent while the holder computes). In a double
-// ring the block that starts outer step o+1 on rank (n, l) is the one rank (n-1, l) started
-// outer step o with: it crosses nodes on the same rail, sent as soon as (n-1, l) has it, so it
-// travels over IB for a whole outer step of inner computation.
-// A hop is made only if some later holder on its branch needs the block: the mask leaves the
-// pair (queries, keys) empty otherwise, and neither compute nor transfer is spent on it.
+// skipped hops below cut the rest (on a full journey the direction changes nothing). Inside an outer step it moves
+// along the inner ring, each hop one step ahead of its use (double buffering: sent while the holder computes). In a
+// double ring the block that starts outer step o+1 on rank (n, l) is the one rank (n-1, l) started outer step o with:
+// it crosses nodes on the same rail, sent as soon as (n-1, l) has it, so it travels over IB for a whole outer step of
+// inner computation. A hop is made only if some later holder on its branch needs the block: the mask leaves the pair
+// (queries, keys) empty otherwise, and neither compute nor transfer is spent on it.
 //
 // Accumulators (dQ in the query-side backward, dK,dV in the K,V-ring backward) follow their
 // block from contributor to contributor (the ranks whose pair with it is not empty), one step
@@ -49,10 +48,10 @@ enum class Travel { KeysAndValues, Queries };
 enum class UlyssesTensor { Q, K, V, O, Lse, DO, DQ, DK, DV };
 
 struct Hop {
-  int block = 0;      // owner (ring rank) of the data
+  int block = 0;         // owner (ring rank) of the data
   int src = 0, dst = 0;  // ring ranks
-  int send_step = 0;  // the step from which src holds the data (it sends then)
-  int use_step = 0;   // the step at which dst computes with it (ring size: after the last step)
+  int send_step = 0;     // the step from which src holds the data (it sends then)
+  int use_step = 0;      // the step at which dst computes with it (ring size: after the last step)
   RingLevel level = RingLevel::Flat;
 };
 

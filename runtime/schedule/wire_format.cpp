@@ -1,7 +1,6 @@
 // Encoding ring payloads part by part (see wire_format.hpp).
 #include "runtime/schedule/wire_format.hpp"
 
-
 #include <fmt/format.h>
 
 #include "common/bf16.hpp"

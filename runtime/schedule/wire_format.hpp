@@ -18,7 +18,7 @@
 namespace burst::rt {
 
 struct WirePart {
-  std::size_t count = 0;  // fp32 values in memory
+  std::size_t count = 0;     // fp32 values in memory
   DType dtype = DType::F32;  // F32 or BF16 on the wire
 };
 

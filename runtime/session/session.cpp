@@ -23,7 +23,8 @@ bool trains_on_cpu(const RunRequest& r) { return trains(r) && r.device != "cuda"
 plan::Plan as_requested(plan::Plan p, const RunRequest& r, const Communicator& comm) {
   if (r.dtype.empty()) return p;
   const auto override_field = [&](const char* pointer, const std::string& from, const std::string& to) {
-    if (comm.rank() == 0 && from != to) fmt::print(stderr, "note: --dtype {}: {} {} -> {}\n", r.dtype, pointer, from, to);
+    if (comm.rank() == 0 && from != to)
+      fmt::print(stderr, "note: --dtype {}: {} {} -> {}\n", r.dtype, pointer, from, to);
   };
   override_field("/job/dtype", p.job.dtype, r.dtype);
   p.job.dtype = r.dtype;
@@ -40,28 +41,37 @@ plan::Plan as_requested(plan::Plan p, const RunRequest& r, const Communicator& c
 // of several processes needs NCCL, and a loopback job copies GPU to GPU itself. host is the
 // CPU's transport, and nccl needs cuda.
 bool use_nccl(const RunRequest& r, Device device, const Communicator& comm) {
-  const auto refuse = [](const std::string& what, const char* valid) { throw Error(Problem{"--transport", what, valid, ""}); };
+  const auto refuse = [](const std::string& what, const char* valid) {
+    throw Error(Problem{"--transport", what, valid, ""});
+  };
   if (device != Device::Cuda) {
-    if (r.transport == "nccl") refuse("nccl cannot carry this run: it moves GPU memory: it needs --device cuda", "host");
+    if (r.transport == "nccl")
+      refuse("nccl cannot carry this run: it moves GPU memory: it needs --device cuda", "host");
     return false;
   }
   if (r.loopback) {
-    if (r.transport == "nccl") refuse("nccl cannot make two ranks of one GPU: --loopback copies the ring's blocks GPU to GPU itself", "host");
-    if (comm.rank() == 0) fmt::print(stderr, "transport: loopback, the ring's blocks copied GPU to GPU between the rank threads\n");
+    if (r.transport == "nccl")
+      refuse("nccl cannot make two ranks of one GPU: --loopback copies the ring's blocks GPU to GPU itself", "host");
+    if (comm.rank() == 0)
+      fmt::print(stderr, "transport: loopback, the ring's blocks copied GPU to GPU between the rank threads\n");
     return false;
   }
   if (comm.size() == 1) return false;  // a ring of one: no transfers
   if (r.transport == "host") {
-    refuse("host cannot carry a cuda run: the ring's blocks live in GPU memory, which the job's communicator does not read",
-           "nccl");
+    refuse(
+        "host cannot carry a cuda run: the ring's blocks live in GPU memory, which the job's communicator does not "
+        "read",
+        "nccl");
   }
   const std::string nccl_version = nccl_build_version();
   if (nccl_version.empty()) {
-    throw Error(Problem{"--device", "cuda over several processes needs NCCL for the ring's GPU blocks, and this build has none",
-                        "", "build with the CUDA toolkit's NCCL, run --device cpu, or --loopback on one GPU"});
+    throw Error(Problem{"--device",
+                        "cuda over several processes needs NCCL for the ring's GPU blocks, and this build has none", "",
+                        "build with the CUDA toolkit's NCCL, run --device cpu, or --loopback on one GPU"});
   }
   if (comm.rank() == 0) {
-    fmt::print(stderr, "transport: nccl {} for the ring's transfers (collectives over the job's communicator)\n", nccl_version);
+    fmt::print(stderr, "transport: nccl {} for the ring's transfers (collectives over the job's communicator)\n",
+               nccl_version);
   }
   return true;
 }
@@ -74,9 +84,9 @@ Device requested_device(const RunRequest& request) {
 
 Session::Session(plan::Plan plan, Communicator& comm, RunRequest request)
     : plan_(as_requested(std::move(plan), request, comm)), comm_(comm), request_(std::move(request)) {
-  const Device device = trains_on_cpu(request_)
-                            ? Device::Cpu
-                            : job_device(request_.device, comm_, request_.deterministic ? ", deterministic kernels" : "");
+  const Device device = trains_on_cpu(request_) ? Device::Cpu
+                                                : job_device(request_.device, comm_,
+                                                             request_.deterministic ? ", deterministic kernels" : "");
   if (trains(request_)) {
     prepare_training(device);
   } else {
@@ -89,8 +99,8 @@ Session::~Session() = default;
 void Session::prepare_attention(Device device) {
   require_runnable_job(plan_, comm_.size());
   // A loopback job's ranks share the first GPU.
-  attention_kernels_ = make_attention_kernels(device, request_.loopback ? 0 : comm_.local_rank(), request_.deterministic,
-                                              request_.trace);
+  attention_kernels_ = make_attention_kernels(device, request_.loopback ? 0 : comm_.local_rank(),
+                                              request_.deterministic, request_.trace);
   order_messages_on(comm_, *attention_kernels_);  // the GPU loopback's copies ordered on the kernels' stream
   attention_options_.seed = request_.seed;
   attention_options_.check = request_.check;
@@ -124,7 +134,9 @@ void Session::prepare_training(Device device) {
     options.host_state_memory = [] { return make_host_state_memory(Device::Cuda); };  // page-locked
   } else if (device == Device::Cuda && !request_.loopback) {
     // ZeRO's collectives on the GPU-resident model state: NCCL (the loopback's copy reads GPU memory itself)
-    options.state_transport = [&comm = comm_, &kernels = *step_kernels_] { return make_state_transport(comm, kernels); };
+    options.state_transport = [&comm = comm_, &kernels = *step_kernels_] {
+      return make_state_transport(comm, kernels);
+    };
   }
   training_ = std::make_unique<TrainingRun>(plan_, comm_, std::move(options));
 }

@@ -81,7 +81,8 @@ void check_arguments(std::span<const float> params, std::span<const float> grads
 void check_range(const AdamWRange& r, std::int64_t step, const AdamWConfig& config) {
   constexpr std::string_view call = "adamw_update";
   Problems p;
-  for (const auto& [name, size] : {std::pair{"grads", r.grads.size()}, std::pair{"m", r.m.size()}, std::pair{"v", r.v.size()}}) {
+  for (const auto& [name, size] :
+       {std::pair{"grads", r.grads.size()}, std::pair{"m", r.m.size()}, std::pair{"v", r.v.size()}}) {
     if (size != r.params.size()) {
       p.add(where(call, name), fmt::format("{} values for {} parameters", size, r.params.size()), "one per parameter");
     }
@@ -106,16 +107,17 @@ void adamw_update(const AdamWRange& range, std::span<const ParamGroup> groups, d
   if (factor != 1.0f) {
     for (float& g : range.grads) g *= factor;
   }
-  for_each_group_part(range.offset, range.params.size(), groups, [&](const ParamGroup& group, std::size_t first,
-                                                                     std::size_t count) {
-    const hd::AdamWScalars<double> scalars = group_scalars<double>(config, group, step);
-    for (std::size_t i = first; i < first + count; ++i) {
-      const hd::AdamWElement next = hd::adamw_element(scalars, range.grads[i], {range.params[i], range.m[i], range.v[i]});
-      range.params[i] = next.param;
-      range.m[i] = next.m;
-      range.v[i] = next.v;
-    }
-  });
+  for_each_group_part(range.offset, range.params.size(), groups,
+                      [&](const ParamGroup& group, std::size_t first, std::size_t count) {
+                        const hd::AdamWScalars<double> scalars = group_scalars<double>(config, group, step);
+                        for (std::size_t i = first; i < first + count; ++i) {
+                          const hd::AdamWElement next =
+                              hd::adamw_element(scalars, range.grads[i], {range.params[i], range.m[i], range.v[i]});
+                          range.params[i] = next.param;
+                          range.m[i] = next.m;
+                          range.v[i] = next.v;
+                        }
+                      });
 }
 
 double adamw_step(std::span<float> params, std::span<float> grads, std::span<const ParamGroup> groups,

@@ -7,7 +7,8 @@ namespace burst::rt {
 std::string where(std::string_view call, std::string_view name) { return fmt::format("{}: {}", call, name); }
 
 void check_at_least(Problems& p, std::string_view call, std::string_view name, std::int64_t value, std::int64_t least) {
-  if (value < least) p.add(where(call, name), fmt::format("{} is {}", name, value), fmt::format("{} >= {}", name, least));
+  if (value < least)
+    p.add(where(call, name), fmt::format("{} is {}", name, value), fmt::format("{} >= {}", name, least));
 }
 
 void check_size(Problems& p, std::string_view call, std::string_view name, std::size_t got, std::int64_t want,
@@ -27,7 +28,8 @@ void check_ids(Problems& p, std::string_view call, std::string_view what, std::s
   }
   if (bad == 0) return;
   p.add(where(call, fmt::format("{}s[{}]", what, first)),
-        fmt::format("{} {} is outside the vocabulary of {} tokens ({} such {}s in all)", what, ids[first], vocab, bad, what),
+        fmt::format("{} {} is outside the vocabulary of {} tokens ({} such {}s in all)", what, ids[first], vocab, bad,
+                    what),
         std::move(valid), std::move(hint));
 }
 

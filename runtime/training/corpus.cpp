@@ -100,9 +100,11 @@ std::optional<std::string> read_text(const fs::path& path, std::uintmax_t budget
     problems.add(path.string(), fmt::format("binary file: byte {} is NUL", nul), "", "--data wants text");
     return std::nullopt;
   }
-  const auto control = std::count_if(text.begin(), text.end(), [](char c) { return binary_byte(static_cast<unsigned char>(c)); });
+  const auto control =
+      std::count_if(text.begin(), text.end(), [](char c) { return binary_byte(static_cast<unsigned char>(c)); });
   if (control * 1000 > std::ssize(text)) {
-    const auto first = std::find_if(text.begin(), text.end(), [](char c) { return binary_byte(static_cast<unsigned char>(c)); });
+    const auto first =
+        std::find_if(text.begin(), text.end(), [](char c) { return binary_byte(static_cast<unsigned char>(c)); });
     problems.add(path.string(),
                  fmt::format("binary file: {} of its {} bytes are control characters (the first at byte {})", control,
                              text.size(), first - text.begin()),
@@ -238,7 +240,8 @@ Corpus read_corpus(const std::string& path) {
   std::error_code ec;
   const fs::file_status status = fs::status(root, ec);
   if (status.type() == fs::file_type::not_found) throw Error(Problem{path, "no such file or directory", "", kDataHint});
-  if (ec) throw Error(Problem{path, fmt::format("cannot read it: {}", ec.message()), "", kDataHint});  // a symlink loop, say
+  if (ec)
+    throw Error(Problem{path, fmt::format("cannot read it: {}", ec.message()), "", kDataHint});  // a symlink loop, say
   Problems problems;
   Corpus corpus{path, {}, {}, {}};
   if (fs::is_directory(root, ec)) {
@@ -263,8 +266,7 @@ Corpus read_corpus(const std::string& path) {
     problems.add(path, "neither a regular file nor a directory", "", kDataHint);
   }
   if (problems.empty() && corpus.names.empty()) {
-    problems.add(path, fs::is_directory(root, ec) ? "no non-empty file below it" : "the file is empty", "",
-                 kDataHint);
+    problems.add(path, fs::is_directory(root, ec) ? "no non-empty file below it" : "the file is empty", "", kDataHint);
   }
   problems.throw_if_any();
   return corpus;
@@ -279,9 +281,10 @@ TrainingSequence training_sequence(const Corpus& corpus, std::int64_t seq, std::
 std::string repetition_warning(const Corpus& corpus, std::int64_t seq, const Mask& mask) {
   const auto size = static_cast<std::int64_t>(corpus.bytes.size());
   if (mask.kind == MaskKind::Document || size == 0 || size >= seq) return {};
-  return fmt::format("--data: '{}' holds {} bytes in {} document(s), fewer than one {}-token sequence: each sequence "
-                     "repeats the text {:.1f} times; use more text (a directory of files) for a meaningful loss",
-                     corpus.source, size, corpus.names.size(), seq, static_cast<double>(seq) / static_cast<double>(size));
+  return fmt::format(
+      "--data: '{}' holds {} bytes in {} document(s), fewer than one {}-token sequence: each sequence "
+      "repeats the text {:.1f} times; use more text (a directory of files) for a meaningful loss",
+      corpus.source, size, corpus.names.size(), seq, static_cast<double>(seq) / static_cast<double>(size));
 }
 
 std::string encoding_note(const Corpus& corpus) {
@@ -298,9 +301,10 @@ std::string encoding_note(const Corpus& corpus) {
   }
   if (documents == 0) return {};
   const std::uint8_t value = corpus.bytes[static_cast<std::size_t>(corpus.starts[first_document]) + first_byte];
-  return fmt::format("--data: {} of {} document(s) are not UTF-8 (the first, '{}', at byte {}: 0x{:02x}); they train as "
-                     "they are, every byte a token (0x80-0xFF are tokens 128-255, as in UTF-8 text)",
-                     documents, corpus.names.size(), corpus.names[first_document], first_byte, value);
+  return fmt::format(
+      "--data: {} of {} document(s) are not UTF-8 (the first, '{}', at byte {}: 0x{:02x}); they train as "
+      "they are, every byte a token (0x80-0xFF are tokens 128-255, as in UTF-8 text)",
+      documents, corpus.names.size(), corpus.names[first_document], first_byte, value);
 }
 
 std::int64_t counted_targets(const TrainingSequence& sequence) {

@@ -34,9 +34,9 @@ inline constexpr std::int32_t kEndOfDocument = 0;  // byte 0 (NUL never occurs i
 inline constexpr std::int32_t kNoTarget = -1;      // a position that is not counted in the loss
 
 struct Corpus {
-  std::string source;               // the path it was read from
-  std::vector<std::string> names;   // one per document (file path relative to source)
-  std::vector<std::uint8_t> bytes;  // all documents back to back, each followed by kEndOfDocument
+  std::string source;                // the path it was read from
+  std::vector<std::string> names;    // one per document (file path relative to source)
+  std::vector<std::uint8_t> bytes;   // all documents back to back, each followed by kEndOfDocument
   std::vector<std::int64_t> starts;  // where each document starts in bytes
 };
 

@@ -45,7 +45,8 @@ void check_inputs(Problems& p, std::string_view call, std::size_t z, std::int64_
   check_size(p, call, "z", z, tokens * hidden, "tokens * hidden");
   check_size(p, call, "w", w, hidden * vocab, "hidden * vocab");
   check_size(p, call, "targets", targets.size(), tokens, "one per token");
-  check_ids(p, call, "target", targets, hd::kIgnoredTarget, vocab, fmt::format("-1 (ignored) or 0 <= target < {}", vocab));
+  check_ids(p, call, "target", targets, hd::kIgnoredTarget, vocab,
+            fmt::format("-1 (ignored) or 0 <= target < {}", vocab));
 }
 
 }  // namespace
@@ -117,9 +118,10 @@ void ChunkedLmHeadLoss::backward(StepTensor z, std::int64_t tokens, std::int64_t
   check_size(problems, kBackward, "dz", dz.count, tokens * hidden, "tokens * hidden");
   check_size(problems, kBackward, "dw", dw.count, hidden * vocab, "hidden * vocab");
   if (chunks_ == 1 && (!kept_ || kept_rows_ != tokens || kept_vocab_ != vocab)) {
-    problems.add(where(kBackward, "logits"),
-                 fmt::format("{} logits kept for {} tokens x {} vocab", kept_ ? kept_rows_ * kept_vocab_ : 0, tokens, vocab),
-                 "", "the unfused head (chunks 1) needs a forward on the same z, w and targets first");
+    problems.add(
+        where(kBackward, "logits"),
+        fmt::format("{} logits kept for {} tokens x {} vocab", kept_ ? kept_rows_ * kept_vocab_ : 0, tokens, vocab), "",
+        "the unfused head (chunks 1) needs a forward on the same z, w and targets first");
   }
   problems.throw_if_any();
 

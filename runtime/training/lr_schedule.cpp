@@ -21,7 +21,9 @@ float default_peak_lr(std::uint64_t parameters) {
   return static_cast<float>(n <= kSmall ? kPeak : kPeak * std::sqrt(kSmall / n));
 }
 
-std::int64_t default_warmup_steps(std::uint64_t parameters) { return static_cast<double>(parameters) <= kSmall ? 0 : 20; }
+std::int64_t default_warmup_steps(std::uint64_t parameters) {
+  return static_cast<double>(parameters) <= kSmall ? 0 : 20;
+}
 
 LrSchedule resolved(LrSchedule s, std::uint64_t parameters) {
   if (s.peak <= 0) s.peak = default_peak_lr(parameters);
@@ -56,7 +58,8 @@ void require_valid(const LrSchedule& s) {
     p.add("--decay-steps", fmt::format("{} with a warm-up of {}", s.decay_steps, s.warmup_steps),
           "more steps than the warm-up (the step at which the cosine reaches its floor)");
   }
-  if (!(s.floor_ratio >= 0.0f && s.floor_ratio <= 1.0f)) p.add("--lr-floor", fmt::format("{}", s.floor_ratio), "0 to 1");
+  if (!(s.floor_ratio >= 0.0f && s.floor_ratio <= 1.0f))
+    p.add("--lr-floor", fmt::format("{}", s.floor_ratio), "0 to 1");
   p.throw_if_any();
 }
 

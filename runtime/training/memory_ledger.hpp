@@ -34,7 +34,15 @@ namespace burst::rt {
 
 // The uses of the planner's memory breakdown: those a training step's choices change, and the
 // model state the ZeRO stage divides.
-enum class MemoryUse : std::uint8_t { Activations, AttentionStash, RingBuffers, LossWorkspace, Params, Gradients, Optimizer };
+enum class MemoryUse : std::uint8_t {
+  Activations,
+  AttentionStash,
+  RingBuffers,
+  LossWorkspace,
+  Params,
+  Gradients,
+  Optimizer
+};
 inline constexpr std::size_t kMemoryUseCount = 7;
 // "activations", "attention_stash", "ring_buffers", "lm_head", "params", "gradients",
 // "optimizer": the names of the plan's memory items.
@@ -57,7 +65,9 @@ struct DeviceLayout {
 };
 
 // Bytes of n floats.
-[[nodiscard]] constexpr std::uint64_t float_bytes(std::size_t n) { return static_cast<std::uint64_t>(n) * sizeof(float); }
+[[nodiscard]] constexpr std::uint64_t float_bytes(std::size_t n) {
+  return static_cast<std::uint64_t>(n) * sizeof(float);
+}
 
 class MemoryLedger {
  public:
@@ -105,7 +115,9 @@ class MemoryLedger {
   void transient(MemoryUse use, std::uint64_t host_bytes, std::uint64_t device_bytes);
 
   [[nodiscard]] std::uint64_t current(Column c = Column::Host) const;
-  [[nodiscard]] std::uint64_t current(MemoryUse use, Column c) const { return column(c).held[static_cast<std::size_t>(use)]; }
+  [[nodiscard]] std::uint64_t current(MemoryUse use, Column c) const {
+    return column(c).held[static_cast<std::size_t>(use)];
+  }
   [[nodiscard]] std::uint64_t peak(Column c = Column::Host) const { return column(c).peak; }
   // Each use's bytes when the column's total peaked.
   [[nodiscard]] const Breakdown& at_peak(Column c = Column::Host) const { return column(c).at_peak; }
@@ -118,7 +130,9 @@ class MemoryLedger {
   // The plan's prediction of a use on one rank (its memory item of that name), for messages
   // such as an allocation that did not fit (step_buffer.hpp); null where the plan has none.
   void set_predicted(MemoryUse use, std::uint64_t bytes) { predicted_[static_cast<std::size_t>(use)] = bytes; }
-  [[nodiscard]] std::optional<std::uint64_t> predicted(MemoryUse use) const { return predicted_[static_cast<std::size_t>(use)]; }
+  [[nodiscard]] std::optional<std::uint64_t> predicted(MemoryUse use) const {
+    return predicted_[static_cast<std::size_t>(use)];
+  }
 
  private:
   struct Tally {

@@ -73,12 +73,13 @@ std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int
   const auto activations = [&](double elements) {
     return gpu ? saturating_size(elements * static_cast<double>(device_activation_bytes)) : bytes(elements);
   };
-  std::vector<MemoryNeed> need{{"layer inputs kept (every policy)", activations(static_cast<double>(m.layers) * c * m.hidden), gpu},
-                               {"one layer's forward working set",
-                                activations(c * std::max(3.0 * m.hidden + 2.0 * kv_dim, m.hidden + 2.0 * m.ffn)), gpu}};
+  std::vector<MemoryNeed> need{
+      {"layer inputs kept (every policy)", activations(static_cast<double>(m.layers) * c * m.hidden), gpu},
+      {"one layer's forward working set",
+       activations(c * std::max(3.0 * m.hidden + 2.0 * kv_dim, m.hidden + 2.0 * m.ffn)), gpu}};
   if (gpu && state_on_device) {
-    need.push_back({"parameters, gradients, master weights and AdamW", saturating_sum(activations(params), bytes(grads + 3.0 * optimizer)),
-                    true});
+    need.push_back({"parameters, gradients, master weights and AdamW",
+                    saturating_sum(activations(params), bytes(grads + 3.0 * optimizer)), true});
   } else {
     need.push_back({"parameters and gradients", bytes(params + grads), false});
   }
@@ -93,17 +94,19 @@ MemoryAvailable memory_available(int ranks_on_node) {
     if (bytes > 0 && bytes < best.bytes) best = {bytes, std::move(source)};
   };
   if (const std::uint64_t available = mem_available(); available > 0) {
-    consider(shared(available), fmt::format("MemAvailable {} shared by {} rank(s) on this node", gib(static_cast<double>(available)), share));
+    consider(shared(available), fmt::format("MemAvailable {} shared by {} rank(s) on this node",
+                                            gib(static_cast<double>(available)), share));
   }
   if (const std::uint64_t limit = cgroup_limit(); limit > 0) {
-    consider(shared(limit), fmt::format("the cgroup's memory.max {} shared by {} rank(s)", gib(static_cast<double>(limit)), share));
+    consider(shared(limit),
+             fmt::format("the cgroup's memory.max {} shared by {} rank(s)", gib(static_cast<double>(limit)), share));
   }
   rlimit as{};
   if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
     const std::uint64_t used = mapped_now();
     const std::uint64_t left = as.rlim_cur > used ? as.rlim_cur - used : 1;
-    consider(left, fmt::format("the address-space limit (ulimit -v) {} less {} mapped", gib(static_cast<double>(as.rlim_cur)),
-                               gib(static_cast<double>(used))));
+    consider(left, fmt::format("the address-space limit (ulimit -v) {} less {} mapped",
+                               gib(static_cast<double>(as.rlim_cur)), gib(static_cast<double>(used))));
   }
   return best;
 }
@@ -128,12 +131,12 @@ void require_in(const std::vector<MemoryNeed>& need, bool device, const MemoryAv
     items += fmt::format("{}{} {}", items.empty() ? "" : ", ", n.item, need_text(n.bytes));
   }
   if (total < kSizeCeiling && total <= available.bytes) return;  // at the ceiling: no machine has it
-  throw Error(Problem{"plan:/job/seq_len",
-                      fmt::format("this rank needs {}{} ({}) but can have {} ({})",
-                                  total >= kSizeCeiling ? "more than 8 EiB, too large to count" : "at least " + need_text(total),
-                                  device ? " of GPU memory" : "", items, gib(static_cast<double>(available.bytes)),
-                                  available.source),
-                      "", "plan it over more ranks or a shorter sequence, or run where more memory is free"});
+  throw Error(Problem{
+      "plan:/job/seq_len",
+      fmt::format("this rank needs {}{} ({}) but can have {} ({})",
+                  total >= kSizeCeiling ? "more than 8 EiB, too large to count" : "at least " + need_text(total),
+                  device ? " of GPU memory" : "", items, gib(static_cast<double>(available.bytes)), available.source),
+      "", "plan it over more ranks or a shorter sequence, or run where more memory is free"});
 }
 
 }  // namespace

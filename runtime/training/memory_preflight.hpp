@@ -9,9 +9,9 @@
 // and v (c (3 hidden + 2 kv_dim) floats) or the MLP's norm and two hidden activations
 // (c (hidden + 2 ffn)), whichever is larger, and the model
 // state is at least parameters and their gradients (P floats each, the parameters divided by the
-// ranks under ZeRO 3 and the gradients under ZeRO 2 and 3). The real peak is higher (the ledger measures it), so a plan refused here can never run, and
-// a plan accepted here can still run out of memory later: that failure still ends with a clear
-// out-of-memory message (tools/burst/every_rank.cpp).
+// ranks under ZeRO 3 and the gradients under ZeRO 2 and 3). The real peak is higher (the ledger measures it), so a plan
+// refused here can never run, and a plan accepted here can still run out of memory later: that failure still ends with
+// a clear out-of-memory message (tools/burst/every_rank.cpp).
 //
 // The bound is counted without wrapping (common/saturating.hpp): an estimate past 8 EiB (a
 // sequence of 2^53 tokens on a rank, say) stops at that ceiling and is always refused, "too
@@ -50,8 +50,8 @@ struct MemoryNeed {
 // `device_activation_bytes` > 0: a GPU run whose activations cost that much an element there;
 // `state_on_device`: its model state lives in GPU memory too.
 [[nodiscard]] std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks,
-                                                                std::size_t device_activation_bytes = 0,
-                                                                bool state_on_device = false);
+                                                              std::size_t device_activation_bytes = 0,
+                                                              bool state_on_device = false);
 
 struct MemoryAvailable {
   std::uint64_t bytes = 0;

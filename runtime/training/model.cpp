@@ -18,8 +18,9 @@ void check_trainable(const ModelSpec& m) {
   Problems problems;
   const auto field = [](const char* name) { return fmt::format("plan:/job/model/{}", name); };
   if (!m.gated_mlp || m.activation != "silu") {
-    problems.add(field("gated_mlp"), fmt::format("{} has a {} {} MLP; the training runtime runs SwiGLU (gated silu) models",
-                                                 m.name, m.gated_mlp ? "gated" : "non-gated", m.activation),
+    problems.add(field("gated_mlp"),
+                 fmt::format("{} has a {} {} MLP; the training runtime runs SwiGLU (gated silu) models", m.name,
+                             m.gated_mlp ? "gated" : "non-gated", m.activation),
                  "gated_mlp true, activation silu", "plan a Llama-style model such as tiny-mha or tiny-gqa");
   }
   if (m.layers < 1 || m.hidden < 1 || m.ffn < 1 || m.heads < 1 || m.kv_heads < 1 || m.head_dim < 1) {
@@ -30,20 +31,23 @@ void check_trainable(const ModelSpec& m) {
                    "a divisor of heads");
     }
     if (m.head_dim % 2 != 0) {
-      problems.add(field("head_dim"), fmt::format("{} is odd; rotary embeddings rotate pairs of dimensions", m.head_dim),
+      problems.add(field("head_dim"),
+                   fmt::format("{} is odd; rotary embeddings rotate pairs of dimensions", m.head_dim),
                    "an even number");
     }
   }
   if (m.vocab < kByteVocabulary) {
-    problems.add(field("vocab"), fmt::format("{} tokens; the byte-level training data uses all 256 byte values", m.vocab),
+    problems.add(field("vocab"),
+                 fmt::format("{} tokens; the byte-level training data uses all 256 byte values", m.vocab),
                  "at least 256", "plan with --vocab 256 or more");
   }
   if (problems.empty() && m.total_params() > kMaxParams) {
-    problems.add(field("name"),
-                 fmt::format("{} has {:.3g} parameters: {:.1f} GiB of fp32 weights, gradients and AdamW state per CPU rank",
-                             m.name, m.total_params(), m.total_params() * 16 / (1024.0 * 1024 * 1024)),
-                 fmt::format("at most {:.0f}M parameters", kMaxParams / 1e6),
-                 "the CPU runtime trains small models (tiny-mha, tiny-gqa); plan big ones for GPUs");
+    problems.add(
+        field("name"),
+        fmt::format("{} has {:.3g} parameters: {:.1f} GiB of fp32 weights, gradients and AdamW state per CPU rank",
+                    m.name, m.total_params(), m.total_params() * 16 / (1024.0 * 1024 * 1024)),
+        fmt::format("at most {:.0f}M parameters", kMaxParams / 1e6),
+        "the CPU runtime trains small models (tiny-mha, tiny-gqa); plan big ones for GPUs");
   }
   problems.throw_if_any();
 }
@@ -81,9 +85,15 @@ std::vector<std::pair<std::string, Slice>> ModelLayout::named() const {
   for (std::size_t l = 0; l < layers.size(); ++l) {
     const LayerSlices& s = layers[l];
     const auto name = [l](const char* t) { return fmt::format("layers.{}.{}", l, t); };
-    out.insert(out.end(), {{name("attn_norm"), s.attn_norm}, {name("wq"), s.wq}, {name("wk"), s.wk},
-                           {name("wv"), s.wv}, {name("wo"), s.wo}, {name("mlp_norm"), s.mlp_norm},
-                           {name("w_gate"), s.w_gate}, {name("w_up"), s.w_up}, {name("w_down"), s.w_down}});
+    out.insert(out.end(), {{name("attn_norm"), s.attn_norm},
+                           {name("wq"), s.wq},
+                           {name("wk"), s.wk},
+                           {name("wv"), s.wv},
+                           {name("wo"), s.wo},
+                           {name("mlp_norm"), s.mlp_norm},
+                           {name("w_gate"), s.w_gate},
+                           {name("w_up"), s.w_up},
+                           {name("w_down"), s.w_down}});
   }
   out.emplace_back("final_norm", final_norm);
   out.emplace_back("lm_head", lm_head);
@@ -91,14 +101,15 @@ std::vector<std::pair<std::string, Slice>> ModelLayout::named() const {
 }
 
 LayerSlices LayerSlices::relative_to(std::size_t base) const {
-  return {attn_norm.relative_to(base), wq.relative_to(base),       wk.relative_to(base),
-          wv.relative_to(base),        wo.relative_to(base),       mlp_norm.relative_to(base),
-          w_gate.relative_to(base),    w_up.relative_to(base),     w_down.relative_to(base)};
+  return {attn_norm.relative_to(base), wq.relative_to(base),   wk.relative_to(base),
+          wv.relative_to(base),        wo.relative_to(base),   mlp_norm.relative_to(base),
+          w_gate.relative_to(base),    w_up.relative_to(base), w_down.relative_to(base)};
 }
 
 std::vector<Slice> ModelLayout::units() const {
   std::vector<Slice> out{embedding};
-  for (const LayerSlices& l : layers) out.push_back({l.attn_norm.offset, l.w_down.offset + l.w_down.count - l.attn_norm.offset});
+  for (const LayerSlices& l : layers)
+    out.push_back({l.attn_norm.offset, l.w_down.offset + l.w_down.count - l.attn_norm.offset});
   out.push_back({final_norm.offset, lm_head.offset + lm_head.count - final_norm.offset});
   return out;
 }

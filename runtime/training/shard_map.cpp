@@ -14,7 +14,8 @@ ShardMap::ShardMap(std::vector<Slice> units, int ranks) : units_(std::move(units
   const auto p = static_cast<std::size_t>(ranks_);
   for (const Slice& u : units_) {
     if (u.offset != total_) {
-      throw Error(Problem{"ShardMap", fmt::format("a unit starts at float {}, the previous one ends at {}", u.offset, total_),
+      throw Error(Problem{"ShardMap",
+                          fmt::format("a unit starts at float {}, the previous one ends at {}", u.offset, total_),
                           "units tiling the vector in order", ""});
     }
     total_ += u.count;
@@ -41,21 +42,24 @@ std::vector<float> ShardMap::shard_of(std::span<const float> whole, int rank) co
   }
   std::vector<float> shard(shard_size_, 0.0f);
   for (const ShardPiece& p : pieces(rank)) {
-    std::copy_n(whole.begin() + static_cast<std::ptrdiff_t>(p.flat), p.count, shard.begin() + static_cast<std::ptrdiff_t>(p.at));
+    std::copy_n(whole.begin() + static_cast<std::ptrdiff_t>(p.flat), p.count,
+                shard.begin() + static_cast<std::ptrdiff_t>(p.at));
   }
   return shard;
 }
 
 std::vector<float> ShardMap::assemble(std::span<const float> shards) const {
   if (shards.size() != shard_size_ * static_cast<std::size_t>(ranks_)) {
-    throw Error(Problem{"ShardMap::assemble", fmt::format("{} floats", shards.size()),
-                        fmt::format("{} ranks x {} = {}", ranks_, shard_size_, shard_size_ * static_cast<std::size_t>(ranks_)), ""});
+    throw Error(Problem{
+        "ShardMap::assemble", fmt::format("{} floats", shards.size()),
+        fmt::format("{} ranks x {} = {}", ranks_, shard_size_, shard_size_ * static_cast<std::size_t>(ranks_)), ""});
   }
   std::vector<float> whole(total_);
   for (int r = 0; r < ranks_; ++r) {
     const auto shard = shards.subspan(static_cast<std::size_t>(r) * shard_size_, shard_size_);
     for (const ShardPiece& p : pieces(r)) {
-      std::copy_n(shard.begin() + static_cast<std::ptrdiff_t>(p.at), p.count, whole.begin() + static_cast<std::ptrdiff_t>(p.flat));
+      std::copy_n(shard.begin() + static_cast<std::ptrdiff_t>(p.at), p.count,
+                  whole.begin() + static_cast<std::ptrdiff_t>(p.flat));
     }
   }
   return whole;

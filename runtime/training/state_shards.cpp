@@ -57,7 +57,8 @@ std::vector<GenerationOnDisk> generations_on_disk(const std::string& path) {
     }
   }
   if (ec) {
-    throw Error(Problem{path, fmt::format("cannot list the saves in {}: {}", target.parent_path().string(), ec.message()), "",
+    throw Error(Problem{path,
+                        fmt::format("cannot list the saves in {}: {}", target.parent_path().string(), ec.message()), "",
                         "--save in a directory this process can read"});
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.number > b.number; });
@@ -109,7 +110,9 @@ void place_shard(Whole& whole, const TrainingState& part, std::int64_t rank, con
   const std::int64_t total = zero_field(zero, "total", file, problems);
   problems.throw_if_any();
   const auto mismatch = [&](const char* what, auto got, auto want) {
-    if (got != want) problems.add(file, fmt::format("{} {}, the manifest says {}", what, got, want), "", "the shards come from different saves: save again");
+    if (got != want)
+      problems.add(file, fmt::format("{} {}, the manifest says {}", what, got, want), "",
+                   "the shards come from different saves: save again");
   };
   mismatch("rank", r, rank);
   mismatch("ranks", ranks, whole.ranks);
@@ -119,7 +122,9 @@ void place_shard(Whole& whole, const TrainingState& part, std::int64_t rank, con
   const Json pieces = zero.contains("pieces") && zero["pieces"].is_array() ? zero["pieces"] : Json::array();
   // Whether [first, first + count) lies in `size` elements: without computing first + count,
   // which a crafted file can make wrap past 2^64.
-  const auto inside = [](std::size_t first, std::size_t count, std::size_t size) { return first <= size && count <= size - first; };
+  const auto inside = [](std::size_t first, std::size_t count, std::size_t size) {
+    return first <= size && count <= size - first;
+  };
   for (std::size_t i = 0; i < pieces.size(); ++i) {
     const Json& p = pieces[i];
     const bool shaped = p.is_array() && p.size() == 3 &&
@@ -135,12 +140,14 @@ void place_shard(Whole& whole, const TrainingState& part, std::int64_t rank, con
       fits = fits && (moments->empty() || inside(at, count, moments->size()));
     }
     if (!fits) {
-      problems.add(file, fmt::format("piece {} (flat offset {}, {} floats, at {} in the shard) lies outside the state", i,
-                                     flat, count, at));
+      problems.add(file, fmt::format("piece {} (flat offset {}, {} floats, at {} in the shard) lies outside the state",
+                                     i, flat, count, at));
       continue;
     }
     const auto copy = [&](const std::vector<float>& from, std::vector<float>& to) {
-      if (!from.empty()) std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(at), count, to.begin() + static_cast<std::ptrdiff_t>(flat));
+      if (!from.empty())
+        std::copy_n(from.begin() + static_cast<std::ptrdiff_t>(at), count,
+                    to.begin() + static_cast<std::ptrdiff_t>(flat));
     };
     copy(part.params, whole.state.params);
     copy(part.adam_m, whole.state.adam_m);
@@ -174,12 +181,15 @@ void save_shard(const SaveSet& set, const ShardMap& shards, int stage, int rank,
   std::error_code ec;
   fs::create_directories(set.directory(), ec);
   if (ec) {
-    throw Error(Problem{"--save", fmt::format("{}: cannot make the save's directory: {}", set.directory(), ec.message()),
+    throw Error(Problem{"--save",
+                        fmt::format("{}: cannot make the save's directory: {}", set.directory(), ec.message()),
                         "a file path in a writable directory", ""});
   }
   Json pieces = Json::array();
   for (const ShardPiece& p : shards.pieces(rank)) pieces.push_back({p.flat, p.count, p.at});
-  part.meta = {{"zero", {{"stage", stage}, {"ranks", shards.ranks()}, {"rank", rank}, {"total", shards.total()}, {"pieces", pieces}}}};
+  part.meta = {
+      {"zero",
+       {{"stage", stage}, {"ranks", shards.ranks()}, {"rank", rank}, {"total", shards.total()}, {"pieces", pieces}}}};
   save_training_state((fs::path(set.directory()) / shard_name(rank, shards.ranks())).string(), part);
 }
 
@@ -190,7 +200,10 @@ void save_manifest(const SaveSet& set, const ShardMap& shards, int stage, Traini
     in_set.push_back(shard_name(r, shards.ranks()));
     beside.push_back(directory + "/" + shard_name(r, shards.ranks()));
   }
-  header.meta["zero"] = {{"stage", stage}, {"ranks", shards.ranks()}, {"total", shards.total()}, {"files", in_set},
+  header.meta["zero"] = {{"stage", stage},
+                         {"ranks", shards.ranks()},
+                         {"total", shards.total()},
+                         {"files", in_set},
                          {"generation", {{"number", set.number}, {"directory", directory}}}};
   header.params.clear();
   header.adam_m.clear();
@@ -228,10 +241,10 @@ void remove_old_generations(const SaveSet& set, int keep) {
 std::string describe_saved(const TrainingState& state) {
   if (!state.meta.contains("zero")) return fmt::format("the state after step {}, one file", state.step);
   const Json& zero = state.meta["zero"];
-  const std::string generation =
-      zero.contains("generation")
-          ? fmt::format("generation {} ({}), ", text_of(zero["generation"], "number"), text_of(zero["generation"], "directory"))
-          : std::string();
+  const std::string generation = zero.contains("generation")
+                                     ? fmt::format("generation {} ({}), ", text_of(zero["generation"], "number"),
+                                                   text_of(zero["generation"], "directory"))
+                                     : std::string();
   return fmt::format("{}the state after step {}, {} shard(s) of a ZeRO-{} save", generation, state.step,
                      text_of(zero, "ranks"), text_of(zero, "stage"));
 }
@@ -278,11 +291,13 @@ TrainingState assemble_shards(TrainingState state, const std::string& path, std:
   problems.throw_if_any();
   // Both sizes are checked against the model before anything is allocated or opened.
   if (static_cast<std::uint64_t>(total) != model_size) {
-    problems.add(path, fmt::format("bad ZeRO metadata: 'zero/total' is {} floats, this model has {}", total, model_size),
+    problems.add(path,
+                 fmt::format("bad ZeRO metadata: 'zero/total' is {} floats, this model has {}", total, model_size),
                  "the model's parameter count", "resume with the model that saved it");
   }
   if (ranks < 1 || ranks > kMaxShardFiles) {
-    problems.add(path, fmt::format("bad ZeRO metadata: 'zero/ranks' is {}", ranks), fmt::format("1 to {}", kMaxShardFiles));
+    problems.add(path, fmt::format("bad ZeRO metadata: 'zero/ranks' is {}", ranks),
+                 fmt::format("1 to {}", kMaxShardFiles));
   }
   problems.throw_if_any();
   const std::vector<std::string> files = shard_files(state, path);

@@ -1,7 +1,6 @@
 // StepBuffer: a step tensor's memory and its ledger holding (step_buffer.hpp).
 #include "runtime/training/step_buffer.hpp"
 
-
 #include <fmt/format.h>
 
 namespace burst::rt {
@@ -11,22 +10,24 @@ DType stored_dtype(StepKernels& kernels, Stored stored) {
   return stored == Stored::Activation ? kernels.activation_dtype() : DType::F32;
 }
 
-std::string mib(std::uint64_t bytes) { return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0)); }
+std::string mib(std::uint64_t bytes) {
+  return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
 
 }  // namespace
 
 void throw_out_of_memory(const OutOfKernelMemory& e, const MemoryLedger& ledger, MemoryUse use) {
   const Column column = e.space() == MemorySpace::Device ? Column::Device : Column::Host;
   const std::optional<std::uint64_t> predicted = ledger.predicted(use);
-  throw Error(Problem{fmt::format("{} memory, plan item {}", e.space() == MemorySpace::Device ? "device" : "host", to_string(use)),
-                      fmt::format("out of memory allocating {} for {} while this rank's step held {} ({} of it {})",
-                                  mib(e.bytes()), to_string(use), mib(ledger.current(column)),
-                                  mib(ledger.current(use, column)), to_string(use)),
-                      "",
-                      predicted ? fmt::format("the plan predicts {} for {} on a rank; plan with the memory this device "
-                                              "really has free (burst plan --memory-budget) or over more ranks",
-                                              mib(*predicted), to_string(use))
-                                : "plan with the memory this device really has free (burst plan --memory-budget) or over more ranks"});
+  throw Error(Problem{
+      fmt::format("{} memory, plan item {}", e.space() == MemorySpace::Device ? "device" : "host", to_string(use)),
+      fmt::format("out of memory allocating {} for {} while this rank's step held {} ({} of it {})", mib(e.bytes()),
+                  to_string(use), mib(ledger.current(column)), mib(ledger.current(use, column)), to_string(use)),
+      "",
+      predicted ? fmt::format("the plan predicts {} for {} on a rank; plan with the memory this device "
+                              "really has free (burst plan --memory-budget) or over more ranks",
+                              mib(*predicted), to_string(use))
+                : "plan with the memory this device really has free (burst plan --memory-budget) or over more ranks"});
 }
 
 StepBuffer::StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use, std::size_t n, Stored stored)

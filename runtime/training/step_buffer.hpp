@@ -32,7 +32,8 @@ class StepBuffer {
  public:
   StepBuffer() = default;
   // n elements stored as `stored` says: the kernels' activation dtype or fp32. Contents unspecified.
-  StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use, std::size_t n, Stored stored = Stored::Activation);
+  StepBuffer(StepKernels& kernels, MemoryLedger& ledger, MemoryUse use, std::size_t n,
+             Stored stored = Stored::Activation);
 
   [[nodiscard]] const StepTensor& tensor() const { return tensor_; }
   [[nodiscard]] std::size_t size() const { return tensor_.count; }

@@ -23,7 +23,8 @@ std::span<float> floats(StepTensor t, std::string_view call, std::string_view na
     throw Error(Problem{fmt::format("{}: {}", call, name), fmt::format("a {} tensor", to_string(t.dtype)),
                         "fp32 (the CPU step computes in fp32)", ""});
   }
-  return {reinterpret_cast<float*>(t.data), t.count};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+  return {reinterpret_cast<float*>(t.data),
+          t.count};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
 }
 
 // log sum_v exp(row[v]), max-subtracted, summed in double.
@@ -37,17 +38,20 @@ double log_sum_exp(const float* row, std::int64_t vocab) {
 }  // namespace
 
 StepTensor host_tensor(std::span<float> values) {
-  return {reinterpret_cast<std::byte*>(values.data()), values.size(), DType::F32};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+  return {reinterpret_cast<std::byte*>(values.data()), values.size(),
+          DType::F32};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
 }
 
 StepTensor host_tensor(std::span<const float> values) {
   // The step never writes a tensor it reads as an input; StepTensor has one pointer type for both.
-  return host_tensor(std::span<float>(const_cast<float*>(values.data()), values.size()));  // NOLINT(cppcoreguidelines-pro-type-const-cast): fp32 storage
+  return host_tensor(std::span<float>(const_cast<float*>(values.data()),
+                                      values.size()));  // NOLINT(cppcoreguidelines-pro-type-const-cast): fp32 storage
 }
 
 HostStepKernels::HostStepKernels(std::unique_ptr<KernelMemory> memory) : memory_(std::move(memory)) {
   if (memory_ == nullptr || memory_->space() != MemorySpace::Host) {
-    throw Error(Problem{"HostStepKernels", "memory that is not host memory", "host memory (the CPU's loops read it)", ""});
+    throw Error(
+        Problem{"HostStepKernels", "memory that is not host memory", "host memory (the CPU's loops read it)", ""});
   }
 }
 
@@ -69,13 +73,16 @@ void HostStepKernels::return_gradients(const BoundTensor& bound, StepTensor grad
 
 void HostStepKernels::time_span(const std::function<void()>& part, double& seconds) { timed(part, seconds); }
 
-double HostStepKernels::squared_norm(StepTensor grads) { return rt::squared_norm(floats(grads, "squared_norm", "grads")); }
+double HostStepKernels::squared_norm(StepTensor grads) {
+  return rt::squared_norm(floats(grads, "squared_norm", "grads"));
+}
 
 void HostStepKernels::adamw_update(const AdamWTensors& range, std::span<const ParamGroup> groups, double norm,
                                    std::int64_t step, const AdamWConfig& config) {
   constexpr std::string_view call = "adamw_update";
   if (range.working.count != 0) {
-    throw Error(Problem{"adamw_update: working", fmt::format("a separate working copy of {} values", range.working.count),
+    throw Error(Problem{"adamw_update: working",
+                        fmt::format("a separate working copy of {} values", range.working.count),
                         "none: the CPU's layers read the fp32 master weights", ""});
   }
   rt::adamw_update({range.offset, floats(range.master, call, "master"), floats(range.grads, call, "grads"),
@@ -143,17 +150,19 @@ void HostStepKernels::residual_add(StepTensor a, StepTensor b, StepTensor out) {
   const std::span<const float> x = floats(a, call, "a"), y = floats(b, call, "b");
   const std::span<float> sum = floats(out, call, "out");
   if (x.size() != sum.size() || y.size() != sum.size()) {
-    throw Error(Problem{fmt::format("{}: out", call), fmt::format("{} + {} values into {}", x.size(), y.size(), sum.size()),
-                        "three equal sizes", ""});
+    throw Error(Problem{fmt::format("{}: out", call),
+                        fmt::format("{} + {} values into {}", x.size(), y.size(), sum.size()), "three equal sizes",
+                        ""});
   }
   for (std::size_t i = 0; i < sum.size(); ++i) sum[i] = x[i] + y[i];
 }
 
 void HostStepKernels::copy(StepTensor src, StepTensor dst) {
   if (src.dtype != dst.dtype || src.count != dst.count) {
-    throw Error(Problem{"copy: dst", fmt::format("{} {} values into {} {}", src.count, to_string(src.dtype), dst.count,
-                                                 to_string(dst.dtype)),
-                        "the same dtype and count", ""});
+    throw Error(Problem{
+        "copy: dst",
+        fmt::format("{} {} values into {} {}", src.count, to_string(src.dtype), dst.count, to_string(dst.dtype)),
+        "the same dtype and count", ""});
   }
   std::memcpy(dst.data, src.data, src.bytes());
 }

@@ -16,9 +16,10 @@ namespace {
 // A step tensor as the attention executor reads it, or writes it: `shape` in the same memory.
 Shape checked(StepTensor t, Shape shape) {
   if (t.count != static_cast<std::size_t>(shape.elements())) {
-    throw Error(Problem{"training step", fmt::format("{} values seen as a [{}, {}, {}] tensor", t.count, shape.tokens,
-                                                     shape.heads, shape.head_dim),
-                        "a tensor of that shape", "a bug in the training step: please report it"});
+    throw Error(Problem{
+        "training step",
+        fmt::format("{} values seen as a [{}, {}, {}] tensor", t.count, shape.tokens, shape.heads, shape.head_dim),
+        "a tensor of that shape", "a bug in the training step: please report it"});
   }
   return shape;
 }
@@ -35,14 +36,14 @@ StepTensor of(const TrainingStep::BoundUnit& unit, const Slice& slice) {
 // A layer's activations between its forward and its backward; which are alive depends on the
 // policy and on where the step is (see the header).
 struct TrainingStep::Layer {
-  StepBuffer x;                    // input [c, hidden]
-  StepBuffer a, inv_rms_attn;      // RMSNorm(x) and its 1/rms
-  StepBuffer q, k, v;              // after RoPE: [c, H, d], [c, Hkv, d]
-  StepBuffer o, lse;               // attention output [c, H, d] and its lse [c * H]
-  StepBuffer h, b, inv_rms_mlp;    // h = x + o Wo, b = RMSNorm(h)
-  StepBuffer u, w, m;              // gate, up, silu(u) * w: [c, ffn]
-  StepBuffer o_kept, lse_kept;     // seq_stash: o and lse of the later rows only
-  BoundUnit params;                // the layer's bound parameters, kept for its backward (keep_units_bound_)
+  StepBuffer x;                  // input [c, hidden]
+  StepBuffer a, inv_rms_attn;    // RMSNorm(x) and its 1/rms
+  StepBuffer q, k, v;            // after RoPE: [c, H, d], [c, Hkv, d]
+  StepBuffer o, lse;             // attention output [c, H, d] and its lse [c * H]
+  StepBuffer h, b, inv_rms_mlp;  // h = x + o Wo, b = RMSNorm(h)
+  StepBuffer u, w, m;            // gate, up, silu(u) * w: [c, ffn]
+  StepBuffer o_kept, lse_kept;   // seq_stash: o and lse of the later rows only
+  BoundUnit params;              // the layer's bound parameters, kept for its backward (keep_units_bound_)
 };
 
 TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
@@ -52,8 +53,9 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
       comm_(comm),
       own_kernels_(backend.step == nullptr ? std::make_unique<HostStepKernels>() : nullptr),
       kernels_(backend.step != nullptr ? *backend.step : *own_kernels_),
-      own_attention_(backend.attention == nullptr ? std::make_unique<CpuAttentionKernels>(KernelOptions{}, &kernels_.memory())
-                                                  : nullptr),
+      own_attention_(backend.attention == nullptr
+                         ? std::make_unique<CpuAttentionKernels>(KernelOptions{}, &kernels_.memory())
+                         : nullptr),
       execution_{precision_of(plan), plan.strategy.overlap,
                  backend.attention != nullptr ? backend.attention : own_attention_.get()},
       ring_transport_(std::move(backend.ring_transport)),
@@ -72,9 +74,10 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   }
   if (policy_ == CheckpointPolicy::SeqStash) {
     if (plan.strategy.layout != Layout::Striped) {
-      problems.add("plan:/strategy/layout",
-                   fmt::format("seq_stash runs on the striped layout only, this plan is {}", to_string(plan.strategy.layout)),
-                   "striped", "only under striped is the first part of every rank's tokens the first part of the sequence");
+      problems.add(
+          "plan:/strategy/layout",
+          fmt::format("seq_stash runs on the striped layout only, this plan is {}", to_string(plan.strategy.layout)),
+          "striped", "only under striped is the first part of every rank's tokens the first part of the sequence");
     }
     if (plan.strategy.ulysses > 1) {
       problems.add("plan:/strategy/checkpoint/policy",
@@ -84,7 +87,8 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                    "none, full, attn_stash", "seq_stash runs on rings without a Ulysses split (ulysses = 1)");
     }
     if (plan.job.mask.kind == MaskKind::Full) {
-      problems.add("plan:/job/mask", "seq_stash needs a mask under which no token attends a later one", "causal, sliding:W, document:L");
+      problems.add("plan:/job/mask", "seq_stash needs a mask under which no token attends a later one",
+                   "causal, sliding:W, document:L");
     }
     if (!(plan.strategy.checkpoint.kept_fraction > 0 && plan.strategy.checkpoint.kept_fraction < 1)) {
       problems.add("plan:/strategy/checkpoint/kept_fraction", fmt::format("{}", plan.strategy.checkpoint.kept_fraction),
@@ -92,7 +96,8 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
     }
   }
   problems.throw_if_any();
-  if (backend.attention != nullptr) require_kernel_limits(*backend.attention, model.spec().head_dim, precision_of(plan));
+  if (backend.attention != nullptr)
+    require_kernel_limits(*backend.attention, model.spec().head_dim, precision_of(plan));
   // The executor reads the step's tensors in place and writes its results into the step's buffers.
   if (kernels_.memory().space() == MemorySpace::Device && &execution_.kernels->memory() != &kernels_.memory()) {
     throw Error(Problem{"training step", "the attention kernels compute in device memory of their own, not the step's",
@@ -128,23 +133,29 @@ void TrainingStep::connect_rings() {
   const ModelSpec& m = model_.spec();
   const auto connect = [&](const RingSchedule& schedule, std::unique_ptr<Communicator>& transport, std::int64_t rows) {
     if (ring_transport_) transport = ring_transport_(schedule.seq());
-    return std::make_unique<DistributedAttention>(schedule, transport ? *transport : comm_, Shape{rows, m.heads, m.head_dim},
-                                                  Shape{rows, m.kv_heads, m.head_dim}, execution_);
+    return std::make_unique<DistributedAttention>(schedule, transport ? *transport : comm_,
+                                                  Shape{rows, m.heads, m.head_dim}, Shape{rows, m.kv_heads, m.head_dim},
+                                                  execution_);
   };
   attention_ = connect(*schedule_, transport_, rows_);
   if (short_schedule_) short_attention_ = connect(*short_schedule_, short_transport_, short_rows_);
 }
 
-StepBuffer TrainingStep::buffer(std::size_t n, MemoryUse use, Stored stored) { return {kernels_, ledger_, use, n, stored}; }
+StepBuffer TrainingStep::buffer(std::size_t n, MemoryUse use, Stored stored) {
+  return {kernels_, ledger_, use, n, stored};
+}
 
-void TrainingStep::note_ring(const RingAttentionStats& stats) { ledger_.transient(MemoryUse::RingBuffers, stats.ring_buffer_bytes); }
+void TrainingStep::note_ring(const RingAttentionStats& stats) {
+  ledger_.transient(MemoryUse::RingBuffers, stats.ring_buffer_bytes);
+}
 
 void TrainingStep::attention_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   s.a = buffer(c * static_cast<std::size_t>(m.hidden));
   s.inv_rms_attn = buffer(c, MemoryUse::Activations, Stored::Fp32);
-  kernels_.rms_norm_forward(s.x.tensor(), of(params, w.attn_norm), rows_, m.hidden, s.a.tensor(), s.inv_rms_attn.tensor());
+  kernels_.rms_norm_forward(s.x.tensor(), of(params, w.attn_norm), rows_, m.hidden, s.a.tensor(),
+                            s.inv_rms_attn.tensor());
   s.q = buffer(c * static_cast<std::size_t>(model_.q_dim()));
   s.k = buffer(c * static_cast<std::size_t>(model_.kv_dim()));
   s.v = buffer(c * static_cast<std::size_t>(model_.kv_dim()));
@@ -157,13 +168,14 @@ void TrainingStep::attention_inputs(const BoundUnit& params, const LayerSlices& 
 RingAttentionStats TrainingStep::ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows) {
   const ModelSpec& m = model_.spec();
   const Shape q_shape{rows, m.heads, m.head_dim}, kv_shape{rows, m.kv_heads, m.head_dim};
-  const auto q_values = static_cast<std::size_t>(rows * model_.q_dim()), kv_values = static_cast<std::size_t>(rows * model_.kv_dim());
+  const auto q_values = static_cast<std::size_t>(rows * model_.q_dim()),
+             kv_values = static_cast<std::size_t>(rows * model_.kv_dim());
   const auto lse_values = static_cast<std::size_t>(rows * m.heads);
   // The first `rows` rows of q, k, v in, of o and lse out: all of them, or seq_stash's short ring's.
-  return attention.forward(operand(s.q.tensor().part(0, q_values), q_shape), operand(s.k.tensor().part(0, kv_values), kv_shape),
-                           operand(s.v.tensor().part(0, kv_values), kv_shape),
-                           destination(s.o.tensor().part(0, q_values), q_shape),
-                           destination(s.lse.tensor().part(0, lse_values), {rows, m.heads, 1}));
+  return attention.forward(
+      operand(s.q.tensor().part(0, q_values), q_shape), operand(s.k.tensor().part(0, kv_values), kv_shape),
+      operand(s.v.tensor().part(0, kv_values), kv_shape), destination(s.o.tensor().part(0, q_values), q_shape),
+      destination(s.lse.tensor().part(0, lse_values), {rows, m.heads, 1}));
 }
 
 void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) {
@@ -222,7 +234,8 @@ StepBuffer TrainingStep::forward_layer(const BoundUnit& params, const LayerSlice
 
 void TrainingStep::keep_per_policy(Layer& s) {
   if (policy_ == CheckpointPolicy::None) return;
-  for (StepBuffer* t : {&s.a, &s.inv_rms_attn, &s.q, &s.k, &s.v, &s.h, &s.b, &s.inv_rms_mlp, &s.u, &s.w, &s.m}) t->clear();
+  for (StepBuffer* t : {&s.a, &s.inv_rms_attn, &s.q, &s.k, &s.v, &s.h, &s.b, &s.inv_rms_mlp, &s.u, &s.w, &s.m})
+    t->clear();
   switch (policy_) {
     case CheckpointPolicy::AttnStash:
       s.o.charge_to(ledger_, MemoryUse::AttentionStash);
@@ -237,7 +250,8 @@ void TrainingStep::keep_per_policy(Layer& s) {
       kernels_.copy(s.lse.tensor().part(r_lse, s.lse_kept.size()), s.lse_kept.tensor());
       break;
     }
-    default: break;
+    default:
+      break;
   }
   s.o.clear();
   s.lse.clear();
@@ -245,15 +259,17 @@ void TrainingStep::keep_per_policy(Layer& s) {
 
 void TrainingStep::recompute_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out) {
   if (policy_ == CheckpointPolicy::None) return;
-  kernels_.time_span([&] {
-    attention_inputs(params, w, s);
-    attention_output(s, true, out);
-    mlp_inputs(params, w, s);
-  }, out.recompute_s);
+  kernels_.time_span(
+      [&] {
+        attention_inputs(params, w, s);
+        attention_output(s, true, out);
+        mlp_inputs(params, w, s);
+      },
+      out.recompute_s);
 }
 
-StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit& grads, const LayerSlices& w,
-                                        Layer& s, const StepBuffer& dy, StepOutcome& out) {
+StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit& grads, const LayerSlices& w, Layer& s,
+                                        const StepBuffer& dy, StepOutcome& out) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   const auto hidden = static_cast<std::size_t>(m.hidden), ffn = static_cast<std::size_t>(m.ffn);
@@ -291,32 +307,34 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
                            of(grads, w.wo), false);
   StepBuffer dq = buffer(c * static_cast<std::size_t>(qd)), dk = buffer(c * static_cast<std::size_t>(kvd)),
              dv = buffer(c * static_cast<std::size_t>(kvd));
-  kernels_.time_span([&] {
-    const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
-    // The attention kernels accumulate dQ, dK, dV in fp32; the executor stores them as the
-    // projections read them (activations).
-    note_ring(attention_->backward(backward_, operand(s.q.tensor(), q_shape), operand(s.k.tensor(), kv_shape),
-                                   operand(s.v.tensor(), kv_shape), operand(s.o.tensor(), q_shape),
-                                   operand(s.lse.tensor(), {rows_, m.heads, 1}), operand(d_o.tensor(), q_shape),
-                                   destination(dq.tensor(), q_shape), destination(dk.tensor(), kv_shape),
-                                   destination(dv.tensor(), kv_shape)));
-  }, out.attention_s);
+  kernels_.time_span(
+      [&] {
+        const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
+        // The attention kernels accumulate dQ, dK, dV in fp32; the executor stores them as the
+        // projections read them (activations).
+        note_ring(attention_->backward(backward_, operand(s.q.tensor(), q_shape), operand(s.k.tensor(), kv_shape),
+                                       operand(s.v.tensor(), kv_shape), operand(s.o.tensor(), q_shape),
+                                       operand(s.lse.tensor(), {rows_, m.heads, 1}), operand(d_o.tensor(), q_shape),
+                                       destination(dq.tensor(), q_shape), destination(dk.tensor(), kv_shape),
+                                       destination(dv.tensor(), kv_shape)));
+      },
+      out.attention_s);
   ++out.ring_passes;
   d_o.clear();
   s.o.clear();
   s.lse.clear();
   kernels_.rope(dq.tensor(), m.heads, dk.tensor(), m.kv_heads, m.head_dim, true);
   StepBuffer da = buffer(c * hidden);
-  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wq), qd, dq.tensor(), da.tensor(), of(grads, w.wq),
-                           false);
-  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wk), kvd, dk.tensor(), da.tensor(), of(grads, w.wk),
-                           true);
-  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wv), kvd, dv.tensor(), da.tensor(), of(grads, w.wv),
-                           true);
+  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wq), qd, dq.tensor(), da.tensor(),
+                           of(grads, w.wq), false);
+  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wk), kvd, dk.tensor(), da.tensor(),
+                           of(grads, w.wk), true);
+  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wv), kvd, dv.tensor(), da.tensor(),
+                           of(grads, w.wv), true);
   for (StepBuffer* t : {&dq, &dk, &dv, &s.q, &s.k, &s.v, &s.a}) t->clear();
   StepBuffer dx = buffer(c * hidden);
-  kernels_.rms_norm_backward(s.x.tensor(), of(params, w.attn_norm), s.inv_rms_attn.tensor(), da.tensor(), rows_, m.hidden,
-                             dh.tensor(), dx.tensor(), of(grads, w.attn_norm));
+  kernels_.rms_norm_backward(s.x.tensor(), of(params, w.attn_norm), s.inv_rms_attn.tensor(), da.tensor(), rows_,
+                             m.hidden, dh.tensor(), dx.tensor(), of(grads, w.attn_norm));
   return dx;
 }
 
@@ -343,10 +361,10 @@ StepOutcome TrainingStep::run(std::span<const float> params, std::span<float> gr
 StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
   const auto c = static_cast<std::size_t>(rows_);
   if (in.tokens.size() != c || in.targets.size() != c) {
-    throw Error(Problem{"TrainingStep::run",
-                        fmt::format("{} tokens, {} targets; this rank holds {} tokens", in.tokens.size(),
-                                    in.targets.size(), c),
-                        "", ""});
+    throw Error(
+        Problem{"TrainingStep::run",
+                fmt::format("{} tokens, {} targets; this rank holds {} tokens", in.tokens.size(), in.targets.size(), c),
+                "", ""});
   }
   connect_rings();
   Pass pass;
@@ -391,12 +409,14 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   pass.inv_rms_final = buffer(c, MemoryUse::Activations, Stored::Fp32);
   kernels_.rms_norm_forward(pass.x.tensor(), of(pass.head, local_final_norm_), rows_, m.hidden, pass.z.tensor(),
                             pass.inv_rms_final.tensor());
-  kernels_.time_span([&] {
-    const LmHeadForward loss = head.forward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab,
-                                            in.targets);
-    pass.out.loss_sum = loss.loss_sum;
-    pass.out.counted = loss.counted;
-  }, pass.out.loss_s);
+  kernels_.time_span(
+      [&] {
+        const LmHeadForward loss =
+            head.forward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets);
+        pass.out.loss_sum = loss.loss_sum;
+        pass.out.counted = loss.counted;
+      },
+      pass.out.loss_s);
 }
 
 // A copy the kernels made (the GPU's upload of host state) is device memory the ledger holds
@@ -407,15 +427,16 @@ TrainingStep::BoundUnit TrainingStep::bound(MemoryUse use, BoundTensor tensor) {
 }
 
 TrainingStep::BoundUnit TrainingStep::bind_params(StepTensor params) {
-  return bound(MemoryUse::Params, allocating_for(ledger_, MemoryUse::Params, [&] { return kernels_.bind_params(params); }));
+  return bound(MemoryUse::Params,
+               allocating_for(ledger_, MemoryUse::Params, [&] { return kernels_.bind_params(params); }));
 }
 
 // Binds unit u's gradients, runs `body` on them, and hands them back to the weight source.
 template <typename Body>
 void TrainingStep::with_gradients(WeightSource& weights, std::size_t unit, Body&& body) {
   const StepTensor held = weights.gradients(unit);
-  const BoundUnit grads =
-      bound(MemoryUse::Gradients, allocating_for(ledger_, MemoryUse::Gradients, [&] { return kernels_.bind_gradients(held); }));
+  const BoundUnit grads = bound(MemoryUse::Gradients, allocating_for(ledger_, MemoryUse::Gradients,
+                                                                     [&] { return kernels_.bind_gradients(held); }));
   body(grads);
   kernels_.return_gradients(grads.bound, held);
   weights.gradients_done(unit);
@@ -429,10 +450,12 @@ void TrainingStep::backward(WeightSource& weights, const StepTokens& in, Chunked
   with_gradients(weights, model_.head_unit(), [&](const BoundUnit& grads) {
     StepBuffer dz = buffer(c * hidden);
     const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
-    kernels_.time_span([&] {
-      head.backward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets, scale,
-                    dz.tensor(), of(grads, local_lm_head_));
-    }, pass.out.loss_s);
+    kernels_.time_span(
+        [&] {
+          head.backward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets, scale,
+                        dz.tensor(), of(grads, local_lm_head_));
+        },
+        pass.out.loss_s);
     pass.z.clear();
     dy = buffer(c * hidden);
     kernels_.rms_norm_backward(pass.x.tensor(), of(pass.head, local_final_norm_), pass.inv_rms_final.tensor(),

@@ -1,6 +1,6 @@
 // One training step of this rank's part of the sequence: the model forward (model.hpp) with
-// attention distributed as the plan says (Ulysses groups around rings, distributed_attention.hpp), the fused LM head and loss, and the backward, keeping and
-// recomputing activations exactly as the plan's checkpoint policy says.
+// attention distributed as the plan says (Ulysses groups around rings, distributed_attention.hpp), the fused LM head
+// and loss, and the backward, keeping and recomputing activations exactly as the plan's checkpoint policy says.
 //
 // What each layer keeps from its forward until its backward (c local tokens, f the kept fraction):
 //   none        every intermediate (x, norms, q, k, v, o, lse, h, MLP): no recompute
@@ -68,13 +68,13 @@ struct StepTokens {
 };
 
 struct StepOutcome {
-  double loss_sum = 0;          // this rank's summed cross-entropy
-  std::int64_t counted = 0;     // and how many targets it counted
+  double loss_sum = 0;       // this rank's summed cross-entropy
+  std::int64_t counted = 0;  // and how many targets it counted
   double forward_s = 0, backward_s = 0;
-  double attention_s = 0;       // in ring attention, forward, recompute and backward
-  double recompute_s = 0;       // recomputing what the checkpoint policy dropped (attention included)
-  double loss_s = 0;            // LM head and loss, forward and backward
-  int ring_passes = 0;          // ring attention calls, recompute included
+  double attention_s = 0;  // in ring attention, forward, recompute and backward
+  double recompute_s = 0;  // recomputing what the checkpoint policy dropped (attention included)
+  double loss_s = 0;       // LM head and loss, forward and backward
+  int ring_passes = 0;     // ring attention calls, recompute included
 };
 
 // The communicator that carries a ring schedule's transfers, for a schedule of `seq` tokens of
@@ -85,12 +85,12 @@ using RingTransport = std::function<std::unique_ptr<Communicator>(std::int64_t s
 // What a step computes with; null: the CPU's (an owned HostStepKernels, CPU attention, the
 // job's communicator for the rings).
 struct StepBackend {
-  StepKernels* step = nullptr;            // not owned
+  StepKernels* step = nullptr;  // not owned
   // Not owned; the same device as `step`, computing in its memory (on a GPU: the same memory
   // object, whose stream orders both). Null: the CPU attention kernels over `step`'s memory,
   // which they read directly (host memory, or the CPU tests' stand-in for device memory).
   AttentionKernels* attention = nullptr;
-  RingTransport ring_transport;           // empty: the rings' transfers go over the job's communicator
+  RingTransport ring_transport;  // empty: the rings' transfers go over the job's communicator
 };
 
 class TrainingStep {
@@ -140,11 +140,12 @@ class TrainingStep {
   [[nodiscard]] BoundUnit bound(MemoryUse use, BoundTensor tensor);
   template <typename Body>
   void with_gradients(WeightSource& weights, std::size_t unit, Body&& body);
-  [[nodiscard]] StepBuffer buffer(std::size_t n, MemoryUse use = MemoryUse::Activations, Stored stored = Stored::Activation);
+  [[nodiscard]] StepBuffer buffer(std::size_t n, MemoryUse use = MemoryUse::Activations,
+                                  Stored stored = Stored::Activation);
   void note_ring(const RingAttentionStats& stats);
 
   const ModelLayout& model_;
-  std::vector<LayerSlices> local_layers_;  // each layer's tensors within its unit
+  std::vector<LayerSlices> local_layers_;   // each layer's tensors within its unit
   Slice local_final_norm_, local_lm_head_;  // within the head unit
   MemoryLedger& ledger_;
   Communicator& comm_;
@@ -160,9 +161,9 @@ class TrainingStep {
   std::unique_ptr<RingSchedule> schedule_, short_schedule_;
   std::unique_ptr<DistributedAttention> attention_, short_attention_;
   std::vector<std::int64_t> positions_;
-  std::int64_t rows_ = 0;        // c: local tokens
-  std::int64_t short_rows_ = 0;  // seq_stash: the earlier rows recomputed on the short ring
-  bool keep_units_bound_ = false; // a layer's device copy lives from its forward to its backward
+  std::int64_t rows_ = 0;          // c: local tokens
+  std::int64_t short_rows_ = 0;    // seq_stash: the earlier rows recomputed on the short ring
+  bool keep_units_bound_ = false;  // a layer's device copy lives from its forward to its backward
 };
 
 }  // namespace burst::rt

@@ -36,8 +36,8 @@ namespace burst::rt {
 namespace {
 
 Json model_json(const ModelSpec& m) {
-  return {{"name", m.name}, {"layers", m.layers}, {"hidden", m.hidden}, {"ffn", m.ffn}, {"heads", m.heads},
-          {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}};
+  return {{"name", m.name},   {"layers", m.layers},     {"hidden", m.hidden},     {"ffn", m.ffn},
+          {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}};
 }
 
 // The saved state must come from a run of this very model on this data schedule (sequence
@@ -47,9 +47,11 @@ TrainingState load_matching_state(const std::string& path, const ModelLayout& mo
   Problems problems;
   const auto compare = [&](const std::string& key, const Json& want, const Json& got) {
     if (got == want) return;
-    problems.add(path, fmt::format("the saved run has {} {}, this run has {}", key, got.is_null() ? "none" : got.dump(), want.dump()),
-                 "a state saved by a run of the same model, sequence length, mask, data and learning rate",
-                 "resume with the plan, --data and --lr that saved it");
+    problems.add(
+        path,
+        fmt::format("the saved run has {} {}, this run has {}", key, got.is_null() ? "none" : got.dump(), want.dump()),
+        "a state saved by a run of the same model, sequence length, mask, data and learning rate",
+        "resume with the plan, --data and --lr that saved it");
   };
   for (const auto& [key, want] : expected.items()) {
     if (key != "model") {
@@ -64,7 +66,8 @@ TrainingState load_matching_state(const std::string& path, const ModelLayout& mo
   problems.throw_if_any();
   state = assemble_shards(std::move(state), path, model.size());
   if (state.params.size() != model.size()) {
-    throw Error(Problem{path, fmt::format("{} parameters saved, the model has {}", state.params.size(), model.size()), "", ""});
+    throw Error(
+        Problem{path, fmt::format("{} parameters saved, the model has {}", state.params.size(), model.size()), "", ""});
   }
   return state;
 }
@@ -88,7 +91,8 @@ void check_writable(const std::string& path) {
     throw Error(Problem{"--save", fmt::format("{}: {}", path, what), "a file path in a writable directory", ""});
   };
   if (fs::is_directory(target)) fail("is a directory");
-  if (!fs::is_directory(target.parent_path())) fail(fmt::format("the directory {} does not exist", target.parent_path().string()));
+  if (!fs::is_directory(target.parent_path()))
+    fail(fmt::format("the directory {} does not exist", target.parent_path().string()));
   const FreshTemporary probe = create_fresh_temporary(target.string(), "probe");  // never through a planted link
   if (probe.fd < 0) {
     fail(fmt::format("cannot create files in {}: {}", target.parent_path().string(), std::strerror(errno)));
@@ -125,10 +129,11 @@ Json uses_json(const MemoryLedger::Breakdown& b) {
 // use's own peak.
 Json memory_json(const ZeroModel::Resident& held, const MemoryLedger::Breakdown& at_peak,
                  const MemoryLedger::Breakdown& use_peaks) {
-  return {{"model_state", held.params + held.gradients + held.optimizer},
-          {"model_state_by_use", {{"params", held.params}, {"gradients", held.gradients}, {"optimizer", held.optimizer}}},
-          {"at_peak", uses_json(at_peak)},
-          {"peak_by_use", uses_json(use_peaks)}};
+  return {
+      {"model_state", held.params + held.gradients + held.optimizer},
+      {"model_state_by_use", {{"params", held.params}, {"gradients", held.gradients}, {"optimizer", held.optimizer}}},
+      {"at_peak", uses_json(at_peak)},
+      {"peak_by_use", uses_json(use_peaks)}};
 }
 
 // As training sharpens attention, exp(s - lse) of far-off keys and tiny gradients fall into the
@@ -156,9 +161,10 @@ void require_finite(std::int64_t step, double loss, std::optional<double> grad_n
   // NaN's sign bit is an accident of the arithmetic that made it: "nan", never "-nan".
   const auto shown = [](double v) { return std::isnan(v) ? std::string("nan") : fmt::format("{}", v); };
   const std::string norm = grad_norm ? shown(*grad_norm) : "not computed";
-  const std::string kept = saved.step > 0 ? fmt::format("the last save, the state after step {}, is {} (--resume {} "
-                                                        "continues from it)",
-                                                        saved.step, saved.path, saved.path)
+  const std::string kept = saved.step > 0 ? fmt::format(
+                                                "the last save, the state after step {}, is {} (--resume {} "
+                                                "continues from it)",
+                                                saved.step, saved.path, saved.path)
                                           : std::string("nothing was saved");
   throw Error(Problem{fmt::format("step {}", step),
                       fmt::format("training diverged: loss {}, gradient norm {}", shown(loss), norm), "finite values",
@@ -195,8 +201,10 @@ Json lr_schedule_json(const LrSchedule& s) {
 }
 
 Json traffic_json(const DeviceTraffic& t) {
-  return {{"host_to_device_bytes", t.host_to_device_bytes}, {"device_to_host_bytes", t.device_to_host_bytes},
-          {"host_waits", t.host_waits}, {"device_synchronizations", t.device_synchronizations},
+  return {{"host_to_device_bytes", t.host_to_device_bytes},
+          {"device_to_host_bytes", t.device_to_host_bytes},
+          {"host_waits", t.host_waits},
+          {"device_synchronizations", t.device_synchronizations},
           {"driver_allocations", t.driver_allocations}};
 }
 
@@ -216,7 +224,6 @@ Json traffic_json(const std::vector<DeviceTraffic>& steps) {
   if (steps.size() > 1) out["later_steps_max"] = traffic_json(later);
   return out;
 }
-
 
 // The step's kernels where they compute on a GPU (a GPU run), else null.
 StepKernels* device_step(const StepBackend& backend) {
@@ -271,15 +278,17 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
       model_(plan.job.model),
       corpus_(read_corpus(options_.data)),
       corpus_crc_(corpus_digest(corpus_)),
-      resumed_(options_.resume.empty() ? std::nullopt
-                                       : std::optional(load_matching_state(resume_source(options_.resume), model_, schedule_meta()))),
+      resumed_(options_.resume.empty()
+                   ? std::nullopt
+                   : std::optional(load_matching_state(resume_source(options_.resume), model_, schedule_meta()))),
       ledger_(device_layout(plan_, options_.backend)),
       step_(plan_, model_, plan_.job.seq, comm, ledger_, options_.backend),
       host_state_(options_.host_state_memory ? options_.host_state_memory() : std::make_unique<HostKernelMemory>()),
       first_step_(resumed_ ? resumed_->step : 0) {
   if (resumed_ && comm.rank() == 0) {
     const std::string source = resume_source(options_.resume);
-    const std::string lost = source == options_.resume ? "" : fmt::format(" ({} is missing: its newest complete set)", options_.resume);
+    const std::string lost =
+        source == options_.resume ? "" : fmt::format(" ({} is missing: its newest complete set)", options_.resume);
     fmt::print(stderr, "resume: {}: {}{}\n", source, describe_saved(*resumed_), lost);
   }
   if (options_.steps < 1) throw Error(Problem{"--steps", fmt::format("{}", options_.steps), "at least 1", ""});
@@ -301,8 +310,11 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
 }
 
 Json TrainingRun::schedule_meta() const {
-  return {{"model", model_json(model_.spec())}, {"seq", plan_.job.seq}, {"mask", to_string(plan_.job.mask)},
-          {"corpus_crc32", corpus_crc_}, {"lr", options_.lr.peak}};
+  return {{"model", model_json(model_.spec())},
+          {"seq", plan_.job.seq},
+          {"mask", to_string(plan_.job.mask)},
+          {"corpus_crc32", corpus_crc_},
+          {"lr", options_.lr.peak}};
 }
 
 void TrainingRun::require_same_inputs_everywhere() {
@@ -315,7 +327,8 @@ void TrainingRun::require_same_inputs_everywhere() {
   comm_.allreduce(std::span<std::int64_t>(extremes), ReduceOp::Max);
   if (extremes[0] != -extremes[1]) {
     throw Error(Problem{"--data/--resume", "the ranks read different training text or saved state",
-                        "the same files on every node", "copy the data and the state to every node, or use a shared file system"});
+                        "the same files on every node",
+                        "copy the data and the state to every node, or use a shared file system"});
   }
 }
 
@@ -349,8 +362,13 @@ Json TrainingRun::check_against_single_rank(const TrainingSequence& sequence, st
   const double tolerance = bf16_step   ? options_.bf16_step_tolerance
                            : bf16_hops ? options_.bf16_tolerance
                                        : options_.tolerance;
-  return {{"loss", loss}, {"reference_loss", ref_loss}, {"loss_rel_err", loss_err}, {"max_rel_err_grad", worst},
-          {"worst_tensor", worst_name}, {"rel_err_grad_by_tensor", by_tensor}, {"tolerance", tolerance},
+  return {{"loss", loss},
+          {"reference_loss", ref_loss},
+          {"loss_rel_err", loss_err},
+          {"max_rel_err_grad", worst},
+          {"worst_tensor", worst_name},
+          {"rel_err_grad_by_tensor", by_tensor},
+          {"tolerance", tolerance},
           {"passed", worst <= tolerance && loss_err <= tolerance}};
 }
 
@@ -418,7 +436,8 @@ Json TrainingRun::run() {
       StepRecord::Memory& m = record.memory[static_cast<std::size_t>(column)];
       m.peak = ledger_.peak(column);
       m.at_peak = ledger_.at_peak(column);
-      for (std::size_t u = 0; u < kMemoryUseCount; ++u) m.peak_by_use[u] = ledger_.peak(static_cast<MemoryUse>(u), column);
+      for (std::size_t u = 0; u < kMemoryUseCount; ++u)
+        m.peak_by_use[u] = ledger_.peak(static_cast<MemoryUse>(u), column);
     }
     if (comm_.rank() == 0 && options_.progress) {
       options_.progress({{"step", index + 1},
@@ -477,7 +496,8 @@ TrainingRun::MemorySummary TrainingRun::gather_memory(const std::vector<StepReco
   });
   MemoryLedger::Breakdown peak_by_use{};
   for (const StepRecord& r : records) {
-    for (std::size_t u = 0; u < kMemoryUseCount; ++u) peak_by_use[u] = std::max(peak_by_use[u], r.memory[c].peak_by_use[u]);
+    for (std::size_t u = 0; u < kMemoryUseCount; ++u)
+      peak_by_use[u] = std::max(peak_by_use[u], r.memory[c].peak_by_use[u]);
   }
   std::vector<std::uint64_t> mine{worst->memory[c].peak};
   mine.insert(mine.end(), worst->memory[c].at_peak.begin(), worst->memory[c].at_peak.end());
@@ -504,7 +524,8 @@ TrainingRun::MemorySummary TrainingRun::gather_memory(const std::vector<StepReco
 // device's use is cudaMemGetInfo's, everything on the GPU (the loopback's ranks share one).
 Json TrainingRun::gather_gpu_memory() {
   const StepBackend& backend = options_.backend;
-  const std::optional<DeviceMemoryUse> step = backend.step != nullptr ? backend.step->memory().device_use() : std::nullopt;
+  const std::optional<DeviceMemoryUse> step =
+      backend.step != nullptr ? backend.step->memory().device_use() : std::nullopt;
   if (!step) return nullptr;
   std::vector<std::int64_t> most{static_cast<std::int64_t>(step->pool_peak_bytes),
                                  static_cast<std::int64_t>(step->device_used_bytes),
@@ -543,20 +564,33 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
   for (const plan::Item& item : plan_.predicted.memory_bytes) predicted_items[item.name] = item.value;
 
   Json report;
-  report["plan"] = {{"strategy", s.name}, {"ranks", comm_.size()},
-                    {"ring", fmt::format("{} {}x{}", to_string(s.ring), s.ring == RingKind::Double ? s.inner : s.cp,
-                                         s.ring == RingKind::Double ? s.outer : 1)},
-                    {"layout", to_string(s.layout)}, {"backward", to_string(s.backward)},
-                    {"mask", to_string(plan_.job.mask)}, {"checkpoint", to_string(s.checkpoint.policy)},
-                    {"kept_fraction", s.checkpoint.policy == CheckpointPolicy::SeqStash ? s.checkpoint.kept_fraction : 0.0},
-                    {"lm_head_chunks", s.lm_head_chunks}};
-  report["run"] = {{"model", model_json(model_.spec())}, {"parameters", model_.size()}, {"seq", plan_.job.seq},
-                   {"first_step", first_step_}, {"steps", options_.steps}, {"seed", options_.seed},
-                   {"lr", options_.lr.peak}, {"lr_schedule", lr_schedule_json(options_.lr)}, {"resumed_from", options_.resume},
-                   {"device", options_.backend.step != nullptr ? options_.backend.step->device() : "cpu"}, {"saved_to", options_.save},
-                   {"recomputed_rows_per_rank", step_.recomputed_rows()},
-                   {"precision", precision_json(precision_of(plan_))}, {"overlap", s.overlap},
-                   {"data", {{"source", corpus_.source}, {"documents", corpus_.names.size()}, {"bytes", corpus_.bytes.size()}}}};
+  report["plan"] = {
+      {"strategy", s.name},
+      {"ranks", comm_.size()},
+      {"ring", fmt::format("{} {}x{}", to_string(s.ring), s.ring == RingKind::Double ? s.inner : s.cp,
+                           s.ring == RingKind::Double ? s.outer : 1)},
+      {"layout", to_string(s.layout)},
+      {"backward", to_string(s.backward)},
+      {"mask", to_string(plan_.job.mask)},
+      {"checkpoint", to_string(s.checkpoint.policy)},
+      {"kept_fraction", s.checkpoint.policy == CheckpointPolicy::SeqStash ? s.checkpoint.kept_fraction : 0.0},
+      {"lm_head_chunks", s.lm_head_chunks}};
+  report["run"] = {
+      {"model", model_json(model_.spec())},
+      {"parameters", model_.size()},
+      {"seq", plan_.job.seq},
+      {"first_step", first_step_},
+      {"steps", options_.steps},
+      {"seed", options_.seed},
+      {"lr", options_.lr.peak},
+      {"lr_schedule", lr_schedule_json(options_.lr)},
+      {"resumed_from", options_.resume},
+      {"device", options_.backend.step != nullptr ? options_.backend.step->device() : "cpu"},
+      {"saved_to", options_.save},
+      {"recomputed_rows_per_rank", step_.recomputed_rows()},
+      {"precision", precision_json(precision_of(plan_))},
+      {"overlap", s.overlap},
+      {"data", {{"source", corpus_.source}, {"documents", corpus_.names.size()}, {"bytes", corpus_.bytes.size()}}}};
   report["losses"] = losses;
   report["step_time_s"] = times;
   report["tokens_per_s"] = tokens_per_s;
@@ -575,8 +609,9 @@ Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel
                              model.state_space() == MemorySpace::Device);
   report["predicted_memory_bytes"] = plan_.predicted.memory_total_bytes;
   report["predicted_memory"] = predicted_items;
-  report["measured"] = {{"step_s_median", median_step}, {"forward_s", mean.forward_s}, {"backward_s", mean.backward_s},
-                        {"recompute_s", mean.recompute_s}, {"attention_s", mean.attention_s}, {"loss_s", mean.loss_s}};
+  report["measured"] = {{"step_s_median", median_step},    {"forward_s", mean.forward_s},
+                        {"backward_s", mean.backward_s},   {"recompute_s", mean.recompute_s},
+                        {"attention_s", mean.attention_s}, {"loss_s", mean.loss_s}};
   report["predicted"] = {{"step_time_s", plan_.predicted.step_time_s}};
   std::vector<DeviceTraffic> traffic;
   for (const StepRecord& r : records) traffic.push_back(r.traffic);

@@ -8,9 +8,9 @@
 // parameters, gradients and AdamW moments, and the collectives around the step, follow the plan's
 // ZeRO stage (zero_model.hpp): stage 0 all-reduces the gradients and every rank takes the same
 // AdamW step; stages 1-3 shard the optimizer, then the gradients, then the parameters over all
-// ranks. Every stage computes the same update, so the replicas never drift. Sequence i of the run is training_sequence(corpus, seq, i): the same seed, plan and
-// data give the same losses run after run, and a run resumed from a saved state at step k
-// continues the loss curve of the run that saved it.
+// ranks. Every stage computes the same update, so the replicas never drift. Sequence i of the run is
+// training_sequence(corpus, seq, i): the same seed, plan and data give the same losses run after run, and a run resumed
+// from a saved state at step k continues the loss curve of the run that saved it.
 //
 // --check: rank 0 keeps the first step's weights, sequence and summed gradients (gathered from
 // the shards under ZeRO 2-3) and, once
@@ -73,11 +73,11 @@ struct TrainingOptions {
   // activation and its gradient rounded to bf16; the bf16-storage emulation of that step
   // (tests/train/step_data_flow_test.cpp) shows weight-gradient errors up to about 1e-2.
   double bf16_step_tolerance = 5e-2;
-  std::string save;         // write model and optimizer state here after the last step
-  int save_every = 0;       // with save: also after every this many steps of the run (0: the last only)
-  int keep = 2;             // with save: the complete saves (generations) kept on disk, the newest first
-  std::string resume;       // start from this state (its step count continues)
-  std::uint64_t seed = 1;   // initial weights
+  std::string save;        // write model and optimizer state here after the last step
+  int save_every = 0;      // with save: also after every this many steps of the run (0: the last only)
+  int keep = 2;            // with save: the complete saves (generations) kept on disk, the newest first
+  std::string resume;      // start from this state (its step count continues)
+  std::uint64_t seed = 1;  // initial weights
   // AdamW's betas, eps, weight decay and clipping; its lr is each step's lr_at(lr, step).
   AdamWConfig adamw;
   LrSchedule lr;  // warm-up and decay (lr_schedule.hpp); a peak <= 0 is default_peak_lr of the model

@@ -167,14 +167,14 @@ void check_body(const StateFile& file, const std::string& path) {
                         "the file was cut short; resume from another copy"});
   }
   if (file.body.size() > expected) {
-    throw Error(Problem{path, fmt::format("too long: {} body bytes, the header says {}", file.body.size(), expected),
-                        "", ""});
+    throw Error(
+        Problem{path, fmt::format("too long: {} body bytes, the header says {}", file.body.size(), expected), "", ""});
   }
   if (const std::uint32_t crc = state_crc32(file.magic_and_header, file.body); crc != file.crc) {
-    throw Error(Problem{path,
-                        fmt::format("corrupt: checksum {:08x} of the header and body, the checksum line says {:08x}",
-                                    crc, file.crc),
-                        "", "the file was damaged or edited; resume from another copy"});
+    throw Error(Problem{
+        path,
+        fmt::format("corrupt: checksum {:08x} of the header and body, the checksum line says {:08x}", crc, file.crc),
+        "", "the file was damaged or edited; resume from another copy"});
   }
 }
 

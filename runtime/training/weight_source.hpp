@@ -6,13 +6,12 @@
 //   gradients(u) ... gradients_done(u)        a zeroed buffer u's backward accumulates into
 //
 // The step acquires each unit before its forward and again before its backward (and recompute),
-// releasing it after each, and names the unit it acquires next (prefetch); it asks for a unit's gradients when that unit's backward starts and
-// says when it is done. A whole replica (WholeModel below, and ZeRO stages 0-2) hands out slices
-// of the vector it keeps; ZeRO stage 3 all-gathers a unit's parameters on acquire and frees them
-// on release; stages 2-3 reduce-scatter a unit's gradients on gradients_done and free the
-// full-size buffer (zero_model.hpp). Tensors count from the unit's first element:
-// Slice::relative_to(unit.offset) finds a tensor in them. They are where the model state lives:
-// host fp32 (WholeModel, and ZeroModel on the CPU or offloaded), or the step's device memory
+// releasing it after each, and names the unit it acquires next (prefetch); it asks for a unit's gradients when that
+// unit's backward starts and says when it is done. A whole replica (WholeModel below, and ZeRO stages 0-2) hands out
+// slices of the vector it keeps; ZeRO stage 3 all-gathers a unit's parameters on acquire and frees them on release;
+// stages 2-3 reduce-scatter a unit's gradients on gradients_done and free the full-size buffer (zero_model.hpp).
+// Tensors count from the unit's first element: Slice::relative_to(unit.offset) finds a tensor in them. They are where
+// the model state lives: host fp32 (WholeModel, and ZeroModel on the CPU or offloaded), or the step's device memory
 // (ZeroModel with the state on the GPU: the parameters in the activation dtype, gradients fp32).
 #pragma once
 

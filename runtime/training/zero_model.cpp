@@ -27,10 +27,11 @@ std::vector<float> moments(std::vector<float> whole, const ShardMap& shards, int
 
 StepKernels& state_readable_by(StepKernels& state, const Communicator& comm) {
   if (state.memory().space() == MemorySpace::Device && !comm.reads_device_memory()) {
-    throw Error(Problem{"ZeRO collectives",
-                        "the model state is in GPU memory, and the communicator given for its collectives reads host memory only",
-                        "NCCL between processes, or the loopback's GPU copy",
-                        "burst run --device cuda does this itself; else offload the state (plan:/strategy/zero/offload)"});
+    throw Error(Problem{
+        "ZeRO collectives",
+        "the model state is in GPU memory, and the communicator given for its collectives reads host memory only",
+        "NCCL between processes, or the loopback's GPU copy",
+        "burst run --device cuda does this itself; else offload the state (plan:/strategy/zero/offload)"});
   }
   return state;
 }
@@ -58,7 +59,8 @@ ZeroModel::ZeroModel(int stage, bool overlap, const ModelLayout& model, StepKern
   const int rank = comm.rank();
   const DType working = state_.activation_dtype();
   constexpr MemoryUse kParams = MemoryUse::Params, kOptimizer = MemoryUse::Optimizer;
-  if (working != DType::F32) master_ = upload(stage_ >= 1 ? shards_.shard_of(params, rank) : params, DType::F32, kOptimizer);
+  if (working != DType::F32)
+    master_ = upload(stage_ >= 1 ? shards_.shard_of(params, rank) : params, DType::F32, kOptimizer);
   working_ = upload(stage_ >= 3 ? shards_.shard_of(params, rank) : params, working, kParams);
   params = {};
   grads_ = upload(std::vector<float>(stage_ >= 2 ? shards_.shard_size() : shards_.total(), 0.0f), DType::F32,
@@ -107,14 +109,17 @@ StepTensor ZeroModel::piece(const StepTensor& shard, std::size_t unit) const {
 }
 
 StepTensor ZeroModel::master_of(const ShardPiece& p) const {
-  return separate_master() ? master_.tensor.part(stage_ >= 1 ? p.at : p.flat, p.count) : working_.tensor.part(stage_ >= 3 ? p.at : p.flat, p.count);
+  return separate_master() ? master_.tensor.part(stage_ >= 1 ? p.at : p.flat, p.count)
+                           : working_.tensor.part(stage_ >= 3 ? p.at : p.flat, p.count);
 }
 
 StepTensor ZeroModel::working_of(const ShardPiece& p) const {
   return separate_master() ? working_.tensor.part(stage_ >= 3 ? p.at : p.flat, p.count) : StepTensor{};
 }
 
-StepTensor ZeroModel::grads_of(const ShardPiece& p) const { return grads_.tensor.part(stage_ >= 2 ? p.at : p.flat, p.count); }
+StepTensor ZeroModel::grads_of(const ShardPiece& p) const {
+  return grads_.tensor.part(stage_ >= 2 ? p.at : p.flat, p.count);
+}
 
 Request ZeroModel::start_gather(std::size_t unit) {
   StepBuffer& all = gathered_[unit];
@@ -175,7 +180,8 @@ void ZeroModel::reduce_gradients() {
   finish_reduce_scatter();
   // A sum over one rank is its own gradients: a one-rank job runs no collective (on a GPU the
   // device self communicator would move them through the host).
-  if (stage_ < 2 && comm_.size() > 1) timed([&] { comm_.allreduce(buffer_of(grads_.tensor), ReduceOp::Sum); }, collective_s_);
+  if (stage_ < 2 && comm_.size() > 1)
+    timed([&] { comm_.allreduce(buffer_of(grads_.tensor), ReduceOp::Sum); }, collective_s_);
 }
 
 // Stage 0 holds every gradient; stages 1-3 sum the shards' squares over the ranks.
@@ -195,12 +201,14 @@ double ZeroModel::optimizer_step(const AdamWConfig& config) {
   ++adam_step_;
   if (stage_ == 0) {
     const ShardPiece all{0, shards_.total(), 0};
-    state_.adamw_update({0, master_of(all), grads_.tensor, m_.tensor, v_.tensor, working_of(all)}, groups_, norm, adam_step_, config);
+    state_.adamw_update({0, master_of(all), grads_.tensor, m_.tensor, v_.tensor, working_of(all)}, groups_, norm,
+                        adam_step_, config);
     return norm;
   }
   for (const ShardPiece& p : mine_) {
     if (p.count == 0) continue;
-    state_.adamw_update({p.flat, master_of(p), grads_of(p), m_.tensor.part(p.at, p.count), v_.tensor.part(p.at, p.count), working_of(p)},
+    state_.adamw_update({p.flat, master_of(p), grads_of(p), m_.tensor.part(p.at, p.count),
+                         v_.tensor.part(p.at, p.count), working_of(p)},
                         groups_, norm, adam_step_, config);
   }
   if (stage_ < 3) gather_updated_params();
@@ -218,9 +226,14 @@ void ZeroModel::gather_updated_params() {
     g.mine = StepBuffer(scratch_, ledger_, MemoryUse::Params, shards_.piece_size(u));  // never aliases the target
     if (p.count > 0) state_.copy(working_.tensor.part(p.flat, p.count), g.mine.tensor().part(0, p.count));
     const StepTensor whole = working_.tensor.part(shards_.unit(u).offset, shards_.unit(u).count);
-    if (whole.count != shards_.padded_size(u)) g.padded = StepBuffer(scratch_, ledger_, MemoryUse::Params, shards_.padded_size(u));
-    timed([&] { g.request = comm_.iallgather(buffer_of(g.mine.tensor()), buffer_of(g.padded.empty() ? whole : g.padded.tensor())); },
-          collective_s_);
+    if (whole.count != shards_.padded_size(u))
+      g.padded = StepBuffer(scratch_, ledger_, MemoryUse::Params, shards_.padded_size(u));
+    timed(
+        [&] {
+          g.request =
+              comm_.iallgather(buffer_of(g.mine.tensor()), buffer_of(g.padded.empty() ? whole : g.padded.tensor()));
+        },
+        collective_s_);
     const bool now = !overlap_ || !g.padded.empty();  // a padded whole is a unit's size more: not kept waiting
     updating_[u] = std::move(g);
     if (now) finish_update(u);
@@ -255,7 +268,8 @@ std::pair<std::vector<float>, std::vector<float>> ZeroModel::whole_on_root() {
   finish_collectives();
   const StepTensor params = separate_master() ? master_.tensor : working_.tensor;
   const bool params_sharded = separate_master() ? stage_ >= 1 : stage_ >= 3;
-  return {whole_of(params, params_sharded, MemoryUse::Params), whole_of(grads_.tensor, stage_ >= 2, MemoryUse::Gradients)};
+  return {whole_of(params, params_sharded, MemoryUse::Params),
+          whole_of(grads_.tensor, stage_ >= 2, MemoryUse::Gradients)};
 }
 
 TrainingState ZeroModel::saved_part() {

@@ -168,8 +168,8 @@ class ZeroModel final : public WeightSource {
   };
   std::optional<Reducing> reducing_;  // the reduce-scatter in flight
   struct Updating {                   // a gather of a unit's updated parameters in flight
-    StepBuffer mine, padded;  // this rank's piece; the padded whole where the unit does not divide
-    Request request;          // last: withdrawn before its buffers go, on an exception's way out
+    StepBuffer mine, padded;          // this rank's piece; the padded whole where the unit does not divide
+    Request request;                  // last: withdrawn before its buffers go, on an exception's way out
   };
   std::vector<std::optional<Updating>> updating_;  // per unit
   double collective_s_ = 0;

@@ -25,19 +25,22 @@ std::string known_differences(const std::string& item, const plan::Plan& plan, b
     add(fmt::format("held in fp32 here (4 bytes a value), the plan counts {} ({} bytes)", plan.job.dtype, e));
   }
   if (item == "params" && plan.strategy.zero.stage >= 3) {
-    add(plan.strategy.overlap ? "ZeRO 3 here holds two gathered units at once (one prefetched), the embedding or the head among them"
-                              : "ZeRO 3 here gathers one unit at a time (the plan does not overlap), the plan counts two layers gathered");
+    add(plan.strategy.overlap
+            ? "ZeRO 3 here holds two gathered units at once (one prefetched), the embedding or the head among them"
+            : "ZeRO 3 here gathers one unit at a time (the plan does not overlap), the plan counts two layers "
+              "gathered");
   }
   if ((item == "params" || item == "gradients") && !host && !larger && plan.strategy.zero.offload) {
     add("the plan offloads: a GPU run keeps the fp32 parameters and gradients on the host too (page-locked) and holds "
         "the units it has bound, the plan keeps them on the GPU");
   }
   if (item == "gradients" && !host && larger && e != 4) {
-    add(fmt::format("fp32 here (4 bytes a value: every chunk's and layer's share is summed in fp32), the plan counts {} bytes", e));
+    add(fmt::format(
+        "fp32 here (4 bytes a value: every chunk's and layer's share is summed in fp32), the plan counts {} bytes", e));
   }
   if (item == "gradients" && plan.strategy.zero.stage >= 2) {
     add("the full-size gradients of the unit whose backward runs live here until their reduce-scatter, "
-                  "the plan counts the shard alone");
+        "the plan counts the shard alone");
   }
   if (item == "optimizer" && host && plan.strategy.zero.offload) {
     add("the plan offloads it to the host; this CPU runtime's memory is host memory, so it is held here");
@@ -51,11 +54,12 @@ std::string known_differences(const std::string& item, const plan::Plan& plan, b
   }
   if (item == "ring_buffers") {
     add("the runtime adds the kernels' fp32 workspace and, under Ulysses, fp32 head-split copies of every "
-                  "backward input and output");
+        "backward input and output");
   }
   if (item == "lm_head") {
-    const std::string step = host || e == 4 ? "one fp32 logits buffer turned into its gradient in place here (4 bytes a logit)"
-                                            : fmt::format("fp32 logits and their {}-byte gradient ({} bytes a logit)", e, 4 + e);
+    const std::string step = host || e == 4
+                                 ? "one fp32 logits buffer turned into its gradient in place here (4 bytes a logit)"
+                                 : fmt::format("fp32 logits and their {}-byte gradient ({} bytes a logit)", e, 4 + e);
     add(fmt::format("{}, the plan counts logits, their fp32 softmax and its gradient ({} bytes)", step, e + 8));
   }
   return out;
@@ -70,7 +74,8 @@ void add_column(Json& row, const plan::Plan& plan, double bytes, Column column) 
   std::string why;
   if (std::fabs(ratio - 1.0) > kMemoryTolerance) {
     why = known_differences(item, plan, ratio > 1.0, column);
-    if (why.empty()) why = "none of the known differences applies: the runtime's buffers differ from the planner's model here";
+    if (why.empty())
+      why = "none of the known differences applies: the runtime's buffers differ from the planner's model here";
   }
   const bool host = column == Column::Host;
   row[host ? "measured" : "on_gpu"] = bytes;
@@ -87,9 +92,14 @@ Json memory_items(const plan::Plan& plan, const MeasuredMemory& host, const Meas
     const std::optional<MemoryUse> use = memory_use_named(predicted.name);
     if (!use) {
       if (predicted.name == "reserve") reserve = predicted.value;
-      items.push_back({{"item", predicted.name}, {"predicted", predicted.value}, {"measured", nullptr}, {"ratio", nullptr},
+      items.push_back({{"item", predicted.name},
+                       {"predicted", predicted.value},
+                       {"measured", nullptr},
+                       {"ratio", nullptr},
                        {"note", "not held by this runtime (a GPU's context and allocator fragmentation)"},
-                       {"on_gpu", nullptr}, {"on_gpu_ratio", nullptr}, {"on_gpu_note", ""}});
+                       {"on_gpu", nullptr},
+                       {"on_gpu_ratio", nullptr},
+                       {"on_gpu_note", ""}});
       continue;
     }
     Json row = {{"item", predicted.name}, {"predicted", predicted.value}};
@@ -102,9 +112,14 @@ Json memory_items(const plan::Plan& plan, const MeasuredMemory& host, const Meas
   const auto share = [&](std::uint64_t peak) {
     return without_reserve > 0 ? Json(static_cast<double>(peak) / without_reserve) : Json(nullptr);
   };
-  items.push_back({{"item", "total"}, {"predicted", without_reserve}, {"measured", static_cast<double>(host.peak)},
-                   {"ratio", share(host.peak)}, {"note", "the peak per rank against the predicted total without the reserve"},
-                   {"on_gpu", static_cast<double>(on_gpu.peak)}, {"on_gpu_ratio", share(on_gpu.peak)}, {"on_gpu_note", ""}});
+  items.push_back({{"item", "total"},
+                   {"predicted", without_reserve},
+                   {"measured", static_cast<double>(host.peak)},
+                   {"ratio", share(host.peak)},
+                   {"note", "the peak per rank against the predicted total without the reserve"},
+                   {"on_gpu", static_cast<double>(on_gpu.peak)},
+                   {"on_gpu_ratio", share(on_gpu.peak)},
+                   {"on_gpu_note", ""}});
   return items;
 }
 

@@ -48,7 +48,7 @@ struct AttentionShape {
   int head_dim = 0;
   std::int64_t seq = 0;  // tokens per sequence
   int batch = 1;
-  int dtype_bytes = 2;   // bf16 activations on the wire
+  int dtype_bytes = 2;  // bf16 activations on the wire
 };
 
 // A family's name and its attention knobs (common/strategy_knobs.hpp; inner 0: ring ranks per node).
@@ -76,7 +76,6 @@ struct LoweredAttention {
 
 // Throws burst::Error when check_applicable() says the strategy cannot run.
 [[nodiscard]] LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask,
-                                               const AttentionStrategy& strategy,
-                                               const topo::Topology& topology);
+                                               const AttentionStrategy& strategy, const topo::Topology& topology);
 
 }  // namespace burst::sim

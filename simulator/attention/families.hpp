@@ -33,9 +33,9 @@ enum class UlyssesRule {
 // Memory as the family's framework allocates it, where it differs from what the knobs alone
 // imply (docs/strategies.md, "Memory as each framework allocates it", has each value's source).
 struct FrameworkMemory {
-  bool fp32_main_grads = false;  // the backward accumulates gradients into an fp32 buffer (Megatron's main_grad)
-  int logits_fp32_buffers = 2;   // fp32 tensors of the logits' shape the LM head and loss hold at their peak,
-                                 // beside the logits themselves (burst: the softmax and its gradient)
+  bool fp32_main_grads = false;         // the backward accumulates gradients into an fp32 buffer (Megatron's main_grad)
+  int logits_fp32_buffers = 2;          // fp32 tensors of the logits' shape the LM head and loss hold at their peak,
+                                        // beside the logits themselves (burst: the softmax and its gradient)
   double gradient_bucket_elements = 0;  // a fixed gradient-reduction bucket, in elements of the activation dtype
 };
 
@@ -51,11 +51,12 @@ struct FamilyTraits {
   // Training recipe.
   CheckpointConfig checkpoint;            // what is checkpointed (SeqStash: the share kept)
   std::optional<Layout> training_layout;  // a layout the recipe needs instead (sequence stash: striped)
-  double lm_head_chunk_tokens = 0;        // LM head fused with the loss over chunks of this many local tokens; 0: logits whole
+  double lm_head_chunk_tokens =
+      0;  // LM head fused with the loss over chunks of this many local tokens; 0: logits whole
   int zero_stage = 3;
   FrameworkMemory memory;
   // Planning.
-  bool searched = false;           // the planner searches its knobs from this starting point
+  bool searched = false;            // the planner searches its knobs from this starting point
   bool also_zigzag_layout = false;  // the planner also tries the preset with a zigzag layout
 };
 

@@ -6,9 +6,9 @@
 // Notation: c = seq / R tokens per ring rank, H_l = heads / U and KV_l = kv_heads / U heads per
 // rank after the all-to-all, d = head_dim, h = H_l*d, h_kv = KV_l*d, e = dtype bytes, b = batch.
 //
-// Compute (docs/strategies.md, "What a strategy lowers to"): a block with p allowed (query, key) pairs costs 4*p*d*H_l*b
-// FLOPs forward (QK^T and PV, 2 FLOPs per multiply-add each) and 2.5x that backward
-// (recompute QK^T, then dV, dP, dQ, dK).
+// Compute (docs/strategies.md, "What a strategy lowers to"): a block with p allowed (query, key) pairs costs
+// 4*p*d*H_l*b FLOPs forward (QK^T and PV, 2 FLOPs per multiply-add each) and 2.5x that backward (recompute QK^T, then
+// dV, dP, dQ, dK).
 //
 // Bytes per hop:
 //   forward K,V block                    2*c*h_kv*e*b
@@ -47,10 +47,14 @@ std::vector<TaskId> all_to_all(const RingGeometry& g, Phase phase, double bytes,
         const int dst = group * u + b;
         const TaskId wait_compute = after ? after->last_compute[s] : -1;
         const TaskId wait_home = after ? after->accumulator_home[s] : -1;
-        const TaskId id = graph.add_transfer(
-            TaskGraph::TransferSpec{.src = src, .dst = dst, .channel = kChannelAllToAll, .phase = phase,
-                                    .payload = Payload::AllToAll, .bytes = bytes, .step = step},
-            {wait_compute, wait_home});
+        const TaskId id = graph.add_transfer(TaskGraph::TransferSpec{.src = src,
+                                                                     .dst = dst,
+                                                                     .channel = kChannelAllToAll,
+                                                                     .phase = phase,
+                                                                     .payload = Payload::AllToAll,
+                                                                     .bytes = bytes,
+                                                                     .step = step},
+                                             {wait_compute, wait_home});
         const int slot = a < b ? a : a - 1;  // the sender's index among dst's peers
         into[static_cast<std::size_t>(dst) * static_cast<std::size_t>(u - 1) + static_cast<std::size_t>(slot)] = id;
       }
@@ -65,7 +69,8 @@ struct PhaseSpec {
   double bytes_out = 0;  // all-to-all after the ring, per peer
 };
 
-TaskGraph lower_phase(const RingGeometry& g, const PairTable& table, const PhaseSpec& spec, std::vector<double>& flops) {
+TaskGraph lower_phase(const RingGeometry& g, const PairTable& table, const PhaseSpec& spec,
+                      std::vector<double>& flops) {
   TaskGraph graph(g.world);
   const bool ulysses = g.ulysses > 1;
   const std::size_t a2a = ulysses ? static_cast<std::size_t>(g.world) * static_cast<std::size_t>(g.ulysses - 1) : 0;
@@ -141,7 +146,8 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   backward.bytes_in = share * h * e * batch;
   backward.bytes_out = share * (h + 2 * h_kv) * e * batch;
 
-  LoweredAttention out{TaskGraph(g.world), TaskGraph(g.world), std::vector<double>(static_cast<std::size_t>(g.world), 0.0),
+  LoweredAttention out{TaskGraph(g.world), TaskGraph(g.world),
+                       std::vector<double>(static_cast<std::size_t>(g.world), 0.0),
                        std::vector<double>(static_cast<std::size_t>(g.world), 0.0)};
   out.forward = lower_phase(g, table, forward, out.forward_flops);
   out.backward = lower_phase(g, table, backward, out.backward_flops);

@@ -24,8 +24,9 @@ inline constexpr int kChannelAllToAll = 3;     // Ulysses all-to-all
 
 [[nodiscard]] AttentionStrategy strategy_preset(std::string_view name, const AttentionShape& shape, const World& world);
 // Every reason the strategy cannot run the job on this world (empty when it can).
-[[nodiscard]] std::vector<Problem> applicability_problems(const AttentionStrategy& strategy, const AttentionShape& shape,
-                                                          const Mask& mask, const World& world);
+[[nodiscard]] std::vector<Problem> applicability_problems(const AttentionStrategy& strategy,
+                                                          const AttentionShape& shape, const Mask& mask,
+                                                          const World& world);
 [[nodiscard]] std::string check_applicable(const AttentionStrategy& strategy, const AttentionShape& shape,
                                            const Mask& mask, const World& world);
 [[nodiscard]] LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask,

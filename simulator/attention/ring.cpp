@@ -28,8 +28,9 @@ RingGeometry ring_geometry(const AttentionStrategy& strategy, const World& world
 std::vector<std::string> check_ring(const RingGeometry& g) {
   std::vector<std::string> problems;
   if (g.world != g.ring * g.ulysses || g.ring != g.inner * g.outer) {
-    problems.push_back(fmt::format("sizes do not multiply: world {} != ring {} x ulysses {}, or ring != inner {} x outer {}",
-                                   g.world, g.ring, g.ulysses, g.inner, g.outer));
+    problems.push_back(
+        fmt::format("sizes do not multiply: world {} != ring {} x ulysses {}, or ring != inner {} x outer {}", g.world,
+                    g.ring, g.ulysses, g.inner, g.outer));
     return problems;
   }
   std::vector<int> seen(static_cast<std::size_t>(g.world), 0);
@@ -57,8 +58,10 @@ std::vector<std::string> check_ring(const RingGeometry& g) {
     }
   }
   for (std::size_t x = 0; x < r * r; ++x) {
-    if (by_rank[x] != 1) problems.push_back(fmt::format("ring rank {} sees block {} {} times", x / r, x % r, by_rank[x]));
-    if (by_step[x] != 1) problems.push_back(fmt::format("at step {} block {} is held {} times", x / r, x % r, by_step[x]));
+    if (by_rank[x] != 1)
+      problems.push_back(fmt::format("ring rank {} sees block {} {} times", x / r, x % r, by_rank[x]));
+    if (by_step[x] != 1)
+      problems.push_back(fmt::format("at step {} block {} is held {} times", x / r, x % r, by_step[x]));
   }
   return problems;
 }

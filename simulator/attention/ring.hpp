@@ -31,7 +31,6 @@ struct World {
 };
 [[nodiscard]] World world_of(const topo::Topology& topology);
 
-
 // Ring ranks per node for a Ulysses degree (1 when a Ulysses group spans nodes).
 [[nodiscard]] int ring_ranks_per_node(int ulysses, const World& world);
 // The geometry of a strategy that check_applicable() accepts.

@@ -105,7 +105,8 @@ PairTable::PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring
 }
 
 BlockShape PairTable::shape(int q, int k) const {
-  const std::uint8_t code = shapes_[static_cast<std::size_t>(q) * static_cast<std::size_t>(ring_) + static_cast<std::size_t>(k)];
+  const std::uint8_t code =
+      shapes_[static_cast<std::size_t>(q) * static_cast<std::size_t>(ring_) + static_cast<std::size_t>(k)];
   BlockShape out;
   for (std::size_t part = 0; part < 2; ++part) {
     if (code & (kRowPart << part)) out.rows += part_tokens_[part];
@@ -252,11 +253,18 @@ class PassBuilder {
         deps_.clear();
         push_held(w, i, o);
         const double f = static_cast<double>(p) * pass_.flops_per_pair;
-        const TaskId id = graph_.add_compute(
-            TaskGraph::ComputeSpec{.gpu = w, .stream = 0, .phase = pass_.phase, .kernel = pass_.kernel, .flops = f,
-                                   .block_q = block.rows, .block_k = block.columns, .masked = block.masked,
-                                   .epilogue_bytes = epilogue, .lanes = pass_.lanes, .step = t},
-            deps_);
+        const TaskId id = graph_.add_compute(TaskGraph::ComputeSpec{.gpu = w,
+                                                                    .stream = 0,
+                                                                    .phase = pass_.phase,
+                                                                    .kernel = pass_.kernel,
+                                                                    .flops = f,
+                                                                    .block_q = block.rows,
+                                                                    .block_k = block.columns,
+                                                                    .masked = block.masked,
+                                                                    .epilogue_bytes = epilogue,
+                                                                    .lanes = pass_.lanes,
+                                                                    .step = t},
+                                             deps_);
         flops_[at(w)] += f;
         last_comp_[at(w)] = id;
         if (pass_.accumulator_bytes > 0) follow_accumulator(world_of(b, j), w, id, t);
@@ -268,10 +276,14 @@ class PassBuilder {
   void follow_accumulator(int owner, int w, TaskId compute, int t) {
     const auto x = at(owner);
     if (acc_at_[x] >= 0) {
-      acc_hop_[x] = graph_.add_transfer(
-          TaskGraph::TransferSpec{.src = acc_at_[x], .dst = w, .channel = kChannelAccumulator, .phase = pass_.phase,
-                                  .payload = pass_.accumulator_payload, .bytes = pass_.accumulator_bytes, .step = t},
-          {acc_comp_[x], acc_hop_[x]});
+      acc_hop_[x] = graph_.add_transfer(TaskGraph::TransferSpec{.src = acc_at_[x],
+                                                                .dst = w,
+                                                                .channel = kChannelAccumulator,
+                                                                .phase = pass_.phase,
+                                                                .payload = pass_.accumulator_payload,
+                                                                .bytes = pass_.accumulator_bytes,
+                                                                .step = t},
+                                        {acc_comp_[x], acc_hop_[x]});
     }
     acc_at_[x] = w;
     acc_comp_[x] = compute;
@@ -297,10 +309,14 @@ class PassBuilder {
             deps_.push_back(last_comp_[at(ws)]);
             deps_.push_back(last_comp_[at(w)]);
           }
-          const TaskId id = graph_.add_transfer(
-              TaskGraph::TransferSpec{.src = ws, .dst = w, .channel = kChannelInner, .phase = pass_.phase,
-                                      .payload = pass_.block_payload, .bytes = pass_.block_bytes, .step = t + 1},
-              deps_);
+          const TaskId id = graph_.add_transfer(TaskGraph::TransferSpec{.src = ws,
+                                                                        .dst = w,
+                                                                        .channel = kChannelInner,
+                                                                        .phase = pass_.phase,
+                                                                        .payload = pass_.block_payload,
+                                                                        .bytes = pass_.block_bytes,
+                                                                        .step = t + 1},
+                                                deps_);
           next_[at(w)] = id;
           inner_sent_[at(ws)] = id;
         }
@@ -328,11 +344,14 @@ class PassBuilder {
           deps_.push_back(last_comp_[at(ws)]);
           deps_.push_back(last_comp_[at(w)]);
         }
-        const TaskId id = graph_.add_transfer(
-            TaskGraph::TransferSpec{.src = ws, .dst = w, .channel = kChannelOuter, .phase = pass_.phase,
-                                    .payload = pass_.block_payload, .bytes = pass_.block_bytes,
-                                    .step = (o + 1) * g_.inner},
-            deps_);
+        const TaskId id = graph_.add_transfer(TaskGraph::TransferSpec{.src = ws,
+                                                                      .dst = w,
+                                                                      .channel = kChannelOuter,
+                                                                      .phase = pass_.phase,
+                                                                      .payload = pass_.block_payload,
+                                                                      .bytes = pass_.block_bytes,
+                                                                      .step = (o + 1) * g_.inner},
+                                              deps_);
         outer_next_[at(w)] = id;
         outer_sent_[at(ws)] = id;
       }
@@ -348,11 +367,14 @@ class PassBuilder {
         end.accumulator_home[x] = acc_comp_[x];
         continue;
       }
-      end.accumulator_home[x] = graph_.add_transfer(
-          TaskGraph::TransferSpec{.src = acc_at_[x], .dst = owner, .channel = kChannelAccumulator, .phase = pass_.phase,
-                                  .payload = pass_.accumulator_payload, .bytes = pass_.accumulator_bytes,
-                                  .step = g_.ring},
-          {acc_comp_[x], acc_hop_[x]});
+      end.accumulator_home[x] = graph_.add_transfer(TaskGraph::TransferSpec{.src = acc_at_[x],
+                                                                            .dst = owner,
+                                                                            .channel = kChannelAccumulator,
+                                                                            .phase = pass_.phase,
+                                                                            .payload = pass_.accumulator_payload,
+                                                                            .bytes = pass_.accumulator_bytes,
+                                                                            .step = g_.ring},
+                                                    {acc_comp_[x], acc_hop_[x]});
     }
   }
 
@@ -364,17 +386,17 @@ class PassBuilder {
   std::vector<double>& flops_;
 
   std::vector<int> last_inner_, last_outer_;  // journey ends, see the head comment
-  Ids cur_, next_;                  // per world rank: hop that brought this (next) inner step's block
-  Ids outer_cur_, outer_next_;      // per world rank: hop that brought this (next) outer step's block
-  Ids last_comp_, prev_comp_;       // per world rank: last compute so far / before this step
-  Ids inner_out_, inner_sent_;      // per world rank: inner hop it sent last step / this step
-  Ids outer_out_, outer_sent_;      // per world rank: outer hop it sent last outer step / this one
-  Ids acc_hop_, acc_comp_;          // per owner: accumulator's latest hop, latest compute on it
-  std::vector<int> acc_at_;         // per owner: world rank holding the accumulator (-1: none yet)
-  Ids deps_;                        // scratch, reused for every task
-  std::vector<int> step_blocks_;    // scratch of computes(): per ring position, its block at the step
-  std::vector<std::int64_t> step_pairs_;  //   the allowed pairs there
-  std::vector<BlockShape> step_shapes_;   //   and the block's shape (rows 0 where nothing is allowed)
+  Ids cur_, next_;                            // per world rank: hop that brought this (next) inner step's block
+  Ids outer_cur_, outer_next_;                // per world rank: hop that brought this (next) outer step's block
+  Ids last_comp_, prev_comp_;                 // per world rank: last compute so far / before this step
+  Ids inner_out_, inner_sent_;                // per world rank: inner hop it sent last step / this step
+  Ids outer_out_, outer_sent_;                // per world rank: outer hop it sent last outer step / this one
+  Ids acc_hop_, acc_comp_;                    // per owner: accumulator's latest hop, latest compute on it
+  std::vector<int> acc_at_;                   // per owner: world rank holding the accumulator (-1: none yet)
+  Ids deps_;                                  // scratch, reused for every task
+  std::vector<int> step_blocks_;              // scratch of computes(): per ring position, its block at the step
+  std::vector<std::int64_t> step_pairs_;      //   the allowed pairs there
+  std::vector<BlockShape> step_shapes_;       //   and the block's shape (rows 0 where nothing is allowed)
 };
 
 }  // namespace

@@ -52,16 +52,16 @@ class PairTable {
 struct RingPass {
   Phase phase = Phase::Forward;
   KernelKind kernel = KernelKind::AttentionForward;
-  double flops_per_pair = 0;       // FLOPs of one allowed (query, key) pair, all local heads and batch
+  double flops_per_pair = 0;             // FLOPs of one allowed (query, key) pair, all local heads and batch
   int lanes = 1;                         // batch x heads of the ring: the kernel's independent problems
   double epilogue_bytes_per_row = 0;     // memory traffic after each block's kernel, per query row
   double epilogue_bytes_per_column = 0;  // ... and per key column (merge or gradient accumulation)
   Payload block_payload = Payload::KV;
-  double block_bytes = 0;          // one hop of the travelling block
+  double block_bytes = 0;  // one hop of the travelling block
   Payload accumulator_payload = Payload::DKV;
-  double accumulator_bytes = 0;    // one hop of the trailing accumulator; 0: none (forward)
-  bool queries_travel = false;     // Q ring: the block holds queries, the visitor keys; it travels k -> k-1
-  bool overlap = true;             // double buffering
+  double accumulator_bytes = 0;  // one hop of the trailing accumulator; 0: none (forward)
+  bool queries_travel = false;   // Q ring: the block holds queries, the visitor keys; it travels k -> k-1
+  bool overlap = true;           // double buffering
 };
 
 // Per world rank, what the rest of the phase waits for once the ring is done.

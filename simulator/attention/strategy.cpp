@@ -74,7 +74,8 @@ void check_shape(const AttentionStrategy& strategy, const AttentionShape& shape,
   at_least_one("dkv_bytes", strategy.dkv_bytes, "bytes per dK,dV element");
   at_least_one("dq_bytes", strategy.dq_bytes, "bytes per dQ element");
   if (shape.kv_heads < 1 || (shape.heads >= 1 && shape.heads % shape.kv_heads != 0)) {
-    problems.push_back({"kv_heads", fmt::format("{} KV heads do not divide {} attention heads", shape.kv_heads, shape.heads),
+    problems.push_back({"kv_heads",
+                        fmt::format("{} KV heads do not divide {} attention heads", shape.kv_heads, shape.heads),
                         "a divisor of the head count (equal to it for MHA, fewer for GQA)", ""});
   }
 }
@@ -93,8 +94,9 @@ void check_mask(const Mask& mask, std::vector<Problem>& problems) {
 void check_ulysses(const AttentionStrategy& strategy, const AttentionShape& shape, const World& world,
                    std::vector<Problem>& problems) {
   const int u = strategy.ulysses;
-  const std::string valid = fmt::format("{} (dividing the heads, the KV heads and the world; inside a node or whole nodes)",
-                                        text::join(valid_ulysses(shape, world)));
+  const std::string valid =
+      fmt::format("{} (dividing the heads, the KV heads and the world; inside a node or whole nodes)",
+                  text::join(valid_ulysses(shape, world)));
   const std::string hint = "a ring over the remaining ranks (burst-usp, loongtrain-usp) lifts the limit";
   const auto add = [&](std::string what, std::string why_hint) {
     problems.push_back({"ulysses", std::move(what), valid, std::move(why_hint)});
@@ -103,12 +105,15 @@ void check_ulysses(const AttentionStrategy& strategy, const AttentionShape& shap
     add(fmt::format("Ulysses degree {}", u), "1 means no head parallelism");
     return;
   }
-  if (!divides(u, world.size())) add(fmt::format("Ulysses degree {} does not divide the {} ranks of the world", u, world.size()), "");
+  if (!divides(u, world.size()))
+    add(fmt::format("Ulysses degree {} does not divide the {} ranks of the world", u, world.size()), "");
   if (!divides(u, world.gpus_per_node) && !divides(world.gpus_per_node, u)) {
-    add(fmt::format("Ulysses degree {} neither divides the {} GPUs of a node nor spans whole nodes", u, world.gpus_per_node),
+    add(fmt::format("Ulysses degree {} neither divides the {} GPUs of a node nor spans whole nodes", u,
+                    world.gpus_per_node),
         "a group of consecutive ranks must not straddle a node boundary");
   }
-  if (!divides(u, shape.heads)) add(fmt::format("Ulysses degree {} does not divide the {} attention heads", u, shape.heads), hint);
+  if (!divides(u, shape.heads))
+    add(fmt::format("Ulysses degree {} does not divide the {} attention heads", u, shape.heads), hint);
   if (!divides(u, shape.kv_heads) && shape.kv_heads != shape.heads) {  // MHA: said once, above
     add(fmt::format("Ulysses degree {} does not divide the {} KV heads", u, shape.kv_heads),
         "KV heads are not replicated across a Ulysses group, so the degree is at most the KV head count; " + hint);
@@ -116,15 +121,16 @@ void check_ulysses(const AttentionStrategy& strategy, const AttentionShape& shap
 }
 
 void check_ring_split(const AttentionStrategy& strategy, const AttentionShape& shape, const World& world,
-                std::vector<Problem>& problems) {
+                      std::vector<Problem>& problems) {
   const int u = strategy.ulysses, ring = world.size() / u;
   if (strategy.ring == RingKind::Flat && strategy.inner != 0) {
     problems.push_back({"inner", fmt::format("an inner ring size ({}) needs a double ring", strategy.inner),
                         "0 on a flat ring", "add --ring double, or drop --inner"});
   }
   if (strategy.ring == RingKind::Double && strategy.inner != 0 && !divides(strategy.inner, ring)) {
-    problems.push_back({"inner", fmt::format("an inner ring of {} does not divide the ring of {} ranks", strategy.inner, ring),
-                        fmt::format("0 (the ring ranks of one node) or a divisor of {}: {}", ring, divisors(ring)), ""});
+    problems.push_back(
+        {"inner", fmt::format("an inner ring of {} does not divide the ring of {} ranks", strategy.inner, ring),
+         fmt::format("0 (the ring ranks of one node) or a divisor of {}: {}", ring, divisors(ring)), ""});
   }
   const std::int64_t layout = layout_multiple(strategy.layout, ring);
   const std::int64_t multiple = u > 1 ? std::lcm(layout, std::int64_t{world.size()}) : layout;
@@ -132,17 +138,19 @@ void check_ring_split(const AttentionStrategy& strategy, const AttentionShape& s
     const std::string chunks = strategy.layout == Layout::Zigzag ? " (2 chunks per rank)" : "";
     const std::string ulysses = u > 1 ? fmt::format(", each split {} ways by Ulysses,", u) : "";
     const std::int64_t below = shape.seq / multiple * multiple, above = below + multiple;
-    problems.push_back({"seq",
-                        fmt::format("{} tokens do not split evenly: {} on a ring of {} ranks{}{} needs a multiple of {}",
-                                    shape.seq, to_string(strategy.layout), ring, chunks, ulysses, multiple),
-                        fmt::format("a multiple of {}", multiple),
-                        below > 0 ? fmt::format("nearest valid lengths: {} or {}", below, above)
-                                  : fmt::format("the shortest valid length is {}", above)});
+    problems.push_back(
+        {"seq",
+         fmt::format("{} tokens do not split evenly: {} on a ring of {} ranks{}{} needs a multiple of {}", shape.seq,
+                     to_string(strategy.layout), ring, chunks, ulysses, multiple),
+         fmt::format("a multiple of {}", multiple),
+         below > 0 ? fmt::format("nearest valid lengths: {} or {}", below, above)
+                   : fmt::format("the shortest valid length is {}", above)});
   }
   // Compute tasks carry their block size, the tokens of a ring rank, in 32 bits.
   constexpr std::int64_t kMaxBlock = std::numeric_limits<std::int32_t>::max();
   if (shape.seq / ring > kMaxBlock) {
-    problems.push_back({"seq", fmt::format("{} tokens on a ring of {} ranks: {} per rank", shape.seq, ring, shape.seq / ring),
+    problems.push_back({"seq",
+                        fmt::format("{} tokens on a ring of {} ranks: {} per rank", shape.seq, ring, shape.seq / ring),
                         fmt::format("at most {} tokens per ring rank", kMaxBlock),
                         "more GPUs, or a Ulysses degree of 1, split the sequence further"});
   }
@@ -152,17 +160,17 @@ void check_ring_split(const AttentionStrategy& strategy, const AttentionShape& s
   const double tasks = 3.0 * u * static_cast<double>(ring) * ring;
   constexpr double kMaxTasks = 64.0 * 1024 * 1024;
   if (tasks > kMaxTasks) {
-    problems.push_back({"topology",
-                        fmt::format("a ring of {} ranks lowers to about {:.3g} tasks per phase (~{:.0f} GB to simulate)",
-                                    ring, tasks, tasks * 100 / 1e9),
-                        fmt::format("at most {:.3g} tasks (a ring of about {} ranks)", kMaxTasks,
-                                    static_cast<int>(std::sqrt(kMaxTasks / 3))),
-                        "a Ulysses degree above 1 shortens the ring (burst-usp)"});
+    problems.push_back(
+        {"topology",
+         fmt::format("a ring of {} ranks lowers to about {:.3g} tasks per phase (~{:.0f} GB to simulate)", ring, tasks,
+                     tasks * 100 / 1e9),
+         fmt::format("at most {:.3g} tasks (a ring of about {} ranks)", kMaxTasks,
+                     static_cast<int>(std::sqrt(kMaxTasks / 3))),
+         "a Ulysses degree above 1 shortens the ring (burst-usp)"});
   }
 }
 
 }  // namespace
-
 
 double ring_backward_bytes_per_rank(BackwardMode mode, const AttentionShape& shape, const AttentionStrategy& strategy,
                                     int ring_size) {
@@ -179,10 +187,14 @@ namespace {
 
 int ulysses_degree(UlyssesRule rule, const AttentionShape& shape, const World& world) {
   switch (rule) {
-    case UlyssesRule::None: return 1;
-    case UlyssesRule::World: return std::max(1, world.size());
-    case UlyssesRule::UpTo4: return largest_ulysses(shape, world, 4);
-    case UlyssesRule::UpToNode: return largest_ulysses(shape, world, world.gpus_per_node);
+    case UlyssesRule::None:
+      return 1;
+    case UlyssesRule::World:
+      return std::max(1, world.size());
+    case UlyssesRule::UpTo4:
+      return largest_ulysses(shape, world, 4);
+    case UlyssesRule::UpToNode:
+      return largest_ulysses(shape, world, world.gpus_per_node);
   }
   return 1;
 }
@@ -211,9 +223,9 @@ std::vector<Problem> applicability_problems(const AttentionStrategy& strategy, c
                                             const Mask& mask, const World& world) {
   std::vector<Problem> problems;
   if (world.nodes < 1 || world.gpus_per_node < 1) {
-    problems.push_back({"topology", fmt::format("the world is empty: {} nodes x {} GPUs per node", world.nodes,
-                                                world.gpus_per_node),
-                        "at least 1 node of at least 1 GPU", ""});
+    problems.push_back(
+        {"topology", fmt::format("the world is empty: {} nodes x {} GPUs per node", world.nodes, world.gpus_per_node),
+         "at least 1 node of at least 1 GPU", ""});
     return problems;
   }
   check_shape(strategy, shape, problems);

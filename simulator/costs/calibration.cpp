@@ -21,8 +21,8 @@ using Points = std::vector<std::pair<double, double>>;
 // read during other translation units' static initialisation (a test's global cost models),
 // when a namespace-scope vector may not exist yet (it would read as empty).
 const std::vector<std::string>& kernel_names() {
-  static const std::vector<std::string> names = {"attn_fwd",        "attn_bwd",       "gemm", "elementwise",
-                                                  "attn_fwd_masked", "attn_bwd_masked"};
+  static const std::vector<std::string> names = {"attn_fwd",    "attn_bwd",        "gemm",
+                                                 "elementwise", "attn_fwd_masked", "attn_bwd_masked"};
   return names;
 }
 // The names calibration files use are the topology's own spellings of each enum value.
@@ -146,8 +146,7 @@ std::optional<Points> read_curve(JsonReader& reader, const Json& curve, const st
     const std::string at = JsonReader::child(pointer, i);
     const Json& p = curve[i];
     if (!p.is_array() || p.size() != 2 || !p[1].is_number()) {
-      reader.problem(at, fmt::format("expected [tokens, efficiency], found {}", p.dump()), "",
-                     "e.g. [\"8K\", 0.72]");
+      reader.problem(at, fmt::format("expected [tokens, efficiency], found {}", p.dump()), "", "e.g. [\"8K\", 0.72]");
       ok = false;
       continue;
     }
@@ -191,8 +190,8 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       reader.problem(at, fmt::format("expected an object, found {}", entry.type_name()));
       continue;
     }
-    std::vector<std::string> allowed = {"gpu", "launch_gap", "multiprocessors", "curve_ctas", "tail_ctas_per_sm",
-                                        "comm_ctas"};
+    std::vector<std::string> allowed = {"gpu",        "launch_gap",       "multiprocessors",
+                                        "curve_ctas", "tail_ctas_per_sm", "comm_ctas"};
     allowed.insert(allowed.end(), kernel_names().begin(), kernel_names().end());
     reader.reject_unknown_keys(entry, at, allowed);
     const auto gpu = reader.name(entry, at, "gpu");
@@ -239,9 +238,10 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       double ComputeCalibration::*field;
       bool zero_allowed;
     };
-    for (const auto& [key, field, zero_allowed] : {CountField{"curve_ctas", &ComputeCalibration::curve_ctas, false},
-                                                   CountField{"tail_ctas_per_sm", &ComputeCalibration::tail_ctas_per_sm, false},
-                                                   CountField{"comm_ctas", &ComputeCalibration::comm_ctas, true}}) {
+    for (const auto& [key, field, zero_allowed] :
+         {CountField{"curve_ctas", &ComputeCalibration::curve_ctas, false},
+          CountField{"tail_ctas_per_sm", &ComputeCalibration::tail_ctas_per_sm, false},
+          CountField{"comm_ctas", &ComputeCalibration::comm_ctas, true}}) {
       if (const auto v = reader.number(entry, at, key, false)) {
         if (std::isfinite(*v) && (*v > 0 || (zero_allowed && *v == 0)) && *v <= 1e9) {
           (*it).*field = *v;

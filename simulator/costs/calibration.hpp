@@ -54,7 +54,7 @@ struct EfficiencyCurve {
 // (the curves are the ceiling): a 5-head causal 8K block gets two thirds of a 32-head one's
 // (docs/cost-models.md).
 struct ComputeCalibration {
-  std::string gpu = "*";  // substring of GpuSpec::model, or "*"
+  std::string gpu = "*";                               // substring of GpuSpec::model, or "*"
   std::array<EfficiencyCurve, kKernelCurves> kernels;  // indexed by curve_index()
   double launch_gap_s = 0;
   int multiprocessors = 108;  // 0: not a GPU (the local CPU ranks): no thread-block or overlap model
@@ -70,9 +70,9 @@ struct ComputeCalibration {
 };
 
 struct Calibration {
-  std::vector<ComputeCalibration> compute;        // one per GPU family; "*" must be present
+  std::vector<ComputeCalibration> compute;                     // one per GPU family; "*" must be present
   std::array<double, topo::kLinkKindCount> link_efficiency{};  // indexed by topo::LinkKind
-  std::array<double, topo::kPathClassCount> latency_s{};      // indexed by topo::PathClass
+  std::array<double, topo::kPathClassCount> latency_s{};       // indexed by topo::PathClass
 
   // The table for `gpu_model`: the longest pattern contained in it, else "*".
   [[nodiscard]] const ComputeCalibration& compute_for(std::string_view gpu_model) const;

@@ -45,7 +45,8 @@ Json measured_link_fields(const topo::Topology& t, const std::optional<MeasuredL
     add(*intra, 0, 1);
   }
   if (inter) {
-    if (t.nodes() < 2) throw Error(Problem{t.name(), "an inter-node measurement, but the topology has one node", "", ""});
+    if (t.nodes() < 2)
+      throw Error(Problem{t.name(), "an inter-node measurement, but the topology has one node", "", ""});
     add(*inter, 0, t.gpus_per_node());
   }
   Json fields = Json::object();

@@ -21,7 +21,7 @@ namespace burst::sim {
 
 struct NcclRow {
   double bytes = 0;
-  double time_s = 0;     // out-of-place time (nccl-tests); derived from busbw (Markdown)
+  double time_s = 0;  // out-of-place time (nccl-tests); derived from busbw (Markdown)
   double busbw_Bps = 0;
 };
 using NcclTable = std::vector<NcclRow>;

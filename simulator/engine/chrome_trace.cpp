@@ -49,7 +49,8 @@ class TraceLayout {
       }
       std::sort(sends.begin(), sends.end(), [&](TaskId a, TaskId b) {
         const int ga = run.graph->task(a).gpu, gb = run.graph->task(b).gpu;
-        return ga < gb || (ga == gb && times[static_cast<std::size_t>(a)].start < times[static_cast<std::size_t>(b)].start);
+        return ga < gb ||
+               (ga == gb && times[static_cast<std::size_t>(a)].start < times[static_cast<std::size_t>(b)].start);
       });
       std::vector<std::uint8_t> lane(run.graph->size(), 0);
       std::vector<double> free_at;
@@ -81,7 +82,7 @@ class TraceLayout {
     for (int node = 0; node < topology_.nodes(); ++node) writer_.process(node, fmt::format("node {}", node), node);
     for (const auto& [gpu, slot] : used_) {
       const int local = topology_.local_of(gpu);
-      const std::string name = slot < kLanes ? fmt::format("gpu {} stream {}", local, slot)
+      const std::string name = slot < kLanes    ? fmt::format("gpu {} stream {}", local, slot)
                                : slot == kLanes ? fmt::format("gpu {} send", local)
                                                 : fmt::format("gpu {} send {}", local, slot - kLanes);
       writer_.thread(topology_.node_of(gpu), tid(gpu, slot), name, tid(gpu, slot));
@@ -96,14 +97,20 @@ class TraceLayout {
       const bool compute = t.kind == TaskKind::Compute;
       const std::string name = compute ? fmt::format("{} step {}", to_string(t.kernel), t.step)
                                        : fmt::format("{} -> gpu {}", to_string(t.payload), t.peer);
-      const trace::Slice slice{.name = name, .category = run.name, .pid = topology_.node_of(t.gpu),
+      const trace::Slice slice{.name = name,
+                               .category = run.name,
+                               .pid = topology_.node_of(t.gpu),
                                .tid = compute ? tid(t.gpu, compute_slot(t)) : tid(t.gpu, kLanes + lanes[id]),
-                               .start_s = offset + time.start, .duration_s = time.end - time.start};
+                               .start_s = offset + time.start,
+                               .duration_s = time.end - time.start};
       if (compute) {
         writer_.complete(slice, {{"task", id}, {"flops", t.amount}, {"block_q", t.block_q}, {"block_k", t.block_k}});
       } else {
-        writer_.complete(slice, {{"task", id}, {"bytes", t.amount}, {"step", t.step},
-                                 {"channel", static_cast<int>(t.stream)}, {"dst", t.peer}});
+        writer_.complete(slice, {{"task", id},
+                                 {"bytes", t.amount},
+                                 {"step", t.step},
+                                 {"channel", static_cast<int>(t.stream)},
+                                 {"dst", t.peer}});
       }
     }
   }
@@ -123,8 +130,8 @@ class TraceLayout {
 
   trace::ChromeTraceWriter writer_;
   const topo::Topology& topology_;
-  std::vector<std::string> link_names_;  // filled on first use
-  std::set<std::pair<int, int>> used_;    // (gpu, slot) threads that have events
+  std::vector<std::string> link_names_;           // filled on first use
+  std::set<std::pair<int, int>> used_;            // (gpu, slot) threads that have events
   std::vector<std::vector<std::uint8_t>> lanes_;  // per run, per task: send lane
 };
 

@@ -31,10 +31,10 @@ struct LinkSample {
 
 struct SimResult {
   double makespan_s = 0;
-  std::vector<TaskTime> times;          // per task; empty without record_times
-  std::vector<double> compute_busy_s;   // per GPU: time its compute streams were busy
-  std::vector<double> link_bytes;       // per LinkId: bytes that crossed it
-  std::vector<LinkSample> link_samples; // only with record_links
+  std::vector<TaskTime> times;           // per task; empty without record_times
+  std::vector<double> compute_busy_s;    // per GPU: time its compute streams were busy
+  std::vector<double> link_bytes;        // per LinkId: bytes that crossed it
+  std::vector<LinkSample> link_samples;  // only with record_links
 };
 
 struct EngineOptions {
@@ -50,8 +50,8 @@ class Engine {
  public:
   virtual ~Engine() = default;
   [[nodiscard]] virtual std::string name() const = 0;
-  [[nodiscard]] virtual SimResult run(const TaskGraph& graph, const topo::Topology& topology,
-                                      const CostModels& models, const EngineOptions& options) const = 0;
+  [[nodiscard]] virtual SimResult run(const TaskGraph& graph, const topo::Topology& topology, const CostModels& models,
+                                      const EngineOptions& options) const = 0;
 };
 
 // "event" or "analytic"; throws burst::Error listing the valid names otherwise.

@@ -12,13 +12,23 @@ TaskGraph make_ring_graph(int gpus, const RingGraphSpec& spec) {
   for (int step = 0; step < spec.steps; ++step) {
     for (int g = 0; g < gpus; ++g) {
       const TaskId arrived = previous[static_cast<std::size_t>((g + gpus - 1) % gpus)];  // from g - 1, last step
-      graph.add_compute({.gpu = g, .stream = 0, .phase = Phase::Forward, .kernel = KernelKind::AttentionForward,
-                         .flops = spec.flops, .block_q = spec.block, .block_k = spec.block, .step = step},
+      graph.add_compute({.gpu = g,
+                         .stream = 0,
+                         .phase = Phase::Forward,
+                         .kernel = KernelKind::AttentionForward,
+                         .flops = spec.flops,
+                         .block_q = spec.block,
+                         .block_k = spec.block,
+                         .step = step},
                         {arrived});
-      sent[static_cast<std::size_t>(g)] =
-          graph.add_transfer({.src = g, .dst = (g + 1) % gpus, .channel = 0, .phase = Phase::Forward,
-                              .payload = Payload::KV, .bytes = spec.bytes, .step = step},
-                             {arrived, sent[static_cast<std::size_t>(g)]});
+      sent[static_cast<std::size_t>(g)] = graph.add_transfer({.src = g,
+                                                              .dst = (g + 1) % gpus,
+                                                              .channel = 0,
+                                                              .phase = Phase::Forward,
+                                                              .payload = Payload::KV,
+                                                              .bytes = spec.bytes,
+                                                              .step = step},
+                                                             {arrived, sent[static_cast<std::size_t>(g)]});
     }
     previous = sent;
   }

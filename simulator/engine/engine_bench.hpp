@@ -26,10 +26,10 @@ struct RingGraphSpec {
 struct EngineBenchResult {
   std::string engine;
   std::int64_t tasks = 0;
-  double build_s = 0;       // building the graph
-  double run_s = 0;         // the engine's run
-  double tasks_per_s = 0;   // tasks / run_s
-  double makespan_s = 0;    // simulated time
+  double build_s = 0;      // building the graph
+  double run_s = 0;        // the engine's run
+  double tasks_per_s = 0;  // tasks / run_s
+  double makespan_s = 0;   // simulated time
 };
 
 [[nodiscard]] EngineBenchResult bench_ring(const topo::Topology& topology, std::string_view engine,

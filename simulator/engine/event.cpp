@@ -6,9 +6,9 @@
 // (sent or received) is issued and not yet done runs ComputeModel::overlap_slowdown() times
 // longer, since the communication kernels hold some of the GPU's multiprocessors. A task's
 // duration is fixed when it starts, so a finishing task frees successors' transfers first and
-// only then starts compute, and the hop issued at the start of a ring step slows that step. A transfer, once its dependencies are done, waits out the message
-// latency of its path and then becomes a flow; flows share Shared links max-min fairly
-// (FlowNetwork), so a hot link or a shared HCA slows everyone crossing it.
+// only then starts compute, and the hop issued at the start of a ring step slows that step. A transfer, once its
+// dependencies are done, waits out the message latency of its path and then becomes a flow; flows share Shared links
+// max-min fairly (FlowNetwork), so a hot link or a shared HCA slows everyone crossing it.
 //
 // Events (compute done, flow start, flows due) sit in one monotone priority queue (a radix
 // heap, radix_queue.hpp). All events at the same instant are handled as one batch before the
@@ -97,7 +97,7 @@ class Simulation {
     std::int32_t pending;     // dependencies not yet done
     std::int32_t succ_first;  // successors: succ_[succ_first, succ_first + succ_count)
     std::int32_t succ_count;
-    TaskId next_on_stream;    // compute: the next task of its stream, or -1
+    TaskId next_on_stream;  // compute: the next task of its stream, or -1
     std::int32_t unused;
     [[nodiscard]] bool compute() const { return where >= 0; }
     [[nodiscard]] std::int32_t route() const { return -1 - where; }
@@ -127,10 +127,11 @@ class Simulation {
     for (std::size_t id = 0; id < n; ++id) {
       const Task& t = tasks[id];
       const std::span<const TaskId> deps = graph_.deps(static_cast<TaskId>(id));
-      for (const TaskId d : deps) succ_[static_cast<std::size_t>(cursor[static_cast<std::size_t>(d)]++)] = static_cast<TaskId>(id);
+      for (const TaskId d : deps)
+        succ_[static_cast<std::size_t>(cursor[static_cast<std::size_t>(d)]++)] = static_cast<TaskId>(id);
       if (deps.empty()) roots_.push_back(static_cast<TaskId>(id));
-      Hot& h = hot_.emplace_back(Hot{0, 0, static_cast<std::int32_t>(deps.size()), cursor[id],
-                                     cursor[id + 1] - cursor[id], -1, 0});
+      Hot& h = hot_.emplace_back(
+          Hot{0, 0, static_cast<std::int32_t>(deps.size()), cursor[id], cursor[id + 1] - cursor[id], -1, 0});
       if (t.kind == TaskKind::Compute) {
         h.value = compute.seconds(t, gpu);
         h.where = t.gpu * streams_ + t.stream;
@@ -241,12 +242,12 @@ class Simulation {
   BigVector<Hot> hot_;
   BigVector<TaskId> succ_;
   std::vector<TaskId> roots_;  // tasks without dependencies, in id order
-  std::vector<TaskId> head_;  // per stream slot: the next compute task to run, or -1
+  std::vector<TaskId> head_;   // per stream slot: the next compute task to run, or -1
   std::vector<std::uint8_t> busy_;
   RadixQueue<Event> queue_;
   double flows_due_ = std::numeric_limits<double>::infinity();  // time of the live FlowsDue event
-  double slowdown_ = 1;                 // compute overlapped with the GPU's own transfers
-  std::vector<std::int32_t> transfers_;  // per GPU: transfers issued and not done
+  double slowdown_ = 1;                                         // compute overlapped with the GPU's own transfers
+  std::vector<std::int32_t> transfers_;                         // per GPU: transfers issued and not done
   std::int64_t completed_ = 0;
 };
 

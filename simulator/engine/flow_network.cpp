@@ -92,7 +92,8 @@ bool FlowNetwork::collect_component(std::int32_t seed_flow, topo::LinkId seed_li
   if (seed_flow >= 0) visit_flow(seed_flow);
   if (seed_link >= 0) visit_link(seed_link);
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    links_[static_cast<std::size_t>(component_links_[i])].flows.for_each([&](const LinkEntry& e) { visit_flow(e.slot); });
+    links_[static_cast<std::size_t>(component_links_[i])].flows.for_each(
+        [&](const LinkEntry& e) { visit_flow(e.slot); });
   }
   return !component_flows_.empty();
 }
@@ -141,7 +142,8 @@ void FlowNetwork::solve() {
   unfrozen_ = static_cast<std::int32_t>(component_flows_.size());
   std::size_t next_bounded = 0;
   while (unfrozen_ > 0) {
-    while (next_bounded < bounded_.size() && flows_[static_cast<std::size_t>(bounded_[next_bounded])].frozen == epoch_) {
+    while (next_bounded < bounded_.size() &&
+           flows_[static_cast<std::size_t>(bounded_[next_bounded])].frozen == epoch_) {
       ++next_bounded;
     }
     double share = inf;
@@ -198,7 +200,6 @@ void FlowNetwork::flush_samples(double now, std::vector<LinkSample>& samples) {
   }
   dirty_links_.clear();
 }
-
 
 void FlowNetwork::reshare(double now, std::vector<LinkSample>& samples) {
   if (!seed_flows_.empty() || !seed_links_.empty()) {

@@ -67,7 +67,7 @@ class FlowNetwork {
     double remaining = 0;      // bytes left at time `since`
     double rate = 0;
     double since = 0;
-    double new_rate = 0;       // its rate as solved, before apply()
+    double new_rate = 0;  // its rate as solved, before apply()
     bool active = false;
   };
   struct LinkEntry {
@@ -138,23 +138,23 @@ class FlowNetwork {
   std::size_t stride_;
   std::vector<Flow> flows_;
   std::vector<std::int32_t> free_slots_;
-  FinishQueue finish_;                                 // active flows by (since + remaining / rate, task)
-  std::vector<std::int32_t> positions_;                // slot x stride: index in links_[link].flows
-  std::vector<Link> links_;                            // per LinkId
-  std::vector<double> link_rate_;                      // per link: sum of active flow rates (record_links)
-  std::vector<std::int32_t> link_active_;              // per link: active flows on it (record_links)
+  FinishQueue finish_;                     // active flows by (since + remaining / rate, task)
+  std::vector<std::int32_t> positions_;    // slot x stride: index in links_[link].flows
+  std::vector<Link> links_;                // per LinkId
+  std::vector<double> link_rate_;          // per link: sum of active flow rates (record_links)
+  std::vector<std::int32_t> link_active_;  // per link: active flows on it (record_links)
   // Scratch for one reshare, reused.
   std::vector<std::int32_t> seed_flows_;
   std::vector<topo::LinkId> seed_links_;
   std::vector<std::int32_t> component_flows_;
   std::vector<topo::LinkId> component_links_;
-  std::vector<std::int32_t> bounded_;                  // component flows with a FatPipe cap, by cap
-  std::vector<topo::LinkId> open_links_;               // component links with unfrozen flows
+  std::vector<std::int32_t> bounded_;     // component flows with a FatPipe cap, by cap
+  std::vector<topo::LinkId> open_links_;  // component links with unfrozen flows
   std::uint32_t epoch_ = 0;
   std::int32_t unfrozen_ = 0;
   std::vector<topo::LinkId> dirty_links_;
   std::vector<std::uint8_t> dirty_;
-  std::vector<double> recorded_;                       // per link: last sampled rate
+  std::vector<double> recorded_;  // per link: last sampled rate
 };
 
 }  // namespace burst::sim

@@ -80,8 +80,8 @@ Routes::Routes(const TaskGraph& graph, const topo::Topology& topology, const Com
     const Task& t = tasks[id];
     // A lowering's mistake, not user input: fail loudly instead of indexing out of bounds.
     if (t.gpu < 0 || t.gpu >= graph.gpus() || t.peer < 0 || t.peer >= graph.gpus()) {
-      throw std::invalid_argument(fmt::format("task {} names GPU {} -> {} outside 0..{}", id, t.gpu, t.peer,
-                                              graph.gpus() - 1));
+      throw std::invalid_argument(
+          fmt::format("task {} names GPU {} -> {} outside 0..{}", id, t.gpu, t.peer, graph.gpus() - 1));
     }
     if (t.kind != TaskKind::Transfer) {
       task_route_[id] = -1;

@@ -20,8 +20,8 @@
 namespace burst::sim {
 
 struct Route {
-  std::int32_t first = 0, count = 0;               // all links, in links()
-  std::int32_t shared_first = 0, shared_count = 0; // the Shared ones, in shared_links()
+  std::int32_t first = 0, count = 0;                // all links, in links()
+  std::int32_t shared_first = 0, shared_count = 0;  // the Shared ones, in shared_links()
   double latency_s = 0;
   double bottleneck_Bps = 0;  // min capacity over all links (infinity for an empty route)
   double fatpipe_Bps = 0;     // min capacity over the FatPipe links (infinity if none)
@@ -46,10 +46,10 @@ class Routes {
   [[nodiscard]] int max_shared_per_route() const { return max_shared_; }
 
  private:
-  BigVector<std::int32_t> task_route_;    // per task; -1 for compute
+  BigVector<std::int32_t> task_route_;  // per task; -1 for compute
   std::vector<Route> routes_;
   std::vector<topo::LinkId> links_, shared_;
-  std::vector<double> capacity_;          // per LinkId
+  std::vector<double> capacity_;  // per LinkId
   int max_shared_ = 0;
 };
 

@@ -17,8 +17,8 @@ namespace {
 // The preset node of each GPU the sources name.
 const std::map<std::string, std::string, std::less<>>& gpu_presets() {
   static const std::map<std::string, std::string, std::less<>> presets = {
-      {"A100", "dgx-a100"}, {"A100-SXM4-80GB", "dgx-a100"}, {"A800", "a800-4hca"}, {"H800", "h800"},
-      {"H100", "dgx-h100"}, {"H100-SXM5", "dgx-h100"}};
+      {"A100", "dgx-a100"}, {"A100-SXM4-80GB", "dgx-a100"}, {"A800", "a800-4hca"},
+      {"H800", "h800"},     {"H100", "dgx-h100"},           {"H100-SXM5", "dgx-h100"}};
   return presets;
 }
 
@@ -78,10 +78,11 @@ topo::Topology node_of(const PublishedFigure& f) {
   topo::Topology node = topo::make_preset(gpu_presets().find(f.gpu)->second);
   if (f.gpus == node.gpu_count()) return node;
   if (f.gpus != 1) throw Error(Problem{f.id, fmt::format("{} GPUs: only one or a whole node", f.gpus), "", ""});
-  const Json one = {{"schema", "burst.topology/1"},
-                    {"name", "one " + node.gpu().model},
-                    {"gpu", {{"model", node.gpu().model}}},
-                    {"node", {{"devices", Json::array({{{"name", "gpu0"}, {"kind", "gpu"}}})}, {"links", Json::array()}}}};
+  const Json one = {
+      {"schema", "burst.topology/1"},
+      {"name", "one " + node.gpu().model},
+      {"gpu", {{"model", node.gpu().model}}},
+      {"node", {{"devices", Json::array({{{"name", "gpu0"}, {"kind", "gpu"}}})}, {"links", Json::array()}}}};
   return topo::parse_topology_json(one, "single-GPU node");
 }
 

@@ -22,9 +22,9 @@ namespace burst::sim {
 
 struct FidelityRow {
   PublishedFigure figure;
-  std::string skipped;      // non-empty: not predicted, and why (no preset for the GPU, ...)
+  std::string skipped;  // non-empty: not predicted, and why (no preset for the GPU, ...)
   double tokens_per_gpu = 0;
-  double measured_s = 0;    // per iteration
+  double measured_s = 0;  // per iteration
   double kernels_only_s = 0;
   double predicted_s = 0;
   [[nodiscard]] double error() const { return predicted_s / measured_s - 1; }

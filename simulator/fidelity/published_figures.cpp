@@ -77,8 +77,8 @@ std::vector<PublishedFigure> parse_published_figures(const std::string& csv, con
   if (records.empty()) throw Error(Problem{origin, "empty table", "", ""});
   std::map<std::string, std::size_t> column;
   for (std::size_t c = 0; c < records.front().size(); ++c) column[records.front()[c]] = c;
-  for (const char* required : {"id", "kind", "gpu", "gpus", "heads", "kv_heads", "head_dim", "seq_len", "batch",
-                               "mask", "layout", "method", "phase", "metric", "value", "source", "role"}) {
+  for (const char* required : {"id", "kind", "gpu", "gpus", "heads", "kv_heads", "head_dim", "seq_len", "batch", "mask",
+                               "layout", "method", "phase", "metric", "value", "source", "role"}) {
     if (!column.contains(required)) throw Error(Problem{origin, fmt::format("no column '{}'", required), "", ""});
   }
   std::vector<PublishedFigure> out;
@@ -86,7 +86,8 @@ std::vector<PublishedFigure> parse_published_figures(const std::string& csv, con
     const auto& rec = records[r];
     const std::string where = fmt::format("{} row {}", origin, r + 1);
     if (rec.size() != records.front().size()) {
-      throw Error(Problem{where, fmt::format("{} fields, the header has {}", rec.size(), records.front().size()), "", ""});
+      throw Error(
+          Problem{where, fmt::format("{} fields, the header has {}", rec.size(), records.front().size()), "", ""});
     }
     const auto get = [&](const char* name) -> const std::string& { return rec[column.at(name)]; };
     const auto num = [&](const char* name) { return number_or_zero(get(name), where + " " + name); };

@@ -15,20 +15,20 @@ namespace burst::sim {
 
 struct PublishedFigure {
   std::string id;
-  std::string kind;    // attention_kernel, distributed_attention, end_to_end, collective
-  std::string gpu;     // as the source names it: A100, A800, H800, ...
+  std::string kind;  // attention_kernel, distributed_attention, end_to_end, collective
+  std::string gpu;   // as the source names it: A100, A800, H800, ...
   int gpus = 0;
   int heads = 0, kv_heads = 0, head_dim = 0;  // 0: not stated
-  double seq = 0;      // tokens per sequence, over all GPUs
-  int batch = 0;       // 0: not stated
-  std::string mask;    // causal, full or empty
-  std::string layout;  // contiguous, zigzag, striped, none
-  std::string method;  // fa2, ring, zigzag_ring, stripe_ring, burst, usp, ...
-  std::string phase;   // fwd, fwd_bwd, step, unknown
-  std::string metric;  // iter_per_s, ms, tflops_per_gpu, ...
+  double seq = 0;                             // tokens per sequence, over all GPUs
+  int batch = 0;                              // 0: not stated
+  std::string mask;                           // causal, full or empty
+  std::string layout;                         // contiguous, zigzag, striped, none
+  std::string method;                         // fa2, ring, zigzag_ring, stripe_ring, burst, usp, ...
+  std::string phase;                          // fwd, fwd_bwd, step, unknown
+  std::string metric;                         // iter_per_s, ms, tflops_per_gpu, ...
   double value = 0;
   std::string source;
-  bool fit = false;    // used to set a constant of the default calibration
+  bool fit = false;  // used to set a constant of the default calibration
 };
 
 // Every row of the embedded table. Throws std::logic_error if the embedded file is malformed

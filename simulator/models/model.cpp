@@ -104,8 +104,9 @@ ModelSpec model_from_hf_config(const Json& doc, const std::string& path) {
   const bool by_stem = !doc.contains("_name_or_path") || (name && name->empty());
   const std::string stem = std::filesystem::path(path).stem().string();
   if (by_stem && escape::unprintable_at(stem)) {
-    problems.add(path, fmt::format("the model is named after the file, '{}': {}", escape::terminal(stem),
-                                   escape::describe_unprintable(stem)),
+    problems.add(path,
+                 fmt::format("the model is named after the file, '{}': {}", escape::terminal(stem),
+                             escape::describe_unprintable(stem)),
                  "printable text: no control characters, line breaks or tabs",
                  "rename the file or give the model a name in \"_name_or_path\"");
   }

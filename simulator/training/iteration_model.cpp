@@ -46,8 +46,9 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
     it.not_applicable = reason;
     return it;
   }
-  return simulate_iteration(job, strategy, topology, options,
-                            simulate_attention_layer(attention_shape(job), job.mask, strategy.attention, topology, options));
+  return simulate_iteration(
+      job, strategy, topology, options,
+      simulate_attention_layer(attention_shape(job), job.mask, strategy.attention, topology, options));
 }
 
 IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStrategy& strategy,
@@ -97,14 +98,16 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   // hide only in the time the ring leaves the NIC idle (the ring's network bytes at the same
   // per-GPU bandwidth).
   const auto ring_nic_s = [&](const PhaseFigures& phase) {
-    return zero.crosses_nodes ? zero.seconds(phase.link_bytes_per_rank[static_cast<std::size_t>(topo::LinkKind::Network)])
-                              : 0.0;
+    return zero.crosses_nodes
+               ? zero.seconds(phase.link_bytes_per_rank[static_cast<std::size_t>(topo::LinkKind::Network)])
+               : 0.0;
   };
   const double layer_forward = dense_forward + fwd.time_s - ring_nic_s(fwd);
-  const double layer_backward = dense_backward + bwd.time_s + layer_recompute - ring_nic_s(bwd) - share * ring_nic_s(fwd);
-  t.zero_exposed_comm = layers * (exposed(zero.forward_per_layer, layer_forward) +
-                                  exposed(zero.backward_per_layer, layer_backward)) +
-                        exposed(zero.forward_rest, head_forward) + exposed(zero.backward_rest, head_backward);
+  const double layer_backward =
+      dense_backward + bwd.time_s + layer_recompute - ring_nic_s(bwd) - share * ring_nic_s(fwd);
+  t.zero_exposed_comm =
+      layers * (exposed(zero.forward_per_layer, layer_forward) + exposed(zero.backward_per_layer, layer_backward)) +
+      exposed(zero.forward_rest, head_forward) + exposed(zero.backward_rest, head_backward);
   t.optimizer = optimizer_seconds(job, strategy.zero, topology, *models.comm);
 
   it.step_time_s = t.total();

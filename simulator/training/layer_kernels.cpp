@@ -38,9 +38,7 @@
 #include "simulator/training/iteration_parts.hpp"
 
 namespace burst::sim {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k) {
   constexpr double kMaxBlock = std::numeric_limits<std::int32_t>::max();
@@ -82,11 +80,12 @@ LayerKernels layer_kernels(const ModelSpec& m, double tokens, int dtype_bytes, c
   }
   const double activation_forward = (m.gated_mlp ? 3 : 2) * e * f, activation_backward = (m.gated_mlp ? 5 : 3) * e * f;
   k.elementwise_forward_s = streaming_seconds(
-      compute, gpu, {c * 2 * e * h, c * 2 * e * (hq + hkv), c * 3 * e * h, c * 2 * e * h, c * activation_forward,
-                     c * 3 * e * h});
-  k.elementwise_backward_s = streaming_seconds(
-      compute, gpu, {c * 3 * e * h, c * 3 * e * h, c * 2 * e * (hq + hkv), c * activation_backward,
-                     c * 3 * e * h, c * 3 * e * h, c * (2 * e * hq + 4.0 * m.heads)});
+      compute, gpu,
+      {c * 2 * e * h, c * 2 * e * (hq + hkv), c * 3 * e * h, c * 2 * e * h, c * activation_forward, c * 3 * e * h});
+  k.elementwise_backward_s =
+      streaming_seconds(compute, gpu,
+                        {c * 3 * e * h, c * 3 * e * h, c * 2 * e * (hq + hkv), c * activation_backward, c * 3 * e * h,
+                         c * 3 * e * h, c * (2 * e * hq + 4.0 * m.heads)});
   return k;
 }
 

@@ -105,7 +105,8 @@ double MemoryBreakdown::total() const {
   return params + gradients + optimizer + activations + attention_stash + ring_buffers + lm_head + reserve;
 }
 
-MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& strategy, const topo::Topology& topology) {
+MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& strategy,
+                                const topo::Topology& topology) {
   const ModelSpec& m = job.model;
   const double p = std::max(1, topology.gpu_count());
   const double n = m.total_params(), e = job.dtype_bytes, layers = m.layers;

@@ -21,7 +21,7 @@
 namespace burst::sim {
 namespace {
 
-constexpr double kAdamHbmBytesPerParam = 2 * 16;        // read + write of 16 bytes of state
+constexpr double kAdamHbmBytesPerParam = 2 * 16;  // read + write of 16 bytes of state
 constexpr double kCpuAdamParamsPerSecondPerNode = 4e9;
 constexpr double kFallbackPcieBps = 25e9;
 

@@ -55,7 +55,7 @@ struct TrainingJob {
   std::int64_t seq = 0;  // tokens per sequence
   int batch = 1;         // sequences per iteration (the whole world trains on them together)
   Mask mask;
-  int dtype_bytes = 2;   // bf16 parameters and activations
+  int dtype_bytes = 2;  // bf16 parameters and activations
 };
 
 // The training knobs (checkpoint, lm_head_chunks, zero: common/strategy_knobs.hpp), the
@@ -83,10 +83,10 @@ struct MemoryBreakdown {  // bytes per GPU
   [[nodiscard]] double total() const;
 };
 
-struct TimeBreakdown {  // seconds per iteration on the critical path; they sum to step_time_s
-  double dense_compute = 0;      // projections and MLP GEMMs, forward and backward
-  double elementwise = 0;        // norms, RoPE, residual adds, activation, D, the loss's softmax
-  double attention_compute = 0;  // attention kernels, forward and backward (busiest rank)
+struct TimeBreakdown {                // seconds per iteration on the critical path; they sum to step_time_s
+  double dense_compute = 0;           // projections and MLP GEMMs, forward and backward
+  double elementwise = 0;             // norms, RoPE, residual adds, activation, D, the loss's softmax
+  double attention_compute = 0;       // attention kernels, forward and backward (busiest rank)
   double attention_exposed_comm = 0;  // ring / all-to-all time not hidden behind compute
   double recompute = 0;
   double lm_head = 0;
@@ -103,10 +103,10 @@ struct IterationSimulation {
   MemoryBreakdown memory;
   double step_time_s = 0;
   double tokens_per_s_per_gpu = 0;
-  double mfu = 0;              // model FLOPs (no recompute) / (step time x GPUs x peak)
-  double model_flops = 0;      // per iteration, all GPUs: 3 x forward (dense + attention + LM head)
-  double comm_bytes_intra = 0; // per GPU per iteration, bytes crossing NVLink / PCIe / shm
-  double comm_bytes_inter = 0; // per GPU per iteration, bytes crossing the network
+  double mfu = 0;               // model FLOPs (no recompute) / (step time x GPUs x peak)
+  double model_flops = 0;       // per iteration, all GPUs: 3 x forward (dense + attention + LM head)
+  double comm_bytes_intra = 0;  // per GPU per iteration, bytes crossing NVLink / PCIe / shm
+  double comm_bytes_inter = 0;  // per GPU per iteration, bytes crossing the network
 };
 
 [[nodiscard]] MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& strategy,
@@ -134,7 +134,8 @@ struct IterationSimulation {
 // Share of one attention forward (its FLOPs) run again in the backward: full 1; seq_stash the
 // allowed pairs of the earliest (1 - kept_fraction) * seq queries against every key over all
 // allowed pairs ((1 - f)^2 causal); none and attn_stash 0.
-[[nodiscard]] double attention_recompute_fraction(const Mask& mask, std::int64_t seq, const CheckpointConfig& checkpoint);
+[[nodiscard]] double attention_recompute_fraction(const Mask& mask, std::int64_t seq,
+                                                  const CheckpointConfig& checkpoint);
 // Seconds of one optimizer step on the critical path (docs/iteration-model.md has the rates).
 [[nodiscard]] double optimizer_seconds(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
                                        const CommModel& comm);

@@ -36,21 +36,22 @@ std::string check_training(const TrainingJob& job, const TrainingStrategy& strat
   std::vector<Problem> problems;
   const std::string attention = check_applicable(strategy.attention, attention_shape(job), job.mask, topology);
   if (job.model.layers < 1 || job.model.hidden < 1 || job.model.ffn < 1 || job.model.vocab < 1) {
-    problems.push_back({"model", fmt::format("'{}' has {} layers, hidden {}, ffn {}, vocab {}", job.model.name,
-                                             job.model.layers, job.model.hidden, job.model.ffn, job.model.vocab),
+    problems.push_back({"model",
+                        fmt::format("'{}' has {} layers, hidden {}, ffn {}, vocab {}", job.model.name, job.model.layers,
+                                    job.model.hidden, job.model.ffn, job.model.vocab),
                         "at least 1 of each", ""});
   }
   const CheckpointConfig& ck = strategy.checkpoint;
   if (ck.policy == CheckpointPolicy::SeqStash) {
     if (strategy.attention.layout != Layout::Striped) {
-      problems.push_back({"checkpoint", fmt::format("seq_stash with the {} layout", to_string(strategy.attention.layout)),
-                          "the striped layout",
-                          "only a striped rank's earliest tokens are the sequence's earliest, which the recompute needs"});
+      problems.push_back(
+          {"checkpoint", fmt::format("seq_stash with the {} layout", to_string(strategy.attention.layout)),
+           "the striped layout",
+           "only a striped rank's earliest tokens are the sequence's earliest, which the recompute needs"});
     }
     if (!(ck.kept_fraction > 0 && ck.kept_fraction < 1)) {
       problems.push_back({"checkpoint", fmt::format("seq_stash keeping {} of the sequence", ck.kept_fraction),
-                          "a kept_fraction strictly between 0 and 1",
-                          "0 is the full policy, 1 is attn_stash"});
+                          "a kept_fraction strictly between 0 and 1", "0 is the full policy, 1 is attn_stash"});
     }
   }
   const double c = local_tokens(job, topology);

@@ -17,7 +17,9 @@ TrainingStrategy training_preset(std::string_view family, const TrainingJob& job
   if (f.training_layout) s.attention.layout = *f.training_layout;
   s.checkpoint = f.checkpoint;
   s.lm_head_chunks =
-      f.lm_head_chunk_tokens > 0 ? std::max(1, static_cast<int>(std::ceil(local_tokens(job, topology) / f.lm_head_chunk_tokens))) : 1;
+      f.lm_head_chunk_tokens > 0
+          ? std::max(1, static_cast<int>(std::ceil(local_tokens(job, topology) / f.lm_head_chunk_tokens)))
+          : 1;
   s.zero.stage = f.zero_stage;
   s.zero.offload = false;
   s.memory = f.memory;

@@ -14,10 +14,14 @@ namespace burst::sim::testing {
 // document: causal and floor(q / L) == floor(k / L).
 inline bool allowed(const Mask& m, std::int64_t q, std::int64_t k) {
   switch (m.kind) {
-    case MaskKind::Full: return true;
-    case MaskKind::Causal: return k <= q;
-    case MaskKind::SlidingWindow: return k <= q && q - m.window < k;
-    case MaskKind::Document: return k <= q && q / m.doc_len == k / m.doc_len;
+    case MaskKind::Full:
+      return true;
+    case MaskKind::Causal:
+      return k <= q;
+    case MaskKind::SlidingWindow:
+      return k <= q && q - m.window < k;
+    case MaskKind::Document:
+      return k <= q && q / m.doc_len == k / m.doc_len;
   }
   return false;
 }
@@ -80,10 +84,12 @@ inline std::vector<std::vector<TaskId>> dependents(const TaskGraph& g) {
 }
 
 inline AttentionShape mha(std::int64_t seq, int heads = 4, int head_dim = 128) {
-  return AttentionShape{.heads = heads, .kv_heads = heads, .head_dim = head_dim, .seq = seq, .batch = 1, .dtype_bytes = 2};
+  return AttentionShape{
+      .heads = heads, .kv_heads = heads, .head_dim = head_dim, .seq = seq, .batch = 1, .dtype_bytes = 2};
 }
 
-inline AttentionStrategy make_strategy(RingKind ring, Layout layout, BackwardMode backward, int ulysses = 1, int inner = 0) {
+inline AttentionStrategy make_strategy(RingKind ring, Layout layout, BackwardMode backward, int ulysses = 1,
+                                       int inner = 0) {
   AttentionStrategy s;
   s.name = "test";
   s.ulysses = ulysses;

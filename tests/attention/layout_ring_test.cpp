@@ -43,7 +43,8 @@ TEST_CASE("every ring visits every rank exactly once", "[ring]") {
   for (int u : {1, 2, 4}) {
     for (int outer = 1; outer <= 6; ++outer) {
       for (int inner = 1; inner <= 8; ++inner) {
-        const RingGeometry g{.world = u * outer * inner, .ulysses = u, .ring = outer * inner, .inner = inner, .outer = outer};
+        const RingGeometry g{
+            .world = u * outer * inner, .ulysses = u, .ring = outer * inner, .inner = inner, .outer = outer};
         INFO("U " << u << " outer " << outer << " inner " << inner);
         REQUIRE(check_ring(g).empty());
       }
@@ -72,14 +73,14 @@ TEST_CASE("ring geometry and orders follow the strategy and the world", "[ring]"
   const World world{2, 8};
   AttentionStrategy s = make_strategy(RingKind::Double, Layout::Zigzag, BackwardMode::QRing, 2);
   const RingGeometry g = ring_geometry(s, world);
-  CHECK(g.ring == 8);    // 16 ranks / U = 2
-  CHECK(g.inner == 4);   // ring ranks per node: 8 GPUs / U = 2
+  CHECK(g.ring == 8);   // 16 ranks / U = 2
+  CHECK(g.inner == 4);  // ring ranks per node: 8 GPUs / U = 2
   CHECK(g.outer == 2);
   const auto rings = ring_orders(g);
   // Per Ulysses member: 2 intra rings (one per node) and 4 inter rings (one per inner position).
   REQUIRE(rings.size() == 2 * (2 + 4));
   CHECK(rings[0].level == "intra");
-  CHECK(rings[0].order == std::vector<int>{0, 2, 4, 6});     // member 0 of node 0's groups
+  CHECK(rings[0].order == std::vector<int>{0, 2, 4, 6});  // member 0 of node 0's groups
   CHECK(rings[2].level == "inter");
   CHECK(rings[2].order == std::vector<int>{0, 8});
   CHECK(rings[6].member == 1);

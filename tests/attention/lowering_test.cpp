@@ -76,12 +76,9 @@ TEST_CASE("every allowed pair is computed exactly once, and every transfer is us
   // forward and 2.5x that backward, whatever the split of heads (U) and sequence (R); and a
   // rank computes with each block it needs once: its computes sit at distinct steps and
   // number the blocks with at least one allowed pair.
-  const std::vector<Mask> masks = {{MaskKind::Full, 0, 0},
-                                   {MaskKind::Causal, 0, 0},
-                                   {MaskKind::SlidingWindow, 5, 0},
-                                   {MaskKind::SlidingWindow, 20, 0},
-                                   {MaskKind::Document, 0, 12},
-                                   {MaskKind::Document, 0, 7}};
+  const std::vector<Mask> masks = {{MaskKind::Full, 0, 0},          {MaskKind::Causal, 0, 0},
+                                   {MaskKind::SlidingWindow, 5, 0}, {MaskKind::SlidingWindow, 20, 0},
+                                   {MaskKind::Document, 0, 12},     {MaskKind::Document, 0, 7}};
   const std::int64_t seq = 96;
   AttentionShape shape = mha(seq, 8, 16);
   for (const Layout layout : {Layout::Contiguous, Layout::Zigzag, Layout::Striped}) {
@@ -89,8 +86,9 @@ TEST_CASE("every allowed pair is computed exactly once, and every transfer is us
       for (const Case& c : cases_on_8_gpus(layout, backward)) {
         for (const Mask& mask : masks) {
           const RingGeometry g = ring_geometry(c.strategy, c.world);
-          INFO(to_string(layout) << " " << to_string(backward) << " U " << g.ulysses << " inner " << g.inner << " outer "
-                                 << g.outer << " overlap " << c.strategy.overlap << " " << to_string(mask));
+          INFO(to_string(layout) << " " << to_string(backward) << " U " << g.ulysses << " inner " << g.inner
+                                 << " outer " << g.outer << " overlap " << c.strategy.overlap << " "
+                                 << to_string(mask));
           const LoweredAttention low = lower_attention(shape, mask, c.strategy, c.world);
           const double pair_flops = 4.0 * shape.head_dim * shape.heads * shape.batch;
           const auto pairs = static_cast<double>(brute_total(mask, seq));
@@ -114,7 +112,8 @@ TEST_CASE("every allowed pair is computed exactly once, and every transfer is us
                 const auto theirs = tokens_of(ring_tokens(layout, seq, g.ring, b));
                 // Forward and K,V ring: my queries x their keys; Q ring: their queries x my keys.
                 const bool queries_mine = fwd || backward == BackwardMode::KvRing;
-                needed += (queries_mine ? brute_pairs(mask, mine, theirs) : brute_pairs(mask, theirs, mine)) > 0 ? 1 : 0;
+                needed +=
+                    (queries_mine ? brute_pairs(mask, mine, theirs) : brute_pairs(mask, theirs, mine)) > 0 ? 1 : 0;
               }
               REQUIRE(computes[static_cast<std::size_t>(w)] == needed);
             }
@@ -179,8 +178,8 @@ TEST_CASE("double ring bytes: N*(I-1) inner hops over NVLink, N-1 outer hops per
   const AttentionShape shape = mha(256, 4, 64);
   const double c = 16, h = 4 * 64, e = 2, kv_block = 2 * c * h * e;
   const double pack = 2 * c * h * e + 8 * c * 4;
-  const LoweredAttention low = lower_attention(shape, Mask{MaskKind::Causal, 0, 0},
-                                               make_strategy(RingKind::Double, Layout::Zigzag, BackwardMode::QRing), world);
+  const LoweredAttention low = lower_attention(
+      shape, Mask{MaskKind::Causal, 0, 0}, make_strategy(RingKind::Double, Layout::Zigzag, BackwardMode::QRing), world);
   const auto inner = sent_bytes(low.forward, {kChannelInner, -1});
   const auto outer = sent_bytes(low.forward, {kChannelOuter, -1});
   const auto inner_b = sent_bytes(low.backward, {kChannelInner, -1});
@@ -205,17 +204,18 @@ TEST_CASE("double ring bytes: N*(I-1) inner hops over NVLink, N-1 outer hops per
   }
 }
 
-TEST_CASE("the Q ring moves about 0.76 of the K,V ring's backward bytes for MHA, d = 128, P = 32", "[lowering][bytes]") {
+TEST_CASE("the Q ring moves about 0.76 of the K,V ring's backward bytes for MHA, d = 128, P = 32",
+          "[lowering][bytes]") {
   // Per rank and token of one head, e = dq = dkv = 2, d = 128, R = 32:
   //   Q ring   (R-1) * (2*d*e + 8) + R * d*dq = 31 * 520 + 32 * 256 = 24312
   //   K,V ring (R-1) * 2*d*e + R * 2*d*dkv    = 31 * 512 + 32 * 512 = 32256
   // ratio 24312 / 32256 = 0.7537; for large R it tends to 776 / 1024 = 0.758 (docs/strategies.md: ~0.76).
   const World world{4, 8};
   const AttentionShape shape = mha(32 * 2 * 2, 4, 128);
-  const LoweredAttention q =
-      lower_attention(shape, Mask{MaskKind::Causal, 0, 0}, make_strategy(RingKind::Flat, Layout::Zigzag, BackwardMode::QRing), world);
-  const LoweredAttention kv =
-      lower_attention(shape, Mask{MaskKind::Causal, 0, 0}, make_strategy(RingKind::Flat, Layout::Zigzag, BackwardMode::KvRing), world);
+  const LoweredAttention q = lower_attention(shape, Mask{MaskKind::Causal, 0, 0},
+                                             make_strategy(RingKind::Flat, Layout::Zigzag, BackwardMode::QRing), world);
+  const LoweredAttention kv = lower_attention(
+      shape, Mask{MaskKind::Causal, 0, 0}, make_strategy(RingKind::Flat, Layout::Zigzag, BackwardMode::KvRing), world);
   const double tokens_heads = 4.0 * 4 * 32;  // c = 4 tokens x 4 heads per rank, 32 ranks
   CHECK(total(sent_bytes(q.backward)) == 24312 * tokens_heads);
   CHECK(total(sent_bytes(kv.backward)) == 32256 * tokens_heads);
@@ -224,14 +224,16 @@ TEST_CASE("the Q ring moves about 0.76 of the K,V ring's backward bytes for MHA,
   CHECK(ratio < 0.78);
 }
 
-TEST_CASE("causal zigzag: every rank does the same work; causal contiguous: the last rank does most", "[lowering][balance]") {
+TEST_CASE("causal zigzag: every rank does the same work; causal contiguous: the last rank does most",
+          "[lowering][balance]") {
   const World world{1, 8};
   const std::int64_t c = 16, r = 8;
   const AttentionShape shape = mha(r * c, 2, 8);
   const Mask causal{MaskKind::Causal, 0, 0};
   const double pair_flops = 4.0 * 8 * 2;
   // Zigzag (chunks of k = c/2): rank r's queries see k^2 (2R-1) + k (k+1) keys, for every r.
-  const LoweredAttention zz = lower_attention(shape, causal, make_strategy(RingKind::Flat, Layout::Zigzag, BackwardMode::QRing), world);
+  const LoweredAttention zz =
+      lower_attention(shape, causal, make_strategy(RingKind::Flat, Layout::Zigzag, BackwardMode::QRing), world);
   const double k = c / 2.0;
   for (const double f : zz.forward_flops) REQUIRE(f == pair_flops * (k * k * (2 * r - 1) + k * (k + 1)));
   for (const double f : zz.backward_flops) REQUIRE(f == 2.5 * pair_flops * (k * k * (2 * r - 1) + k * (k + 1)));
@@ -276,12 +278,14 @@ TEST_CASE("sliding window: hops beyond the window are skipped", "[lowering][skip
   }
 }
 
-TEST_CASE("sliding window on a double ring: a node's last block reaches the next node's first rank", "[lowering][skip]") {
+TEST_CASE("sliding window on a double ring: a node's last block reaches the next node's first rank",
+          "[lowering][skip]") {
   // 3 nodes x 4, W <= c: block (n, l) is needed by (n, l+1) only (one inner hop), and block
   // (n, 3) by (n+1, 0): an outer hop to (n+1, 3), then one inner hop. Hops: N(I-1) + 2(N-1) = 13.
   const World world{3, 4};
-  const LoweredAttention low = lower_attention(mha(12 * 16, 2, 8), Mask{MaskKind::SlidingWindow, 16, 0},
-                                               make_strategy(RingKind::Double, Layout::Contiguous, BackwardMode::KvRing), world);
+  const LoweredAttention low =
+      lower_attention(mha(12 * 16, 2, 8), Mask{MaskKind::SlidingWindow, 16, 0},
+                      make_strategy(RingKind::Double, Layout::Contiguous, BackwardMode::KvRing), world);
   CHECK(count_tasks(low.forward, TaskKind::Transfer, kChannelInner) == 3 * 3 + 2);
   CHECK(count_tasks(low.forward, TaskKind::Transfer, kChannelOuter) == 2);
 }
@@ -331,12 +335,14 @@ TEST_CASE("double buffering: a hop flies during the step before the one that nee
   }
 }
 
-TEST_CASE("double ring: the outer hop is issued as an outer step starts and has I steps to arrive", "[lowering][deps]") {
+TEST_CASE("double ring: the outer hop is issued as an outer step starts and has I steps to arrive",
+          "[lowering][deps]") {
   // I = 4: the outer hop feeding outer step o+1 (step (o+1)*4) waits only for the receiver's
   // compute of the last step of outer step o-1, i.e. step o*4 - 1.
   const World world{3, 4};
-  const LoweredAttention low = lower_attention(mha(12 * 8, 2, 8), Mask{MaskKind::Full, 0, 0},
-                                               make_strategy(RingKind::Double, Layout::Zigzag, BackwardMode::KvRing), world);
+  const LoweredAttention low =
+      lower_attention(mha(12 * 8, 2, 8), Mask{MaskKind::Full, 0, 0},
+                      make_strategy(RingKind::Double, Layout::Zigzag, BackwardMode::KvRing), world);
   std::size_t outer = 0;
   for (TaskId id = 0; id < static_cast<TaskId>(low.forward.size()); ++id) {
     const Task& t = low.forward.task(id);

@@ -47,10 +47,10 @@ TEST_CASE("parse_mask reads every form and to_string writes it back", "[mask]") 
 TEST_CASE("parse_mask errors name the field, the valid forms and a hint", "[mask]") {
   const std::string valid = "(valid: full, causal, sliding:W, document:L (W, L in tokens, e.g. sliding:4K); ";
   CHECK(error_of("casual") == "--mask: unknown mask 'casual' " + valid + "hint: did you mean 'causal'?)");
-  CHECK(error_of("sliding") == "--mask: 'sliding' needs the window in tokens " + valid +
-                                   "hint: write it like \"sliding:4K\")");
-  CHECK(error_of("document:0") == "--mask: the document length of 'document' must be at least 1 token, got 0 " +
-                                      valid + "hint: write it like \"document:4K\")");
+  CHECK(error_of("sliding") ==
+        "--mask: 'sliding' needs the window in tokens " + valid + "hint: write it like \"sliding:4K\")");
+  CHECK(error_of("document:0") == "--mask: the document length of 'document' must be at least 1 token, got 0 " + valid +
+                                      "hint: write it like \"document:4K\")");
   CHECK(error_of("full:2") == "--mask: 'full' takes no parameter, got 'full:2' " + valid + "hint: write \"full\")");
   CHECK(error_of("") == "--mask: empty mask " + valid + "hint: write \"causal\" for a decoder)");
   // A bad token count is reported by the token parser, still naming the field.
@@ -89,8 +89,10 @@ TEST_CASE("pair counts between ring ranks equal token-by-token counts for every 
         std::int64_t sum = 0;
         for (int q = 0; q < ring; ++q) {
           for (int k = 0; k < ring; ++k) {
-            INFO(to_string(layout) << " ring " << ring << " seq " << seq << " " << to_string(m) << " q " << q << " k " << k);
-            const std::int64_t pairs = allowed_pairs(m, sets[static_cast<std::size_t>(q)], sets[static_cast<std::size_t>(k)]);
+            INFO(to_string(layout) << " ring " << ring << " seq " << seq << " " << to_string(m) << " q " << q << " k "
+                                   << k);
+            const std::int64_t pairs =
+                allowed_pairs(m, sets[static_cast<std::size_t>(q)], sets[static_cast<std::size_t>(k)]);
             REQUIRE(pairs == brute_pairs(m, tokens_of(sets[static_cast<std::size_t>(q)]),
                                          tokens_of(sets[static_cast<std::size_t>(k)])));
             sum += pairs;

@@ -22,8 +22,8 @@ std::string unknown_strategy_error(std::string_view name) {
 }  // namespace
 
 TEST_CASE("strategy names are the families of docs/strategies.md, each with a preset", "[strategy]") {
-  const std::vector<std::string> expected = {"burst",      "burst-usp",              "megatron-cp", "ds-ulysses",
-                                             "loongtrain-double-ring", "loongtrain-usp", "ring"};
+  const std::vector<std::string> expected = {
+      "burst", "burst-usp", "megatron-cp", "ds-ulysses", "loongtrain-double-ring", "loongtrain-usp", "ring"};
   REQUIRE(family_names() == expected);
   for (const auto& name : expected) CHECK(strategy_preset(name, mha(1 << 16, 32, 128), World{4, 8}).name == name);
 }
@@ -83,7 +83,8 @@ TEST_CASE("an unknown strategy name is an error with a suggestion", "[strategy]"
         "strategy: unknown strategy 'brust' (valid: burst, burst-usp, megatron-cp, ds-ulysses, loongtrain-double-ring, "
         "loongtrain-usp, ring; hint: did you mean 'burst'?)");
   CHECK(unknown_strategy_error("megatron") ==
-        "strategy: unknown strategy 'megatron' (valid: burst, burst-usp, megatron-cp, ds-ulysses, loongtrain-double-ring, "
+        "strategy: unknown strategy 'megatron' (valid: burst, burst-usp, megatron-cp, ds-ulysses, "
+        "loongtrain-double-ring, "
         "loongtrain-usp, ring; hint: did you mean 'megatron-cp'?)");
 }
 
@@ -178,6 +179,7 @@ TEST_CASE("the topology entry points see the preset's nodes and GPUs", "[strateg
   // Double ring over 2 nodes x 8: each block crosses to the other node once.
   CHECK(count_tasks(low.forward, TaskKind::Transfer, kChannelOuter) == 16);
   for (const Task& t : low.forward.tasks()) {
-    if (t.kind == TaskKind::Transfer && t.stream == kChannelOuter) CHECK(topology.node_of(t.gpu) != topology.node_of(t.peer));
+    if (t.kind == TaskKind::Transfer && t.stream == kChannelOuter)
+      CHECK(topology.node_of(t.gpu) != topology.node_of(t.peer));
   }
 }

@@ -101,10 +101,12 @@ TEST_CASE("link speed: latency is half the median small round trip, bandwidth wh
 
 TEST_CASE("curve points: work per second over the peak, summed per block, rounded and clamped") {
   const double peak = 1e12, memory = 2e12;
-  const std::vector<rt::KernelSpeed> runs = {
-      run_at("attn_fwd", "full", 1024, 0.25, peak),   run_at("attn_fwd", "full", 1024, 0.35, peak),
-      run_at("attn_fwd", "full", 4096, 0.61234, peak), run_at("attn_bwd", "causal", 1024, 0.2, peak),
-      run_at("gemm", "", 2048, 3.0, peak),            run_at("elementwise", "", 1, 0.8, memory)};
+  const std::vector<rt::KernelSpeed> runs = {run_at("attn_fwd", "full", 1024, 0.25, peak),
+                                             run_at("attn_fwd", "full", 1024, 0.35, peak),
+                                             run_at("attn_fwd", "full", 4096, 0.61234, peak),
+                                             run_at("attn_bwd", "causal", 1024, 0.2, peak),
+                                             run_at("gemm", "", 2048, 3.0, peak),
+                                             run_at("elementwise", "", 1, 0.8, memory)};
   const Json entry = rt::compute_entry("X", runs, {peak, memory});
   CHECK(entry["gpu"] == "X");
   CHECK(entry["attn_fwd"] == Json::parse("[[1024, 0.3], [4096, 0.612]]"));  // two 10 ms runs of one block add up
@@ -167,10 +169,12 @@ TEST_CASE("measured links: the calibrated model prices the measured path at the 
   for (const char* preset : {"dgx-h100", "dgx-a100", "a800-4hca"}) {
     CAPTURE(preset);
     const topo::Topology t = topo::make_preset(preset, 2, 0);
-    const sim::MeasuredLink intra{0.7 * t.path(0, 1).bandwidth_Bps, 9e-6}, inter{0.8 * t.path(0, 8).bandwidth_Bps, 14e-6};
+    const sim::MeasuredLink intra{0.7 * t.path(0, 1).bandwidth_Bps, 9e-6},
+        inter{0.8 * t.path(0, 8).bandwidth_Bps, 14e-6};
     Json doc = {{"schema", "burst.calibration/1"}};
     doc.update(sim::measured_link_fields(t, intra, inter));
-    const sim::CostModels models = sim::make_cost_models(sim::apply_calibration(sim::default_calibration(), doc, preset));
+    const sim::CostModels models =
+        sim::make_cost_models(sim::apply_calibration(sim::default_calibration(), doc, preset));
     CHECK(path_capacity(*models.comm, t, 0, 1) == Approx(intra.bandwidth_Bps));
     CHECK(path_capacity(*models.comm, t, 0, 8) == Approx(inter.bandwidth_Bps));
     CHECK(models.comm->latency(t.path(0, 1)) == Approx(intra.latency_s).epsilon(1e-3));
@@ -211,7 +215,9 @@ TEST_CASE("a GPU calibration file changes its model's curves and the measured li
   const sim::ComputeCalibration& c = file.compute_for("H100-SXM5-80GB");
   CHECK(c.gpu == "H100-SXM5-80GB");
   CHECK(c.multiprocessors == m.multiprocessors);
-  const auto at = [&](sim::KernelKind kind, bool masked, double block) { return c.kernels[sim::curve_index(kind, masked)].at(block); };
+  const auto at = [&](sim::KernelKind kind, bool masked, double block) {
+    return c.kernels[sim::curve_index(kind, masked)].at(block);
+  };
   CHECK(at(sim::KernelKind::AttentionForward, false, 4096) == Approx(0.41));
   CHECK(at(sim::KernelKind::AttentionBackward, false, 1024) == Approx(0.155));
   CHECK(at(sim::KernelKind::AttentionForward, true, 4096) == Approx(0.37));
@@ -219,8 +225,10 @@ TEST_CASE("a GPU calibration file changes its model's curves and the measured li
   CHECK(at(sim::KernelKind::Gemm, false, 4096) == Approx(0.71));
   CHECK(at(sim::KernelKind::Elementwise, false, 0) == Approx(0.83));
   // Other models keep their curves: the H100 PCIe matches the "H100" family, not this entry.
-  CHECK(file.compute_for("H100-PCIE-80GB").kernels[0].points == defaults.compute_for("H100-PCIE-80GB").kernels[0].points);
-  CHECK(file.compute_for("A100-SXM4-80GB").kernels[2].points == defaults.compute_for("A100-SXM4-80GB").kernels[2].points);
+  CHECK(file.compute_for("H100-PCIE-80GB").kernels[0].points ==
+        defaults.compute_for("H100-PCIE-80GB").kernels[0].points);
+  CHECK(file.compute_for("A100-SXM4-80GB").kernels[2].points ==
+        defaults.compute_for("A100-SXM4-80GB").kernels[2].points);
 
   // The plan's models on this topology: the measured links' prices.
   const sim::CostModels models = sim::make_cost_models(file);

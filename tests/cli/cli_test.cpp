@@ -60,19 +60,21 @@ TEST_CASE("simulate reports every bad option at once") {
   CHECK(run.exit_code == 2);
   const auto lines = error_lines(run.err);
   REQUIRE(lines.size() == 3);
-  CHECK(lines[0] == "error: --model: unknown model 'burst-14' (valid: burst-7b, burst-14b, llama2-7b, llama3-8b, "
-                    "qwen2.5-7b, qwen2.5-14b, tiny-mha, tiny-gqa; hint: did you mean 'burst-14b'?)");
+  CHECK(lines[0] ==
+        "error: --model: unknown model 'burst-14' (valid: burst-7b, burst-14b, llama2-7b, llama3-8b, "
+        "qwen2.5-7b, qwen2.5-14b, tiny-mha, tiny-gqa; hint: did you mean 'burst-14b'?)");
   CHECK(lines[1].find("error: --seq: '1Mi': unknown unit 'Mi'") == 0);
   CHECK(lines[2].find("error: --mask:") == 0);
   CHECK(lines[2].find("sliding") != std::string::npos);
 }
 
 TEST_CASE("simulate --json carries the per-layer figures") {
-  const auto run = run_cli("simulate --topology a800-4hca --nodes 2 --model llama2-7b --seq 256K --strategy burst --json");
+  const auto run =
+      run_cli("simulate --topology a800-4hca --nodes 2 --model llama2-7b --seq 256K --strategy burst --json");
   REQUIRE(run.exit_code == 0);
   const Json j = Json::parse(run.out);
-  for (const char* key : {"forward_s", "backward_s", "exposed_comm_s", "comm_bytes_forward", "comm_bytes_backward",
-                          "imbalance"}) {
+  for (const char* key :
+       {"forward_s", "backward_s", "exposed_comm_s", "comm_bytes_forward", "comm_bytes_backward", "imbalance"}) {
     INFO(key);
     CHECK(j.contains(key));
   }
@@ -123,10 +125,10 @@ TEST_CASE("nccl-bandwidths: an NCCL dump read with NCCL's derated link figures, 
 TEST_CASE("simulate --trace writes a Chrome trace with compute and link tracks") {
   const std::string path = "/tmp/burst-cli-trace-test.json";
   std::remove(path.c_str());
-  const auto run = run_cli("simulate --topology dgx-h100 --nodes 2 --model tiny-gqa --seq 64K --strategy burst --trace " +
-                           path);
+  const auto run =
+      run_cli("simulate --topology dgx-h100 --nodes 2 --model tiny-gqa --seq 64K --strategy burst --trace " + path);
   REQUIRE(run.exit_code == 0);
-  CHECK(run.err.find("trace written to " + path + ", ") != std::string::npos);  // with its size
+  CHECK(run.err.find("trace written to " + path + ", ") != std::string::npos);   // with its size
   CHECK(run.err.find("warning: the trace will be about") == std::string::npos);  // small: no warning
   const Json trace = burst::read_json_file(path);
   REQUIRE(trace.contains("traceEvents"));
@@ -164,16 +166,18 @@ TEST_CASE("usage errors exit 2 with a message that says what is valid") {
 }
 
 TEST_CASE("a what-if that cannot run says why, and too large a ring is refused before it eats memory") {
-  const auto flat_inner =
-      run_cli("simulate --topology a800-4hca --nodes 2 --model burst-7b --seq 1M --strategy megatron-cp --inner 4 --json");
+  const auto flat_inner = run_cli(
+      "simulate --topology a800-4hca --nodes 2 --model burst-7b --seq 1M --strategy megatron-cp --inner 4 --json");
   REQUIRE(flat_inner.exit_code == 0);
   const Json j = Json::parse(flat_inner.out);
   CHECK(j["applicable"] == false);
-  CHECK(j["reason"] == "inner: an inner ring size (4) needs a double ring (valid: 0 on a flat ring; hint: add --ring "
-                       "double, or drop --inner)");
+  CHECK(j["reason"] ==
+        "inner: an inner ring size (4) needs a double ring (valid: 0 on a flat ring; hint: add --ring "
+        "double, or drop --inner)");
   // 24000 GPUs in one flat ring would lower to ~1.7e9 tasks (~170 GB): a result with a reason.
-  const auto huge = run_cli("simulate --topology a800-4hca --nodes 3000 --model burst-7b --seq 1008000 "
-                            "--strategy megatron-cp --json");
+  const auto huge = run_cli(
+      "simulate --topology a800-4hca --nodes 3000 --model burst-7b --seq 1008000 "
+      "--strategy megatron-cp --json");
   REQUIRE(huge.exit_code == 0);
   const Json h = Json::parse(huge.out);
   CHECK(h["applicable"] == false);
@@ -182,7 +186,8 @@ TEST_CASE("a what-if that cannot run says why, and too large a ring is refused b
 }
 
 TEST_CASE("bytes are reported by the kind of link they cross") {
-  const auto run = run_cli("simulate --topology a800-4hca --nodes 2 --model llama2-7b --seq 256K --strategy burst --json");
+  const auto run =
+      run_cli("simulate --topology a800-4hca --nodes 2 --model llama2-7b --seq 256K --strategy burst --json");
   REQUIRE(run.exit_code == 0);
   const Json by_kind = Json::parse(run.out)["forward"]["link_bytes_per_rank_by_kind"];
   // A double ring over 2 nodes: NVLink inside nodes, PCIe to the HCAs, IB between nodes.
@@ -196,8 +201,8 @@ TEST_CASE("absurd amounts of work are refused up front with their size, unless f
   std::string nodes = "nodes=1", seqs = "seq=1K";
   for (int i = 2; i <= 17; ++i) nodes += "," + std::to_string(i);
   for (int i = 2; i <= 16; ++i) seqs += "," + std::to_string(i) + "K";
-  const auto grid = run_cli("whatif --topology a800-4hca --nodes 4 --model burst-14b --seq 1M --vary " + nodes +
-                            " --vary " + seqs);
+  const auto grid =
+      run_cli("whatif --topology a800-4hca --nodes 4 --model burst-14b --seq 1M --vary " + nodes + " --vary " + seqs);
   CHECK(grid.exit_code == 2);
   CHECK(grid.err.find("--vary: 272 grid points, each a whole plan search (valid: at most 256 without --force") !=
         std::string::npos);
@@ -205,9 +210,12 @@ TEST_CASE("absurd amounts of work are refused up front with their size, unless f
   // and then crashed printing the empty grid (SIGSEGV). Short values: the whole command line stays
   // under Linux's 128 KiB per argument.
   std::string wide;
-  for (const auto& [knob, value, count] : std::vector<std::tuple<std::string, std::string, int>>{
-           {"nodes", "4", 8192}, {"nets_per_node", "4", 8192}, {"seq", "1K", 8192}, {"memory_budget", "80GB", 8192},
-           {"intra_bw", "1TBps", 4096}}) {
+  for (const auto& [knob, value, count] :
+       std::vector<std::tuple<std::string, std::string, int>>{{"nodes", "4", 8192},
+                                                              {"nets_per_node", "4", 8192},
+                                                              {"seq", "1K", 8192},
+                                                              {"memory_budget", "80GB", 8192},
+                                                              {"intra_bw", "1TBps", 4096}}) {
     wide += " --vary " + knob + "=" + value;
     for (int i = 1; i < count; ++i) wide += "," + value;
   }

@@ -46,8 +46,10 @@ std::string shell(const std::string& command) {
 // A settings file parsed by python3 into JSON (`loader`: the module's load expression).
 Json parsed_by_python(const std::string& text, const std::string& name, const std::string& loader) {
   const std::string path = temp_file(name, text);
-  const std::string out = shell("python3 -c 'import json, sys, yaml, tomllib; f = open(sys.argv[1], \"rb\"); "
-                                "print(json.dumps(" + loader + "))' " + path);
+  const std::string out = shell(
+      "python3 -c 'import json, sys, yaml, tomllib; f = open(sys.argv[1], \"rb\"); "
+      "print(json.dumps(" +
+      loader + "))' " + path);
   std::filesystem::remove(path);
   return Json::parse(out);
 }
@@ -202,5 +204,6 @@ TEST_CASE("launch: the mpirun line of a cluster plan and of a local one") {
   CHECK_THAT(local.out, Catch::EndsWith(" run " + kLocal + " --steps 30 --check\n"));
   const auto exec_cluster = run_cli("launch " + kGolden + " --exec");
   CHECK(exec_cluster.exit_code == 2);
-  CHECK_THAT(exec_cluster.err, Catch::Contains("error: --exec: a plan of 4 nodes (a800-4hca x4) needs the hosts to run on"));
+  CHECK_THAT(exec_cluster.err,
+             Catch::Contains("error: --exec: a plan of 4 nodes (a800-4hca x4) needs the hosts to run on"));
 }

@@ -91,7 +91,8 @@ TEST_CASE("a device or a FIFO given as a plan is refused at once, by what it is"
 }
 
 TEST_CASE("capacity finds the fewest nodes that fit") {
-  const auto run = run_cli("capacity --topology a800-4hca --model burst-14b --seq 1M --max-nodes 8 --engine analytic --json");
+  const auto run =
+      run_cli("capacity --topology a800-4hca --model burst-14b --seq 1M --max-nodes 8 --engine analytic --json");
   REQUIRE(run.exit_code == 0);
   const Json j = Json::parse(run.out);
   REQUIRE(j["scaling"].size() == 4);  // 1, 2, 4, 8 nodes
@@ -139,8 +140,9 @@ TEST_CASE("golden errors of the planning commands") {
       CHECK_THAT(run.err, Catch::Contains("--topology local is this machine's GPUs"));  // a GPU machine
     } else {
       CHECK(run.exit_code == 2);
-      CHECK_THAT(run.err, Catch::Contains("error: --local-device: cuda asked for, but no GPU is visible (valid: cpu; hint: "
-                                          "plan on a GPU node, or plan CPU ranks with --local-device cpu)"));
+      CHECK_THAT(run.err,
+                 Catch::Contains("error: --local-device: cuda asked for, but no GPU is visible (valid: cpu; hint: "
+                                 "plan on a GPU node, or plan CPU ranks with --local-device cpu)"));
     }
     const auto cpu = run_cli("plan --topology local --local-device cpu --per-node 2 --model tiny-mha --seq 2K");
     CHECK(cpu.exit_code == 0);
@@ -149,9 +151,10 @@ TEST_CASE("golden errors of the planning commands") {
   SECTION("an impossible budget is no plan, with what to change") {
     const auto run = run_cli("plan " + kJob + " --memory-budget 1GiB");
     CHECK(run.exit_code == 2);
-    CHECK_THAT(run.err, Catch::Contains("error: --memory-budget: no plan fits: no strategy runs in 1.0 GiB per GPU on "
-                                        "16 GPUs (hint: more nodes (see burst capacity), a larger --memory-budget, or a "
-                                        "shorter --seq)"));
+    CHECK_THAT(run.err,
+               Catch::Contains("error: --memory-budget: no plan fits: no strategy runs in 1.0 GiB per GPU on "
+                               "16 GPUs (hint: more nodes (see burst capacity), a larger --memory-budget, or a "
+                               "shorter --seq)"));
     CHECK_THAT(run.out, Catch::Contains("needs"));  // the table says what each family would need
   }
   SECTION("explain of a corrupt plan names the file and the place") {

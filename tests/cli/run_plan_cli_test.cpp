@@ -36,7 +36,8 @@ std::string file_bytes(const std::string& path) {
 }
 
 // The training plan with `edit` applied, written to `dir`/`name`.
-std::string edited_plan(const burst::test::TempDir& dir, const std::string& name, const std::function<void(Json&)>& edit) {
+std::string edited_plan(const burst::test::TempDir& dir, const std::string& name,
+                        const std::function<void(Json&)>& edit) {
   Json plan = Json::parse(file_bytes(kTrainPlan));
   edit(plan);
   const std::string path = (dir.path / name).string();
@@ -68,11 +69,13 @@ TEST_CASE("burst run refuses what the runtime would ignore: batch, strategy name
     const std::string plan = edited_plan(dir, "warp.json", [](Json& p) { p["strategy"]["name"] = "warp-drive"; });
     const CliRun run = train(plan, "--steps 1");
     CHECK(run.exit_code == 2);
-    CHECK_THAT(run.err, Catch::Contains(plan + ":/strategy/name: unknown strategy 'warp-drive' (valid: burst, burst-usp, "
-                                               "megatron-cp, ds-ulysses, loongtrain-double-ring, loongtrain-usp, ring)"));
+    CHECK_THAT(run.err,
+               Catch::Contains(plan + ":/strategy/name: unknown strategy 'warp-drive' (valid: burst, burst-usp, "
+                                      "megatron-cp, ds-ulysses, loongtrain-double-ring, loongtrain-usp, ring)"));
   }
   SECTION("a cluster without links is no topology") {
-    const std::string plan = edited_plan(dir, "no-links.json", [](Json& p) { p["cluster"]["node"]["links"] = Json::array(); });
+    const std::string plan =
+        edited_plan(dir, "no-links.json", [](Json& p) { p["cluster"]["node"]["links"] = Json::array(); });
     const CliRun run = train(plan, "--steps 1");
     CHECK(run.exit_code == 2);
     CHECK_THAT(run.err, Catch::Contains("error: " + plan + ":/cluster:/node: GPU 'rank0' cannot reach any NIC"));
@@ -93,8 +96,9 @@ TEST_CASE("burst run refuses what the runtime would ignore: batch, strategy name
     const std::string plan = edited_plan(dir, "node.json", [](Json& p) { p["world"]["ranks"][1]["node"] = 5; });
     const CliRun run = train(plan, "--steps 1");
     CHECK(run.exit_code == 2);
-    CHECK_THAT(run.err, Catch::Contains("error: " + plan + ":/world/ranks/1/node: rank 1 is on node 5, and the plan's "
-                                               "cluster has 1 nodes (valid: 0 to 0)"));
+    CHECK_THAT(run.err, Catch::Contains("error: " + plan +
+                                        ":/world/ranks/1/node: rank 1 is on node 5, and the plan's "
+                                        "cluster has 1 nodes (valid: 0 to 0)"));
   }
 }
 

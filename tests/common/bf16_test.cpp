@@ -38,8 +38,9 @@ TEST_CASE("bf16 rounds to the nearest value, ties to even") {
   std::uint32_t state = 12345;
   for (int i = 0; i < 100000; ++i) {
     state = state * 1664525u + 1013904223u;
-    const float x = std::ldexp(static_cast<float>(state % 65536u) / 65536.0f + 0.5f, static_cast<int>(state >> 24) % 60 - 30) *
-                    ((state & 1u) ? -1.0f : 1.0f);
+    const float x =
+        std::ldexp(static_cast<float>(state % 65536u) / 65536.0f + 0.5f, static_cast<int>(state >> 24) % 60 - 30) *
+        ((state & 1u) ? -1.0f : 1.0f);
     const float r = round_to_bf16(x);
     REQUIRE(r == nearest_bf16(x));
     REQUIRE(std::fabs(r - x) <= burst::kBf16UnitRoundoff * std::fabs(x));

@@ -31,8 +31,9 @@ TEST_CASE("the writer's file is a trace: metadata, slices, instants, counters") 
   ChromeTraceWriter w(out);
   w.process(3, "node 3", 7);
   w.thread(3, 65, "gpu 1 stream 1", 65);
-  w.complete({.name = "attn_fwd step 2", .category = "forward", .pid = 3, .tid = 65, .start_s = 1.5e-3, .duration_s = 2e-6},
-             {{"step", 2}, {"flops", 1e12}, {"channel", "kv ring"}});
+  w.complete(
+      {.name = "attn_fwd step 2", .category = "forward", .pid = 3, .tid = 65, .start_s = 1.5e-3, .duration_s = 2e-6},
+      {{"step", 2}, {"flops", 1e12}, {"channel", "kv ring"}});
   w.instant({.name = "kv ring -> rank 1", .category = "backward", .pid = 3, .tid = 66, .start_s = 0.25});
   w.counter("n0 nic0 up", 4, 1e-9, "GB/s", 12.5);
   w.finish();
@@ -74,7 +75,8 @@ TEST_CASE("the writer escapes text and writes numbers that are not finite as nul
   std::ostringstream out;
   ChromeTraceWriter w(out);
   w.process(0, "rack \"A\"\\1\n", 0);
-  w.complete({.name = "tab\there", .category = "run"}, {{"nan", std::nan("")}, {"inf", std::numeric_limits<double>::infinity()}});
+  w.complete({.name = "tab\there", .category = "run"},
+             {{"nan", std::nan("")}, {"inf", std::numeric_limits<double>::infinity()}});
   w.finish();
   const nlohmann::json doc = nlohmann::json::parse(out.str());
   const auto& events = doc["traceEvents"];

@@ -23,12 +23,36 @@ using namespace std::string_literals;
 
 // Names that try to be syntax, and every kind of character escape.hpp calls unprintable.
 const std::vector<std::string>& nasty() {
-  static const std::vector<std::string> words = {
-      "plain", "", "yes", "16", "a: b", "x\ntouch PWNED\n", "t\n[evil]\nkey = 1", "#not a comment",
-      "quote\" and back\\slash", "tab\there", "cr\rhere", "nul\0here"s, "esc\x1b[31mred\x1b[0m", "del\x7f",
-      "c1 \xc2\x9b[31m csi", "nel \xc2\x85key: 1", "ls \xe2\x80\xa8key: 1 ps \xe2\x80\xa9",
-      "na\xc3\xafve \xe6\x97\xa5 \xf0\x9f\x98\x80", "'single'", "$HOME `id` $(id)", "-dash", "~", "null",
-      "*alias", "&anchor", "!tag", "{a: 1}", "[1]", "%directive", "noncharacter \xef\xbf\xbf"};
+  static const std::vector<std::string> words = {"plain",
+                                                 "",
+                                                 "yes",
+                                                 "16",
+                                                 "a: b",
+                                                 "x\ntouch PWNED\n",
+                                                 "t\n[evil]\nkey = 1",
+                                                 "#not a comment",
+                                                 "quote\" and back\\slash",
+                                                 "tab\there",
+                                                 "cr\rhere",
+                                                 "nul\0here"s,
+                                                 "esc\x1b[31mred\x1b[0m",
+                                                 "del\x7f",
+                                                 "c1 \xc2\x9b[31m csi",
+                                                 "nel \xc2\x85key: 1",
+                                                 "ls \xe2\x80\xa8key: 1 ps \xe2\x80\xa9",
+                                                 "na\xc3\xafve \xe6\x97\xa5 \xf0\x9f\x98\x80",
+                                                 "'single'",
+                                                 "$HOME `id` $(id)",
+                                                 "-dash",
+                                                 "~",
+                                                 "null",
+                                                 "*alias",
+                                                 "&anchor",
+                                                 "!tag",
+                                                 "{a: 1}",
+                                                 "[1]",
+                                                 "%directive",
+                                                 "noncharacter \xef\xbf\xbf"};
   return words;
 }
 
@@ -175,9 +199,9 @@ TEST_CASE("whatever the bytes, every escaped form is printable text on one line"
     std::string text(next() % 12, ' ');
     for (char& c : text) c = alphabet[next() % alphabet.size()];
     INFO(escape::terminal(text));
-    for (const std::string& out : {escape::terminal(text), escape::comment(text), escape::shell_word(text),
-                                   escape::yaml_scalar(text), escape::toml_string(text), escape::html(text),
-                                   escape::markdown(text)}) {
+    for (const std::string& out :
+         {escape::terminal(text), escape::comment(text), escape::shell_word(text), escape::yaml_scalar(text),
+          escape::toml_string(text), escape::html(text), escape::markdown(text)}) {
       REQUIRE_FALSE(escape::unprintable_at(out));
     }
     REQUIRE(escape::unprintable_at(text).has_value() == !escape::describe_unprintable(text).empty());

@@ -4,9 +4,9 @@
 
 #include "common/progress.hpp"
 
+using burst::Progress;
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
-using burst::Progress;
 
 TEST_CASE("progress: equal items count one each") {
   const Progress p("x", 4, false);

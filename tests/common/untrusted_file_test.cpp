@@ -39,14 +39,19 @@ std::string error_of(const std::string& path, const FileCap& cap = kTenBytes) {
 TEST_CASE("a regular file within its cap reads back whole, up to the cap exactly") {
   const test::TempDir dir("untrusted-ok");
   CHECK(read_untrusted_file(write(dir.path / "empty", ""), kTenBytes).empty());
-  CHECK(read_untrusted_file(write(dir.path / "ten", std::string("0123456\0" "89", 10)), kTenBytes) ==
-        std::string("0123456\0" "89", 10));
+  CHECK(read_untrusted_file(write(dir.path / "ten", std::string("0123456\0"
+                                                                "89",
+                                                                10)),
+                            kTenBytes) == std::string("0123456\0"
+                                                      "89",
+                                                      10));
 }
 
 TEST_CASE("a file over its cap is refused with the cap in the message") {
   const test::TempDir dir("untrusted-cap");
   const std::string path = write(dir.path / "eleven", "0123456789A");
-  CHECK(error_of(path) == path + ": 11B of a test file (valid: a test file of at most 10B; hint: is this the file you meant?)");
+  CHECK(error_of(path) ==
+        path + ": 11B of a test file (valid: a test file of at most 10B; hint: is this the file you meant?)");
   // A sparse file of 3 GiB is refused by its size before a byte is read.
   const std::string big = (dir.path / "sparse").string();
   const int fd = ::open(big.c_str(), O_WRONLY | O_CREAT, 0600);
@@ -61,7 +66,8 @@ TEST_CASE("devices, directories, FIFOs and symlink loops are refused by what the
   const test::TempDir dir("untrusted-kinds");
   CHECK(error_of("/dev/zero").starts_with("/dev/zero: a character device, not a regular file"));
   CHECK(error_of(dir.path.string()).starts_with(dir.path.string() + ": a directory, not a regular file"));
-  CHECK(error_of((dir.path / "missing").string()) == (dir.path / "missing").string() + ": no such file (hint: check the path)");
+  CHECK(error_of((dir.path / "missing").string()) ==
+        (dir.path / "missing").string() + ": no such file (hint: check the path)");
   fs::create_symlink(dir.path / "b", dir.path / "a");
   fs::create_symlink(dir.path / "a", dir.path / "b");
   CHECK(error_of((dir.path / "a").string()).find("cannot open file: a loop of symbolic links") != std::string::npos);

@@ -41,15 +41,24 @@ TaskGraph random_ring_dag(int gpus, int tasks, std::mt19937& rng) {
     const int src = gpu(rng);
     if (kind(rng) == 0) {
       deps.push_back(last_send[static_cast<std::size_t>(src)]);
-      last_send[static_cast<std::size_t>(src)] = g.add_transfer(
-          {.src = src, .dst = (src + 1) % gpus, .channel = 0, .phase = Phase::Forward, .payload = Payload::KV,
-           .bytes = bytes(rng), .step = i},
-          deps);
+      last_send[static_cast<std::size_t>(src)] = g.add_transfer({.src = src,
+                                                                 .dst = (src + 1) % gpus,
+                                                                 .channel = 0,
+                                                                 .phase = Phase::Forward,
+                                                                 .payload = Payload::KV,
+                                                                 .bytes = bytes(rng),
+                                                                 .step = i},
+                                                                deps);
     } else {
       const auto block = std::int64_t{1} << std::uniform_int_distribution<int>(8, 15)(rng);
-      g.add_compute({.gpu = src, .stream = stream(rng), .phase = Phase::Backward,
+      g.add_compute({.gpu = src,
+                     .stream = stream(rng),
+                     .phase = Phase::Backward,
                      .kernel = static_cast<KernelKind>(std::uniform_int_distribution<int>(0, 3)(rng)),
-                     .flops = flops(rng), .block_q = block, .block_k = block * 2, .step = i},
+                     .flops = flops(rng),
+                     .block_q = block,
+                     .block_k = block * 2,
+                     .step = i},
                     deps);
     }
   }
@@ -65,14 +74,25 @@ TaskGraph random_chain(int gpus, int tasks, std::mt19937& rng) {
   int at = 0;
   for (int i = 0; i < tasks; ++i) {
     if (i % 2 == 0) {
-      prev = g.add_compute({.gpu = at, .stream = 0, .phase = Phase::Forward, .kernel = KernelKind::AttentionForward,
-                            .flops = 1e11 * (1 + i % 7), .block_q = 4096, .block_k = 4096, .step = i},
+      prev = g.add_compute({.gpu = at,
+                            .stream = 0,
+                            .phase = Phase::Forward,
+                            .kernel = KernelKind::AttentionForward,
+                            .flops = 1e11 * (1 + i % 7),
+                            .block_q = 4096,
+                            .block_k = 4096,
+                            .step = i},
                            {prev});
     } else {
       int to = gpu(rng);
       if (to == at) to = (at + 1) % gpus;
-      prev = g.add_transfer({.src = at, .dst = to, .channel = 0, .phase = Phase::Forward, .payload = Payload::QPack,
-                             .bytes = 1e8 * (1 + i % 5), .step = i},
+      prev = g.add_transfer({.src = at,
+                             .dst = to,
+                             .channel = 0,
+                             .phase = Phase::Forward,
+                             .payload = Payload::QPack,
+                             .bytes = 1e8 * (1 + i % 5),
+                             .step = i},
                             {prev});
       at = to;
     }
@@ -89,12 +109,23 @@ TaskGraph random_contended_dag(int gpus, int tasks, std::mt19937& rng) {
     const int nd = i == 0 ? 0 : ndeps(rng);
     for (int k = 0; k < nd; ++k) deps.push_back(std::uniform_int_distribution<TaskId>(0, i - 1)(rng));
     if (kind(rng) == 0) {
-      g.add_transfer({.src = gpu(rng), .dst = gpu(rng), .channel = 0, .phase = Phase::Forward,
-                      .payload = Payload::DKV, .bytes = 1e8 * (1 + i % 9), .step = i},
+      g.add_transfer({.src = gpu(rng),
+                      .dst = gpu(rng),
+                      .channel = 0,
+                      .phase = Phase::Forward,
+                      .payload = Payload::DKV,
+                      .bytes = 1e8 * (1 + i % 9),
+                      .step = i},
                      deps);
     } else {
-      g.add_compute({.gpu = gpu(rng), .stream = 0, .phase = Phase::Forward, .kernel = KernelKind::Gemm,
-                     .flops = 1e11 * (1 + i % 4), .block_q = 8192, .block_k = 8192, .step = i},
+      g.add_compute({.gpu = gpu(rng),
+                     .stream = 0,
+                     .phase = Phase::Forward,
+                     .kernel = KernelKind::Gemm,
+                     .flops = 1e11 * (1 + i % 4),
+                     .block_q = 8192,
+                     .block_k = 8192,
+                     .step = i},
                     deps);
     }
   }
@@ -119,7 +150,8 @@ void check_agree(const TaskGraph& g, const topo::Topology& t) {
   CHECK(bad == 0);
   CHECK(same(a.makespan_s, e.makespan_s));
   CHECK(a.link_bytes == e.link_bytes);
-  for (std::size_t gpu = 0; gpu < a.compute_busy_s.size(); ++gpu) CHECK(same(a.compute_busy_s[gpu], e.compute_busy_s[gpu]));
+  for (std::size_t gpu = 0; gpu < a.compute_busy_s.size(); ++gpu)
+    CHECK(same(a.compute_busy_s[gpu], e.compute_busy_s[gpu]));
 }
 
 topo::Topology doubled(const topo::Topology& t, double factor) {
@@ -190,7 +222,8 @@ TEST_CASE("doubling every link capacity never lengthens the makespan") {
     for (const std::string name : {"event", "analytic"}) {
       INFO(name);
       const auto e = make_engine(name);
-      CHECK(e->run(contended, fast, kRooflineModels, {}).makespan_s <= e->run(contended, base, kRooflineModels, {}).makespan_s);
+      CHECK(e->run(contended, fast, kRooflineModels, {}).makespan_s <=
+            e->run(contended, base, kRooflineModels, {}).makespan_s);
       CHECK(e->run(ring, fast, kRooflineModels, {}).makespan_s <= e->run(ring, base, kRooflineModels, {}).makespan_s);
     }
   }

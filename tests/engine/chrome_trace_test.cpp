@@ -63,7 +63,7 @@ TEST_CASE("the trace has a process per node, a thread per stream and send queue,
       CHECK(e["dur"].get<double>() == Approx((r.times[id].end - r.times[id].start) * 1e6).margin(1e-3));
     }
     if (e["ph"] == "X" && e["name"] == "kv -> gpu 0" && e["pid"] == 1) {
-      found_send = true;  // GPU 3 sends to GPU 0 over the network
+      found_send = true;           // GPU 3 sends to GPU 0 over the network
       CHECK(e["tid"] == 64 + 32);  // local GPU 1, send lane 0
       CHECK(e["args"]["bytes"] == 1e8);
     }
@@ -101,8 +101,13 @@ TEST_CASE("overlapping sends of one GPU go to separate lanes, so no thread's sli
   const topo::Topology t = test::star(3, 100e9, 1e-6);
   TaskGraph g(3);
   for (int i = 0; i < 3; ++i) {
-    g.add_transfer({.src = 0, .dst = 1 + i % 2, .channel = 0, .phase = Phase::Forward, .payload = Payload::KV,
-                    .bytes = 1e9, .step = i},
+    g.add_transfer({.src = 0,
+                    .dst = 1 + i % 2,
+                    .channel = 0,
+                    .phase = Phase::Forward,
+                    .payload = Payload::KV,
+                    .bytes = 1e9,
+                    .step = i},
                    {});
   }
   const SimResult r = make_engine("event")->run(g, t, make_cost_models(), {});
@@ -119,6 +124,7 @@ TEST_CASE("overlapping sends of one GPU go to separate lanes, so no thread's sli
   CHECK(names == std::set<std::string>{"gpu 0 send", "gpu 0 send 1", "gpu 0 send 2"});
   for (auto& [tid, slices] : by_tid) {
     std::sort(slices.begin(), slices.end());
-    for (std::size_t i = 1; i < slices.size(); ++i) CHECK(slices[i].first >= slices[i - 1].first + slices[i - 1].second);
+    for (std::size_t i = 1; i < slices.size(); ++i)
+      CHECK(slices[i].first >= slices[i - 1].first + slices[i - 1].second);
   }
 }

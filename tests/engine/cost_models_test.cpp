@@ -40,9 +40,9 @@ TEST_CASE("efficiency curves interpolate in log2 of the block and clamp at the e
   CHECK(c.at(4096) == Approx(0.8));
   // 2048 is halfway between 1024 and 4096 in log2: 0.4 + (0.8 - 0.4) / 2.
   CHECK(c.at(2048) == Approx(0.6));
-  CHECK(c.at(16) == Approx(0.4));      // clamped below
-  CHECK(c.at(1 << 20) == Approx(0.8)); // clamped above
-  CHECK(c.at(0) == Approx(0.8));       // no block size known: the large-block end
+  CHECK(c.at(16) == Approx(0.4));       // clamped below
+  CHECK(c.at(1 << 20) == Approx(0.8));  // clamped above
+  CHECK(c.at(0) == Approx(0.8));        // no block size known: the large-block end
 }
 
 TEST_CASE("roofline: seconds = flops / (peak x efficiency(min(block_q, block_k)))") {
@@ -164,10 +164,12 @@ TEST_CASE("a calibration document overrides curves, link efficiencies and latenc
     "compute": [{"gpu": "H100", "attn_fwd": [["1K", 0.5], ["8K", 0.75]]},
                 {"gpu": "MI300", "gemm": [[4096, 0.6]]}],
     "link_efficiency": {"nvlink": 0.7},
-    "latency": {"NET": "5us"}})", "cal.json");
+    "latency": {"NET": "5us"}})",
+                                   "cal.json");
   const Calibration c = apply_calibration(default_calibration(), doc, "cal.json");
   CHECK(c.compute_for("H100-SXM5").kernels[0].at(8192) == Approx(0.75));
-  CHECK(c.compute_for("H100-SXM5").kernels[1].at(8192) == Approx(default_calibration().compute_for("H100").kernels[1].at(8192)));
+  CHECK(c.compute_for("H100-SXM5").kernels[1].at(8192) ==
+        Approx(default_calibration().compute_for("H100").kernels[1].at(8192)));
   // A new family starts from "*" and replaces only the curves it names.
   CHECK(c.compute_for("MI300X").gpu == "MI300");
   CHECK(c.compute_for("MI300X").kernels[2].at(1) == Approx(0.6));
@@ -181,7 +183,8 @@ TEST_CASE("a calibration sets launch gaps and parallelism; a measured kernel ser
   const Json doc = parse_json_text(R"({
     "schema": "burst.calibration/1",
     "compute": [{"gpu": "MI300", "attn_fwd": [["8K", 0.5]], "launch_gap": "7us", "multiprocessors": 304,
-                 "tail_ctas_per_sm": 3}]})", "cal.json");
+                 "tail_ctas_per_sm": 3}]})",
+                                   "cal.json");
   const Calibration c = apply_calibration(default_calibration(), doc, "cal.json");
   const ComputeCalibration& mi = c.compute_for("MI300X");
   CHECK(mi.launch_gap_s == Approx(7e-6));
@@ -193,7 +196,8 @@ TEST_CASE("a calibration sets launch gaps and parallelism; a measured kernel ser
         c.compute_for("*").kernels[curve_index(KernelKind::AttentionBackward, true)].points);
   const Json bad = parse_json_text(R"({
     "schema": "burst.calibration/1",
-    "compute": [{"gpu": "MI300", "launch_gap": "5ms", "multiprocessors": 2000}]})", "bad.json");
+    "compute": [{"gpu": "MI300", "launch_gap": "5ms", "multiprocessors": 2000}]})",
+                                   "bad.json");
   try {
     (void)apply_calibration(default_calibration(), bad, "bad.json");
     FAIL("expected an error");
@@ -209,7 +213,8 @@ TEST_CASE("calibration errors name every problem with its JSON pointer") {
     "schema": "burst.calibration/2",
     "compute": [{"gpu": "H100", "attn_fwd": [[512, 1.5], [256, 0.5]], "gem": []}],
     "link_efficiency": {"nvlnk": 0.5},
-    "latency": {"NET": "3xs"}})", "cal.json");
+    "latency": {"NET": "3xs"}})",
+                                   "cal.json");
   try {
     (void)apply_calibration(default_calibration(), doc, "cal.json");
     FAIL("expected an error");

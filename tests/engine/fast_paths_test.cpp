@@ -44,8 +44,8 @@ TEST_CASE("finish queue: pops in (finish time, task) order like an ordered set, 
       finish_of[si] = -1;
       queue.erase(s);
     } else {  // advance to the earliest time and pop a few there
-      REQUIRE(queue.min_finish() == (reference.empty() ? std::numeric_limits<double>::infinity()
-                                                          : std::get<0>(*reference.begin())));
+      REQUIRE(queue.min_finish() ==
+              (reference.empty() ? std::numeric_limits<double>::infinity() : std::get<0>(*reference.begin())));
       if (reference.empty()) continue;
       now = std::get<0>(*reference.begin());
       for (int k = 0; k < 5 && !reference.empty() && std::get<0>(*reference.begin()) <= now; ++k) {
@@ -70,12 +70,23 @@ TEST_CASE("without record_times the engines give the same makespan, busy times, 
     const TaskId dep = i > 0 ? std::uniform_int_distribution<TaskId>(0, i - 1)(rng) : -1;
     const int src = gpu(rng);
     if (i % 3 == 0) {
-      g.add_compute({.gpu = src, .stream = stream(rng), .phase = Phase::Forward, .kernel = KernelKind::AttentionForward,
-                     .flops = amount(rng) * 1e3, .block_q = 4096, .block_k = 4096, .step = i},
+      g.add_compute({.gpu = src,
+                     .stream = stream(rng),
+                     .phase = Phase::Forward,
+                     .kernel = KernelKind::AttentionForward,
+                     .flops = amount(rng) * 1e3,
+                     .block_q = 4096,
+                     .block_k = 4096,
+                     .step = i},
                     {dep});
     } else {  // transfers to random peers: flows overlap and share links
-      g.add_transfer({.src = src, .dst = (src + 1 + gpu(rng) % 3) % 4, .channel = 0, .phase = Phase::Forward,
-                      .payload = Payload::KV, .bytes = amount(rng), .step = i},
+      g.add_transfer({.src = src,
+                      .dst = (src + 1 + gpu(rng) % 3) % 4,
+                      .channel = 0,
+                      .phase = Phase::Forward,
+                      .payload = Payload::KV,
+                      .bytes = amount(rng),
+                      .step = i},
                      {dep});
     }
   }
@@ -118,14 +129,26 @@ TEST_CASE("huge-page vectors hold what std::vector holds, below and above the hu
 
 TEST_CASE("task graph: dependency ranges end where the next task's begin; block sizes must fit 32 bits") {
   TaskGraph g(2);
-  const TaskId a = g.add_compute({.gpu = 0, .stream = 2, .phase = Phase::Forward, .kernel = KernelKind::Gemm,
-                                  .flops = 1, .block_q = 1, .block_k = 2, .step = 0},
+  const TaskId a = g.add_compute({.gpu = 0,
+                                  .stream = 2,
+                                  .phase = Phase::Forward,
+                                  .kernel = KernelKind::Gemm,
+                                  .flops = 1,
+                                  .block_q = 1,
+                                  .block_k = 2,
+                                  .step = 0},
                                  {});
-  const TaskId b = g.add_transfer({.src = 0, .dst = 1, .channel = 0, .phase = Phase::Forward, .payload = Payload::KV,
-                                   .bytes = 1, .step = 0},
-                                  {a, -1, a});
-  const TaskId c = g.add_compute({.gpu = 1, .stream = 0, .phase = Phase::Forward, .kernel = KernelKind::Gemm,
-                                  .flops = 1, .block_q = 0, .block_k = 0, .step = 1},
+  const TaskId b = g.add_transfer(
+      {.src = 0, .dst = 1, .channel = 0, .phase = Phase::Forward, .payload = Payload::KV, .bytes = 1, .step = 0},
+      {a, -1, a});
+  const TaskId c = g.add_compute({.gpu = 1,
+                                  .stream = 0,
+                                  .phase = Phase::Forward,
+                                  .kernel = KernelKind::Gemm,
+                                  .flops = 1,
+                                  .block_q = 0,
+                                  .block_k = 0,
+                                  .step = 1},
                                  {b, a});
   CHECK(g.deps(a).empty());
   CHECK(std::vector<TaskId>(g.deps(b).begin(), g.deps(b).end()) == std::vector<TaskId>{a, a});
@@ -133,15 +156,22 @@ TEST_CASE("task graph: dependency ranges end where the next task's begin; block 
   CHECK(g.dependencies().size() == 4);
   CHECK(g.streams() == 3);
   CHECK(g.task(a).block_k == 2);
-  CHECK_THROWS_AS(g.add_compute({.gpu = 0, .stream = 0, .phase = Phase::Forward, .kernel = KernelKind::Gemm,
-                                 .flops = 1, .block_q = std::int64_t{1} << 31, .block_k = 1, .step = 0},
+  CHECK_THROWS_AS(g.add_compute({.gpu = 0,
+                                 .stream = 0,
+                                 .phase = Phase::Forward,
+                                 .kernel = KernelKind::Gemm,
+                                 .flops = 1,
+                                 .block_q = std::int64_t{1} << 31,
+                                 .block_k = 1,
+                                 .step = 0},
                                 {}),
                   std::invalid_argument);
   // A dependency on a task not yet added throws and leaves the graph as it was.
-  CHECK_THROWS_AS(g.add_transfer({.src = 0, .dst = 1, .channel = 0, .phase = Phase::Forward,
-                                  .payload = Payload::KV, .bytes = 1, .step = 0},
-                                 {a, 7}),
-                  std::logic_error);
+  CHECK_THROWS_AS(
+      g.add_transfer(
+          {.src = 0, .dst = 1, .channel = 0, .phase = Phase::Forward, .payload = Payload::KV, .bytes = 1, .step = 0},
+          {a, 7}),
+      std::logic_error);
   CHECK(g.size() == 3);
   CHECK(g.dependencies().size() == 4);
   CHECK(std::vector<TaskId>(g.deps(c).begin(), g.deps(c).end()) == std::vector<TaskId>{b, a});

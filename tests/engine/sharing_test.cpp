@@ -14,9 +14,9 @@ using namespace burst::sim;
 namespace {
 
 const CostModels kPeakModels = make_cost_models("peak", "ideal");
-constexpr double C = 100e9;     // link capacity
-constexpr double L = 1e-6;      // per link; a star path crosses 2 links
-constexpr double X = 1e9;       // bytes
+constexpr double C = 100e9;  // link capacity
+constexpr double L = 1e-6;   // per link; a star path crosses 2 links
+constexpr double X = 1e9;    // bytes
 constexpr double kPeak = 100e12;
 
 SimResult run(const std::string& engine, const TaskGraph& g, const topo::Topology& t, bool record = false) {
@@ -24,11 +24,18 @@ SimResult run(const std::string& engine, const TaskGraph& g, const topo::Topolog
 }
 
 TaskGraph::TransferSpec send(int src, int dst, double bytes = X) {
-  return {.src = src, .dst = dst, .channel = 0, .phase = Phase::Forward, .payload = Payload::KV, .bytes = bytes, .step = 0};
+  return {
+      .src = src, .dst = dst, .channel = 0, .phase = Phase::Forward, .payload = Payload::KV, .bytes = bytes, .step = 0};
 }
 TaskGraph::ComputeSpec work(int gpu, double seconds, int stream = 0) {
-  return {.gpu = gpu, .stream = stream, .phase = Phase::Forward, .kernel = KernelKind::Gemm, .flops = seconds * kPeak,
-          .block_q = 0, .block_k = 0, .step = 0};
+  return {.gpu = gpu,
+          .stream = stream,
+          .phase = Phase::Forward,
+          .kernel = KernelKind::Gemm,
+          .flops = seconds * kPeak,
+          .block_q = 0,
+          .block_k = 0,
+          .step = 0};
 }
 
 }  // namespace
@@ -129,8 +136,8 @@ TEST_CASE("a flow capped by a FatPipe link leaves the Shared capacity to the oth
   // B = 2->0 share nvswitch->gpu0: fair share 12.5, but A is capped at 10, so B gets 25 - 10 = 15.
   // B ends at L' + X / 15 GB/s (before A), then A stays at its cap: L' + X / 10 GB/s.
   using topo::Sharing;
-  const topo::Topology t = test::star_mixed({{25e9, Sharing::Shared}, {10e9, Sharing::FatPipe},
-                                             {100e9, Sharing::FatPipe}}, L);
+  const topo::Topology t =
+      test::star_mixed({{25e9, Sharing::Shared}, {10e9, Sharing::FatPipe}, {100e9, Sharing::FatPipe}}, L);
   TaskGraph g(3);
   g.add_transfer(send(1, 0), {});
   g.add_transfer(send(2, 0), {});
@@ -269,5 +276,6 @@ TEST_CASE("overlap is not free: compute that starts while its GPU's transfer is 
   const TaskId hop = later.add_transfer(send(0, 1), {});
   const TaskId after = later.add_compute(work(1, 1e-3), {hop});
   const SimResult r2 = make_engine("event")->run(later, test::star(2, C, L), roofline, EngineOptions{true, false});
-  CHECK(r2.times[static_cast<std::size_t>(after)].end - r2.times[static_cast<std::size_t>(after)].start == Approx(base));
+  CHECK(r2.times[static_cast<std::size_t>(after)].end - r2.times[static_cast<std::size_t>(after)].start ==
+        Approx(base));
 }

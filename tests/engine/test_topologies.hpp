@@ -17,8 +17,7 @@ inline topo::GpuSpec test_gpu(std::string model = "TestGPU") {
 
 // One node: `gpus` GPUs joined by one NVSwitch, each by a link of `bandwidth` per direction
 // and `latency`; a transfer gpu a -> gpu b crosses "gpu a -> nvswitch" and "nvswitch -> gpu b".
-inline topo::Topology star(int gpus, double bandwidth, double latency,
-                           topo::Sharing sharing = topo::Sharing::Shared) {
+inline topo::Topology star(int gpus, double bandwidth, double latency, topo::Sharing sharing = topo::Sharing::Shared) {
   std::vector<topo::Device> devices;
   std::vector<topo::Link> links;
   for (int g = 0; g < gpus; ++g) devices.push_back({topo::DeviceKind::Gpu, "gpu" + std::to_string(g)});

@@ -18,7 +18,8 @@ const std::string kGolden = std::string(BURST_TEST_DATA) + "/plans/a800x4-burst1
 const std::string kLocal = std::string(BURST_TEST_DATA) + "/run/local-2x2-tiny-mha-1K-default.json";
 
 bool deviates(const exporter::Equivalent& e, Knob knob) {
-  return std::any_of(e.deviations.begin(), e.deviations.end(), [&](const exporter::Deviation& d) { return d.knob == knob; });
+  return std::any_of(e.deviations.begin(), e.deviations.end(),
+                     [&](const exporter::Deviation& d) { return d.knob == knob; });
 }
 
 exporter::Equivalent equivalent_in(const plan::Plan& p, const char* framework) {
@@ -39,8 +40,10 @@ TEST_CASE("every framework keeps the plan's ranks and never asks for a knob it l
       if (s.ulysses > 1) CHECK(f.can.ulysses);
       if (s.cp > 1 && s.ulysses > 1) CHECK(f.can.ulysses_with_ring);
       if (s.cp > 1) CHECK(std::find(f.can.layouts.begin(), f.can.layouts.end(), s.layout) != f.can.layouts.end());
-      if (s.cp > 1) CHECK(std::find(f.can.backwards.begin(), f.can.backwards.end(), s.backward) != f.can.backwards.end());
-      CHECK(std::find(f.can.checkpoints.begin(), f.can.checkpoints.end(), s.checkpoint.policy) != f.can.checkpoints.end());
+      if (s.cp > 1)
+        CHECK(std::find(f.can.backwards.begin(), f.can.backwards.end(), s.backward) != f.can.backwards.end());
+      CHECK(std::find(f.can.checkpoints.begin(), f.can.checkpoints.end(), s.checkpoint.policy) !=
+            f.can.checkpoints.end());
       CHECK(std::find(f.can.zero_stages.begin(), f.can.zero_stages.end(), s.zero.stage) != f.can.zero_stages.end());
       if (s.lm_head_chunks > 1) CHECK(f.can.chunked_lm_head);
       if (s.zero.offload) CHECK(f.can.offload);
@@ -66,7 +69,8 @@ TEST_CASE("BurstEngine's 14B 1M plan in Megatron-LM: a flat K,V ring, full recom
   CHECK_FALSE(deviates(e, Knob::Attention));
 }
 
-TEST_CASE("a Ulysses x ring plan: Megatron's a2a+p2p keeps it, NeMo and TorchTitan flatten it, DeepSpeed splits heads") {
+TEST_CASE(
+    "a Ulysses x ring plan: Megatron's a2a+p2p keeps it, NeMo and TorchTitan flatten it, DeepSpeed splits heads") {
   const plan::Plan p = plan::read_plan(kLocal);
   REQUIRE(p.strategy.ulysses == 2);
   REQUIRE(p.strategy.cp == 2);

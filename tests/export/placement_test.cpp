@@ -66,7 +66,8 @@ TEST_CASE("a plan node split over two hosts is refused, naming the rank, its hos
 TEST_CASE("two plan nodes on one host of a GPU cluster are refused; on the local topology they are not") {
   // 16 ranks a host: nodes 0 and 1 share host h0's GPUs.
   const std::string message = refusal(placed_plan(4, 8, "a800-4hca"), by_slot(32, 16));
-  CHECK_THAT(message, Catch::Contains("rank 8 runs on host 'h0' with ranks of plan node 0, but the plan puts it on node 1"));
+  CHECK_THAT(message,
+             Catch::Contains("rank 8 runs on host 'h0' with ranks of plan node 0, but the plan puts it on node 1"));
   const std::string note = launch::check_placement(placed_plan(4, 2, "local"), by_slot(8, 4), "plan.json");
   CHECK_THAT(note, Catch::Contains("the plan's 4 virtual nodes run on 2 hosts"));
 }

@@ -26,10 +26,9 @@
 namespace {
 
 constexpr std::array<std::string_view, 20> kSubcommands = {
-    "topo list",  "topo show",      "topo validate",   "topo convert",    "simulate",
-    "plan",       "explain",        "capacity",        "whatif",          "report",
-    "export",     "launch",         "run",             "calibrate",       "bench simulate",
-    "bench plan", "bench attention", "bench training", "bench precision", ""};
+    "topo list",      "topo show",  "topo validate",   "topo convert",   "simulate",        "plan", "explain",
+    "capacity",       "whatif",     "report",          "export",         "launch",          "run",  "calibrate",
+    "bench simulate", "bench plan", "bench attention", "bench training", "bench precision", ""};
 
 // Thrown once the command line is parsed, before any command would run.
 struct Parsed {};

@@ -31,7 +31,8 @@ void fuzz_mask(std::string_view text) {
 }
 
 void fuzz_hf_config(std::string_view text) {
-  const burst::sim::ModelSpec m = burst::sim::model_from_hf_config(burst::parse_json_text(text, "config.json"), "config.json");
+  const burst::sim::ModelSpec m =
+      burst::sim::model_from_hf_config(burst::parse_json_text(text, "config.json"), "config.json");
   if (m.layers < 1 || m.hidden < 1 || m.heads < 1 || m.kv_heads < 1 || m.head_dim < 1 || m.vocab < 1) {
     fail("a non-positive dimension");
   }
@@ -51,9 +52,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     switch (data[0] % 3) {
-      case 0: fuzz_mask(text); break;
-      case 1: fuzz_hf_config(text); break;
-      default: fuzz_calibration(text); break;
+      case 0:
+        fuzz_mask(text);
+        break;
+      case 1:
+        fuzz_hf_config(text);
+        break;
+      default:
+        fuzz_calibration(text);
+        break;
     }
   } catch (const burst::Error&) {
   } catch (const std::exception& e) {

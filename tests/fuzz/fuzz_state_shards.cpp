@@ -67,13 +67,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const ScratchDir scratch;
   const bool fix_checksums = (data[0] & 1) != 0;
   const std::uint64_t model_size = data[1];
-  const std::vector<std::string_view> files = split(std::string_view(reinterpret_cast<const char*>(data + 2), size - 2));
+  const std::vector<std::string_view> files =
+      split(std::string_view(reinterpret_cast<const char*>(data + 2), size - 2));
   std::error_code ignored;
   fs::remove_all(scratch.path, ignored);
   fs::create_directories(scratch.path / "F.gen1-step1");
   const std::size_t shards = files.size() - 1;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    const fs::path path = i == 0 ? scratch.path / "F" : scratch.path / "F.gen1-step1" / burst::rt::shard_name(static_cast<int>(i - 1), static_cast<int>(shards));
+    const fs::path path = i == 0 ? scratch.path / "F"
+                                 : scratch.path / "F.gen1-step1" /
+                                       burst::rt::shard_name(static_cast<int>(i - 1), static_cast<int>(shards));
     const std::string text = fix_checksums ? burst::fuzz::with_right_checksum(files[i]) : std::string(files[i]);
     std::ofstream(path, std::ios::binary).write(text.data(), static_cast<std::streamsize>(text.size()));
   }
@@ -81,7 +84,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const burst::rt::TrainingState state = burst::rt::load_whole_state((scratch.path / "F").string(), model_size);
     if (state.meta.contains("zero")) {
       if (state.params.size() != model_size) bug("accepted a manifest whose shards do not make the model's size");
-      if (state.adam_m.size() != model_size || state.adam_v.size() != model_size) bug("accepted shards without whole moments");
+      if (state.adam_m.size() != model_size || state.adam_v.size() != model_size)
+        bug("accepted shards without whole moments");
     }
     for (const auto* moment : {&state.adam_m, &state.adam_v}) {
       if (!moment->empty() && moment->size() != state.params.size()) bug("accepted moments not as long as params");

@@ -70,12 +70,13 @@ TEST_CASE("the training kernels' host API names bad arguments before any launch"
                     Contains("add_rms_norm_forward: b"));
   CHECK_THROWS_WITH(rms_norm_backward(&b, &b, &f, &b, nullptr, 4, 8, &b, &f, nullptr, nullptr),
                     Contains("rms_norm_backward: workspace"));
-  CHECK_THROWS_WITH(rope_forward(RopeArgs{&b, 3, 2, 7, nullptr, 0.5f}, nullptr),
-                    Contains("rope_forward: head_dim") && Contains("rope_forward: positions") &&
-                        Contains("rope_forward: base"));
+  CHECK_THROWS_WITH(
+      rope_forward(RopeArgs{&b, 3, 2, 7, nullptr, 0.5f}, nullptr),
+      Contains("rope_forward: head_dim") && Contains("rope_forward: positions") && Contains("rope_forward: base"));
   CHECK_THROWS_WITH(rope_backward(RopeArgs{&b, 3, 0, 8, nullptr, 1e4f}, nullptr), Contains("rope_backward: heads"));
   const std::int64_t position = 0;
-  CHECK_THROWS_WITH(rope_forward(RopeArgs{&b, 1, 1, 8, &position, 1e4f, nullptr, 2}, nullptr), Contains("rope_forward: k"));
+  CHECK_THROWS_WITH(rope_forward(RopeArgs{&b, 1, 1, 8, &position, 1e4f, nullptr, 2}, nullptr),
+                    Contains("rope_forward: k"));
   CHECK_THROWS_WITH(rope_forward(RopeArgs{&b, 1, 1, 8, &position, 1e4f, &b, -1}, nullptr),
                     Contains("rope_forward: k_heads"));
   CHECK_THROWS_WITH(swiglu_backward(&b, &b, nullptr, &b, &b, 10, nullptr), Contains("swiglu_backward: dm"));

@@ -1,8 +1,8 @@
 // The CUDA kernels, through CudaAttentionKernels, against the CPU kernels (CpuAttentionKernels,
 // fp32) on the same bf16 inputs, each stored in its backend's memory (host_tensor_kernels.hpp):
-// forward O and lse, backward dQ, dK, dV, merge and delta, for every mask kind (full, causal, sliding, document, block-sparse), grouped-query
-// ratios 1:1, 4:1 and 8:1, head_dim 64 and 128, blocks whose lengths are not multiples of the
-// 64-row tiles, ring-layout position sets (zigzag, striped) and rows with no allowed key.
+// forward O and lse, backward dQ, dK, dV, merge and delta, for every mask kind (full, causal, sliding, document,
+// block-sparse), grouped-query ratios 1:1, 4:1 and 8:1, head_dim 64 and 128, blocks whose lengths are not multiples of
+// the 64-row tiles, ring-layout position sets (zigzag, striped) and rows with no allowed key.
 //
 // Tolerance per tensor: max |gpu - cpu| <= k 2^-8 max |cpu| (2^-8: bf16's relative precision;
 // the GPU rounds P and dS to bf16 for the tensor cores, the CPU keeps them in fp32), with k
@@ -64,15 +64,15 @@ Comparison compare(std::span<const float> got, std::span<const float> want) {
   return c;
 }
 
-#define CHECK_WITHIN(got, want, k)                                                                             \
-  do {                                                                                                         \
-    const Comparison c_ = compare(got, want);                                                                  \
-    INFO(#got << ": max error " << c_.max_error << ", max |cpu| " << c_.max_reference << ", bound "           \
+#define CHECK_WITHIN(got, want, k)                                                                           \
+  do {                                                                                                       \
+    const Comparison c_ = compare(got, want);                                                                \
+    INFO(#got << ": max error " << c_.max_error << ", max |cpu| " << c_.max_reference << ", bound "          \
               << (k)*kBf16Eps * c_.max_reference << ", non-finite " << c_.non_finite << ", -inf mismatches " \
-              << c_.inf_mismatch);                                                                             \
-    CHECK(c_.non_finite == 0);                                                                                 \
-    CHECK(c_.inf_mismatch == 0);                                                                               \
-    CHECK(c_.max_error <= (k)*kBf16Eps * c_.max_reference);                                                    \
+              << c_.inf_mismatch);                                                                           \
+    CHECK(c_.non_finite == 0);                                                                               \
+    CHECK(c_.inf_mismatch == 0);                                                                             \
+    CHECK(c_.max_error <= (k)*kBf16Eps * c_.max_reference);                                                  \
   } while (false)
 
 bool band(std::int64_t qb, std::int64_t kb) { return qb == kb || kb == 0 || (qb - kb) % 3 == 0; }
@@ -121,8 +121,12 @@ struct Pair {
 Pair make_block_pair(const PositionCase& pc, std::int64_t heads, std::int64_t kv_heads, std::int64_t d, unsigned seed) {
   std::mt19937 rng(seed);
   const auto nq = static_cast<std::int64_t>(pc.q.size()), nk = static_cast<std::int64_t>(pc.k.size());
-  return {bf16_tensor({nq, heads, d}, rng), bf16_tensor({nk, kv_heads, d}, rng), bf16_tensor({nk, kv_heads, d}, rng),
-          bf16_tensor({nq, heads, d}, rng), pc.q, pc.k};
+  return {bf16_tensor({nq, heads, d}, rng),
+          bf16_tensor({nk, kv_heads, d}, rng),
+          bf16_tensor({nk, kv_heads, d}, rng),
+          bf16_tensor({nq, heads, d}, rng),
+          pc.q,
+          pc.k};
 }
 
 struct Forward {
@@ -284,7 +288,7 @@ TEST_CASE("the GPU merge and delta match the CPU") {
   std::normal_distribution<float> normal(0.0f, 3.0f);
   std::vector<float> lse(static_cast<std::size_t>(shape.tokens * shape.heads)), lse_i(lse.size());
   for (std::size_t i = 0; i < lse.size(); ++i) {
-    lse[i] = i % 7 == 0 ? rt::kNegInf : normal(rng);  // empty accumulators
+    lse[i] = i % 7 == 0 ? rt::kNegInf : normal(rng);    // empty accumulators
     lse_i[i] = i % 5 == 0 ? rt::kNegInf : normal(rng);  // empty incoming partials (both: i % 35 == 0)
   }
   rt::CpuAttentionKernels cpu_backend;

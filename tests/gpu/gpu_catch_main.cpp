@@ -14,5 +14,5 @@ int main(int argc, char* argv[]) {
     return 77;
   }
   const int failed = burst::test::run_catch_session(argc, argv);  // failed assertions, at most 255
-  return failed == 0 ? 0 : 1;                           // never 77: that would read as skipped
+  return failed == 0 ? 0 : 1;                                     // never 77: that would read as skipped
 }

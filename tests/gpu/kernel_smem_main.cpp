@@ -26,16 +26,14 @@ int main() {
   print("merge_partials_kernel", 0);
   print("attention_delta_kernel", 0);
   // The training kernels (training_kernels.hpp) use static shared memory only (block_sum's scratch).
-  for (const char* kernel : {"embedding_forward_kernel", "embedding_backward_kernel", "rope_kernel",
-                             "swiglu_forward_kernel", "swiglu_backward_kernel", "residual_add_kernel",
-                             "rms_norm_forward_kernel<false>", "rms_norm_forward_kernel<true>",
-                             "rms_norm_backward_kernel", "rms_norm_dgain_partial_kernel",
-                             "rms_norm_dgain_sum_kernel", "squared_norm_partial_kernel", "squared_norm_sum_kernel",
-                             "adamw_kernel", "cross_entropy_loss_kernel",
-                             "cross_entropy_backward_bf16_kernel",
-                             // The ring executor's element kernels (element_kernels.hpp): no shared memory.
-                             "accumulate_f32_kernel", "accumulate_bf16_kernel", "to_bf16_kernel",
-                             "fill_kernel"}) {
+  for (const char* kernel :
+       {"embedding_forward_kernel", "embedding_backward_kernel", "rope_kernel", "swiglu_forward_kernel",
+        "swiglu_backward_kernel", "residual_add_kernel", "rms_norm_forward_kernel<false>",
+        "rms_norm_forward_kernel<true>", "rms_norm_backward_kernel", "rms_norm_dgain_partial_kernel",
+        "rms_norm_dgain_sum_kernel", "squared_norm_partial_kernel", "squared_norm_sum_kernel", "adamw_kernel",
+        "cross_entropy_loss_kernel", "cross_entropy_backward_bf16_kernel",
+        // The ring executor's element kernels (element_kernels.hpp): no shared memory.
+        "accumulate_f32_kernel", "accumulate_bf16_kernel", "to_bf16_kernel", "fill_kernel"}) {
     print(kernel, 0);
   }
   return 0;

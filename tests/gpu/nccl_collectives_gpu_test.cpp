@@ -30,7 +30,8 @@ struct Device {
     kernels.memory().store(values, rt::DType::F32, staged.data());
     rt::MemoryBlock out = kernels.memory().allocate(values.size() * sizeof(float));
     const auto n = values.size();
-    kernels.copy({staged.data(), n, rt::DType::F32, rt::MemorySpace::Device}, {out.data(), n, rt::DType::F32, rt::MemorySpace::Device});
+    kernels.copy({staged.data(), n, rt::DType::F32, rt::MemorySpace::Device},
+                 {out.data(), n, rt::DType::F32, rt::MemorySpace::Device});
     return out;
   }
   std::vector<float> read(const rt::MemoryBlock& b, std::size_t n) {

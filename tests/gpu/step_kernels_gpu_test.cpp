@@ -37,7 +37,8 @@ constexpr double kExact = 0, kBf16Out = 1, kBf16Sum = 2, kF32Out = 0.01;
 
 // A tensor of `values` stored as `dtype` in the kernels' memory.
 rt::BoundTensor upload(rt::StepKernels& k, std::span<const float> values, DType dtype) {
-  rt::BoundTensor b{{nullptr, values.size(), dtype, k.memory().space()}, k.memory().allocate(values.size() * rt::dtype_size(dtype))};
+  rt::BoundTensor b{{nullptr, values.size(), dtype, k.memory().space()},
+                    k.memory().allocate(values.size() * rt::dtype_size(dtype))};
   b.tensor.data = b.storage.data();
   k.memory().store(values, dtype, b.tensor.data);
   return b;
@@ -75,7 +76,7 @@ TEST_CASE("a model state in device memory is bound in place: the bf16 working co
   const rt::BoundTensor grads = upload(k, std::vector<float>(777, 0.0f), DType::F32);
   const rt::BoundTensor g = k.bind_gradients(grads.tensor);
   CHECK(g.tensor.data == grads.tensor.data);
-  k.return_gradients(g, grads.tensor);  // nothing to move
+  k.return_gradients(g, grads.tensor);                                          // nothing to move
   CHECK_THROWS_AS(k.bind_params(upload(k, params, DType::F32).tensor), Error);  // device state is bf16 to the layers
 }
 
@@ -181,7 +182,8 @@ TEST_CASE("RMSNorm, RoPE, SwiGLU, the residual add and copy match the CPU") {
     rt::Tensor cpu_q(shape), cpu_k(k_shape);
     std::copy(q_values.begin(), q_values.end(), cpu_q.values().begin());
     std::copy(k_values.begin(), k_values.end(), cpu_k.values().begin());
-    for (rt::Tensor* t : {&cpu_q, &cpu_k}) (backward ? rt::rope_backward : rt::rope_forward)(t->view(), positions, rt::kRopeBase);
+    for (rt::Tensor* t : {&cpu_q, &cpu_k})
+      (backward ? rt::rope_backward : rt::rope_forward)(t->view(), positions, rt::kRopeBase);
     const auto d_q = upload(k, q_values, DType::BF16), d_k = upload(k, k_values, DType::BF16);
     k.rope(d_q.tensor, shape.heads, d_k.tensor, k_shape.heads, shape.head_dim, backward);
     check_within("rope q", download(k, d_q.tensor), cpu_q.values(), kBf16Out);

@@ -137,8 +137,7 @@ TEST_CASE("RMSNorm forward and backward match the CPU; dgain repeats bit for bit
 
   // The backward from the CPU's inv_rms, so that dx and dgain compare the backward alone.
   const Device<float> d_cpu_inv(inv);
-  Device<float> workspace(std::vector<float>(
-      static_cast<std::size_t>(rt::gpu::rms_norm_workspace_floats(rows, dim))));
+  Device<float> workspace(std::vector<float>(static_cast<std::size_t>(rt::gpu::rms_norm_workspace_floats(rows, dim))));
   std::vector<std::vector<float>> dgains, dxs;
   for (int run = 0; run < 2; ++run) {
     Device<Bf16> d_dx(std::vector<Bf16>(x.size()));
@@ -157,7 +156,8 @@ TEST_CASE("RMSNorm forward and backward match the CPU; dgain repeats bit for bit
 TEST_CASE("RoPE forward and backward match the CPU at positions in the millions") {
   const rt::Shape shape{45, 3, 128};
   std::vector<std::int64_t> positions(static_cast<std::size_t>(shape.tokens));
-  for (std::size_t t = 0; t < positions.size(); ++t) positions[t] = 1'000'000 + static_cast<std::int64_t>(t * 7919) % 2'000'000;
+  for (std::size_t t = 0; t < positions.size(); ++t)
+    positions[t] = 1'000'000 + static_cast<std::int64_t>(t * 7919) % 2'000'000;
   const Device<std::int64_t> d_positions(positions);
   for (const bool backward : {false, true}) {
     INFO((backward ? "rope_backward" : "rope_forward"));
@@ -201,7 +201,8 @@ TEST_CASE("the squared gradient norm matches the CPU's and repeats bit for bit")
   const double want = rt::squared_norm(grads);
   const auto count = static_cast<std::int64_t>(grads.size());
   const Device<float> d_grads(grads);
-  Device<double> workspace(std::vector<double>(static_cast<std::size_t>(rt::gpu::squared_norm_workspace_doubles(count))));
+  Device<double> workspace(
+      std::vector<double>(static_cast<std::size_t>(rt::gpu::squared_norm_workspace_doubles(count))));
   std::vector<double> got;
   for (int run = 0; run < 2; ++run) {
     Device<double> result(std::vector<double>(1));
@@ -229,11 +230,11 @@ TEST_CASE("AdamW on fp32 master weights matches the CPU step and writes the bf16
   Device<float> d_params(params0), d_m(m0), d_v(v0);
   const Device<float> d_grads(grads);
   Device<Bf16> d_working{std::vector<Bf16>(n)};
-  const auto scalars = rt::hd::adamw_scalars<float>(config.lr, config.beta1, config.beta2, config.eps,
-                                                     config.weight_decay, step);
-  rt::gpu::adamw_update({d_params.get(), d_grads.get(), d_m.get(), d_v.get(), d_working.get(),
-                         static_cast<std::int64_t>(n)},
-                        scalars, rt::hd::adamw_clip_factor(norm, config.clip_norm), nullptr);
+  const auto scalars =
+      rt::hd::adamw_scalars<float>(config.lr, config.beta1, config.beta2, config.eps, config.weight_decay, step);
+  rt::gpu::adamw_update(
+      {d_params.get(), d_grads.get(), d_m.get(), d_v.get(), d_working.get(), static_cast<std::int64_t>(n)}, scalars,
+      rt::hd::adamw_clip_factor(norm, config.clip_norm), nullptr);
   check_within("adamw params", d_params.download(), params, kAdamWMaster);
   check_within("adamw m", d_m.download(), m, kAdamWMaster);
   check_within("adamw v", d_v.download(), v, kAdamWMaster);

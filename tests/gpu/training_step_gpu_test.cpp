@@ -72,7 +72,8 @@ TEST_CASE("the GPU training step matches the CPU's fp32 step under every policy"
   CAPTURE(to_string(policy), chunks);
   const plan::Plan plan = gpu_plan(policy, layout, chunks);
   CudaStepKernels step_kernels;
-  CudaAttentionKernels attention_kernels({}, step_kernels.stream(), step_kernels.memory());  // the step's stream and pool
+  CudaAttentionKernels attention_kernels({}, step_kernels.stream(),
+                                         step_kernels.memory());  // the step's stream and pool
   StepBackend gpu;
   gpu.step = &step_kernels;
   gpu.attention = &attention_kernels;
@@ -81,7 +82,8 @@ TEST_CASE("the GPU training step matches the CPU's fp32 step under every policy"
   CHECK(std::fabs(got.loss - want.loss) <= 1e-2 * std::fabs(want.loss));
   const ModelLayout model(plan.job.model);
   for (const auto& [name, slice] : model.named()) {
-    const double e = relative_error(slice.of(std::span<const float>(got.grads)), slice.of(std::span<const float>(want.grads)));
+    const double e =
+        relative_error(slice.of(std::span<const float>(got.grads)), slice.of(std::span<const float>(want.grads)));
     INFO(name << ": relative error " << e);
     CHECK(e <= 5e-2);
   }
@@ -102,7 +104,9 @@ TEST_CASE("with deterministic kernels the GPU step repeats bit for bit") {
   CHECK(std::memcmp(first.grads.data(), second.grads.data(), first.grads.size() * sizeof(float)) == 0);
 }
 
-TEST_CASE("a warm GPU training step with its state in GPU memory synchronises nothing and brings back only the loss and norm") {
+TEST_CASE(
+    "a warm GPU training step with its state in GPU memory synchronises nothing and brings back only the loss and "
+    "norm") {
   plan::Plan plan = gpu_plan(CheckpointPolicy::AttnStash, Layout::Contiguous, 1);
   plan.strategy.zero.offload = false;
   const auto comm = make_self_communicator();
@@ -126,7 +130,9 @@ TEST_CASE("a warm GPU training step with its state in GPU memory synchronises no
   // slots of the token uploads and the tile lists never make a warm step wait).
   CHECK(later["host_waits"].get<std::uint64_t>() <= 3);
   // The tile lists are uploaded once per block pair; a warm step sends its token ids and targets only.
-  CHECK(later["host_to_device_bytes"].get<std::uint64_t>() <= 3 * sizeof(std::int64_t) * static_cast<std::uint64_t>(plan.job.seq) + 64);
+  CHECK(later["host_to_device_bytes"].get<std::uint64_t>() <=
+        3 * sizeof(std::int64_t) * static_cast<std::uint64_t>(plan.job.seq) + 64);
   // The loss terms (a double per row of each LM-head chunk) and the squared gradient norm.
-  CHECK(later["device_to_host_bytes"].get<std::uint64_t>() <= sizeof(double) * (static_cast<std::uint64_t>(plan.job.seq) + 1));
+  CHECK(later["device_to_host_bytes"].get<std::uint64_t>() <=
+        sizeof(double) * (static_cast<std::uint64_t>(plan.job.seq) + 1));
 }

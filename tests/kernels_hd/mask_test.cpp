@@ -21,7 +21,6 @@ struct PredicateCase {
   Definition definition;
 };
 
-
 std::vector<PredicateCase> predicate_cases() {
   return {
       {"full", {Mask{MaskKind::Full}, {}}, [](std::int64_t, std::int64_t) { return true; }},

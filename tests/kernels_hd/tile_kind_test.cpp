@@ -95,9 +95,9 @@ TEST_CASE("on contiguous tiles the causal classifier is tight") {
   const rt::AttentionMask causal{Mask{MaskKind::Causal}, {}};
   const auto positions = test::run_of(0, 256);
   const auto seen = check_all_tiles(causal, positions, positions, 32, 32);
-  CHECK(seen[static_cast<std::size_t>(rt::TileKind::Full)] == 28);     // below the diagonal: 8 * 7 / 2
-  CHECK(seen[static_cast<std::size_t>(rt::TileKind::Empty)] == 28);    // above it
-  CHECK(seen[static_cast<std::size_t>(rt::TileKind::Partial)] == 8);   // on it
+  CHECK(seen[static_cast<std::size_t>(rt::TileKind::Full)] == 28);    // below the diagonal: 8 * 7 / 2
+  CHECK(seen[static_cast<std::size_t>(rt::TileKind::Empty)] == 28);   // above it
+  CHECK(seen[static_cast<std::size_t>(rt::TileKind::Partial)] == 8);  // on it
 }
 
 TEST_CASE("a block-sparse table decides tiles inside one block pair exactly") {

@@ -15,7 +15,6 @@ using namespace burst;
 
 namespace {
 
-
 std::vector<std::pair<const char*, rt::AttentionMask>> listed_masks() {
   return {
       {"full", {Mask{MaskKind::Full}, {}}},

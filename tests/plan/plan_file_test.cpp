@@ -16,7 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 void write_text(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
 }  // namespace
@@ -54,8 +53,7 @@ TEST_CASE("write_plan names the path when it cannot write") {
 TEST_CASE("read_plan: a missing file and bad JSON name the file") {
   const test::TempDir dir("plan-test");
   const std::string missing = (dir.path / "absent.json").string();
-  CHECK(test::error_text([&] { (void)plan::read_plan(missing); }) ==
-        missing + ": no such file (hint: check the path)");
+  CHECK(test::error_text([&] { (void)plan::read_plan(missing); }) == missing + ": no such file (hint: check the path)");
 
   const std::string bad = (dir.path / "bad.json").string();
   write_text(bad, "{\n  \"schema\": \"burst.plan/1\",\n  \"meta\": }\n");

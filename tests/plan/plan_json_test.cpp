@@ -70,7 +70,8 @@ TEST_CASE("golden errors: the schema") {
         "plan.json:/schema: 'burst.topology/1' is not a plan schema this build reads (valid: burst.plan/1; hint: "
         "this is a topology file; pass it with --topology)");
   CHECK(error_after([](Json& d) { d = Json::array(); }) ==
-        "plan.json:/: a plan is a JSON object, found array (hint: a plan starts with {\"schema\": \"burst.plan/1\", ...)");
+        "plan.json:/: a plan is a JSON object, found array (hint: a plan starts with {\"schema\": \"burst.plan/1\", "
+        "...)");
 }
 
 TEST_CASE("golden errors: one broken field each") {
@@ -85,7 +86,10 @@ TEST_CASE("golden errors: one broken field each") {
   CHECK(error_after([](Json& d) { d["strategy"]["checkpoint"]["kept_fraction"] = 1.5; }) ==
         "plan.json:/strategy/checkpoint/kept_fraction: 1.5 is out of range for seq_stash (valid: greater than 0 and "
         "less than 1; hint: keeping all of the sequence is policy \"none\", keeping none of it \"full\")");
-  CHECK(error_after([](Json& d) { d["strategey"] = d["strategy"]; d.erase("strategy"); }) ==
+  CHECK(error_after([](Json& d) {
+          d["strategey"] = d["strategy"];
+          d.erase("strategy");
+        }) ==
         "plan.json:/strategey: unknown field 'strategey' (valid: schema, meta, job, strategy, world, rings, "
         "predicted, alternatives, cluster; hint: did you mean 'strategy'?)\n"
         "plan.json:/strategy: missing required field 'strategy' (valid: an object)");
@@ -143,8 +147,9 @@ TEST_CASE("every problem is reported at once") {
 }
 
 TEST_CASE("golden errors: names with control characters are refused, naming the field and the byte") {
-  const std::string kValid = " (valid: printable text: no control characters, line breaks or tabs; hint: names and "
-                             "messages are written into scripts, settings files, reports and terminals)";
+  const std::string kValid =
+      " (valid: printable text: no control characters, line breaks or tabs; hint: names and "
+      "messages are written into scripts, settings files, reports and terminals)";
   CHECK(error_after([](Json& d) { d["job"]["model"]["name"] = "x\ntouch PWNED\n"; }) ==
         "plan.json:/job/model/name: 'x\\ntouch PWNED\\n': byte 2 is a control character (\\n)" + kValid);
   CHECK(error_after([](Json& d) { d["meta"]["topology"] = "a800\x1b[31m"; }) ==

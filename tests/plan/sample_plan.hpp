@@ -93,8 +93,8 @@ inline plan::Plan sample_plan() {
   for (int local = 0; local < 8; ++local) p.rings.push_back({"inter", 0, {local, 8 + local}});
 
   p.predicted = sample_prediction(10.0, 61.5);
-  p.alternatives.push_back({sample_strategy("megatron-cp", RingKind::Flat, BackwardMode::KvRing), true, "",
-                            sample_prediction(11.7, 66.0)});
+  p.alternatives.push_back(
+      {sample_strategy("megatron-cp", RingKind::Flat, BackwardMode::KvRing), true, "", sample_prediction(11.7, 66.0)});
   p.alternatives.push_back({sample_strategy("loongtrain-double-ring", RingKind::Double, BackwardMode::KvRing), false,
                             "needs 97.2 GiB per GPU, budget 80 GiB", sample_prediction(12.4, 97.2)});
   plan::Strategy ulysses = sample_strategy("ds-ulysses", RingKind::Flat, BackwardMode::KvRing);

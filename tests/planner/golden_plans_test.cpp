@@ -22,7 +22,8 @@ namespace {
 void diff(const Json& a, const Json& b, const std::string& at, std::vector<std::string>& out) {
   if (a.is_number() && b.is_number()) {
     const double x = a.get<double>(), y = b.get<double>();
-    if (std::fabs(x - y) > 1e-9 * std::max(std::fabs(x), std::fabs(y))) out.push_back(at + ": " + a.dump() + " vs " + b.dump());
+    if (std::fabs(x - y) > 1e-9 * std::max(std::fabs(x), std::fabs(y)))
+      out.push_back(at + ": " + a.dump() + " vs " + b.dump());
     return;
   }
   if (a.type() != b.type() || (!a.is_structured() && a != b) || a.size() != b.size()) {
@@ -64,7 +65,8 @@ TEST_CASE("golden plans come out the same", "[golden]") {
     }
     std::vector<std::string> differences;
     diff(plan::to_json(golden), plan::to_json(rebuilt), "", differences);
-    INFO(path << "\n" << differences.size() << " differences, first: " << (differences.empty() ? "" : differences.front()));
+    INFO(path << "\n"
+              << differences.size() << " differences, first: " << (differences.empty() ? "" : differences.front()));
     CHECK(differences.empty());
     ++checked;
   }

@@ -17,7 +17,8 @@ inline topo::Topology preset(const std::string& name, int nodes) {
   return topo::load_topology(name, options);
 }
 
-inline planner::SearchRequest request(const std::string& model, const std::string& seq, const std::string& mask = "causal") {
+inline planner::SearchRequest request(const std::string& model, const std::string& seq,
+                                      const std::string& mask = "causal") {
   planner::SearchRequest r;
   r.job.model = sim::model_preset(model);
   r.job.seq = units::parse_tokens(seq, "seq");

@@ -14,8 +14,9 @@ TEST_CASE("with_intra_bandwidth sets the GPU-to-GPU NVLink bottleneck", "[varian
   CHECK(faster.intra_node_worst().cls == topo::PathClass::NVL);
   CHECK(faster.inter_node_bandwidth_per_gpu() == Approx(a800.inter_node_bandwidth_per_gpu()));
   CHECK(faster.nodes() == 2);
-  CHECK_THAT(test::error_text([] { (void)topo::with_intra_bandwidth(test::preset("pcie-8gpu", 1), 450e9, "intra_bw"); }),
-             Catch::Contains("no NVLink bandwidth to vary"));
+  CHECK_THAT(
+      test::error_text([] { (void)topo::with_intra_bandwidth(test::preset("pcie-8gpu", 1), 450e9, "intra_bw"); }),
+      Catch::Contains("no NVLink bandwidth to vary"));
 }
 
 TEST_CASE("with_nets_per_node scales the network per GPU with the ports", "[variants]") {

@@ -48,8 +48,8 @@ TEST_CASE("the grid is the cartesian product, first knob slowest, and its CSV ha
 
 TEST_CASE("more network ports never make the best plan slower", "[whatif][property]") {
   const auto topology = test::preset("a800-4hca", 4);
-  const auto points = planner::what_if(test::request("burst-7b", "256K"), topology,
-                                       planner::parse_variations({"nets_per_node=2,4,8"}));
+  const auto points =
+      planner::what_if(test::request("burst-7b", "256K"), topology, planner::parse_variations({"nets_per_node=2,4,8"}));
   REQUIRE(points.size() == 3);
   CHECK(points[1].outcome.tokens_per_s_per_gpu >= points[0].outcome.tokens_per_s_per_gpu);
   CHECK(points[2].outcome.tokens_per_s_per_gpu >= points[1].outcome.tokens_per_s_per_gpu);

@@ -29,7 +29,8 @@ Counts count(const std::string& svg) {
   const auto n = [&](const char* cls) {
     return doc.select_nodes((std::string("//*[@class='") + cls + "']").c_str()).size();
   };
-  return {n("gpu"), n("gpu-idle"), n("ring-flat"), n("ring-intra"), n("ring-inter"), n("ring-elided"), n("ulysses-group")};
+  return {n("gpu"),        n("gpu-idle"),    n("ring-flat"),    n("ring-intra"),
+          n("ring-inter"), n("ring-elided"), n("ulysses-group")};
 }
 
 // Ring edges of `level` ("" for every level) with `ends` (2: both, 1: exactly one) on nodes

@@ -38,7 +38,9 @@ std::size_t count(const std::string& text, const std::string& what) {
 bool has_nan_or_inf(const std::string& text) {
   std::string lower = text;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const auto letter = [&](std::size_t i) { return i < lower.size() && std::isalpha(static_cast<unsigned char>(lower[i])); };
+  const auto letter = [&](std::size_t i) {
+    return i < lower.size() && std::isalpha(static_cast<unsigned char>(lower[i]));
+  };
   for (const std::string word : {"nan", "inf"}) {
     for (auto at = lower.find(word); at != std::string::npos; at = lower.find(word, at + 1)) {
       if ((at == 0 || !letter(at - 1)) && !letter(at + word.size())) return true;
@@ -85,10 +87,12 @@ TEST_CASE("the HTML verdict names the plan, its lead and the peers that do not f
 TEST_CASE("the Markdown report has the tables and the charts as data: SVG images") {
   const std::string md = planner::render_markdown(sample_input(true));
   CHECK(md.rfind("# Capacity report: llama3-8b at 256K tokens on a800-4hca x2\n", 0) == 0);
-  CHECK(md.find("| strategy | configuration | fits | step time | tokens/s per GPU | MFU | memory per GPU | exposed comm |") !=
-        std::string::npos);
-  CHECK(md.find("| burst (chosen) | double ring 8 x 2, zigzag, q_ring backward | yes | 10.00 s | 1,638 | 41.0% | 61.5 GiB | 500.0 ms |") !=
-        std::string::npos);
+  CHECK(
+      md.find(
+          "| strategy | configuration | fits | step time | tokens/s per GPU | MFU | memory per GPU | exposed comm |") !=
+      std::string::npos);
+  CHECK(md.find("| burst (chosen) | double ring 8 x 2, zigzag, q_ring backward | yes | 10.00 s | 1,638 | 41.0% | 61.5 "
+                "GiB | 500.0 ms |") != std::string::npos);
   CHECK(md.find("| ds-ulysses | Ulysses 16, no ring, zigzag, kv_ring backward | no: not applicable: 8 KV heads do not "
                 "split 16 ways | n/a | n/a | n/a | n/a | n/a |") != std::string::npos);
   CHECK(count(md, "](data:image/svg+xml;base64,") == 4);

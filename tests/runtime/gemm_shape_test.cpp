@@ -41,9 +41,11 @@ void column_major_reference(const rt::ColumnMajorGemm& g, const float* first, co
 
 // Row i of a against row j of b, both dense row-major with n columns: every linear product
 // below is such a dot once its operands are laid out as rows.
-double dot_rows(const std::vector<float>& a, std::int64_t i, const std::vector<float>& b, std::int64_t j, std::int64_t n) {
+double dot_rows(const std::vector<float>& a, std::int64_t i, const std::vector<float>& b, std::int64_t j,
+                std::int64_t n) {
   double s = 0;
-  for (std::int64_t l = 0; l < n; ++l) s += double(a[static_cast<std::size_t>(i * n + l)]) * b[static_cast<std::size_t>(j * n + l)];
+  for (std::int64_t l = 0; l < n; ++l)
+    s += double(a[static_cast<std::size_t>(i * n + l)]) * b[static_cast<std::size_t>(j * n + l)];
   return s;
 }
 
@@ -70,12 +72,14 @@ TEST_CASE("the linear layer's products, from their shapes, are y = x W, dx = dy 
   std::vector<float> dx(rows * in, 1.0f);
   rt::gemm(rt::linear_input_grad_gemm(rows, in, out, true), dy.data(), w.data(), dx.data());
   for (std::int64_t r = 0; r < rows; ++r)
-    for (std::int64_t i = 0; i < in; ++i) CHECK(dx[r * in + i] == Approx(1.0 + dot_rows(dy, r, w, i, out)).margin(1e-6));
+    for (std::int64_t i = 0; i < in; ++i)
+      CHECK(dx[r * in + i] == Approx(1.0 + dot_rows(dy, r, w, i, out)).margin(1e-6));
 
   std::vector<float> dw(in * out, 2.0f);
   rt::gemm(rt::linear_weight_grad_gemm(rows, in, out), x.data(), dy.data(), dw.data());
   for (std::int64_t i = 0; i < in; ++i)
-    for (std::int64_t o = 0; o < out; ++o) CHECK(dw[i * out + o] == Approx(2.0 + dot_rows(xt, i, dyt, o, rows)).margin(1e-6));
+    for (std::int64_t o = 0; o < out; ++o)
+      CHECK(dw[i * out + o] == Approx(2.0 + dot_rows(xt, i, dyt, o, rows)).margin(1e-6));
 }
 
 TEST_CASE("the column-major form of a product computes the same C as the row-major product") {
@@ -114,7 +118,8 @@ TEST_CASE("a bad product shape is refused naming the field") {
   rt::GemmShape g = rt::linear_forward_gemm(4, 3, 2);
   CHECK_NOTHROW(rt::check_gemm_shape(g, "test"));
   g.lda = 2;
-  CHECK_THROWS_WITH(rt::check_gemm_shape(g, "test"), Catch::Contains("test: lda") && Catch::Contains(">= A's 3 columns"));
+  CHECK_THROWS_WITH(rt::check_gemm_shape(g, "test"),
+                    Catch::Contains("test: lda") && Catch::Contains(">= A's 3 columns"));
   g = rt::linear_weight_grad_gemm(4, 3, 2);
   g.k = -1;
   CHECK_THROWS_WITH(rt::check_gemm_shape(g, "test"), Catch::Contains("test: k"));

@@ -122,7 +122,8 @@ namespace {
 
 // Runs body(comm) for every rank of a `ranks`-rank loopback job, one thread each; the error
 // text of each rank that threw ("" where none did).
-std::vector<std::string> on_every_rank(int ranks, const std::function<void(Communicator&)>& body, double timeout_s = 10) {
+std::vector<std::string> on_every_rank(int ranks, const std::function<void(Communicator&)>& body,
+                                       double timeout_s = 10) {
   auto comms = make_loopback_communicators(ranks, CommOptions{timeout_s});
   std::vector<std::string> errors(static_cast<std::size_t>(ranks));
   std::vector<std::thread> threads;
@@ -167,7 +168,8 @@ TEST_CASE("loopback ranks pass blocks around a ring, posted in any order") {
     INFO("rank " << r);
     CHECK(errors[static_cast<std::size_t>(r)].empty());
     for (int s = 0; s < kSteps; ++s) {  // after step s a rank holds the block of rank r - s - 1
-      CHECK(seen[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)] == static_cast<float>((r - s - 1 + 2 * kRanks) % kRanks));
+      CHECK(seen[static_cast<std::size_t>(r)][static_cast<std::size_t>(s)] ==
+            static_cast<float>((r - s - 1 + 2 * kRanks) % kRanks));
     }
   }
 }
@@ -273,7 +275,9 @@ class RecordingCopy final : public MessageCopy {
     calls.push_back(fmt::format("deliver kept -> {}, {} bytes", to, message.bytes));
     MessageCopy::deliver_kept(dst, to, message);
   }
-  void use_stream(int rank, void* stream) override { calls.push_back(fmt::format("rank {} on stream {}", rank, stream)); }
+  void use_stream(int rank, void* stream) override {
+    calls.push_back(fmt::format("rank {} on stream {}", rank, stream));
+  }
   std::vector<std::string> calls;
 };
 
@@ -287,7 +291,8 @@ TEST_CASE("the job's copy learns each message's sender and receiver, and each ra
   comms[1]->use_device_stream(&stream_of_rank1);
   const std::vector<float> block{1, 2, 3, 4};
   std::vector<float> early(4), late(4);
-  Request posted = comms[1]->irecv(early, 0, Channel::KvRing, 0, RingLevel::Flat);  // before its send: delivered at once
+  Request posted =
+      comms[1]->irecv(early, 0, Channel::KvRing, 0, RingLevel::Flat);  // before its send: delivered at once
   comms[0]->isend(block, 1, Channel::KvRing, 0, RingLevel::Flat);
   comms[0]->isend(block, 1, Channel::KvRing, 1, RingLevel::Flat);  // before its receive: kept
   Request after = comms[1]->irecv(late, 0, Channel::KvRing, 1, RingLevel::Flat);
@@ -295,9 +300,10 @@ TEST_CASE("the job's copy learns each message's sender and receiver, and each ra
   comms[1]->wait(after);
   CHECK(early == block);
   CHECK(late == block);
-  CHECK(recording->calls == std::vector<std::string>{fmt::format("rank 1 on stream {}", static_cast<void*>(&stream_of_rank1)),
-                                                     "receive posted by 1", "deliver 0 -> 1, 16 bytes", "keep from 0, 16 bytes",
-                                                     "deliver kept -> 1, 16 bytes"});
+  CHECK(recording->calls ==
+        std::vector<std::string>{fmt::format("rank 1 on stream {}", static_cast<void*>(&stream_of_rank1)),
+                                 "receive posted by 1", "deliver 0 -> 1, 16 bytes", "keep from 0, 16 bytes",
+                                 "deliver kept -> 1, 16 bytes"});
 }
 
 namespace {
@@ -312,7 +318,8 @@ class DeviceSums final : public MessageCopy {
   [[nodiscard]] bool collective_on_device(const Envelope& e, int rank, const void*, const void*) const override {
     return e.operation == Operation::Allreduce && (!split_ || rank == 0);
   }
-  void collective_result(const Envelope& e, int, void* output, std::span<KeptMessage* const> inputs, bool last) override {
+  void collective_result(const Envelope& e, int, void* output, std::span<KeptMessage* const> inputs,
+                         bool last) override {
     std::vector<float> sum(e.count, 0.0f);
     for (KeptMessage* k : inputs) {
       std::vector<float> x(e.count);
@@ -337,7 +344,9 @@ TEST_CASE("collectives the job's copy runs on the device get every rank's input 
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r) {
     data[static_cast<std::size_t>(r)] = {static_cast<float>(r), 10.0f * static_cast<float>(r)};
-    threads.emplace_back([&, r] { comms[static_cast<std::size_t>(r)]->allreduce(std::span<float>(data[static_cast<std::size_t>(r)]), ReduceOp::Sum); });
+    threads.emplace_back([&, r] {
+      comms[static_cast<std::size_t>(r)]->allreduce(std::span<float>(data[static_cast<std::size_t>(r)]), ReduceOp::Sum);
+    });
   }
   for (std::thread& t : threads) t.join();
   for (const auto& d : data) CHECK(d == std::vector<float>{3.0f, 30.0f});
@@ -349,8 +358,10 @@ TEST_CASE("collectives the job's copy runs on the device get every rank's input 
   threads.clear();
   for (int r = 0; r < ranks; ++r) {
     threads.emplace_back([&, r] {
-      errors[static_cast<std::size_t>(r)] = test::error_text(
-          [&] { comms[static_cast<std::size_t>(r)]->allreduce(std::span<float>(data[static_cast<std::size_t>(r)]), ReduceOp::Sum); });
+      errors[static_cast<std::size_t>(r)] = test::error_text([&] {
+        comms[static_cast<std::size_t>(r)]->allreduce(std::span<float>(data[static_cast<std::size_t>(r)]),
+                                                      ReduceOp::Sum);
+      });
     });
   }
   for (std::thread& t : threads) t.join();

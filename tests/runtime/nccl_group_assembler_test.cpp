@@ -59,7 +59,8 @@ TEST_CASE("a pass begun before the last one's groups are complete is an error na
   NcclGroupAssembler a(1, ring_list(), {});
   a.begin(AttentionPass::Forward);
   (void)a.post(envelope(Operation::Recv, 0, 1, 64));
-  CHECK_THROWS_WITH(a.begin(AttentionPass::Backward),
-                    Catch::Contains("a backward pass begins while the read ring (flat) group at step 1 still misses: send "
-                                    "kv block 2 to rank 2"));
+  CHECK_THROWS_WITH(
+      a.begin(AttentionPass::Backward),
+      Catch::Contains("a backward pass begins while the read ring (flat) group at step 1 still misses: send "
+                      "kv block 2 to rank 2"));
 }

@@ -45,29 +45,35 @@ TEST_CASE("a sound exchange passes: two ranks trade blocks in one group each", "
 TEST_CASE("a send and its receive that disagree in bytes or dtype are named", "[nccl]") {
   const std::vector<NcclOpList> bytes{{{kRead, 0, {send(1, 0, 128)}}}, {{kRead, 0, {recv(0, 0, 64)}}}};
   const std::string text = joined(check_nccl_op_lists(bytes));
-  CHECK_THAT(text, Catch::Contains("read ring (flat): rank 0's send #1 to rank 1 (group 0 (read ring (flat), step 0): kv "
-                                   "block 0, 128 bytes bf16) meets rank 1's receive #1 from rank 0"));
+  CHECK_THAT(text,
+             Catch::Contains("read ring (flat): rank 0's send #1 to rank 1 (group 0 (read ring (flat), step 0): kv "
+                             "block 0, 128 bytes bf16) meets rank 1's receive #1 from rank 0"));
   CHECK_THAT(text, Catch::Contains("64 bytes bf16): the bytes differ"));
-  const std::vector<NcclOpList> dtypes{{{kRead, 0, {send(1, 0, 64, DType::BF16)}}}, {{kRead, 0, {recv(0, 0, 64, DType::F32)}}}};
+  const std::vector<NcclOpList> dtypes{{{kRead, 0, {send(1, 0, 64, DType::BF16)}}},
+                                       {{kRead, 0, {recv(0, 0, 64, DType::F32)}}}};
   CHECK_THAT(joined(check_nccl_op_lists(dtypes)), Catch::Contains("the dtypes differ"));
 }
 
 TEST_CASE("a send without its receive, and a receive on another communicator, have no partner", "[nccl]") {
   // Rank 1 receives the first of rank 0's two blocks only.
-  const std::vector<NcclOpList> missing{{{kRead, 0, {send(1, 0)}}, {kRead, 1, {send(1, 1)}}}, {{kRead, 0, {recv(0, 0)}}}};
-  CHECK_THAT(joined(check_nccl_op_lists(missing)),
-             Catch::Contains("read ring (flat): rank 0 sends 2 messages to rank 1, which posts only 1 matching receives: "
-                             "send #2 (group 1 (read ring (flat), step 1): kv block 1, 64 bytes bf16) has no partner"));
+  const std::vector<NcclOpList> missing{{{kRead, 0, {send(1, 0)}}, {kRead, 1, {send(1, 1)}}},
+                                        {{kRead, 0, {recv(0, 0)}}}};
+  CHECK_THAT(
+      joined(check_nccl_op_lists(missing)),
+      Catch::Contains("read ring (flat): rank 0 sends 2 messages to rank 1, which posts only 1 matching receives: "
+                      "send #2 (group 1 (read ring (flat), step 1): kv block 1, 64 bytes bf16) has no partner"));
   // NCCL matches per communicator: a receive on the accumulator ring never meets a read-ring send.
   const std::vector<NcclOpList> elsewhere{{{kRead, 0, {send(1)}}}, {{kAccumulator, 0, {recv(0)}}}};
   const std::string text = joined(check_nccl_op_lists(elsewhere));
   CHECK_THAT(text, Catch::Contains("read ring (flat): rank 0 sends 1 messages to rank 1, which posts only 0"));
-  CHECK_THAT(text, Catch::Contains("accumulator ring (flat): rank 1 receives 1 messages from rank 0, which posts only 0"));
+  CHECK_THAT(text,
+             Catch::Contains("accumulator ring (flat): rank 1 receives 1 messages from rank 0, which posts only 0"));
   const std::vector<NcclOpList> stranger{{{kRead, 0, {send(2)}}}, {}};
   CHECK_THAT(joined(check_nccl_op_lists(stranger)), Catch::Contains("names peer 2, not a rank of the job (2 ranks)"));
 }
 
-TEST_CASE("groups on two communicators issued in opposite orders deadlock, and the checker says who waits for whom", "[nccl]") {
+TEST_CASE("groups on two communicators issued in opposite orders deadlock, and the checker says who waits for whom",
+          "[nccl]") {
   // Rank 0 issues its read-ring group first, rank 1 its accumulator-ring group first: each waits
   // in a group whose partner the other has not reached (NCCL #592, #1347).
   const std::vector<NcclOpList> lists{
@@ -75,9 +81,10 @@ TEST_CASE("groups on two communicators issued in opposite orders deadlock, and t
       {{kAccumulator, 0, {send(0)}}, {kRead, 0, {recv(0)}}},
   };
   const std::string text = joined(check_nccl_op_lists(lists));
-  CHECK_THAT(text, Catch::Contains("no progress: rank 0 waits in its group 0 (read ring (flat), step 0) with its send of kv "
-                                   "block 0 to rank 1, whose partner is in rank 1's group 1 (read ring (flat), step 0), but "
-                                   "rank 1 waits in its group 0 (accumulator ring (flat), step 0)"));
+  CHECK_THAT(text,
+             Catch::Contains("no progress: rank 0 waits in its group 0 (read ring (flat), step 0) with its send of kv "
+                             "block 0 to rank 1, whose partner is in rank 1's group 1 (read ring (flat), step 0), but "
+                             "rank 1 waits in its group 0 (accumulator ring (flat), step 0)"));
   CHECK_THAT(text, Catch::Contains("no progress: rank 1 waits in its group 0 (accumulator ring (flat), step 0)"));
   CHECK_THAT(text, Catch::Contains("no progress: 2 of 2 ranks never finish their lists"));
 }
@@ -92,7 +99,8 @@ TEST_CASE("an ungrouped send/receive pair deadlocks two ranks sending to each ot
   CHECK(check_nccl_op_lists(grouped).empty());
 }
 
-TEST_CASE("a real ring's lists, one rank's groups reordered: wrong blocks on one communicator, deadlock over two", "[nccl]") {
+TEST_CASE("a real ring's lists, one rank's groups reordered: wrong blocks on one communicator, deadlock over two",
+          "[nccl]") {
   const plan::Plan p = test::ring_plan(4, 4, Layout::Zigzag, BackwardMode::QRing, "full", 2, 2, 4, 16);
   const NcclOpLists lists(p, 16);
   std::vector<NcclOpList> forward = lists.all(NcclPhase::Forward);
@@ -101,9 +109,10 @@ TEST_CASE("a real ring's lists, one rank's groups reordered: wrong blocks on one
   // does not notice: posting order pairs rank 1's block 1 with the receive meant for block 0.
   std::swap(forward[2][0], forward[2][1]);
   const std::string text = joined(check_nccl_op_lists(forward));
-  CHECK_THAT(text, Catch::Contains("read ring (flat): rank 1's send #1 to rank 2 (group 0 (read ring (flat), step 0): kv "
-                                   "block 1, 256 bytes fp32) meets rank 2's receive #1 from rank 1 (group 0 (read ring "
-                                   "(flat), step 1): kv block 0, 256 bytes fp32): the payloads differ"));
+  CHECK_THAT(text,
+             Catch::Contains("read ring (flat): rank 1's send #1 to rank 2 (group 0 (read ring (flat), step 0): kv "
+                             "block 1, 256 bytes fp32) meets rank 2's receive #1 from rank 1 (group 0 (read ring "
+                             "(flat), step 1): kv block 0, 256 bytes fp32): the payloads differ"));
   CHECK(text.find("no progress") == std::string::npos);
   // In the backward, rank 2 issues step 0's accumulator group before its read group: it waits on
   // the accumulator ring for peers that wait on the read ring for it.
@@ -125,7 +134,8 @@ TEST_CASE("a block forwarded in the group that receives it, or before, is a data
       {{kRead, 0, {recv(1, 0)}}},
   };
   CHECK(joined(check_nccl_op_lists(same)) ==
-        "rank 1 forwards kv block 0 to rank 2 in its group 0 (read ring (flat), step 0) in the same group that receives it "
+        "rank 1 forwards kv block 0 to rank 2 in its group 0 (read ring (flat), step 0) in the same group that "
+        "receives it "
         "(NCCL gives no order inside a group)\n");
   // Or a step before it arrives; or a block it never receives.
   const std::vector<NcclOpList> early{
@@ -137,8 +147,9 @@ TEST_CASE("a block forwarded in the group that receives it, or before, is a data
              Catch::Contains("rank 1 forwards kv block 0 to rank 2 in its group 0 (read ring (flat), step 0) before it "
                              "receives it in its group 1 (read ring (flat), step 1)"));
   const std::vector<NcclOpList> never{{}, {{kRead, 0, {send(0, 3, 64, DType::BF16, true)}}}};
-  CHECK_THAT(joined(check_nccl_op_lists(never)), Catch::Contains("forwards kv block 3 to rank 0 in its group 0 (read ring "
-                                                                 "(flat), step 0) but never receives it"));
+  CHECK_THAT(joined(check_nccl_op_lists(never)),
+             Catch::Contains("forwards kv block 3 to rank 0 in its group 0 (read ring "
+                             "(flat), step 0) but never receives it"));
   // A rank's own block needs no receive.
   const std::vector<NcclOpList> own{{{kRead, 0, {send(1, 0)}}}, {{kRead, 0, {recv(0, 0)}}}};
   CHECK(check_nccl_op_lists(own).empty());

@@ -42,7 +42,8 @@ using Streams = std::map<Stream, std::vector<Posted>>;
 
 Streams streams_of(std::span<const Envelope> posted) {
   Streams out;
-  for (const Envelope& e : posted) out[{e.channel, e.level, e.peer, e.operation == Operation::Send}].push_back({e.step, e.bytes()});
+  for (const Envelope& e : posted)
+    out[{e.channel, e.level, e.peer, e.operation == Operation::Send}].push_back({e.step, e.bytes()});
   return out;
 }
 
@@ -50,7 +51,8 @@ Streams streams_of(const NcclOpList& list) {
   Streams out;
   for (const NcclGroup& g : list) {
     for (const NcclOp& op : g.ops) {
-      out[{op.channel, g.comm.level, op.peer, op.direction == NcclDirection::Send}].push_back({op.envelope_step, op.bytes});
+      out[{op.channel, g.comm.level, op.peer, op.direction == NcclDirection::Send}].push_back(
+          {op.envelope_step, op.bytes});
     }
   }
   return out;
@@ -85,9 +87,11 @@ std::vector<Recorded> run_threads(const plan::Plan& plan, std::int64_t seq, cons
         RecordingCommunicator comm(hub, w, lists);
         const auto rows = static_cast<std::int64_t>(schedule.rank_positions(w).size());
         const Shape q_shape{rows, m.heads, m.head_dim}, kv_shape{rows, m.kv_heads, m.head_dim};
-        const Tensor q = filled(q_shape, 0.3f), k = filled(kv_shape, 0.7f), v = filled(kv_shape, 0.2f), d_o = filled(q_shape, 0.9f);
+        const Tensor q = filled(q_shape, 0.3f), k = filled(kv_shape, 0.7f), v = filled(kv_shape, 0.2f),
+                     d_o = filled(q_shape, 0.9f);
         CpuAttentionKernels kernels(KernelOptions{32, 32, 1});
-        DistributedAttention attention(schedule, comm, q_shape, kv_shape, AttentionExecution{precision_of(plan), true, &kernels, nullptr});
+        DistributedAttention attention(schedule, comm, q_shape, kv_shape,
+                                       AttentionExecution{precision_of(plan), true, &kernels, nullptr});
         HostAttention tensors(attention, q.view(), k.view(), v.view(), d_o.view());
         (void)tensors.forward();
         const std::size_t forward_posts = comm.posted().size();
@@ -133,7 +137,8 @@ struct StringMaker<Streams> {
     std::string out;
     for (const auto& [key, messages] : streams) {
       const auto& [channel, level, peer, is_send] = key;
-      out += fmt::format("\n  {} ({}) {} rank {}:", to_string(channel), to_string(level), is_send ? "to" : "from", peer);
+      out +=
+          fmt::format("\n  {} ({}) {} rank {}:", to_string(channel), to_string(level), is_send ? "to" : "from", peer);
       for (const Posted& m : messages) out += fmt::format(" step {} {} B;", m.step, m.bytes);
     }
     return out;
@@ -141,7 +146,8 @@ struct StringMaker<Streams> {
 };
 }  // namespace Catch
 
-TEST_CASE("the op lists are what the executor posts: rings, double rings, Ulysses, both backward modes, bf16", "[nccl]") {
+TEST_CASE("the op lists are what the executor posts: rings, double rings, Ulysses, both backward modes, bf16",
+          "[nccl]") {
   struct Case {
     int world, ulysses, inner;
     Layout layout;
@@ -150,16 +156,17 @@ TEST_CASE("the op lists are what the executor posts: rings, double rings, Ulysse
   };
   const std::vector<Case> cases{
       {4, 1, 4, Layout::Contiguous, "causal", "fp32"},  // flat ring, most hops skipped
-      {8, 1, 2, Layout::Zigzag, "full", "bf16"},       // double ring 2 x 4, the query pack as bytes
+      {8, 1, 2, Layout::Zigzag, "full", "bf16"},        // double ring 2 x 4, the query pack as bytes
       {8, 2, 2, Layout::Striped, "sliding:5", "bf16"},  // Ulysses groups of 2 around a double ring 2 x 2
       {4, 4, 1, Layout::Contiguous, "causal", "fp32"},  // Ulysses only (ds-ulysses): no ring
   };
   for (const Case& c : cases) {
     for (const BackwardMode mode : {BackwardMode::QRing, BackwardMode::KvRing}) {
-      INFO(fmt::format("{} ranks, ulysses {}, inner {}, {}, {}, {}, {}", c.world, c.ulysses, c.inner, to_string(c.layout), c.mask,
-                       c.dtype, to_string(mode)));
+      INFO(fmt::format("{} ranks, ulysses {}, inner {}, {}, {}, {}, {}", c.world, c.ulysses, c.inner,
+                       to_string(c.layout), c.mask, c.dtype, to_string(mode)));
       const std::int64_t seq = 2 * layout_multiple(c.layout, c.world / c.ulysses) * c.ulysses;
-      plan::Plan p = usp_plan(c.world, c.ulysses, c.inner, c.layout, mode, c.mask, 8, 4, 8, seq);  // 8 heads, 4 KV heads
+      plan::Plan p =
+          usp_plan(c.world, c.ulysses, c.inner, c.layout, mode, c.mask, 8, 4, 8, seq);  // 8 heads, 4 KV heads
       p.job.dtype = c.dtype;
       if (std::string(c.dtype) == "bf16") p.strategy.dq_bytes = 2;  // dQ in bf16, dK,dV in fp32
       compare(p, seq);

@@ -82,7 +82,8 @@ std::vector<std::string> split_steps(const std::vector<NcclOpList>& lists) {
     std::vector<bool> seen(static_cast<std::size_t>(kNcclCommCount * (last_step + 2)));
     for (const NcclGroup& g : lists[r]) {
       const auto slot = static_cast<std::size_t>(comm_index(g.comm) * (last_step + 2) + g.step + 1);
-      if (seen[slot]) problems.push_back(fmt::format("rank {}: two groups on the {} at step {}", r, to_string(g.comm), g.step));
+      if (seen[slot])
+        problems.push_back(fmt::format("rank {}: two groups on the {} at step {}", r, to_string(g.comm), g.step));
       seen[slot] = true;
     }
   }
@@ -120,7 +121,9 @@ TEST_CASE("a 4-rank flat ring's forward, spelled out: each step's receive and se
   const auto kv_send = [&](int peer, int block, int use, bool forwards) {
     return send(peer, kv, DType::F32, Channel::KvRing, block, use, forwards);
   };
-  const auto kv_recv = [&](int peer, int block, int use) { return recv(peer, kv, DType::F32, Channel::KvRing, block, use); };
+  const auto kv_recv = [&](int peer, int block, int use) {
+    return recv(peer, kv, DType::F32, Channel::KvRing, block, use);
+  };
   const NcclOpList want{
       {kReadFlat, 0, {kv_recv(0, 0, 1), kv_send(2, 1, 1, false)}},
       {kReadFlat, 1, {kv_send(2, 0, 2, true), kv_recv(0, 3, 2)}},
@@ -143,12 +146,16 @@ TEST_CASE("the K,V-ring backward: dK,dV follow their block one step behind and r
   const NcclComm acc{NcclRing::Accumulator, RingLevel::Flat};
   const std::size_t dkv = 2 * (2 * 2 * 4) * 4;
   REQUIRE(list.size() == 7);  // steps 0..2 read and accumulator groups, step 3 the last accumulator hop
-  CHECK(list[1] == NcclGroup{acc, 0, {recv(0, dkv, DType::F32, Channel::DkvRing, 0, 1),
-                                     send(2, dkv, DType::F32, Channel::DkvRing, 1, 1, false)}});
+  CHECK(list[1] == NcclGroup{acc,
+                             0,
+                             {recv(0, dkv, DType::F32, Channel::DkvRing, 0, 1),
+                              send(2, dkv, DType::F32, Channel::DkvRing, 1, 1, false)}});
   // Step 3: rank 1's own accumulator comes home from rank 0, the last of its contributors, and
   // block 2's, summed over ranks 2, 3, 0 and 1, leaves for home (use step 4: after the ring).
-  CHECK(list[6] == NcclGroup{acc, 3, {recv(0, dkv, DType::F32, Channel::DkvRing, 1, 4),
-                                     send(2, dkv, DType::F32, Channel::DkvRing, 2, 4, true)}});
+  CHECK(list[6] == NcclGroup{acc,
+                             3,
+                             {recv(0, dkv, DType::F32, Channel::DkvRing, 1, 4),
+                              send(2, dkv, DType::F32, Channel::DkvRing, 2, 4, true)}});
 }
 
 TEST_CASE("Ulysses groups around a ring: one all-to-all group per tensor, bf16 beside fp32 lse", "[nccl]") {
@@ -160,8 +167,10 @@ TEST_CASE("Ulysses groups around a ring: one all-to-all group per tensor, bf16 b
   const NcclComm ulysses{NcclRing::Ulysses, RingLevel::Flat};
   const auto trade = [&](UlyssesTensor t, std::size_t bytes, DType dtype) {
     const int step = static_cast<int>(t);
-    return NcclGroup{ulysses, step, {recv(1, bytes, dtype, Channel::Ulysses, step, step),
-                                     send(1, bytes, dtype, Channel::Ulysses, step, step, false)}};
+    return NcclGroup{ulysses,
+                     step,
+                     {recv(1, bytes, dtype, Channel::Ulysses, step, step),
+                      send(1, bytes, dtype, Channel::Ulysses, step, step, false)}};
   };
   REQUIRE(list.size() >= 5);
   CHECK(list[0] == trade(UlyssesTensor::Q, 4 * 4 * 8 / 2 * 2, DType::BF16));
@@ -171,7 +180,8 @@ TEST_CASE("Ulysses groups around a ring: one all-to-all group per tensor, bf16 b
   CHECK(list[list.size() - 1] == trade(UlyssesTensor::Lse, 4 * 4 / 2 * 4, DType::F32));
   // The query pack mixes bf16 Q, dO and fp32 D, lse: it travels as bytes.
   const NcclOpList backward = nccl_op_list(p, 0, 16, NcclPhase::Backward);
-  const auto pack = std::find_if(backward.begin(), backward.end(), [](const NcclGroup& g) { return g.comm == kReadFlat; });
+  const auto pack =
+      std::find_if(backward.begin(), backward.end(), [](const NcclGroup& g) { return g.comm == kReadFlat; });
   REQUIRE(pack != backward.end());
   CHECK(pack->ops.front().dtype == DType::Bytes);
   CHECK(pack->ops.front().bytes == 2 * (8 * 2 * 8) * 2 + 2 * (8 * 2) * 4);  // Q, dO of 8 tokens x 2 heads x 8; D, lse
@@ -192,7 +202,7 @@ TEST_CASE("every preset x family x 8, 64, 1024 ranks: sound NCCL op lists in bot
   sim::TrainingJob job;
   job.model = sim::model_preset("burst-7b");  // MHA, 32 heads: Ulysses up to 8, burst picks the Q-ring backward
   job.seq = 1 << 20;
-  job.mask = Mask{};  // causal
+  job.mask = Mask{};                           // causal
   std::map<std::string, plan::Plan> distinct;  // by op_list_key: many presets make the same rings
   std::set<std::pair<std::string, int>> families_at;
   int expressible = 0, combinations = 0;
@@ -213,7 +223,8 @@ TEST_CASE("every preset x family x 8, 64, 1024 ranks: sound NCCL op lists in bot
     }
   }
   // ds-ulysses puts all ranks in one group: 32 heads split 8 ways, not 64 or 1024.
-  const auto presets = static_cast<int>(topo::preset_names().size()), families = static_cast<int>(sim::family_names().size());
+  const auto presets = static_cast<int>(topo::preset_names().size()),
+             families = static_cast<int>(sim::family_names().size());
   CHECK(combinations == (3 * presets - 1) * families);
   CHECK(expressible == combinations - (2 * presets - 1));
   CHECK(families_at.size() == static_cast<std::size_t>(3 * families - 2));
@@ -226,7 +237,8 @@ TEST_CASE("every preset x family x 8, 64, 1024 ranks: sound NCCL op lists in bot
 }
 
 TEST_CASE("the golden plans' NCCL op lists are sound at their dry-run size", "[nccl]") {
-  for (const char* name : {"a800x4-burst14b-1M", "a800x8-burst7b-2M", "h100x2-llama3-8b-512K-doc", "pcie8x2-qwen7b-256K-40GiB"}) {
+  for (const char* name :
+       {"a800x4-burst14b-1M", "a800x8-burst7b-2M", "h100x2-llama3-8b-512K-doc", "pcie8x2-qwen7b-256K-40GiB"}) {
     INFO(name);
     const plan::Plan golden = plan::read_plan(std::string(BURST_TEST_DATA) + "/plans/" + name + ".json");
     AttentionRunOptions dry;

@@ -94,7 +94,7 @@ std::size_t run_step_on_recorded_rings(const plan::Plan& plan) {
   for (const test::RecordingCommunicator* ring : rings.made()) {
     INFO("rank " << ring->rank());
     CHECK(ring->early_waits() == std::vector<std::string>{});  // every wait is on an issued group
-    CHECK(ring->last_pass_issued());                            // and every group was issued
+    CHECK(ring->last_pass_issued());                           // and every group was issued
     CHECK(!ring->posted().empty());
   }
   CHECK(rings.made().size() == rings.rings() * static_cast<std::size_t>(world));
@@ -109,16 +109,18 @@ TEST_CASE("a training step's passes follow each ring's NCCL op lists", "[nccl][t
     CHECK(run_step_on_recorded_rings(p) == 1);
   }
   SECTION("double ring 2 x 2, full recompute, the key-value backward") {
-    const plan::Plan p = test::training_plan(4, 2, Layout::Contiguous, BackwardMode::KvRing, CheckpointPolicy::Full, 0.5, 2);
+    const plan::Plan p =
+        test::training_plan(4, 2, Layout::Contiguous, BackwardMode::KvRing, CheckpointPolicy::Full, 0.5, 2);
     CHECK(run_step_on_recorded_rings(p) == 1);
   }
   SECTION("seq_stash: the recompute's short ring has lists of its own") {
-    const plan::Plan p = test::training_plan(2, 2, Layout::Striped, BackwardMode::QRing, CheckpointPolicy::SeqStash, 0.5, 3);
+    const plan::Plan p =
+        test::training_plan(2, 2, Layout::Striped, BackwardMode::QRing, CheckpointPolicy::SeqStash, 0.5, 3);
     CHECK(run_step_on_recorded_rings(p) == 2);
   }
   SECTION("Ulysses groups of 2 around a ring of 2, attention stash") {
-    const plan::Plan p = test::training_plan(4, 2, Layout::Striped, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0.5, 1,
-                                             "causal", 8, 16, 2);
+    const plan::Plan p = test::training_plan(4, 2, Layout::Striped, BackwardMode::QRing, CheckpointPolicy::AttnStash,
+                                             0.5, 1, "causal", 8, 16, 2);
     CHECK(run_step_on_recorded_rings(p) == 1);
   }
 }

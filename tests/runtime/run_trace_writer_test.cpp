@@ -15,17 +15,21 @@ using namespace burst::rt;
 TEST_CASE("kernel times measured by CUDA events get their own thread, ending with the host span") {
   RunTrace trace;
   trace.ranks.resize(2);
-  trace.ranks[0].events = {TraceEvent{TraceKind::Compute, TracePhase::Forward, 0, 1, -1, Channel::Collective, 0.010, 0.014, 0.003},
-                           TraceEvent{TraceKind::Compute, TracePhase::Backward, 1, 0, -1, Channel::Collective, 0.020, 0.030, 0.008}};
+  trace.ranks[0].events = {
+      TraceEvent{TraceKind::Compute, TracePhase::Forward, 0, 1, -1, Channel::Collective, 0.010, 0.014, 0.003},
+      TraceEvent{TraceKind::Compute, TracePhase::Backward, 1, 0, -1, Channel::Collective, 0.020, 0.030, 0.008}};
   trace.ranks[1].local = 1;
-  trace.ranks[1].events = {TraceEvent{TraceKind::Compute, TracePhase::Forward, 0, 0, -1, Channel::Collective, 0.010, 0.012}};
+  trace.ranks[1].events = {
+      TraceEvent{TraceKind::Compute, TracePhase::Forward, 0, 0, -1, Channel::Collective, 0.010, 0.012}};
   std::ostringstream out;
   write_run_trace(out, trace);
   const nlohmann::json doc = nlohmann::json::parse(out.str());
   int device_threads = 0, device_slices = 0, host_slices = 0;
   for (const auto& e : doc["traceEvents"]) {
-    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "gpu 0 kernels (CUDA events)") ++device_threads;
-    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "gpu 1 kernels (CUDA events)") ++device_threads;
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "gpu 0 kernels (CUDA events)")
+      ++device_threads;
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "gpu 1 kernels (CUDA events)")
+      ++device_threads;
     if (e["ph"] != "X") continue;
     if (e["tid"] == 2) {
       ++device_slices;

@@ -34,7 +34,9 @@ TEST_CASE("rounding a span to bf16 keeps what bf16 storage keeps") {
 }
 
 TEST_CASE("a wire part other than fp32 or bf16 is refused") {
-  CHECK(test::error_text([] { (void)WireFormat({{4, DType::I64}}); }) ==
+  CHECK(test::error_text([] {
+          (void)WireFormat({{4, DType::I64}});
+        }) ==
         "WireFormat: a payload part travels as int64 (valid: fp32, bf16; hint: the ring executor computes in fp32 and "
         "sends fp32 or bf16)");
 }

@@ -76,7 +76,8 @@ TEST_CASE("gather_to_root puts rank r's block at offset r * n on rank 0") {
   comm->gather_to_root(mine, all);
   if (r == 0) {
     for (int q = 0; q < p; ++q) {
-      for (std::size_t i = 0; i < n; ++i) CHECK(all[static_cast<std::size_t>(q) * n + i] == static_cast<float>(100 * q + static_cast<int>(i)));
+      for (std::size_t i = 0; i < n; ++i)
+        CHECK(all[static_cast<std::size_t>(q) * n + i] == static_cast<float>(100 * q + static_cast<int>(i)));
     }
   }
   comm->barrier();
@@ -99,7 +100,8 @@ TEST_CASE("all_to_all within pairs of ranks swaps blocks and counts bf16 at two 
   // Groups {0, 1}, {2, 3}, ...: block i of the send goes to group[i].
   const std::vector<int> group{r - r % 2, r - r % 2 + 1};
   std::vector<burst::Bf16> send(4), recv(4, burst::to_bf16(-1.0f));
-  for (std::size_t i = 0; i < send.size(); ++i) send[i] = burst::to_bf16(static_cast<float>(10 * r + static_cast<int>(i)));
+  for (std::size_t i = 0; i < send.size(); ++i)
+    send[i] = burst::to_bf16(static_cast<float>(10 * r + static_cast<int>(i)));
   comm->reset_counters();
   comm->all_to_all(send, recv, group, Channel::Ulysses, 0, RingLevel::Intra);
   for (int i = 0; i < 2; ++i) {
@@ -109,8 +111,10 @@ TEST_CASE("all_to_all within pairs of ranks swaps blocks and counts bf16 at two 
       continue;
     }
     const std::size_t mine = static_cast<std::size_t>(r % 2) * 2;
-    CHECK(burst::to_float(recv[2 * static_cast<std::size_t>(i)]) == static_cast<float>(10 * from + static_cast<int>(mine)));
-    CHECK(burst::to_float(recv[2 * static_cast<std::size_t>(i) + 1]) == static_cast<float>(10 * from + static_cast<int>(mine) + 1));
+    CHECK(burst::to_float(recv[2 * static_cast<std::size_t>(i)]) ==
+          static_cast<float>(10 * from + static_cast<int>(mine)));
+    CHECK(burst::to_float(recv[2 * static_cast<std::size_t>(i) + 1]) ==
+          static_cast<float>(10 * from + static_cast<int>(mine) + 1));
   }
   CHECK(comm->bytes_sent(Channel::Ulysses, RingLevel::Intra) == 2 * sizeof(burst::Bf16));  // one block to the one peer
   CHECK(comm->bytes_sent(Channel::Collective) == 0);

@@ -16,7 +16,8 @@ TEST_CASE("every rank receives rank 0's NCCL unique id, and a second call makes 
   const NcclUniqueIdBytes first = shared_nccl_unique_id(*comm);
   CHECK(std::any_of(first.begin(), first.end(), [](std::byte b) { return b != std::byte{0}; }));
   std::vector<std::byte> all(first.size() * static_cast<std::size_t>(comm->size()));
-  comm->allgather(ConstBuffer(first.data(), first.size(), DType::Bytes), MutBuffer(all.data(), all.size(), DType::Bytes));
+  comm->allgather(ConstBuffer(first.data(), first.size(), DType::Bytes),
+                  MutBuffer(all.data(), all.size(), DType::Bytes));
   for (int r = 0; r < comm->size(); ++r) {
     CHECK(std::equal(first.begin(), first.end(), all.begin() + static_cast<std::ptrdiff_t>(first.size()) * r));
   }

@@ -69,7 +69,8 @@ TEST_CASE("bf16 plans send exactly the simulator's bytes on every ring level and
             const Json& measured = report["comm_bytes"]["by_level"][phase == 0 ? "forward" : "backward"];
             for (const auto& [level, name] : {std::pair{0, "flat"}, std::pair{1, "intra"}, std::pair{2, "inter"}}) {
               INFO(fmt::format("{} {}", phase == 0 ? "forward" : "backward", name));
-              CHECK(measured[name].get<double>() == simulated[static_cast<std::size_t>(phase)][static_cast<std::size_t>(level)]);
+              CHECK(measured[name].get<double>() ==
+                    simulated[static_cast<std::size_t>(phase)][static_cast<std::size_t>(level)]);
             }
           }
           ++runs;

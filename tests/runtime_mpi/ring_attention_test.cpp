@@ -77,12 +77,16 @@ TEST_CASE("the query-side backward moves about 0.75 of the K,V ring's bytes (MHA
 TEST_CASE("a length the layout cannot split and a plan for another rank count are clear errors") {
   const auto comm = rt::make_mpi_communicator({30});
   const int world = comm->size();
-  const plan::Plan odd = ring_plan(world, world, Layout::Zigzag, BackwardMode::QRing, "causal", 4, 4, 16, 2 * world * 3 + 1);
+  const plan::Plan odd =
+      ring_plan(world, world, Layout::Zigzag, BackwardMode::QRing, "causal", 4, 4, 16, 2 * world * 3 + 1);
   CHECK_THAT(test::error_text([&] { (void)rt::run_attention(odd, *comm, checking()); }),
-             Catch::Contains(fmt::format("do not split evenly: zigzag on a ring of {} needs a multiple of {}", world, 2 * world)));
-  const plan::Plan bigger = ring_plan(world * 2, world * 2, Layout::Zigzag, BackwardMode::QRing, "causal", 4, 4, 16, 64 * world);
-  CHECK(test::error_text([&] { (void)rt::run_attention(bigger, *comm, checking()); }) ==
-        fmt::format("mpirun -np: the plan has {} ranks, this job has {} (valid: {} ranks; hint: start it with mpirun -np "
-                    "{} burst run ... (add --oversubscribe on a small machine))",
-                    2 * world, world, 2 * world, 2 * world));
+             Catch::Contains(
+                 fmt::format("do not split evenly: zigzag on a ring of {} needs a multiple of {}", world, 2 * world)));
+  const plan::Plan bigger =
+      ring_plan(world * 2, world * 2, Layout::Zigzag, BackwardMode::QRing, "causal", 4, 4, 16, 64 * world);
+  CHECK(
+      test::error_text([&] { (void)rt::run_attention(bigger, *comm, checking()); }) ==
+      fmt::format("mpirun -np: the plan has {} ranks, this job has {} (valid: {} ranks; hint: start it with mpirun -np "
+                  "{} burst run ... (add --oversubscribe on a small machine))",
+                  2 * world, world, 2 * world, 2 * world));
 }

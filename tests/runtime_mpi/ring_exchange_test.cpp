@@ -91,7 +91,8 @@ TEST_CASE("byte counters add up the bytes sent per ring level and per channel") 
     Channel channel;
     std::size_t n;
   };
-  const std::vector<Leg> legs{{RingLevel::Intra, Channel::KvRing, 3}, {RingLevel::Inter, Channel::QRing, 5},
+  const std::vector<Leg> legs{{RingLevel::Intra, Channel::KvRing, 3},
+                              {RingLevel::Inter, Channel::QRing, 5},
                               {RingLevel::Flat, Channel::DqRing, 7}};
   std::vector<std::vector<float>> in, out;
   std::vector<Request> requests;

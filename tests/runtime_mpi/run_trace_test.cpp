@@ -70,7 +70,7 @@ TEST_CASE("run_attention's measured trace has every rank, one slice per block co
 
     REQUIRE(doc.contains("traceEvents"));
     std::map<int, std::string> process_names;
-    std::map<std::string, int> computed;  // by phase
+    std::map<std::string, int> computed;                // by phase
     std::map<int, double> forward_end, backward_start;  // by rank
     for (const auto& e : doc["traceEvents"]) {
       if (e["ph"] == "M" && e["name"] == "process_name") process_names[e["pid"].get<int>()] = e["args"]["name"];

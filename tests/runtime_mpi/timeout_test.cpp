@@ -27,7 +27,7 @@ TEST_CASE("a receive nobody sends times out with the exact error, and the job go
                             "that is only slow needs a longer CommOptions::timeout_s)",
                             r, peer, peer));
   CHECK(seconds >= 0.5);
-  CHECK(seconds < 5.0);  // about the timeout, with room for 8 ranks sharing 2 cores
+  CHECK(seconds < 5.0);            // about the timeout, with room for 8 ranks sharing 2 cores
   CHECK_FALSE(request.pending());  // cancelled
-  comm->barrier();  // still usable: nothing is left in flight
+  comm->barrier();                 // still usable: nothing is left in flight
 }

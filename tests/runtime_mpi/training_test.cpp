@@ -50,7 +50,8 @@ std::uint64_t peak(const Json& report) { return report["peak_memory_bytes"].get<
 void remove_state(const std::string& path) {
   const std::filesystem::path manifest(path);
   for (const auto& e : std::filesystem::directory_iterator(manifest.parent_path())) {
-    if (e.path().filename().string().starts_with(manifest.filename().string() + ".gen")) std::filesystem::remove_all(e.path());
+    if (e.path().filename().string().starts_with(manifest.filename().string() + ".gen"))
+      std::filesystem::remove_all(e.path());
   }
   std::filesystem::remove(path);
 }
@@ -61,7 +62,8 @@ std::string shard_file(const std::string& path, int r) {
 }
 
 std::string temp_state(const std::string& name, int world) {
-  return (std::filesystem::temp_directory_path() / fmt::format("burst-training-test-{}-np{}.state", name, world)).string();
+  return (std::filesystem::temp_directory_path() / fmt::format("burst-training-test-{}-np{}.state", name, world))
+      .string();
 }
 
 plan::Plan zero_plan(int world, int stage, std::int64_t tokens_per_rank = 16) {
@@ -82,15 +84,17 @@ TEST_CASE("a training step on every rank matches the single-rank step for every 
     double kept;
   };
   for (const Layout layout : {Layout::Contiguous, Layout::Zigzag, Layout::Striped}) {
-    std::vector<Policy> policies = {{CheckpointPolicy::None, 0}, {CheckpointPolicy::Full, 0}, {CheckpointPolicy::AttnStash, 0}};
-    if (layout == Layout::Striped) policies.insert(policies.end(), {{CheckpointPolicy::SeqStash, 0.5}, {CheckpointPolicy::SeqStash, 0.3}});
+    std::vector<Policy> policies = {
+        {CheckpointPolicy::None, 0}, {CheckpointPolicy::Full, 0}, {CheckpointPolicy::AttnStash, 0}};
+    if (layout == Layout::Striped)
+      policies.insert(policies.end(), {{CheckpointPolicy::SeqStash, 0.5}, {CheckpointPolicy::SeqStash, 0.3}});
     for (const Policy& p : policies) {
       for (const BackwardMode backward : {BackwardMode::KvRing, BackwardMode::QRing}) {
         const plan::Plan plan = training_plan(world, world, layout, backward, p.policy, p.kept, 3);
         const Json report = train(plan, *comm, options(1, true));
         if (comm->rank() == 0) {
-          require_check(report, fmt::format("{} ranks, {}, {} {}, {}", world, to_string(layout), to_string(p.policy), p.kept,
-                                            to_string(backward)));
+          require_check(report, fmt::format("{} ranks, {}, {} {}, {}", world, to_string(layout), to_string(p.policy),
+                                            p.kept, to_string(backward)));
         }
       }
     }
@@ -124,8 +128,9 @@ TEST_CASE("Ulysses groups, alone or around a ring, train like one rank", "[train
       const plan::Plan plan =
           training_plan(world, inner, Layout::Zigzag, backward, policy, 0, 2, "causal", 8, 16, ulysses);
       const Json report = train(plan, *comm, options(1, true));
-      if (comm->rank() == 0) require_check(report, fmt::format("ulysses {} x ring {}, {}, {}", ulysses, inner,
-                                                                to_string(policy), to_string(backward)));
+      if (comm->rank() == 0)
+        require_check(report, fmt::format("ulysses {} x ring {}, {}, {}", ulysses, inner, to_string(policy),
+                                          to_string(backward)));
     }
   }
   // seq_stash's short ring needs a rank's first rows to be the sequence's first tokens: refused.
@@ -161,7 +166,8 @@ TEST_CASE("what each policy keeps, and the chunked LM head, show in the measured
   CHECK(chunked["losses"][0].get<double>() == Approx(none["losses"][0].get<double>()).epsilon(1e-6));
 }
 
-TEST_CASE("the loss falls, the same seed gives the same losses, and a resumed run continues the curve", "[training][mpi]") {
+TEST_CASE("the loss falls, the same seed gives the same losses, and a resumed run continues the curve",
+          "[training][mpi]") {
   auto comm = rt::make_mpi_communicator({});
   const plan::Plan plan =
       training_plan(comm->size(), comm->size(), Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0, 2);
@@ -186,7 +192,9 @@ TEST_CASE("the loss falls, the same seed gives the same losses, and a resumed ru
   if (comm->rank() == 0) remove_state(state);
 }
 
-TEST_CASE("a state of another model or run, a bad data path or an unwritable --save fails on every rank before any message", "[training][mpi]") {
+TEST_CASE(
+    "a state of another model or run, a bad data path or an unwritable --save fails on every rank before any message",
+    "[training][mpi]") {
   auto comm = rt::make_mpi_communicator({});
   const int world = comm->size();
   const std::string state =
@@ -205,14 +213,16 @@ TEST_CASE("a state of another model or run, a bad data path or an unwritable --s
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, resume), Catch::Contains(state + ": the saved run has lr"));
   rt::TrainingOptions into_directory = options(1, false);
   into_directory.save = std::filesystem::temp_directory_path().string();
-  CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, into_directory), Catch::Contains("--save: " + into_directory.save + ": is a directory"));
+  CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, into_directory),
+                    Catch::Contains("--save: " + into_directory.save + ": is a directory"));
   rt::TrainingOptions missing = options(1, false);
   missing.data = "/nonexistent/corpus";
   CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, missing), Catch::Contains("/nonexistent/corpus"));
   plan.strategy.checkpoint.policy = CheckpointPolicy::SeqStash;
   plan.strategy.checkpoint.kept_fraction = 0.5;
-  CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, options(1, false)),
-                    Catch::Contains("plan:/strategy/layout: seq_stash runs on the striped layout only, this plan is zigzag"));
+  CHECK_THROWS_WITH(
+      rt::TrainingRun(plan, *comm, options(1, false)),
+      Catch::Contains("plan:/strategy/layout: seq_stash runs on the striped layout only, this plan is zigzag"));
   comm->barrier();
   if (comm->rank() == 0) remove_state(state);
 }
@@ -232,7 +242,8 @@ TEST_CASE("every ZeRO stage matches one rank, and the stages train the same loss
   // rounds to the same fp32 clipping factor.
   for (int stage = 1; stage <= 3; ++stage) {
     for (std::size_t i = 0; i < 3; ++i) {
-      const double base = reports[0]["losses"][i].get<double>(), loss = reports[static_cast<std::size_t>(stage)]["losses"][i].get<double>();
+      const double base = reports[0]["losses"][i].get<double>(),
+                   loss = reports[static_cast<std::size_t>(stage)]["losses"][i].get<double>();
       INFO(fmt::format("stage {} step {}: {:.17g} vs stage 0 {:.17g}", stage, i + 1, loss, base));
       CHECK(loss == base);
     }
@@ -266,7 +277,8 @@ TEST_CASE("each ZeRO stage holds its share of the model state", "[training][mpi]
   CHECK((held(1, "params") == n && held(1, "gradients") == n && held(1, "optimizer") == 2 * s));  // optimizer / P
   CHECK((held(2, "params") == n && held(2, "gradients") == s && held(2, "optimizer") == 2 * s));  // + gradients / P
   CHECK((held(3, "params") == s && held(3, "gradients") == s && held(3, "optimizer") == 2 * s));  // + params / P
-  CHECK(s * static_cast<std::uint64_t>(world) < n + 4 * shards.unit_count() * static_cast<std::uint64_t>(world));  // padding only
+  CHECK(s * static_cast<std::uint64_t>(world) <
+        n + 4 * shards.unit_count() * static_cast<std::uint64_t>(world));  // padding only
   // The transients without overlap: one unit's full-size gradients (2, 3) and one gathered unit
   // (3) at a time. With it (the plans' default): a second of each, in flight while the step computes.
   const auto serial_peak = [&](int stage, const char* use) {
@@ -280,7 +292,8 @@ TEST_CASE("each ZeRO stage holds its share of the model state", "[training][mpi]
     CHECK(peak_of(stage, use) > s + unit);
     CHECK(peak_of(stage, use) <= s + 2 * unit);
   }
-  for (std::size_t i = 0; i < 3; ++i) CHECK(serial[i]["losses"] == reports[i + 1]["losses"]);  // overlap changes no number
+  for (std::size_t i = 0; i < 3; ++i)
+    CHECK(serial[i]["losses"] == reports[i + 1]["losses"]);  // overlap changes no number
   // The all-gathers of the updated pieces: one at a time without overlap; with it every unit's
   // piece until the next step needs it, and at most one padded whole (a unit that does not divide
   // is gathered at once).
@@ -300,7 +313,8 @@ TEST_CASE("each ZeRO stage holds its share of the model state", "[training][mpi]
   }
 }
 
-TEST_CASE("the GPU layout column: bf16 model state with an fp32 master, bf16 activations, offload", "[training][mpi][zero]") {
+TEST_CASE("the GPU layout column: bf16 model state with an fp32 master, bf16 activations, offload",
+          "[training][mpi][zero]") {
   auto comm = rt::make_mpi_communicator({});
   const int world = comm->size();
   const auto bf16_plan = [&](int stage, bool offload) {
@@ -316,8 +330,12 @@ TEST_CASE("the GPU layout column: bf16 model state with an fp32 master, bf16 act
   const rt::ModelLayout model(zero_plan(world, 0).job.model);
   const rt::ShardMap shards(model.units(), world);
   const std::uint64_t n = model.size(), s = shards.shard_size();
-  const auto gpu = [](const Json& r, const char* use) { return r["memory_on_gpu"]["model_state_by_use"][use].get<std::uint64_t>(); };
-  const auto here = [](const Json& r, const char* use) { return r["memory"]["model_state_by_use"][use].get<std::uint64_t>(); };
+  const auto gpu = [](const Json& r, const char* use) {
+    return r["memory_on_gpu"]["model_state_by_use"][use].get<std::uint64_t>();
+  };
+  const auto here = [](const Json& r, const char* use) {
+    return r["memory"]["model_state_by_use"][use].get<std::uint64_t>();
+  };
   // bf16 parameters, fp32 gradients (the step sums them in fp32); the optimizer is the fp32
   // master beside m and v.
   CHECK((gpu(whole, "params") == 2 * n && gpu(whole, "gradients") == 4 * n && gpu(whole, "optimizer") == 12 * n));
@@ -326,7 +344,9 @@ TEST_CASE("the GPU layout column: bf16 model state with an fp32 master, bf16 act
   CHECK(gpu(offloaded, "optimizer") == 0);
   CHECK(here(offloaded, "optimizer") == 8 * s);
   // Activations: bf16 but for the fp32 statistics (lse, inverse RMS).
-  const auto activations = [](const Json& r, const char* column) { return r[column]["peak_by_use"]["activations"].get<std::uint64_t>(); };
+  const auto activations = [](const Json& r, const char* column) {
+    return r[column]["peak_by_use"]["activations"].get<std::uint64_t>();
+  };
   CHECK(2 * activations(whole, "memory_on_gpu") > activations(whole, "memory"));
   CHECK(activations(whole, "memory_on_gpu") < activations(whole, "memory"));
   // The LM head: fp32 logits in both, plus their bf16 dl on the GPU (6 bytes a logit against 4).
@@ -376,7 +396,8 @@ TEST_CASE("the GPU step's data flow through whole runs: bf16 storage passes --ch
     for (std::size_t i = 0; i < 2; ++i) CHECK(resumed["losses"][i].get<double>() == losses[2 + i].get<double>());
     // The device column: no model state (offloaded to the host), the bound units, 6 bytes a logit.
     const Json& gpu = straight["memory_on_gpu"];
-    for (const char* use : {"params", "gradients", "optimizer"}) CHECK(gpu["model_state_by_use"][use].get<std::uint64_t>() == 0);
+    for (const char* use : {"params", "gradients", "optimizer"})
+      CHECK(gpu["model_state_by_use"][use].get<std::uint64_t>() == 0);
     CHECK(gpu["peak_by_use"]["params"].get<std::uint64_t>() > 0);
     CHECK(gpu["peak_by_use"]["gradients"].get<std::uint64_t>() > 0);
     CHECK(2 * gpu["peak_by_use"]["lm_head"].get<std::uint64_t>() ==
@@ -386,7 +407,8 @@ TEST_CASE("the GPU step's data flow through whole runs: bf16 storage passes --ch
   if (comm->rank() == 0) remove_state(state);
 }
 
-TEST_CASE("shards saved at one stage resume at another, and on one rank; a corrupt shard is refused", "[training][mpi][zero]") {
+TEST_CASE("shards saved at one stage resume at another, and on one rank; a corrupt shard is refused",
+          "[training][mpi][zero]") {
   auto comm = rt::make_mpi_communicator({});
   const int world = comm->size();
   const std::string state = temp_state("zero", world);
@@ -423,8 +445,9 @@ TEST_CASE("shards saved at one stage resume at another, and on one rank; a corru
   if (comm->rank() == 0) remove_state(state);
 }
 
-TEST_CASE("saving every N steps saves during the run, the last save holds the last step, and a resume continues from it",
-          "[training][mpi][zero]") {
+TEST_CASE(
+    "saving every N steps saves during the run, the last save holds the last step, and a resume continues from it",
+    "[training][mpi][zero]") {
   auto comm = rt::make_mpi_communicator({});
   const int world = comm->size();
   const std::string state = temp_state("save-every", world);

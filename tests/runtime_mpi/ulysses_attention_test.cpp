@@ -50,7 +50,8 @@ TEST_CASE("Ulysses and USP attention match the single-rank reference for every l
         for (const std::string mask : {"full", "causal", "sliding:5", "document:7"}) {
           // MHA, and GQA with two query heads per KV head; the KV heads split over the group.
           for (const auto& [heads, kv_heads] : std::vector<std::pair<int, int>>{{world, world}, {2 * world, world}}) {
-            const plan::Plan p = usp_plan(world, shape.ulysses, shape.inner, layout, backward, mask, heads, kv_heads, 8, seq);
+            const plan::Plan p =
+                usp_plan(world, shape.ulysses, shape.inner, layout, backward, mask, heads, kv_heads, 8, seq);
             const Json report = rt::run_attention(p, *comm, checking());
             if (comm->rank() != 0) continue;
             INFO(fmt::format("{} ranks, ulysses {}, inner {}, {}, {}, {}, {} heads / {} KV", world, shape.ulysses,
@@ -96,17 +97,20 @@ TEST_CASE("USP plans the runtime cannot run are refused naming the field") {
   if (world < 4) return;
   const std::int64_t seq = 8 * world;
   // A degree that does not split the KV heads.
-  const plan::Plan few_heads = usp_plan(world, 2, world / 2, Layout::Zigzag, BackwardMode::QRing, "causal", 4, 1, 8, seq);
-  CHECK_THAT(test::error_text([&] { (void)rt::run_attention(few_heads, *comm, checking()); }),
-             Catch::Contains("plan:/strategy/ulysses: Ulysses degree 2 does not divide the model's 4 heads and 1 KV heads"));
+  const plan::Plan few_heads =
+      usp_plan(world, 2, world / 2, Layout::Zigzag, BackwardMode::QRing, "causal", 4, 1, 8, seq);
+  CHECK_THAT(
+      test::error_text([&] { (void)rt::run_attention(few_heads, *comm, checking()); }),
+      Catch::Contains("plan:/strategy/ulysses: Ulysses degree 2 does not divide the model's 4 heads and 1 KV heads"));
   // Rings that do not cover the world once: member 1's ring repeats member 0's ranks.
   plan::Plan crossed = usp_plan(world, 2, world / 2, Layout::Zigzag, BackwardMode::QRing, "causal", 4, 4, 8, seq);
   crossed.rings[1].order = crossed.rings[0].order;
   CHECK_THAT(test::error_text([&] { (void)rt::run_attention(crossed, *comm, checking()); }),
-             Catch::Contains("plan:/rings: world rank 0 is out of range or in the rings twice (Ulysses member 1, ring rank 0)"));
+             Catch::Contains(
+                 "plan:/rings: world rank 0 is out of range or in the rings twice (Ulysses member 1, ring rank 0)"));
   // A length the groups cannot split.
-  const plan::Plan odd = usp_plan(world, 2, world / 2, Layout::Contiguous, BackwardMode::QRing, "causal", 4, 4, 8,
-                                  world / 2 * 3);
+  const plan::Plan odd =
+      usp_plan(world, 2, world / 2, Layout::Contiguous, BackwardMode::QRing, "causal", 4, 4, 8, world / 2 * 3);
   CHECK_THAT(test::error_text([&] { (void)rt::run_attention(odd, *comm, checking()); }),
              Catch::Contains(fmt::format("needs a multiple of {}", world)));
 }

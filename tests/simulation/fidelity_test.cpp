@@ -24,15 +24,21 @@ TEST_CASE("the embedded table of published figures parses, with fit and held-out
 }
 
 TEST_CASE("a malformed table is refused with its row") {
-  const std::string header = "id,kind,gpu,gpus,heads,kv_heads,head_dim,seq_len,batch,mask,layout,method,phase,metric,value,source,role\n";
-  CHECK_THROWS_WITH(parse_published_figures(header + "a,attention_kernel,A100,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,x,s,fit\n", "t.csv"),
+  const std::string header =
+      "id,kind,gpu,gpus,heads,kv_heads,head_dim,seq_len,batch,mask,layout,method,phase,metric,value,source,role\n";
+  CHECK_THROWS_WITH(parse_published_figures(
+                        header + "a,attention_kernel,A100,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,x,s,fit\n", "t.csv"),
                     Catch::Contains("t.csv row 2 value") && Catch::Contains("'x' is not a number"));
   CHECK_THROWS_WITH(parse_published_figures(header + "a,b\n", "t.csv"), Catch::Contains("2 fields, the header has 17"));
-  CHECK_THROWS_WITH(parse_published_figures(header + "a,attention_kernel,A100,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,\"s,fit\n", "t.csv"),
-                    Catch::Contains("never ends"));
+  CHECK_THROWS_WITH(
+      parse_published_figures(header + "a,attention_kernel,A100,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,\"s,fit\n",
+                              "t.csv"),
+      Catch::Contains("never ends"));
   CHECK_THROWS_WITH(parse_published_figures("id,kind\n", "t.csv"), Catch::Contains("no column 'gpu'"));
-  CHECK_THROWS_WITH(parse_published_figures(header + "a,attention_kernel,A100,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,s,maybe\n", "t.csv"),
-                    Catch::Contains("neither fit nor held_out"));
+  CHECK_THROWS_WITH(
+      parse_published_figures(header + "a,attention_kernel,A100,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,s,maybe\n",
+                              "t.csv"),
+      Catch::Contains("neither fit nor held_out"));
 }
 
 TEST_CASE("held-out published attention figures: mean error under 12%, and better than kernels alone") {

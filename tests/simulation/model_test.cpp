@@ -80,7 +80,8 @@ TEST_CASE("a bad config.json reports every problem with its JSON pointer") {
     CHECK(lines[3].find(":/num_key_value_heads: 5 KV heads do not divide 32 attention heads") != std::string::npos);
   }
   CHECK_THROWS_WITH(sim::load_model("llama-7b"), Catch::Contains("did you mean 'llama2-7b'?"));
-  CHECK_THROWS_WITH(sim::load_model("/nonexistent/config.json"), Catch::Contains("/nonexistent/config.json: no such file"));
+  CHECK_THROWS_WITH(sim::load_model("/nonexistent/config.json"),
+                    Catch::Contains("/nonexistent/config.json: no such file"));
 }
 
 TEST_CASE("a model's name, from _name_or_path or the file's stem, must be printable") {
@@ -88,9 +89,10 @@ TEST_CASE("a model's name, from _name_or_path or the file's stem, must be printa
       "num_hidden_layers": 2, "vocab_size": 256)";
   const auto named = write_temp("named.json", "{\"_name_or_path\": \"m\\u001b[31m\", " + config + "}");
   CHECK_THROWS_WITH(sim::load_model(named),
-                    named + ":/_name_or_path: 'm\\x1b[31m': byte 2 is a control character (\\x1b) (valid: printable "
-                            "text: no control characters, line breaks or tabs; hint: names and messages are written "
-                            "into scripts, settings files, reports and terminals)");
+                    named +
+                        ":/_name_or_path: 'm\\x1b[31m': byte 2 is a control character (\\x1b) (valid: printable "
+                        "text: no control characters, line breaks or tabs; hint: names and messages are written "
+                        "into scripts, settings files, reports and terminals)");
   const auto stem = write_temp("x\ntouch PWNED\n.json", "{" + config + "}");
   CHECK_THROWS_WITH(sim::load_model(stem),
                     Catch::Contains("the model is named after the file, 'burst-model-test-x\\ntouch PWNED\\n': byte "

@@ -251,11 +251,14 @@ class Bf16StepKernels final : public rt::StepKernels {
     memory_.kernel_access().load(t.data, t.dtype, values);
     return values;
   }
-  void write(std::span<const float> values, rt::StepTensor t) { memory_.kernel_access().store(values, t.dtype, t.data); }
+  void write(std::span<const float> values, rt::StepTensor t) {
+    memory_.kernel_access().store(values, t.dtype, t.data);
+  }
   // An fp32 tensor's floats, written in place (statistics and parameter gradients).
   [[nodiscard]] static std::span<float> fp32(rt::StepTensor t) {
     REQUIRE(t.dtype == rt::DType::F32);
-    return {reinterpret_cast<float*>(t.data), t.count};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+    return {reinterpret_cast<float*>(t.data),
+            t.count};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
   }
 
   EmulatedDeviceMemory memory_;

@@ -32,7 +32,8 @@ class HostTensorKernels {
   }
 
   void delta(rt::ConstView o, rt::ConstView d_o, std::span<float> delta) {
-    const Stored o_in = store(o, rt::DType::F32), d_o_in = store(d_o, rt::DType::F32), out = store(delta, rt::DType::F32);
+    const Stored o_in = store(o, rt::DType::F32), d_o_in = store(d_o, rt::DType::F32),
+                 out = store(delta, rt::DType::F32);
     kernels_.delta(o_in.operand(o.shape), d_o_in.operand(o.shape), out.floats());
     load(out, delta);
   }

@@ -23,7 +23,8 @@ inline RandomTokens random_tokens(std::int64_t seq, unsigned seed, std::int64_t 
     r.tokens.push_back(static_cast<std::int32_t>(rng() % 256));
     r.targets.push_back(i % every == at ? -1 : static_cast<std::int32_t>(rng() % 256));
   }
-  r.counted = static_cast<std::int64_t>(std::count_if(r.targets.begin(), r.targets.end(), [](auto t) { return t >= 0; }));
+  r.counted =
+      static_cast<std::int64_t>(std::count_if(r.targets.begin(), r.targets.end(), [](auto t) { return t >= 0; }));
   return r;
 }
 

@@ -56,27 +56,29 @@ TEST_CASE("a unit error names the field by JSON pointer and lists the valid unit
 
 TEST_CASE("every problem of a file is reported at once, with did-you-mean hints") {
   const std::string f = "bad/many_problems.json";
-  CHECK(problems_of(f) ==
-        std::vector<std::string>{
-            f + ":/fabrik: unknown field 'fabrik' (valid: schema, name, nodes, gpu, node, fabric; hint: did you mean 'fabric'?)",
-            f + ":/nodes: 0 is out of range (valid: 1 to 1048576)",
-            f + ":/gpu/memory: missing required field 'memory' (valid: a string with a unit)",
-            f + ":/gpu/memory_bandwidth: missing required field 'memory_bandwidth' (valid: a string with a unit)",
-            f + ":/gpu/model: 'B300' is not a known model, so peak_bf16, memory and memory_bandwidth are required "
-                "(valid: A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, A800-SXM4-80GB, "
-                "H100-SXM5-80GB, H100-PCIE-80GB, H800-SXM5-80GB, H200-SXM-141GB, L4-PCIE-24GB, L40S-PCIE-48GB)",
-            f + ":/node/devices/2/kind: 'nvswich' is not valid (valid: gpu, nvswitch, pcie-switch, cpu, nic; hint: did "
-                "you mean 'nvswitch'?)",
-            f + ":/node/devices/3/port_bandwidth: missing required field 'port_bandwidth' (valid: a string with a unit)",
-            f + ":/node/links/1/b: no device named 'nvswtch' (valid: gpu0, gpu1, nic0, nvswitch; hint: did you mean "
-                "'nvswitch'?)",
-            f + ":/node/links/1/bandwidth: expected a string with a unit, found 200 (hint: units go inside the string, "
-                "e.g. \"200GBps\")",
-            f + ":/node/links/1/sharing: 'fat-pipe' is not valid (valid: shared, fatpipe; hint: did you mean 'fatpipe'?)",
-            f + ":/fabric/kind: 'rail-optimised' is not valid (valid: rail-optimized, fat-tree; hint: did you mean "
-                "'rail-optimized'?)",
-            f + ":/fabric/oversubscription: 0.5 is below 1 (valid: 1 (non-blocking) or more; hint: 2 means the spine "
-                "carries half of what the NICs can send)"});
+  CHECK(
+      problems_of(f) ==
+      std::vector<std::string>{
+          f + ":/fabrik: unknown field 'fabrik' (valid: schema, name, nodes, gpu, node, fabric; hint: did you mean "
+              "'fabric'?)",
+          f + ":/nodes: 0 is out of range (valid: 1 to 1048576)",
+          f + ":/gpu/memory: missing required field 'memory' (valid: a string with a unit)",
+          f + ":/gpu/memory_bandwidth: missing required field 'memory_bandwidth' (valid: a string with a unit)",
+          f + ":/gpu/model: 'B300' is not a known model, so peak_bf16, memory and memory_bandwidth are required "
+              "(valid: A100-SXM4-40GB, A100-SXM4-80GB, A100-PCIE-40GB, A100-PCIE-80GB, A800-SXM4-80GB, "
+              "H100-SXM5-80GB, H100-PCIE-80GB, H800-SXM5-80GB, H200-SXM-141GB, L4-PCIE-24GB, L40S-PCIE-48GB)",
+          f + ":/node/devices/2/kind: 'nvswich' is not valid (valid: gpu, nvswitch, pcie-switch, cpu, nic; hint: did "
+              "you mean 'nvswitch'?)",
+          f + ":/node/devices/3/port_bandwidth: missing required field 'port_bandwidth' (valid: a string with a unit)",
+          f + ":/node/links/1/b: no device named 'nvswtch' (valid: gpu0, gpu1, nic0, nvswitch; hint: did you mean "
+              "'nvswitch'?)",
+          f + ":/node/links/1/bandwidth: expected a string with a unit, found 200 (hint: units go inside the string, "
+              "e.g. \"200GBps\")",
+          f + ":/node/links/1/sharing: 'fat-pipe' is not valid (valid: shared, fatpipe; hint: did you mean 'fatpipe'?)",
+          f + ":/fabric/kind: 'rail-optimised' is not valid (valid: rail-optimized, fat-tree; hint: did you mean "
+              "'rail-optimized'?)",
+          f + ":/fabric/oversubscription: 0.5 is below 1 (valid: 1 (non-blocking) or more; hint: 2 means the spine "
+              "carries half of what the NICs can send)"});
 }
 
 TEST_CASE("malformed JSON reports line and column") {
@@ -87,8 +89,9 @@ TEST_CASE("malformed JSON reports line and column") {
 
 TEST_CASE("a number beyond double range is an input error, not a crash (found by fuzz_topology_json)") {
   CHECK(problems_of("bad/number_overflow.json") ==
-        std::vector<std::string>{"bad/number_overflow.json: invalid JSON: number overflow parsing '1e999' (valid: numbers "
-                                 "within double range)"});
+        std::vector<std::string>{
+            "bad/number_overflow.json: invalid JSON: number overflow parsing '1e999' (valid: numbers "
+            "within double range)"});
 }
 
 TEST_CASE("GPUs that cannot reach each other are named") {
@@ -108,7 +111,8 @@ TEST_CASE("XML errors carry line numbers") {
   CHECK(problems_of("bad/malformed.xml") ==
         std::vector<std::string>{"bad/malformed.xml:5: invalid XML: Start-end tags mismatch"});
   CHECK(problems_of("bad/no_gpu.xml") ==
-        std::vector<std::string>{"bad/no_gpu.xml:1: no GPU: no <pci> of class 0x03xxxx (hint: is this the dump of a GPU node?)"});
+        std::vector<std::string>{
+            "bad/no_gpu.xml:1: no GPU: no <pci> of class 0x03xxxx (hint: is this the dump of a GPU node?)"});
   const std::string f = "bad/unknown_gpu_bad_speed.xml";
   CHECK(problems_of(f) ==
         std::vector<std::string>{
@@ -136,7 +140,8 @@ TEST_CASE("load_topology: missing files, unknown names and misplaced options") {
   LoadOptions o;
   o.nvlink_from = "dgx-a100";
   CHECK(error_text([&] { (void)load_topology("h200", o); }) ==
-        "--nvlink-from: applies to NCCL XML files only, not 'h200' (hint: presets and our JSON files are complete already)");
+        "--nvlink-from: applies to NCCL XML files only, not 'h200' (hint: presets and our JSON files are complete "
+        "already)");
   o.nvlink_from = "dgx-a10";
   CHECK(error_text([&] {
           (void)load_topology(std::string(BURST_TEST_DATA) + "/topologies/aws-ofi-nccl_p4d-24xl-topo.xml", o);
@@ -151,8 +156,9 @@ TEST_CASE("names with control characters are refused, naming the field and the b
   burst::Json doc = make_preset("a800-4hca", 1).to_json();
   doc["name"] = "a800\ntouch PWNED";
   doc["node"]["devices"][1]["name"] = "gpu\x1b[31m0";
-  const std::string valid = " (valid: printable text: no control characters, line breaks or tabs; hint: names and "
-                            "messages are written into scripts, settings files, reports and terminals)";
+  const std::string valid =
+      " (valid: printable text: no control characters, line breaks or tabs; hint: names and "
+      "messages are written into scripts, settings files, reports and terminals)";
   const std::string text = error_text([&] { (void)parse_topology_json(doc, "t.json"); });
   CHECK_THAT(text, Catch::Contains("t.json:/name: 'a800\\ntouch PWNED': byte 5 is a control character (\\n)" + valid));
   CHECK_THAT(text,

@@ -119,16 +119,19 @@ TEST_CASE("a dump without <nvlink> is a PCIe node, said in a note; --nvlink-from
 
   // AWS's p5 file names no GPU model and lists no NVLink: without a preset it cannot load.
   const std::string p5 = topology_data("aws-p5-48xl_2-of-8-gpus.xml");
-  CHECK(error_text([&] { (void)import_nccl_xml_file(p5); }) ==
-        p5 + ":11: the GPU's <pci> has no 'device' attribute, so its model is unknown (valid: " + kKnownGpus +
-            "; hint: name the GPU with --gpu-from <preset>, one of " + kNvSwitchPresets +
-            ", pcie-8gpu (A100-PCIE-80GB); or, for NVSwitch GPUs, with --nvlink-from <preset>, which adds its NVLinks)");
+  CHECK(
+      error_text([&] { (void)import_nccl_xml_file(p5); }) ==
+      p5 + ":11: the GPU's <pci> has no 'device' attribute, so its model is unknown (valid: " + kKnownGpus +
+          "; hint: name the GPU with --gpu-from <preset>, one of " + kNvSwitchPresets +
+          ", pcie-8gpu (A100-PCIE-80GB); or, for NVSwitch GPUs, with --nvlink-from <preset>, which adds its NVLinks)");
   XmlImportOptions h100;
   h100.gpu_from = "dgx-h100";
   const XmlImport pcie_only = import_nccl_xml_file(p5, h100);
   CHECK(pcie_only.notes.front() ==
-        p5 + ":11: no <nvlink> in this dump: its GPUs are joined by PCIe only, right for PCIe GPUs such as L4 or L40S; "
-             "if they share an NVSwitch plane, complete it: --nvlink-from <preset>, one of " + kNvSwitchPresets);
+        p5 +
+            ":11: no <nvlink> in this dump: its GPUs are joined by PCIe only, right for PCIe GPUs such as L4 or L40S; "
+            "if they share an NVSwitch plane, complete it: --nvlink-from <preset>, one of " +
+            kNvSwitchPresets);
   CHECK(pcie_only.topology->intra_node_worst().cls == PathClass::PHB);
 
   const XmlImport completed = import_nccl_xml_file(p5, nvlink_from("dgx-h100"));
@@ -145,7 +148,8 @@ TEST_CASE("an NVLink from a GPU to itself is ignored with a note, as NCCL ignore
   CHECK(x.nvlinks_per_gpu == std::vector<int>{12, 12});
   CHECK(x.topology->intra_node_worst().cls == PathClass::NVL);
   CHECK(x.topology->intra_node_worst().bandwidth_Bps == 300e9);
-  CHECK(x.notes == std::vector<std::string>{file + ":16: NVLink from GPU 0000:13:00.0 to itself ignored, as NCCL does"});
+  CHECK(x.notes ==
+        std::vector<std::string>{file + ":16: NVLink from GPU 0000:13:00.0 to itself ignored, as NCCL does"});
 }
 
 TEST_CASE("two GPUs on one bus id, and an sm that is no compute capability, are refused") {
@@ -177,12 +181,13 @@ TEST_CASE("the GPU model: hints name the preset of the file's PCI device id, pre
   const std::string p4de = topology_data("aws-p4de-24xl_1-switch.xml");
   // 0x20b2 is the 80 GB A100 (AWS's p4d file, 0x20b0, gets dgx-a100-40g: see nccl_xml_test.cpp).
   CHECK(error_text([&] { (void)import_nccl_xml_file(p4de); }) ==
-        p4de + ":10: skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no NVLink "
-               "information (hint: complete it from the NVSwitch preset of its GPUs (0x20b2 A100-SXM4-80GB): "
-               "--nvlink-from dgx-a100)");
+        p4de +
+            ":10: skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no NVLink "
+            "information (hint: complete it from the NVSwitch preset of its GPUs (0x20b2 A100-SXM4-80GB): "
+            "--nvlink-from dgx-a100)");
   CHECK(error_text([&] { (void)import_nccl_xml_file(p4de, nvlink_from("pcie-8gpu")); }) ==
-        p4de + ":10: preset 'pcie-8gpu' has no NVSwitch fabric to complete the skeleton with (valid: " + kNvSwitchPresets +
-            "; hint: for this file's GPUs (0x20b2 A100-SXM4-80GB): --nvlink-from dgx-a100)");
+        p4de + ":10: preset 'pcie-8gpu' has no NVSwitch fabric to complete the skeleton with (valid: " +
+            kNvSwitchPresets + "; hint: for this file's GPUs (0x20b2 A100-SXM4-80GB): --nvlink-from dgx-a100)");
 
   XmlImportOptions o = nvlink_from("dgx-a100");
   o.gpu_from = "dgx-h100";
@@ -197,18 +202,20 @@ TEST_CASE("the GPU model: hints name the preset of the file's PCI device id, pre
   // Another generation's NVSwitch plane is taken, and said; the GPU model stays the file's.
   const XmlImport y = import_nccl_xml_file(p4de, nvlink_from("dgx-h100"));
   CHECK(y.topology->gpu().model == "A100-SXM4-80GB");
-  CHECK(y.notes[1] == p4de + ":10: preset 'dgx-h100' has H100-SXM5-80GB GPUs (sm 90), this file 0x20b2 A100-SXM4-80GB "
-                             "(sm 80): its NVLink bandwidth may not be these GPUs' (the preset of these GPUs: "
-                             "--nvlink-from dgx-a100)");
+  CHECK(y.notes[1] == p4de +
+                          ":10: preset 'dgx-h100' has H100-SXM5-80GB GPUs (sm 90), this file 0x20b2 A100-SXM4-80GB "
+                          "(sm 80): its NVLink bandwidth may not be these GPUs' (the preset of these GPUs: "
+                          "--nvlink-from dgx-a100)");
 }
 
 TEST_CASE("an NCCL_TOPO_FILE skeleton without PCI classes is refused with what to do") {
   const std::string file = topology_data("aws-g5-48xl_classless.xml");
   const std::string expected =
-      file + ":9: an NCCL_TOPO_FILE skeleton: no <pci> has a 'class' attribute (NCCL reads the classes from sysfs "
-             "when it loads such a file), so GPUs cannot be told from NICs (hint: dump the real topology on the "
-             "machine (run NCCL once with NCCL_TOPO_DUMP_FILE=topo.xml) and import that, or use a preset (burst topo "
-             "list))";
+      file +
+      ":9: an NCCL_TOPO_FILE skeleton: no <pci> has a 'class' attribute (NCCL reads the classes from sysfs "
+      "when it loads such a file), so GPUs cannot be told from NICs (hint: dump the real topology on the "
+      "machine (run NCCL once with NCCL_TOPO_DUMP_FILE=topo.xml) and import that, or use a preset (burst topo "
+      "list))";
   CHECK(error_text([&] { (void)import_nccl_xml_file(file); }) == expected);
   CHECK(error_text([&] { (void)import_nccl_xml_file(file, nvlink_from("dgx-a100")); }) == expected);
 }
@@ -217,7 +224,7 @@ TEST_CASE("Broadcom PEX switches are flattened as NCCL does: GPUs under two sub-
   const std::string file = topology_data("broadcom-switches_flattened.xml");
   const XmlImport x = import_nccl_xml_file(file);
   const Topology& t = *x.topology;
-  CHECK(x.pcie_switches == 5);  // the three top switches and the two PLX sub-switches
+  CHECK(x.pcie_switches == 5);                // the three top switches and the two PLX sub-switches
   CHECK(t.path(0, 1).cls == PathClass::PIX);  // gen5, as on OCI's H100 nodes
   CHECK(t.path(0, 1).bandwidth_Bps == Approx(16 * 3.938e9));
   CHECK(t.path(2, 3).cls == PathClass::PIX);  // gen4, as on aliyun's A100 nodes
@@ -260,6 +267,6 @@ TEST_CASE("nccl_bandwidths: NCCL's derated NVLink and PCIe figures instead of th
   CHECK(a.notes[0] == azure + ":3: empty PCIe link_speed: PCIe gen3 (8 GT/s) assumed, as NCCL does");
   CHECK(a.notes[1] == azure + ":8: <nic> directly under <cpu>: attached to the CPU at NCCL's LOC_BW (5000 GB/s)");
   CHECK(a.topology->path(0, 1).bandwidth_Bps == Approx(240e9));
-  CHECK(a.topology->nic_of(0).bandwidth_Bps == 12.5e9);  // network ports are the same in both
+  CHECK(a.topology->nic_of(0).bandwidth_Bps == 12.5e9);                 // network ports are the same in both
   CHECK(a.topology->node().nic_path(0).bandwidth_Bps == Approx(12e9));  // gen3 figure x16
 }

@@ -73,9 +73,10 @@ TEST_CASE("OCI H100: 18 NVLinks per GPU = 450 GB/s, 8 dual-port NICs = 16 nets")
 TEST_CASE("AWS p4d skeleton: recognised, and completed from a preset on request") {
   const std::string file = burst::test::topology_data("aws-ofi-nccl_p4d-24xl-topo.xml");
   const std::string text = error_text([&] { (void)import_nccl_xml_file(file); });
-  CHECK(text == file + ":18: skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no "
-                       "NVLink information (hint: complete it from the NVSwitch preset of its GPUs (0x20b0 "
-                       "A100-SXM4-40GB): --nvlink-from dgx-a100-40g)");
+  CHECK(text == file +
+                    ":18: skeleton topology: GPUs appear only as <pci> elements without <gpu>, so there is no "
+                    "NVLink information (hint: complete it from the NVSwitch preset of its GPUs (0x20b0 "
+                    "A100-SXM4-40GB): --nvlink-from dgx-a100-40g)");
 
   XmlImportOptions o;
   o.nvlink_from = "dgx-a100";
@@ -105,7 +106,8 @@ TEST_CASE("AWS p4d skeleton: recognised, and completed from a preset on request"
 }
 
 TEST_CASE("Azure NC A100 v4: NVLink bridges pair GPUs 0-1 and 2-3 only") {
-  const XmlImport x = import_nccl_xml_file(burst::test::topology_data("azure-azhpc-images_ncv4-topo_pre-4be0efb_pairs.xml"));
+  const XmlImport x =
+      import_nccl_xml_file(burst::test::topology_data("azure-azhpc-images_ncv4-topo_pre-4be0efb_pairs.xml"));
   const Topology& t = *x.topology;
   CHECK(x.gpus == 4);
   CHECK(x.cpus == 4);
@@ -130,8 +132,9 @@ TEST_CASE("Azure NC A100 v4: NVLink bridges pair GPUs 0-1 and 2-3 only") {
 TEST_CASE("an NCCL graph file is not a topology") {
   const std::string file = burst::test::topology_data("azure-azhpc-images_ncv4-graph.xml");
   CHECK(error_text([&] { (void)import_nccl_xml_file(file); }) ==
-        file + ":1: this is an NCCL graph file (NCCL_GRAPH_FILE: ring and tree channel orders), not a topology "
-               "(hint: dump the topology instead: run once with NCCL_TOPO_DUMP_FILE=topo.xml and import topo.xml)");
+        file +
+            ":1: this is an NCCL graph file (NCCL_GRAPH_FILE: ring and tree channel orders), not a topology "
+            "(hint: dump the topology instead: run once with NCCL_TOPO_DUMP_FILE=topo.xml and import topo.xml)");
 }
 
 TEST_CASE("an imported node replicates over --nodes and round-trips through our JSON") {
@@ -167,8 +170,9 @@ TEST_CASE("NCCL XML: PCIe speeds in both spellings, empty ones assumed gen4") {
   CHECK(t.path(0, 1).cls == PathClass::PIX);
   // gen3 x8 = 8 x 0.985 GB/s is the bottleneck (the other GPU gets gen4 x16).
   CHECK(t.path(0, 1).bandwidth_Bps == Approx(8 * 0.985e9));
-  CHECK(x.notes == std::vector<std::string>{
-                       "pcie.xml:7: empty PCIe link_speed: PCIe gen4 (16 GT/s) assumed",
-                       "pcie.xml:4: no <nvlink> in this dump: its GPUs are joined by PCIe only, right for PCIe GPUs such "
-                       "as L4 or L40S; if they share an NVSwitch plane, complete it: --nvlink-from dgx-h100"});
+  CHECK(x.notes ==
+        std::vector<std::string>{
+            "pcie.xml:7: empty PCIe link_speed: PCIe gen4 (16 GT/s) assumed",
+            "pcie.xml:4: no <nvlink> in this dump: its GPUs are joined by PCIe only, right for PCIe GPUs such "
+            "as L4 or L40S; if they share an NVSwitch plane, complete it: --nvlink-from dgx-h100"});
 }

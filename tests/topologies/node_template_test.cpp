@@ -170,7 +170,8 @@ TEST_CASE("values outside the physical ranges are refused with the range, not si
   b.link("gpu0", "gpu1", LinkKind::NvLink, 1e-300, 2.0);  // a subnormal-looking bandwidth, a 2 s latency
   const auto lines = problems_of([&] { (void)b.build(); });
   REQUIRE(lines.size() == 2);
-  CHECK_THAT(lines[0], Catch::Contains("link bandwidth (B/s) 1e-300 is outside the physical range (valid: 1MBps to 100TBps"));
+  CHECK_THAT(lines[0],
+             Catch::Contains("link bandwidth (B/s) 1e-300 is outside the physical range (valid: 1MBps to 100TBps"));
   CHECK_THAT(lines[1], Catch::Contains("link latency (s) 2 is outside the physical range (valid: 0ns to 1s"));
 }
 

@@ -159,11 +159,12 @@ TEST_CASE("a bad calibration file is reported with every problem") {
 }
 
 TEST_CASE("preset names: unknown names get a did-you-mean, --per-node is for local only") {
-  CHECK(preset_names() ==
-        std::vector<std::string>{"a800-4hca", "dgx-a100", "dgx-a100-40g", "dgx-h100", "h200", "h800", "pcie-8gpu", "local"});
-  CHECK(error_text([] { (void)make_preset("dgx-h10"); }) ==
-        "topology: unknown preset 'dgx-h10' (valid: a800-4hca, dgx-a100, dgx-a100-40g, dgx-h100, h200, h800, pcie-8gpu, "
-        "local; hint: did you mean 'dgx-h100'?)");
+  CHECK(preset_names() == std::vector<std::string>{"a800-4hca", "dgx-a100", "dgx-a100-40g", "dgx-h100", "h200", "h800",
+                                                   "pcie-8gpu", "local"});
+  CHECK(
+      error_text([] { (void)make_preset("dgx-h10"); }) ==
+      "topology: unknown preset 'dgx-h10' (valid: a800-4hca, dgx-a100, dgx-a100-40g, dgx-h100, h200, h800, pcie-8gpu, "
+      "local; hint: did you mean 'dgx-h100'?)");
   CHECK(error_text([] { (void)make_preset("dgx-h100", 1, 4); }) ==
         "--per-node: applies to the 'local' preset only, not 'dgx-h100' (hint: GPU presets have a fixed number of GPUs "
         "per node)");
@@ -200,7 +201,8 @@ TEST_CASE("local on a GPU machine: a rank a GPU, joined by NVLink where the GPUs
   CHECK(make_preset("local", 1, 0, nullptr).gpu().model == kLocalGpuModel);
 }
 
-TEST_CASE("local with more ranks than GPUs: the ranks share the first GPU, each a share of it, joined through its memory") {
+TEST_CASE(
+    "local with more ranks than GPUs: the ranks share the first GPU, each a share of it, joined through its memory") {
   const LocalGpus gpu = h100s(1, 0);
   const Topology t = make_preset("local", 1, 4, &gpu);
   CHECK(t.gpus_per_node() == 4);

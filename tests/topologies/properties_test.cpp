@@ -25,8 +25,11 @@ std::vector<Topology> every_topology() {
   XmlImportOptions o;
   o.nodes = 2;
   all.push_back(*import_nccl_xml_file(burst::test::topology_data("aliyun-SimAI_topo_8A100_4CX6.xml"), o).topology);
-  all.push_back(*import_nccl_xml_file(burst::test::topology_data("oci-hpc_BM.GPU.H100.8_H100-topology.xml"), o).topology);
-  all.push_back(*import_nccl_xml_file(burst::test::topology_data("azure-azhpc-images_ncv4-topo_pre-4be0efb_pairs.xml"), o).topology);
+  all.push_back(
+      *import_nccl_xml_file(burst::test::topology_data("oci-hpc_BM.GPU.H100.8_H100-topology.xml"), o).topology);
+  all.push_back(
+      *import_nccl_xml_file(burst::test::topology_data("azure-azhpc-images_ncv4-topo_pre-4be0efb_pairs.xml"), o)
+           .topology);
   all.push_back(read_topology_json(burst::test::topology_data("fat-tree-2x4.json")));
   return all;
 }
@@ -143,7 +146,8 @@ TEST_CASE("rail-optimised: the same rail stays off the spine, different rails cr
   std::vector<LinkId> route;
   auto crosses_spine = [&](int a, int b) {
     t.route(a, b, route);
-    return std::any_of(route.begin(), route.end(), [&](LinkId id) { return t.link_name(id).find("spine") != std::string::npos; });
+    return std::any_of(route.begin(), route.end(),
+                       [&](LinkId id) { return t.link_name(id).find("spine") != std::string::npos; });
   };
   CHECK(t.nic_rail(3) == t.nic_rail(8 + 3));
   CHECK_FALSE(crosses_spine(3, 8 + 3));

@@ -119,16 +119,18 @@ TEST_CASE("AdamW on shards, with the global norm, is the whole AdamW float for f
     const double norm = rt::adamw_step(whole, g, groups, state, config);
     double squares = 0;
     for (int r = 0; r < 3; ++r) {
-      for (const rt::ShardPiece& p : map.pieces(r)) squares += rt::squared_norm(std::span(g_sharded).subspan(p.flat, p.count));
+      for (const rt::ShardPiece& p : map.pieces(r))
+        squares += rt::squared_norm(std::span(g_sharded).subspan(p.flat, p.count));
     }
     CHECK(std::sqrt(squares) == Approx(norm).epsilon(1e-12));
     for (int r = 0; r < 3; ++r) {
       for (const rt::ShardPiece& p : map.pieces(r)) {
         auto& mr = m[static_cast<std::size_t>(r)];
         auto& vr = v[static_cast<std::size_t>(r)];
-        rt::adamw_update({p.flat, std::span(sharded).subspan(p.flat, p.count), std::span(g_sharded).subspan(p.flat, p.count),
-                          std::span(mr).subspan(p.at, p.count), std::span(vr).subspan(p.at, p.count)},
-                         groups, norm, step, config);
+        rt::adamw_update(
+            {p.flat, std::span(sharded).subspan(p.flat, p.count), std::span(g_sharded).subspan(p.flat, p.count),
+             std::span(mr).subspan(p.at, p.count), std::span(vr).subspan(p.at, p.count)},
+            groups, norm, step, config);
       }
     }
     CHECK(g_sharded == g);  // clipped alike

@@ -21,7 +21,6 @@ namespace {
 
 const std::string kTestCorpus = std::string(BURST_TEST_DATA) + "/corpus";
 
-
 void write_bytes(const fs::path& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -61,14 +60,13 @@ TEST_CASE("the test corpus reads as sorted documents, each followed by the end t
   CHECK(alphabet == "abcdefghijklmnopqrstuvwxyz\n");
 }
 
-TEST_CASE("a file reached through symlinks counts once, under its real name; empty files are skipped",
-          "[corpus]") {
+TEST_CASE("a file reached through symlinks counts once, under its real name; empty files are skipped", "[corpus]") {
   const test::TempDir dir("corpus-test");
   write_bytes(dir.path / "a.txt", "alpha\n");
   write_bytes(dir.path / "b.txt", "beta\n");
   write_bytes(dir.path / "empty.txt", "");
   fs::create_symlink(dir.path / "b.txt", dir.path / "0-link-to-b.txt");  // sorts first, yet b.txt names it
-  fs::create_directory_symlink(dir.path, dir.path / "loop");  // a cycle: loop/a.txt, loop/loop/...
+  fs::create_directory_symlink(dir.path, dir.path / "loop");             // a cycle: loop/a.txt, loop/loop/...
   fs::create_directory(dir.path / "sub");
   fs::create_symlink(dir.path / "a.txt", dir.path / "sub" / "link-to-a.txt");
   const rt::Corpus corpus = rt::read_corpus(dir.path.string());
@@ -112,13 +110,16 @@ TEST_CASE("binary files without a NUL are told apart from text by their control 
 TEST_CASE("a missing path or a corpus without text is an error naming the path", "[corpus]") {
   const test::TempDir dir("corpus-test");
   const std::string missing = (dir.path / "nothing-here").string();
-  CHECK(test::error_text([&] { (void)rt::read_corpus(missing); })
-            .starts_with(missing + ": no such file or directory (hint: --data wants"));
+  CHECK(test::error_text([&] {
+          (void)rt::read_corpus(missing);
+        }).starts_with(missing + ": no such file or directory (hint: --data wants"));
   write_bytes(dir.path / "empty.txt", "");
-  CHECK(test::error_text([&] { (void)rt::read_corpus(dir.path.string()); })
-            .starts_with(dir.path.string() + ": no non-empty file below it"));
-  CHECK(test::error_text([&] { (void)rt::read_corpus((dir.path / "empty.txt").string()); })
-            .starts_with((dir.path / "empty.txt").string() + ": the file is empty"));
+  CHECK(test::error_text([&] {
+          (void)rt::read_corpus(dir.path.string());
+        }).starts_with(dir.path.string() + ": no non-empty file below it"));
+  CHECK(test::error_text([&] {
+          (void)rt::read_corpus((dir.path / "empty.txt").string());
+        }).starts_with((dir.path / "empty.txt").string() + ": the file is empty"));
 }
 
 TEST_CASE("a --data file over the corpus cap, a device or a symlink loop is refused before it is read", "[corpus]") {
@@ -130,12 +131,15 @@ TEST_CASE("a --data file over the corpus cap, a device or a symlink loop is refu
   CHECK(test::error_text([&] { (void)rt::read_corpus(big.string()); })
             .find(big.string() + ": 6GiB of a --data corpus (every rank holds it whole) (valid: a --data corpus (every "
                                  "rank holds it whole) of at most 1GiB") != std::string::npos);
-  CHECK(test::error_text([&] { (void)rt::read_corpus("/dev/zero"); })
-            .starts_with("/dev/zero: neither a regular file nor a directory"));
+  CHECK(test::error_text([&] {
+          (void)rt::read_corpus("/dev/zero");
+        }).starts_with("/dev/zero: neither a regular file nor a directory"));
   fs::create_symlink(dir.path / "b", dir.path / "a");
   fs::create_symlink(dir.path / "a", dir.path / "b");
   const std::string loop = (dir.path / "a").string();
-  CHECK(test::error_text([&] { (void)rt::read_corpus(loop); }).starts_with(loop + ": cannot read it: Too many levels of symbolic links"));
+  CHECK(test::error_text([&] {
+          (void)rt::read_corpus(loop);
+        }).starts_with(loop + ": cannot read it: Too many levels of symbolic links"));
 }
 
 TEST_CASE("without a document mask, consecutive sequences are consecutive cyclic windows", "[corpus]") {
@@ -155,8 +159,7 @@ TEST_CASE("without a document mask, consecutive sequences are consecutive cyclic
   }
 }
 
-TEST_CASE("under a document mask every slot starts a document piece and no target crosses a document end",
-          "[corpus]") {
+TEST_CASE("under a document mask every slot starts a document piece and no target crosses a document end", "[corpus]") {
   const rt::Corpus corpus = rt::read_corpus(kTestCorpus);
   const std::int64_t len = 16, seq = 64, slots = seq / len;
   const std::vector<Piece> pieces = pieces_of(corpus, len);
@@ -190,16 +193,20 @@ TEST_CASE("under a document mask every slot starts a document piece and no targe
 
 TEST_CASE("bad sequence arguments are errors", "[corpus]") {
   const rt::Corpus corpus = rt::read_corpus(kTestCorpus);
-  CHECK(test::error_text([&] { (void)rt::training_sequence(corpus, 60, 0, Mask{MaskKind::Document, 0, 16}); }) ==
+  CHECK(test::error_text([&] {
+          (void)rt::training_sequence(corpus, 60, 0, Mask{MaskKind::Document, 0, 16});
+        }) ==
         "training_sequence: seq: 60 tokens is not a whole number of 16-token documents (valid: a multiple of "
         "doc_len; hint: each sequence is seq / doc_len document slots)");
   CHECK(test::error_text([&] { (void)rt::training_sequence(corpus, 0, 0, Mask{}); }) ==
         "training_sequence: seq: 0 tokens (valid: seq >= 1)");
-  CHECK(test::error_text([&] { (void)rt::training_sequence(rt::Corpus{}, 8, 0, Mask{}); })
-            .starts_with("training_sequence: corpus: '' holds no text"));
+  CHECK(test::error_text([&] {
+          (void)rt::training_sequence(rt::Corpus{}, 8, 0, Mask{});
+        }).starts_with("training_sequence: corpus: '' holds no text"));
 }
 
-TEST_CASE("text shorter than one sequence read as a stream is named in a warning; slotted documents are not", "[corpus]") {
+TEST_CASE("text shorter than one sequence read as a stream is named in a warning; slotted documents are not",
+          "[corpus]") {
   const rt::Corpus corpus = rt::read_corpus(kTestCorpus);
   const auto size = static_cast<std::int64_t>(corpus.bytes.size());
   CHECK(rt::repetition_warning(corpus, size, Mask{MaskKind::Causal}).empty());
@@ -226,20 +233,22 @@ TEST_CASE("bytes 0x80-0xFF are tokens 128-255; documents that are not UTF-8 are 
       rt::training_sequence(mixed, std::ssize(mixed.bytes), 0, Mask{MaskKind::Causal});
   CHECK(std::count(sequence.tokens.begin(), sequence.tokens.end(), 0xff) == 1);
   CHECK(*std::max_element(sequence.tokens.begin(), sequence.tokens.end()) == 255);
-  CHECK(rt::encoding_note(mixed) ==
-        "--data: 2 of 3 document(s) are not UTF-8 (the first, 'b-latin1.txt', at byte 3: 0xe9); they train as they are, "
-        "every byte a token (0x80-0xFF are tokens 128-255, as in UTF-8 text)");
+  CHECK(
+      rt::encoding_note(mixed) ==
+      "--data: 2 of 3 document(s) are not UTF-8 (the first, 'b-latin1.txt', at byte 3: 0xe9); they train as they are, "
+      "every byte a token (0x80-0xFF are tokens 128-255, as in UTF-8 text)");
   // Overlong forms, surrogates and truncated sequences are not UTF-8 either.
   struct Bad {
     std::string text;
     std::size_t at;  // the first byte that is not UTF-8
   };
-  for (const Bad& bad : {Bad{"ok \xc0\xaf", 3}, Bad{"ok \xed\xa0\x80", 3}, Bad{"ok ab\xe2\x82", 5},
-                         Bad{"ok \xf4\x90\x80\x80", 3}}) {
+  for (const Bad& bad :
+       {Bad{"ok \xc0\xaf", 3}, Bad{"ok \xed\xa0\x80", 3}, Bad{"ok ab\xe2\x82", 5}, Bad{"ok \xf4\x90\x80\x80", 3}}) {
     write_bytes(dir.path / "b-latin1.txt", bad.text);
-    CHECK(rt::encoding_note(rt::read_corpus((dir.path / "b-latin1.txt").string())) ==
-          fmt::format("--data: 1 of 1 document(s) are not UTF-8 (the first, 'b-latin1.txt', at byte {}: 0x{:02x}); they "
-                      "train as they are, every byte a token (0x80-0xFF are tokens 128-255, as in UTF-8 text)",
-                      bad.at, static_cast<unsigned char>(bad.text[bad.at])));
+    CHECK(
+        rt::encoding_note(rt::read_corpus((dir.path / "b-latin1.txt").string())) ==
+        fmt::format("--data: 1 of 1 document(s) are not UTF-8 (the first, 'b-latin1.txt', at byte {}: 0x{:02x}); they "
+                    "train as they are, every byte a token (0x80-0xFF are tokens 128-255, as in UTF-8 text)",
+                    bad.at, static_cast<unsigned char>(bad.text[bad.at])));
   }
 }

@@ -3,11 +3,10 @@
 // bf16_step_kernels.hpp: what the GPU step stores, as it stores it, in memory that calls itself
 // device memory). A plan that does not offload keeps its parameters there as a bf16 working
 // copy beside fp32 master weights, gradients and AdamW, and ZeRO's collectives run on that
-// memory through a transport that refuses host buffers, as NCCL does; a plan that offloads keeps all of it on the host and the
-// step uploads each unit. Both round the same fp32 master weights to the same bf16 values and
-// sum the same fp32 gradients in the same order, so their losses must agree bit for bit at
-// every stage: that pins the resident layout's sharding, working copies, master pieces and
-// gathers to the layout the CPU tests check against the single-rank step.
+// memory through a transport that refuses host buffers, as NCCL does; a plan that offloads keeps all of it on the host
+// and the step uploads each unit. Both round the same fp32 master weights to the same bf16 values and sum the same fp32
+// gradients in the same order, so their losses must agree bit for bit at every stage: that pins the resident layout's
+// sharding, working copies, master pieces and gathers to the layout the CPU tests check against the single-rank step.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -35,7 +34,8 @@ namespace {
 constexpr int kWorld = 2;  // the tests' job, but for one of 3 ranks, whose units do not divide
 
 plan::Plan zero_plan(int stage, bool offload, int world = kWorld) {
-  plan::Plan p = test::training_plan(world, world, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0, 2);
+  plan::Plan p =
+      test::training_plan(world, world, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0, 2);
   p.job.dtype = "bf16";
   p.strategy.zero.stage = stage;
   p.strategy.zero.offload = offload;
@@ -94,7 +94,8 @@ TEST_CASE("units that do not divide among the ranks: the padded gathers of a dev
   const rt::ModelLayout model(zero_plan(0, false, 3).job.model);
   const rt::ShardMap shards(model.units(), 3);
   bool padded = false;
-  for (std::size_t u = 0; u < shards.unit_count(); ++u) padded = padded || shards.padded_size(u) != shards.unit(u).count;
+  for (std::size_t u = 0; u < shards.unit_count(); ++u)
+    padded = padded || shards.padded_size(u) != shards.unit(u).count;
   REQUIRE(padded);  // else this test would not test the padded path
   for (const int stage : {1, 3}) {
     INFO("ZeRO stage " << stage);
@@ -117,13 +118,16 @@ TEST_CASE("a device-resident sharded state saves its fp32 master shards and resu
   rt::TrainingOptions second = options(2, false);
   second.resume = state;
   const Json resumed = run_job(zero_plan(2, false), second);
-  for (std::size_t i = 0; i < 2; ++i) CHECK(resumed["losses"][i].get<double>() == straight["losses"][2 + i].get<double>());
+  for (std::size_t i = 0; i < 2; ++i)
+    CHECK(resumed["losses"][i].get<double>() == straight["losses"][2 + i].get<double>());
   // The same shards resumed with the state on the host: the fp32 master weights were saved, not the bf16 copy.
   const Json on_host = run_job(zero_plan(2, true), second);
-  for (std::size_t i = 0; i < 2; ++i) CHECK(on_host["losses"][i].get<double>() == straight["losses"][2 + i].get<double>());
+  for (std::size_t i = 0; i < 2; ++i)
+    CHECK(on_host["losses"][i].get<double>() == straight["losses"][2 + i].get<double>());
 }
 
-TEST_CASE("a model state in device memory is refused by a transport that reads host memory only", "[training][zero][device_state]") {
+TEST_CASE("a model state in device memory is refused by a transport that reads host memory only",
+          "[training][zero][device_state]") {
   const plan::Plan plan = zero_plan(0, false);
   const rt::ModelLayout model(plan.job.model);
   test::Bf16StepKernels device;

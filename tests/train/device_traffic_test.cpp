@@ -54,10 +54,12 @@ TEST_CASE("a warm training step with its state in device memory moves nothing to
        device_plan(2, 2, 1, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0)},
       {"ring, K,V-ring backward, no checkpointing, ZeRO 3",
        device_plan(2, 2, 1, Layout::Zigzag, BackwardMode::KvRing, CheckpointPolicy::None, 3)},
-      {"seq_stash's short ring, ZeRO 2", device_plan(2, 2, 1, Layout::Striped, BackwardMode::QRing, CheckpointPolicy::SeqStash, 2, 0.5)},
+      {"seq_stash's short ring, ZeRO 2",
+       device_plan(2, 2, 1, Layout::Striped, BackwardMode::QRing, CheckpointPolicy::SeqStash, 2, 0.5)},
       {"Ulysses of 2 (ds-ulysses), full recompute, ZeRO 1",
        device_plan(2, 1, 2, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::Full, 1)},
-      {"Ulysses of 2 around rings of 2 (burst-usp)", device_plan(4, 2, 2, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0)},
+      {"Ulysses of 2 around rings of 2 (burst-usp)",
+       device_plan(4, 2, 2, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0)},
   };
   for (const Case& c : cases) {
     INFO(c.name);

@@ -71,9 +71,11 @@ rt::LmHeadForward forward(rt::ChunkedLmHeadLoss& head, const HeadCase& p, std::i
                       rt::host_tensor(std::span<const float>(p.w)), p.vocab, p.targets);
 }
 
-void backward(rt::ChunkedLmHeadLoss& head, const HeadCase& p, double scale, std::vector<float>& dz, std::vector<float>& dw) {
-  head.backward(rt::host_tensor(std::span<const float>(p.z)), p.tokens, p.hidden, rt::host_tensor(std::span<const float>(p.w)),
-                p.vocab, p.targets, scale, rt::host_tensor(std::span<float>(dz)), rt::host_tensor(std::span<float>(dw)));
+void backward(rt::ChunkedLmHeadLoss& head, const HeadCase& p, double scale, std::vector<float>& dz,
+              std::vector<float>& dw) {
+  head.backward(rt::host_tensor(std::span<const float>(p.z)), p.tokens, p.hidden,
+                rt::host_tensor(std::span<const float>(p.w)), p.vocab, p.targets, scale,
+                rt::host_tensor(std::span<float>(dz)), rt::host_tensor(std::span<float>(dw)));
 }
 
 struct Result {
@@ -85,7 +87,8 @@ struct Result {
 Result run(const HeadCase& p, int chunks, double scale, float dw_start = 0.0f) {
   rt::HostStepKernels kernels;
   rt::ChunkedLmHeadLoss head(kernels, chunks, nullptr);
-  Result r{forward(head, p), std::vector<float>(p.tokens * p.hidden, 99.0f), std::vector<float>(p.hidden * p.vocab, dw_start)};
+  Result r{forward(head, p), std::vector<float>(p.tokens * p.hidden, 99.0f),
+           std::vector<float>(p.hidden * p.vocab, dw_start)};
   backward(head, p, scale, r.dz, r.dw);
   return r;
 }
@@ -162,8 +165,9 @@ TEST_CASE("the ledger's workspace peak is one chunk of rows", "[lm_head]") {
 
 TEST_CASE("the LM head names bad arguments", "[lm_head]") {
   rt::HostStepKernels kernels;
-  CHECK(test::error_text([&] { rt::ChunkedLmHeadLoss head(kernels, 0, nullptr); }).find("ChunkedLmHeadLoss: chunks: 0 chunks") !=
-        std::string::npos);
+  CHECK(test::error_text([&] {
+          rt::ChunkedLmHeadLoss head(kernels, 0, nullptr);
+        }).find("ChunkedLmHeadLoss: chunks: 0 chunks") != std::string::npos);
 
   HeadCase p = make_problem(6, 4, 10, 15);
   p.targets[3] = 10;

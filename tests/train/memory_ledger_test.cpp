@@ -58,12 +58,12 @@ TEST_CASE("a step buffer holds its floats under its use until cleared", "[ledger
 
 TEST_CASE("the device column counts each buffer as the GPU step stores it", "[ledger]") {
   MemoryLedger ledger(DeviceLayout{2, false});  // a bf16 plan
-  HostStepKernels kernels;                       // the CPU step: fp32 here, as the GPU stores it there
+  HostStepKernels kernels;                      // the CPU step: fp32 here, as the GPU stores it there
   {
     const StepBuffer q(kernels, ledger, MemoryUse::Activations, 100);                 // bf16 on the GPU
     const StepBuffer lse(kernels, ledger, MemoryUse::Activations, 10, Stored::Fp32);  // fp32 statistics
-    auto logits = ledger.hold(MemoryUse::LossWorkspace, 64);                // the same in both
-    auto adam = ledger.hold(MemoryUse::Optimizer, 80, 120);                 // m, v here; master, m, v there
+    auto logits = ledger.hold(MemoryUse::LossWorkspace, 64);                          // the same in both
+    auto adam = ledger.hold(MemoryUse::Optimizer, 80, 120);                           // m, v here; master, m, v there
     CHECK(ledger.current(Column::Host) == 400 + 40 + 64 + 80);
     CHECK(ledger.current(Column::Device) == 200 + 40 + 64 + 120);
     ledger.transient(MemoryUse::RingBuffers, 1000, 10);

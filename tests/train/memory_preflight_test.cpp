@@ -19,7 +19,7 @@ TEST_CASE("the least footprint counts kept layer inputs, one layer's working set
   p.strategy.zero.stage = 0;
   const auto need = rt::minimum_training_memory(p, c, 4);
   REQUIRE(need.size() == 3);
-  CHECK(need[0].bytes == 4u * 2 * 1000 * 32);                       // L c hidden
+  CHECK(need[0].bytes == 4u * 2 * 1000 * 32);                                  // L c hidden
   CHECK(need[1].bytes == 4u * 1000 * std::max(3 * 32 + 2 * 16, 32 + 2 * 48));  // the larger stage
   CHECK(need[2].bytes == static_cast<std::uint64_t>(4 * 2 * m.total_params()));
   p.strategy.zero.stage = 3;  // parameters and gradients sharded over the 4 ranks
@@ -29,8 +29,9 @@ TEST_CASE("the least footprint counts kept layer inputs, one layer's working set
 TEST_CASE("a plan beyond what the rank can have is refused naming every item and the limit", "[preflight]") {
   const std::vector<rt::MemoryNeed> need{{"layer inputs", 3ull << 30}, {"state", 1ull << 30}};
   CHECK_NOTHROW(rt::require_memory(need, {5ull << 30, "test"}));
-  const std::string text =
-      test::error_text([&] { rt::require_memory(need, {2ull << 30, "MemAvailable 8 GiB shared by 4 rank(s)"}); });
+  const std::string text = test::error_text([&] {
+    rt::require_memory(need, {2ull << 30, "MemAvailable 8 GiB shared by 4 rank(s)"});
+  });
   CHECK_THAT(text, Catch::Contains("plan:/job/seq_len: this rank needs at least 4.00 GiB"));
   CHECK_THAT(text, Catch::Contains("layer inputs 3.00 GiB, state 1.00 GiB"));
   CHECK_THAT(text, Catch::Contains("can have 2.00 GiB (MemAvailable 8 GiB shared by 4 rank(s))"));
@@ -66,11 +67,14 @@ TEST_CASE("a GPU run's activations are checked against the GPU in their dtype th
   const std::vector<rt::MemoryNeed> need{{"layer inputs", 3ull << 30, true}, {"state", 1ull << 30, false}};
   CHECK_NOTHROW(rt::require_memory(need, {2ull << 30, "host"}, rt::MemoryAvailable{4ull << 30, "gpu"}));
   CHECK_NOTHROW(rt::require_memory(need, {2ull << 30, "host"}));  // no device budget known: the host's items only
-  const std::string text = test::error_text(
-      [&] { rt::require_memory(need, {2ull << 30, "host"}, rt::MemoryAvailable{1ull << 30, "cudaMemGetInfo: ..."}); });
+  const std::string text = test::error_text([&] {
+    rt::require_memory(need, {2ull << 30, "host"}, rt::MemoryAvailable{1ull << 30, "cudaMemGetInfo: ..."});
+  });
   CHECK_THAT(text, Catch::Contains("this rank needs at least 3.00 GiB of GPU memory (layer inputs 3.00 GiB) but can "
                                    "have 1.00 GiB (cudaMemGetInfo: ...)"));
-  CHECK_THAT(test::error_text([&] { rt::require_memory(need, {512ull << 20, "MemAvailable"}); }),
+  CHECK_THAT(test::error_text([&] {
+               rt::require_memory(need, {512ull << 20, "MemAvailable"});
+             }),
              Catch::Contains("needs at least 1.00 GiB (state 1.00 GiB) but can have 0.50 GiB (MemAvailable)"));
 }
 

@@ -41,7 +41,8 @@ TEST_CASE("a run's write probe and save leave the targets of links planted besid
     std::ofstream(victim) << "precious";
     fs::create_symlink(victim, dir.path / name);
   }
-  const plan::Plan plan = test::training_plan(1, 1, Layout::Contiguous, BackwardMode::QRing, CheckpointPolicy::None, 0, 1);
+  const plan::Plan plan =
+      test::training_plan(1, 1, Layout::Contiguous, BackwardMode::QRing, CheckpointPolicy::None, 0, 1);
   rt::TrainingOptions options = test::training_options(1, false);
   options.save = state.string();
   const auto comms = rt::make_loopback_communicators(1, rt::CommOptions{30});

@@ -53,7 +53,8 @@ TEST_CASE("every float belongs to one rank, and the shards assemble back to the 
 }
 
 TEST_CASE("the model's units tile its parameters; bad maps are refused", "[zero][shard_map]") {
-  const plan::Plan plan = test::training_plan(1, 1, Layout::Contiguous, BackwardMode::QRing, CheckpointPolicy::None, 0, 1);
+  const plan::Plan plan =
+      test::training_plan(1, 1, Layout::Contiguous, BackwardMode::QRing, CheckpointPolicy::None, 0, 1);
   const ModelLayout model(plan.job.model);
   const std::vector<Slice> units = model.units();
   REQUIRE(units.size() == model.layers.size() + 2);
@@ -61,7 +62,9 @@ TEST_CASE("the model's units tile its parameters; bad maps are refused", "[zero]
   CHECK(map.total() == model.size());
   CHECK(units[model.head_unit()].offset == model.final_norm.offset);
   CHECK(units[ModelLayout::layer_unit(1)].offset == model.layers[1].attn_norm.offset);
-  CHECK(test::error_text([] { (void)ShardMap({{0, 4}, {5, 2}}, 2); }).find("a unit starts at float 5") != std::string::npos);
+  CHECK(test::error_text([] {
+          (void)ShardMap({{0, 4}, {5, 2}}, 2);
+        }).find("a unit starts at float 5") != std::string::npos);
   CHECK(test::error_text([] { (void)ShardMap({{0, 4}}, 0); }).find("0 ranks") != std::string::npos);
   CHECK(test::error_text([&] { (void)map.assemble(std::vector<float>(3)); }).find("3 floats") != std::string::npos);
 }

@@ -41,7 +41,8 @@ TrainingState save_four_shards(const std::string& path, std::int64_t step, bool 
   whole.adam_v = whole.adam_m;
   for (float& x : whole.adam_v) x *= 0.25f;
   for (int r = 0; r < 4; ++r) {
-    TrainingState part{{}, step, map.shard_of(whole.params, r), map.shard_of(whole.adam_m, r), map.shard_of(whole.adam_v, r), step};
+    TrainingState part{
+        {}, step, map.shard_of(whole.params, r), map.shard_of(whole.adam_m, r), map.shard_of(whole.adam_v, r), step};
     save_shard(set, map, 3, r, part);
   }
   if (complete) save_manifest(set, map, 3, whole);
@@ -61,7 +62,8 @@ TEST_CASE("a state saved as shards reassembles bit for bit; a whole state loads 
   const TrainingState whole = save_four_shards(path, 7);
   CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen1-step7"});
   std::vector<std::string> in_set;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path / "s.state.gen1-step7")) in_set.push_back(e.path().filename().string());
+  for (const auto& e : std::filesystem::directory_iterator(dir.path / "s.state.gen1-step7"))
+    in_set.push_back(e.path().filename().string());
   std::sort(in_set.begin(), in_set.end());
   CHECK(in_set == std::vector<std::string>{"manifest", "rank0-of-4", "rank1-of-4", "rank2-of-4", "rank3-of-4"});
   const TrainingState loaded = load_whole_state(path, 21);
@@ -88,7 +90,8 @@ TEST_CASE("a corrupt, missing or foreign shard is refused by its name", "[zero][
     f.seekp(-3, std::ios::end);
     f.put('\x7f');
   }
-  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); }).find(shard + ": corrupt: checksum") != std::string::npos);
+  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); }).find(shard + ": corrupt: checksum") !=
+        std::string::npos);
 
   // Rank 1's step edited by hand to the manifest's next save: the checksum covers the header.
   (void)save_four_shards(path, 7);
@@ -114,9 +117,11 @@ TEST_CASE("a corrupt, missing or foreign shard is refused by its name", "[zero][
   (void)save_four_shards(path, 7);
   const std::string other = (dir.path / "t.state").string();
   (void)save_four_shards(other, 9);
-  std::filesystem::copy_file(shard_file(other, 3), shard_file(path, 3), std::filesystem::copy_options::overwrite_existing);
-  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); })
-            .find(shard_file(path, 3) + ": step 9, the manifest says 7") != std::string::npos);
+  std::filesystem::copy_file(shard_file(other, 3), shard_file(path, 3),
+                             std::filesystem::copy_options::overwrite_existing);
+  CHECK(test::error_text([&] {
+          (void)load_whole_state(path, 21);
+        }).find(shard_file(path, 3) + ": step 9, the manifest says 7") != std::string::npos);
 }
 
 TEST_CASE("a shard whose pieces wrap past 2^64 or have the wrong shape is refused, not copied", "[zero][state]") {
@@ -133,10 +138,10 @@ TEST_CASE("a shard whose pieces wrap past 2^64 or have the wrong shape is refuse
   // flat + count wraps to 1: the old check (flat + count > size) let it write before the buffer.
   const std::string wrap = craft(Json::array({Json::array({std::numeric_limits<std::uint64_t>::max(), 2, 0})}));
   CHECK(wrap.find(shard_file(path, 1) + ": piece 0 (flat offset 18446744073709551615, 2 floats, at 0 in the shard) "
-                  "lies outside the state") != std::string::npos);
+                                        "lies outside the state") != std::string::npos);
   // Past the shard's own floats, and past its moments.
-  CHECK(craft(Json::array({Json::array({0, 4, std::numeric_limits<std::uint64_t>::max() - 1})})).find("lies outside the state") !=
-        std::string::npos);
+  CHECK(craft(Json::array({Json::array({0, 4, std::numeric_limits<std::uint64_t>::max() - 1})}))
+            .find("lies outside the state") != std::string::npos);
   // Not three non-negative integers: a clear error, not an internal JSON exception.
   const std::string shape = craft(Json::array({Json::array({0, -1}), "x"}));
   CHECK(shape.find("bad ZeRO metadata: 'zero/pieces/0' is [0,-1]") != std::string::npos);
@@ -154,7 +159,8 @@ TEST_CASE("shards that overlap or leave a gap, or a manifest naming a file outsi
   for (Json& piece : part.meta["zero"]["pieces"]) piece[0] = 0;  // as many floats placed: some twice, some never
   save_training_state(shard, part);
   const std::string overlap = test::error_text([&] { (void)load_whole_state(path, 21); });
-  CHECK(overlap.find(path + ": its 4 shards do not tile the 21 parameters: floats from 0 are placed twice") != std::string::npos);
+  CHECK(overlap.find(path + ": its 4 shards do not tile the 21 parameters: floats from 0 are placed twice") !=
+        std::string::npos);
 
   (void)save_four_shards(path, 8);
   TrainingState manifest = load_training_state(path);
@@ -170,8 +176,9 @@ TEST_CASE("a manifest whose total or rank count does not fit the model is refuse
   const test::TempDir dir("state-shards-manifest");
   const std::string path = (dir.path / "s.state").string();
   (void)save_four_shards(path, 7);
-  CHECK(test::error_text([&] { (void)load_whole_state(path, 22); })
-            .find("bad ZeRO metadata: 'zero/total' is 21 floats, this model has 22") != std::string::npos);
+  CHECK(test::error_text([&] {
+          (void)load_whole_state(path, 22);
+        }).find("bad ZeRO metadata: 'zero/total' is 21 floats, this model has 22") != std::string::npos);
   TrainingState manifest = load_training_state(path);
   manifest.meta["zero"]["total"] = std::int64_t{1} << 62;  // would be a 16 EiB allocation
   manifest.meta["zero"]["ranks"] = std::int64_t{1} << 40;
@@ -181,7 +188,8 @@ TEST_CASE("a manifest whose total or rank count does not fit the model is refuse
   CHECK(text.find("'zero/ranks' is 1099511627776 (valid: 1 to 65536)") != std::string::npos);
 }
 
-TEST_CASE("a save cut short leaves the previous set the one that loads; --keep bounds the generations", "[zero][state]") {
+TEST_CASE("a save cut short leaves the previous set the one that loads; --keep bounds the generations",
+          "[zero][state]") {
   const test::TempDir dir("state-shards-generations");
   const std::string path = (dir.path / "s.state").string();
   const TrainingState first = save_four_shards(path, 7);
@@ -201,7 +209,8 @@ TEST_CASE("a save cut short leaves the previous set the one that loads; --keep b
   CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen1-step7", "s.state.gen3-step11"});
   // Generation 4: generation 1 is now beyond --keep 2, and only now, the new set complete, removed.
   const TrainingState newest = save_four_shards(path, 13);
-  CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen1-step7", "s.state.gen3-step11", "s.state.gen4-step13"});
+  CHECK(dir.entries() ==
+        std::vector<std::string>{"s.state", "s.state.gen1-step7", "s.state.gen3-step11", "s.state.gen4-step13"});
   remove_old_generations({path, 4, 13}, 2);
   CHECK(dir.entries() == std::vector<std::string>{"s.state", "s.state.gen3-step11", "s.state.gen4-step13"});
   CHECK(load_whole_state(path, 21).params == newest.params);
@@ -243,8 +252,9 @@ TEST_CASE("a manifest of an older burst, its shards beside it, still loads", "[z
   CHECK(describe_saved(manifest) == "the state after step 7, 4 shard(s) of a ZeRO-3 save");
   manifest.meta["zero"]["files"] = Json::array({"s.state.rank0-of-4"});
   save_training_state(path, manifest);
-  CHECK(test::error_text([&] { (void)load_whole_state(path, 21); })
-            .find("bad ZeRO metadata: 'zero/files' is [\"s.state.rank0-of-4\"] (valid: 4 file names, one per rank)") !=
+  CHECK(test::error_text([&] {
+          (void)load_whole_state(path, 21);
+        }).find("bad ZeRO metadata: 'zero/files' is [\"s.state.rank0-of-4\"] (valid: 4 file names, one per rank)") !=
         std::string::npos);
 }
 
@@ -261,10 +271,12 @@ TEST_CASE("a state to resume from with a NaN, an infinity or a negative second m
   // The file itself round-trips whatever it holds; a state to train from must be usable.
   CHECK(std::isnan(load_training_state(plain).adam_m[12]));
   CHECK(test::error_text([&] { (void)load_whole_state(plain, 21); }) ==
-        plain + ": params[3] is -inf (valid: finite values; hint: a state saved from a diverged run cannot train; "
-                "resume from an earlier save (its generation's manifest) or start afresh)\n" +
-        plain + ": adam_m[12] is nan (2 bad values in adam_m of 21) (valid: finite values; hint: a state saved from a "
-                "diverged run cannot train; resume from an earlier save (its generation's manifest) or start afresh)");
+        plain +
+            ": params[3] is -inf (valid: finite values; hint: a state saved from a diverged run cannot train; "
+            "resume from an earlier save (its generation's manifest) or start afresh)\n" +
+            plain +
+            ": adam_m[12] is nan (2 bad values in adam_m of 21) (valid: finite values; hint: a state saved from a "
+            "diverged run cannot train; resume from an earlier save (its generation's manifest) or start afresh)");
   // In a sharded save the index is the whole model's, the file the manifest.
   TrainingState shard = load_training_state(shard_file(path, 2));
   REQUIRE(!shard.adam_v.empty());

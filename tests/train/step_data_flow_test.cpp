@@ -68,7 +68,8 @@ TEST_CASE("the step on bf16 storage matches the fp32 step under every policy", "
 
   CHECK(std::fabs(got.loss - want.loss) <= 1e-2 * std::fabs(want.loss));
   for (const auto& [name, slice] : model.named()) {
-    const double e = relative_error(slice.of(std::span<const float>(got.grads)), slice.of(std::span<const float>(want.grads)));
+    const double e =
+        relative_error(slice.of(std::span<const float>(got.grads)), slice.of(std::span<const float>(want.grads)));
     INFO(name << ": relative error " << e);
     CHECK(e <= 5e-2);
   }
@@ -92,8 +93,8 @@ TEST_CASE("the step on bf16 storage matches the fp32 step under every policy", "
 TEST_CASE("a bf16 step is not the fp32 step: the comparison can fail", "[train_step][bf16]") {
   // The same step with a gradient that rounds differently: guard against a test double that
   // silently computes in fp32 (then the errors above would be exactly 0).
-  const plan::Plan plan = test::training_plan(1, 1, Layout::Contiguous, BackwardMode::QRing, CheckpointPolicy::None, 0.5, 1,
-                                              "causal", 8, 24);
+  const plan::Plan plan = test::training_plan(1, 1, Layout::Contiguous, BackwardMode::QRing, CheckpointPolicy::None,
+                                              0.5, 1, "causal", 8, 24);
   const ModelLayout model(plan.job.model);
   test::Bf16StepKernels bf16;
   const StepResult want = run_step(plan, model, nullptr);
@@ -103,8 +104,8 @@ TEST_CASE("a bf16 step is not the fp32 step: the comparison can fail", "[train_s
 }
 
 TEST_CASE("a step that does not fit its device names the plan item and the plan's prediction", "[train_step][bf16]") {
-  const plan::Plan plan = test::training_plan(1, 1, Layout::Contiguous, BackwardMode::QRing, CheckpointPolicy::None, 0.5, 1,
-                                              "causal", 8, 24);
+  const plan::Plan plan = test::training_plan(1, 1, Layout::Contiguous, BackwardMode::QRing, CheckpointPolicy::None,
+                                              0.5, 1, "causal", 8, 24);
   const ModelLayout model(plan.job.model);
   test::Bf16StepKernels small(1000);  // bytes: less than the first activation (24 x 32 bf16)
   try {
@@ -112,7 +113,8 @@ TEST_CASE("a step that does not fit its device names the plan item and the plan'
     FAIL("no error");
   } catch (const Error& e) {
     const std::string text = e.what();
-    CHECK_THAT(text, Catch::Contains("device memory, plan item activations: out of memory allocating 0.0 MiB for activations"));
+    CHECK_THAT(text, Catch::Contains(
+                         "device memory, plan item activations: out of memory allocating 0.0 MiB for activations"));
     CHECK_THAT(text, Catch::Contains("the plan predicts 5.0 MiB for activations on a rank"));
   }
 }

@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -104,8 +103,7 @@ TEST_CASE("a state before the first step has empty moments", "[training_state]")
   CHECK(loaded.adam_v.empty());
 }
 
-TEST_CASE("a damaged training state never loads, and the error names the path and the problem",
-          "[training_state]") {
+TEST_CASE("a damaged training state never loads, and the error names the path and the problem", "[training_state]") {
   const test::TempDir dir("state-test");
   const std::string path = (dir.path / "state.bin").string();
   rt::save_training_state(path, sample_state());
@@ -122,8 +120,8 @@ TEST_CASE("a damaged training state never loads, and the error names the path an
   CHECK(load_error(path).starts_with(path + ": corrupt: checksum "));
 
   write_bytes(path, good + "x");
-  CHECK(load_error(path) == path + ": too long: " + std::to_string(body + 1) + " body bytes, the header says " +
-                                std::to_string(body));
+  CHECK(load_error(path) ==
+        path + ": too long: " + std::to_string(body + 1) + " body bytes, the header says " + std::to_string(body));
 
   write_bytes(path, "burst.plan/1\n" + good.substr(good.find('\n') + 1));
   CHECK(load_error(path) == path +
@@ -136,8 +134,9 @@ TEST_CASE("a damaged training state never loads, and the error names the path an
   write_bytes(path, "burst.training_state/2\n{\"meta\": nul\n");
   CHECK(load_error(path) == path + ": bad header: the second line is not a JSON object");
 
-  write_bytes(path, "burst.training_state/2\n{\"meta\":{},\"step\":-1,\"adam_step\":0,\"params\":2,\"adam_m\":1,"
-                    "\"adam_v\":2}\n");
+  write_bytes(path,
+              "burst.training_state/2\n{\"meta\":{},\"step\":-1,\"adam_step\":0,\"params\":2,\"adam_m\":1,"
+              "\"adam_v\":2}\n");
   const std::string header_errors = load_error(path);
   CHECK(header_errors.find(path + ": bad header: 'step' is -1") != std::string::npos);
   CHECK(header_errors.find(path + ": bad header: adam_m holds 1 floats but params holds 2 (valid: 0 or 2)") !=
@@ -169,8 +168,9 @@ TEST_CASE("saving checks the moments, names a missing directory, and replaces an
         path + ": cannot save the training state: adam_v holds 999 floats but params holds 1000 (valid: 0 or 1000)");
 
   const std::string missing = (dir.path / "no-such-dir" / "state.bin").string();
-  CHECK(test::error_text([&] { rt::save_training_state(missing, sample_state()); })
-            .starts_with(missing + ": cannot write the training state: directory"));
+  CHECK(test::error_text([&] {
+          rt::save_training_state(missing, sample_state());
+        }).starts_with(missing + ": cannot write the training state: directory"));
 
   write_bytes(path, "an old file that is not a training state");
   rt::save_training_state(path, sample_state());
@@ -224,7 +224,7 @@ TEST_CASE("a save removes the temporaries of saves whose process died, and keeps
   REQUIRE(child > 0);
   REQUIRE(::waitpid(child, nullptr, 0) == child);
   const std::string dead = path + ".tmp." + std::to_string(child);  // as older saves named it
-  const std::string dead_tagged = dead + ".0123456789abcdef";        // as saves name it now
+  const std::string dead_tagged = dead + ".0123456789abcdef";       // as saves name it now
   const std::string live = path + ".tmp." + std::to_string(::getppid()) + ".fedcba9876543210";
   write_bytes(dead, "half of a state");
   write_bytes(dead_tagged, "half of another state");

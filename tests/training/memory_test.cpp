@@ -22,8 +22,8 @@ TEST_CASE("memory items sum to the total, in the JSON too", "[training][memory]"
   const auto job = job_of("burst-7b", 64 * 1024);
   const auto m = sim::estimate_memory(job, burst_preset(job, t), t);
   // total = params + gradients + optimizer + activations + stash + ring buffers + LM head + reserve
-  const double sum = m.params + m.gradients + m.optimizer + m.activations + m.attention_stash + m.ring_buffers +
-                     m.lm_head + m.reserve;
+  const double sum =
+      m.params + m.gradients + m.optimizer + m.activations + m.attention_stash + m.ring_buffers + m.lm_head + m.reserve;
   CHECK(m.total() == Approx(sum).epsilon(1e-12));
   const Json j = sim::to_json(m);
   CHECK(j.at("total").get<double>() == Approx(sum).epsilon(1e-12));

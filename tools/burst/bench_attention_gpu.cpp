@@ -25,10 +25,9 @@ Json sdpa_figures(const GpuAttentionBench& b, const Mask& mask) {
   if (mask.kind != MaskKind::Full && mask.kind != MaskKind::Causal) {
     return {{"unavailable", "SDPA has no " + to_string(mask) + " mask (full and causal only)"}};
   }
-  const CommandResult r = run_command(
-      fmt::format("python3 {} --tokens {} --heads {} --kv-heads {} --head-dim {} --mask {} --repeat {} 2>&1",
-                  escape::shell_word(BURST_SDPA_SCRIPT), b.tokens, b.heads, b.kv_heads, b.head_dim, to_string(mask),
-                  b.repeat));
+  const CommandResult r = run_command(fmt::format(
+      "python3 {} --tokens {} --heads {} --kv-heads {} --head-dim {} --mask {} --repeat {} 2>&1",
+      escape::shell_word(BURST_SDPA_SCRIPT), b.tokens, b.heads, b.kv_heads, b.head_dim, to_string(mask), b.repeat));
   if (r.status < 0) return {{"unavailable", "could not start python3"}};
   const Json parsed = r.json();
   if (parsed.is_discarded()) return {{"unavailable", "sdpa_bench.py printed no JSON: " + r.output}};
@@ -56,8 +55,12 @@ void run_attention_bench_gpu(const GpuAttentionBench& b) {
                     {"tiles_skipped", r.tiles_skipped},
                     {"sdpa", sdpa_figures(b, mask)}});
   }
-  const Json result{{"tokens", b.tokens}, {"heads", b.heads},           {"kv_heads", b.kv_heads},
-                    {"head_dim", b.head_dim}, {"deterministic", b.deterministic}, {"masks", rows}};
+  const Json result{{"tokens", b.tokens},
+                    {"heads", b.heads},
+                    {"kv_heads", b.kv_heads},
+                    {"head_dim", b.head_dim},
+                    {"deterministic", b.deterministic},
+                    {"masks", rows}};
   if (b.json) {
     fmt::print("{}\n", result.dump(2));
     return;

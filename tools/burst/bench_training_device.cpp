@@ -64,7 +64,8 @@ class Bench {
  public:
   explicit Bench(const DeviceTrainingBench& b) : b_(b), exe_(own_executable()) {
     std::string pattern = (std::filesystem::temp_directory_path() / "burst-bench-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr) throw Error(Problem{"bench training", "cannot make a temporary directory", "", ""});
+    if (mkdtemp(pattern.data()) == nullptr)
+      throw Error(Problem{"bench training", "cannot make a temporary directory", "", ""});
     dir_ = pattern;
     peak_ = b.peak_tflops > 0 ? b.peak_tflops : (b.device == "cuda" ? kHopperPeakTflops : 0);
   }
@@ -80,18 +81,18 @@ class Bench {
     const std::string name = fmt::format("{}x{}", r.ranks, r.tokens);
     const std::string plan_path = dir_ + "/plan-" + name + ".json";
     const CommandResult planned = run_command(fmt::format(
-        "{} plan --topology local --nodes 1 --per-node {} --model {} --seq {} --memory-budget 75GiB --strategy burst -o {} 2>&1",
+        "{} plan --topology local --nodes 1 --per-node {} --model {} --seq {} --memory-budget 75GiB --strategy burst "
+        "-o {} 2>&1",
         escape::shell_word(exe_), r.ranks, escape::shell_word(b_.model), r.tokens, escape::shell_word(plan_path)));
     if (planned.status != 0) return {{"error", "burst plan failed: " + tail_of(planned.output)}};
     plan::Plan plan = plan::read_plan(plan_path);
     plan.strategy.zero.offload = false;  // the state where the device computes
     plan::write_plan(plan, plan_path);
     const std::string errors = dir_ + "/run-" + name + ".err";
-    const CommandResult ran = run_command(fmt::format("{} run {} --device {} --loopback --steps {} --json{} 2>{}",
-                                                      escape::shell_word(exe_), escape::shell_word(plan_path),
-                                                      b_.device, b_.steps,
-                                                      b_.data.empty() ? "" : " --data " + escape::shell_word(b_.data),
-                                                      escape::shell_word(errors)));
+    const CommandResult ran = run_command(
+        fmt::format("{} run {} --device {} --loopback --steps {} --json{} 2>{}", escape::shell_word(exe_),
+                    escape::shell_word(plan_path), b_.device, b_.steps,
+                    b_.data.empty() ? "" : " --data " + escape::shell_word(b_.data), escape::shell_word(errors)));
     const Json report = ran.json();
     if (ran.status != 0 || report.is_discarded()) return {{"error", "burst run failed: " + tail_of(read_text(errors))}};
     const double step = median_warm_step(report), flops = model_flops(report);
@@ -104,7 +105,8 @@ class Bench {
                 {"model_flops_per_step", flops},
                 {"predicted_step_s", report["predicted"]["step_time_s"]},
                 {"losses", report["losses"]},
-                {"traffic_warm_step", traffic.contains("later_steps_max") ? traffic["later_steps_max"] : traffic["first_step"]}};
+                {"traffic_warm_step",
+                 traffic.contains("later_steps_max") ? traffic["later_steps_max"] : traffic["first_step"]}};
     if (peak_ > 0) row["mfu"] = flops / step / (peak_ * 1e12);
     if (r.ranks == 1 && b_.torch) row["torch"] = torch_row(r);
     return row;
@@ -115,9 +117,9 @@ class Bench {
  private:
   Json torch_row(const Row& r) const {
     if (b_.device != "cuda") return {{"unavailable", "PyTorch's step is measured on cuda only"}};
-    const CommandResult t = run_command(fmt::format("python3 {} --model {} --tokens {} --steps {} --peak-tflops {} 2>&1",
-                                                    escape::shell_word(BURST_TORCH_STEP_SCRIPT),
-                                                    escape::shell_word(b_.model), r.tokens, b_.steps, peak_));
+    const CommandResult t = run_command(fmt::format(
+        "python3 {} --model {} --tokens {} --steps {} --peak-tflops {} 2>&1",
+        escape::shell_word(BURST_TORCH_STEP_SCRIPT), escape::shell_word(b_.model), r.tokens, b_.steps, peak_));
     if (t.status < 0) return {{"unavailable", "could not start python3"}};
     const Json parsed = t.json();
     if (parsed.is_discarded()) return {{"unavailable", "torch_step.py printed no JSON: " + tail_of(t.output)}};
@@ -139,24 +141,27 @@ void print_row(const Json& row, const Json& rows) {
   const double step = row["step_s"].get<double>();
   std::string scaling = "-";
   for (const Json& one : rows) {  // the one-rank row on 1/P of the tokens
-    if (ranks > 1 && one["ranks"] == 1 && one.contains("step_s") && one["tokens"].get<std::int64_t>() * ranks == tokens) {
+    if (ranks > 1 && one["ranks"] == 1 && one.contains("step_s") &&
+        one["tokens"].get<std::int64_t>() * ranks == tokens) {
       scaling = fmt::format("{:.2f}", step / (ranks * one["step_s"].get<double>()));
     }
   }
   const double predicted = row["predicted_step_s"].get<double>();
   fmt::print("{:>5} {:>7} {:>9.3f} {:>10.0f} {:>6} {:>7} {:>9.3f} {:>6.2f}  {}\n", ranks, tokens, step,
-             row["tokens_per_s"].get<double>(), row.contains("mfu") ? fmt::format("{:.1f}%", 100 * row["mfu"].get<double>()) : "-",
-             scaling, predicted, step / predicted, device_traffic_text(row["traffic_warm_step"]));
+             row["tokens_per_s"].get<double>(),
+             row.contains("mfu") ? fmt::format("{:.1f}%", 100 * row["mfu"].get<double>()) : "-", scaling, predicted,
+             step / predicted, device_traffic_text(row["traffic_warm_step"]));
   if (!row.contains("torch")) return;
   const Json& t = row["torch"];
   if (t.contains("unavailable")) {
     fmt::print("{:>13}  torch: {}\n", "", t["unavailable"].get<std::string>());
   } else {
-    fmt::print("{:>13} {:>9.3f} {:>10.0f} {:>6}  torch {} on {}, {} parameters (burst {}); burst / torch tokens/s {:.2f}\n",
-               "", t["step_s_median"].get<double>(), t["tokens_per_s"].get<double>(),
-               t.contains("mfu") ? fmt::format("{:.1f}%", 100 * t["mfu"].get<double>()) : "-", t["torch"].get<std::string>(),
-               t["device"].get<std::string>(), t["parameters"].get<std::uint64_t>(), row["parameters"].get<std::uint64_t>(),
-               row["tokens_per_s"].get<double>() / t["tokens_per_s"].get<double>());
+    fmt::print(
+        "{:>13} {:>9.3f} {:>10.0f} {:>6}  torch {} on {}, {} parameters (burst {}); burst / torch tokens/s {:.2f}\n",
+        "", t["step_s_median"].get<double>(), t["tokens_per_s"].get<double>(),
+        t.contains("mfu") ? fmt::format("{:.1f}%", 100 * t["mfu"].get<double>()) : "-", t["torch"].get<std::string>(),
+        t["device"].get<std::string>(), t["parameters"].get<std::uint64_t>(), row["parameters"].get<std::uint64_t>(),
+        row["tokens_per_s"].get<double>() / t["tokens_per_s"].get<double>());
   }
   std::fflush(stdout);
 }
@@ -164,7 +169,8 @@ void print_row(const Json& row, const Json& rows) {
 }  // namespace
 
 void run_training_bench_device(const DeviceTrainingBench& b) {
-  if (b.device == "cuda") (void)rt::choose_device("cuda", rt::probe_gpus(), "--device");  // one clear line without a GPU
+  if (b.device == "cuda")
+    (void)rt::choose_device("cuda", rt::probe_gpus(), "--device");  // one clear line without a GPU
   if (!std::filesystem::is_regular_file(b.model)) {
     throw Error(Problem{"--model", fmt::format("{}: not a file", b.model), "a model file (config.json)", ""});
   }

@@ -26,12 +26,12 @@
 namespace burst::cli {
 
 struct DeviceTrainingBench {
-  std::string device;                 // cuda, cpu
-  std::string model;                  // a model file (Hugging Face config.json or burst's)
-  std::vector<std::int64_t> tokens;   // one-rank rows' sequence lengths
-  std::vector<int> ranks;             // loopback rows: P ranks on P x the first length
+  std::string device;                // cuda, cpu
+  std::string model;                 // a model file (Hugging Face config.json or burst's)
+  std::vector<std::int64_t> tokens;  // one-rank rows' sequence lengths
+  std::vector<int> ranks;            // loopback rows: P ranks on P x the first length
   int steps = 6;
-  double peak_tflops = 0;             // 0: 989 on cuda, no MFU on cpu
+  double peak_tflops = 0;  // 0: 989 on cuda, no MFU on cpu
   std::string data;
   bool torch = true;
   bool json = false;

@@ -43,9 +43,14 @@ Json run_case(const BenchCase& c, const BenchOptions& o) {
   const sim::AttentionStrategy strategy = sim::strategy_preset(c.strategy, shape, topology);
   const sim::CostModels models = sim::make_cost_models();
 
-  Json result{{"topology", c.topology}, {"nodes", c.nodes}, {"gpus", topology.gpu_count()},
-              {"model", c.model},       {"seq", c.seq},     {"strategy", c.strategy},
-              {"goal_s", c.goal_s},     {"topology_build_s", topology_s}};
+  Json result{{"topology", c.topology},
+              {"nodes", c.nodes},
+              {"gpus", topology.gpu_count()},
+              {"model", c.model},
+              {"seq", c.seq},
+              {"strategy", c.strategy},
+              {"goal_s", c.goal_s},
+              {"topology_build_s", topology_s}};
   // As `burst simulate` runs them: per-task times are kept only for traces.
   const sim::EngineOptions options{.record_links = false, .progress = false, .record_times = false};
   for (const std::string engine_name : {"event", "analytic"}) {
@@ -84,8 +89,8 @@ void run(const BenchOptions& o) {
   };
   Json all = Json::array();
   if (!o.json) {
-    fmt::print("{:<10} {:>5} {:<10} {:>5} {:<9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>6}\n", "topology", "gpus",
-               "model", "seq", "engine", "tasks", "lower ms", "sim ms", "total ms", "goal ms", "met");
+    fmt::print("{:<10} {:>5} {:<10} {:>5} {:<9} {:>9} {:>10} {:>10} {:>10} {:>8} {:>6}\n", "topology", "gpus", "model",
+               "seq", "engine", "tasks", "lower ms", "sim ms", "total ms", "goal ms", "met");
   }
   for (const auto& c : cases) {
     fmt::print(stderr, "bench: {} x{} {} {} ...\n", c.topology, c.nodes, c.model, c.seq);
@@ -96,8 +101,8 @@ void run(const BenchOptions& o) {
         const double total = e["total_s"].get<double>();
         fmt::print("{:<10} {:>5} {:<10} {:>5} {:<9} {:>9} {:>10.1f} {:>10.1f} {:>10.1f} {:>8.0f} {:>6}\n", c.topology,
                    r["gpus"].get<int>(), c.model, c.seq, engine, e["tasks"].get<std::size_t>(),
-                   e["lower_s"].get<double>() * 1e3, e["simulate_s"].get<double>() * 1e3, total * 1e3,
-                   c.goal_s * 1e3, total <= c.goal_s ? "yes" : "NO");
+                   e["lower_s"].get<double>() * 1e3, e["simulate_s"].get<double>() * 1e3, total * 1e3, c.goal_s * 1e3,
+                   total <= c.goal_s ? "yes" : "NO");
       }
     }
     all.push_back(std::move(r));
@@ -117,7 +122,6 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   simulate->add_flag("--json", options->json, "Print the figures as JSON");
   simulate->callback([options] { run(*options); });
-
 }
 
 }  // namespace burst::cli

@@ -92,8 +92,8 @@ void run_attention(const AttentionBenchOptions& o) {
   }
   const Mask& mask_kind = setup.masks.front();
   const std::int64_t n = setup.tokens;
-  const rt::CpuAttentionFigures f = rt::bench_cpu_attention(
-      {n, o.heads, o.kv_heads, o.head_dim, mask_kind, o.repeat, o.threads, o.tile_q, o.tile_k});
+  const rt::CpuAttentionFigures f =
+      rt::bench_cpu_attention({n, o.heads, o.kv_heads, o.head_dim, mask_kind, o.repeat, o.threads, o.tile_q, o.tile_k});
   const double fwd_s = f.forward_s, bwd_s = f.backward_s;
   const double fwd_gflops = f.forward.flops / fwd_s / 1e9, bwd_gflops = f.backward.flops / bwd_s / 1e9;
   const double sgemm_gflops = f.sgemm_gflops;
@@ -170,7 +170,8 @@ void add_bench_attention_command(CLI::App& bench) {
   attention->add_flag("--json", a->json, "Print the figures as JSON");
   attention->callback([a] {
     run_attention(*a);
-    if (interrupt_requested()) throw CutShort("bench attention: cut short by Ctrl-C; the figures are the best of the rounds run");
+    if (interrupt_requested())
+      throw CutShort("bench attention: cut short by Ctrl-C; the figures are the best of the rounds run");
   });
 }
 

@@ -22,9 +22,11 @@ struct BenchFidelityOptions {
 std::string percent(double error) { return fmt::format("{:+.0f}%", 100 * error); }
 
 Json row_json(const sim::FidelityRow& r) {
-  Json j = {{"id", r.figure.id}, {"gpu", r.figure.gpu}, {"gpus", r.figure.gpus}, {"method", r.figure.method},
-            {"layout", r.figure.layout}, {"mask", r.figure.mask}, {"phase", r.figure.phase},
-            {"role", r.figure.fit ? "fit" : "held_out"}, {"source", r.figure.source}};
+  Json j = {{"id", r.figure.id},         {"gpu", r.figure.gpu},
+            {"gpus", r.figure.gpus},     {"method", r.figure.method},
+            {"layout", r.figure.layout}, {"mask", r.figure.mask},
+            {"phase", r.figure.phase},   {"role", r.figure.fit ? "fit" : "held_out"},
+            {"source", r.figure.source}};
   if (!r.skipped.empty()) {
     j["skipped"] = r.skipped;
     return j;
@@ -60,17 +62,20 @@ Summary summarise(const std::vector<sim::FidelityRow>& rows, bool fit) {
 
 void print_table(const std::vector<sim::FidelityRow>& rows, bool markdown) {
   const char* bar = markdown ? "|" : " ";
-  fmt::print("{0} figure {0} GPUs {0} tokens/GPU {0} mask {0} layout {0} phase {0} measured {0} kernels only {0} now {0} role {0}\n",
-             bar);
+  fmt::print(
+      "{0} figure {0} GPUs {0} tokens/GPU {0} mask {0} layout {0} phase {0} measured {0} kernels only {0} now {0} role "
+      "{0}\n",
+      bar);
   if (markdown) fmt::print("|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& r : rows) {
     if (!r.skipped.empty()) continue;
     const auto& f = r.figure;
-    fmt::print("{0} {1} {0} {2}x {3} {0} {4}K {0} {5} {0} {6} {0} {7} {0} {8:.2f} ms {0} {9:.2f} ms ({10}) {0} "
-               "{11:.2f} ms ({12}) {0} {13} {0}\n",
-               bar, f.id, f.gpus, f.gpu, r.tokens_per_gpu / 1024, f.mask, f.layout, f.phase, r.measured_s * 1e3,
-               r.kernels_only_s * 1e3, percent(r.kernels_only_error()), r.predicted_s * 1e3, percent(r.error()),
-               f.fit ? "fit" : "held out");
+    fmt::print(
+        "{0} {1} {0} {2}x {3} {0} {4}K {0} {5} {0} {6} {0} {7} {0} {8:.2f} ms {0} {9:.2f} ms ({10}) {0} "
+        "{11:.2f} ms ({12}) {0} {13} {0}\n",
+        bar, f.id, f.gpus, f.gpu, r.tokens_per_gpu / 1024, f.mask, f.layout, f.phase, r.measured_s * 1e3,
+        r.kernels_only_s * 1e3, percent(r.kernels_only_error()), r.predicted_s * 1e3, percent(r.error()),
+        f.fit ? "fit" : "held out");
   }
   for (const bool fit : {true, false}) {
     const Summary s = summarise(rows, fit);

@@ -93,7 +93,9 @@ void run(const PlanBenchOptions& o) {
 void add_bench_plan_command(CLI::App& bench) {
   auto options = std::make_shared<PlanBenchOptions>();
   CLI::App* cmd = bench.add_subcommand("plan", "Time the planner: every family, event engine, 32 and 128 GPUs");
-  cmd->add_option("--repeat", options->repeats, "Runs per case (the best is reported)")->check(kAtLeastOne)->capture_default_str();
+  cmd->add_option("--repeat", options->repeats, "Runs per case (the best is reported)")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
   cmd->add_flag("--json", options->json, "Print the figures as JSON");
   cmd->callback([options] { run(*options); });
 }

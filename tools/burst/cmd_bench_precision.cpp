@@ -39,8 +39,8 @@ std::vector<PrecisionVariant> precision_variants(const plan::Plan& base) {
   std::vector<PrecisionVariant> out;
   for (const char* mask : {"causal", "full"}) {
     for (const BackwardMode backward : {BackwardMode::QRing, BackwardMode::KvRing}) {
-      for (const auto& [tensors, accumulators] : {std::pair{"fp32", 4}, std::pair{"fp32", 2}, std::pair{"bf16", 4},
-                                                  std::pair{"bf16", 2}}) {
+      for (const auto& [tensors, accumulators] :
+           {std::pair{"fp32", 4}, std::pair{"fp32", 2}, std::pair{"bf16", 4}, std::pair{"bf16", 2}}) {
         plan::Plan p = base;
         p.job.mask = parse_mask(mask, "mask");
         p.job.dtype = tensors;
@@ -78,17 +78,17 @@ void bench_precision(const BenchPrecisionOptions& o) {
   if (list.empty()) return;  // bad input, reported by rank 0
   if (comm.rank() == 0 && !o.json) {
     const rt::PreparedRun shape = rt::prepare_attention_run(list.front().plan, comm.size(), options);
-    fmt::print("bench: {} ranks, {} tokens x {} heads ({} KV) x {}; error against the fp32 one-rank reference: "
-               "max |error| / max |reference|, then ||error|| / ||reference||\n",
-               comm.size(), shape.seq, shape.heads, shape.kv_heads, shape.head_dim);
+    fmt::print(
+        "bench: {} ranks, {} tokens x {} heads ({} KV) x {}; error against the fp32 one-rank reference: "
+        "max |error| / max |reference|, then ||error|| / ||reference||\n",
+        comm.size(), shape.seq, shape.heads, shape.kv_heads, shape.head_dim);
     fmt::print("{:<7} {:<8} {:>8} {:>13} {:>9} {:>9} {:>9}   {:>9} {:>9} {:>9}\n", "mask", "backward", "tensors",
                "accumulators", "max dQ", "max dK", "max dV", "rms dQ", "rms dK", "rms dV");
   }
   Json rows = Json::array();
   for (const PrecisionVariant& v : list) {
-    const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
-      return [&] { return rt::run_attention(v.plan, comm, options); };
-    });
+    const Json report = run_on_every_rank(
+        comm, [&]() -> std::function<Json()> { return [&] { return rt::run_attention(v.plan, comm, options); }; });
     if (comm.rank() != 0) continue;
     rows.push_back(precision_row(v, report));
     if (o.json) continue;
@@ -107,9 +107,9 @@ void bench_precision(const BenchPrecisionOptions& o) {
 
 void add_bench_precision_command(CLI::App& bench_app) {
   auto o = std::make_shared<BenchPrecisionOptions>();
-  CLI::App* cmd = bench_app.add_subcommand(
-      "precision",
-      "Error of dQ, dK, dV with bf16 tensors and bf16 travelling accumulators against fp32 (mpirun -np N burst bench precision plan.json)");
+  CLI::App* cmd = bench_app.add_subcommand("precision",
+                                           "Error of dQ, dK, dV with bf16 tensors and bf16 travelling accumulators "
+                                           "against fp32 (mpirun -np N burst bench precision plan.json)");
   cmd->add_option("plan", o->plan, "A plan file (burst.plan/1); its ring, layout and sizes are kept")->required();
   cmd->add_flag("--dry-run", o->dry_run, "Tiny tensors on the plan's exact schedule (any plan size)");
   cmd->add_flag("--json", o->json, "Print the rows as JSON");

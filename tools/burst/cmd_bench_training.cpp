@@ -64,9 +64,13 @@ double in_mib(const Json& bytes) { return bytes.get<double>() / (1024.0 * 1024.0
 
 Json row_of(const Variant& v, const Json& r) {
   const Json& at = r["memory"]["at_peak"];
-  return {{"section", v.section}, {"variant", v.name}, {"peak_memory_bytes", r["peak_memory_bytes"]},
-          {"at_peak", at}, {"lm_head_peak_bytes", r["memory"]["peak_by_use"]["lm_head"]},
-          {"step_s_median", r["measured"]["step_s_median"]}, {"recompute_s", r["measured"]["recompute_s"]},
+  return {{"section", v.section},
+          {"variant", v.name},
+          {"peak_memory_bytes", r["peak_memory_bytes"]},
+          {"at_peak", at},
+          {"lm_head_peak_bytes", r["memory"]["peak_by_use"]["lm_head"]},
+          {"step_s_median", r["measured"]["step_s_median"]},
+          {"recompute_s", r["measured"]["recompute_s"]},
           {"losses", r["losses"]}};
 }
 
@@ -74,8 +78,9 @@ void print_row(const Json& row) {
   const Json& at = row["at_peak"];
   fmt::print("{:<11} {:<20} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>8.3f} {:>9.3f}\n",
              row["section"].get<std::string>(), row["variant"].get<std::string>(), in_mib(row["peak_memory_bytes"]),
-             in_mib(at["activations"]), in_mib(at["attention_stash"]), in_mib(at["ring_buffers"]), in_mib(at["lm_head"]),
-             in_mib(row["lm_head_peak_bytes"]), row["step_s_median"].get<double>(), row["recompute_s"].get<double>());
+             in_mib(at["activations"]), in_mib(at["attention_stash"]), in_mib(at["ring_buffers"]),
+             in_mib(at["lm_head"]), in_mib(row["lm_head_peak_bytes"]), row["step_s_median"].get<double>(),
+             row["recompute_s"].get<double>());
   std::fflush(stdout);
 }
 
@@ -101,12 +106,13 @@ void bench(const BenchTrainingOptions& o) {
   if (comm.rank() == 0 && !o.json) {
     fmt::print("bench: {} steps per variant on {} ranks, {} tokens; memory in MiB per rank at the peak\n", o.steps,
                comm.size(), list.front().plan.job.seq);
-    fmt::print("{:<11} {:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}\n", "", "variant", "peak", "activ.", "stash",
-               "ring", "lm_head", "lm peak", "step s", "recomp s");
+    fmt::print("{:<11} {:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9}\n", "", "variant", "peak", "activ.",
+               "stash", "ring", "lm_head", "lm peak", "step s", "recomp s");
   }
   Json rows = Json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> { return [&] { return runs[i]->run(); }; });
+    const Json report =
+        run_on_every_rank(comm, [&]() -> std::function<Json()> { return [&] { return runs[i]->run(); }; });
     if (comm.rank() != 0) continue;
     rows.push_back(row_of(list[i], report));
     if (!o.json) print_row(rows.back());
@@ -122,7 +128,8 @@ void add_bench_training_command(CLI::App& bench_app) {
   CLI::App* cmd = bench_app.add_subcommand(
       "training",
       "Memory and step time of each checkpoint policy and of the chunked LM head (mpirun -np N burst bench training "
-      "plan.json); or, with --device, the step's speed on this machine beside PyTorch's (burst bench training --device cuda)");
+      "plan.json); or, with --device, the step's speed on this machine beside PyTorch's (burst bench training --device "
+      "cuda)");
   auto* plan = cmd->add_option("plan", o->plan, "A plan file (burst.plan/1) whose model the runtime can train");
   auto* device = cmd->add_option("--device", d->device,
                                  "Measure the step on this device instead: a model (--model) planned on 1 rank at each "
@@ -132,8 +139,11 @@ void add_bench_training_command(CLI::App& bench_app) {
   d->model = BURST_BENCH_MODEL;
   auto tokens = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"8K", "32K"});
   d->ranks = {2, 4};
-  cmd->add_option("--model", d->model, "--device: the model (Hugging Face config.json)")->needs(device)->capture_default_str();
-  cmd->add_option("--tokens", *tokens, "--device: one-rank rows' sequence lengths (the loopback rows use the first per rank)")
+  cmd->add_option("--model", d->model, "--device: the model (Hugging Face config.json)")
+      ->needs(device)
+      ->capture_default_str();
+  cmd->add_option("--tokens", *tokens,
+                  "--device: one-rank rows' sequence lengths (the loopback rows use the first per rank)")
       ->needs(device)
       ->delimiter(',')
       ->capture_default_str();
@@ -142,10 +152,13 @@ void add_bench_training_command(CLI::App& bench_app) {
       ->delimiter(',')
       ->check(CLI::Range(2, 64))
       ->capture_default_str();
-  cmd->add_option("--peak-tflops", d->peak_tflops, "--device: the device's peak for MFU (default 989 on cuda: H100/H200 SXM bf16)")
+  cmd->add_option("--peak-tflops", d->peak_tflops,
+                  "--device: the device's peak for MFU (default 989 on cuda: H100/H200 SXM bf16)")
       ->needs(device)
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--no-torch", [d](std::int64_t) { d->torch = false; }, "--device: skip PyTorch's step")->needs(device);
+  cmd->add_flag(
+         "--no-torch", [d](std::int64_t) { d->torch = false; }, "--device: skip PyTorch's step")
+      ->needs(device);
   auto* steps = cmd->add_option("--steps", o->steps, "Training steps per variant (--device: per row, default 6)")
                     ->check(CLI::Range(1, 1000))
                     ->capture_default_str();
@@ -157,7 +170,8 @@ void add_bench_training_command(CLI::App& bench_app) {
       ->check(CLI::Range(0.01, 0.99))
       ->capture_default_str()
       ->excludes(device);
-  cmd->add_option("--data", o->data, "Training text: a directory (every file a document) or a file")->capture_default_str();
+  cmd->add_option("--data", o->data, "Training text: a directory (every file a document) or a file")
+      ->capture_default_str();
   cmd->add_flag("--json", o->json, "Print the rows as JSON");
   cmd->callback([o, d, tokens, steps] {
     if (d->device.empty()) {

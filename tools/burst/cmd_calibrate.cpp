@@ -79,7 +79,8 @@ Setup resolve(const CalibrateOptions& o, const rt::Communicator& comm, rt::Devic
   Setup s;
   s.per_node = o.per_node > 0 ? o.per_node : device == rt::Device::Cuda ? comm.local_size() : std::min(2, ranks);
   if (ranks % s.per_node != 0) {
-    problems.add("--per-node", fmt::format("{} ranks per virtual node do not divide the job's {} ranks", s.per_node, ranks),
+    problems.add("--per-node",
+                 fmt::format("{} ranks per virtual node do not divide the job's {} ranks", s.per_node, ranks),
                  "a divisor of the rank count (mpirun -np)",
                  "use the --per-node the runs will use with --topology local --nodes N --per-node K, and -np N*K");
   }
@@ -95,8 +96,8 @@ Setup resolve(const CalibrateOptions& o, const rt::Communicator& comm, rt::Devic
     const fs::path dir = fs::path(s.path).has_parent_path() ? fs::path(s.path).parent_path() : fs::path(".");
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
-      problems.add(s.path, fmt::format("cannot write the calibration: directory '{}' does not exist", dir.string()),
-                   "", "create it first");
+      problems.add(s.path, fmt::format("cannot write the calibration: directory '{}' does not exist", dir.string()), "",
+                   "create it first");
     }
   }
   problems.throw_if_any();
@@ -205,7 +206,8 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
   std::optional<topo::Topology> links;
   try {
     if (comm.local_size() > probe.count) {
-      throw Error(Problem{"mpirun", fmt::format("{} ranks on this node share {} GPU(s)", comm.local_size(), probe.count),
+      throw Error(Problem{"mpirun",
+                          fmt::format("{} ranks on this node share {} GPU(s)", comm.local_size(), probe.count),
                           "at most one rank per GPU", "start as many ranks per node as it has GPUs"});
     }
     if (lead) fmt::print(stderr, "calibrate: attention, GEMM and copy on {} GPU(s) at once ...\n", comm.size());
@@ -222,10 +224,11 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
     if (links && !pairs.empty()) {
 #ifdef BURST_HAVE_NCCL
       if (lead) fmt::print(stderr, "calibrate: NCCL ping-pong per ring level ...\n");
-      const rt::PingPongOptions sizes =
-          o.quick ? rt::PingPongOptions{10, {std::size_t{1} << 20}, 2}
-                  : rt::PingPongOptions{50, {std::size_t{1} << 20, std::size_t{16} << 20, std::size_t{64} << 20,
-                                            std::size_t{256} << 20}, 5};
+      const rt::PingPongOptions sizes = o.quick ? rt::PingPongOptions{10, {std::size_t{1} << 20}, 2}
+                                                : rt::PingPongOptions{50,
+                                                                      {std::size_t{1} << 20, std::size_t{16} << 20,
+                                                                       std::size_t{64} << 20, std::size_t{256} << 20},
+                                                                      5};
       const std::vector<rt::LinkSpeed> speeds_by_pair = rt::nccl_ping_pongs(comm, pairs, sizes, device);
       for (std::size_t i = 0; i < pairs.size(); ++i) {
         (pairs[i].level == rt::RingLevel::Intra ? m.intra : m.inter) = speeds_by_pair[i];
@@ -250,7 +253,8 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
              m.multiprocessors, s.per_node);
   print_kernels(m.kernels);
   for (const auto& k : m.kernels) {
-    if (k.kernel == "elementwise") fmt::print("device copy {} (read + written)\n", units::format_bandwidth(k.flops_per_s()));
+    if (k.kernel == "elementwise")
+      fmt::print("device copy {} (read + written)\n", units::format_bandwidth(k.flops_per_s()));
   }
   for (const auto& [level, speed] : {std::pair{"intra", m.intra}, std::pair{"inter", m.inter}}) {
     if (speed) {
@@ -258,7 +262,8 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
                  units::format_duration(speed->latency_s));
     }
   }
-  if (links) fmt::print("links relative to {}: {}\n", links->name(), doc.value("link_efficiency", Json::object()).dump());
+  if (links)
+    fmt::print("links relative to {}: {}\n", links->name(), doc.value("link_efficiency", Json::object()).dump());
   fmt::print(stderr, "calibrate: wrote {} (use it with burst plan --calibration {})\n", escape::terminal(path),
              escape::shell_word(path));
 }
@@ -317,16 +322,18 @@ void add_calibrate_command(CLI::App& app) {
                   "Ranks per virtual node, as the runs use with --topology local (default 2; 1 on one rank); "
                   "cuda: ranks per node (default: those mpirun put on rank 0's node)")
       ->check(kFinitePositive);
-  cmd->add_option("-o,--output", options->output,
-                  "Calibration file (default: $BURST_LOCAL_CALIBRATION, else $XDG_CONFIG_HOME/burst/local.json, "
-                  "else ~/.config/burst/local.json; cuda: <model>.json in that file's folder, e.g. H100-SXM5-80GB.json)");
+  cmd->add_option(
+      "-o,--output", options->output,
+      "Calibration file (default: $BURST_LOCAL_CALIBRATION, else $XDG_CONFIG_HOME/burst/local.json, "
+      "else ~/.config/burst/local.json; cuda: <model>.json in that file's folder, e.g. H100-SXM5-80GB.json)");
   cmd->add_option("--device", options->device,
                   "cuda: each rank's GPU (kernels, cuBLAS, NCCL); cpu: the CPU kernels and MPI "
                   "(default: cuda when a GPU is visible, else cpu)");
   cmd->add_option("--topology", options->topology,
                   "cuda: the topology (preset or file) the NCCL link figures are relative to "
                   "(default: the preset of this GPU model)");
-  cmd->add_flag("--quick", options->quick, "A few seconds of measuring (tests); the default takes up to ~30 s (about a minute on GPUs)");
+  cmd->add_flag("--quick", options->quick,
+                "A few seconds of measuring (tests); the default takes up to ~30 s (about a minute on GPUs)");
   cmd->add_flag("--json", options->json, "Print the file's path and content as JSON on stdout");
   cmd->callback([options] { calibrate(*options); });
 }

@@ -49,10 +49,13 @@ void report_scaling(const CapacityOptions& o, const PlanningJob& p, const std::v
   print_scaling_table(stdout, rows);
   if (fewest != nullptr) {
     fmt::print("\nfewest nodes that fit: {} ({} GPUs, {}, {:.1f} tokens/s per GPU, {} per iteration)\n", fewest->nodes,
-               fewest->gpus, fewest->strategy, fewest->tokens_per_s_per_gpu, units::human_duration(fewest->step_time_s));
+               fewest->gpus, fewest->strategy, fewest->tokens_per_s_per_gpu,
+               units::human_duration(fewest->step_time_s));
   } else {
-    fmt::print("\nthe job fits on none of these node counts (up to {}): try --max-nodes, a shorter --seq or a larger "
-               "--memory-budget\n", o.max_nodes);
+    fmt::print(
+        "\nthe job fits on none of these node counts (up to {}): try --max-nodes, a shorter --seq or a larger "
+        "--memory-budget\n",
+        o.max_nodes);
   }
 }
 
@@ -74,7 +77,8 @@ void run(const CapacityOptions& o) {
 
 void add_capacity_command(CLI::App& app) {
   auto options = std::make_shared<CapacityOptions>();
-  CLI::App* cmd = app.add_subcommand("capacity", "Fewest nodes on which a job fits, and how throughput scales with nodes");
+  CLI::App* cmd =
+      app.add_subcommand("capacity", "Fewest nodes on which a job fits, and how throughput scales with nodes");
   add_plan_options(*cmd, options->plan);
   cmd->add_option("--max-nodes", options->max_nodes, "Largest node count of the table (powers of two up to it)")
       ->check(kAtLeastOne)

@@ -61,9 +61,9 @@ void run(const LaunchOptions& o) {
   request.as_root = ::geteuid() == 0;
   if (!o.hostfile.empty()) request.hostfile = o.hostfile;
   if (o.exec && !layout.local && o.hostfile.empty()) {
-    throw Error(Problem{"--exec", fmt::format("a plan of {} nodes ({}) needs the hosts to run on", layout.nodes,
-                                              layout.topology),
-                        "with --hostfile FILE", fmt::format("one line per node: `<host> slots={}`", layout.ranks_per_node)});
+    throw Error(Problem{
+        "--exec", fmt::format("a plan of {} nodes ({}) needs the hosts to run on", layout.nodes, layout.topology),
+        "with --hostfile FILE", fmt::format("one line per node: `<host> slots={}`", layout.ranks_per_node)});
   }
   if (o.slurm) {
     const std::string script = launch::slurm_script(plan, request);
@@ -94,7 +94,8 @@ void add_launch_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "launch", "Print the mpirun line that starts a plan (--slurm: a Slurm batch script; --exec: run the line)");
   cmd->add_option("plan", options->plan, "A plan file (burst.plan/1)")->required();
-  cmd->add_option("run-args", options->run_args, "Arguments after `--` go to `burst run PLAN` (e.g. -- --steps 30 --check)");
+  cmd->add_option("run-args", options->run_args,
+                  "Arguments after `--` go to `burst run PLAN` (e.g. -- --steps 30 --check)");
   auto* slurm = cmd->add_flag("--slurm", options->slurm,
                               "Write a Slurm batch script instead: nodes, tasks and GPUs per node, srun --mpi=pmix, "
                               "the NCCL environment of the plan's cluster");

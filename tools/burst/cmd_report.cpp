@@ -27,7 +27,7 @@ namespace {
 struct ReportOptions {
   std::string plan;
   std::string output;
-  std::string run;  // a run's JSON (burst run --json), or ""
+  std::string run;    // a run's JSON (burst run --json), or ""
   int max_nodes = 0;  // 0: twice the plan's nodes
   bool no_scaling = false;
   bool no_timeline = false;
@@ -43,8 +43,8 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 planner::Timeline predicted_timeline(const plan::Plan& plan, const topo::Topology& cluster) {
   const plan::Strategy& s = plan.strategy;
   const ModelSpec& m = plan.job.model;
-  const sim::AttentionShape shape{m.heads, m.kv_heads, m.head_dim, plan.job.seq, plan.job.batch,
-                                  plan.job.dtype == "fp32" ? 4 : 2};
+  const sim::AttentionShape shape{m.heads,      m.kv_heads,     m.head_dim,
+                                  plan.job.seq, plan.job.batch, plan.job.dtype == "fp32" ? 4 : 2};
   const sim::AttentionStrategy strategy = planner::attention_strategy(s);
   sim::LayerSimOptions options;
   options.models = sim::make_cost_models();
@@ -66,7 +66,8 @@ planner::Timeline predicted_timeline(const plan::Plan& plan, const topo::Topolog
     for (std::size_t id = 0; id < phase->graph.size(); ++id) {
       const sim::Task& task = phase->graph.tasks()[id];
       const auto rank = rank_of_gpu.find(task.gpu);
-      if (rank == rank_of_gpu.end() || std::find(t.ranks.begin(), t.ranks.end(), rank->second) == t.ranks.end()) continue;
+      if (rank == rank_of_gpu.end() || std::find(t.ranks.begin(), t.ranks.end(), rank->second) == t.ranks.end())
+        continue;
       const sim::TaskTime& time = phase->result.times[id];
       t.bars.push_back({rank->second, task.kind == sim::TaskKind::Transfer, offset + time.start, offset + time.end});
     }
@@ -77,7 +78,8 @@ planner::Timeline predicted_timeline(const plan::Plan& plan, const topo::Topolog
 void run(const ReportOptions& o) {
   const bool html = ends_with(o.output, ".html") || ends_with(o.output, ".htm");
   if (!html && !ends_with(o.output, ".md")) {
-    throw Error(Problem{"-o", fmt::format("'{}': unknown report format", o.output), "a name ending in .html or .md", ""});
+    throw Error(
+        Problem{"-o", fmt::format("'{}': unknown report format", o.output), "a name ending in .html or .md", ""});
   }
   planner::ReportInput input;
   input.plan = plan::read_plan(o.plan);
@@ -103,8 +105,10 @@ void add_report_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("report", "Write a self-contained capacity report (HTML or Markdown) of a plan");
   cmd->add_option("plan", options->plan, "A plan file (burst.plan/1)")->required();
   cmd->add_option("-o,--output", options->output, "report.html or report.md")->required();
-  cmd->add_option("--run", options->run, "A run of this plan (the JSON of burst run --json): measured beside predicted");
-  cmd->add_option("--max-nodes", options->max_nodes, "Largest node count of the scaling table (default: twice the plan's)")
+  cmd->add_option("--run", options->run,
+                  "A run of this plan (the JSON of burst run --json): measured beside predicted");
+  cmd->add_option("--max-nodes", options->max_nodes,
+                  "Largest node count of the scaling table (default: twice the plan's)")
       ->check(kAtLeastOne);
   cmd->add_flag("--no-scaling", options->no_scaling, "Leave the scaling table out (faster)");
   cmd->add_flag("--no-timeline", options->no_timeline, "Leave the predicted attention-layer timeline out (faster)");

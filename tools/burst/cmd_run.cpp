@@ -95,16 +95,17 @@ void print_report(const Json& r) {
   const Json& p = r["predicted"];
   fmt::print("{} on {} ranks: {} ring, {} layout, {} backward, {} mask; {} tokens x {} heads ({} KV) x {}\n",
              shown(r["plan"]["strategy"]), r["plan"]["ranks"].get<int>(), shown(r["plan"]["ring"]),
-             shown(r["plan"]["layout"]), shown(r["plan"]["backward"]),
-             shown(r["plan"]["mask"]), r["run"]["seq"].get<std::int64_t>(), r["run"]["heads"].get<int>(),
-             r["run"]["kv_heads"].get<int>(), r["run"]["head_dim"].get<int>());
+             shown(r["plan"]["layout"]), shown(r["plan"]["backward"]), shown(r["plan"]["mask"]),
+             r["run"]["seq"].get<std::int64_t>(), r["run"]["heads"].get<int>(), r["run"]["kv_heads"].get<int>(),
+             r["run"]["head_dim"].get<int>());
   fmt::print("{}", precision_line(r["run"]));
   fmt::print("  forward   measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
              m["forward_s"].get<double>(), p["forward_s"].get<double>(), r["comm_bytes"]["forward"].get<double>());
   fmt::print("  backward  measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
              m["backward_s"].get<double>(), p["backward_s"].get<double>(), r["comm_bytes"]["backward"].get<double>());
-  fmt::print("  overlap   forward {:.2f}, backward {:.2f} (phase time / busiest rank's kernel time; 1 = fully hidden)\n",
-             m["forward_overlap"].get<double>(), m["backward_overlap"].get<double>());
+  fmt::print(
+      "  overlap   forward {:.2f}, backward {:.2f} (phase time / busiest rank's kernel time; 1 = fully hidden)\n",
+      m["forward_overlap"].get<double>(), m["backward_overlap"].get<double>());
   fmt::print("  ring bytes measured / simulated: forward{}, backward{}\n", traffic_ratios(r["comm_bytes"], "forward"),
              traffic_ratios(r["comm_bytes"], "backward"));
   const Json& msg = r["messages"];
@@ -144,9 +145,10 @@ std::string mib(const Json& bytes) { return fmt::format("{:.1f} MiB", bytes.get<
 
 // A GPU run: its tensors are the "GPU layout" column; CUDA's own counts beside them.
 void print_cuda_memory(const Json& g) {
-  fmt::print("  on GPU    the GPU layout column is what this run's GPU step allocated for its activations; CUDA "
-             "measured: the step's pool (attention's included) at its peak {}, device in use {} of {}\n",
-             mib(g["pool_peak_bytes"]), mib(g["device_used_bytes"]), mib(g["device_total_bytes"]));
+  fmt::print(
+      "  on GPU    the GPU layout column is what this run's GPU step allocated for its activations; CUDA "
+      "measured: the step's pool (attention's included) at its peak {}, device in use {} of {}\n",
+      mib(g["pool_peak_bytes"]), mib(g["device_used_bytes"]), mib(g["device_total_bytes"]));
 }
 
 void print_training_report(const Json& r) {
@@ -157,27 +159,27 @@ void print_training_report(const Json& r) {
   std::string checkpoint = shown(p["checkpoint"]);
   if (checkpoint == "seq_stash") checkpoint += fmt::format(" (kept {:.2f})", p["kept_fraction"].get<double>());
   fmt::print("\n{} on {} ranks: {} ring, {} layout, {} backward, {} mask, checkpoint {}, LM head in {} chunk(s)\n",
-             shown(p["strategy"]), p["ranks"].get<int>(), shown(p["ring"]),
-             shown(p["layout"]), shown(p["backward"]), shown(p["mask"]), checkpoint,
-             p["lm_head_chunks"].get<int>());
-  fmt::print("  model     {} ({} parameters), {}-token sequences of {} ({} documents)\n",
-             shown(run["model"]["name"]), run["parameters"].get<std::int64_t>(),
-             units::format_tokens(run["seq"].get<std::int64_t>()), shown(run["data"]["source"]),
-             run["data"]["documents"].get<std::int64_t>());
+             shown(p["strategy"]), p["ranks"].get<int>(), shown(p["ring"]), shown(p["layout"]), shown(p["backward"]),
+             shown(p["mask"]), checkpoint, p["lm_head_chunks"].get<int>());
+  fmt::print("  model     {} ({} parameters), {}-token sequences of {} ({} documents)\n", shown(run["model"]["name"]),
+             run["parameters"].get<std::int64_t>(), units::format_tokens(run["seq"].get<std::int64_t>()),
+             shown(run["data"]["source"]), run["data"]["documents"].get<std::int64_t>());
   fmt::print("{}", precision_line(run));
   fmt::print("  loss      {:.4f} -> {:.4f} over {} steps (from step {})\n", losses.front().get<double>(),
              losses.back().get<double>(), losses.size(), run["first_step"].get<std::int64_t>());
   const Json& lr = run["lr_schedule"];
   fmt::print("  lr        peak {:.3g}, linear warm-up over {} steps, then {}\n", lr["peak"].get<double>(),
              lr["warmup_steps"].get<std::int64_t>(),
-             lr["decay"] == "cosine" ? fmt::format("cosine to {:.3g} at step {}", lr["peak"].get<double>() * lr["floor_ratio"].get<double>(),
+             lr["decay"] == "cosine" ? fmt::format("cosine to {:.3g} at step {}",
+                                                   lr["peak"].get<double>() * lr["floor_ratio"].get<double>(),
                                                    lr["decay_steps"].get<std::int64_t>())
                                      : std::string("constant"));
-  fmt::print("  step      measured {:.3f} s median (forward {:.3f}, backward {:.3f} of which recompute {:.3f}; attention "
-             "{:.3f}, LM head {:.3f}), predicted {:.3f} s\n",
-             m["step_s_median"].get<double>(), m["forward_s"].get<double>(), m["backward_s"].get<double>(),
-             m["recompute_s"].get<double>(), m["attention_s"].get<double>(), m["loss_s"].get<double>(),
-             r["predicted"]["step_time_s"].get<double>());
+  fmt::print(
+      "  step      measured {:.3f} s median (forward {:.3f}, backward {:.3f} of which recompute {:.3f}; attention "
+      "{:.3f}, LM head {:.3f}), predicted {:.3f} s\n",
+      m["step_s_median"].get<double>(), m["forward_s"].get<double>(), m["backward_s"].get<double>(),
+      m["recompute_s"].get<double>(), m["attention_s"].get<double>(), m["loss_s"].get<double>(),
+      r["predicted"]["step_time_s"].get<double>());
   const Json& z = r["zero"];
   fmt::print("  zero      stage {} over {} ranks: {} of {} parameters a shard, {:.3f} s a step in its collectives\n",
              z["stage"].get<int>(), z["ranks"].get<int>(), z["shard_floats"].get<std::int64_t>(),
@@ -185,7 +187,8 @@ void print_training_report(const Json& r) {
   if (z.contains("state")) fmt::print("  state     {}\n", shown(z["state"]));
   const Json& dt = r["device_traffic"];
   fmt::print("  traffic   first step: {}\n", device_traffic_text(dt["first_step"]));
-  if (dt.contains("later_steps_max")) fmt::print("            later steps, at most: {}\n", device_traffic_text(dt["later_steps_max"]));
+  if (dt.contains("later_steps_max"))
+    fmt::print("            later steps, at most: {}\n", device_traffic_text(dt["later_steps_max"]));
   if (z["offload"].is_string()) fmt::print("  offload   {}\n", shown(z["offload"]));
   // Each item the run measured (the largest rank's peak) beside the plan's item of the same
   // name; the note says why where they differ by more than 10%. The reserve stands apart.
@@ -211,10 +214,11 @@ void print_training_report(const Json& r) {
   if (r["memory_on_gpu"].contains("measured_by_cuda")) print_cuda_memory(r["memory_on_gpu"]["measured_by_cuda"]);
   if (r.contains("check")) {
     const Json& c = r["check"];
-    fmt::print("  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "
-               "tolerance {:.0e}: {}\n",
-               c["loss"].get<double>(), c["reference_loss"].get<double>(), c["max_rel_err_grad"].get<double>(),
-               shown(c["worst_tensor"]), c["tolerance"].get<double>(), c["passed"].get<bool>() ? "passed" : "FAILED");
+    fmt::print(
+        "  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "
+        "tolerance {:.0e}: {}\n",
+        c["loss"].get<double>(), c["reference_loss"].get<double>(), c["max_rel_err_grad"].get<double>(),
+        shown(c["worst_tensor"]), c["tolerance"].get<double>(), c["passed"].get<bool>() ? "passed" : "FAILED");
   }
   if (!run["saved_to"].get<std::string>().empty()) {
     fmt::print("  saved     {} (after step {})\n", shown(run["saved_to"]),
@@ -278,7 +282,8 @@ void run_rank(const RunOptions& o, rt::Communicator& comm) {
 void run_loopback(const RunOptions& o, const rt::CommOptions& comm_options) {
   const char* world = std::getenv("OMPI_COMM_WORLD_SIZE");
   if (world != nullptr && std::atoi(world) > 1) {
-    throw Error(Problem{"--loopback", fmt::format("runs every rank in this process, but mpirun started {} processes", world),
+    throw Error(Problem{"--loopback",
+                        fmt::format("runs every rank in this process, but mpirun started {} processes", world),
                         "one process", "start `burst run --loopback` without mpirun, or drop --loopback"});
   }
   const auto ranks = static_cast<int>(plan::read_plan(o.plan).ranks.size());
@@ -326,18 +331,22 @@ void run(const RunOptions& o) {
 
 void add_run_command(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
-  CLI::App* cmd = app.add_subcommand(
-      "run", "Execute a plan on the ranks mpirun started (mpirun -np N burst run plan.json ...): train its model, or run its attention");
+  CLI::App* cmd = app.add_subcommand("run",
+                                     "Execute a plan on the ranks mpirun started (mpirun -np N burst run plan.json "
+                                     "...): train its model, or run its attention");
   cmd->add_option("plan", options->plan, "A plan file (burst.plan/1)")->required();
   auto* attention = cmd->add_flag("--attention-only", options->attention_only,
                                   "Run the plan's distributed attention, forward and backward, on random inputs");
-  auto* dry = cmd->add_flag("--dry-run", options->dry_run,
-                            "Run the plan's exact schedule with tiny tensors and check it (any plan, one local rank per plan rank)");
+  auto* dry = cmd->add_flag(
+      "--dry-run", options->dry_run,
+      "Run the plan's exact schedule with tiny tensors and check it (any plan, one local rank per plan rank)");
   cmd->add_flag("--check", options->request.check,
-                "Compare with a single-rank reference: the first step's loss and weight gradients (training) or O, dQ, dK, dV (attention)");
+                "Compare with a single-rank reference: the first step's loss and weight gradients (training) or O, dQ, "
+                "dK, dV (attention)");
   cmd->add_flag("--json", options->json, "Print the report as JSON on stdout");
-  cmd->add_option("--trace", options->trace,
-                                "Attention runs: write the measured timeline of every rank as a Chrome trace (Perfetto) to this file");
+  cmd->add_option(
+      "--trace", options->trace,
+      "Attention runs: write the measured timeline of every rank as a Chrome trace (Perfetto) to this file");
   cmd->add_option("--dtype", options->request.dtype,
                   "Run in this precision instead of the plan's /job/dtype (the run says so): bf16 or fp32")
       ->check(CLI::IsMember({"bf16", "fp32"}));  // fp32 also makes the travelling accumulators fp32
@@ -356,16 +365,20 @@ void add_run_command(CLI::App& app) {
                 "machine (with --device cuda, every rank on this machine's first GPU)");
   cmd->add_flag("--deterministic", options->request.deterministic,
                 "CUDA kernels without float atomics: bit-identical results run to run (a little slower)");
-  cmd->add_option("--seed", options->request.seed, "Seed of the initial weights (training) or of the random inputs (attention)")
+  cmd->add_option("--seed", options->request.seed,
+                  "Seed of the initial weights (training) or of the random inputs (attention)")
       ->capture_default_str();
   cmd->add_option("--timeout", options->timeout_s, "Seconds a rank waits for a message before the job fails")
       ->check(kFinitePositive)
       ->capture_default_str();
-  auto* steps = cmd->add_option("--steps", options->request.training.steps, "Training steps")->check(CLI::Range(1, 1000000))->capture_default_str();
+  auto* steps = cmd->add_option("--steps", options->request.training.steps, "Training steps")
+                    ->check(CLI::Range(1, 1000000))
+                    ->capture_default_str();
   auto* data = cmd->add_option("--data", options->request.training.data,
                                "Training text: a directory (every file a document) or a file, read as bytes")
                    ->capture_default_str();
-  auto* save = cmd->add_option("--save", options->request.training.save, "Write model and optimizer state after the last step: each save a new set of files "
+  auto* save = cmd->add_option("--save", options->request.training.save,
+                               "Write model and optimizer state after the last step: each save a new set of files "
                                "(FILE.gen<N>-step<S>/), then FILE, the manifest naming it, replaced atomically");
   auto* save_every = cmd->add_option("--save-every", options->request.training.save_every,
                                      "Also save to --save after every N steps, so a run cut short keeps its progress")
@@ -384,7 +397,7 @@ void add_run_command(CLI::App& app) {
   auto* lr = cmd->add_option("--lr", options->request.training.lr.peak,
                              "AdamW's peak learning rate (default: 3e-3 up to 10M parameters, 3e-3 * sqrt(1e7 / N) "
                              "above: 4.6e-4 at 430M)")
-                  ->check(kFinitePositive);
+                 ->check(kFinitePositive);
   auto* warmup = cmd->add_option("--warmup", options->request.training.lr.warmup_steps,
                                  "Steps of linear warm-up from peak / N to the peak (0: none; default: 0 up to 10M "
                                  "parameters, 20 above)")
@@ -392,9 +405,11 @@ void add_run_command(CLI::App& app) {
   auto* decay = cmd->add_option("--decay", options->decay, "After the warm-up: constant, or cosine down to --lr-floor")
                     ->check(CLI::IsMember({"constant", "cosine"}))
                     ->capture_default_str();
-  auto* decay_steps = cmd->add_option("--decay-steps", options->request.training.lr.decay_steps,
-                                      "cosine: the step at which lr reaches the floor (counted from step 1, across resumes)");
-  auto* floor = cmd->add_option("--lr-floor", options->request.training.lr.floor_ratio, "cosine: the floor as a fraction of the peak")
+  auto* decay_steps =
+      cmd->add_option("--decay-steps", options->request.training.lr.decay_steps,
+                      "cosine: the step at which lr reaches the floor (counted from step 1, across resumes)");
+  auto* floor = cmd->add_option("--lr-floor", options->request.training.lr.floor_ratio,
+                                "cosine: the floor as a fraction of the peak")
                     ->check(CLI::Range(0.0, 1.0))
                     ->capture_default_str();
   for (CLI::Option* training : {steps, data, save, save_every, keep, resume, lr, warmup, decay, decay_steps, floor}) {

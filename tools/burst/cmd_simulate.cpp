@@ -47,13 +47,14 @@ void write_trace(const std::string& path, const sim::LayerRuns& runs, const topo
                estimate_mb, events, kLargeTraceMB);
   }
   std::ofstream out(path);
-  if (!out) throw Error(Problem{"--trace", fmt::format("cannot write '{}'", path), "", "check the directory exists and is writable"});
+  if (!out)
+    throw Error(
+        Problem{"--trace", fmt::format("cannot write '{}'", path), "", "check the directory exists and is writable"});
   sim::write_chrome_trace(out, parts, topology);
   out.flush();
   if (!out) throw Error(Problem{"--trace", fmt::format("writing '{}' failed", path), "", "check free disk space"});
   fmt::print(stderr, "trace written to {}, {:.1f} MB (open it in https://ui.perfetto.dev or chrome://tracing)\n",
-             escape::terminal(path),
-             static_cast<double>(out.tellp()) * 1e-6);
+             escape::terminal(path), static_cast<double>(out.tellp()) * 1e-6);
 }
 
 void run(const SimulateOptions& o) {
@@ -118,8 +119,9 @@ void add_simulate_command(CLI::App& app) {
   cmd->add_option("--inner", options->overrides.inner, "Override the double ring's inner size")->check(kAtLeastOne);
   cmd->add_option("--ulysses", options->overrides.ulysses, "Override the Ulysses (head-parallel) degree")
       ->check(kAtLeastOne);
-  cmd->add_flag_callback("--no-overlap", [options] { options->overrides.overlap = false; },
-                         "Disable double buffering (transfers wait for compute)");
+  cmd->add_flag_callback(
+      "--no-overlap", [options] { options->overrides.overlap = false; },
+      "Disable double buffering (transfers wait for compute)");
   cmd->callback([options] { run(*options); });
 }
 

@@ -45,8 +45,8 @@ std::string summary_line(const topo::Topology& t) {
   const topo::PathInfo intra = t.intra_node_worst();
   return fmt::format("{}: {} node(s) x {} GPU(s) = {} GPUs, intra-node {} {}, inter-node {} per GPU, {} nets per node",
                      t.name(), t.nodes(), t.gpus_per_node(), t.gpu_count(), to_string(intra.cls),
-                     units::format_bandwidth(intra.bandwidth_Bps), units::format_bandwidth(t.inter_node_bandwidth_per_gpu()),
-                     t.nets_per_node());
+                     units::format_bandwidth(intra.bandwidth_Bps),
+                     units::format_bandwidth(t.inter_node_bandwidth_per_gpu()), t.nets_per_node());
 }
 
 // A matrix wider than this is unreadable in a terminal; bigger nodes get pair counts by class.
@@ -100,8 +100,9 @@ void print_nics(const topo::Topology& t) {
     for (int i = 0; i < t.gpus_per_node(); ++i) {
       if (node.nic_of(i).nic == nic) users += " " + node.devices()[static_cast<std::size_t>(node.gpu_device(i))].name;
     }
-    fmt::print("  {:10} {} port(s) x {} = {}; GPUs:{}\n", d.name, d.ports, units::format_bandwidth(d.port_bandwidth_Bps),
-               units::format_bandwidth(node.nic_bandwidth(nic)), users.empty() ? " (none)" : users);
+    fmt::print("  {:10} {} port(s) x {} = {}; GPUs:{}\n", d.name, d.ports,
+               units::format_bandwidth(d.port_bandwidth_Bps), units::format_bandwidth(node.nic_bandwidth(nic)),
+               users.empty() ? " (none)" : users);
   }
 }
 
@@ -136,7 +137,8 @@ void write_output(const std::string& path, const std::string& text) {
     return;
   }
   std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text)) throw Error(Problem{path, "cannot write file", "", "check the directory and permissions"});
+  if (!out || !(out << text))
+    throw Error(Problem{path, "cannot write file", "", "check the directory and permissions"});
 }
 
 void convert(const TopoConvertOptions& o) {
@@ -158,7 +160,8 @@ void add_topo_command(CLI::App& app) {
 
   auto show_opts = std::make_shared<TopoShowOptions>();
   CLI::App* show_cmd = topo_cmd->add_subcommand("show", "Summarise a preset or a topology file");
-  show_cmd->add_option("topology", show_opts->source.topology, "preset name, .json topology or NCCL .xml dump")->required();
+  show_cmd->add_option("topology", show_opts->source.topology, "preset name, .json topology or NCCL .xml dump")
+      ->required();
   add_topology_source_options(*show_cmd, show_opts->source, true);
   show_cmd->add_flag("--json", show_opts->json, "print the summary as one JSON object");
   show_cmd->callback([show_opts] { show(*show_opts); });

@@ -55,7 +55,8 @@ void run(const WhatIfOptions& o) {
   const std::uint64_t points_total = planner::grid_points(grid);
   if (points_total >= kSizeCeiling) {  // not even --force runs 2^63 plan searches
     throw Error(Problem{"--vary", "2^63 or more grid points (the sizes of the --vary lists multiplied)",
-                        fmt::format("at most {} without --force", kMaxWhatIfPoints), "vary fewer knobs or fewer values"});
+                        fmt::format("at most {} without --force", kMaxWhatIfPoints),
+                        "vary fewer knobs or fewer values"});
   }
   require_bounded("--vary", static_cast<std::int64_t>(points_total), kMaxWhatIfPoints, o.force,
                   "grid points, each a whole plan search", "vary fewer knobs or fewer values");

@@ -34,8 +34,9 @@ Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function
   if (verdict[0] > 0) {
     if (comm.rank() == 0 && failure) std::rethrow_exception(failure);
     if (comm.rank() == 0) {
-      throw Error(Problem{"burst", fmt::format("{} other rank(s) could not prepare the run (their errors are above)", verdict[0]),
-                          "", "every rank must be able to read the same plan, data and state files"});
+      throw Error(Problem{
+          "burst", fmt::format("{} other rank(s) could not prepare the run (their errors are above)", verdict[0]), "",
+          "every rank must be able to read the same plan, data and state files"});
     }
     if (failure && verdict[1] == 0) fmt::print(stderr, "rank {}: error: {}\n", comm.rank(), message);
     return nullptr;

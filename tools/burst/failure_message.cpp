@@ -24,7 +24,8 @@ Workload workload_of(std::string_view command) {
       command == "bench plan" || command == "bench simulate") {
     return Workload::Search;
   }
-  if (command == "explain" || command == "report" || command == "export" || command == "launch") return Workload::PlanFile;
+  if (command == "explain" || command == "report" || command == "export" || command == "launch")
+    return Workload::PlanFile;
   return Workload::Other;
 }
 

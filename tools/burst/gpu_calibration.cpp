@@ -36,7 +36,8 @@ const topo::hw::GpuModel& gpu_model_of(std::string_view cuda_name, std::optional
     known.push_back(fmt::format("{} (0x{:04x})", m.cuda_name, m.pci_device));
   }
   const std::string id = pci_device ? fmt::format(", PCI device 0x{:04x}", *pci_device) : "";
-  throw Error(Problem{"--device cuda", fmt::format("GPU '{}'{} is not in burst's GPU table", cuda_name, id), text::join(known),
+  throw Error(Problem{"--device cuda", fmt::format("GPU '{}'{} is not in burst's GPU table", cuda_name, id),
+                      text::join(known),
                       "add its model (PCI device id, peak bf16 FLOP/s, memory, bandwidth, the name CUDA reports) to "
                       "topologies/hardware.cpp"});
 }
@@ -56,7 +57,8 @@ std::optional<topo::Topology> link_topology(const std::string& requested, const 
   two_nodes.nodes = 2;
   topo::Topology t = topo::load_topology(name, two_nodes);
   if (t.gpu().model != model.spec.model) {
-    throw Error(Problem{"--topology", fmt::format("'{}' has {} GPUs, this node {}", name, t.gpu().model, model.spec.model),
+    throw Error(Problem{"--topology",
+                        fmt::format("'{}' has {} GPUs, this node {}", name, t.gpu().model, model.spec.model),
                         "a topology of this node's GPUs", "the links are measured against the topology the plans use"});
   }
   return t;
@@ -64,7 +66,8 @@ std::optional<topo::Topology> link_topology(const std::string& requested, const 
 
 Json gpu_calibration_document(const GpuMeasurements& m, const topo::Topology* links) {
   const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name, m.pci_device);
-  Json entry = rt::compute_entry(model.spec.model, m.kernels, {model.spec.peak_bf16_flops, model.spec.memory_bandwidth_Bps});
+  Json entry =
+      rt::compute_entry(model.spec.model, m.kernels, {model.spec.peak_bf16_flops, model.spec.memory_bandwidth_Bps});
   entry["multiprocessors"] = m.multiprocessors;
   Json doc = {{"schema", "burst.calibration/1"}, {"compute", Json::array({entry})}};
   if ((m.intra || m.inter) && links == nullptr) {

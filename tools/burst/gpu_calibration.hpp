@@ -30,8 +30,8 @@
 namespace burst::cli {
 
 struct GpuMeasurements {
-  std::string cuda_name;                // cudaDeviceProp::name
-  std::optional<unsigned> pci_device;   // PCI device id (pci_device_of), when known
+  std::string cuda_name;               // cudaDeviceProp::name
+  std::optional<unsigned> pci_device;  // PCI device id (pci_device_of), when known
   int multiprocessors = 0;
   std::vector<rt::KernelSpeed> kernels;  // seconds: the slowest rank's
   std::optional<rt::LinkSpeed> intra, inter;
@@ -51,7 +51,8 @@ struct GpuMeasurements {
 // path): `requested` (a preset or a file) when given, which must have `model`'s GPUs; else
 // the first preset with that GPU model; nullopt when there is none (the links are then not
 // written, and the caller says so).
-[[nodiscard]] std::optional<topo::Topology> link_topology(const std::string& requested, const topo::hw::GpuModel& model);
+[[nodiscard]] std::optional<topo::Topology> link_topology(const std::string& requested,
+                                                          const topo::hw::GpuModel& model);
 
 // The whole document. `links` may be null (no link fields); the link measurements need it.
 [[nodiscard]] Json gpu_calibration_document(const GpuMeasurements& m, const topo::Topology* links);

@@ -9,7 +9,9 @@ void add_job_options(CLI::App& cmd, JobOptions& o) {
   cmd.add_option("--topology", o.topology.topology, "Topology preset (burst topo list), our JSON or an NCCL XML dump")
       ->required();
   add_topology_source_options(cmd, o.topology, true);
-  cmd.add_option("--model", o.model, "Model preset (" + text::join(sim::model_preset_names()) + ") or a Hugging Face config.json")->required();
+  cmd.add_option("--model", o.model,
+                 "Model preset (" + text::join(sim::model_preset_names()) + ") or a Hugging Face config.json")
+      ->required();
   cmd.add_option("--vocab", o.vocab, "Vocabulary size replacing the model's, e.g. 32000 (the LM head grows with it)")
       ->check(CLI::PositiveNumber);
   cmd.add_option("--seq", o.seq, "Sequence length in tokens, e.g. 1M (= 1048576), 512K")->required();

@@ -27,7 +27,8 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "{}\n", e.what());
     return burst::kInterruptedExitCode;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "{}\n", burst::cli::failure_message(e, burst::cli::workload_of(burst::cli::parsed_command(*app))));
+    fmt::print(stderr, "{}\n",
+               burst::cli::failure_message(e, burst::cli::workload_of(burst::cli::parsed_command(*app))));
     return 1;
   }
   return 0;

@@ -37,8 +37,8 @@ void print_scaling_table(std::FILE* out, const std::vector<planner::ScalingRow>&
              "tokens/s/GPU", "MFU", "step", "memory/GPU", "fits");
   for (const auto& r : rows) {
     if (r.strategy.empty()) {
-      fmt::print(out, "{:>6} {:>6} {:<24} {:>12} {:>7} {:>10} {:>11}  no: {}\n", r.nodes, r.gpus, "-", "-", "-", "-", "-",
-                 r.reason);
+      fmt::print(out, "{:>6} {:>6} {:<24} {:>12} {:>7} {:>10} {:>11}  no: {}\n", r.nodes, r.gpus, "-", "-", "-", "-",
+                 "-", r.reason);
       continue;
     }
     fmt::print(out, "{:>6} {:>6} {:<24} {:>12.1f} {:>6.1f}% {:>10} {:>11}  {}\n", r.nodes, r.gpus, r.strategy,

@@ -8,8 +8,7 @@ namespace burst::cli {
 namespace {
 
 std::string ring_text(const sim::AttentionStrategy& s) {
-  std::string text = s.ring == sim::RingKind::Double ? fmt::format("double({} inner)", s.inner)
-                                                     : std::string("flat");
+  std::string text = s.ring == sim::RingKind::Double ? fmt::format("double({} inner)", s.inner) : std::string("flat");
   if (s.ulysses > 1) text = fmt::format("U{} x {}", s.ulysses, text);
   return text;
 }
@@ -48,11 +47,11 @@ void print_simulation_table(const std::vector<sim::LayerSimulation>& results) {
                s.name, ring_text(s), sim::to_string(s.layout), sim::to_string(s.backward), r->forward.time_s * 1e3,
                r->backward.time_s * 1e3, total(*r) * 1e3,
                (r->forward.exposed_comm_s + r->backward.exposed_comm_s) * 1e3, megabytes(r->forward.bytes_per_rank),
-               megabytes(r->backward.bytes_per_rank), std::max(r->forward.imbalance, r->backward.imbalance),
-               speedup);
+               megabytes(r->backward.bytes_per_rank), std::max(r->forward.imbalance, r->backward.imbalance), speedup);
   }
-  fmt::print("\nexposed: time not hidden behind the busiest rank's compute; imbal: max/mean compute per rank;\n"
-             "vs peer: speed of the best non-burst strategy divided by this row's (above 1 = faster).\n");
+  fmt::print(
+      "\nexposed: time not hidden behind the busiest rank's compute; imbal: max/mean compute per rank;\n"
+      "vs peer: speed of the best non-burst strategy divided by this row's (above 1 = faster).\n");
 }
 
 }  // namespace burst::cli

@@ -6,8 +6,7 @@
 namespace burst::cli {
 
 void add_topology_source_options(CLI::App& cmd, TopologySource& s, bool with_per_node) {
-  cmd.add_option("--nodes", s.nodes, "Number of nodes (default: the preset's 1, or the file's)")
-      ->check(kAtLeastOne);
+  cmd.add_option("--nodes", s.nodes, "Number of nodes (default: the preset's 1, or the file's)")->check(kAtLeastOne);
   if (with_per_node) {
     cmd.add_option("--per-node", s.per_node,
                    "local preset: ranks per virtual node (default: one per GPU, or 2 CPU ranks; more ranks than GPUs "

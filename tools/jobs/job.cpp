@@ -46,10 +46,13 @@ Job resolve_job(const JobOptions& o) {
   });
   attempt([&] {
     job.shape.seq = units::parse_tokens(o.seq, "--seq");
-    if (job.shape.seq <= 0) throw Error(Problem{"--seq", "must be at least 1 token", "a positive whole number, e.g. 1M", ""});
+    if (job.shape.seq <= 0)
+      throw Error(Problem{"--seq", "must be at least 1 token", "a positive whole number, e.g. 1M", ""});
   });
   attempt([&] { job.mask = parse_mask(o.mask, "--mask"); });
-  attempt([&] { job.models = sim::make_cost_models(o.compute_model, o.comm_model, calibration_for(o, job.topology.get())); });
+  attempt([&] {
+    job.models = sim::make_cost_models(o.compute_model, o.comm_model, calibration_for(o, job.topology.get()));
+  });
   problems.throw_if_any();
 
   job.shape.heads = job.model.heads;
@@ -66,9 +69,8 @@ std::string describe_job(const Job& job) {
       "{} ({} heads x {}, {} KV heads) at {} tokens, {} mask, batch {}\n"
       "on {}: {} node(s) x {} {} = {} GPUs, {} {} intra-node, {} per GPU inter-node",
       job.model.name, job.model.heads, job.model.head_dim, job.model.kv_heads, units::format_tokens(job.shape.seq),
-      sim::to_string(job.mask), job.shape.batch, t.name(), t.nodes(), t.gpus_per_node(), t.gpu().model,
-      t.gpu_count(), topo::to_string(t.intra_node_worst().cls),
-      units::format_bandwidth(t.intra_node_worst().bandwidth_Bps),
+      sim::to_string(job.mask), job.shape.batch, t.name(), t.nodes(), t.gpus_per_node(), t.gpu().model, t.gpu_count(),
+      topo::to_string(t.intra_node_worst().cls), units::format_bandwidth(t.intra_node_worst().bandwidth_Bps),
       units::format_bandwidth(t.inter_node_bandwidth_per_gpu()));
 }
 

@@ -9,8 +9,8 @@ std::vector<std::string> strategies_to_simulate(const std::string& strategy) {
 }
 
 std::vector<sim::LayerSimulation> simulate_strategies(const Job& job, const std::vector<std::string>& names,
-                                                      const AttentionKnobOverrides& overrides, const std::string& engine,
-                                                      bool progress, sim::LayerRuns* runs) {
+                                                      const AttentionKnobOverrides& overrides,
+                                                      const std::string& engine, bool progress, sim::LayerRuns* runs) {
   sim::LayerSimOptions options;
   options.engine = engine;
   options.models = job.models;

@@ -18,7 +18,8 @@ namespace burst::jobs {
 
 // Simulates each named strategy in turn. `runs`: the phase graphs and results, for a trace
 // (one strategy only); `progress`: "simulating NAME ..." on stderr before each.
-[[nodiscard]] std::vector<sim::LayerSimulation> simulate_strategies(const Job& job, const std::vector<std::string>& names,
+[[nodiscard]] std::vector<sim::LayerSimulation> simulate_strategies(const Job& job,
+                                                                    const std::vector<std::string>& names,
                                                                     const AttentionKnobOverrides& overrides,
                                                                     const std::string& engine, bool progress,
                                                                     sim::LayerRuns* runs = nullptr);

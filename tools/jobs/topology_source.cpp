@@ -31,20 +31,25 @@ std::optional<topo::LocalGpus> local_gpus(const TopologySource& s) {
 topo::Topology load_topology_source(const TopologySource& s) {
   std::vector<std::string> notes;
   const std::optional<topo::LocalGpus> gpus = local_gpus(s);
-  topo::Topology t = topo::load_topology(
-      s.topology, topo::LoadOptions{.nodes = s.nodes, .per_node = s.per_node, .nvlink_from = s.nvlink_from,
-                                    .gpu_from = s.gpu_from, .nic_speed = s.nic_speed,
-                                    .nccl_bandwidths = s.nccl_bandwidths, .local_gpus = gpus ? &*gpus : nullptr,
-                                    .notes = &notes});
+  topo::Topology t = topo::load_topology(s.topology, topo::LoadOptions{.nodes = s.nodes,
+                                                                       .per_node = s.per_node,
+                                                                       .nvlink_from = s.nvlink_from,
+                                                                       .gpu_from = s.gpu_from,
+                                                                       .nic_speed = s.nic_speed,
+                                                                       .nccl_bandwidths = s.nccl_bandwidths,
+                                                                       .local_gpus = gpus ? &*gpus : nullptr,
+                                                                       .notes = &notes});
   for (const auto& note : notes) fmt::print(stderr, "note: {}\n", note);
   if (gpus) {
     const bool shared = t.gpus_per_node() > gpus->count;
-    fmt::print(stderr, "note: --topology local is this machine's GPUs: {} x {} ({}){}\n", gpus->count,
-               gpus->spec.model, gpus->nvlink_Bps > 0 ? "NVLink" : "PCIe",
-               shared ? fmt::format("; {} ranks share the first, each with 1/{} of it, as burst run --loopback runs them",
-                                    t.gpus_per_node(), t.gpus_per_node())
-                      : "");
-    const std::string calibration = topo::gpu_calibration_beside(topo::local_calibration_write_path(), gpus->spec.model);
+    fmt::print(stderr, "note: --topology local is this machine's GPUs: {} x {} ({}){}\n", gpus->count, gpus->spec.model,
+               gpus->nvlink_Bps > 0 ? "NVLink" : "PCIe",
+               shared
+                   ? fmt::format("; {} ranks share the first, each with 1/{} of it, as burst run --loopback runs them",
+                                 t.gpus_per_node(), t.gpus_per_node())
+                   : "");
+    const std::string calibration =
+        topo::gpu_calibration_beside(topo::local_calibration_write_path(), gpus->spec.model);
     if (calibration.empty() || !std::filesystem::exists(calibration)) {
       fmt::print(stderr,
                  "warning: --topology local on GPUs is uncalibrated: predictions use the {} table's peak and default "

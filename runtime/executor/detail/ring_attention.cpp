@@ -82,8 +82,10 @@ RingPassResult RingAttention::run_pass(RingPassSpec spec, RingAttentionStats& st
 }
 
 void RingAttention::require(const Operand& t, DType dtype, Shape shape, const char* what) const {
-  if (t.dtype == dtype && t.shape.elements() == shape.elements() && (t.data != nullptr || shape.elements() == 0)) return;
-  throw Error(Problem{"ring attention", fmt::format("{} is {} {} elements", what, to_string(t.dtype), t.shape.elements()),
+  if (t.dtype == dtype && t.shape.elements() == shape.elements() && (t.data != nullptr || shape.elements() == 0))
+    return;
+  throw Error(Problem{"ring attention",
+                      fmt::format("{} is {} {} elements", what, to_string(t.dtype), t.shape.elements()),
                       fmt::format("{} {} elements in the kernels' memory", to_string(dtype), shape.elements()), ""});
 }
 
@@ -158,13 +160,15 @@ RingGradients RingAttention::backward(BackwardMode mode, Operand q, Operand k, O
     const std::size_t q_bytes = elements_of(q_shape_) * dtype_size(act);
     spec.travel = Travel::Queries;
     spec.read_channel = Channel::QRing;
-    spec.own_payload = assemble(query_pack_wire(q_shape_, act), {q, d_o, {delta.data(), DType::F32, {q_shape_.tokens, q_shape_.heads, 1}}, lse});
+    spec.own_payload = assemble(query_pack_wire(q_shape_, act),
+                                {q, d_o, {delta.data(), DType::F32, {q_shape_.tokens, q_shape_.heads, 1}}, lse});
     delta = {};  // it travels in the pack
     spec.accumulator_size = elements_of(q_shape_);
     spec.accumulator_dtype = execution_.precision.dq;
     const Operand k_in{k.data, act, kv_shape_}, v_in{v.data, act, kv_shape_};
     spec.compute = [&](int block, const std::byte* payload, float* partial_dq) {
-      const auto* stats_of_block = reinterpret_cast<const float*>(payload + 2 * q_bytes);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 parts
+      const auto* stats_of_block = reinterpret_cast<const float*>(
+          payload + 2 * q_bytes);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 parts
       const PairOperands pair{{payload, act, q_shape_}, k_in, v_in, positions(block), positions(me_)};
       return counted(out.stats, [&] {
         return kernels_.backward(pair, mask_, {payload + q_bytes, act, q_shape_}, stats_of_block, stats_of_block + rows,
@@ -185,7 +189,8 @@ RingGradients RingAttention::backward(BackwardMode mode, Operand q, Operand k, O
   spec.accumulator_channel = Channel::DkvRing;
   spec.accumulator_dtype = execution_.precision.dkv;
   const Operand q_in{q.data, act, q_shape_}, d_o_in{d_o.data, act, q_shape_};
-  const auto* lse_in = reinterpret_cast<const float*>(lse.data);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 statistics
+  const auto* lse_in =
+      reinterpret_cast<const float*>(lse.data);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 statistics
   spec.compute = [&](int block, const std::byte* payload, float* partial_dkv) {
     const std::pair<Operand, Operand> kv = kv_operands(payload);
     return counted(out.stats, [&] {

@@ -76,7 +76,7 @@ class RingAttention {
   AttentionExecution execution_;
   AttentionKernels& kernels_;
   AttentionMask mask_;
-  int me_;  // ring rank
+  int me_;                                            // ring rank
   std::vector<std::vector<std::int64_t>> positions_;  // per ring rank
 };
 

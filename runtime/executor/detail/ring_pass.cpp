@@ -149,7 +149,8 @@ class RingPass {
       const int block = it->first;
       bool later = block == me_;
       for (const Hop& h : reads_) later = later || (h.block == block && h.src == me_ && h.send_step > s);
-      for (int t = s + 1; t < schedule_.ring_size() && !later; ++t) later = schedule_.block_at(spec_.travel, me_, t) == block;
+      for (int t = s + 1; t < schedule_.ring_size() && !later; ++t)
+        later = schedule_.block_at(spec_.travel, me_, t) == block;
       it = later ? std::next(it) : payloads_.erase(it);
     }
   }
@@ -182,7 +183,7 @@ class RingPass {
   KernelMemory& memory_;
   const int me_, member_;
   const std::size_t payload_bytes_;  // one block on the wire
-  const std::size_t acc_bytes_;  // one accumulator on the wire
+  const std::size_t acc_bytes_;      // one accumulator on the wire
   std::vector<Hop> reads_, accs_;
   std::map<int, MemoryBlock> payloads_;          // blocks this rank holds, in their wire format
   std::map<int, Inbox> read_inbox_, acc_inbox_;  // payloads and accumulators on their way
@@ -195,7 +196,8 @@ class RingPass {
 }  // namespace
 
 RingPassResult run_ring_pass(const RingSchedule& schedule, Communicator& comm, RingPassSpec spec) {
-  if (spec.memory == nullptr) throw Error(Problem{"run_ring_pass", "no kernel memory given", "the kernels' memory()", ""});
+  if (spec.memory == nullptr)
+    throw Error(Problem{"run_ring_pass", "no kernel memory given", "the kernels' memory()", ""});
   return RingPass(schedule, comm, std::move(spec)).run();
 }
 

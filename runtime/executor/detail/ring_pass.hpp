@@ -37,11 +37,11 @@ namespace burst::rt {
 struct RingPassSpec {
   Travel travel = Travel::KeysAndValues;
   Channel read_channel = Channel::KvRing;
-  MemoryBlock own_payload;  // this rank's block in `memory`, in its wire format; every block has its size
+  MemoryBlock own_payload;           // this rank's block in `memory`, in its wire format; every block has its size
   std::size_t accumulator_size = 0;  // floats per block accumulator; 0: none travel
   Channel accumulator_channel = Channel::DqRing;
   DType accumulator_dtype = DType::F32;  // on the wire: fp32, or bf16 rounded at every hop
-  KernelMemory* memory = nullptr;  // where blocks live (the kernels'); required
+  KernelMemory* memory = nullptr;        // where blocks live (the kernels'); required
   // Computes with `block`'s payload (payload_wire's parts back to back, in `memory`); writes
   // this rank's share of the block's accumulator into `partial` (accumulator_size fp32 in
   // `memory`, zeroed; null when there are no accumulators). Returns the kernels' device time
@@ -54,7 +54,8 @@ struct RingPassSpec {
 };
 
 struct RingPassResult {
-  MemoryBlock home_accumulator;  // fp32, the full accumulator of this rank's own block, in the kernels' memory (zeros if none)
+  MemoryBlock
+      home_accumulator;  // fp32, the full accumulator of this rank's own block, in the kernels' memory (zeros if none)
   int blocks_computed = 0;
   int messages_sent = 0;
   int messages_received = 0;

@@ -31,8 +31,12 @@ template <typename T>
 BURST_HOST_DEVICE inline AdamWScalars<T> adamw_scalars(double lr, double beta1, double beta2, double eps, double decay,
                                                        std::int64_t step) {
   const auto t = static_cast<double>(step);
-  return {static_cast<T>(lr),    static_cast<T>(beta1), static_cast<T>(beta2),
-          static_cast<T>(eps),   static_cast<T>(decay), static_cast<T>(1.0 - pow_of(beta1, t)),
+  return {static_cast<T>(lr),
+          static_cast<T>(beta1),
+          static_cast<T>(beta2),
+          static_cast<T>(eps),
+          static_cast<T>(decay),
+          static_cast<T>(1.0 - pow_of(beta1, t)),
           static_cast<T>(1.0 - pow_of(beta2, t))};
 }
 
