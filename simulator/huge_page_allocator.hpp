@@ -33,8 +33,8 @@ class HugePageAllocator {
   HugePageAllocator() = default;
   template <class U>
   // Rebinding, as containers do: implicit, as the standard's allocator requirements ask.
-  HugePageAllocator(const HugePageAllocator<U>& /*other*/) noexcept {
-  }  // NOLINT(google-explicit-constructor): see above
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit, as allocators must be (above)
+  HugePageAllocator(const HugePageAllocator<U>& /*other*/) noexcept {}
 
   [[nodiscard]] T* allocate(std::size_t n) {
 #if defined(__linux__)

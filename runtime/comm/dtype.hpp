@@ -91,13 +91,11 @@ struct ConstBuffer {
   ConstBuffer() = default;
   ConstBuffer(const void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
   template <Element T>
-  ConstBuffer(std::span<T> s)
-      : data(s.data()),
-        count(s.size()),
-        dtype(dtype_of<T>) {}  // NOLINT(google-explicit-constructor): implicit by design
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit by design: a typed span is a buffer
+  ConstBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}
   template <Element T>
-  ConstBuffer(const std::vector<T>& v)
-      : ConstBuffer(std::span<const T>(v)) {}  // NOLINT(google-explicit-constructor): implicit by design
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit by design
+  ConstBuffer(const std::vector<T>& v) : ConstBuffer(std::span<const T>(v)) {}
 
   [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
 };
@@ -111,15 +109,14 @@ struct MutBuffer {
   MutBuffer() = default;
   MutBuffer(void* d, std::size_t n, DType t) : data(d), count(n), dtype(t) {}
   template <Element T>
-  requires(!std::is_const_v<T>) MutBuffer(std::span<T> s)
-      : data(s.data()),
-        count(s.size()),
-        dtype(dtype_of<T>) {}  // NOLINT(google-explicit-constructor): implicit by design
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit by design: a typed span is a buffer
+  requires(!std::is_const_v<T>) MutBuffer(std::span<T> s) : data(s.data()), count(s.size()), dtype(dtype_of<T>) {}
   template <Element T>
-  MutBuffer(std::vector<T>& v)
-      : MutBuffer(std::span<T>(v)) {}  // NOLINT(google-explicit-constructor): implicit by design
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit by design
+  MutBuffer(std::vector<T>& v) : MutBuffer(std::span<T>(v)) {}
 
   [[nodiscard]] std::size_t bytes() const { return count * dtype_size(dtype); }
+  // NOLINTNEXTLINE(google-explicit-constructor): implicit by design
   [[nodiscard]] operator ConstBuffer() const {
     return {data, count, dtype};
   }  // NOLINT(google-explicit-constructor): a writable run is readable

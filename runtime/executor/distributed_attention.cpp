@@ -57,16 +57,16 @@ void DistributedAttention::write(const Operand& t, Destination d) const {
   }
   if (t.dtype == d.dtype) return memory_.copy(d.data, t.data, n * dtype_size(t.dtype));
   if (t.dtype == DType::F32)
-    return memory_.convert(reinterpret_cast<const float*>(t.data), d.dtype, d.data,
-                           n);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): fp32
+    return memory_.convert(reinterpret_cast<const float*>(t.data), d.dtype, d.data, n);
   if (d.dtype != DType::F32) {
     throw Error(Problem{"distributed attention",
                         fmt::format("a {} tensor written as {}", to_string(t.dtype), to_string(d.dtype)),
                         "fp32 or bf16 written as either", ""});
   }
   memory_.zero(d.data, n * sizeof(float));
-  memory_.accumulate(reinterpret_cast<float*>(d.data), t.data, t.dtype,
-                     n);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 destination
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): fp32 destination
+  memory_.accumulate(reinterpret_cast<float*>(d.data), t.data, t.dtype, n);
 }
 
 DistributedAttention::Held DistributedAttention::stored(const MemoryBlock& values, Shape shape, DType dtype) const {

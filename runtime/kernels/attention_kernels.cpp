@@ -11,8 +11,8 @@ namespace {
 ConstView view_of(const Operand& x, std::vector<float>& scratch) {
   require_tensor_dtype(x.dtype, "CpuAttentionKernels");
   if (x.dtype == DType::F32)
-    return {reinterpret_cast<const float*>(x.data),
-            x.shape};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+    return {reinterpret_cast<const float*>(x.data), x.shape};
   scratch.resize(static_cast<std::size_t>(x.shape.elements()));
   HostKernelMemory().load(x.data, DType::BF16, scratch);
   return {scratch.data(), x.shape};

@@ -67,8 +67,9 @@ class MemoryBlock {
   [[nodiscard]] std::byte* data() const { return data_.get(); }
   [[nodiscard]] std::size_t bytes() const { return bytes_; }
   [[nodiscard]] float* floats() const {
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
     return reinterpret_cast<float*>(data_.get());
-  }  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+  }
   [[nodiscard]] std::span<std::byte> span() const { return {data_.get(), bytes_}; }
 
  private:

@@ -23,8 +23,8 @@ std::span<float> floats(StepTensor t, std::string_view call, std::string_view na
     throw Error(Problem{fmt::format("{}: {}", call, name), fmt::format("a {} tensor", to_string(t.dtype)),
                         "fp32 (the CPU step computes in fp32)", ""});
   }
-  return {reinterpret_cast<float*>(t.data),
-          t.count};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+  return {reinterpret_cast<float*>(t.data), t.count};
 }
 
 // log sum_v exp(row[v]), max-subtracted, summed in double.
@@ -38,14 +38,14 @@ double log_sum_exp(const float* row, std::int64_t vocab) {
 }  // namespace
 
 StepTensor host_tensor(std::span<float> values) {
-  return {reinterpret_cast<std::byte*>(values.data()), values.size(),
-          DType::F32};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
+  return {reinterpret_cast<std::byte*>(values.data()), values.size(), DType::F32};
 }
 
 StepTensor host_tensor(std::span<const float> values) {
   // The step never writes a tensor it reads as an input; StepTensor has one pointer type for both.
-  return host_tensor(std::span<float>(const_cast<float*>(values.data()),
-                                      values.size()));  // NOLINT(cppcoreguidelines-pro-type-const-cast): fp32 storage
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): fp32 storage
+  return host_tensor(std::span<float>(const_cast<float*>(values.data()), values.size()));
 }
 
 HostStepKernels::HostStepKernels(std::unique_ptr<KernelMemory> memory) : memory_(std::move(memory)) {

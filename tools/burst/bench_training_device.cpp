@@ -121,7 +121,7 @@ class Bench {
         "python3 {} --model {} --tokens {} --steps {} --peak-tflops {} 2>&1",
         escape::shell_word(BURST_TORCH_STEP_SCRIPT), escape::shell_word(b_.model), r.tokens, b_.steps, peak_));
     if (t.status < 0) return {{"unavailable", "could not start python3"}};
-    const Json parsed = t.json();
+    Json parsed = t.json();
     if (parsed.is_discarded()) return {{"unavailable", "torch_step.py printed no JSON: " + tail_of(t.output)}};
     return parsed;
   }

@@ -44,6 +44,7 @@ std::string own_path() {
   std::fflush(stdout);
   std::fflush(stderr);
   std::vector<char*> args;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): execv takes char* const[] and writes none
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   ::execvp(args.front(), args.data());

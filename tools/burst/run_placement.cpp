@@ -35,6 +35,7 @@ std::vector<launch::JobRank> gather_job(rt::Communicator& comm) {
   comm.allgather(local, locals);
   std::vector<launch::JobRank> job(ranks);
   for (std::size_t r = 0; r < ranks; ++r) {
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the gathered bytes are host names
     const char* host = reinterpret_cast<const char*>(hosts.data() + r * kHostBytes);
     job[r].host.assign(host, strnlen(host, kHostBytes));
     job[r].local_rank = static_cast<int>(locals[r]);

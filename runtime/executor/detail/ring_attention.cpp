@@ -167,8 +167,8 @@ RingGradients RingAttention::backward(BackwardMode mode, Operand q, Operand k, O
     spec.accumulator_dtype = execution_.precision.dq;
     const Operand k_in{k.data, act, kv_shape_}, v_in{v.data, act, kv_shape_};
     spec.compute = [&](int block, const std::byte* payload, float* partial_dq) {
-      const auto* stats_of_block = reinterpret_cast<const float*>(
-          payload + 2 * q_bytes);  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 parts
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): fp32 parts
+      const auto* stats_of_block = reinterpret_cast<const float*>(payload + 2 * q_bytes);
       const PairOperands pair{{payload, act, q_shape_}, k_in, v_in, positions(block), positions(me_)};
       return counted(out.stats, [&] {
         return kernels_.backward(pair, mask_, {payload + q_bytes, act, q_shape_}, stats_of_block, stats_of_block + rows,
