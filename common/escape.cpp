@@ -192,23 +192,12 @@ std::string html(std::string_view text) {
       return;
     }
     switch (c.code) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c.bytes;
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c.bytes;
     }
   });
   return out;
@@ -229,15 +218,9 @@ std::string markdown(std::string_view text) {
       return;
     }
     switch (c.code) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
       case '\\':
       case '`':
       case '*':
@@ -247,8 +230,7 @@ std::string markdown(std::string_view text) {
         out += '\\';
         out += c.bytes;
         break;
-      default:
-        out += c.bytes;
+      default: out += c.bytes;
     }
   });
   return out;

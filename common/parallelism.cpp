@@ -90,14 +90,10 @@ Mask parse_mask(std::string_view text, std::string_view field) {
 
 std::string to_string(const Mask& mask) {
   switch (mask.kind) {
-    case MaskKind::Full:
-      return "full";
-    case MaskKind::Causal:
-      return "causal";
-    case MaskKind::SlidingWindow:
-      return "sliding:" + units::format_tokens(mask.window);
-    case MaskKind::Document:
-      return "document:" + units::format_tokens(mask.doc_len);
+    case MaskKind::Full: return "full";
+    case MaskKind::Causal: return "causal";
+    case MaskKind::SlidingWindow: return "sliding:" + units::format_tokens(mask.window);
+    case MaskKind::Document: return "document:" + units::format_tokens(mask.doc_len);
   }
   return "?";
 }

@@ -107,28 +107,20 @@ std::int64_t document_pairs(const Progression& q, const Progression& k, std::int
 // Keys of k a single query q may see: [lo, hi] (inclusive), by mask.
 Band keys_of_query(const Mask& mask, std::int64_t q) {
   switch (mask.kind) {
-    case MaskKind::Full:
-      return {-kUnbounded, kUnbounded};
-    case MaskKind::Causal:
-      return {-kUnbounded, q};
-    case MaskKind::SlidingWindow:
-      return {q - mask.window + 1, q};
-    case MaskKind::Document:
-      return {(q / mask.doc_len) * mask.doc_len, q};
+    case MaskKind::Full: return {-kUnbounded, kUnbounded};
+    case MaskKind::Causal: return {-kUnbounded, q};
+    case MaskKind::SlidingWindow: return {q - mask.window + 1, q};
+    case MaskKind::Document: return {(q / mask.doc_len) * mask.doc_len, q};
   }
   return {0, -1};
 }
 // Queries that may see a single key k.
 Band queries_of_key(const Mask& mask, std::int64_t k) {
   switch (mask.kind) {
-    case MaskKind::Full:
-      return {-kUnbounded, kUnbounded};
-    case MaskKind::Causal:
-      return {k, kUnbounded};
-    case MaskKind::SlidingWindow:
-      return {k, k + mask.window - 1};
-    case MaskKind::Document:
-      return {k, (k / mask.doc_len + 1) * mask.doc_len - 1};
+    case MaskKind::Full: return {-kUnbounded, kUnbounded};
+    case MaskKind::Causal: return {k, kUnbounded};
+    case MaskKind::SlidingWindow: return {k, k + mask.window - 1};
+    case MaskKind::Document: return {k, (k / mask.doc_len + 1) * mask.doc_len - 1};
   }
   return {0, -1};
 }
@@ -174,14 +166,10 @@ std::int64_t allowed_pairs(const Mask& mask, const Progression& q, const Progres
     return mixed_stride_pairs(mask, q, k);
   const Progression qs{q.start, q.count, stride}, ks{k.start, k.count, stride};
   switch (mask.kind) {
-    case MaskKind::Causal:
-      return band_pairs(qs, ks, stride, {0, kUnbounded});
-    case MaskKind::SlidingWindow:
-      return band_pairs(qs, ks, stride, {0, mask.window - 1});
-    case MaskKind::Document:
-      return document_pairs(qs, ks, stride, mask.doc_len);
-    case MaskKind::Full:
-      break;
+    case MaskKind::Causal: return band_pairs(qs, ks, stride, {0, kUnbounded});
+    case MaskKind::SlidingWindow: return band_pairs(qs, ks, stride, {0, mask.window - 1});
+    case MaskKind::Document: return document_pairs(qs, ks, stride, mask.doc_len);
+    case MaskKind::Full: break;
   }
   return q.count * k.count;
 }
@@ -215,9 +203,7 @@ TokenSet ring_tokens(Layout layout, std::int64_t seq, int ring_size, int rank) {
       set.add({(2 * n - 1 - r) * k, k, 1});
       break;
     }
-    case Layout::Striped:
-      set.add({r, seq / n, n});
-      break;
+    case Layout::Striped: set.add({r, seq / n, n}); break;
   }
   return set;
 }

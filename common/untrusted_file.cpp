@@ -32,16 +32,11 @@ class Descriptor {
 
 std::string open_failure(int error) {
   switch (error) {
-    case ENOTDIR:
-      return "a part of the path is not a directory";
-    case EACCES:
-      return "permission denied";
-    case ELOOP:
-      return "a loop of symbolic links (or too many of them in a row)";
-    case ENAMETOOLONG:
-      return "the path is too long";
-    default:
-      return std::strerror(error);
+    case ENOTDIR: return "a part of the path is not a directory";
+    case EACCES: return "permission denied";
+    case ELOOP: return "a loop of symbolic links (or too many of them in a row)";
+    case ENAMETOOLONG: return "the path is too long";
+    default: return std::strerror(error);
   }
 }
 

@@ -10,18 +10,12 @@ namespace burst::python {
 
 py::object to_python(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null:
-      return py::none();
-    case Json::value_t::boolean:
-      return py::bool_(value.get<bool>());
-    case Json::value_t::number_integer:
-      return py::int_(value.get<std::int64_t>());
-    case Json::value_t::number_unsigned:
-      return py::int_(value.get<std::uint64_t>());
-    case Json::value_t::number_float:
-      return py::float_(value.get<double>());
-    case Json::value_t::string:
-      return py::str(value.get_ref<const std::string&>());
+    case Json::value_t::null: return py::none();
+    case Json::value_t::boolean: return py::bool_(value.get<bool>());
+    case Json::value_t::number_integer: return py::int_(value.get<std::int64_t>());
+    case Json::value_t::number_unsigned: return py::int_(value.get<std::uint64_t>());
+    case Json::value_t::number_float: return py::float_(value.get<double>());
+    case Json::value_t::string: return py::str(value.get_ref<const std::string&>());
     case Json::value_t::array: {
       py::list list;
       for (const Json& item : value) list.append(to_python(item));
@@ -33,8 +27,7 @@ py::object to_python(const Json& value) {
       return dict;
     }
     case Json::value_t::binary:
-    case Json::value_t::discarded:
-      break;
+    case Json::value_t::discarded: break;
   }
   return py::none();
 }

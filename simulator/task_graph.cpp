@@ -12,30 +12,21 @@ const char* to_string(Phase phase) { return phase == Phase::Forward ? "forward" 
 
 const char* to_string(KernelKind kernel) {
   switch (kernel) {
-    case KernelKind::AttentionForward:
-      return "attn_fwd";
-    case KernelKind::AttentionBackward:
-      return "attn_bwd";
-    case KernelKind::Gemm:
-      return "gemm";
-    case KernelKind::Elementwise:
-      return "elementwise";
+    case KernelKind::AttentionForward: return "attn_fwd";
+    case KernelKind::AttentionBackward: return "attn_bwd";
+    case KernelKind::Gemm: return "gemm";
+    case KernelKind::Elementwise: return "elementwise";
   }
   return "?";
 }
 
 const char* to_string(Payload payload) {
   switch (payload) {
-    case Payload::KV:
-      return "kv";
-    case Payload::QPack:
-      return "q_pack";
-    case Payload::DQ:
-      return "dq";
-    case Payload::DKV:
-      return "dkv";
-    case Payload::AllToAll:
-      return "all_to_all";
+    case Payload::KV: return "kv";
+    case Payload::QPack: return "q_pack";
+    case Payload::DQ: return "dq";
+    case Payload::DKV: return "dkv";
+    case Payload::AllToAll: return "all_to_all";
   }
   return "?";
 }

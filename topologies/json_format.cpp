@@ -102,16 +102,11 @@ std::optional<Enum> read_enum(JsonReader& r, const Json& obj, const std::string&
 
 double default_latency(LinkKind kind) {
   switch (kind) {
-    case LinkKind::NvLink:
-      return hw::kNvLinkLatency;
-    case LinkKind::Pcie:
-      return hw::kPcieLatency;
-    case LinkKind::InterSocket:
-      return hw::kInterSocketLatency;
-    case LinkKind::SharedMemory:
-      return 0.5e-6;
-    case LinkKind::Network:
-      return hw::kFabricLatency;
+    case LinkKind::NvLink: return hw::kNvLinkLatency;
+    case LinkKind::Pcie: return hw::kPcieLatency;
+    case LinkKind::InterSocket: return hw::kInterSocketLatency;
+    case LinkKind::SharedMemory: return 0.5e-6;
+    case LinkKind::Network: return hw::kFabricLatency;
   }
   return 0;
 }

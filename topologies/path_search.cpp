@@ -71,10 +71,8 @@ struct RoundFilter {
     const DeviceKind via = (*devices)[from].kind;
     if (from != source && is_endpoint(via)) return false;
     switch (round) {
-      case Round::NvLink:
-        return arc.kind == LinkKind::NvLink && (from == source || via == DeviceKind::NvSwitch);
-      case Round::SharedMemory:
-        return arc.kind == LinkKind::SharedMemory && (from == source || via == DeviceKind::Cpu);
+      case Round::NvLink: return arc.kind == LinkKind::NvLink && (from == source || via == DeviceKind::NvSwitch);
+      case Round::SharedMemory: return arc.kind == LinkKind::SharedMemory && (from == source || via == DeviceKind::Cpu);
       case Round::Pci:
         return arc.kind != LinkKind::NvLink && arc.kind != LinkKind::Network &&
                (from == source || via == DeviceKind::Cpu || via == DeviceKind::PcieSwitch);
@@ -120,12 +118,9 @@ struct RelaxRecorder : boost::base_visitor<RelaxRecorder> {
 
 PathClass classify(Round round, const Cost& c) {
   switch (round) {
-    case Round::NvLink:
-      return PathClass::NVL;
-    case Round::SharedMemory:
-      return PathClass::SHM;
-    case Round::Pci:
-      break;
+    case Round::NvLink: return PathClass::NVL;
+    case Round::SharedMemory: return PathClass::SHM;
+    case Round::Pci: break;
   }
   if (c.cpus >= 2 || c.sockets > 0) return PathClass::SYS;
   if (c.cpus == 1) return PathClass::PHB;

@@ -19,16 +19,11 @@ std::string plain(double x) { return fmt::format("{:g}", x); }
 
 Range range_of(Quantity q) {
   switch (q) {
-    case Quantity::Bandwidth:
-      return {1e6, 1e14, units::format_bandwidth};
-    case Quantity::Latency:
-      return {0, 1, units::format_duration};
-    case Quantity::FlopRate:
-      return {1e9, 1e17, units::format_flop_rate};
-    case Quantity::Memory:
-      return {1024.0 * 1024.0, 100.0 * 1024 * 1024 * 1024 * 1024, units::format_bytes};
-    case Quantity::Oversubscription:
-      return {1, 1000, plain};
+    case Quantity::Bandwidth: return {1e6, 1e14, units::format_bandwidth};
+    case Quantity::Latency: return {0, 1, units::format_duration};
+    case Quantity::FlopRate: return {1e9, 1e17, units::format_flop_rate};
+    case Quantity::Memory: return {1024.0 * 1024.0, 100.0 * 1024 * 1024 * 1024 * 1024, units::format_bytes};
+    case Quantity::Oversubscription: return {1, 1000, plain};
   }
   return {0, 0, plain};
 }

@@ -30,72 +30,51 @@ namespace burst::topo {
 
 const char* to_string(DeviceKind kind) {
   switch (kind) {
-    case DeviceKind::Gpu:
-      return "gpu";
-    case DeviceKind::NvSwitch:
-      return "nvswitch";
-    case DeviceKind::PcieSwitch:
-      return "pcie-switch";
-    case DeviceKind::Cpu:
-      return "cpu";
-    case DeviceKind::Nic:
-      return "nic";
+    case DeviceKind::Gpu: return "gpu";
+    case DeviceKind::NvSwitch: return "nvswitch";
+    case DeviceKind::PcieSwitch: return "pcie-switch";
+    case DeviceKind::Cpu: return "cpu";
+    case DeviceKind::Nic: return "nic";
   }
   return "?";
 }
 
 const char* to_string(LinkKind kind) {
   switch (kind) {
-    case LinkKind::NvLink:
-      return "nvlink";
-    case LinkKind::Pcie:
-      return "pcie";
-    case LinkKind::InterSocket:
-      return "inter-socket";
-    case LinkKind::SharedMemory:
-      return "shm";
-    case LinkKind::Network:
-      return "network";
+    case LinkKind::NvLink: return "nvlink";
+    case LinkKind::Pcie: return "pcie";
+    case LinkKind::InterSocket: return "inter-socket";
+    case LinkKind::SharedMemory: return "shm";
+    case LinkKind::Network: return "network";
   }
   return "?";
 }
 
 const char* to_string(Sharing sharing) {
   switch (sharing) {
-    case Sharing::Shared:
-      return "shared";
-    case Sharing::FatPipe:
-      return "fatpipe";
+    case Sharing::Shared: return "shared";
+    case Sharing::FatPipe: return "fatpipe";
   }
   return "?";
 }
 
 const char* to_string(PathClass cls) {
   switch (cls) {
-    case PathClass::NVL:
-      return "NVL";
-    case PathClass::SHM:
-      return "SHM";
-    case PathClass::PIX:
-      return "PIX";
-    case PathClass::PXB:
-      return "PXB";
-    case PathClass::PHB:
-      return "PHB";
-    case PathClass::SYS:
-      return "SYS";
-    case PathClass::NET:
-      return "NET";
+    case PathClass::NVL: return "NVL";
+    case PathClass::SHM: return "SHM";
+    case PathClass::PIX: return "PIX";
+    case PathClass::PXB: return "PXB";
+    case PathClass::PHB: return "PHB";
+    case PathClass::SYS: return "SYS";
+    case PathClass::NET: return "NET";
   }
   return "?";
 }
 
 const char* to_string(FabricKind kind) {
   switch (kind) {
-    case FabricKind::RailOptimized:
-      return "rail-optimized";
-    case FabricKind::FatTree:
-      return "fat-tree";
+    case FabricKind::RailOptimized: return "rail-optimized";
+    case FabricKind::FatTree: return "fat-tree";
   }
   return "?";
 }

@@ -159,24 +159,15 @@ Framework torchtitan() {
 
 const char* to_string(Knob knob) {
   switch (knob) {
-    case Knob::Attention:
-      return "attention";
-    case Knob::Layout:
-      return "layout";
-    case Knob::Backward:
-      return "backward";
-    case Knob::Precision:
-      return "precision";
-    case Knob::Overlap:
-      return "overlap";
-    case Knob::Checkpoint:
-      return "checkpoint";
-    case Knob::LmHead:
-      return "lm_head";
-    case Knob::Zero:
-      return "zero";
-    case Knob::Offload:
-      return "offload";
+    case Knob::Attention: return "attention";
+    case Knob::Layout: return "layout";
+    case Knob::Backward: return "backward";
+    case Knob::Precision: return "precision";
+    case Knob::Overlap: return "overlap";
+    case Knob::Checkpoint: return "checkpoint";
+    case Knob::LmHead: return "lm_head";
+    case Knob::Zero: return "zero";
+    case Knob::Offload: return "offload";
   }
   return "?";
 }

@@ -48,11 +48,11 @@ struct GemmOperands {
 
 // C = A B at kLargeSgemm^3, the rows of C split over the workers.
 Measure large_sgemm(int workers, GemmOperands& x) {
-  const std::int64_t n = kLargeSgemm;
+  constexpr std::int64_t n = kLargeSgemm;
   std::mt19937 rng(1);
   x = {random_values(n * n, rng), random_values(n * n, rng), std::vector<float>(static_cast<std::size_t>(n * n))};
   const std::int64_t rows = (n + workers - 1) / workers;
-  return {[workers, rows, n, &x] {
+  return {[workers, rows, &x] {
             parallel_for(workers, workers, [&](int, std::int64_t item) {
               const std::int64_t first = item * rows, count = std::min(rows, n - first);
               gemm(1.0f, ConstMatRef{x.a.data() + first * n, count, n, n}, Op::None, ConstMatRef{x.b.data(), n, n, n},

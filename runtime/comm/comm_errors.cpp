@@ -9,21 +9,14 @@ std::string where(int rank) { return fmt::format("rank {}", rank); }
 
 std::string_view collective_name(Operation op) {
   switch (op) {
-    case Operation::Barrier:
-      return "barrier";
-    case Operation::Allreduce:
-      return "allreduce";
-    case Operation::Allgather:
-      return "allgather";
-    case Operation::ReduceScatter:
-      return "reduce_scatter";
-    case Operation::GatherToRoot:
-      return "gather_to_root";
-    case Operation::Broadcast:
-      return "broadcast";
+    case Operation::Barrier: return "barrier";
+    case Operation::Allreduce: return "allreduce";
+    case Operation::Allgather: return "allgather";
+    case Operation::ReduceScatter: return "reduce_scatter";
+    case Operation::GatherToRoot: return "gather_to_root";
+    case Operation::Broadcast: return "broadcast";
     case Operation::Send:
-    case Operation::Recv:
-      break;
+    case Operation::Recv: break;
   }
   return "point-to-point";
 }
@@ -36,8 +29,7 @@ std::string describe(const Envelope& e) {
       return fmt::format("message to rank {} on the {} at step {}", e.peer, to_string(e.channel), e.step);
     case Operation::Recv:
       return fmt::format("message from rank {} on the {} at step {}", e.peer, to_string(e.channel), e.step);
-    default:
-      break;
+    default: break;
   }
   return std::string(collective_name(e.operation));
 }
@@ -58,8 +50,7 @@ Error timeout_error(int rank, const Envelope& e, double timeout_s) {
                            fmt::format("rank {} failed, is stuck, or never posts the matching receive "
                                        "(ring level {})",
                                        e.peer, to_string(e.level))});
-    default:
-      break;
+    default: break;
   }
   return Error(Problem{where(rank), fmt::format("{} did not complete within {} s", describe(e), timeout_s), "",
                        "some rank failed, is stuck, or calls the collectives in another order"});

@@ -51,50 +51,34 @@ class Backoff {
 
 std::string_view to_string(Channel channel) {
   switch (channel) {
-    case Channel::KvRing:
-      return "kv ring";
-    case Channel::QRing:
-      return "q ring";
-    case Channel::DqRing:
-      return "dq ring";
-    case Channel::DkvRing:
-      return "dkv ring";
-    case Channel::Ulysses:
-      return "ulysses all-to-all";
-    case Channel::Collective:
-      return "collective channel";
+    case Channel::KvRing: return "kv ring";
+    case Channel::QRing: return "q ring";
+    case Channel::DqRing: return "dq ring";
+    case Channel::DkvRing: return "dkv ring";
+    case Channel::Ulysses: return "ulysses all-to-all";
+    case Channel::Collective: return "collective channel";
   }
   return "unknown channel";
 }
 
 std::string_view to_string(RingLevel level) {
   switch (level) {
-    case RingLevel::Flat:
-      return "flat";
-    case RingLevel::Intra:
-      return "intra";
-    case RingLevel::Inter:
-      return "inter";
+    case RingLevel::Flat: return "flat";
+    case RingLevel::Intra: return "intra";
+    case RingLevel::Inter: return "inter";
   }
   return "unknown";
 }
 
 std::string_view to_string(DType t) {
   switch (t) {
-    case DType::F32:
-      return "fp32";
-    case DType::F64:
-      return "fp64";
-    case DType::BF16:
-      return "bf16";
-    case DType::I32:
-      return "int32";
-    case DType::I64:
-      return "int64";
-    case DType::U64:
-      return "uint64";
-    case DType::Bytes:
-      return "bytes";
+    case DType::F32: return "fp32";
+    case DType::F64: return "fp64";
+    case DType::BF16: return "bf16";
+    case DType::I32: return "int32";
+    case DType::I64: return "int64";
+    case DType::U64: return "uint64";
+    case DType::Bytes: return "bytes";
   }
   return "unknown dtype";
 }

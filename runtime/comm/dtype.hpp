@@ -27,15 +27,11 @@ enum class DType : std::uint8_t { F32, F64, BF16, I32, I64, U64, Bytes };
   switch (t) {
     case DType::F64:
     case DType::I64:
-    case DType::U64:
-      return 8;
+    case DType::U64: return 8;
     case DType::F32:
-    case DType::I32:
-      return 4;
-    case DType::BF16:
-      return 2;
-    case DType::Bytes:
-      return 1;
+    case DType::I32: return 4;
+    case DType::BF16: return 2;
+    case DType::Bytes: return 1;
   }
   return 1;
 }

@@ -37,19 +37,13 @@ void reduce_as(ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, s
 void reduce(DType dtype, ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset,
             std::size_t count, void* out, MessageCopy& copy) {
   switch (dtype) {
-    case DType::F32:
-      return reduce_as<float>(op, inputs, offset, count, out, copy);
-    case DType::F64:
-      return reduce_as<double>(op, inputs, offset, count, out, copy);
-    case DType::I32:
-      return reduce_as<std::int32_t>(op, inputs, offset, count, out, copy);
-    case DType::I64:
-      return reduce_as<std::int64_t>(op, inputs, offset, count, out, copy);
-    case DType::U64:
-      return reduce_as<std::uint64_t>(op, inputs, offset, count, out, copy);
+    case DType::F32: return reduce_as<float>(op, inputs, offset, count, out, copy);
+    case DType::F64: return reduce_as<double>(op, inputs, offset, count, out, copy);
+    case DType::I32: return reduce_as<std::int32_t>(op, inputs, offset, count, out, copy);
+    case DType::I64: return reduce_as<std::int64_t>(op, inputs, offset, count, out, copy);
+    case DType::U64: return reduce_as<std::uint64_t>(op, inputs, offset, count, out, copy);
     case DType::BF16:
-    case DType::Bytes:
-      break;  // refused by Communicator::check_collective before posting
+    case DType::Bytes: break;  // refused by Communicator::check_collective before posting
   }
 }
 
@@ -205,9 +199,7 @@ struct CollectiveState final : LoopbackState {
     auto* out = static_cast<std::byte*>(output.data);
     const std::size_t bytes = c.bytes();
     switch (c.operation) {
-      case Operation::Allreduce:
-        reduce(c.dtype, c.op, point.inputs, 0, c.count, out, *hub.copy);
-        break;
+      case Operation::Allreduce: reduce(c.dtype, c.op, point.inputs, 0, c.count, out, *hub.copy); break;
       case Operation::ReduceScatter:
         reduce(c.dtype, c.op, point.inputs, static_cast<std::size_t>(rank) * c.count, c.count, out, *hub.copy);
         break;
@@ -224,8 +216,7 @@ struct CollectiveState final : LoopbackState {
         break;
       case Operation::Barrier:
       case Operation::Send:
-      case Operation::Recv:
-        break;
+      case Operation::Recv: break;
     }
   }
 

@@ -32,20 +32,13 @@ bool mpi_finalized() {
 
 MPI_Datatype mpi_type(DType t) {
   switch (t) {
-    case DType::F32:
-      return MPI_FLOAT;
-    case DType::F64:
-      return MPI_DOUBLE;
-    case DType::BF16:
-      return MPI_UINT16_T;  // moved, never reduced (the base class refuses)
-    case DType::I32:
-      return MPI_INT32_T;
-    case DType::I64:
-      return MPI_INT64_T;
-    case DType::U64:
-      return MPI_UINT64_T;
-    case DType::Bytes:
-      return MPI_BYTE;
+    case DType::F32: return MPI_FLOAT;
+    case DType::F64: return MPI_DOUBLE;
+    case DType::BF16: return MPI_UINT16_T;  // moved, never reduced (the base class refuses)
+    case DType::I32: return MPI_INT32_T;
+    case DType::I64: return MPI_INT64_T;
+    case DType::U64: return MPI_UINT64_T;
+    case DType::Bytes: return MPI_BYTE;
   }
   return MPI_BYTE;
 }

@@ -197,8 +197,7 @@ class DeviceMessageCopy final : public MessageCopy {
       case Operation::Broadcast:
         if (r != e.peer) copy_in(out, input(static_cast<std::size_t>(e.peer), 0), bytes);
         break;
-      default:
-        throw Error(Problem{"loopback collective", "not a device collective", "", ""});
+      default: throw Error(Problem{"loopback collective", "not a device collective", "", ""});
     }
     const cudaEvent_t read = record_on(stream);
     for (DeviceKept* k : kept) {

@@ -26,20 +26,13 @@ namespace {
 
 ncclDataType_t nccl_type(DType t) {
   switch (t) {
-    case DType::F32:
-      return ncclFloat32;
-    case DType::F64:
-      return ncclFloat64;
-    case DType::BF16:
-      return ncclBfloat16;
-    case DType::I32:
-      return ncclInt32;
-    case DType::I64:
-      return ncclInt64;
-    case DType::U64:
-      return ncclUint64;
-    case DType::Bytes:
-      return ncclUint8;
+    case DType::F32: return ncclFloat32;
+    case DType::F64: return ncclFloat64;
+    case DType::BF16: return ncclBfloat16;
+    case DType::I32: return ncclInt32;
+    case DType::I64: return ncclInt64;
+    case DType::U64: return ncclUint64;
+    case DType::Bytes: return ncclUint8;
   }
   return ncclUint8;
 }

@@ -47,12 +47,9 @@ std::string event_name(const TraceEvent& e) {
   switch (e.kind) {
     case TraceKind::Compute:
       return fmt::format("{} step {}", e.phase == TracePhase::Forward ? "attn_fwd" : "attn_bwd", e.step);
-    case TraceKind::Receive:
-      return fmt::format("wait {} <- rank {}", to_string(e.channel), e.peer);
-    case TraceKind::SendsDone:
-      return fmt::format("sends done step {}", e.step);
-    case TraceKind::Send:
-      return fmt::format("{} -> rank {}", to_string(e.channel), e.peer);
+    case TraceKind::Receive: return fmt::format("wait {} <- rank {}", to_string(e.channel), e.peer);
+    case TraceKind::SendsDone: return fmt::format("sends done step {}", e.step);
+    case TraceKind::Send: return fmt::format("{} -> rank {}", to_string(e.channel), e.peer);
   }
   return {};
 }
@@ -147,9 +144,7 @@ void write_run_trace(std::ostream& out, const RunTrace& trace) {
         case TraceKind::Receive:
           writer.complete(slice, {{"peer", e.peer}, {"channel", to_string(e.channel)}, {"step", e.step}});
           break;
-        case TraceKind::SendsDone:
-          writer.complete(slice, {{"step", e.step}});
-          break;
+        case TraceKind::SendsDone: writer.complete(slice, {{"step", e.step}}); break;
         case TraceKind::Send:
           writer.instant(slice, {{"dst", e.peer}, {"channel", to_string(e.channel)}, {"step", e.step}});
           break;

@@ -11,14 +11,10 @@ namespace {
 
 hd::BaseMask base_of(MaskKind kind) {
   switch (kind) {
-    case MaskKind::Full:
-      return hd::BaseMask::Full;
-    case MaskKind::Causal:
-      return hd::BaseMask::Causal;
-    case MaskKind::SlidingWindow:
-      return hd::BaseMask::Sliding;
-    case MaskKind::Document:
-      return hd::BaseMask::Document;
+    case MaskKind::Full: return hd::BaseMask::Full;
+    case MaskKind::Causal: return hd::BaseMask::Causal;
+    case MaskKind::SlidingWindow: return hd::BaseMask::Sliding;
+    case MaskKind::Document: return hd::BaseMask::Document;
   }
   return hd::BaseMask::Causal;
 }

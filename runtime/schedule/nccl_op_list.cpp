@@ -55,12 +55,9 @@ std::vector<std::vector<Hop>> by_ring_rank(const std::vector<Hop>& hops, int rin
 
 std::string_view to_string(NcclPhase phase) {
   switch (phase) {
-    case NcclPhase::WarmUp:
-      return "warm-up";
-    case NcclPhase::Forward:
-      return "forward";
-    case NcclPhase::Backward:
-      return "backward";
+    case NcclPhase::WarmUp: return "warm-up";
+    case NcclPhase::Forward: return "forward";
+    case NcclPhase::Backward: return "backward";
   }
   return "unknown phase";
 }
@@ -76,18 +73,12 @@ std::string to_string(NcclComm comm) {
 
 std::string describe_payload(const NcclOp& op) {
   switch (op.channel) {
-    case Channel::KvRing:
-      return fmt::format("kv block {}", op.block);
-    case Channel::QRing:
-      return fmt::format("query pack of block {}", op.block);
-    case Channel::DqRing:
-      return fmt::format("dq accumulator of block {}", op.block);
-    case Channel::DkvRing:
-      return fmt::format("dkv accumulator of block {}", op.block);
-    case Channel::Ulysses:
-      return fmt::format("ulysses {}", tensor_name(op.block));
-    case Channel::Collective:
-      return "warm-up";
+    case Channel::KvRing: return fmt::format("kv block {}", op.block);
+    case Channel::QRing: return fmt::format("query pack of block {}", op.block);
+    case Channel::DqRing: return fmt::format("dq accumulator of block {}", op.block);
+    case Channel::DkvRing: return fmt::format("dkv accumulator of block {}", op.block);
+    case Channel::Ulysses: return fmt::format("ulysses {}", tensor_name(op.block));
+    case Channel::Collective: return "warm-up";
   }
   return "unknown payload";
 }

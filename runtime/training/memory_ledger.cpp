@@ -8,20 +8,13 @@ namespace burst::rt {
 
 std::string_view to_string(MemoryUse use) {
   switch (use) {
-    case MemoryUse::Activations:
-      return "activations";
-    case MemoryUse::AttentionStash:
-      return "attention_stash";
-    case MemoryUse::RingBuffers:
-      return "ring_buffers";
-    case MemoryUse::LossWorkspace:
-      return "lm_head";
-    case MemoryUse::Params:
-      return "params";
-    case MemoryUse::Gradients:
-      return "gradients";
-    case MemoryUse::Optimizer:
-      return "optimizer";
+    case MemoryUse::Activations: return "activations";
+    case MemoryUse::AttentionStash: return "attention_stash";
+    case MemoryUse::RingBuffers: return "ring_buffers";
+    case MemoryUse::LossWorkspace: return "lm_head";
+    case MemoryUse::Params: return "params";
+    case MemoryUse::Gradients: return "gradients";
+    case MemoryUse::Optimizer: return "optimizer";
   }
   return "?";
 }

@@ -250,8 +250,7 @@ void TrainingStep::keep_per_policy(Layer& s) {
       kernels_.copy(s.lse.tensor().part(r_lse, s.lse_kept.size()), s.lse_kept.tensor());
       break;
     }
-    default:
-      break;
+    default: break;
   }
   s.o.clear();
   s.lse.clear();

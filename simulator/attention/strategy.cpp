@@ -187,14 +187,10 @@ namespace {
 
 int ulysses_degree(UlyssesRule rule, const AttentionShape& shape, const World& world) {
   switch (rule) {
-    case UlyssesRule::None:
-      return 1;
-    case UlyssesRule::World:
-      return std::max(1, world.size());
-    case UlyssesRule::UpTo4:
-      return largest_ulysses(shape, world, 4);
-    case UlyssesRule::UpToNode:
-      return largest_ulysses(shape, world, world.gpus_per_node);
+    case UlyssesRule::None: return 1;
+    case UlyssesRule::World: return std::max(1, world.size());
+    case UlyssesRule::UpTo4: return largest_ulysses(shape, world, 4);
+    case UlyssesRule::UpToNode: return largest_ulysses(shape, world, world.gpus_per_node);
   }
   return 1;
 }

@@ -207,9 +207,7 @@ class Simulation {
 
   void handle(const Event& e, double now) {
     switch (e.kind) {
-      case EventKind::ComputeDone:
-        complete(e.task, now);
-        break;
+      case EventKind::ComputeDone: complete(e.task, now); break;
       case EventKind::FlowStart: {
         const Hot& h = hot_[static_cast<std::size_t>(e.task)];
         for (const topo::LinkId l : routes_.links(routes_.route(h.route()))) {

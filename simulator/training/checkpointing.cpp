@@ -21,13 +21,10 @@ namespace burst::sim {
 
 double attention_recompute_fraction(const Mask& mask, std::int64_t seq, const CheckpointConfig& checkpoint) {
   switch (checkpoint.policy) {
-    case CheckpointPolicy::Full:
-      return 1;
+    case CheckpointPolicy::Full: return 1;
     case CheckpointPolicy::None:
-    case CheckpointPolicy::AttnStash:
-      return 0;
-    case CheckpointPolicy::SeqStash:
-      break;
+    case CheckpointPolicy::AttnStash: return 0;
+    case CheckpointPolicy::SeqStash: break;
   }
   if (seq < 1) return 0;
   const double recomputed =

@@ -63,12 +63,9 @@ TokenBytes layer_token_bytes(const ModelSpec& m, double e) {
 double stash_fraction(const CheckpointConfig& checkpoint) {
   switch (checkpoint.policy) {
     case CheckpointPolicy::None:
-    case CheckpointPolicy::AttnStash:
-      return 1;
-    case CheckpointPolicy::SeqStash:
-      return std::clamp(checkpoint.kept_fraction, 0.0, 1.0);
-    case CheckpointPolicy::Full:
-      break;
+    case CheckpointPolicy::AttnStash: return 1;
+    case CheckpointPolicy::SeqStash: return std::clamp(checkpoint.kept_fraction, 0.0, 1.0);
+    case CheckpointPolicy::Full: break;
   }
   return 0;
 }

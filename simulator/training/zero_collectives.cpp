@@ -25,18 +25,13 @@ namespace {
 
 topo::LinkKind link_kind_of(topo::PathClass cls) {
   switch (cls) {
-    case topo::PathClass::NVL:
-      return topo::LinkKind::NvLink;
-    case topo::PathClass::SHM:
-      return topo::LinkKind::SharedMemory;
-    case topo::PathClass::SYS:
-      return topo::LinkKind::InterSocket;
-    case topo::PathClass::NET:
-      return topo::LinkKind::Network;
+    case topo::PathClass::NVL: return topo::LinkKind::NvLink;
+    case topo::PathClass::SHM: return topo::LinkKind::SharedMemory;
+    case topo::PathClass::SYS: return topo::LinkKind::InterSocket;
+    case topo::PathClass::NET: return topo::LinkKind::Network;
     case topo::PathClass::PIX:
     case topo::PathClass::PXB:
-    case topo::PathClass::PHB:
-      break;
+    case topo::PathClass::PHB: break;
   }
   return topo::LinkKind::Pcie;
 }

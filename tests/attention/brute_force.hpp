@@ -14,14 +14,10 @@ namespace burst::sim::testing {
 // document: causal and floor(q / L) == floor(k / L).
 inline bool allowed(const Mask& m, std::int64_t q, std::int64_t k) {
   switch (m.kind) {
-    case MaskKind::Full:
-      return true;
-    case MaskKind::Causal:
-      return k <= q;
-    case MaskKind::SlidingWindow:
-      return k <= q && q - m.window < k;
-    case MaskKind::Document:
-      return k <= q && q / m.doc_len == k / m.doc_len;
+    case MaskKind::Full: return true;
+    case MaskKind::Causal: return k <= q;
+    case MaskKind::SlidingWindow: return k <= q && q - m.window < k;
+    case MaskKind::Document: return k <= q && q / m.doc_len == k / m.doc_len;
   }
   return false;
 }

@@ -68,14 +68,10 @@ fs::path lay_out(const fs::path& root, std::uint8_t layout, std::string_view tex
 
 burst::Mask mask_for(std::uint8_t layout, std::int64_t seq) {
   switch ((layout >> 2) & 3) {
-    case 0:
-      return {burst::MaskKind::Full, 0, 0};
-    case 1:
-      return {burst::MaskKind::Causal, 0, 0};
-    case 2:
-      return {burst::MaskKind::SlidingWindow, 3, 0};
-    default:
-      return {burst::MaskKind::Document, 0, seq % 2 == 0 ? 2 : 1};
+    case 0: return {burst::MaskKind::Full, 0, 0};
+    case 1: return {burst::MaskKind::Causal, 0, 0};
+    case 2: return {burst::MaskKind::SlidingWindow, 3, 0};
+    default: return {burst::MaskKind::Document, 0, seq % 2 == 0 ? 2 : 1};
   }
 }
 

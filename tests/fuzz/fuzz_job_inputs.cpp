@@ -52,15 +52,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     switch (data[0] % 3) {
-      case 0:
-        fuzz_mask(text);
-        break;
-      case 1:
-        fuzz_hf_config(text);
-        break;
-      default:
-        fuzz_calibration(text);
-        break;
+      case 0: fuzz_mask(text); break;
+      case 1: fuzz_hf_config(text); break;
+      default: fuzz_calibration(text); break;
     }
   } catch (const burst::Error&) {
   } catch (const std::exception& e) {

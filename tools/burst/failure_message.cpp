@@ -45,8 +45,7 @@ std::string failure_message(const std::exception& e, Workload workload) {
     case Workload::PlanFile:
       return "out of memory: reading the plan needs more memory than this machine gives (hint: is the file a plan "
              "`burst plan` wrote? a plan of fewer nodes is smaller)";
-    case Workload::Other:
-      break;
+    case Workload::Other: break;
   }
   return "out of memory: this command needs more memory than this machine gives (hint: close other programs, or run "
          "fewer ranks on this machine)";

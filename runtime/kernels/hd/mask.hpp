@@ -45,14 +45,10 @@ struct KeyInterval {
 
 BURST_HOST_DEVICE inline KeyInterval allowed_keys(const MaskView& m, std::int64_t q) {
   switch (m.base) {
-    case BaseMask::Full:
-      return {0, kLastPosition};
-    case BaseMask::Causal:
-      return {0, q};
-    case BaseMask::Sliding:
-      return {q - m.window + 1 > 0 ? q - m.window + 1 : 0, q};
-    case BaseMask::Document:
-      return {q - q % m.doc_len, q};
+    case BaseMask::Full: return {0, kLastPosition};
+    case BaseMask::Causal: return {0, q};
+    case BaseMask::Sliding: return {q - m.window + 1 > 0 ? q - m.window + 1 : 0, q};
+    case BaseMask::Document: return {q - q % m.doc_len, q};
   }
   return {};
 }

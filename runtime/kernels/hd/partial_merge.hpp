@@ -38,12 +38,9 @@ BURST_HOST_DEVICE inline PartialMerge merge_partials(float lse, float lse_i) {
 
 BURST_HOST_DEVICE inline float merged_value(const PartialMerge& merge, float o, float o_i) {
   switch (merge.kind) {
-    case MergeKind::KeepAccumulator:
-      return o;
-    case MergeKind::TakeIncoming:
-      return o_i;
-    case MergeKind::Blend:
-      break;
+    case MergeKind::KeepAccumulator: return o;
+    case MergeKind::TakeIncoming: return o_i;
+    case MergeKind::Blend: break;
   }
   return o - merge.weight * (o - o_i);
 }
