@@ -7,19 +7,6 @@ find_package(Boost 1.74 REQUIRED)   # Boost.Graph is header-only
 find_package(Threads REQUIRED)
 # OpenBLAS for the runtime's CPU kernels, through pkg-config so that cblas.h is OpenBLAS's own
 # (it declares openblas_set_num_threads; Debian's generic cblas.h may be another BLAS's).
-# Debian's serial build where it is installed (libopenblas-serial-dev; the executables find it
-# through their RUNPATH): the kernels run every sgemm single-threaded inside their own worker
-# threads (runtime/kernels/blas.hpp), and the threaded build starts workers of its own when it
-# loads, each of which allocates some 128 MB at once. Under an address-space limit (ulimit -v, a
-# batch system's memory cap) that allocation fails, the worker retries for ever, and every
-# command hung at exit joining it (tests/cli/out_of_memory_test.sh).
-set(BURST_OPENBLAS_SERIAL_PC /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/openblas-serial/pkgconfig)
-if(EXISTS ${BURST_OPENBLAS_SERIAL_PC}/openblas.pc)
-  set(ENV{PKG_CONFIG_PATH} "${BURST_OPENBLAS_SERIAL_PC}:$ENV{PKG_CONFIG_PATH}")
-else()
-  message(WARNING "OpenBLAS: the serial build (libopenblas-serial-dev) is not installed; the threaded one "
-                  "hangs at exit under an address-space limit (ulimit -v)")
-endif()
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(OpenBLAS REQUIRED IMPORTED_TARGET openblas)
 add_library(burst::openblas ALIAS PkgConfig::OpenBLAS)

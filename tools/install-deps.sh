@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   cmake g++ make ninja-build git   # the test script builds its trees with Ninja
   libboost-graph-dev nlohmann-json3-dev libfmt-dev libcli11-dev catch2 libpugixml-dev
-  libopenmpi-dev openmpi-bin libopenblas-serial-dev pkg-config   # pkg-config locates OpenBLAS (serial: cmake/BurstDependencies.cmake)
+  libopenmpi-dev openmpi-bin libopenblas-dev pkg-config   # pkg-config locates OpenBLAS
   clang libclang-rt-14-dev   # the sanitizer tree and its libFuzzer targets
   clang-format clang-tidy   # tools/check-format.sh, tools/check-tidy.sh
   python3 python3-yaml   # the export tests read NeMo's YAML and TorchTitan's TOML (tomllib) back
