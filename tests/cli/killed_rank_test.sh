@@ -13,10 +13,13 @@ until grep -q '^step' "$out"; do  # the ranks are training
   if [ $i -gt 300 ]; then cat "$out"; echo "FAIL: no training step within 60 s"; kill "$job"; exit 1; fi
   sleep 0.2
 done
-# A process whose command line starts with "$burst run": a rank, not mpiexec, whose command
-# line starts with mpiexec (no pgrep: procps is not on every Debian machine).
+# A rank of this job: a child of its mpiexec whose command line starts with "$burst run" (no
+# pgrep: procps is not on every Debian machine). Only this job's: another test's ranks may run
+# the same command line at the same time under ctest --parallel.
 victim=
 for p in /proc/[0-9]*; do
+  parent=$(sed -n 's/^PPid:[[:space:]]*//p' "$p/status" 2>/dev/null) || continue
+  [ "$parent" = "$job" ] || continue
   cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
   case "$cmd" in "$burst run $plan"*) victim=${p#/proc/} ;; esac
 done
