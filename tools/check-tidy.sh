@@ -42,8 +42,16 @@ for f in "${candidates[@]}"; do
     *.hpp) [ -f "${f%.hpp}.cpp" ] && sources+=("${f%.hpp}.cpp") ;;
   esac
 done
+in_database() { grep -q "\"file\": \"$PWD/$1\"" "$tree/compile_commands.json"; }
+# A source added since the tree was configured is in no compile command yet: configure again.
+for f in "${sources[@]}"; do
+  if ! in_database "$f"; then
+    cmake -S . -B "$tree" >/dev/null || { echo "check-tidy: configuring $tree failed" >&2; exit 2; }
+    break
+  fi
+done
 mapfile -t sources < <(printf '%s\n' "${sources[@]}" | grep . | sort -u | while read -r f; do
-  grep -q "\"file\": \"$PWD/$f\"" "$tree/compile_commands.json" && echo "$f"; done)
+  in_database "$f" && echo "$f"; done)
 if [ ${#sources[@]} -eq 0 ]; then
   echo "check-tidy: no changed C++ source to check"
   exit 0

@@ -264,7 +264,7 @@ Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs&
 }
 
 // Rank 0's summary of every rank's figures (all[r * kFigureCount + f]): bytes, messages, times.
-void add_measurements(std::span<const double> all, int world, Json& report) {
+void add_measurements(std::span<const double> all, int world, AttentionReport& report) {
   const auto column = [&](Figure f) {
     std::vector<double> values;
     for (int r = 0; r < world; ++r) values.push_back(all[static_cast<std::size_t>(r) * kFigureCount + f]);
@@ -280,37 +280,21 @@ void add_measurements(std::span<const double> all, int world, Json& report) {
     return sum / world;
   };
   const auto sum_of = [&](Figure f) { return mean_of(f) * world; };
-  const auto bytes = [&](Figure first) {
-    Json by_level;
-    double total = 0;
-    for (int level = 0; level < kRingLevelCount; ++level) {
-      const double b = mean_of(static_cast<Figure>(first + static_cast<std::size_t>(level)));
-      by_level[std::string(to_string(static_cast<RingLevel>(level)))] = b;
-      total += b;
-    }
-    return std::pair{total, by_level};
+  const auto levels = [&](Figure first) {
+    LevelBytes by_level{};
+    for (int level = 0; level < kRingLevelCount; ++level)
+      by_level[static_cast<std::size_t>(level)] = mean_of(static_cast<Figure>(first + static_cast<std::size_t>(level)));
+    return by_level;
   };
-  const auto [fwd_bytes, fwd_levels] = bytes(kFwdFlat);
-  const auto [bwd_bytes, bwd_levels] = bytes(kBwdFlat);
-  report["comm_bytes"] = {{"forward", fwd_bytes},
-                          {"backward", bwd_bytes},
-                          {"by_level", {{"forward", fwd_levels}, {"backward", bwd_levels}}},
-                          {"ulysses", {{"forward", mean_of(kFwdUlysses)}, {"backward", mean_of(kBwdUlysses)}}}};
-  report["messages"] = {{"forward_sent", sum_of(kFwdSent)},
-                        {"forward_received", sum_of(kFwdReceived)},
-                        {"backward_sent", sum_of(kBwdSent)},
-                        {"backward_received", sum_of(kBwdReceived)},
-                        {"blocks_computed_forward", sum_of(kFwdBlocks)},
-                        {"blocks_computed_backward", sum_of(kBwdBlocks)}};
-  // Overlap: the phase's time over its busiest rank's kernel time. 1 means communication hid
-  // entirely behind compute; above 1, the share of the phase spent waiting on messages.
-  const double fwd_compute = max_of(kFwdComputeS), bwd_compute = max_of(kBwdComputeS);
-  report["measured"] = {{"forward_s", max_of(kForwardS)},
-                        {"backward_s", max_of(kBackwardS)},
-                        {"forward_compute_s", fwd_compute},
-                        {"backward_compute_s", bwd_compute},
-                        {"forward_overlap", fwd_compute > 0 ? max_of(kForwardS) / fwd_compute : 0.0},
-                        {"backward_overlap", bwd_compute > 0 ? max_of(kBackwardS) / bwd_compute : 0.0}};
+  const auto total = [](const LevelBytes& b) { return b[0] + b[1] + b[2]; };
+  AttentionReport::Bytes& bytes = report.comm_bytes;
+  bytes.by_level = {levels(kFwdFlat), levels(kBwdFlat)};
+  bytes.total = {total(bytes.by_level.forward), total(bytes.by_level.backward)};
+  bytes.ulysses = {mean_of(kFwdUlysses), mean_of(kBwdUlysses)};
+  report.messages = {{sum_of(kFwdSent), sum_of(kBwdSent)},
+                     {sum_of(kFwdReceived), sum_of(kBwdReceived)},
+                     {sum_of(kFwdBlocks), sum_of(kBwdBlocks)}};
+  report.measured = {{max_of(kForwardS), max_of(kBackwardS)}, {max_of(kFwdComputeS), max_of(kBwdComputeS)}};
 }
 
 struct Assembled {
@@ -319,7 +303,7 @@ struct Assembled {
 
 // The check against full_attention over the whole sequence, on the same (bf16-rounded for a
 // bf16 plan) inputs: absolute error when everything is fp32, relative when bf16 is involved.
-Json check_report(const PreparedRun& prepared, const AttentionRunOptions& options, const Assembled& got) {
+AttentionCheck check_report(const PreparedRun& prepared, const AttentionRunOptions& options, const Assembled& got) {
   const plan::Plan& plan = prepared.plan;
   const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim},
       kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
@@ -331,36 +315,33 @@ Json check_report(const PreparedRun& prepared, const AttentionRunOptions& option
                dof = stored(random_rows(options.seed, kDO, all_positions, q_full), act);
   const FullAttention ref =
       full_attention(qf.view(), kf.view(), vf.view(), dof.view(), all_positions, {plan.job.mask, std::nullopt});
-  Json abs_errors, rel_errors, rms_errors;
-  bool passed = true;
+  AttentionCheck check;
   const DType accumulators =
       plan.strategy.backward == BackwardMode::QRing ? prepared.precision.dq : prepared.precision.dkv;
-  const bool relative = act == DType::BF16 || accumulators == DType::BF16;
-  const double tolerance = relative ? options.bf16_tolerance : options.tolerance;
-  for (const auto& [name, mine, want] : {std::tuple{"out", &got.o, &ref.o}, std::tuple{"dq", &got.d_q, &ref.d_q},
-                                         std::tuple{"dk", &got.d_k, &ref.d_k}, std::tuple{"dv", &got.d_v, &ref.d_v}}) {
+  check.relative = act == DType::BF16 || accumulators == DType::BF16;
+  check.tolerance = check.relative ? options.bf16_tolerance : options.tolerance;
+  check.passed = true;
+  for (const auto& [field, mine, want] :
+       {std::tuple{&TensorErrors::out, &got.o, &ref.o}, std::tuple{&TensorErrors::dq, &got.d_q, &ref.d_q},
+        std::tuple{&TensorErrors::dk, &got.d_k, &ref.d_k}, std::tuple{&TensorErrors::dv, &got.d_v, &ref.d_v}}) {
     const double abs_err = max_abs_diff(*mine, *want), scale = max_abs(*want);
-    abs_errors[name] = abs_err;
-    rel_errors[name] = scale > 0 ? abs_err / scale : abs_err;
-    rms_errors[name] = rms_relative(*mine, *want);
-    passed = passed && (relative ? rel_errors[name].get<double>() : abs_err) <= tolerance;
+    check.max_abs_err.*field = abs_err;
+    check.max_rel_err.*field = scale > 0 ? abs_err / scale : abs_err;
+    check.rms_rel_err.*field = rms_relative(*mine, *want);
+    check.passed = check.passed && check.judged().*field <= check.tolerance;
   }
-  return {{"max_abs_err", abs_errors},
-          {"max_rel_err", rel_errors},
-          {"rms_rel_err", rms_errors},
-          {"tolerance", tolerance},
-          {"tolerance_kind", relative ? "max |error| / max |reference|" : "max |error|"},
-          {"passed", passed}};
+  return check;
 }
 
 }  // namespace
 
-Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options, RunTrace* trace) {
+std::optional<AttentionReport> run_attention(const plan::Plan& plan, Communicator& comm,
+                                             const AttentionRunOptions& options, RunTrace* trace) {
   return run_attention(prepare_attention_run(plan, comm.size(), options), comm, options, trace);
 }
 
-Json run_attention(const PreparedRun& prepared, Communicator& comm, const AttentionRunOptions& options,
-                   RunTrace* trace) {
+std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Communicator& comm,
+                                             const AttentionRunOptions& options, RunTrace* trace) {
   const plan::Plan& plan = prepared.plan;
   const RingSchedule& schedule = prepared.schedule;
   const int world = comm.size();
@@ -385,30 +366,29 @@ Json run_attention(const PreparedRun& prepared, Communicator& comm, const Attent
                  assemble(comm, schedule, phases.d_k.view(), kv_full),
                  assemble(comm, schedule, phases.d_v.view(), kv_full)};
   }
-  if (comm.rank() != 0) return nullptr;
+  if (comm.rank() != 0) return std::nullopt;
 
-  Json report;
-  report["plan"] = {{"strategy", plan.strategy.name},
-                    {"ranks", world},
-                    {"ulysses", plan.strategy.ulysses},
-                    {"ring", fmt::format("{} {}x{}", to_string(plan.strategy.ring), schedule.geometry().inner,
-                                         schedule.geometry().outer)},
-                    {"layout", to_string(plan.strategy.layout)},
-                    {"backward", to_string(plan.strategy.backward)},
-                    {"mask", to_string(plan.job.mask)}};
-  report["run"] = {{"dry_run", options.dry_run},
-                   {"seq", prepared.seq},
-                   {"heads", prepared.heads},
-                   {"kv_heads", prepared.kv_heads},
-                   {"head_dim", prepared.head_dim},
-                   {"seed", options.seed},
-                   {"overlap", plan.strategy.overlap},
-                   {"precision", precision_json(prepared.precision)},
-                   {"device", std::string(options.kernels != nullptr ? options.kernels->device() : "cpu")}};
+  AttentionReport report;
+  const RingGeometry& ring = schedule.geometry();
+  report.plan = {plan.strategy.name,
+                 world,
+                 plan.strategy.ulysses,
+                 fmt::format("{} {}x{}", to_string(plan.strategy.ring), ring.inner, ring.outer),
+                 std::string(to_string(plan.strategy.layout)),
+                 std::string(to_string(plan.strategy.backward)),
+                 std::string(to_string(plan.job.mask))};
+  report.run = {options.dry_run,
+                prepared.seq,
+                prepared.heads,
+                prepared.kv_heads,
+                prepared.head_dim,
+                options.seed,
+                plan.strategy.overlap,
+                prepared.precision,
+                std::string(options.kernels != nullptr ? options.kernels->device() : "cpu")};
   add_measurements(all, world, report);
-  report["predicted"] = {{"forward_s", plan.predicted.attention_forward_s},
-                         {"backward_s", plan.predicted.attention_backward_s}};
-  if (check) report["check"] = check_report(prepared, options, assembled);
+  report.predicted_s = {plan.predicted.attention_forward_s, plan.predicted.attention_backward_s};
+  if (check) report.check = check_report(prepared, options, assembled);
   return report;
 }
 

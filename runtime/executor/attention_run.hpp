@@ -19,12 +19,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "common/json_reader.hpp"
 #include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/schedule/precision.hpp"
 #include "runtime/kernels/attention_kernels.hpp"
+#include "runtime/executor/attention_report.hpp"
 #include "runtime/executor/run_trace.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 
@@ -45,7 +47,7 @@ struct AttentionRunOptions {
 };
 
 // Runs on every rank of `comm` (its size must be the plan's rank count: burst::Error otherwise).
-// Returns the report on rank 0 (null elsewhere): check, comm_bytes, measured, predicted.
+// Returns the report on rank 0 (attention_report.hpp), nothing elsewhere.
 // `trace`: every rank passes one or every rank passes none (gathering it is collective); rank 0's
 // is filled with every rank's timeline.
 // The plan as it will run (a dry run's tiny dimensions and scaled mask), its schedule checked
@@ -69,10 +71,12 @@ void require_runnable_job(const plan::Plan& plan, int job_ranks);
 // ones), as whatever sizes the run's messages from a plan needs it (the NCCL op lists).
 [[nodiscard]] plan::Plan plan_as_run(const PreparedRun& prepared);
 
-[[nodiscard]] Json run_attention(const plan::Plan& plan, Communicator& comm, const AttentionRunOptions& options,
-                                 RunTrace* trace = nullptr);
+[[nodiscard]] std::optional<AttentionReport> run_attention(const plan::Plan& plan, Communicator& comm,
+                                                           const AttentionRunOptions& options,
+                                                           RunTrace* trace = nullptr);
 // The same for a run prepared already (prepare_attention_run with the same options).
-[[nodiscard]] Json run_attention(const PreparedRun& prepared, Communicator& comm, const AttentionRunOptions& options,
-                                 RunTrace* trace = nullptr);
+[[nodiscard]] std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Communicator& comm,
+                                                           const AttentionRunOptions& options,
+                                                           RunTrace* trace = nullptr);
 
 }  // namespace burst::rt

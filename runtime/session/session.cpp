@@ -141,13 +141,20 @@ void Session::prepare_training(Device device) {
   training_ = std::make_unique<TrainingRun>(plan_, comm_, std::move(options));
 }
 
-Json Session::run() {
-  if (training_) return training_->run();
+std::optional<RunReport> Session::run() {
+  if (training_) {
+    std::optional<TrainingReport> report = training_->run();
+    if (!report) return std::nullopt;
+    return RunReport(std::move(*report));
+  }
   if (over_nccl_) {
     const plan::Plan as_run = plan_as_run(*prepared_);
     nccl_ = make_nccl_transport(comm_, NcclOpLists(as_run, as_run.job.seq), *attention_kernels_);
   }
-  return run_attention(*prepared_, over_nccl_ ? *nccl_ : comm_, attention_options_, request_.trace ? &trace_ : nullptr);
+  std::optional<AttentionReport> report =
+      run_attention(*prepared_, over_nccl_ ? *nccl_ : comm_, attention_options_, request_.trace ? &trace_ : nullptr);
+  if (!report) return std::nullopt;
+  return RunReport(std::move(*report));
 }
 
 }  // namespace burst::rt

@@ -16,14 +16,17 @@
 //
 // Two phases, so that bad input fails every rank the same way before any message is sent:
 // the constructor prepares (reads data, checks the plan against the job, makes kernels) and
-// sends nothing; run() communicates and returns the report (rank 0; null elsewhere).
+// sends nothing; run() communicates and returns the report (rank 0; nothing elsewhere): an
+// attention run's (attention_report.hpp) or a training run's (training_report.hpp), typed, for
+// the CLI to print and to write as JSON.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <variant>
 
-#include "common/json_reader.hpp"
 #include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/device/device.hpp"
@@ -52,6 +55,9 @@ struct RunRequest {
   TrainingOptions training;  // training runs (its check, seed and backend are the session's)
 };
 
+// What a run returns on rank 0: the report of its kind (an attention run's for Attention and DryRun).
+using RunReport = std::variant<AttentionReport, TrainingReport>;
+
 // The device a run of `request` computes on, from this process's GPUs (a loopback job's
 // launcher asks before any rank exists, to copy GPU memory between its threads).
 [[nodiscard]] Device requested_device(const RunRequest& request);
@@ -64,8 +70,8 @@ class Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  // Executes; the report on rank 0, null elsewhere (run_attention's or TrainingRun::run's).
-  [[nodiscard]] Json run();
+  // Executes; the report on rank 0, nothing elsewhere.
+  [[nodiscard]] std::optional<RunReport> run();
 
   // An attention run as prepared (the plan as it runs, its dimensions); null for training.
   [[nodiscard]] const PreparedRun* attention() const { return prepared_.get(); }

@@ -35,11 +35,6 @@
 namespace burst::rt {
 namespace {
 
-Json model_json(const ModelSpec& m) {
-  return {{"name", m.name},   {"layers", m.layers},     {"hidden", m.hidden},     {"ffn", m.ffn},
-          {"heads", m.heads}, {"kv_heads", m.kv_heads}, {"head_dim", m.head_dim}, {"vocab", m.vocab}};
-}
-
 // The saved state must come from a run of this very model on this data schedule (sequence
 // length, mask, text) and learning rate: otherwise "resume" would silently train something else.
 TrainingState load_matching_state(const std::string& path, const ModelLayout& model, const Json& expected) {
@@ -119,23 +114,6 @@ plan::Plan single_rank_plan(plan::Plan plan) {
   return plan;
 }
 
-Json uses_json(const MemoryLedger::Breakdown& b) {
-  Json j = Json::object();
-  for (std::size_t i = 0; i < kMemoryUseCount; ++i) j[std::string(to_string(static_cast<MemoryUse>(i)))] = b[i];
-  return j;
-}
-
-// The measured memory: what the model state holds between steps, each use at the peak, each
-// use's own peak.
-Json memory_json(const ZeroModel::Resident& held, const MemoryLedger::Breakdown& at_peak,
-                 const MemoryLedger::Breakdown& use_peaks) {
-  return {
-      {"model_state", held.params + held.gradients + held.optimizer},
-      {"model_state_by_use", {{"params", held.params}, {"gradients", held.gradients}, {"optimizer", held.optimizer}}},
-      {"at_peak", uses_json(at_peak)},
-      {"peak_by_use", uses_json(use_peaks)}};
-}
-
 // As training sharpens attention, exp(s - lse) of far-off keys and tiny gradients fall into the
 // subnormal range, where x86 arithmetic is up to 100x slower: step times grew 2.5x over 30 steps.
 // Flush them to zero (what GPUs do in their fast paths), in this thread and so in the kernel
@@ -191,26 +169,11 @@ struct TrainingRun::StepRecord {
 
 namespace {
 
-Json lr_schedule_json(const LrSchedule& s) {
-  Json out = {{"peak", s.peak}, {"warmup_steps", s.warmup_steps}, {"decay", to_string(s.decay)}};
-  if (s.decay == LrDecay::Cosine) {
-    out["decay_steps"] = s.decay_steps;
-    out["floor_ratio"] = s.floor_ratio;
-  }
-  return out;
-}
-
-Json traffic_json(const DeviceTraffic& t) {
-  return {{"host_to_device_bytes", t.host_to_device_bytes},
-          {"device_to_host_bytes", t.device_to_host_bytes},
-          {"host_waits", t.host_waits},
-          {"device_synchronizations", t.device_synchronizations},
-          {"driver_allocations", t.driver_allocations}};
-}
-
 // The first step (which fills the pools and connects the rings) and the most any later step moved
 // of each kind: what a step costs once the run is warm. Counted over this process (its ranks).
-Json traffic_json(const std::vector<DeviceTraffic>& steps) {
+TrainingReport::Traffic traffic_summary(const std::vector<DeviceTraffic>& steps) {
+  TrainingReport::Traffic out{steps.front(), std::nullopt};
+  if (steps.size() < 2) return out;
   DeviceTraffic later;
   for (std::size_t i = 1; i < steps.size(); ++i) {
     const DeviceTraffic& t = steps[i];
@@ -220,8 +183,7 @@ Json traffic_json(const std::vector<DeviceTraffic>& steps) {
     later.device_synchronizations = std::max(later.device_synchronizations, t.device_synchronizations);
     later.driver_allocations = std::max(later.driver_allocations, t.driver_allocations);
   }
-  Json out = {{"scope", "this process, all its ranks"}, {"first_step", traffic_json(steps.front())}};
-  if (steps.size() > 1) out["later_steps_max"] = traffic_json(later);
+  out.later_steps_max = later;
   return out;
 }
 
@@ -310,7 +272,7 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
 }
 
 Json TrainingRun::schedule_meta() const {
-  return {{"model", model_json(model_.spec())},
+  return {{"model", to_json(model_.spec())},
           {"seq", plan_.job.seq},
           {"mask", to_string(plan_.job.mask)},
           {"corpus_crc32", corpus_crc_},
@@ -332,8 +294,8 @@ void TrainingRun::require_same_inputs_everywhere() {
   }
 }
 
-Json TrainingRun::check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
-                                            std::span<const float> grads, double loss) const {
+TrainingCheck TrainingRun::check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
+                                                     std::span<const float> grads, double loss) const {
   const plan::Plan reference = single_rank_plan(plan_);
   const auto self = make_self_communicator(comm_.options());
   MemoryLedger ledger;
@@ -342,37 +304,29 @@ Json TrainingRun::check_against_single_rank(const TrainingSequence& sequence, st
   const std::int64_t counted = counted_targets(sequence);
   const StepOutcome ref = step.run(params, ref_grads, {sequence.tokens, sequence.targets, counted});
   const double ref_loss = counted > 0 ? ref.loss_sum / static_cast<double>(counted) : 0.0;
-  double worst = 0;
-  std::string worst_name;
-  Json by_tensor = Json::object();
+  TrainingCheck check;
+  check.loss = loss;
+  check.reference_loss = ref_loss;
   for (const auto& [name, slice] : model_.named()) {
     const double e = relative_error(slice.of(grads), slice.of(std::span<const float>(ref_grads)));
-    by_tensor[name] = e;
-    if (e >= worst) {
-      worst = e;
-      worst_name = name;
+    check.rel_err_grad_by_tensor.emplace_back(name, e);
+    if (e >= check.max_rel_err_grad) {
+      check.max_rel_err_grad = e;
+      check.worst_tensor = name;
     }
   }
-  const double loss_err = std::fabs(loss - ref_loss) / std::max(1e-30, std::fabs(ref_loss));
+  check.loss_rel_err = std::fabs(loss - ref_loss) / std::max(1e-30, std::fabs(ref_loss));
   // Rounding travelling bf16 accumulators at every hop (the one-rank step has no hops) is
   // allowed its own, wider tolerance; a step whose activations are all bf16 (the GPU's) a wider one still.
   const AttentionPrecision precision = precision_of(plan_);
   const bool bf16_hops = precision.dq == DType::BF16 || precision.dkv == DType::BF16;
   const bool bf16_step = options_.backend.step != nullptr && options_.backend.step->activation_dtype() != DType::F32;
-  const double tolerance = bf16_step   ? options_.bf16_step_tolerance
-                           : bf16_hops ? options_.bf16_tolerance
-                                       : options_.tolerance;
-  return {{"loss", loss},
-          {"reference_loss", ref_loss},
-          {"loss_rel_err", loss_err},
-          {"max_rel_err_grad", worst},
-          {"worst_tensor", worst_name},
-          {"rel_err_grad_by_tensor", by_tensor},
-          {"tolerance", tolerance},
-          {"passed", worst <= tolerance && loss_err <= tolerance}};
+  check.tolerance = bf16_step ? options_.bf16_step_tolerance : bf16_hops ? options_.bf16_tolerance : options_.tolerance;
+  check.passed = check.max_rel_err_grad <= check.tolerance && check.loss_rel_err <= check.tolerance;
+  return check;
 }
 
-Json TrainingRun::run() {
+std::optional<TrainingReport> TrainingRun::run() {
   flush_subnormals_to_zero();
   require_same_inputs_everywhere();
   std::vector<float> params = resumed_ ? std::move(resumed_->params) : initial_params(model_, options_.seed);
@@ -440,13 +394,8 @@ Json TrainingRun::run() {
         m.peak_by_use[u] = ledger_.peak(static_cast<MemoryUse>(u), column);
     }
     if (comm_.rank() == 0 && options_.progress) {
-      options_.progress({{"step", index + 1},
-                         {"last_step", first_step_ + options_.steps},
-                         {"loss", record.loss},
-                         {"step_s", record.step_s},
-                         {"tokens_per_s", static_cast<double>(seq) / record.step_s},
-                         {"grad_norm", record.grad_norm},
-                         {"peak_memory_bytes", record.memory[0].peak}});
+      options_.progress({index + 1, first_step_ + options_.steps, record.loss, record.step_s,
+                         static_cast<double>(seq) / record.step_s, record.grad_norm, record.memory[0].peak});
     }
     records.push_back(record);
     const int done = i + 1;
@@ -457,8 +406,8 @@ Json TrainingRun::run() {
   }
   if (!options_.save.empty()) save(model, first_step_ + options_.steps);
   comm_.barrier();  // the state is on disk before any rank moves on (a resume may follow)
-  Json out = report(records, model);
-  if (first) out["check"] = check_against_single_rank(first->sequence, first->params, first->grads, first->loss);
+  std::optional<TrainingReport> out = report(records, model);
+  if (first) out->check = check_against_single_rank(first->sequence, first->params, first->grads, first->loss);
   return out;
 }
 
@@ -522,100 +471,84 @@ TrainingRun::MemorySummary TrainingRun::gather_memory(const std::vector<StepReco
 // Collective: what CUDA says the GPU step's memory held, the largest rank's (null on the CPU).
 // The step's kernels and the attention's share one pool (make_step_attention_kernels); the
 // device's use is cudaMemGetInfo's, everything on the GPU (the loopback's ranks share one).
-Json TrainingRun::gather_gpu_memory() {
+std::optional<DeviceMemoryUse> TrainingRun::gather_gpu_memory() {
   const StepBackend& backend = options_.backend;
   const std::optional<DeviceMemoryUse> step =
       backend.step != nullptr ? backend.step->memory().device_use() : std::nullopt;
-  if (!step) return nullptr;
+  if (!step) return std::nullopt;
   std::vector<std::int64_t> most{static_cast<std::int64_t>(step->pool_peak_bytes),
                                  static_cast<std::int64_t>(step->device_used_bytes),
                                  static_cast<std::int64_t>(step->device_total_bytes)};
   comm_.allreduce(std::span<std::int64_t>(most), ReduceOp::Max);
-  return {{"pool_peak_bytes", most[0]}, {"device_used_bytes", most[1]}, {"device_total_bytes", most[2]}};
+  return DeviceMemoryUse{static_cast<std::uint64_t>(most[0]), static_cast<std::uint64_t>(most[1]),
+                         static_cast<std::uint64_t>(most[2])};
 }
 
-Json TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel& model) {
+std::optional<TrainingReport> TrainingRun::report(const std::vector<StepRecord>& records, const ZeroModel& model) {
   const MemorySummary memory = gather_memory(records, Column::Host);
   const MemorySummary device = gather_memory(records, Column::Device);
-  const Json gpu_memory = gather_gpu_memory();
-  if (comm_.rank() != 0) return nullptr;
+  const std::optional<DeviceMemoryUse> gpu_memory = gather_gpu_memory();
+  if (comm_.rank() != 0) return std::nullopt;
 
-  Json losses = Json::array(), times = Json::array(), norms = Json::array(), tokens_per_s = Json::array();
+  TrainingReport report;
   std::vector<double> step_times;
-  StepOutcome mean;
+  TrainingReport::Measured& mean = report.measured;
   double collective_s = 0;
+  const auto n = static_cast<double>(records.size());
   for (const StepRecord& r : records) {
-    collective_s += r.collective_s / static_cast<double>(records.size());
-    losses.push_back(r.loss);
-    times.push_back(r.step_s);
-    norms.push_back(r.grad_norm);
-    tokens_per_s.push_back(static_cast<double>(plan_.job.seq) / r.step_s);
+    collective_s += r.collective_s / n;
+    report.steps.push_back({r.loss, r.step_s, static_cast<double>(plan_.job.seq) / r.step_s, r.grad_norm, r.lr});
     step_times.push_back(r.step_s);
-    mean.forward_s += r.outcome.forward_s / static_cast<double>(records.size());
-    mean.backward_s += r.outcome.backward_s / static_cast<double>(records.size());
-    mean.recompute_s += r.outcome.recompute_s / static_cast<double>(records.size());
-    mean.attention_s += r.outcome.attention_s / static_cast<double>(records.size());
-    mean.loss_s += r.outcome.loss_s / static_cast<double>(records.size());
+    mean.forward_s += r.outcome.forward_s / n;
+    mean.backward_s += r.outcome.backward_s / n;
+    mean.recompute_s += r.outcome.recompute_s / n;
+    mean.attention_s += r.outcome.attention_s / n;
+    mean.loss_s += r.outcome.loss_s / n;
   }
   std::sort(step_times.begin(), step_times.end());
-  const double median_step = step_times[step_times.size() / 2];
+  mean.step_s_median = step_times[step_times.size() / 2];
   const plan::Strategy& s = plan_.strategy;
-  Json predicted_items = Json::object();
-  for (const plan::Item& item : plan_.predicted.memory_bytes) predicted_items[item.name] = item.value;
-
-  Json report;
-  report["plan"] = {
-      {"strategy", s.name},
-      {"ranks", comm_.size()},
-      {"ring", fmt::format("{} {}x{}", to_string(s.ring), s.ring == RingKind::Double ? s.inner : s.cp,
-                           s.ring == RingKind::Double ? s.outer : 1)},
-      {"layout", to_string(s.layout)},
-      {"backward", to_string(s.backward)},
-      {"mask", to_string(plan_.job.mask)},
-      {"checkpoint", to_string(s.checkpoint.policy)},
-      {"kept_fraction", s.checkpoint.policy == CheckpointPolicy::SeqStash ? s.checkpoint.kept_fraction : 0.0},
-      {"lm_head_chunks", s.lm_head_chunks}};
-  report["run"] = {
-      {"model", model_json(model_.spec())},
-      {"parameters", model_.size()},
-      {"seq", plan_.job.seq},
-      {"first_step", first_step_},
-      {"steps", options_.steps},
-      {"seed", options_.seed},
-      {"lr", options_.lr.peak},
-      {"lr_schedule", lr_schedule_json(options_.lr)},
-      {"resumed_from", options_.resume},
-      {"device", options_.backend.step != nullptr ? options_.backend.step->device() : "cpu"},
-      {"saved_to", options_.save},
-      {"recomputed_rows_per_rank", step_.recomputed_rows()},
-      {"precision", precision_json(precision_of(plan_))},
-      {"overlap", s.overlap},
-      {"data", {{"source", corpus_.source}, {"documents", corpus_.names.size()}, {"bytes", corpus_.bytes.size()}}}};
-  report["losses"] = losses;
-  report["step_time_s"] = times;
-  report["tokens_per_s"] = tokens_per_s;
-  report["grad_norms"] = norms;
-  Json lrs = Json::array();
-  for (const StepRecord& r : records) lrs.push_back(r.lr);
-  report["lrs"] = lrs;
-  report["peak_memory_bytes"] = memory.peak;
-  report["peak_memory_bytes_by_rank"] = memory.by_rank;
-  report["memory"] = memory_json(model.resident(), memory.at_peak, memory.use_peaks);
-  report["memory_on_gpu"] = memory_json(model.resident(Column::Device), device.at_peak, device.use_peaks);
-  report["memory_on_gpu"]["peak"] = device.peak;
-  if (!gpu_memory.is_null()) report["memory_on_gpu"]["measured_by_cuda"] = gpu_memory;
-  report["memory_items"] = memory_items(plan_, {memory.use_peaks, memory.peak}, {device.use_peaks, device.peak});
-  report["zero"] = zero_json(plan_, model.shards(), collective_s, model.parameter_bytes(),
+  report.plan = {s.name,
+                 comm_.size(),
+                 fmt::format("{} {}x{}", to_string(s.ring), s.ring == RingKind::Double ? s.inner : s.cp,
+                             s.ring == RingKind::Double ? s.outer : 1),
+                 std::string(to_string(s.layout)),
+                 std::string(to_string(s.backward)),
+                 std::string(to_string(plan_.job.mask)),
+                 std::string(to_string(s.checkpoint.policy)),
+                 s.checkpoint.policy == CheckpointPolicy::SeqStash ? s.checkpoint.kept_fraction : 0.0,
+                 s.lm_head_chunks};
+  TrainingReport::Run& run = report.run;
+  run.model = model_.spec();
+  run.parameters = model_.size();
+  run.seq = plan_.job.seq;
+  run.first_step = first_step_;
+  run.steps = options_.steps;
+  run.seed = options_.seed;
+  run.lr = options_.lr.peak;
+  run.lr_schedule = options_.lr;
+  run.resumed_from = options_.resume;
+  run.device = options_.backend.step != nullptr ? options_.backend.step->device() : "cpu";
+  run.saved_to = options_.save;
+  run.recomputed_rows_per_rank = step_.recomputed_rows();
+  run.precision = precision_of(plan_);
+  run.overlap = s.overlap;
+  run.data = {corpus_.source, corpus_.names.size(), corpus_.bytes.size()};
+  report.peak_memory_bytes = memory.peak;
+  report.peak_memory_bytes_by_rank = memory.by_rank;
+  report.memory = {model.resident(), memory.at_peak, memory.use_peaks};
+  report.memory_on_gpu = {model.resident(Column::Device), device.at_peak, device.use_peaks};
+  report.peak_on_gpu = device.peak;
+  report.measured_by_cuda = gpu_memory;
+  report.memory_items = memory_items(plan_, {memory.use_peaks, memory.peak}, {device.use_peaks, device.peak});
+  report.zero = zero_summary(plan_, model.shards(), collective_s, model.parameter_bytes(),
                              model.state_space() == MemorySpace::Device);
-  report["predicted_memory_bytes"] = plan_.predicted.memory_total_bytes;
-  report["predicted_memory"] = predicted_items;
-  report["measured"] = {{"step_s_median", median_step},    {"forward_s", mean.forward_s},
-                        {"backward_s", mean.backward_s},   {"recompute_s", mean.recompute_s},
-                        {"attention_s", mean.attention_s}, {"loss_s", mean.loss_s}};
-  report["predicted"] = {{"step_time_s", plan_.predicted.step_time_s}};
+  report.predicted_memory_bytes = plan_.predicted.memory_total_bytes;
+  report.predicted_memory = plan_.predicted.memory_bytes;
+  report.predicted_step_s = plan_.predicted.step_time_s;
   std::vector<DeviceTraffic> traffic;
   for (const StepRecord& r : records) traffic.push_back(r.traffic);
-  report["device_traffic"] = traffic_json(traffic);
+  report.device_traffic = traffic_summary(traffic);
   return report;
 }
 

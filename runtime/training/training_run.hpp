@@ -52,6 +52,7 @@
 #include "runtime/training/memory_ledger.hpp"
 #include "runtime/training/model.hpp"
 #include "runtime/training/train_step.hpp"
+#include "runtime/training/training_report.hpp"
 #include "runtime/training/training_state.hpp"
 #include "runtime/training/zero_model.hpp"
 
@@ -92,8 +93,8 @@ struct TrainingOptions {
   std::function<std::unique_ptr<Communicator>()> state_transport;
   std::function<std::unique_ptr<KernelMemory>()> host_state_memory;
   int ranks_per_device = 1;  // the ranks driving one GPU (a --loopback job: all): they share its memory
-  // Called on rank 0 after every step with {step, loss, step_s, tokens_per_s, grad_norm, peak_memory_bytes}.
-  std::function<void(const Json&)> progress;
+  // Called on rank 0 after every step.
+  std::function<void(const StepProgress&)> progress;
 };
 
 class TrainingRun {
@@ -102,22 +103,22 @@ class TrainingRun {
   // message: every rank fails the same way on bad input (burst::Error).
   TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options);
 
-  // Collective. The report on rank 0 (see the head comment and docs/runtime-training.md), null elsewhere.
-  [[nodiscard]] Json run();
+  // Collective. The report on rank 0 (training_report.hpp), nothing elsewhere.
+  [[nodiscard]] std::optional<TrainingReport> run();
 
  private:
   struct StepRecord;
-  [[nodiscard]] Json check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
-                                               std::span<const float> grads, double loss) const;
+  [[nodiscard]] TrainingCheck check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
+                                                        std::span<const float> grads, double loss) const;
   struct MemorySummary {
     std::uint64_t peak = 0;  // the largest rank's peak
-    Json by_rank = Json::array();
+    std::vector<std::uint64_t> by_rank;
     MemoryLedger::Breakdown at_peak{}, use_peaks{};
   };
   // Collective: one column of every rank's ledger (memory_ledger.hpp).
   [[nodiscard]] MemorySummary gather_memory(const std::vector<StepRecord>& records, Column column);
-  [[nodiscard]] Json gather_gpu_memory();
-  [[nodiscard]] Json report(const std::vector<StepRecord>& records, const ZeroModel& model);
+  [[nodiscard]] std::optional<DeviceMemoryUse> gather_gpu_memory();
+  [[nodiscard]] std::optional<TrainingReport> report(const std::vector<StepRecord>& records, const ZeroModel& model);
   // Collective: writes --save (state_shards.hpp), the state after `step` steps in all.
   void save(ZeroModel& model, std::int64_t step) const;
   // What a resumed run must share with the run that saved: model, sequence, mask, text, lr.

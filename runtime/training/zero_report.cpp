@@ -66,10 +66,9 @@ std::string known_differences(const std::string& item, const plan::Plan& plan, b
 }
 
 // The column's bytes, its ratio to the prediction, and the note where they differ by more than
-// the tolerance: "measured", "ratio", "note" (host) or "on_gpu", "on_gpu_ratio", "on_gpu_note".
-void add_column(Json& row, const plan::Plan& plan, double bytes, Column column) {
-  const std::string item = row["item"].get<std::string>();
-  const double predicted = row["predicted"].get<double>();
+// the tolerance.
+MemoryItemRow::Column column_of(const std::string& item, double predicted, const plan::Plan& plan, double bytes,
+                                Column column) {
   const double ratio = predicted > 0 ? bytes / predicted : (bytes > 0 ? INFINITY : 1.0);
   std::string why;
   if (std::fabs(ratio - 1.0) > kMemoryTolerance) {
@@ -77,54 +76,46 @@ void add_column(Json& row, const plan::Plan& plan, double bytes, Column column) 
     if (why.empty())
       why = "none of the known differences applies: the runtime's buffers differ from the planner's model here";
   }
-  const bool host = column == Column::Host;
-  row[host ? "measured" : "on_gpu"] = bytes;
-  row[host ? "ratio" : "on_gpu_ratio"] = std::isfinite(ratio) ? Json(ratio) : Json(nullptr);
-  row[host ? "note" : "on_gpu_note"] = why;
+  return {bytes, std::isfinite(ratio) ? std::optional<double>(ratio) : std::nullopt, why};
 }
 
 }  // namespace
 
-Json memory_items(const plan::Plan& plan, const MeasuredMemory& host, const MeasuredMemory& on_gpu) {
-  Json items = Json::array();
+std::vector<MemoryItemRow> memory_items(const plan::Plan& plan, const MeasuredMemory& host,
+                                        const MeasuredMemory& on_gpu) {
+  std::vector<MemoryItemRow> items;
   double reserve = 0;
   for (const plan::Item& predicted : plan.predicted.memory_bytes) {
     const std::optional<MemoryUse> use = memory_use_named(predicted.name);
     if (!use) {
       if (predicted.name == "reserve") reserve = predicted.value;
-      items.push_back({{"item", predicted.name},
-                       {"predicted", predicted.value},
-                       {"measured", nullptr},
-                       {"ratio", nullptr},
-                       {"note", "not held by this runtime (a GPU's context and allocator fragmentation)"},
-                       {"on_gpu", nullptr},
-                       {"on_gpu_ratio", nullptr},
-                       {"on_gpu_note", ""}});
+      items.push_back(
+          {predicted.name,
+           predicted.value,
+           {std::nullopt, std::nullopt, "not held by this runtime (a GPU's context and allocator fragmentation)"},
+           {}});
       continue;
     }
-    Json row = {{"item", predicted.name}, {"predicted", predicted.value}};
     const auto u = static_cast<std::size_t>(*use);
-    add_column(row, plan, static_cast<double>(host.by_use[u]), Column::Host);
-    add_column(row, plan, static_cast<double>(on_gpu.by_use[u]), Column::Device);
-    items.push_back(std::move(row));
+    items.push_back(
+        {predicted.name, predicted.value,
+         column_of(predicted.name, predicted.value, plan, static_cast<double>(host.by_use[u]), Column::Host),
+         column_of(predicted.name, predicted.value, plan, static_cast<double>(on_gpu.by_use[u]), Column::Device)});
   }
   const double without_reserve = plan.predicted.memory_total_bytes - reserve;
   const auto share = [&](std::uint64_t peak) {
-    return without_reserve > 0 ? Json(static_cast<double>(peak) / without_reserve) : Json(nullptr);
+    return without_reserve > 0 ? std::optional<double>(static_cast<double>(peak) / without_reserve) : std::nullopt;
   };
-  items.push_back({{"item", "total"},
-                   {"predicted", without_reserve},
-                   {"measured", static_cast<double>(host.peak)},
-                   {"ratio", share(host.peak)},
-                   {"note", "the peak per rank against the predicted total without the reserve"},
-                   {"on_gpu", static_cast<double>(on_gpu.peak)},
-                   {"on_gpu_ratio", share(on_gpu.peak)},
-                   {"on_gpu_note", ""}});
+  items.push_back({"total",
+                   without_reserve,
+                   {static_cast<double>(host.peak), share(host.peak),
+                    "the peak per rank against the predicted total without the reserve"},
+                   {static_cast<double>(on_gpu.peak), share(on_gpu.peak), ""}});
   return items;
 }
 
-Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective_s, std::size_t parameter_bytes,
-               bool state_on_gpu) {
+ZeroSummary zero_summary(const plan::Plan& plan, const ShardMap& shards, double collective_s,
+                         std::size_t parameter_bytes, bool state_on_gpu) {
   const int stage = plan.strategy.zero.stage;
   const std::uint64_t whole = float_bytes(shards.total());
   std::uint64_t padded = 0, layers_padded = 0;
@@ -135,9 +126,17 @@ Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective
   const std::uint64_t padded_params = padded * parameter_bytes, padded_grads = float_bytes(padded);
   const std::uint64_t layers_params = layers_padded * parameter_bytes;
   const auto units = static_cast<int>(shards.unit_count());
-  Json collectives = Json::array();
+  ZeroSummary out;
+  out.stage = stage;
+  out.ranks = shards.ranks();
+  out.total_floats = shards.total();
+  out.shard_floats = stage == 0 ? shards.total() : shards.shard_size();
+  out.state = state_on_gpu ? "GPU memory: bf16 working parameters; fp32 master weights, gradients, AdamW m and v"
+                           : "host memory: fp32 parameters (the master weights), gradients, AdamW m and v";
+  if (plan.strategy.zero.offload) out.offload = "optimizer state and step on the host";
+  out.collective_s = collective_s;
   const auto add = [&](const char* collective, const char* of, int calls, std::uint64_t bytes) {
-    collectives.push_back({{"collective", collective}, {"of", of}, {"calls", calls}, {"bytes", bytes}});
+    out.collectives_per_step.push_back({collective, of, calls, bytes});
   };
   if (stage < 2) add("all-reduce", "gradients", 1, whole);
   if (stage >= 3) add("all-gather", "parameters before each unit's forward", units, padded_params);
@@ -145,15 +144,7 @@ Json zero_json(const plan::Plan& plan, const ShardMap& shards, double collective
   if (stage >= 2) add("reduce-scatter", "gradients after each unit's backward", units, padded_grads);
   if (stage >= 1) add("all-reduce", "squared gradient norm (fp64)", 1, 8);
   if (stage == 1 || stage == 2) add("all-gather", "updated parameters", units, padded_params);
-  return {{"stage", stage},
-          {"ranks", shards.ranks()},
-          {"total_floats", shards.total()},
-          {"shard_floats", stage == 0 ? shards.total() : shards.shard_size()},
-          {"state", state_on_gpu ? "GPU memory: bf16 working parameters; fp32 master weights, gradients, AdamW m and v"
-                                 : "host memory: fp32 parameters (the master weights), gradients, AdamW m and v"},
-          {"offload", plan.strategy.zero.offload ? Json("optimizer state and step on the host") : Json(false)},
-          {"collective_s", collective_s},
-          {"collectives_per_step", collectives}};
+  return out;
 }
 
 }  // namespace burst::rt

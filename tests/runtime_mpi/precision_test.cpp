@@ -57,19 +57,20 @@ TEST_CASE("bf16 plans send exactly the simulator's bytes on every ring level and
         for (const std::string mask : {"full", "causal", "sliding:5", "document:6"}) {
           // bf16 accumulators on the mode's own ring, fp32 on the other (which it does not use).
           const plan::Plan p = bf16_plan(world, shape.ulysses, shape.inner, layout, backward, mask, 2, 4);
-          const Json report = rt::run_attention(p, *comm, options);
+          const auto report = rt::run_attention(p, *comm, options);
           if (comm->rank() != 0) continue;
           INFO(fmt::format("{} ranks, ulysses {}, inner {}, {}, {}, {}", world, shape.ulysses, shape.inner,
                            to_string(layout), to_string(backward), mask));
-          INFO(report["check"].dump());
-          CHECK(report["check"]["passed"].get<bool>());
+          INFO(report->to_json()["check"].dump());
+          CHECK(report->check->passed);
           const planner::RingTraffic simulated = planner::simulated_ring_traffic(
               p, {p.job.seq, p.job.model.heads, p.job.model.kv_heads, p.job.model.head_dim});
           for (int phase = 0; phase < 2; ++phase) {
-            const Json& measured = report["comm_bytes"]["by_level"][phase == 0 ? "forward" : "backward"];
+            const rt::LevelBytes& measured =
+                phase == 0 ? report->comm_bytes.by_level.forward : report->comm_bytes.by_level.backward;
             for (const auto& [level, name] : {std::pair{0, "flat"}, std::pair{1, "intra"}, std::pair{2, "inter"}}) {
               INFO(fmt::format("{} {}", phase == 0 ? "forward" : "backward", name));
-              CHECK(measured[name].get<double>() ==
+              CHECK(measured[static_cast<std::size_t>(level)] ==
                     simulated[static_cast<std::size_t>(phase)][static_cast<std::size_t>(level)]);
             }
           }
@@ -85,15 +86,14 @@ TEST_CASE("bf16 accumulators halve the accumulator bytes of fp32 ones") {
   const auto comm = rt::make_mpi_communicator({30});
   const int world = comm->size();
   for (const BackwardMode backward : {BackwardMode::QRing, BackwardMode::KvRing}) {
-    const Json half = rt::run_attention(bf16_plan(world, 1, world, Layout::Zigzag, backward, "full", 2, 2), *comm, {});
-    const Json full = rt::run_attention(bf16_plan(world, 1, world, Layout::Zigzag, backward, "full", 4, 4), *comm, {});
+    const auto half = rt::run_attention(bf16_plan(world, 1, world, Layout::Zigzag, backward, "full", 2, 2), *comm, {});
+    const auto full = rt::run_attention(bf16_plan(world, 1, world, Layout::Zigzag, backward, "full", 4, 4), *comm, {});
     if (comm->rank() != 0) continue;
     // Full mask, flat ring of P, c tokens a rank, H heads of d: P accumulator hops a rank of
     // c H d (dQ) or 2 c H_kv d (dK, dV) elements, at 2 or 4 bytes each.
     const double p = world, c = 4.0 * 2 * world / world, h = 2, d = 16;
     const double elements = backward == BackwardMode::QRing ? c * h * d : 2 * c * h * d;
-    CHECK(full["comm_bytes"]["backward"].get<double>() - half["comm_bytes"]["backward"].get<double>() ==
-          Approx(p * elements * 2));
+    CHECK(full->comm_bytes.total.backward - half->comm_bytes.total.backward == Approx(p * elements * 2));
   }
 }
 

@@ -32,14 +32,14 @@ TEST_CASE("ring attention matches the single-rank reference for every layout, ri
         for (const std::string mask : {"full", "causal", "sliding:5", "document:7"}) {
           for (const auto& [heads, kv_heads] : std::vector<std::pair<int, int>>{{4, 4}, {4, 2}}) {
             const plan::Plan p = ring_plan(world, inner, layout, backward, mask, heads, kv_heads, 16, seq);
-            const Json report = rt::run_attention(p, *comm, checking());
+            const auto report = rt::run_attention(p, *comm, checking());
             if (comm->rank() != 0) continue;
             INFO(fmt::format("{} ranks, inner {}, {}, {}, {}, {} heads / {} KV", world, inner, to_string(layout),
                              to_string(backward), mask, heads, kv_heads));
-            INFO(report["check"].dump());
-            CHECK(report["check"]["passed"].get<bool>());
-            CHECK(report["messages"]["forward_sent"] == report["messages"]["forward_received"]);
-            CHECK(report["messages"]["backward_sent"] == report["messages"]["backward_received"]);
+            INFO(report->to_json()["check"].dump());
+            CHECK(report->check->passed);
+            CHECK(report->messages.sent.forward == report->messages.received.forward);
+            CHECK(report->messages.sent.backward == report->messages.received.backward);
             ++runs;
           }
         }
@@ -60,14 +60,14 @@ TEST_CASE("the query-side backward moves about 0.75 of the K,V ring's bytes (MHA
                                   static_cast<std::int64_t>(c * p));
   plan::Plan q = kv;
   q.strategy.backward = BackwardMode::QRing;
-  const Json kv_report = rt::run_attention(kv, *comm, {});
-  const Json q_report = rt::run_attention(q, *comm, {});
+  const auto kv_report = rt::run_attention(kv, *comm, {});
+  const auto q_report = rt::run_attention(q, *comm, {});
   if (comm->rank() != 0) return;
   const double kv_bytes = 4 * ((p - 1) * 2 * c * h * d + p * 2 * c * h * d);
   const double q_bytes = 4 * ((p - 1) * (2 * c * h * d + 2 * c * h) + p * c * h * d);
-  CHECK(kv_report["comm_bytes"]["forward"].get<double>() == Approx(4 * (p - 1) * 2 * c * h * d));
-  CHECK(kv_report["comm_bytes"]["backward"].get<double>() == Approx(kv_bytes));
-  CHECK(q_report["comm_bytes"]["backward"].get<double>() == Approx(q_bytes));
+  CHECK(kv_report->comm_bytes.total.forward == Approx(4 * (p - 1) * 2 * c * h * d));
+  CHECK(kv_report->comm_bytes.total.backward == Approx(kv_bytes));
+  CHECK(q_report->comm_bytes.total.backward == Approx(q_bytes));
   // (3d + 2)/(4d) as P grows: 0.754 for d = 128; with P ranks the final hops weigh in.
   const double ratio = q_bytes / kv_bytes;
   CHECK(ratio == Approx(((p - 1) * (2 * d + 2) + p * d) / ((p - 1) * 2 * d + p * 2 * d)));

@@ -31,9 +31,12 @@ using test::training_plan;
 
 rt::TrainingOptions options(int steps, bool check) { return test::training_options(steps, check); }
 
+// The report as `burst run --json` writes it (TrainingReport::to_json, the document scripts
+// read) on rank 0, null elsewhere.
 Json train(const plan::Plan& plan, rt::Communicator& comm, const rt::TrainingOptions& o) {
   rt::TrainingRun run(plan, comm, o);
-  return run.run();
+  const std::optional<rt::TrainingReport> report = run.run();
+  return report ? report->to_json() : Json();
 }
 
 // On rank 0: the check passed, with its figures in the failure message.
@@ -459,8 +462,8 @@ TEST_CASE(
   // step 2 (the final save's set is written into a new generation, and the manifest replaced,
   // only after this callback returns).
   std::int64_t saved_before_step_3 = -1;
-  every.progress = [&](const Json& s) {
-    if (s["step"].get<int>() == 3) {
+  every.progress = [&](const rt::StepProgress& s) {
+    if (s.step == 3) {
       const rt::TrainingState manifest = rt::load_training_state(state);
       CHECK(rt::load_training_state(shard_file(state, 0)).step == manifest.step);
       saved_before_step_3 = manifest.step;

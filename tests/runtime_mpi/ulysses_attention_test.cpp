@@ -52,14 +52,14 @@ TEST_CASE("Ulysses and USP attention match the single-rank reference for every l
           for (const auto& [heads, kv_heads] : std::vector<std::pair<int, int>>{{world, world}, {2 * world, world}}) {
             const plan::Plan p =
                 usp_plan(world, shape.ulysses, shape.inner, layout, backward, mask, heads, kv_heads, 8, seq);
-            const Json report = rt::run_attention(p, *comm, checking());
+            const auto report = rt::run_attention(p, *comm, checking());
             if (comm->rank() != 0) continue;
             INFO(fmt::format("{} ranks, ulysses {}, inner {}, {}, {}, {}, {} heads / {} KV", world, shape.ulysses,
                              shape.inner, to_string(layout), to_string(backward), mask, heads, kv_heads));
-            INFO(report["check"].dump());
-            CHECK(report["check"]["passed"].get<bool>());
-            CHECK(report["messages"]["forward_sent"] == report["messages"]["forward_received"]);
-            CHECK(report["messages"]["backward_sent"] == report["messages"]["backward_received"]);
+            INFO(report->to_json()["check"].dump());
+            CHECK(report->check->passed);
+            CHECK(report->messages.sent.forward == report->messages.received.forward);
+            CHECK(report->messages.sent.backward == report->messages.received.backward);
             ++runs;
           }
         }
@@ -81,14 +81,14 @@ TEST_CASE("the all-to-all and the rings of USP move the closed-form bytes") {
   const double u = 2, ring = world / 2, c = 8, h = world, d = 16, r = c / u, hl = h / u;
   const plan::Plan p = usp_plan(world, 2, world / 2, Layout::Zigzag, BackwardMode::KvRing, "full", world, world, 16,
                                 static_cast<std::int64_t>(c * ring));
-  const Json report = rt::run_attention(p, *comm, {});
+  const auto report = rt::run_attention(p, *comm, {});
   if (comm->rank() != 0) return;
   const double block = r * hl * d;
-  CHECK(report["comm_bytes"]["ulysses"]["forward"].get<double>() == Approx(4 * (u - 1) * (4 * block + r * hl)));
-  CHECK(report["comm_bytes"]["ulysses"]["backward"].get<double>() == Approx(4 * (u - 1) * (8 * block + r * hl)));
-  CHECK(report["comm_bytes"]["forward"].get<double>() == Approx(4 * (ring - 1) * 2 * c * hl * d));
+  CHECK(report->comm_bytes.ulysses.forward == Approx(4 * (u - 1) * (4 * block + r * hl)));
+  CHECK(report->comm_bytes.ulysses.backward == Approx(4 * (u - 1) * (8 * block + r * hl)));
+  CHECK(report->comm_bytes.total.forward == Approx(4 * (ring - 1) * 2 * c * hl * d));
   // K,V ring backward: (R-1) hops of K,V and R hops of dK,dV.
-  CHECK(report["comm_bytes"]["backward"].get<double>() == Approx(4 * ((ring - 1) + ring) * 2 * c * hl * d));
+  CHECK(report->comm_bytes.total.backward == Approx(4 * ((ring - 1) + ring) * 2 * c * hl * d));
 }
 
 TEST_CASE("USP plans the runtime cannot run are refused naming the field") {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,14 +34,15 @@ inline void device_only_copy(void* dst, const void* src, std::size_t bytes) {
 }
 
 // Rank 0's report of `plan` run so (see the head comment).
-inline Json run_device_job(const plan::Plan& plan, const rt::TrainingOptions& o, bool device_rings = false) {
+inline rt::TrainingReport run_device_job(const plan::Plan& plan, const rt::TrainingOptions& o,
+                                         bool device_rings = false) {
   const int world = static_cast<int>(plan.ranks.size());
   const auto job = rt::make_loopback_communicators(world, rt::CommOptions{30});
   auto state_job = rt::make_loopback_communicators(world, rt::CommOptions{30}, device_only_copy);
   std::mutex rings_mutex;  // each ring's transports, made by the first rank that asks for them
   std::map<std::int64_t, std::vector<std::unique_ptr<rt::Communicator>>> rings;
   std::vector<std::unique_ptr<Bf16StepKernels>> kernels;
-  std::vector<Json> reports(static_cast<std::size_t>(world));
+  std::vector<std::optional<rt::TrainingReport>> reports(static_cast<std::size_t>(world));
   std::vector<std::string> errors(static_cast<std::size_t>(world));
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r) kernels.push_back(std::make_unique<Bf16StepKernels>());
@@ -72,7 +74,8 @@ inline Json run_device_job(const plan::Plan& plan, const rt::TrainingOptions& o,
     INFO(e);
     REQUIRE(e.empty());
   }
-  return reports[0];
+  REQUIRE(reports[0]);
+  return *reports[0];
 }
 
 }  // namespace burst::test

@@ -44,7 +44,8 @@ plan::Plan zero_plan(int stage, bool offload, int world = kWorld) {
 
 rt::TrainingOptions options(int steps, bool check) { return test::training_options(steps, check); }
 
-Json run_job(const plan::Plan& plan, const rt::TrainingOptions& o) { return test::run_device_job(plan, o); }
+// Rank 0's report as `burst run --json` writes it.
+Json run_job(const plan::Plan& plan, const rt::TrainingOptions& o) { return test::run_device_job(plan, o).to_json(); }
 
 std::uint64_t state_on_gpu(const Json& report, const char* use) {
   return report["memory_on_gpu"]["model_state_by_use"][use].get<std::uint64_t>();

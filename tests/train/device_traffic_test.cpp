@@ -30,15 +30,14 @@ plan::Plan device_plan(int world, int inner, int ulysses, Layout layout, Backwar
   return p;
 }
 
-std::uint64_t count(const Json& traffic, const char* what) { return traffic[what].get<std::uint64_t>(); }
-
-void require_nothing_crossed(const Json& traffic) {
-  INFO(traffic.dump());
-  CHECK(count(traffic, "host_to_device_bytes") == 0);
-  CHECK(count(traffic, "device_to_host_bytes") == 0);
-  CHECK(count(traffic, "host_waits") == 0);
-  CHECK(count(traffic, "device_synchronizations") == 0);
-  CHECK(count(traffic, "driver_allocations") == 0);
+void require_nothing_crossed(const std::optional<rt::DeviceTraffic>& traffic) {
+  REQUIRE(traffic);
+  INFO(rt::to_json(*traffic).dump());
+  CHECK(traffic->host_to_device_bytes == 0);
+  CHECK(traffic->device_to_host_bytes == 0);
+  CHECK(traffic->host_waits == 0);
+  CHECK(traffic->device_synchronizations == 0);
+  CHECK(traffic->driver_allocations == 0);
 }
 
 }  // namespace
@@ -63,22 +62,23 @@ TEST_CASE("a warm training step with its state in device memory moves nothing to
   };
   for (const Case& c : cases) {
     INFO(c.name);
-    const Json report = test::run_device_job(c.plan, test::training_options(3, false), true);
-    const Json& traffic = report["device_traffic"];
+    const rt::TrainingReport report = test::run_device_job(c.plan, test::training_options(3, false), true);
     // The first step fills the pools (and, were the state on the host, would upload it).
-    CHECK(count(traffic["first_step"], "driver_allocations") > 0);
-    require_nothing_crossed(traffic["later_steps_max"]);
-    CHECK(report["losses"][2].get<double>() < report["losses"][0].get<double>());
+    CHECK(report.device_traffic.first_step.driver_allocations > 0);
+    require_nothing_crossed(report.device_traffic.later_steps_max);
+    REQUIRE(report.steps.size() == 3);
+    CHECK(report.steps[2].loss < report.steps[0].loss);
   }
 }
 
 TEST_CASE("the counters see an offloaded state's uploads and gradients on every step", "[training][device_traffic]") {
   plan::Plan plan = device_plan(2, 2, 1, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::AttnStash, 0);
   plan.strategy.zero.offload = true;
-  const Json report = test::run_device_job(plan, test::training_options(3, false), true);
-  const Json& later = report["device_traffic"]["later_steps_max"];
-  INFO(later.dump());
+  const rt::TrainingReport report = test::run_device_job(plan, test::training_options(3, false), true);
+  REQUIRE(report.device_traffic.later_steps_max);
+  const rt::DeviceTraffic& later = *report.device_traffic.later_steps_max;
+  INFO(rt::to_json(later).dump());
   // Each unit goes up as bf16 and its fp32 gradients come back, every step (two ranks, one process).
-  CHECK(count(later, "host_to_device_bytes") >= 2 * report["run"]["parameters"].get<std::uint64_t>());
-  CHECK(count(later, "device_to_host_bytes") >= 4 * report["run"]["parameters"].get<std::uint64_t>());
+  CHECK(later.host_to_device_bytes >= 2 * report.run.parameters);
+  CHECK(later.device_to_host_bytes >= 4 * report.run.parameters);
 }

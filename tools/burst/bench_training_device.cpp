@@ -15,6 +15,7 @@
 #include "common/json_reader.hpp"
 #include "plan/plan.hpp"
 #include "runtime/device/device.hpp"
+#include "runtime/training/training_report.hpp"
 #include "tools/burst/device_traffic_text.hpp"
 #include "tools/burst/subprocess_json.hpp"
 
@@ -150,7 +151,7 @@ void print_row(const Json& row, const Json& rows) {
   fmt::print("{:>5} {:>7} {:>9.3f} {:>10.0f} {:>6} {:>7} {:>9.3f} {:>6.2f}  {}\n", ranks, tokens, step,
              row["tokens_per_s"].get<double>(),
              row.contains("mfu") ? fmt::format("{:.1f}%", 100 * row["mfu"].get<double>()) : "-", scaling, predicted,
-             step / predicted, device_traffic_text(row["traffic_warm_step"]));
+             step / predicted, device_traffic_text(rt::device_traffic_from_json(row["traffic_warm_step"])));
   if (!row.contains("torch")) return;
   const Json& t = row["torch"];
   if (t.contains("unavailable")) {

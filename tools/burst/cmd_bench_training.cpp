@@ -62,16 +62,16 @@ std::vector<Variant> variants(const plan::Plan& base, const BenchTrainingOptions
 
 double in_mib(const Json& bytes) { return bytes.get<double>() / (1024.0 * 1024.0); }
 
-Json row_of(const Variant& v, const Json& r) {
-  const Json& at = r["memory"]["at_peak"];
+Json row_of(const Variant& v, const rt::TrainingReport& r) {
+  const Json report = r.to_json();
   return {{"section", v.section},
           {"variant", v.name},
-          {"peak_memory_bytes", r["peak_memory_bytes"]},
-          {"at_peak", at},
-          {"lm_head_peak_bytes", r["memory"]["peak_by_use"]["lm_head"]},
-          {"step_s_median", r["measured"]["step_s_median"]},
-          {"recompute_s", r["measured"]["recompute_s"]},
-          {"losses", r["losses"]}};
+          {"peak_memory_bytes", r.peak_memory_bytes},
+          {"at_peak", report["memory"]["at_peak"]},
+          {"lm_head_peak_bytes", r.memory.peak_by_use[static_cast<std::size_t>(rt::MemoryUse::LossWorkspace)]},
+          {"step_s_median", r.measured.step_s_median},
+          {"recompute_s", r.measured.recompute_s},
+          {"losses", report["losses"]}};
 }
 
 void print_row(const Json& row) {
@@ -92,7 +92,7 @@ void bench(const BenchTrainingOptions& o) {
   training.data = o.data;
   std::vector<Variant> list;
   std::vector<std::unique_ptr<rt::TrainingRun>> runs;
-  (void)run_on_every_rank(comm, [&]() -> std::function<Json()> {
+  (void)run_on_every_rank(comm, [&]() -> std::function<void()> {
     const plan::Plan base = plan::read_plan(o.plan);
     check_plan_cluster(base, o.plan);
     std::vector<Variant> candidates = variants(base, o);
@@ -100,7 +100,7 @@ void bench(const BenchTrainingOptions& o) {
     for (const Variant& v : candidates) ready.push_back(std::make_unique<rt::TrainingRun>(v.plan, comm, training));
     list = std::move(candidates);  // all or nothing: a failed variant leaves no rank with a partial list
     runs = std::move(ready);
-    return [] { return Json(); };
+    return [] {};
   });
   if (runs.empty()) return;  // bad input, reported by rank 0
   if (comm.rank() == 0 && !o.json) {
@@ -111,10 +111,10 @@ void bench(const BenchTrainingOptions& o) {
   }
   Json rows = Json::array();
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const Json report =
-        run_on_every_rank(comm, [&]() -> std::function<Json()> { return [&] { return runs[i]->run(); }; });
-    if (comm.rank() != 0) continue;
-    rows.push_back(row_of(list[i], report));
+    std::optional<rt::TrainingReport> report;
+    (void)run_on_every_rank(comm, [&]() -> std::function<void()> { return [&] { report = runs[i]->run(); }; });
+    if (!report) continue;  // ranks other than 0
+    rows.push_back(row_of(list[i], *report));
     if (!o.json) print_row(rows.back());
   }
   if (comm.rank() == 0 && o.json) fmt::print("{}\n", rows.dump(2));

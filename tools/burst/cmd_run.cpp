@@ -52,81 +52,74 @@ struct RunOptions {
 
 // A string of a run's report as the terminal shows it: the plan's names, and paths (--data,
 // --save) that may hold any byte.
-std::string shown(const Json& text) { return escape::terminal(text.get<std::string>()); }
+std::string shown(const std::string& text) { return escape::terminal(text); }
 
-// "precision bf16 (dQ accumulators bf16, dK,dV fp32); overlap on"
-std::string precision_line(const Json& run) {
-  const Json& p = run["precision"];
+// "precision bf16 tensors, dQ accumulators bf16, dK,dV accumulators fp32; transfers overlapped"
+std::string precision_line(const rt::AttentionPrecision& p, bool overlap) {
   return fmt::format("  precision {} tensors, dQ accumulators {}, dK,dV accumulators {}; transfers {}\n",
-                     shown(p["activations"]), shown(p["dq"]), shown(p["dkv"]),
-                     run["overlap"].get<bool>() ? "overlapped with compute" : "then compute (overlap off)");
+                     to_string(p.activations), to_string(p.dq), to_string(p.dkv),
+                     overlap ? "overlapped with compute" : "then compute (overlap off)");
 }
 
 // The simulator's bytes per ring level for the plan as it ran (a dry run's dimensions and
-// mask), beside the measured ones: report["comm_bytes"]["simulated_by_level"] and the ratios.
-void add_simulated_traffic(const rt::PreparedRun& ran, Json& report) {
+// mask), beside the measured ones.
+void add_simulated_traffic(const rt::PreparedRun& ran, rt::AttentionReport& report) {
   const planner::RingTraffic simulated =
       planner::simulated_ring_traffic(ran.plan, {ran.seq, ran.heads, ran.kv_heads, ran.head_dim});
-  Json& bytes = report["comm_bytes"];
-  for (std::size_t phase = 0; phase < 2; ++phase) {
-    const char* name = phase == 0 ? "forward" : "backward";
-    for (std::size_t level = 0; level < 3; ++level) {
-      const char* level_name = level == 0 ? "flat" : level == 1 ? "intra" : "inter";
-      bytes["simulated_by_level"][name][level_name] = simulated[phase][level];
-    }
+  rt::PhaseLevelBytes& out = report.comm_bytes.simulated_by_level.emplace();
+  for (std::size_t level = 0; level < simulated[0].size(); ++level) {
+    out.forward[level] = simulated[0][level];
+    out.backward[level] = simulated[1][level];
   }
 }
 
 // "flat 1.000" for each level either side uses: measured over simulated bytes.
-std::string traffic_ratios(const Json& bytes, const char* phase) {
+std::string traffic_ratios(const rt::LevelBytes& measured, const rt::LevelBytes& simulated) {
   std::string out;
-  for (const char* level : {"flat", "intra", "inter"}) {
-    const double measured = bytes["by_level"][phase][level].get<double>();
-    const double simulated = bytes["simulated_by_level"][phase][level].get<double>();
-    if (measured == 0 && simulated == 0) continue;
-    out += simulated > 0 ? fmt::format(" {} {:.3f}", level, measured / simulated)
-                         : fmt::format(" {} {:.0f} bytes, none simulated", level, measured);
+  for (std::size_t level = 0; level < measured.size(); ++level) {
+    const std::string_view name = rt::to_string(static_cast<rt::RingLevel>(level));
+    if (measured[level] == 0 && simulated[level] == 0) continue;
+    out += simulated[level] > 0 ? fmt::format(" {} {:.3f}", name, measured[level] / simulated[level])
+                                : fmt::format(" {} {:.0f} bytes, none simulated", name, measured[level]);
   }
   return out.empty() ? " none sent" : out;
 }
 
-void print_report(const Json& r) {
-  const Json& m = r["measured"];
-  const Json& p = r["predicted"];
+void print_report(const rt::AttentionReport& r) {
+  const rt::AttentionReport::Measured& m = r.measured;
   fmt::print("{} on {} ranks: {} ring, {} layout, {} backward, {} mask; {} tokens x {} heads ({} KV) x {}\n",
-             shown(r["plan"]["strategy"]), r["plan"]["ranks"].get<int>(), shown(r["plan"]["ring"]),
-             shown(r["plan"]["layout"]), shown(r["plan"]["backward"]), shown(r["plan"]["mask"]),
-             r["run"]["seq"].get<std::int64_t>(), r["run"]["heads"].get<int>(), r["run"]["kv_heads"].get<int>(),
-             r["run"]["head_dim"].get<int>());
-  fmt::print("{}", precision_line(r["run"]));
+             shown(r.plan.strategy), r.plan.ranks, shown(r.plan.ring), shown(r.plan.layout), shown(r.plan.backward),
+             shown(r.plan.mask), r.run.seq, r.run.heads, r.run.kv_heads, r.run.head_dim);
+  fmt::print("{}", precision_line(r.run.precision, r.run.overlap));
   fmt::print("  forward   measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
-             m["forward_s"].get<double>(), p["forward_s"].get<double>(), r["comm_bytes"]["forward"].get<double>());
+             m.time_s.forward, r.predicted_s.forward, r.comm_bytes.total.forward);
   fmt::print("  backward  measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
-             m["backward_s"].get<double>(), p["backward_s"].get<double>(), r["comm_bytes"]["backward"].get<double>());
+             m.time_s.backward, r.predicted_s.backward, r.comm_bytes.total.backward);
+  const rt::PhasePair overlap = m.overlap();
   fmt::print(
       "  overlap   forward {:.2f}, backward {:.2f} (phase time / busiest rank's kernel time; 1 = fully hidden)\n",
-      m["forward_overlap"].get<double>(), m["backward_overlap"].get<double>());
-  fmt::print("  ring bytes measured / simulated: forward{}, backward{}\n", traffic_ratios(r["comm_bytes"], "forward"),
-             traffic_ratios(r["comm_bytes"], "backward"));
-  const Json& msg = r["messages"];
-  fmt::print("  messages  forward {} sent / {} received, backward {} sent / {} received\n",
-             msg["forward_sent"].get<double>(), msg["forward_received"].get<double>(),
-             msg["backward_sent"].get<double>(), msg["backward_received"].get<double>());
-  if (r.contains("check")) {
-    const Json& c = r["check"];
-    const bool relative = c["tolerance_kind"].get<std::string>() != "max |error|";
-    const Json& e = relative ? c["max_rel_err"] : c["max_abs_err"];
+      overlap.forward, overlap.backward);
+  if (const auto& simulated = r.comm_bytes.simulated_by_level) {
+    fmt::print("  ring bytes measured / simulated: forward{}, backward{}\n",
+               traffic_ratios(r.comm_bytes.by_level.forward, simulated->forward),
+               traffic_ratios(r.comm_bytes.by_level.backward, simulated->backward));
+  }
+  const rt::AttentionReport::Messages& msg = r.messages;
+  fmt::print("  messages  forward {} sent / {} received, backward {} sent / {} received\n", msg.sent.forward,
+             msg.received.forward, msg.sent.backward, msg.received.backward);
+  if (const auto& c = r.check) {
+    const rt::TensorErrors& e = c->judged();
     fmt::print("  check     {} out {:.2e}, dq {:.2e}, dk {:.2e}, dv {:.2e} (tolerance {:.0e}): {}\n",
-               relative ? "max |error| / max |reference|" : "max |error|", e["out"].get<double>(),
-               e["dq"].get<double>(), e["dk"].get<double>(), e["dv"].get<double>(), c["tolerance"].get<double>(),
-               c["passed"].get<bool>() ? "passed" : "FAILED");
+               c->tolerance_kind(), e.out, e.dq, e.dk, e.dv, c->tolerance, c->passed ? "passed" : "FAILED");
   }
 }
 
-void report_attention(const RunOptions& o, const rt::Session& session, Json report) {
+void print_json(const Json& report) { fmt::print("{}\n", report.dump(2, ' ', false, Json::error_handler_t::replace)); }
+
+void report_attention(const RunOptions& o, const rt::Session& session, rt::AttentionReport report) {
   add_simulated_traffic(*session.attention(), report);
   if (o.json) {
-    fmt::print("{}\n", report.dump(2, ' ', false, Json::error_handler_t::replace));
+    print_json(report.to_json());
   } else {
     print_report(report);
   }
@@ -135,104 +128,102 @@ void report_attention(const RunOptions& o, const rt::Session& session, Json repo
     fmt::print(stderr, "trace written to {} (open it in https://ui.perfetto.dev or chrome://tracing)\n",
                escape::terminal(o.trace));
   }
-  if (report.contains("check") && !report["check"]["passed"].get<bool>()) {
+  if (report.check && !report.check->passed) {
     throw Error(Problem{"--check", "the distributed result differs from the single-rank reference beyond the tolerance",
                         "", "run with --dry-run to check the schedule alone"});
   }
 }
 
-std::string mib(const Json& bytes) { return fmt::format("{:.1f} MiB", bytes.get<double>() / (1024.0 * 1024.0)); }
+std::string mib(double bytes) { return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0)); }
 
 // A GPU run: its tensors are the "GPU layout" column; CUDA's own counts beside them.
-void print_cuda_memory(const Json& g) {
+void print_cuda_memory(const rt::DeviceMemoryUse& g) {
   fmt::print(
       "  on GPU    the GPU layout column is what this run's GPU step allocated for its activations; CUDA "
       "measured: the step's pool (attention's included) at its peak {}, device in use {} of {}\n",
-      mib(g["pool_peak_bytes"]), mib(g["device_used_bytes"]), mib(g["device_total_bytes"]));
+      mib(static_cast<double>(g.pool_peak_bytes)), mib(static_cast<double>(g.device_used_bytes)),
+      mib(static_cast<double>(g.device_total_bytes)));
 }
 
-void print_training_report(const Json& r) {
-  const Json& p = r["plan"];
-  const Json& run = r["run"];
-  const Json& losses = r["losses"];
-  const Json& m = r["measured"];
-  std::string checkpoint = shown(p["checkpoint"]);
-  if (checkpoint == "seq_stash") checkpoint += fmt::format(" (kept {:.2f})", p["kept_fraction"].get<double>());
-  fmt::print("\n{} on {} ranks: {} ring, {} layout, {} backward, {} mask, checkpoint {}, LM head in {} chunk(s)\n",
-             shown(p["strategy"]), p["ranks"].get<int>(), shown(p["ring"]), shown(p["layout"]), shown(p["backward"]),
-             shown(p["mask"]), checkpoint, p["lm_head_chunks"].get<int>());
-  fmt::print("  model     {} ({} parameters), {}-token sequences of {} ({} documents)\n", shown(run["model"]["name"]),
-             run["parameters"].get<std::int64_t>(), units::format_tokens(run["seq"].get<std::int64_t>()),
-             shown(run["data"]["source"]), run["data"]["documents"].get<std::int64_t>());
-  fmt::print("{}", precision_line(run));
-  fmt::print("  loss      {:.4f} -> {:.4f} over {} steps (from step {})\n", losses.front().get<double>(),
-             losses.back().get<double>(), losses.size(), run["first_step"].get<std::int64_t>());
-  const Json& lr = run["lr_schedule"];
-  fmt::print("  lr        peak {:.3g}, linear warm-up over {} steps, then {}\n", lr["peak"].get<double>(),
-             lr["warmup_steps"].get<std::int64_t>(),
-             lr["decay"] == "cosine" ? fmt::format("cosine to {:.3g} at step {}",
-                                                   lr["peak"].get<double>() * lr["floor_ratio"].get<double>(),
-                                                   lr["decay_steps"].get<std::int64_t>())
-                                     : std::string("constant"));
-  fmt::print(
-      "  step      measured {:.3f} s median (forward {:.3f}, backward {:.3f} of which recompute {:.3f}; attention "
-      "{:.3f}, LM head {:.3f}), predicted {:.3f} s\n",
-      m["step_s_median"].get<double>(), m["forward_s"].get<double>(), m["backward_s"].get<double>(),
-      m["recompute_s"].get<double>(), m["attention_s"].get<double>(), m["loss_s"].get<double>(),
-      r["predicted"]["step_time_s"].get<double>());
-  const Json& z = r["zero"];
-  fmt::print("  zero      stage {} over {} ranks: {} of {} parameters a shard, {:.3f} s a step in its collectives\n",
-             z["stage"].get<int>(), z["ranks"].get<int>(), z["shard_floats"].get<std::int64_t>(),
-             z["total_floats"].get<std::int64_t>(), z["collective_s"].get<double>());
-  if (z.contains("state")) fmt::print("  state     {}\n", shown(z["state"]));
-  const Json& dt = r["device_traffic"];
-  fmt::print("  traffic   first step: {}\n", device_traffic_text(dt["first_step"]));
-  if (dt.contains("later_steps_max"))
-    fmt::print("            later steps, at most: {}\n", device_traffic_text(dt["later_steps_max"]));
-  if (z["offload"].is_string()) fmt::print("  offload   {}\n", shown(z["offload"]));
-  // Each item the run measured (the largest rank's peak) beside the plan's item of the same
-  // name; the note says why where they differ by more than 10%. The reserve stands apart.
-  const auto bytes = [](const Json& v) { return v.is_null() ? std::string("-") : mib(v); };
+// "constant" or "cosine to 4.6e-05 at step 1000"
+std::string decay_text(const rt::LrSchedule& lr) {
+  return lr.decay == rt::LrDecay::Cosine
+             ? fmt::format("cosine to {:.3g} at step {}", lr.peak * lr.floor_ratio, lr.decay_steps)
+             : std::string("constant");
+}
+
+// Each item the run measured (the largest rank's peak) beside the plan's item of the same
+// name; the note says why where they differ by more than 10%. The reserve stands apart.
+void print_memory_items(const std::vector<rt::MemoryItemRow>& items) {
+  const auto bytes = [](const std::optional<double>& v) { return v ? mib(*v) : std::string("-"); };
   fmt::print("  memory    peak per rank, measured here | as the GPU step lays it out | predicted by the plan:\n");
-  const Json* reserve = nullptr;
-  for (const Json& item : r["memory_items"]) {
-    const std::string name = shown(item["item"]);
-    if (name == "reserve") {
+  const rt::MemoryItemRow* reserve = nullptr;
+  for (const rt::MemoryItemRow& item : items) {
+    if (item.item == "reserve") {
       reserve = &item;
       continue;
     }
-    const std::string why = shown(item["note"]), gpu_why = shown(item["on_gpu_note"]);
+    const std::string why = shown(item.host.note), gpu_why = shown(item.on_gpu.note);
     // One note: why the GPU layout differs from the plan, else why this run's fp32 buffers do.
     const std::string note = !gpu_why.empty() ? "  (" + gpu_why + ")" : why.empty() ? "" : "  (here: " + why + ")";
-    fmt::print("            {:<16} {:>12} | {:>12} | {:>12}{}\n", name, bytes(item["measured"]), bytes(item["on_gpu"]),
-               bytes(item["predicted"]), note);
+    fmt::print("            {:<16} {:>12} | {:>12} | {:>12}{}\n", shown(item.item), bytes(item.host.measured),
+               bytes(item.on_gpu.measured), mib(item.predicted), note);
   }
   if (reserve != nullptr) {
     fmt::print("            {:<16} {:>12} | {:>12} | {:>12}  (apart, not in the total: {})\n", "reserve", "-", "-",
-               bytes((*reserve)["predicted"]), shown((*reserve)["note"]));
-  }
-  if (r["memory_on_gpu"].contains("measured_by_cuda")) print_cuda_memory(r["memory_on_gpu"]["measured_by_cuda"]);
-  if (r.contains("check")) {
-    const Json& c = r["check"];
-    fmt::print(
-        "  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "
-        "tolerance {:.0e}: {}\n",
-        c["loss"].get<double>(), c["reference_loss"].get<double>(), c["max_rel_err_grad"].get<double>(),
-        shown(c["worst_tensor"]), c["tolerance"].get<double>(), c["passed"].get<bool>() ? "passed" : "FAILED");
-  }
-  if (!run["saved_to"].get<std::string>().empty()) {
-    fmt::print("  saved     {} (after step {})\n", shown(run["saved_to"]),
-               run["first_step"].get<std::int64_t>() + run["steps"].get<std::int64_t>());
+               mib(reserve->predicted), shown(reserve->host.note));
   }
 }
 
-void report_training(const RunOptions& o, const Json& report) {
+void print_training_report(const rt::TrainingReport& r) {
+  const rt::TrainingReport::PlanRun& p = r.plan;
+  const rt::TrainingReport::Run& run = r.run;
+  const rt::TrainingReport::Measured& m = r.measured;
+  std::string checkpoint = shown(p.checkpoint);
+  if (checkpoint == "seq_stash") checkpoint += fmt::format(" (kept {:.2f})", p.kept_fraction);
+  fmt::print("\n{} on {} ranks: {} ring, {} layout, {} backward, {} mask, checkpoint {}, LM head in {} chunk(s)\n",
+             shown(p.strategy), p.ranks, shown(p.ring), shown(p.layout), shown(p.backward), shown(p.mask), checkpoint,
+             p.lm_head_chunks);
+  fmt::print("  model     {} ({} parameters), {}-token sequences of {} ({} documents)\n", shown(run.model.name),
+             run.parameters, units::format_tokens(run.seq), shown(run.data.source), run.data.documents);
+  fmt::print("{}", precision_line(run.precision, run.overlap));
+  fmt::print("  loss      {:.4f} -> {:.4f} over {} steps (from step {})\n", r.steps.front().loss, r.steps.back().loss,
+             r.steps.size(), run.first_step);
+  fmt::print("  lr        peak {:.3g}, linear warm-up over {} steps, then {}\n", run.lr_schedule.peak,
+             run.lr_schedule.warmup_steps, decay_text(run.lr_schedule));
+  fmt::print(
+      "  step      measured {:.3f} s median (forward {:.3f}, backward {:.3f} of which recompute {:.3f}; attention "
+      "{:.3f}, LM head {:.3f}), predicted {:.3f} s\n",
+      m.step_s_median, m.forward_s, m.backward_s, m.recompute_s, m.attention_s, m.loss_s, r.predicted_step_s);
+  const rt::ZeroSummary& z = r.zero;
+  fmt::print("  zero      stage {} over {} ranks: {} of {} parameters a shard, {:.3f} s a step in its collectives\n",
+             z.stage, z.ranks, z.shard_floats, z.total_floats, z.collective_s);
+  fmt::print("  state     {}\n", shown(z.state));
+  fmt::print("  traffic   first step: {}\n", device_traffic_text(r.device_traffic.first_step));
+  if (const auto& later = r.device_traffic.later_steps_max)
+    fmt::print("            later steps, at most: {}\n", device_traffic_text(*later));
+  if (z.offload) fmt::print("  offload   {}\n", shown(*z.offload));
+  print_memory_items(r.memory_items);
+  if (r.measured_by_cuda) print_cuda_memory(*r.measured_by_cuda);
+  if (const auto& c = r.check) {
+    fmt::print(
+        "  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "
+        "tolerance {:.0e}: {}\n",
+        c->loss, c->reference_loss, c->max_rel_err_grad, shown(c->worst_tensor), c->tolerance,
+        c->passed ? "passed" : "FAILED");
+  }
+  if (!run.saved_to.empty()) {
+    fmt::print("  saved     {} (after step {})\n", shown(run.saved_to), run.first_step + run.steps);
+  }
+}
+
+void report_training(const RunOptions& o, const rt::TrainingReport& report) {
   if (o.json) {
-    fmt::print("{}\n", report.dump(2, ' ', false, Json::error_handler_t::replace));
+    print_json(report.to_json());
   } else {
     print_training_report(report);
   }
-  if (report.contains("check") && !report["check"]["passed"].get<bool>()) {
+  if (report.check && !report.check->passed) {
     throw Error(Problem{"--check", "the distributed step differs from the single-rank step beyond the tolerance", "",
                         "run --attention-only --check to test the attention alone"});
   }
@@ -248,11 +239,10 @@ rt::RunRequest run_request(const RunOptions& o) {
   t.lr.decay = rt::parse_lr_decay(o.decay, "--decay");
   // Progress goes to stderr under --json, so stdout stays one JSON document.
   std::FILE* progress = o.json ? stderr : stdout;
-  t.progress = [progress](const Json& s) {
-    fmt::print(progress, "step {:>4}/{}  loss {:.4f}  {:.3f} s  {:.0f} tokens/s  grad norm {:.3f}  peak {}\n",
-               s["step"].get<std::int64_t>(), s["last_step"].get<std::int64_t>(), s["loss"].get<double>(),
-               s["step_s"].get<double>(), s["tokens_per_s"].get<double>(), s["grad_norm"].get<double>(),
-               mib(s["peak_memory_bytes"]));
+  t.progress = [progress](const rt::StepProgress& s) {
+    fmt::print(progress, "step {:>4}/{}  loss {:.4f}  {:.3f} s  {:.0f} tokens/s  grad norm {:.3f}  peak {}\n", s.step,
+               s.last_step, s.loss, s.step_s, s.tokens_per_s, s.grad_norm,
+               mib(static_cast<double>(s.peak_memory_bytes)));
     std::fflush(progress);
   };
   return r;
@@ -264,15 +254,16 @@ void run_rank(const RunOptions& o, rt::Communicator& comm) {
   std::optional<plan::Plan> plan = read_placed_plan(o.plan, comm);
   if (!plan) return;
   std::unique_ptr<rt::Session> session;
-  const Json report = run_on_every_rank(comm, [&]() -> std::function<Json()> {
+  std::optional<rt::RunReport> report;
+  (void)run_on_every_rank(comm, [&]() -> std::function<void()> {
     session = std::make_unique<rt::Session>(std::move(*plan), comm, run_request(o));
-    return [&] { return session->run(); };
+    return [&] { report = session->run(); };
   });
-  if (comm.rank() != 0) return;
-  if (o.attention_only || o.dry_run) {
-    report_attention(o, *session, report);
+  if (!report) return;  // ranks other than 0
+  if (auto* attention = std::get_if<rt::AttentionReport>(&*report)) {
+    report_attention(o, *session, std::move(*attention));
   } else {
-    report_training(o, report);
+    report_training(o, std::get<rt::TrainingReport>(*report));
   }
 }
 

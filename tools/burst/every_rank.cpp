@@ -13,8 +13,8 @@
 
 namespace burst::cli {
 
-Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function<Json()>()>& prepare) {
-  std::function<Json()> execute;
+bool run_on_every_rank(rt::Communicator& comm, const std::function<std::function<void()>()>& prepare) {
+  std::function<void()> execute;
   std::exception_ptr failure;
   std::string message;
   try {
@@ -27,10 +27,7 @@ Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function
   // One collective so that every rank knows whether every rank is ready: how many failed, and
   // whether rank 0 did (then its message speaks for all; otherwise the failed ranks speak).
   std::vector<std::int64_t> verdict{failure ? 1 : 0, failure && comm.rank() == 0 ? 1 : 0};
-  (void)run_guarded(comm, [&] {
-    comm.allreduce(std::span<std::int64_t>(verdict), rt::ReduceOp::Sum);
-    return Json();
-  });
+  run_guarded(comm, [&] { comm.allreduce(std::span<std::int64_t>(verdict), rt::ReduceOp::Sum); });
   if (verdict[0] > 0) {
     if (comm.rank() == 0 && failure) std::rethrow_exception(failure);
     if (comm.rank() == 0) {
@@ -39,14 +36,15 @@ Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function
           "every rank must be able to read the same plan, data and state files"});
     }
     if (failure && verdict[1] == 0) fmt::print(stderr, "rank {}: error: {}\n", comm.rank(), message);
-    return nullptr;
+    return false;
   }
-  return run_guarded(comm, execute);
+  run_guarded(comm, execute);
+  return true;
 }
 
-Json run_guarded(rt::Communicator& comm, const std::function<Json()>& work) {
+void run_guarded(rt::Communicator& comm, const std::function<void()>& work) {
   try {
-    return work();
+    work();
   } catch (const Error& e) {  // never leave the others waiting
     if (comm.size() == 1) throw;
     rt::abort_job(comm, e.what());

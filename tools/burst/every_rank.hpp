@@ -17,17 +17,16 @@
 #include <functional>
 #include <string>
 
-#include "common/json_reader.hpp"
 #include "runtime/comm/communicator.hpp"
 
 namespace burst::cli {
 
-// `prepare` returns what to execute. Returns the executed result on rank 0, null elsewhere and
-// on ranks other than 0 after bad input.
-[[nodiscard]] Json run_on_every_rank(rt::Communicator& comm, const std::function<std::function<Json()>()>& prepare);
+// `prepare` returns what to execute (its results are the caller's to capture). Returns whether
+// it was executed: false on ranks other than 0 after bad input (rank 0 throws it).
+[[nodiscard]] bool run_on_every_rank(rt::Communicator& comm, const std::function<std::function<void()>()>& prepare);
 
 // Runs `work`, which communicates: a failure in it (a burst::Error or any exception) ends the
 // whole job with its message (rt::abort_job) instead of unwinding; a one-rank job rethrows it.
-Json run_guarded(rt::Communicator& comm, const std::function<Json()>& work);
+void run_guarded(rt::Communicator& comm, const std::function<void()>& work);
 
 }  // namespace burst::cli

@@ -47,19 +47,16 @@ std::vector<launch::JobRank> gather_job(rt::Communicator& comm) {
 
 std::optional<plan::Plan> read_placed_plan(const std::string& plan_path, rt::Communicator& comm) {
   std::vector<launch::JobRank> job;
-  (void)run_guarded(comm, [&] {  // a rank that never comes ends the job here, at --timeout
-    job = gather_job(comm);
-    return Json();
-  });
+  run_guarded(comm, [&] { job = gather_job(comm); });  // a rank that never comes ends the job here, at --timeout
   std::optional<plan::Plan> plan;
-  const Json ready = run_on_every_rank(comm, [&]() -> std::function<Json()> {
+  const bool ready = run_on_every_rank(comm, [&]() -> std::function<void()> {
     plan = plan::read_plan(plan_path);
     check_plan_cluster(*plan, plan_path);  // its /cluster a topology, the one its hash names
     const std::string note = launch::check_placement(*plan, job, plan_path);
     if (comm.rank() == 0 && !note.empty()) fmt::print(stderr, "note: {}\n", note);
-    return [] { return Json(true); };
+    return [] {};
   });
-  if (ready.is_null()) return std::nullopt;  // another rank's bad input, which rank 0 reports
+  if (!ready) return std::nullopt;  // another rank's bad input, which rank 0 reports
   return plan;
 }
 
