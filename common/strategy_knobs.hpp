@@ -3,8 +3,8 @@
 // (jobs) are built from these structs, so a knob added here reaches all of them.
 //
 // AttentionKnobs: how one attention layer is distributed (docs/strategies.md, "The knobs").
-// TrainingKnobs: what the rest of the iteration does: checkpointing, the LM head's chunks,
-// ZeRO sharding and offload (docs/iteration-model.md). AttentionKnobOverrides: the attention
+// TrainingKnobs: what the rest of the iteration does: tensor parallelism, checkpointing, the LM
+// head's chunks, ZeRO sharding and offload (docs/iteration-model.md). AttentionKnobOverrides: the attention
 // knobs a what-if may change, each unset one keeping the strategy's own value.
 #pragma once
 
@@ -40,6 +40,10 @@ struct ZeroConfig {
 };
 
 struct TrainingKnobs {
+  // Tensor-parallel degree T (Megatron-LM's, with sequence parallelism): T consecutive GPUs of a
+  // node split every linear layer's weights and, around attention, the heads; the context-
+  // parallel world (ring x Ulysses) is the rest, one rank per T GPUs (docs/iteration-model.md).
+  int tp = 1;
   CheckpointConfig checkpoint;
   int lm_head_chunks = 1;  // 1: the local logits are materialised whole (unfused)
   ZeroConfig zero;

@@ -1,4 +1,4 @@
-// The plan contract, "schema": "burst.plan/1": what the planner decides and the runtime obeys.
+// The plan contract, "schema": "burst.plan/2": what the planner decides and the runtime obeys.
 //
 // A plan is self-contained: the job (model dimensions, sequence, mask, memory budget), the
 // cluster it was made for (the whole burst.topology/1 document, so a plan can be explained,
@@ -8,6 +8,12 @@
 // the runtime can read plans without the simulator or the search.
 //
 // JSON is ordered and written the same way every time: the same plan is the same bytes.
+//
+// The world is a product: tp x ulysses x cp ranks (tensor parallelism innermost: ranks
+// T k .. T k + T - 1 are one tensor-parallel group, inside a node; then the Ulysses groups, then
+// the ring). Every ring carries the heads of one tensor-parallel rank ("tp") and one Ulysses
+// member. burst.plan/2 adds "tp" to the strategy and to each ring; burst.plan/1 documents (no
+// tensor parallelism) are still read, as tp 1 (docs/plan-format.md).
 #pragma once
 
 #include <cstdint>
@@ -21,7 +27,8 @@
 
 namespace burst::plan {
 
-inline constexpr const char* kSchema = "burst.plan/1";
+inline constexpr const char* kSchema = "burst.plan/2";
+inline constexpr const char* kSchemaV1 = "burst.plan/1";  // read, never written
 
 struct Job {
   ModelSpec model;
@@ -31,6 +38,7 @@ struct Job {
   Mask mask;
   double memory_budget_bytes = 0;  // per GPU; 0: the GPU's memory
   std::string only_family;         // the search was limited to this family ("": all), so a replan is too
+  int only_tp = 0;                 // ... and to this tensor-parallel degree (0: every one the node allows)
   friend bool operator==(const Job&, const Job&) = default;
 };
 
@@ -54,6 +62,7 @@ struct Ring {
   std::string level;       // "flat", "intra" or "inter"
   int member = 0;          // the Ulysses member the ring belongs to
   std::vector<int> order;  // world ranks; each receives from the one before it
+  int tp = 0;              // the tensor-parallel rank whose heads the ring carries
   friend bool operator==(const Ring&, const Ring&) = default;
 };
 

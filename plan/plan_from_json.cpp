@@ -14,25 +14,30 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"schema", "meta",      "job",          "strategy", "world",
                                            "rings",  "predicted", "alternatives", "cluster"};
-const std::vector<std::string> kStrategyKeys = {"name",      "cp",       "ulysses", "ring",       "layout",  "backward",
-                                                "dkv_bytes", "dq_bytes", "overlap", "checkpoint", "lm_head", "zero"};
+const std::vector<std::string> kStrategyKeys = {"name",       "tp",       "cp",        "ulysses",  "ring",
+                                                "layout",     "backward", "dkv_bytes", "dq_bytes", "overlap",
+                                                "checkpoint", "lm_head",  "zero"};
 const std::vector<std::string> kPredictionKeys = {"step_time_s",    "tokens_per_s_per_gpu", "mfu",
                                                   "exposed_comm_s", "memory_bytes_per_gpu", "time_s",
                                                   "comm_bytes",     "attention_layer"};
 
-// False when the document declares another format (reported): nothing else is worth checking.
-bool check_schema(JsonReader& r, const Json& doc) {
+// The document's plan version (2, or 1 for burst.plan/1), or nothing when it declares another
+// format (reported): nothing else is worth checking. A missing "schema" is reported and read as
+// the current version, so the rest of the document's problems are reported too.
+std::optional<int> check_schema(JsonReader& r, const Json& doc) {
   const auto it = doc.find("schema");
   const std::string hint = fmt::format("a plan starts with \"schema\": \"{}\"; `burst plan` writes one", kSchema);
+  const std::string valid = fmt::format("{} or {}", kSchema, kSchemaV1);
   if (it == doc.end()) {
-    r.problem("/schema", "missing \"schema\"", kSchema, hint);
-    return true;
+    r.problem("/schema", "missing \"schema\"", valid, hint);
+    return 2;
   }
-  if (it->is_string() && it->get<std::string>() == kSchema) return true;
+  if (it->is_string() && it->get<std::string>() == kSchema) return 2;
+  if (it->is_string() && it->get<std::string>() == kSchemaV1) return 1;
   const std::string found = it->is_string() ? it->get<std::string>() : it->dump();
-  r.problem("/schema", fmt::format("'{}' is not a plan schema this build reads", found), kSchema,
+  r.problem("/schema", fmt::format("'{}' is not a plan schema this build reads", found), valid,
             found.rfind("burst.topology/", 0) == 0 ? "this is a topology file; pass it with --topology" : hint);
-  return false;
+  return std::nullopt;
 }
 
 void read_alternatives(detail::PlanReader& reader, const Json& list, std::vector<Alternative>& out) {
@@ -75,7 +80,9 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
               fmt::format("a plan starts with {{\"schema\": \"{}\", ...", kSchema));
     reader.problems().throw_if_any();
   }
-  if (!check_schema(r, doc)) reader.problems().throw_if_any();
+  const std::optional<int> version = check_schema(r, doc);
+  if (!version) reader.problems().throw_if_any();
+  reader.set_version(*version);
   r.reject_unknown_keys(doc, "", kTopKeys);
 
   Plan plan;
@@ -84,7 +91,8 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
     reader.meta(*meta, "/meta", plan);
   }
   if (const Json* job = reader.section(
-          doc, "", "job", {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes", "only_family"})) {
+          doc, "", "job",
+          {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes", "only_family", "only_tp"})) {
     reader.job(*job, "/job", plan.job);
   }
   detail::StrategySizes sizes;
@@ -92,7 +100,7 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
     sizes = reader.strategy(*strategy, "/strategy", plan.strategy);
   }
   std::optional<std::int64_t> world_size;
-  if (const Json* world = reader.section(doc, "", "world", {"size", "ranks"})) {
+  if (const Json* world = reader.section(doc, "", "world", {"size", "ranks"})) {  // tp x cp x ulysses ranks
     world_size = reader.world(*world, "/world", sizes, plan.ranks);
   }
   if (const Json* rings = r.array(doc, "", "rings")) reader.rings(*rings, "/rings", sizes, world_size, plan.rings);

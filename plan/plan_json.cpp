@@ -33,12 +33,14 @@ Json job_json(const Job& job) {
   j["mask"] = to_string(job.mask);
   j["memory_budget_bytes"] = job.memory_budget_bytes;
   if (!job.only_family.empty()) j["only_family"] = job.only_family;
+  if (job.only_tp > 0) j["only_tp"] = job.only_tp;
   return j;
 }
 
 Json strategy_json(const Strategy& s) {
   Json j = Json::object();
   j["name"] = s.name;
+  j["tp"] = s.tp;
   j["cp"] = s.cp;
   j["ulysses"] = s.ulysses;
   j["ring"] = Json{{"kind", to_string(s.ring)}, {"inner", s.inner}, {"outer", s.outer}};
@@ -80,7 +82,7 @@ Json world_json(const std::vector<RankPlacement>& ranks) {
 Json rings_json(const std::vector<Ring>& rings) {
   Json list = Json::array();
   for (const auto& ring : rings)
-    list.push_back(Json{{"level", ring.level}, {"member", ring.member}, {"order", ring.order}});
+    list.push_back(Json{{"level", ring.level}, {"tp", ring.tp}, {"member", ring.member}, {"order", ring.order}});
   return list;
 }
 

@@ -73,6 +73,7 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   if (const auto dtype = reader_.choice(j, pointer, "dtype", {"bf16", "fp16", "fp32"})) job.dtype = *dtype;
   spelled(j, pointer, "mask", job.mask, parse_mask);
   non_negative(j, pointer, "memory_budget_bytes", job.memory_budget_bytes);
+  if (j.contains("only_tp")) integer(j, pointer, "only_tp", job.only_tp, 1, kMaxCount);
   if (j.contains("only_family") && text(j, pointer, "only_family", job.only_family) && job.only_family.empty()) {
     reader_.problem(JsonReader::child(pointer, "only_family"), "empty family", "a family such as burst, or no key");
   }
@@ -82,6 +83,13 @@ StrategySizes PlanReader::strategy(const Json& j, std::string_view pointer, Stra
   StrategySizes sizes;
   if (text(j, pointer, "name", s.name) && s.name.empty()) {
     reader_.problem(JsonReader::child(pointer, "name"), "empty strategy name", "a family such as burst, megatron-cp");
+  }
+  if (version_ >= 2) {
+    sizes.tp.reset();
+    if (integer(j, pointer, "tp", s.tp, 1, kMaxCount)) sizes.tp = s.tp;
+  } else if (j.contains("tp")) {
+    reader_.problem(JsonReader::child(pointer, "tp"), fmt::format("burst.plan/1 has no \"tp\""),
+                    "\"schema\": \"burst.plan/2\" for a plan with tensor parallelism", "");
   }
   if (integer(j, pointer, "cp", s.cp, 1, kMaxCount)) sizes.cp = s.cp;
   if (integer(j, pointer, "ulysses", s.ulysses, 1, kMaxCount)) sizes.ulysses = s.ulysses;

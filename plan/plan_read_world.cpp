@@ -1,6 +1,6 @@
 // Reading rank placement and ring orders, and checking they describe something executable.
 //
-// The world has cp x ulysses ranks, numbered 0..size-1, each listed once and placed on a
+// The world has tp x cp x ulysses ranks, numbered 0..size-1, each listed once and placed on a
 // distinct (node, local GPU) slot. A ring's order is the sequence its blocks travel: each
 // member receives from the one before it, so a rank listed twice would receive two blocks
 // per step and one left out would never see the others'. Every order must therefore hold
@@ -40,11 +40,12 @@ std::pair<const char*, std::optional<std::int64_t>> level_size(const std::string
 std::optional<std::int64_t> PlanReader::world(const Json& j, std::string_view pointer, const StrategySizes& sizes,
                                               std::vector<RankPlacement>& ranks) {
   std::optional<std::int64_t> size = reader_.integer(j, pointer, "size", true, 1, kMaxCount);
-  if (size && sizes.cp && sizes.ulysses && *size != *sizes.cp * *sizes.ulysses) {
+  if (size && sizes.tp && sizes.cp && sizes.ulysses && *size != *sizes.tp * *sizes.cp * *sizes.ulysses) {
     reader_.problem(JsonReader::child(pointer, "size"),
-                    fmt::format("world size {} does not match the strategy: cp x ulysses = {} x {} = {}", *size,
-                                *sizes.cp, *sizes.ulysses, *sizes.cp * *sizes.ulysses),
-                    "cp x ulysses", "every GPU of the plan is one rank of the ring or of the head split");
+                    fmt::format("world size {} does not match the strategy: tp x cp x ulysses = {} x {} x {} = {}",
+                                *size, *sizes.tp, *sizes.cp, *sizes.ulysses, *sizes.tp * *sizes.cp * *sizes.ulysses),
+                    "tp x cp x ulysses",
+                    "every GPU of the plan is one rank of a tensor-parallel group, of the head split and of the ring");
     size.reset();
   }
   const Json* list = reader_.array(j, pointer, "ranks");
@@ -94,14 +95,20 @@ void PlanReader::rings(const Json& j, std::string_view pointer, const StrategySi
     const Json& e = j[i];
     const std::string at = JsonReader::child(pointer, i);
     if (!e.is_object()) {
-      reader_.problem(at, fmt::format("expected an object, found {}", e.type_name()),
-                      "{\"level\", \"member\", \"order\"}");
+      reader_.problem(
+          at, fmt::format("expected an object, found {}", e.type_name()),
+          version_ >= 2 ? "{\"level\", \"tp\", \"member\", \"order\"}" : "{\"level\", \"member\", \"order\"}");
       continue;
     }
-    reader_.reject_unknown_keys(e, at, {"level", "member", "order"});
+    if (version_ >= 2) {
+      reader_.reject_unknown_keys(e, at, {"level", "tp", "member", "order"});
+    } else {
+      reader_.reject_unknown_keys(e, at, {"level", "member", "order"});
+    }
     Ring ring;
     const auto level = reader_.choice(e, at, "level", {"flat", "intra", "inter"});
     if (level) ring.level = *level;
+    if (version_ >= 2) integer(e, at, "tp", ring.tp, 0, sizes.tp ? *sizes.tp - 1 : kMaxCount);
     integer(e, at, "member", ring.member, 0, sizes.ulysses ? *sizes.ulysses - 1 : kMaxCount);
     const Json* order = reader_.array(e, at, "order");
     if (!order) continue;

@@ -21,7 +21,7 @@ namespace burst::plan::detail {
 // The sizes of a strategy that world and ring checks compare against; each is empty when
 // its own field was missing or invalid.
 struct StrategySizes {
-  std::optional<std::int64_t> cp, ulysses, inner, outer;
+  std::optional<std::int64_t> tp = 1, cp, ulysses, inner, outer;
 };
 
 class PlanReader {
@@ -29,6 +29,8 @@ class PlanReader {
   explicit PlanReader(const std::string& source) : reader_(source, problems_) {}
 
   [[nodiscard]] JsonReader& json() { return reader_; }
+  // The document's plan version: 2 requires "tp" in every strategy and ring, 1 has none (tp 1).
+  void set_version(int version) { version_ = version; }
   [[nodiscard]] Problems& problems() { return problems_; }
 
   // Sections (plan_read_sections.cpp). `pointer` is where `j` sits in the document.
@@ -61,6 +63,7 @@ class PlanReader {
 
  private:
   Problems problems_;
+  int version_ = 2;
   JsonReader reader_;
 };
 

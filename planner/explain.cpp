@@ -22,6 +22,7 @@ std::string describe(const plan::Strategy& s) {
   std::string ring = s.ring == RingKind::Double ? fmt::format("double ring {}x{}", s.inner, s.outer)
                                                 : fmt::format("flat ring of {}", s.cp);
   if (s.ulysses > 1) ring = fmt::format("Ulysses {} x {}", s.ulysses, ring);
+  if (s.tp > 1) ring = fmt::format("tensor parallelism {} (sequence-parallel) x {}", s.tp, ring);
   std::string checkpoint = to_string(s.checkpoint.policy);
   if (s.checkpoint.policy == CheckpointPolicy::SeqStash)
     checkpoint += fmt::format(" (kept {:.2f})", s.checkpoint.kept_fraction);

@@ -24,12 +24,13 @@ plan::Strategy plan_strategy(const sim::TrainingStrategy& strategy, const topo::
   static_cast<AttentionKnobs&>(s) = a;  // the knobs are the same structs: copied whole
   static_cast<TrainingKnobs&>(s) = strategy;
   s.name = a.name;
-  s.cp = a.ulysses > 0 ? topology.gpu_count() / a.ulysses : 0;
+  const sim::World world = sim::tensor_parallel_world(topology, strategy.tp);
+  s.cp = a.ulysses > 0 ? world.size() / a.ulysses : 0;
   // the ring's shape: the simulator's inner 0 (ring ranks per node) made explicit
   s.inner = s.cp;
   s.outer = 1;
   if (a.ring == RingKind::Double && a.ulysses > 0 && s.cp > 0) {
-    const int inner = a.inner > 0 ? a.inner : sim::ring_ranks_per_node(a.ulysses, sim::world_of(topology));
+    const int inner = a.inner > 0 ? a.inner : sim::ring_ranks_per_node(a.ulysses, world);
     if (inner > 0 && s.cp % inner == 0) {
       s.inner = inner;
       s.outer = s.cp / inner;
@@ -58,7 +59,7 @@ plan::Prediction plan_prediction(const sim::IterationSimulation& sim) {
   p.step_time_s = sim.step_time_s;
   p.tokens_per_s_per_gpu = sim.tokens_per_s_per_gpu;
   p.mfu = sim.mfu;
-  p.exposed_comm_s = sim.time.attention_exposed_comm + sim.time.zero_exposed_comm;
+  p.exposed_comm_s = sim.time.attention_exposed_comm + sim.time.zero_exposed_comm + sim.time.tp_exposed_comm;
   p.memory_total_bytes = sim.memory.total();
   p.memory_bytes = items_of(sim::to_json(sim.memory));
   p.time_s = items_of(sim::to_json(sim.time));
@@ -78,6 +79,7 @@ SearchRequest replan_request(const plan::Plan& plan) {
   request.job.dtype_bytes = plan.job.dtype == "fp32" ? 4 : 2;
   request.memory_budget_bytes = plan.job.memory_budget_bytes;
   request.only_family = plan.job.only_family;
+  request.only_tp = plan.job.only_tp;
   return request;
 }
 
@@ -95,10 +97,20 @@ plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, 
   p.job.dtype = request.job.dtype_bytes == 4 ? "fp32" : "bf16";
   p.job.memory_budget_bytes = result.memory_budget_bytes;
   p.job.only_family = request.only_family;
+  p.job.only_tp = request.only_tp;
   p.strategy = plan_strategy(chosen.sim.strategy, topology);
   for (int g = 0; g < topology.gpu_count(); ++g) p.ranks.push_back({g, topology.node_of(g), topology.local_of(g)});
-  const sim::RingGeometry geometry = sim::ring_geometry(chosen.sim.strategy.attention, sim::world_of(topology));
-  for (const sim::RingOrder& r : sim::ring_orders(geometry)) p.rings.push_back({r.level, r.member, r.order});
+  // Every tensor-parallel rank's rings: the context-parallel world's orders on its GPUs.
+  const int tp = chosen.sim.strategy.tp;
+  const sim::World world = sim::tensor_parallel_world(topology, tp);
+  const sim::RingGeometry geometry = sim::ring_geometry(chosen.sim.strategy.attention, world);
+  for (int t = 0; t < tp; ++t) {
+    for (const sim::RingOrder& r : sim::ring_orders(geometry)) {
+      std::vector<int> order;
+      for (const int rank : r.order) order.push_back(sim::topology_gpu(world, tp, rank, t));
+      p.rings.push_back({r.level, r.member, std::move(order), t});
+    }
+  }
   p.predicted = plan_prediction(chosen.sim);
   for (const Evaluated& e : result.best_per_family) {
     plan::Alternative alt;

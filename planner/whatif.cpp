@@ -19,7 +19,7 @@ namespace burst::planner {
 namespace {
 
 const std::vector<std::string>& knobs() {
-  static const std::vector<std::string> list = {"nodes", "nets_per_node", "intra_bw", "seq", "memory_budget"};
+  static const std::vector<std::string> list = {"nodes", "nets_per_node", "intra_bw", "seq", "memory_budget", "tp"};
   return list;
 }
 
@@ -34,7 +34,7 @@ int parse_count(const std::string& text, const std::string& field) {
 
 // Parses a value of a knob (throws burst::Error naming the field).
 void check_value(const std::string& knob, const std::string& value, const std::string& field) {
-  if (knob == "nodes" || knob == "nets_per_node") {
+  if (knob == "nodes" || knob == "nets_per_node" || knob == "tp") {
     (void)parse_count(value, field);
   } else if (knob == "intra_bw") {
     (void)units::parse_bandwidth(value, field);
@@ -64,6 +64,7 @@ void apply(const std::string& knob, const std::string& value, topo::Topology& to
   if (knob == "intra_bw") topology = topo::with_intra_bandwidth(topology, units::parse_bandwidth(value, field), field);
   if (knob == "seq") request.job.seq = units::parse_tokens(value, field);
   if (knob == "memory_budget") request.memory_budget_bytes = units::parse_bytes(value, field);
+  if (knob == "tp") request.only_tp = parse_count(value, field);  // the search at this degree alone
 }
 
 // Node counts first: the other cluster variants apply to the resized cluster.

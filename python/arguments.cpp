@@ -190,7 +190,7 @@ plan::Plan read_plan_argument(const py::handle& plan, std::string& source) {
   }
   if (!py::isinstance<py::dict>(plan)) {
     throw Error(Problem{"plan", "a " + py::type::of(plan).attr("__name__").cast<std::string>() + " is not a plan",
-                        "a burst.plan/1 file's path (str) or the dict burst.plan() returns", ""});
+                        "a burst.plan/2 file's path (str) or the dict burst.plan() returns", ""});
   }
   source = "<dict>";  // as Python names sources that are no file ("<string>", "<stdin>")
   Json doc = from_python(plan, source);

@@ -55,7 +55,7 @@ void read_job(Keywords& k, jobs::JobOptions& job);
 // The job keywords and memory_budget, strategy, engine, max_candidates.
 void read_planning(Keywords& k, jobs::PlanOptions& plan);
 
-// A plan: a burst.plan/1 file's path, or the dict burst.plan() returned (its "search" key,
+// A plan: a burst.plan/2 file's path, or the dict burst.plan() returned (its "search" key,
 // the ranked table, is dropped). `source` names it in the library's messages: the path, or "<dict>".
 [[nodiscard]] plan::Plan read_plan_argument(const pybind11::handle& plan, std::string& source);
 

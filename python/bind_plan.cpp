@@ -1,4 +1,4 @@
-// burst.plan(...): `burst plan --json` (the burst.plan/1 dict) plus "search", the ranked
+// burst.plan(...): `burst plan --json` (the burst.plan/2 dict) plus "search", the ranked
 // table; burst.explain(plan): `burst explain`; burst.whatif(vary={...}, ...): `burst whatif`'s
 // grid as data.
 #include "planner/explain.hpp"
@@ -60,7 +60,7 @@ py::object whatif(const py::kwargs& kwargs) {
 
 void bind_plan(py::module_& m) {
   static const std::string plan_doc =
-      "The fastest plan that fits in memory: the burst.plan/1 dict `burst plan --json` prints, plus\n"
+      "The fastest plan that fits in memory: the burst.plan/2 dict `burst plan --json` prints, plus\n"
       "'search': the ranked table ({'rows': [...], 'candidates_scored', ...}).\n" +
       kPlanKeywords;
   m.def("plan", &make_plan, plan_doc.c_str());

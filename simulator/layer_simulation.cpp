@@ -75,7 +75,8 @@ LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask
   sim.not_applicable = check_applicable(strategy, shape, mask, topology);
   if (!sim.not_applicable.empty()) return sim;
   // Report the inner ring size actually run (0 in a strategy means "ring ranks per node").
-  if (strategy.ring == RingKind::Double) sim.strategy.inner = ring_geometry(strategy, world_of(topology)).inner;
+  if (strategy.ring == RingKind::Double)
+    sim.strategy.inner = ring_geometry(strategy, attention_world(shape, topology)).inner;
 
   LoweredAttention lowered = lower_attention(shape, mask, strategy, topology);
   const auto engine = make_engine(options.engine);

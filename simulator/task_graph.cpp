@@ -64,6 +64,27 @@ TaskId TaskGraph::add_compute(const ComputeSpec& spec, std::span<const TaskId> d
               deps);
 }
 
+TaskGraph TaskGraph::replicated(const TaskGraph& graph, int copies, int gpus,
+                                const std::function<int(int gpu, int copy)>& gpu_of) {
+  TaskGraph out(gpus);
+  out.streams_ = graph.streams_;
+  const auto n = static_cast<TaskId>(graph.size());
+  out.reserve(graph.size() * static_cast<std::size_t>(copies), graph.deps_.size() * static_cast<std::size_t>(copies));
+  std::vector<TaskId> deps;
+  for (int copy = 0; copy < copies; ++copy) {
+    const TaskId offset = n * copy;
+    for (TaskId id = 0; id < n; ++id) {
+      Task task = graph.task(id);
+      task.gpu = gpu_of(task.gpu, copy);
+      task.peer = gpu_of(task.peer, copy);
+      deps.clear();
+      for (const TaskId d : graph.deps(id)) deps.push_back(d + offset);
+      (void)out.push(task, deps);
+    }
+  }
+  return out;
+}
+
 void TaskGraph::reserve(std::size_t tasks, std::size_t deps) {
   tasks_.reserve(tasks);
   deps_.reserve(deps);

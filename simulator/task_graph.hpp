@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -112,6 +113,10 @@ class TaskGraph {
   // Compute stream slots per GPU: 1 + the largest compute stream index (at least 1).
   [[nodiscard]] int streams() const { return streams_; }
   void reserve(std::size_t tasks, std::size_t deps);
+  // `copies` copies of `graph` side by side in one graph of `gpus` GPUs, independent of each
+  // other: copy k's task on GPU g runs on gpu_of(g, k) (a tensor-parallel layer's copies).
+  [[nodiscard]] static TaskGraph replicated(const TaskGraph& graph, int copies, int gpus,
+                                            const std::function<int(int gpu, int copy)>& gpu_of);
 
  private:
   TaskId push(const Task& task, std::span<const TaskId> deps) {

@@ -31,6 +31,7 @@ class Mapper {
   }
 
   Equivalent map() {
+    tensor_parallelism();
     attention();
     ring_knobs();
     checkpoint();
@@ -42,6 +43,18 @@ class Mapper {
  private:
   void deviate(Knob knob, std::string asked, std::string written) {
     out_.deviations.push_back({knob, std::move(asked), std::move(written), framework_.why_not(knob)});
+  }
+
+  // A framework without tensor parallelism runs the same ranks as a longer sequence split.
+  void tensor_parallelism() {
+    plan::Strategy& s = out_.strategy;
+    if (s.tp <= 1 || capable_.tensor_parallel) return;
+    const int asked = s.tp;
+    s.cp *= s.tp;
+    s.outer *= s.tp;
+    s.tp = 1;
+    deviate(Knob::TensorParallel, fmt::format("tensor parallelism {}", asked),
+            "none: its ranks join the sequence split");
   }
 
   // Ulysses x ring, flat or double, as the framework can run it over the same ranks.

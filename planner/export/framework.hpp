@@ -24,10 +24,11 @@ namespace burst::exporter {
 struct ExportInput;
 
 // A knob of the plan's strategy that a framework may be unable to express.
-enum class Knob { Attention, Layout, Backward, Precision, Overlap, Checkpoint, LmHead, Zero, Offload };
+enum class Knob { TensorParallel, Attention, Layout, Backward, Precision, Overlap, Checkpoint, LmHead, Zero, Offload };
 [[nodiscard]] const char* to_string(Knob knob);  // "attention", "layout", ...
 
 struct Capabilities {
+  bool tensor_parallel = false;    // Megatron-style tensor parallelism with sequence parallelism
   bool ring = false;               // a context-parallel ring over the sequence (K,V pass by)
   bool ulysses = false;            // a head split by all-to-all (DeepSpeed-Ulysses)
   bool ulysses_with_ring = false;  // both at once: Ulysses groups inside, a ring across them

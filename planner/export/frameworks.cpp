@@ -20,7 +20,8 @@ Framework megatron() {
   f.title = "Megatron-LM";
   f.version = "core_v0.14.0 (23e00ed0, 2025-10-08)";
   f.format = "bash array of pretrain_gpt.py arguments";
-  f.can = {.ring = true,
+  f.can = {.tensor_parallel = true,
+           .ring = true,
            .ulysses = true,
            .ulysses_with_ring = true,
            .double_ring = false,
@@ -59,7 +60,8 @@ Framework nemo() {
   f.title = "NeMo";
   f.version = "v2.4.0 (2381f42f, 2025-07-25), megatron_gpt_config.yaml";
   f.format = "YAML overrides of megatron_gpt_config.yaml";
-  f.can = {.ring = true,
+  f.can = {.tensor_parallel = true,
+           .ring = true,
            .ulysses = true,
            .ulysses_with_ring = false,
            .double_ring = false,
@@ -97,7 +99,8 @@ Framework deepspeed() {
   f.title = "DeepSpeed";
   f.version = "v0.18.0 (79caae1c, 2025-10-07)";
   f.format = "ds_config JSON";
-  f.can = {.ring = false,
+  f.can = {.tensor_parallel = false,
+           .ring = false,
            .ulysses = true,
            .ulysses_with_ring = false,
            .double_ring = false,
@@ -108,6 +111,9 @@ Framework deepspeed() {
            .zero_stages = {0, 1, 2, 3},
            .offload = true};
   f.limits = {
+      {Knob::TensorParallel,
+       "its config has no tensor parallelism (that is the model code's: Megatron-DeepSpeed's mpu), so the "
+       "tensor-parallel ranks join the sequence split"},
       {Knob::Attention,
        "its sequence parallelism is Ulysses alone (all-to-all of heads), with no ring, so every "
        "rank joins the head split"},
@@ -127,7 +133,8 @@ Framework torchtitan() {
   f.title = "TorchTitan";
   f.version = "v0.2.0 (29624e37, 2025-10-17)";
   f.format = "job config TOML";
-  f.can = {.ring = true,
+  f.can = {.tensor_parallel = true,
+           .ring = true,
            .ulysses = false,
            .ulysses_with_ring = false,
            .double_ring = false,
@@ -159,6 +166,7 @@ Framework torchtitan() {
 
 const char* to_string(Knob knob) {
   switch (knob) {
+    case Knob::TensorParallel: return "tensor_parallel";
     case Knob::Attention: return "attention";
     case Knob::Layout: return "layout";
     case Knob::Backward: return "backward";

@@ -39,9 +39,10 @@ std::string write_megatron(const ExportInput& in) {
       "use: source this file; torchrun ... pretrain_gpt.py \"${MEGATRON_ARGS[@]}\" plus your data, tokenizer "
       "and optimizer arguments");
   MegatronArgs a;
-  a.add("--tensor-model-parallel-size", 1);
+  a.add("--tensor-model-parallel-size", s.tp);
+  if (s.tp > 1) a.add("--sequence-parallel");
   a.add("--pipeline-model-parallel-size", 1);
-  a.add("--context-parallel-size", s.cp * s.ulysses);
+  a.add("--context-parallel-size", static_cast<std::int64_t>(s.cp) * s.ulysses);
   if (s.cp > 1 && s.ulysses > 1) {
     a.add("--cp-comm-type", "a2a+p2p");
     a.add("--hierarchical-context-parallel-sizes", fmt::format("{} {}", s.ulysses, s.cp));

@@ -47,11 +47,11 @@ std::string write_nemo(const ExportInput& in) {
   y += "model:\n";
   y += fmt::format("  micro_batch_size: {}\n", p.job.batch);
   y += fmt::format("  global_batch_size: {}\n", p.job.batch);
-  y += "  tensor_model_parallel_size: 1\n";
+  y += fmt::format("  tensor_model_parallel_size: {}\n", s.tp);
   y += "  pipeline_model_parallel_size: 1\n";
   y += fmt::format("  context_parallel_size: {}\n", ranks);
   if (ranks > 1) y += fmt::format("  cp_comm_type: {}\n", escape::yaml_scalar(s.ulysses > 1 ? "a2a" : "p2p"));
-  y += "  sequence_parallel: false\n";
+  y += fmt::format("  sequence_parallel: {}\n", s.tp > 1 ? "true" : "false");
   y += fmt::format("  encoder_seq_length: {}\n", p.job.seq);
   y += fmt::format("  max_position_embeddings: {}\n", p.job.seq);
   y += fmt::format("  num_layers: {}\n", m.layers);

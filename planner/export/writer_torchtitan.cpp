@@ -38,7 +38,7 @@ std::string write_torchtitan(const ExportInput& in) {
   t += "\n[parallelism]\n";
   t += "data_parallel_replicate_degree = 1\n";
   t += "data_parallel_shard_degree = 1\n";
-  t += "tensor_parallel_degree = 1\n";
+  t += fmt::format("tensor_parallel_degree = {}\n", s.tp);
   t += "pipeline_parallel_degree = 1\n";
   t += fmt::format("context_parallel_degree = {}\n", s.cp);
   t += fmt::format("context_parallel_rotate_method = {}\n", escape::toml_string("alltoall"));

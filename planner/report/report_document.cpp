@@ -52,13 +52,15 @@ bool is_peer(const std::string& family) { return family.rfind("burst", 0) != 0; 
 
 bool has_prediction(const plan::Prediction& p) { return p.step_time_s > 0 && std::isfinite(p.step_time_s); }
 
-// "double ring 8 x 2, zigzag, q_ring backward" (with the Ulysses degree when heads are split).
+// "double ring 8 x 2, zigzag, q_ring backward" (with the tensor-parallel and Ulysses degrees when
+// heads are split).
 std::string describe(const plan::Strategy& s) {
   std::string ring = s.ring == RingKind::Double ? fmt::format("double ring {} x {}", s.inner, s.outer)
                                                 : fmt::format("flat ring of {}", s.cp);
   if (s.cp <= 1) ring = "no ring";
   const std::string ulysses = s.ulysses > 1 ? fmt::format("Ulysses {}, ", s.ulysses) : "";
-  return fmt::format("{}{}, {}, {} backward", ulysses, ring, to_string(s.layout), to_string(s.backward));
+  const std::string tp = s.tp > 1 ? fmt::format("TP {}, ", s.tp) : "";
+  return fmt::format("{}{}{}, {}, {} backward", tp, ulysses, ring, to_string(s.layout), to_string(s.backward));
 }
 
 std::string checkpointing(const plan::Strategy& s) {
@@ -146,6 +148,7 @@ Table knobs_table(const plan::Plan& p) {
       "knobs",
       {"knob", "value"},
       {{"strategy", s.name},
+       {"tensor parallel (sequence-parallel, in a node)", fmt::format("{}", s.tp)},
        {"context parallel (ring ranks)", fmt::format("{}", s.cp)},
        {"Ulysses (head split)", fmt::format("{}", s.ulysses)},
        {"ring", ring},
@@ -247,7 +250,7 @@ Section timeline_section(const Timeline& t) {
 }
 
 // A table and a chart of measured against predicted figures.
-std::vector<Block> comparison(svg::Comparison spec, const std::string& id) {
+std::vector<Block> comparison(const svg::Comparison& spec, const std::string& id) {
   Table t{id, {"figure", "measured", "predicted", "measured / predicted"}, {}};
   for (const Compared& c : spec.rows) {
     t.rows.push_back(

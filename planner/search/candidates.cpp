@@ -23,11 +23,11 @@ std::vector<int> divisors(int n) {
 // divides a node and both head counts (or the preset's when none does, so the family still
 // reports why).
 std::vector<int> ulysses_degrees(const sim::FamilyTraits& family, const sim::TrainingJob& job,
-                                 const topo::Topology& topology, int preset) {
+                                 const topo::Topology& topology, int tp, int preset) {
   if (family.ulysses == sim::UlyssesRule::None) return {1};
   std::vector<int> list;
-  for (const int u : divisors(topology.gpus_per_node())) {
-    if (u > 1 && job.model.heads % u == 0 && job.model.kv_heads % u == 0) list.push_back(u);
+  for (const int u : divisors(topology.gpus_per_node() / tp)) {
+    if (u > 1 && job.model.heads / tp % u == 0 && job.model.kv_heads / tp % u == 0) list.push_back(u);
   }
   if (list.empty()) list.push_back(preset);
   return list;
@@ -71,12 +71,12 @@ std::vector<int> lm_head_chunk_counts(std::int64_t local_tokens) {
 }
 
 std::vector<sim::TrainingStrategy> searched(const sim::FamilyTraits& family, const sim::TrainingJob& job,
-                                            const topo::Topology& topology) {
-  const sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology);
-  const std::int64_t local_tokens = std::max<std::int64_t>(1, job.seq * job.batch / topology.gpu_count());
+                                            const topo::Topology& topology, int tp) {
+  const sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology, tp);
+  const std::int64_t local_tokens = std::max<std::int64_t>(1, job.seq * job.batch / (topology.gpu_count() / tp));
   std::vector<sim::TrainingStrategy> list;
-  for (const int u : ulysses_degrees(family, job, topology, preset.attention.ulysses)) {
-    const int ring = std::max(1, topology.gpu_count() / u);
+  for (const int u : ulysses_degrees(family, job, topology, tp, preset.attention.ulysses)) {
+    const int ring = std::max(1, topology.gpu_count() / tp / u);
     for (const auto& [kind, inner] : ring_shapes(ring)) {
       for (const Layout layout : {Layout::Zigzag, Layout::Striped}) {
         for (const BackwardMode backward : {BackwardMode::QRing, BackwardMode::KvRing}) {
@@ -103,17 +103,40 @@ std::vector<sim::TrainingStrategy> searched(const sim::FamilyTraits& family, con
   return list;
 }
 
-}  // namespace
-
-std::vector<sim::TrainingStrategy> family_candidates(const std::string& name, const sim::TrainingJob& job,
-                                                     const topo::Topology& topology) {
-  const sim::FamilyTraits& family = sim::family_traits(name, "--strategy");
-  if (family.searched) return searched(family, job, topology);
-  std::vector<sim::TrainingStrategy> list{sim::training_preset(name, job, topology)};
+std::vector<sim::TrainingStrategy> family_at(const sim::FamilyTraits& family, const sim::TrainingJob& job,
+                                             const topo::Topology& topology, int tp) {
+  if (family.searched) return searched(family, job, topology, tp);
+  std::vector<sim::TrainingStrategy> list{sim::training_preset(family.name, job, topology, tp)};
   if (family.also_zigzag_layout) {
     sim::TrainingStrategy zigzag = list.front();
     zigzag.attention.layout = Layout::Zigzag;
     list.push_back(zigzag);
+  }
+  return list;
+}
+
+}  // namespace
+
+std::vector<int> tensor_parallel_degrees(const sim::TrainingJob& job, const topo::Topology& topology) {
+  std::vector<int> list{1};
+  const int g = topology.gpus_per_node();
+  if (g < 2 || topology.intra_node_worst().cls != topo::PathClass::NVL) return list;
+  for (const int t : divisors(g)) {
+    if (t > 1 && job.model.heads % t == 0 && job.model.kv_heads % t == 0 && job.model.ffn % t == 0) {
+      list.push_back(t);
+    }
+  }
+  return list;
+}
+
+std::vector<sim::TrainingStrategy> family_candidates(const std::string& name, const sim::TrainingJob& job,
+                                                     const topo::Topology& topology, int only_tp) {
+  const sim::FamilyTraits& family = sim::family_traits(name, "--strategy");
+  std::vector<sim::TrainingStrategy> list;
+  const std::vector<int> degrees = only_tp > 0 ? std::vector<int>{only_tp} : tensor_parallel_degrees(job, topology);
+  for (const int tp : degrees) {
+    std::vector<sim::TrainingStrategy> at = family_at(family, job, topology, tp);
+    list.insert(list.end(), at.begin(), at.end());
   }
   return list;
 }

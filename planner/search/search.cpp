@@ -17,10 +17,12 @@
 namespace burst::planner {
 namespace {
 
-// The knobs an attention layer simulation depends on.
-using AttentionKey = std::tuple<int, RingKind, int, Layout, BackwardMode, int, int, bool>;
-AttentionKey key_of(const sim::AttentionStrategy& a) {
-  return {a.ulysses, a.ring, a.inner, a.layout, a.backward, a.dkv_bytes, a.dq_bytes, a.overlap};
+// The knobs an attention layer simulation depends on: the tensor-parallel degree and the
+// attention strategy's own.
+using AttentionKey = std::tuple<int, int, RingKind, int, Layout, BackwardMode, int, int, bool>;
+AttentionKey key_of(const sim::TrainingStrategy& s) {
+  const sim::AttentionStrategy& a = s.attention;
+  return {s.tp, a.ulysses, a.ring, a.inner, a.layout, a.backward, a.dkv_bytes, a.dq_bytes, a.overlap};
 }
 
 // Better: feasible first; then faster; then smaller. Strictly better only, so ties keep the
@@ -56,8 +58,9 @@ std::vector<double> candidate_work(const std::vector<std::vector<sim::TrainingSt
     work.reserve(work.size() + candidates.size());
     for (const sim::TrainingStrategy& candidate : candidates) {
       double w = ranks;
-      if (simulated.insert(key_of(candidate.attention)).second) {
-        w += ranks * (ranks / std::max(1, candidate.attention.ulysses));
+      if (simulated.insert(key_of(candidate)).second) {
+        // T copies of a world of ranks / T, each with a ring of ranks / (T U).
+        w += ranks * (ranks / std::max(1, candidate.tp) / std::max(1, candidate.attention.ulysses));
       }
       work.push_back(w);
     }
@@ -73,7 +76,7 @@ class Searcher {
   Evaluated evaluate(const std::string& family, const sim::TrainingStrategy& strategy) {
     Evaluated e;
     e.family = family;
-    const sim::LayerSimulation& layer = attention(strategy.attention);
+    const sim::LayerSimulation& layer = attention(strategy);
     e.sim = sim::simulate_iteration(request_.job, strategy, topology_, request_.simulation, layer);
     if (!e.sim.not_applicable.empty()) {
       e.reason = "not applicable: " + e.sim.not_applicable;
@@ -87,13 +90,14 @@ class Searcher {
   }
 
  private:
-  const sim::LayerSimulation& attention(const sim::AttentionStrategy& a) {
-    const AttentionKey key = key_of(a);
+  const sim::LayerSimulation& attention(const sim::TrainingStrategy& s) {
+    const AttentionKey key = key_of(s);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
-      const sim::AttentionShape shape = sim::attention_shape(request_.job);
+      const sim::AttentionShape shape = sim::attention_shape(request_.job, s.tp);
       it = cache_
-               .emplace(key, sim::simulate_attention_layer(shape, request_.job.mask, a, topology_, request_.simulation))
+               .emplace(key, sim::simulate_attention_layer(shape, request_.job.mask, s.attention, topology_,
+                                                           request_.simulation))
                .first;
     }
     return it->second;
@@ -116,7 +120,8 @@ SearchResult search(const SearchRequest& request, const topo::Topology& topology
   const std::vector<std::string> names = sim::family_names();
   std::vector<std::vector<sim::TrainingStrategy>> families;
   families.reserve(names.size());
-  for (const std::string& family : names) families.push_back(family_candidates(family, request.job, topology));
+  for (const std::string& family : names)
+    families.push_back(family_candidates(family, request.job, topology, request.only_tp));
   Progress progress("planning", candidate_work(families, topology), request.progress);
   for (std::size_t f = 0; f < families.size(); ++f) {
     const std::string& family = names[f];

@@ -25,6 +25,7 @@ struct SearchRequest {
   sim::TrainingJob job;
   double memory_budget_bytes = 0;   // 0: the GPU's memory
   std::string only_family;          // "": choose among all families
+  int only_tp = 0;                  // 0: every tensor-parallel degree the node allows; else this one
   sim::LayerSimOptions simulation;  // engine and cost models
   int max_candidates = 20000;       // the step budget
   bool progress = false;            // a progress line on stderr for long searches

@@ -176,6 +176,15 @@ void require_kernel_limits(const AttentionKernels& kernels, int head_dim, const 
 }
 
 void require_runnable_job(const plan::Plan& plan, int job_ranks) {
+  if (plan.strategy.tp != 1) {
+    throw Error(Problem{"plan:/strategy/tp",
+                        fmt::format("tensor parallelism of {}: this runtime runs plans of tp 1 (tensor-parallel "
+                                    "plans are simulated and exported to the frameworks that run them)",
+                                    plan.strategy.tp),
+                        "1",
+                        "plan with --tp 1 to run it with burst run, or write it for Megatron-LM or NeMo with burst "
+                        "export"});
+  }
   if (plan.job.batch != 1) {
     throw Error(Problem{"plan:/job/batch",
                         fmt::format("{} sequences per step, and the runtime runs one (its training and attention "

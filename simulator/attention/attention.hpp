@@ -43,12 +43,16 @@ using burst::ring_tokens;
 using burst::TokenSet;
 
 struct AttentionShape {
-  int heads = 0;
-  int kv_heads = 0;
+  int heads = 0;     // per tensor-parallel rank
+  int kv_heads = 0;  // per tensor-parallel rank
   int head_dim = 0;
   std::int64_t seq = 0;  // tokens per sequence
   int batch = 1;
   int dtype_bytes = 2;  // bf16 activations on the wire
+  // Tensor-parallel degree T: the layer runs T copies side by side, copy t on GPUs T l + t of
+  // every node (l = 0 .. G/T - 1), each over its heads; the strategy's world is the G/T ranks of
+  // a node's copy (attention_world). 1: one copy on every GPU.
+  int tensor_parallel = 1;
 };
 
 // A family's name and its attention knobs (common/strategy_knobs.hpp; inner 0: ring ranks per node).

@@ -7,6 +7,20 @@ namespace burst::sim {
 
 World world_of(const topo::Topology& topology) { return World{topology.nodes(), topology.gpus_per_node()}; }
 
+World tensor_parallel_world(const topo::Topology& topology, int tp) {
+  tp = std::max(1, tp);
+  return World{topology.nodes(), topology.gpus_per_node() % tp == 0 ? topology.gpus_per_node() / tp : 0};
+}
+
+World attention_world(const AttentionShape& shape, const topo::Topology& topology) {
+  return tensor_parallel_world(topology, shape.tensor_parallel);
+}
+
+int topology_gpu(const World& world, int tensor_parallel, int rank, int copy) {
+  const int node = rank / world.gpus_per_node, local = rank % world.gpus_per_node;
+  return (node * world.gpus_per_node + local) * tensor_parallel + copy;
+}
+
 int ring_ranks_per_node(int ulysses, const World& world) {
   return ulysses < world.gpus_per_node ? world.gpus_per_node / ulysses : 1;
 }

@@ -30,6 +30,15 @@ struct World {
   [[nodiscard]] int size() const { return nodes * gpus_per_node; }
 };
 [[nodiscard]] World world_of(const topo::Topology& topology);
+// The context-parallel world beside tensor parallelism of `tp`: every node's GPUs divided by tp
+// (an empty world, 0 GPUs per node, when tp does not divide them).
+[[nodiscard]] World tensor_parallel_world(const topo::Topology& topology, int tp);
+// The world one tensor-parallel copy of an attention layer runs on: tensor_parallel_world of the
+// shape's tensor_parallel (which must divide the node: check_applicable says so otherwise).
+[[nodiscard]] World attention_world(const AttentionShape& shape, const topo::Topology& topology);
+// The topology GPU of world rank `rank` of tensor-parallel copy `copy` (attention_world's ranks
+// mapped back: T l + copy on the rank's node).
+[[nodiscard]] int topology_gpu(const World& world, int tensor_parallel, int rank, int copy);
 
 // Ring ranks per node for a Ulysses degree (1 when a Ulysses group spans nodes).
 [[nodiscard]] int ring_ranks_per_node(int ulysses, const World& world);

@@ -212,7 +212,8 @@ AttentionStrategy strategy_preset(std::string_view name, const AttentionShape& s
 }
 
 AttentionStrategy strategy_preset(std::string_view name, const AttentionShape& shape, const topo::Topology& topology) {
-  return strategy_preset(name, shape, world_of(topology));
+  const World world = attention_world(shape, topology);
+  return strategy_preset(name, shape, world.size() > 0 ? world : world_of(topology));
 }
 
 std::vector<Problem> applicability_problems(const AttentionStrategy& strategy, const AttentionShape& shape,
@@ -245,12 +246,34 @@ std::string check_applicable(const AttentionStrategy& strategy, const AttentionS
 
 std::string check_applicable(const AttentionStrategy& strategy, const AttentionShape& shape, const Mask& mask,
                              const topo::Topology& topology) {
-  return check_applicable(strategy, shape, mask, world_of(topology));
+  const int tp = shape.tensor_parallel;
+  if (tp < 1 || topology.gpus_per_node() % tp != 0) {
+    return Problem{"tp", fmt::format("tensor parallelism of {} over nodes of {} GPUs", tp, topology.gpus_per_node()),
+                   "a divisor of the GPUs per node", "a tensor-parallel group stays inside one node"}
+        .to_string();
+  }
+  return check_applicable(strategy, shape, mask, attention_world(shape, topology));
 }
 
 LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, const AttentionStrategy& strategy,
                                  const topo::Topology& topology) {
-  return lower_attention(shape, mask, strategy, world_of(topology));
+  const World world = attention_world(shape, topology);
+  LoweredAttention one = lower_attention(shape, mask, strategy, world);
+  const int tp = shape.tensor_parallel;
+  if (tp == 1) return one;
+  // The tensor-parallel copies run side by side on the node's other GPUs, sharing its links.
+  const auto gpu_of = [&](int rank, int copy) { return topology_gpu(world, tp, rank, copy); };
+  const auto spread = [&](const std::vector<double>& per_rank) {
+    std::vector<double> out(static_cast<std::size_t>(topology.gpu_count()), 0.0);
+    for (int copy = 0; copy < tp; ++copy) {
+      for (std::size_t r = 0; r < per_rank.size(); ++r)
+        out[static_cast<std::size_t>(gpu_of(static_cast<int>(r), copy))] = per_rank[r];
+    }
+    return out;
+  };
+  return {TaskGraph::replicated(one.forward, tp, topology.gpu_count(), gpu_of),
+          TaskGraph::replicated(one.backward, tp, topology.gpu_count(), gpu_of), spread(one.forward_flops),
+          spread(one.backward_flops)};
 }
 
 }  // namespace burst::sim

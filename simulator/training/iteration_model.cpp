@@ -18,7 +18,13 @@
 //                          longer than the layer time they are prefetched behind, less the
 //                          time the ring's own hops keep the NIC busy; the embedding and LM
 //                          head's hide behind the LM head
+//   tp_exposed_comm        tensor parallelism's all-gathers and reduce-scatters per layer that
+//                          no GEMM hides, forward and backward, and again in a dense recompute
+//                          (tp_collectives.cpp)
 //   optimizer              optimizer_model.cpp
+// Under tensor parallelism of T, c is the context-parallel rank's tokens, the GEMMs split T
+// ways, the elementwise kernels move 1 / T (sequence parallelism), and attention runs T copies of
+// the strategy side by side, each on heads / T (simulate_attention_layer of attention_shape).
 // The ZeRO collectives share the NICs with the rings' inter-node hops: they hide only behind
 // the part of a layer's time the ring leaves its NIC idle.
 #include <algorithm>
@@ -48,7 +54,7 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   }
   return simulate_iteration(
       job, strategy, topology, options,
-      simulate_attention_layer(attention_shape(job), job.mask, strategy.attention, topology, options));
+      simulate_attention_layer(attention_shape(job, strategy.tp), job.mask, strategy.attention, topology, options));
 }
 
 IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStrategy& strategy,
@@ -66,15 +72,18 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   const CostModels models = options.models.compute ? options.models : make_cost_models();
   const ModelSpec& m = job.model;
   const topo::GpuSpec& gpu = topology.gpu();
-  const double layers = m.layers, gpus = topology.gpu_count(), c = local_tokens(job, topology);
-  const LayerKernels kernels = layer_kernels(m, c, job.dtype_bytes, *models.compute, gpu);
-  const double dense_forward_flops = 2 * c * (m.layer_params() - 2.0 * m.hidden);  // norms are not GEMMs
-  const double dense_forward = kernels.gemm_forward_s + kernels.elementwise_forward_s;
-  const double dense_backward = kernels.gemm_backward_s + kernels.elementwise_backward_s;
-  const double head_forward_flops = 2 * c * m.hidden * static_cast<double>(m.vocab);
+  const int tp = std::max(1, strategy.tp);
+  const double layers = m.layers, gpus = topology.gpu_count(), c = local_tokens(job, topology, tp);
+  const LayerKernels kernels = layer_kernels(m, c, tp, job.dtype_bytes, *models.compute, gpu);
+  // Per GPU: the rank's c tokens through 1 / T of the weights (norms are not GEMMs).
+  const double dense_forward_flops = 2 * c * (m.layer_params() - 2.0 * m.hidden) / tp;
+  const TensorParallelTime tp_comm = tensor_parallel_time(job, tp, c, kernels, topology, *models.comm);
+  const double dense_forward = kernels.gemm_forward_s + kernels.elementwise_forward_s + tp_comm.forward_per_layer;
+  const double dense_backward = kernels.gemm_backward_s + kernels.elementwise_backward_s + tp_comm.backward_per_layer;
+  const double head_forward_flops = 2 * c * m.hidden * static_cast<double>(m.vocab) / tp;
   const double chunks = strategy.lm_head_chunks;
   const double head_forward =
-      chunks * gemm_seconds(*models.compute, gpu, c / chunks, static_cast<double>(m.vocab), m.hidden);
+      chunks * gemm_seconds(*models.compute, gpu, c / chunks, static_cast<double>(m.vocab) / tp, m.hidden);
   const double head_backward = 2 * head_forward + (strategy.lm_head_chunks > 1 ? head_forward : 0);
 
   const PhaseFigures& fwd = it.attention.forward;
@@ -86,10 +95,12 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   TimeBreakdown& t = it.time;
   t.dense_compute = layers * (kernels.gemm_forward_s + kernels.gemm_backward_s);
   t.elementwise = layers * (kernels.elementwise_forward_s + kernels.elementwise_backward_s) +
-                  loss_seconds(m, c, strategy.lm_head_chunks, job.dtype_bytes, *models.compute, gpu);
+                  loss_seconds(m, c, tp, strategy.lm_head_chunks, job.dtype_bytes, *models.compute, gpu);
   t.attention_compute = layers * (fwd.compute_max_s + bwd.compute_max_s);
   t.attention_exposed_comm = layers * (fwd.exposed_comm_s + bwd.exposed_comm_s);
+  // The recompute's dense forward carries its collectives; the rest are the layer's own.
   t.recompute = layers * layer_recompute;
+  t.tp_exposed_comm = layers * (tp_comm.forward_per_layer + tp_comm.backward_per_layer);
   t.lm_head = head_forward + head_backward;
 
   const ZeroTraffic zero = zero_traffic(job, strategy, topology, *models.comm);
@@ -122,6 +133,8 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   }
   (zero.crosses_nodes ? it.comm_bytes_inter : it.comm_bytes_intra) += zero.bytes_per_iteration(m.layers);
   it.comm_bytes_intra += offload_bytes(job, strategy.zero, topology);
+  // Tensor parallelism's collectives stay inside the node (a dense recompute repeats the forward's 4 of 10).
+  it.comm_bytes_intra += layers * tp_comm.bytes_per_layer * (1 + (dense_recompute > 0 ? 0.4 : 0.0));
   return it;
 }
 

@@ -22,6 +22,9 @@ struct ZeroTraffic {
   }
 };
 
+// The kind of link a path of this class ends on (zero_collectives.cpp).
+[[nodiscard]] topo::LinkKind link_kind_of(topo::PathClass cls);
+
 // Gradients are reduced in the precision the framework accumulates them in (gradient_bytes).
 [[nodiscard]] ZeroTraffic zero_traffic(const TrainingJob& job, const TrainingStrategy& strategy,
                                        const topo::Topology& topology, const CommModel& comm);
@@ -33,18 +36,31 @@ struct ZeroTraffic {
 // Seconds of one GEMM of an m x k by a k x n matrix on one GPU (layer_kernels.cpp).
 [[nodiscard]] double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k);
 
-// One decoder layer's kernels besides attention at `tokens` tokens per GPU (layer_kernels.cpp).
+// One decoder layer's kernels besides attention at `tokens` tokens per context-parallel rank,
+// on one of its `tp` tensor-parallel GPUs (layer_kernels.cpp).
 struct LayerKernels {
   double gemm_forward_s = 0;
   double gemm_backward_s = 0;
+  double column_gemm_backward_s = 0;  // of which the column-parallel layers' (QKV, the MLP's input)
   double elementwise_forward_s = 0;   // norms, RoPE, residual adds, activation
   double elementwise_backward_s = 0;  // their gradients and D = rowsum(dO * O)
 };
-[[nodiscard]] LayerKernels layer_kernels(const ModelSpec& model, double tokens, int dtype_bytes,
+[[nodiscard]] LayerKernels layer_kernels(const ModelSpec& model, double tokens, int tp, int dtype_bytes,
                                          const ComputeModel& compute, const topo::GpuSpec& gpu);
-// The loss's softmax and gradient over the logits, in `chunks` pieces.
-[[nodiscard]] double loss_seconds(const ModelSpec& model, double tokens, int chunks, int dtype_bytes,
+// The loss's softmax and gradient over the logits (a vocabulary share of 1 / tp), in `chunks` pieces.
+[[nodiscard]] double loss_seconds(const ModelSpec& model, double tokens, int tp, int chunks, int dtype_bytes,
                                   const ComputeModel& compute, const topo::GpuSpec& gpu);
+
+// Tensor parallelism's collectives (tp_collectives.cpp): per decoder layer, as Megatron-LM runs
+// them with sequence parallelism, the seconds left on the critical path.
+struct TensorParallelTime {
+  double forward_per_layer = 0;   // exposed in the forward (and again in a dense recompute)
+  double backward_per_layer = 0;  // exposed in the backward
+  double bytes_per_layer = 0;     // sent per GPU in a forward and a backward, for the traffic totals
+};
+[[nodiscard]] TensorParallelTime tensor_parallel_time(const TrainingJob& job, int tp, double tokens,
+                                                      const LayerKernels& kernels, const topo::Topology& topology,
+                                                      const CommModel& comm);
 
 // Bytes each GPU moves over PCIe to and from its host per offloaded optimizer step (0 without
 // offload): the shard's bf16 gradients down, its bf16 parameters back.

@@ -66,32 +66,40 @@ double streaming_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, 
 
 }  // namespace
 
-LayerKernels layer_kernels(const ModelSpec& m, double tokens, int dtype_bytes, const ComputeModel& compute,
+LayerKernels layer_kernels(const ModelSpec& m, double tokens, int tp, int dtype_bytes, const ComputeModel& compute,
                            const topo::GpuSpec& gpu) {
+  // Tensor parallelism splits every matrix's output (column-parallel: QKV, the MLP's input) or
+  // input (row-parallel: the output projection, the MLP's output) T ways over all c tokens;
+  // sequence parallelism splits the norms and residual adds over c / T tokens, and the heads
+  // and MLP width split RoPE and the activation: every elementwise kernel moves 1 / T.
+  const double t = std::max(1, tp);
   const double e = dtype_bytes, c = tokens, h = m.hidden, f = m.ffn;
   const double hq = static_cast<double>(m.heads) * m.head_dim, hkv = static_cast<double>(m.kv_heads) * m.head_dim;
   const double mlp_in = (m.gated_mlp ? 2 : 1) * h * f;
   LayerKernels k;
-  const std::array<std::array<double, 2>, 4> matrices = {{{h, hq + 2 * hkv}, {hq, h}, {h, mlp_in / h}, {f, h}}};
-  for (const auto& [in, out] : matrices) {
-    const double forward = gemm_seconds(compute, gpu, c, out, in);
+  const std::array<std::array<double, 2>, 4> matrices = {
+      {{h, (hq + 2 * hkv) / t}, {hq / t, h}, {h, mlp_in / h / t}, {f / t, h}}};
+  for (std::size_t i = 0; i < matrices.size(); ++i) {
+    const double forward = gemm_seconds(compute, gpu, c, matrices[i][1], matrices[i][0]);
     k.gemm_forward_s += forward;
     k.gemm_backward_s += 2 * forward;
+    if (i % 2 == 0) k.column_gemm_backward_s += 2 * forward;
   }
   const double activation_forward = (m.gated_mlp ? 3 : 2) * e * f, activation_backward = (m.gated_mlp ? 5 : 3) * e * f;
+  const double s = c / t;  // tokens (or token-equivalents of the split heads and width) per kernel
   k.elementwise_forward_s = streaming_seconds(
       compute, gpu,
-      {c * 2 * e * h, c * 2 * e * (hq + hkv), c * 3 * e * h, c * 2 * e * h, c * activation_forward, c * 3 * e * h});
+      {s * 2 * e * h, s * 2 * e * (hq + hkv), s * 3 * e * h, s * 2 * e * h, s * activation_forward, s * 3 * e * h});
   k.elementwise_backward_s =
       streaming_seconds(compute, gpu,
-                        {c * 3 * e * h, c * 3 * e * h, c * 2 * e * (hq + hkv), c * activation_backward, c * 3 * e * h,
-                         c * 3 * e * h, c * (2 * e * hq + 4.0 * m.heads)});
+                        {s * 3 * e * h, s * 3 * e * h, s * 2 * e * (hq + hkv), s * activation_backward, s * 3 * e * h,
+                         s * 3 * e * h, s * (2 * e * hq + 4.0 * m.heads)});
   return k;
 }
 
-double loss_seconds(const ModelSpec& m, double tokens, int chunks, int dtype_bytes, const ComputeModel& compute,
+double loss_seconds(const ModelSpec& m, double tokens, int tp, int chunks, int dtype_bytes, const ComputeModel& compute,
                     const topo::GpuSpec& gpu) {
-  const double per_chunk = tokens / chunks * static_cast<double>(m.vocab) * (2.0 * dtype_bytes + 8);
+  const double per_chunk = tokens / chunks * static_cast<double>(m.vocab) / std::max(1, tp) * (2.0 * dtype_bytes + 8);
   return chunks * streaming_seconds(compute, gpu, {per_chunk / 2, per_chunk / 2});
 }
 

@@ -31,6 +31,12 @@
 // copy worked in place, 1; DeepSpeed-Ulysses: the copy, the softmax and its log, 3).
 // Reserve: 1 GiB of CUDA context and framework, plus 5% of everything else for allocator
 // fragmentation (docs/iteration-model.md).
+// Tensor parallelism of T (Megatron-LM's, with sequence parallelism): every GPU holds 1 / T of
+// each weight, gradient and optimizer state (the vocabulary split too), ZeRO shards those over
+// the P / T GPUs holding the same share, c is the context-parallel rank's seq * batch * T / P
+// tokens, and every activation, stash, ring block and logit chunk divides by T (the linear
+// layers' activations by their split width, the norms' by sequence parallelism, attention's by
+// its heads; Korthikanti et al. 2022, eq. 5: sbh(10 + 24/t + 5as/(ht)) -> sbh(34 + 5as/h)/t).
 #include <algorithm>
 #include <cmath>
 
@@ -70,13 +76,13 @@ double stash_fraction(const CheckpointConfig& checkpoint) {
   return 0;
 }
 
-double ring_buffer_bytes(const TrainingJob& job, const AttentionStrategy& a, const topo::Topology& topology) {
+double ring_buffer_bytes(const TrainingJob& job, const AttentionStrategy& a, const topo::Topology& topology, int tp) {
   const int u = std::max(1, a.ulysses);
-  const int ring = std::max(1, topology.gpu_count() / u);
+  const int ring = std::max(1, topology.gpu_count() / tp / u);
   const ModelSpec& m = job.model;
   const double e = job.dtype_bytes;
-  const double heads = static_cast<double>(m.heads) / u;
-  const double hq = heads * m.head_dim, hkv = static_cast<double>(m.kv_heads) / u * m.head_dim;
+  const double heads = static_cast<double>(m.heads) / tp / u;
+  const double hq = heads * m.head_dim, hkv = static_cast<double>(m.kv_heads) / tp / u * m.head_dim;
   double bytes = 0;
   if (ring > 1) {
     const double c_ring = static_cast<double>(job.seq) * job.batch / ring;
@@ -88,9 +94,9 @@ double ring_buffer_bytes(const TrainingJob& job, const AttentionStrategy& a, con
     bytes += levels * in_flight * c_ring * std::max(forward, backward);
   }
   if (u > 1) {
-    const double c = local_tokens(job, topology);
-    const double full_hq = static_cast<double>(m.heads) * m.head_dim;
-    const double full_hkv = static_cast<double>(m.kv_heads) * m.head_dim;
+    const double c = local_tokens(job, topology, tp);
+    const double full_hq = static_cast<double>(m.heads) / tp * m.head_dim;
+    const double full_hkv = static_cast<double>(m.kv_heads) / tp * m.head_dim;
     bytes += c * (2 * full_hq + 2 * full_hkv) * e;
   }
   return bytes;
@@ -105,13 +111,18 @@ double MemoryBreakdown::total() const {
 MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& strategy,
                                 const topo::Topology& topology) {
   const ModelSpec& m = job.model;
-  const double p = std::max(1, topology.gpu_count());
-  const double n = m.total_params(), e = job.dtype_bytes, layers = m.layers;
-  const double c = local_tokens(job, topology);
+  // Tensor parallelism of T: each GPU holds 1 / T of every weight (the vocabulary split too) and,
+  // with sequence parallelism, 1 / T of every activation; ZeRO shards over the P / T GPUs that
+  // hold the same share.
+  const int tp = std::max(1, strategy.tp);
+  const double t = tp;
+  const double p = std::max(1, topology.gpu_count() / tp);
+  const double n = m.total_params() / t, e = job.dtype_bytes, layers = m.layers;
+  const double c = local_tokens(job, topology, tp);
   const int stage = strategy.zero.stage;
 
   MemoryBreakdown mem;
-  mem.params = e * n / (stage >= 3 ? p : 1) + (stage >= 3 ? 2 * e * m.layer_params() : 0);
+  mem.params = e * n / (stage >= 3 ? p : 1) + (stage >= 3 ? 2 * e * m.layer_params() / t : 0);
   const FrameworkMemory& framework = strategy.memory;
   mem.gradients = gradient_bytes(job, framework) * n / (stage >= 2 ? p : 1) + framework.gradient_bucket_elements * e;
   mem.optimizer = strategy.zero.offload ? 0 : kOptimizerBytesPerParam * n / (stage >= 1 ? p : 1);
@@ -120,12 +131,12 @@ MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& 
   const bool keeps_all = strategy.checkpoint.policy == CheckpointPolicy::None;
   const double kept = keeps_all ? layers * (token.all - token.stash) : layers * e * m.hidden;
   const double working_set = keeps_all ? token.all : 2 * token.all;
-  mem.activations = c * (kept + working_set);
-  mem.attention_stash = c * layers * token.stash * stash_fraction(strategy.checkpoint);
+  mem.activations = c * (kept + working_set) / t;
+  mem.attention_stash = c * layers * token.stash * stash_fraction(strategy.checkpoint) / t;
 
-  mem.ring_buffers = ring_buffer_bytes(job, strategy.attention, topology);
+  mem.ring_buffers = ring_buffer_bytes(job, strategy.attention, topology, tp);
   const double chunk_tokens = std::ceil(c / std::max(1, strategy.lm_head_chunks));
-  mem.lm_head = chunk_tokens * static_cast<double>(m.vocab) * (e + kFp32 * framework.logits_fp32_buffers);
+  mem.lm_head = chunk_tokens * static_cast<double>(m.vocab) / t * (e + kFp32 * framework.logits_fp32_buffers);
   mem.reserve = kContextBytes + kFragmentation * mem.total();
   return mem;
 }

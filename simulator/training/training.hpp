@@ -70,6 +70,9 @@ struct TrainingStrategy : TrainingKnobs {
 // these are the starting point the planner searches from.
 [[nodiscard]] TrainingStrategy training_preset(std::string_view family, const TrainingJob& job,
                                                const topo::Topology& topology);
+// The same with tensor parallelism of `tp` (its attention world and local tokens).
+[[nodiscard]] TrainingStrategy training_preset(std::string_view family, const TrainingJob& job,
+                                               const topo::Topology& topology, int tp);
 
 struct MemoryBreakdown {  // bytes per GPU
   double params = 0;
@@ -91,6 +94,7 @@ struct TimeBreakdown {                // seconds per iteration on the critical p
   double recompute = 0;
   double lm_head = 0;
   double zero_exposed_comm = 0;
+  double tp_exposed_comm = 0;  // tensor parallelism's all-gathers and reduce-scatters not hidden by GEMMs
   double optimizer = 0;
   [[nodiscard]] double total() const;
 };
@@ -123,10 +127,14 @@ struct IterationSimulation {
 
 // Building blocks of the two models, for the planner and the tests.
 
-// The attention layer of the job (its heads, sequence, batch, dtype).
-[[nodiscard]] AttentionShape attention_shape(const TrainingJob& job);
-// Tokens each GPU carries through the dense layers: seq * batch / gpu_count.
-[[nodiscard]] double local_tokens(const TrainingJob& job, const topo::Topology& topology);
+// The attention layer of the job (its heads, sequence, batch, dtype) as each of `tp`
+// tensor-parallel ranks runs it: heads / tp and kv_heads / tp (rounded down where tp does not
+// divide them, which check_training refuses).
+[[nodiscard]] AttentionShape attention_shape(const TrainingJob& job, int tp);
+// Tokens each context-parallel rank (a tensor-parallel group of `tp` GPUs) carries through the
+// dense layers: seq * batch / (gpu_count / tp); between the linear layers each of its GPUs holds
+// 1 / tp of them (sequence parallelism).
+[[nodiscard]] double local_tokens(const TrainingJob& job, const topo::Topology& topology, int tp);
 // Why the strategy cannot train this job here ("" if it can): check_applicable's reasons plus
 // the checkpointing, LM head and ZeRO settings.
 [[nodiscard]] std::string check_training(const TrainingJob& job, const TrainingStrategy& strategy,

@@ -17,10 +17,12 @@
 
 namespace burst::sim {
 
-AttentionShape attention_shape(const TrainingJob& job) {
+AttentionShape attention_shape(const TrainingJob& job, int tp) {
   AttentionShape shape;
-  shape.heads = job.model.heads;
-  shape.kv_heads = job.model.kv_heads;
+  tp = std::max(1, tp);
+  shape.heads = job.model.heads / tp;
+  shape.kv_heads = job.model.kv_heads / tp;
+  shape.tensor_parallel = tp;
   shape.head_dim = job.model.head_dim;
   shape.seq = job.seq;
   shape.batch = job.batch;
@@ -28,13 +30,27 @@ AttentionShape attention_shape(const TrainingJob& job) {
   return shape;
 }
 
-double local_tokens(const TrainingJob& job, const topo::Topology& topology) {
-  return static_cast<double>(job.seq) * job.batch / std::max(1, topology.gpu_count());
+double local_tokens(const TrainingJob& job, const topo::Topology& topology, int tp) {
+  return static_cast<double>(job.seq) * job.batch / std::max(1, topology.gpu_count() / std::max(1, tp));
 }
 
 std::string check_training(const TrainingJob& job, const TrainingStrategy& strategy, const topo::Topology& topology) {
   std::vector<Problem> problems;
-  const std::string attention = check_applicable(strategy.attention, attention_shape(job), job.mask, topology);
+  const int tp = strategy.tp;
+  if (tp < 1 || job.model.heads % tp != 0 || job.model.kv_heads % tp != 0) {
+    problems.push_back(
+        {"tp",
+         fmt::format("tensor parallelism of {} over {} heads ({} KV heads)", tp, job.model.heads, job.model.kv_heads),
+         "a degree dividing both head counts",
+         "each tensor-parallel rank computes whole heads (Megatron-LM requires the query groups to "
+         "divide too)"});
+  }
+  if (tp > 1 && job.model.ffn % tp != 0) {
+    problems.push_back({"tp", fmt::format("tensor parallelism of {} over an MLP of width {}", tp, job.model.ffn),
+                        "a degree dividing the MLP width", ""});
+  }
+  const std::string attention =
+      problems.empty() ? check_applicable(strategy.attention, attention_shape(job, tp), job.mask, topology) : "";
   if (job.model.layers < 1 || job.model.hidden < 1 || job.model.ffn < 1 || job.model.vocab < 1) {
     problems.push_back({"model",
                         fmt::format("'{}' has {} layers, hidden {}, ffn {}, vocab {}", job.model.name, job.model.layers,
@@ -54,7 +70,7 @@ std::string check_training(const TrainingJob& job, const TrainingStrategy& strat
                           "a kept_fraction strictly between 0 and 1", "0 is the full policy, 1 is attn_stash"});
     }
   }
-  const double c = local_tokens(job, topology);
+  const double c = local_tokens(job, topology, std::max(1, tp));
   if (strategy.lm_head_chunks < 1 || static_cast<double>(strategy.lm_head_chunks) > c) {
     problems.push_back({"lm_head.chunks", fmt::format("{} chunks of {} local tokens", strategy.lm_head_chunks, c),
                         fmt::format("1 (logits whole) to {} (one token per chunk)", c), ""});

@@ -24,6 +24,7 @@ Json to_json(const TimeBreakdown& time) {
               {"recompute", time.recompute},
               {"lm_head", time.lm_head},
               {"zero_exposed_comm", time.zero_exposed_comm},
+              {"tp_exposed_comm", time.tp_exposed_comm},
               {"optimizer", time.optimizer},
               {"total", time.total()}};
 }

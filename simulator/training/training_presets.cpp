@@ -11,14 +11,20 @@
 namespace burst::sim {
 
 TrainingStrategy training_preset(std::string_view family, const TrainingJob& job, const topo::Topology& topology) {
+  return training_preset(family, job, topology, 1);
+}
+
+TrainingStrategy training_preset(std::string_view family, const TrainingJob& job, const topo::Topology& topology,
+                                 int tp) {
   const FamilyTraits& f = family_traits(family);
   TrainingStrategy s;
-  s.attention = strategy_preset(family, attention_shape(job), topology);
+  s.tp = tp;
+  s.attention = strategy_preset(family, attention_shape(job, tp), topology);
   if (f.training_layout) s.attention.layout = *f.training_layout;
   s.checkpoint = f.checkpoint;
   s.lm_head_chunks =
       f.lm_head_chunk_tokens > 0
-          ? std::max(1, static_cast<int>(std::ceil(local_tokens(job, topology) / f.lm_head_chunk_tokens)))
+          ? std::max(1, static_cast<int>(std::ceil(local_tokens(job, topology, tp) / f.lm_head_chunk_tokens)))
           : 1;
   s.zero.stage = f.zero_stage;
   s.zero.offload = false;

@@ -2,9 +2,10 @@
 //
 // Every GPU trains on its own tokens of the same sequences, so all P GPUs are one data-parallel
 // group for the weights: gradients must be summed over all of them, and what is sharded must be
-// gathered. Per decoder layer of p parameters, e bytes each (bf16 on the wire), gradients g
-// bytes each (e, or 4 where the framework reduces its fp32 main gradients: Megatron's
-// grad_reduce_in_fp32 under bf16, docs/strategies.md):
+// gathered. Under tensor parallelism of T each GPU holds 1 / T of every layer's weights, and the
+// P / T GPUs holding the same share (one per tensor-parallel group) are the group. Per decoder layer of p parameters, e
+// bytes each (bf16 on the wire), gradients g bytes each (e, or 4 where the framework reduces its fp32 main gradients:
+// Megatron's grad_reduce_in_fp32 under bf16, docs/strategies.md):
 //   stage 3   forward: all-gather p (the layer's weights); backward: all-gather p again (they
 //             were freed after the forward) and reduce-scatter p gradients;
 //   stage 1-2 forward: all-gather p (the parameters updated by the last step, bucketed per layer
@@ -21,7 +22,6 @@
 #include "simulator/training/iteration_parts.hpp"
 
 namespace burst::sim {
-namespace {
 
 topo::LinkKind link_kind_of(topo::PathClass cls) {
   switch (cls) {
@@ -35,6 +35,8 @@ topo::LinkKind link_kind_of(topo::PathClass cls) {
   }
   return topo::LinkKind::Pcie;
 }
+
+namespace {
 
 double collective_bandwidth(const topo::Topology& topology, const CommModel& comm) {
   topo::DirectedLink hop{topo::LinkKind::Network, topology.inter_node_bandwidth_per_gpu(), 0, topo::Sharing::Shared};
@@ -55,14 +57,15 @@ double gradient_bytes(const TrainingJob& job, const FrameworkMemory& memory) {
 ZeroTraffic zero_traffic(const TrainingJob& job, const TrainingStrategy& strategy, const topo::Topology& topology,
                          const CommModel& comm) {
   ZeroTraffic t;
-  const int gpus = topology.gpu_count();
+  const int tp = std::max(1, strategy.tp);
+  const int gpus = topology.gpu_count() / tp;
   if (gpus <= 1) return t;
   t.bandwidth_Bps = collective_bandwidth(topology, comm);
   t.crosses_nodes = topology.nodes() > 1;
   const ModelSpec& m = job.model;
   const double share = static_cast<double>(gpus - 1) / gpus;
-  const double layer_params = m.layer_params();
-  const double rest_params = m.total_params() - m.layers * layer_params;
+  const double layer_params = m.layer_params() / tp;
+  const double rest_params = (m.total_params() - m.layers * m.layer_params()) / tp;
   // Ring passes per phase over the parameters (e bytes) and over the gradients (g bytes).
   const int stage = strategy.zero.stage;
   const double forward_params = stage >= 1 ? 1 : 0;

@@ -4,11 +4,13 @@
 // where the framework cannot, its nearest equivalent's, with a note saying so).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <vector>
 
 #include <unistd.h>
 
@@ -206,4 +208,64 @@ TEST_CASE("launch: the mpirun line of a cluster plan and of a local one") {
   CHECK(exec_cluster.exit_code == 2);
   CHECK_THAT(exec_cluster.err,
              Catch::Contains("error: --exec: a plan of 4 nodes (a800-4hca x4) needs the hosts to run on"));
+}
+
+// Tensor parallelism end to end: planned at the degree asked, written with its rings, exported
+// with the frameworks' tensor- and sequence-parallel settings, and refused by burst run by field.
+TEST_CASE("a tensor-parallel plan: its world, its rings, its exports, and burst run's refusal") {
+  const std::string plan = temp_file("tp8.json", "");
+  const auto planned = run_cli(
+      "plan --topology dgx-h100 --nodes 2 --model llama3-8b --seq 64K --engine analytic --tp 8 "
+      "-o " +
+      plan);
+  INFO(planned.err);
+  REQUIRE(planned.exit_code == 0);
+  CHECK_THAT(planned.out, Catch::Contains("TP"));
+  std::ifstream in(plan);
+  const Json p = Json::parse(in);
+  CHECK(p["schema"] == "burst.plan/2");
+  CHECK(p["job"]["only_tp"] == 8);
+  const Json& s = p["strategy"];
+  REQUIRE(s["tp"] == 8);
+  CHECK(s["tp"].get<int>() * s["cp"].get<int>() * s["ulysses"].get<int>() == 16);
+  // Every rank carries one tensor-parallel rank's heads in each ring level: rank r is TP rank r % 8.
+  std::map<std::string, std::vector<int>> seen;
+  for (const Json& ring : p["rings"]) {
+    for (const Json& rank : ring["order"]) {
+      CHECK(rank.get<int>() % 8 == ring["tp"].get<int>());
+      seen[ring["level"].get<std::string>()].push_back(rank.get<int>());
+    }
+  }
+  for (auto& [level, ranks] : seen) {
+    std::sort(ranks.begin(), ranks.end());
+    CHECK(ranks.size() == 16);
+    CHECK(std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end());
+  }
+  CHECK(p["predicted"]["time_s"]["tp_exposed_comm"].get<double>() > 0);
+
+  const auto args = megatron_args(exported(plan, "megatron").out);
+  CHECK(args.at("--tensor-model-parallel-size") == "8");
+  CHECK(args.count("--sequence-parallel") == 1);
+  CHECK(args.at("--context-parallel-size") == std::to_string(s["cp"].get<int>() * s["ulysses"].get<int>()));
+  const Json y = parsed_by_python(exported(plan, "nemo").out, "nemo.yaml", "yaml.safe_load(f)");
+  CHECK(y["model"]["tensor_model_parallel_size"] == 8);
+  CHECK(y["model"]["sequence_parallel"] == true);
+  const Json t = parsed_by_python(exported(plan, "torchtitan").out, "titan.toml", "tomllib.load(f)");
+  CHECK(t["parallelism"]["tensor_parallel_degree"] == 8);
+  // DeepSpeed's config has no tensor parallelism: its equivalent puts every rank in the sequence split.
+  const auto deepspeed = exported(plan, "deepspeed");
+  CHECK_THAT(deepspeed.err, Catch::Contains("tensor_parallel: the plan asks tensor parallelism 8; DeepSpeed cannot"));
+
+  // whatif sweeps the degree: each point searched at that degree alone.
+  const auto sweep = run_cli(
+      "whatif --topology dgx-h100 --nodes 2 --model llama3-8b --seq 64K --engine analytic "
+      "--vary tp=1,8");
+  INFO(sweep.err);
+  REQUIRE(sweep.exit_code == 0);
+  CHECK_THAT(sweep.out, Catch::Matches("(.|\n)*\n1 +burst(.|\n)*\n8 +burst(.|\n)*"));
+
+  const auto run = run_cli("run " + plan + " --dry-run --loopback");
+  CHECK(run.exit_code != 0);
+  CHECK_THAT(run.err, Catch::Contains("plan:/strategy/tp: tensor parallelism of 8: this runtime runs plans of tp 1"));
+  std::filesystem::remove(plan);
 }

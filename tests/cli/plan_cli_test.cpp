@@ -42,7 +42,9 @@ TEST_CASE("plan --json prints the plan with every family's best as alternatives"
   const auto run = run_cli("plan " + kJob + " --json");
   REQUIRE(run.exit_code == 0);
   const Json j = Json::parse(run.out);
-  CHECK(j["schema"] == "burst.plan/1");
+  CHECK(j["schema"] == "burst.plan/2");
+  const Json& s = j["strategy"];
+  CHECK(s["tp"].get<int>() * s["cp"].get<int>() * s["ulysses"].get<int>() == j["world"]["size"].get<int>());
   check_predicted(j["predicted"]);
   CHECK(j["predicted"]["memory_bytes_per_gpu"]["total"].get<double>() <= j["job"]["memory_budget_bytes"].get<double>());
   REQUIRE(j["alternatives"].size() == 7);
@@ -169,6 +171,6 @@ TEST_CASE("golden errors of the planning commands") {
     const auto run = run_cli("whatif " + kJob + " --vary nodez=2,4");
     CHECK(run.exit_code == 2);
     CHECK_THAT(run.err, Catch::Contains("--vary: unknown knob 'nodez' (valid: nodes, nets_per_node, intra_bw, seq, "
-                                        "memory_budget; hint: did you mean 'nodes'?)"));
+                                        "memory_budget, tp; hint: did you mean 'nodes'?)"));
   }
 }

@@ -1,4 +1,4 @@
-// Fuzzes the plan reader (burst.plan/1). A burst::Error is the correct answer to bad input;
+// Fuzzes the plan reader (burst.plan/2 and /1). A burst::Error is the correct answer to bad input;
 // any other exception, a crash or a sanitizer report is a bug. A document that is accepted
 // must survive the round trip: plan_from_json(to_json(p)) == p, and writing it again gives
 // the same bytes.

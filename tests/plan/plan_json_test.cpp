@@ -26,7 +26,8 @@ std::string error_after(Edit edit) {
 TEST_CASE("a full plan survives the JSON round trip") {
   const plan::Plan p = test::sample_plan();
   const Json doc = plan::to_json(p);
-  CHECK(doc["schema"] == "burst.plan/1");
+  CHECK(doc["schema"] == "burst.plan/2");
+  CHECK(doc["strategy"]["tp"] == 1);
   CHECK(doc["job"]["mask"] == "sliding:4K");
   CHECK(doc["strategy"]["ring"] == Json::parse(R"({"kind": "double", "inner": 8, "outer": 2})"));
   CHECK(doc["alternatives"][2]["strategy"] == "ds-ulysses");
@@ -60,26 +61,63 @@ TEST_CASE("a default plan (no cluster, no alternatives) round-trips too") {
 }
 
 TEST_CASE("golden errors: the schema") {
-  CHECK(error_after([](Json& d) { d["schema"] = "burst.plan/2"; }) ==
-        "plan.json:/schema: 'burst.plan/2' is not a plan schema this build reads (valid: burst.plan/1; hint: a plan "
-        "starts with \"schema\": \"burst.plan/1\"; `burst plan` writes one)");
+  CHECK(error_after([](Json& d) { d["schema"] = "burst.plan/3"; }) ==
+        "plan.json:/schema: 'burst.plan/3' is not a plan schema this build reads (valid: burst.plan/2 or "
+        "burst.plan/1; hint: a plan starts with \"schema\": \"burst.plan/2\"; `burst plan` writes one)");
   CHECK(error_after([](Json& d) { d.erase("schema"); }) ==
-        "plan.json:/schema: missing \"schema\" (valid: burst.plan/1; hint: a plan starts with \"schema\": "
-        "\"burst.plan/1\"; `burst plan` writes one)");
+        "plan.json:/schema: missing \"schema\" (valid: burst.plan/2 or burst.plan/1; hint: a plan starts with "
+        "\"schema\": \"burst.plan/2\"; `burst plan` writes one)");
   CHECK(error_after([](Json& d) { d = Json::parse(R"({"schema": "burst.topology/1", "name": "x"})"); }) ==
-        "plan.json:/schema: 'burst.topology/1' is not a plan schema this build reads (valid: burst.plan/1; hint: "
-        "this is a topology file; pass it with --topology)");
+        "plan.json:/schema: 'burst.topology/1' is not a plan schema this build reads (valid: burst.plan/2 or "
+        "burst.plan/1; hint: this is a topology file; pass it with --topology)");
   CHECK(error_after([](Json& d) { d = Json::array(); }) ==
-        "plan.json:/: a plan is a JSON object, found array (hint: a plan starts with {\"schema\": \"burst.plan/1\", "
+        "plan.json:/: a plan is a JSON object, found array (hint: a plan starts with {\"schema\": \"burst.plan/2\", "
         "...)");
+}
+
+// A burst.plan/1 document: the /2 plan without its tensor parallelism (no "tp" anywhere).
+Json as_version_1(Json doc) {
+  doc["schema"] = "burst.plan/1";
+  doc["strategy"].erase("tp");
+  for (Json& ring : doc["rings"]) ring.erase("tp");
+  for (Json& alternative : doc["alternatives"]) alternative["config"].erase("tp");
+  return doc;
+}
+
+TEST_CASE("a burst.plan/1 document is read as tensor parallelism 1") {
+  const plan::Plan p = test::sample_plan();
+  const plan::Plan back = plan::plan_from_json(as_version_1(plan::to_json(p)), "old.json");
+  CHECK(back == p);
+  CHECK(back.strategy.tp == 1);
+  Json with_tp = as_version_1(plan::to_json(p));
+  with_tp["strategy"]["tp"] = 2;
+  CHECK(test::error_text([&] { (void)plan::plan_from_json(with_tp, "old.json"); }) ==
+        "old.json:/strategy/tp: burst.plan/1 has no \"tp\" (valid: \"schema\": \"burst.plan/2\" for a plan with "
+        "tensor parallelism)");
+  Json ring_tp = as_version_1(plan::to_json(p));
+  ring_tp["rings"][0]["tp"] = 0;
+  CHECK(test::error_text([&] { (void)plan::plan_from_json(ring_tp, "old.json"); }) ==
+        "old.json:/rings/0/tp: unknown field 'tp' (valid: level, member, order)");
+}
+
+TEST_CASE("a burst.plan/2 document needs tp, and its world is tp x cp x ulysses") {
+  CHECK(error_after([](Json& d) { d["strategy"].erase("tp"); }) ==
+        "plan.json:/strategy/tp: missing required field 'tp' (valid: an integer)");
+  CHECK(error_after([](Json& d) { d["strategy"]["tp"] = 2; }) ==
+        "plan.json:/world/size: world size 16 does not match the strategy: tp x cp x ulysses = 2 x 16 x 1 = 32 "
+        "(valid: tp x cp x ulysses; hint: every GPU of the plan is one rank of a tensor-parallel group, of the head "
+        "split and of the ring)");
+  CHECK(error_after([](Json& d) { d["rings"][0]["tp"] = 1; }) ==
+        "plan.json:/rings/0/tp: 1 is out of range (valid: 0 to 0)");
 }
 
 TEST_CASE("golden errors: one broken field each") {
   CHECK(error_after([](Json& d) { d.erase("strategy"); }) ==
         "plan.json:/strategy: missing required field 'strategy' (valid: an object)");
   CHECK(error_after([](Json& d) { d["world"]["size"] = 8; }) ==
-        "plan.json:/world/size: world size 8 does not match the strategy: cp x ulysses = 16 x 1 = 16 (valid: cp x "
-        "ulysses; hint: every GPU of the plan is one rank of the ring or of the head split)");
+        "plan.json:/world/size: world size 8 does not match the strategy: tp x cp x ulysses = 1 x 16 x 1 = 16 (valid: "
+        "tp x cp x ulysses; hint: every GPU of the plan is one rank of a tensor-parallel group, of the head split and "
+        "of the ring)");
   CHECK(error_after([](Json& d) { d["rings"][0]["order"][3] = 1; }) ==
         "plan.json:/rings/0/order/3: ring order is not a permutation: rank 1 appears twice (also at index 1) (valid: "
         "distinct ranks, each receiving from the one before it)");
@@ -133,17 +171,18 @@ TEST_CASE("every problem is reported at once") {
     d["alternatives"][1]["predicted"]["time_s"]["recompute"] = "1s";
     d["rings"][3]["levle"] = "inter";
   });
-  CHECK(text ==
-        "plan.json:/job/seq_len: -1 is out of range (valid: 1 to 9223372036854775807)\n"
-        "plan.json:/job/mask: 'sliding' needs the window in tokens (valid: full, causal, sliding:W, document:L (W, L "
-        "in tokens, e.g. sliding:4K); hint: write it like \"sliding:4K\")\n"
-        "plan.json:/strategy/cp: 0 is out of range (valid: 1 to 1048576)\n"
-        "plan.json:/strategy/layout: unknown layout 'zigzga' (valid: contiguous, zigzag, striped; hint: did you mean "
-        "'zigzag'?)\n"
-        "plan.json:/strategy/zero/stage: 4 is out of range (valid: 0 to 3)\n"
-        "plan.json:/rings/3/levle: unknown field 'levle' (valid: level, member, order; hint: did you mean 'level'?)\n"
-        "plan.json:/predicted/mfu: -0.5 is negative (valid: a number >= 0)\n"
-        "plan.json:/alternatives/1/predicted/time_s/recompute: expected a number, found string");
+  CHECK(
+      text ==
+      "plan.json:/job/seq_len: -1 is out of range (valid: 1 to 9223372036854775807)\n"
+      "plan.json:/job/mask: 'sliding' needs the window in tokens (valid: full, causal, sliding:W, document:L (W, L "
+      "in tokens, e.g. sliding:4K); hint: write it like \"sliding:4K\")\n"
+      "plan.json:/strategy/cp: 0 is out of range (valid: 1 to 1048576)\n"
+      "plan.json:/strategy/layout: unknown layout 'zigzga' (valid: contiguous, zigzag, striped; hint: did you mean "
+      "'zigzag'?)\n"
+      "plan.json:/strategy/zero/stage: 4 is out of range (valid: 0 to 3)\n"
+      "plan.json:/rings/3/levle: unknown field 'levle' (valid: level, tp, member, order; hint: did you mean 'level'?)\n"
+      "plan.json:/predicted/mfu: -0.5 is negative (valid: a number >= 0)\n"
+      "plan.json:/alternatives/1/predicted/time_s/recompute: expected a number, found string");
 }
 
 TEST_CASE("golden errors: names with control characters are refused, naming the field and the byte") {

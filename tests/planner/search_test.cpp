@@ -41,7 +41,7 @@ TEST_CASE("a plan lists every family and rings that cover the world", "[search]"
   const plan::Plan p = planner::build_plan(planner::search(r, topology), r, topology);
   CHECK(p.alternatives.size() == sim::family_names().size());
   CHECK(static_cast<int>(p.ranks.size()) == topology.gpu_count());
-  CHECK(p.strategy.cp * p.strategy.ulysses == topology.gpu_count());
+  CHECK(p.strategy.tp * p.strategy.cp * p.strategy.ulysses == topology.gpu_count());
   CHECK(p.strategy.inner * p.strategy.outer == p.strategy.cp);
   // Every world rank appears in exactly one ring of each level.
   std::map<std::string, std::vector<int>> seen;
@@ -125,7 +125,32 @@ TEST_CASE("the step budget caps the candidates scored and still reports every fa
 TEST_CASE("unknown families get a did-you-mean", "[search]") {
   const auto topology = preset("a800-4hca", 1);
   const auto r = request("burst-7b", "256K");
-  CHECK(test::error_text([&] { (void)planner::family_candidates("brust", r.job, topology); }) ==
+  CHECK(test::error_text([&] { (void)planner::family_candidates("brust", r.job, topology, 0); }) ==
         "--strategy: unknown strategy 'brust' (valid: burst, burst-usp, megatron-cp, ds-ulysses, "
         "loongtrain-double-ring, loongtrain-usp, ring; hint: did you mean 'burst'?)");
+}
+
+TEST_CASE("tensor parallelism is searched inside NVLink nodes, and pays where the sequence is spread thin",
+          "[search][tp]") {
+  const auto dgx = preset("dgx-h100", 16);
+  planner::SearchRequest r = request("llama3-8b", "128K");
+  CHECK(planner::tensor_parallel_degrees(r.job, dgx) == std::vector<int>{1, 2, 4, 8});
+  CHECK(planner::tensor_parallel_degrees(r.job, preset("pcie-8gpu", 2)) == std::vector<int>{1});  // no NVLink
+  r.job.model.kv_heads = 2;  // a degree must split the KV heads too
+  CHECK(planner::tensor_parallel_degrees(r.job, dgx) == std::vector<int>{1, 2});
+
+  // A Llama-3-70B-shaped model at 128K on 128 H100s: 1K tokens a GPU without tensor parallelism,
+  // where the rings cannot hide behind so little attention; 8 GPUs a rank keep 8K a rank.
+  planner::SearchRequest big = request("llama3-8b", "128K");
+  big.job.model = ModelSpec{"llama3-70b-shaped", 80, 8192, 28672, 64, 8, 128, 128256, true, "silu"};
+  big.only_tp = 1;
+  const planner::SearchResult without = planner::search(big, dgx);
+  big.only_tp = 0;
+  const planner::SearchResult with = planner::search(big, dgx);
+  REQUIRE(without.chosen_plan() != nullptr);
+  REQUIRE(with.chosen_plan() != nullptr);
+  CHECK(without.chosen_plan()->sim.strategy.tp == 1);
+  CHECK(with.chosen_plan()->sim.strategy.tp > 1);
+  INFO("MFU " << without.chosen_plan()->sim.mfu << " without, " << with.chosen_plan()->sim.mfu << " with");
+  CHECK(with.chosen_plan()->sim.mfu > 2 * without.chosen_plan()->sim.mfu);
 }

@@ -36,7 +36,7 @@ TEST_CASE("time items sum to the step time", "[training][time]") {
     // step = dense + elementwise + attention compute + attention exposed comm + recompute + LM head + ZeRO
     // exposed + optimizer
     const double sum = x.dense_compute + x.elementwise + x.attention_compute + x.attention_exposed_comm + x.recompute +
-                       x.lm_head + x.zero_exposed_comm + x.optimizer;
+                       x.lm_head + x.zero_exposed_comm + x.tp_exposed_comm + x.optimizer;
     CHECK(it.step_time_s == Approx(sum).epsilon(1e-12));
     CHECK(sim::to_json(x).at("total").get<double>() == Approx(sum).epsilon(1e-12));
     CHECK(x.dense_compute > 0);

@@ -112,7 +112,7 @@ void add_bench_precision_command(CLI::App& bench_app) {
   CLI::App* cmd = bench_app.add_subcommand("precision",
                                            "Error of dQ, dK, dV with bf16 tensors and bf16 travelling accumulators "
                                            "against fp32 (mpirun -np N burst bench precision plan.json)");
-  cmd->add_option("plan", o->plan, "A plan file (burst.plan/1); its ring, layout and sizes are kept")->required();
+  cmd->add_option("plan", o->plan, "A plan file (burst.plan/2); its ring, layout and sizes are kept")->required();
   cmd->add_flag("--dry-run", o->dry_run, "Tiny tensors on the plan's exact schedule (any plan size)");
   cmd->add_flag("--json", o->json, "Print the rows as JSON");
   cmd->callback([o] { bench_precision(*o); });

@@ -130,7 +130,7 @@ void add_bench_training_command(CLI::App& bench_app) {
       "Memory and step time of each checkpoint policy and of the chunked LM head (mpirun -np N burst bench training "
       "plan.json); or, with --device, the step's speed on this machine beside PyTorch's (burst bench training --device "
       "cuda)");
-  auto* plan = cmd->add_option("plan", o->plan, "A plan file (burst.plan/1) whose model the runtime can train");
+  auto* plan = cmd->add_option("plan", o->plan, "A plan file (burst.plan/2) whose model the runtime can train");
   auto* device = cmd->add_option("--device", d->device,
                                  "Measure the step on this device instead: a model (--model) planned on 1 rank at each "
                                  "--tokens and on --ranks loopback ranks sharing the device, beside PyTorch on cuda")

@@ -41,7 +41,7 @@ void add_export_command(CLI::App& app) {
   }
   CLI::App* cmd = app.add_subcommand(
       "export", "Write a plan as a training framework's settings; say what it cannot do and what its equivalent costs");
-  cmd->add_option("plan", options->plan, "A plan file (burst.plan/1)")->required();
+  cmd->add_option("plan", options->plan, "A plan file (burst.plan/2)")->required();
   cmd->add_option("--to", options->framework, "The framework: " + frameworks)->required();
   cmd->add_option("-o,--output", options->output, "Write the settings to this file instead of stdout");
   cmd->callback([options] { run(*options); });

@@ -94,7 +94,7 @@ void add_launch_command(CLI::App& app) {
   auto options = std::make_shared<LaunchOptions>();
   CLI::App* cmd = app.add_subcommand(
       "launch", "Print the mpirun line that starts a plan (--slurm: a Slurm batch script; --exec: run the line)");
-  cmd->add_option("plan", options->plan, "A plan file (burst.plan/1)")->required();
+  cmd->add_option("plan", options->plan, "A plan file (burst.plan/2)")->required();
   cmd->add_option("run-args", options->run_args,
                   "Arguments after `--` go to `burst run PLAN` (e.g. -- --steps 30 --check)");
   auto* slurm = cmd->add_flag("--slurm", options->slurm,

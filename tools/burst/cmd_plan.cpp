@@ -1,5 +1,5 @@
 // burst plan: choose the fastest plan that fits in memory, among every strategy family (or
-// one), and write it as burst.plan/1. The ranked table is for people: on stdout, or on stderr
+// one), and write it as burst.plan/2. The ranked table is for people: on stdout, or on stderr
 // when --json puts the plan on stdout. "No plan fits" is an answer, given as an error so
 // scripts notice: the table above it says what each family would need.
 #include <fmt/format.h>
@@ -40,7 +40,7 @@ void add_plan_command(CLI::App& app) {
   auto options = std::make_shared<PlanCommandOptions>();
   CLI::App* cmd = app.add_subcommand("plan", "Choose the fastest plan that fits in memory and write plan.json");
   add_plan_options(*cmd, options->plan);
-  cmd->add_option("-o,--output", options->output, "Write the plan (burst.plan/1) to this file");
+  cmd->add_option("-o,--output", options->output, "Write the plan (burst.plan/2) to this file");
   cmd->add_flag("--json", options->json, "Print the plan as JSON on stdout (the table goes to stderr)");
   cmd->callback([options] { run(*options); });
 }

@@ -103,7 +103,7 @@ void run(const ReportOptions& o) {
 void add_report_command(CLI::App& app) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* cmd = app.add_subcommand("report", "Write a self-contained capacity report (HTML or Markdown) of a plan");
-  cmd->add_option("plan", options->plan, "A plan file (burst.plan/1)")->required();
+  cmd->add_option("plan", options->plan, "A plan file (burst.plan/2)")->required();
   cmd->add_option("-o,--output", options->output, "report.html or report.md")->required();
   cmd->add_option("--run", options->run,
                   "A run of this plan (the JSON of burst run --json): measured beside predicted");

@@ -325,7 +325,7 @@ void add_run_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("run",
                                      "Execute a plan on the ranks mpirun started (mpirun -np N burst run plan.json "
                                      "...): train its model, or run its attention");
-  cmd->add_option("plan", options->plan, "A plan file (burst.plan/1)")->required();
+  cmd->add_option("plan", options->plan, "A plan file (burst.plan/2)")->required();
   auto* attention = cmd->add_flag("--attention-only", options->attention_only,
                                   "Run the plan's distributed attention, forward and backward, on random inputs");
   auto* dry = cmd->add_flag(

@@ -1,6 +1,7 @@
 // burst whatif: the best plan over a grid of cluster and job changes (--vary knob=v1,v2,...),
 // as a table with a bar chart of tokens/s per GPU on stdout, and as CSV with -o.
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -43,7 +44,7 @@ void print_grid(const std::vector<planner::WhatIfPoint>& points) {
       fmt::print("{}{:<24} does not fit: {}\n", line, o.strategy.empty() ? "-" : o.strategy, o.reason);
       continue;
     }
-    const int bar = best > 0 ? static_cast<int>(kBarWidth * o.tokens_per_s_per_gpu / best + 0.5) : 0;
+    const int bar = best > 0 ? static_cast<int>(std::lround(kBarWidth * o.tokens_per_s_per_gpu / best)) : 0;
     fmt::print("{}{:<24} {:>12.1f} {:>6.1f}% {:>10} {:>11}  {}\n", line, o.strategy, o.tokens_per_s_per_gpu,
                100 * o.mfu, units::human_duration(o.step_time_s), units::human_bytes(o.memory_total_bytes),
                std::string(static_cast<std::size_t>(bar), '#'));
@@ -83,7 +84,8 @@ void add_whatif_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("whatif", "Best plan over a grid of cluster and job changes");
   add_plan_options(*cmd, options->plan);
   cmd->add_option("--vary", options->vary,
-                  "knob=v1,v2,... (nodes, nets_per_node, intra_bw, seq, memory_budget); repeat for a grid")
+                  "knob=v1,v2,... (nodes, nets_per_node, intra_bw, seq, memory_budget, tp: the tensor-parallel "
+                  "degree); repeat for a grid")
       ->required()
       ->take_all();
   cmd->add_option("-o,--output", options->csv, "Write the grid as CSV to this file");

@@ -11,6 +11,11 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
   add_job_options(cmd, o.job);
   cmd.add_option("--memory-budget", o.memory_budget, "Memory per GPU a plan may use, e.g. 64GiB (default: the GPU's)");
   cmd.add_option("--strategy", o.strategy, "Choose only within this family (" + text::join(sim::family_names()) + ")");
+  cmd.add_option("--tp", o.tp,
+                 "Tensor-parallel degree (Megatron-LM's, with sequence parallelism, inside a node): 0 searches 1 and "
+                 "every degree an NVLink node allows; 1 keeps plans burst run can run")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   cmd.add_option("--engine", o.engine, "Simulation engine: event (contention) or analytic (fast)")
       ->check(CLI::IsMember(sim::engine_names()))
       ->capture_default_str();

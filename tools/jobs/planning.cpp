@@ -44,6 +44,7 @@ PlanningJob resolve_planning(const PlanOptions& o) {
   p.request.job.mask = p.job.mask;
   p.request.job.dtype_bytes = p.job.shape.dtype_bytes;
   p.request.only_family = o.strategy;
+  p.request.only_tp = o.tp;
   p.request.simulation.engine = o.engine;
   p.request.simulation.models = p.job.models;
   p.request.max_candidates = o.max_candidates;
@@ -84,6 +85,7 @@ Json ranked_json(const planner::SearchResult& result) {
   Json rows = Json::array();
   for (const planner::Evaluated* e : ranked_families(result)) {
     Json row{{"strategy", e->family},
+             {"tp", e->sim.strategy.tp},
              {"chosen", e == result.chosen_plan()},
              {"feasible", e->feasible},
              {"reason", e->reason}};
@@ -93,7 +95,7 @@ Json ranked_json(const planner::SearchResult& result) {
       row["mfu"] = s.mfu;
       row["step_time_s"] = s.step_time_s;
       row["memory_per_gpu_bytes"] = s.memory.total();
-      row["exposed_comm_s"] = s.time.attention_exposed_comm + s.time.zero_exposed_comm;
+      row["exposed_comm_s"] = s.time.attention_exposed_comm + s.time.zero_exposed_comm + s.time.tp_exposed_comm;
     }
     rows.push_back(std::move(row));
   }

@@ -1,0 +1,51 @@
+// Tensor parallelism's collectives, as Megatron-LM runs them with sequence parallelism
+// (megatron/core/tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication, and
+// mappings.py, at core_v0.14.0; Korthikanti et al., "Reducing Activation Recomputation in Large
+// Transformer Models", 2022).
+//
+// Between the linear layers every GPU of a tensor-parallel group of T holds c / T of the
+// context-parallel rank's c tokens of the [c, h] activations. Per decoder layer:
+//   forward   an all-gather of [c, h] before each column-parallel layer (QKV, the MLP's input)
+//             and a reduce-scatter of [c, h] after each row-parallel layer (the output
+//             projection, the MLP's output): 4 collectives on the critical path (Megatron
+//             overlaps them with the GEMMs only under --tp-comm-overlap, Transformer Engine's
+//             userbuffers, which this model does not assume);
+//   backward  each row-parallel layer's output gradient all-gathered (2, on the critical path);
+//             each column-parallel layer's input all-gathered again for its weight gradient and
+//             its input gradient reduce-scattered (4), which Megatron overlaps with that layer's
+//             input- and weight-gradient GEMMs: only what exceeds those GEMMs is exposed.
+// A dense recompute runs the forward's 4 again (iteration_model.cpp counts it). Each collective
+// moves c h e (T - 1) / T bytes per GPU, ring-paced by the slowest pair of the group's GPUs (the
+// first T of a node: NVLink on NVSwitch nodes), at the comm model's efficiency for that link.
+#include <algorithm>
+
+#include "simulator/training/iteration_parts.hpp"
+
+namespace burst::sim {
+
+TensorParallelTime tensor_parallel_time(const TrainingJob& job, int tp, double tokens, const LayerKernels& kernels,
+                                        const topo::Topology& topology, const CommModel& comm) {
+  TensorParallelTime t;
+  if (tp <= 1) return t;
+  double bandwidth = 0;
+  topo::LinkKind kind = topo::LinkKind::NvLink;
+  for (int a = 0; a < tp; ++a) {
+    for (int b = 0; b < tp; ++b) {
+      if (a == b) continue;
+      const topo::PathInfo path = topology.path(a, b);
+      if (bandwidth == 0 || path.bandwidth_Bps < bandwidth) {
+        bandwidth = path.bandwidth_Bps;
+        kind = link_kind_of(path.cls);
+      }
+    }
+  }
+  const double usable = comm.capacity(topo::DirectedLink{kind, bandwidth, 0, topo::Sharing::Shared});
+  const double bytes = tokens * job.model.hidden * job.dtype_bytes * (tp - 1.0) / tp;
+  const double one = bytes / usable;
+  t.forward_per_layer = 4 * one;
+  t.backward_per_layer = 2 * one + std::max(0.0, 4 * one - kernels.column_gemm_backward_s);
+  t.bytes_per_layer = 10 * bytes;
+  return t;
+}
+
+}  // namespace burst::sim
