@@ -91,5 +91,6 @@ TEST_CASE("the attention layer of T tensor-parallel ranks runs T copies on heads
   CHECK_THAT(sim::check_applicable(s.attention, odd, job.mask, t), Catch::Contains("tp: tensor parallelism of 3"));
   sim::TrainingStrategy heads = at_tp(job, t, 1);
   heads.tp = 16;
-  CHECK_THAT(sim::check_training(job, heads, t), Catch::Contains("tensor parallelism of 16 over 32 heads (8 KV heads)"));
+  CHECK_THAT(sim::check_training(job, heads, t),
+             Catch::Contains("tensor parallelism of 16 over 32 heads (8 KV heads)"));
 }
