@@ -37,7 +37,15 @@ std::string write_deepspeed(const ExportInput& in) {
   if (p.job.dtype == "bf16") config["bf16"] = Json{{"enabled", true}};
   if (p.job.dtype == "fp16") config["fp16"] = Json{{"enabled", true}};
   Json zero{{"stage", s.zero.stage}};
-  if (s.zero.offload) zero["offload_optimizer"] = Json{{"device", "cpu"}, {"pin_memory", true}};
+  if (s.zero.offload) {
+    zero["offload_optimizer"] = Json{{"device", "cpu"}, {"pin_memory", true}};
+    // An offloaded optimizer is DeepSpeedCPUAdam unless the client brings one DeepSpeed accepts;
+    // naming it here lets deepspeed.initialize build it (runtime/engine.py _configure_basic_optimizer).
+    config["optimizer"] = Json{
+        {"type", "AdamW"}, {"params", {{"lr", 3e-4}, {"betas", {0.9, 0.95}}, {"eps", 1e-8}, {"weight_decay", 0.1}}}};
+    header.emplace_back("optimizer: AdamW on the CPU (DeepSpeedCPUAdam), lr 3e-4: set your own hyperparameters");
+    config["_burst_notes"] = header;
+  }
   config["zero_optimization"] = zero;
   config["sequence_parallel_size"] = s.ulysses;
   // The notes quote the plan file's path, which need not be UTF-8: such a byte becomes U+FFFD

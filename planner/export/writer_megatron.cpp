@@ -7,8 +7,11 @@
 // a2a groups, as the plan's Ulysses groups of consecutive ranks). Recompute: full is
 // --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 (every
 // layer's input kept, the layer recomputed). ZeRO: 1 the distributed optimizer; 2 and 3
-// Megatron FSDP (--data-parallel-sharding-strategy optim_grads, optim_grads_params), which
-// checkpoints only as fsdp_dtensor; the CPU optimizer needs the precision-aware optimizer.
+// Megatron FSDP (--data-parallel-sharding-strategy optim_grads, optim_grads_params) on top of it,
+// which checkpoints only as fsdp_dtensor; the CPU optimizer needs the precision-aware optimizer,
+// which needs the distributed optimizer (megatron/core/optimizer/optimizer_config.py). The model:
+// RoPE (--position-embedding-type rope; Megatron's default is a learned table of seq x hidden),
+// RMSNorm and no biases, as the Llama-style models burst plans are.
 #include <fmt/format.h>
 
 #include "planner/export/writers.hpp"
@@ -72,6 +75,14 @@ std::string write_megatron(const ExportInput& in) {
                     "plain GeLU); choose it in your model spec",
                     m.gated_mlp ? "gated" : "plain", m.activation));
   }
+  // A Llama-style model: RoPE instead of Megatron's default learned position table (which at 1M
+  // positions would add seq x hidden parameters), RMSNorm, no biases.
+  a.add("--position-embedding-type", "rope");
+  a.add("--normalization", "RMSNorm");
+  a.add("--disable-bias-linear");
+  header.emplace_back(
+      "note: model: the plan has no RoPE base; --rotary-base is Megatron's 10000 unless you add yours (Llama 3: "
+      "500000)");
   a.add("--untie-embeddings-and-output-weights");
   if (p.job.dtype == "bf16") a.add("--bf16");
   if (p.job.dtype == "fp16") a.add("--fp16");
@@ -80,7 +91,9 @@ std::string write_megatron(const ExportInput& in) {
     a.add("--recompute-method", "uniform");
     a.add("--recompute-num-layers", 1);
   }
-  if (s.zero.stage == 1) a.add("--use-distributed-optimizer");
+  // The distributed optimizer is ZeRO-1, the base of Megatron FSDP's stages and what the
+  // precision-aware CPU optimizer requires (optimizer_config.py asserts it).
+  if (s.zero.stage >= 1 || s.zero.offload) a.add("--use-distributed-optimizer");
   if (s.zero.stage >= 2) {
     a.add("--use-megatron-fsdp");
     a.add("--data-parallel-sharding-strategy", s.zero.stage == 2 ? "optim_grads" : "optim_grads_params");

@@ -1,12 +1,16 @@
 // NeMo: overrides of examples/nlp/language_modeling/conf/megatron_gpt_config.yaml (v2.4.0) as a
 // YAML document of the same shape, trainer: and model: (merge it over the shipped file, or give
-// the keys as Hydra overrides: model.context_parallel_size=32 ...).
+// the keys as Hydra overrides: ++model.context_parallel_size=32 ...; NeMo's config is a struct,
+// so a key the shipped file lacks needs '+', and '++' adds or replaces either way).
 //
 // Every model key here is read by MegatronBaseModel: the parallel sizes by its parallel-state
 // set-up, the rest copied into Megatron Core's TransformerConfig by name (cp_comm_type among
 // them). Recompute: activations_checkpoint_granularity full, method uniform, 1 layer. ZeRO: 0
 // fused_adam; 2 distributed_fused_adam (optimizer states and gradients sharded); 3 torch FSDP
-// (fsdp: true, fsdp_sharding_strategy: full).
+// (fsdp: true, fsdp_sharding_strategy: full). The model: RoPE, RMSNorm, no biases, and
+// transformer_engine: true, which context parallelism needs ("Context parallelism is only
+// supported by TEDotProductAttention!", nemo/collections/nlp/models/language_modeling/
+// megatron_gpt_model.py) and the shipped file leaves false.
 #include <fmt/format.h>
 
 #include "common/escape.hpp"
@@ -30,7 +34,8 @@ std::string write_nemo(const ExportInput& in) {
   std::vector<std::string> header =
       header_lines(in,
                    "use: merge over megatron_gpt_config.yaml, or pass each key as a Hydra override "
-                   "(model.context_parallel_size=...) to megatron_gpt_pretraining.py");
+                   "(++model.context_parallel_size=..., '++' since NeMo's config is a struct) to "
+                   "megatron_gpt_pretraining.py");
   const int ranks = s.cp * s.ulysses;
   const bool full = s.checkpoint.policy == CheckpointPolicy::Full;
   std::string activation = "gelu";
@@ -62,6 +67,10 @@ std::string write_nemo(const ExportInput& in) {
   y += fmt::format("  kv_channels: {}\n", m.head_dim);
   y += fmt::format("  activation: {}\n", escape::yaml_scalar(activation));
   y += "  share_embeddings_and_output_weights: false\n";
+  y += "  transformer_engine: true\n";
+  y += fmt::format("  position_embedding_type: {}\n", escape::yaml_scalar("rope"));
+  y += fmt::format("  normalization: {}\n", escape::yaml_scalar("rmsnorm"));
+  y += "  bias: false\n";
   y += fmt::format("  activations_checkpoint_granularity: {}\n", full ? escape::yaml_scalar("full") : "null");
   y += fmt::format("  activations_checkpoint_method: {}\n", full ? escape::yaml_scalar("uniform") : "null");
   y += fmt::format("  activations_checkpoint_num_layers: {}\n", full ? "1" : "null");

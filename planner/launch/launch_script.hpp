@@ -4,12 +4,16 @@
 // mpirun: the `local` topology runs every rank on this machine (its nodes are virtual), so
 // `--oversubscribe -np N` and, for root, `--allow-run-as-root`; a cluster runs one host per
 // plan node, `-np N --map-by ppr:K:node --hostfile HOSTS` (K ranks per node, one per GPU), which
-// is what `burst run`'s placement check (placement.hpp) accepts. Slurm: `--nodes`,
-// `--ntasks-per-node`, `--gpus-per-node`, then `srun --mpi=pmix` (Debian's OpenMPI is built
-// with PMIx). The NCCL environment the topology implies: NCCL_IB_HCA lists one HCA per network
-// port of a node (the topology counts them; the names are the usual mlx5_N, to check with
-// `ibv_devinfo -l`), and NCCL_SOCKET_IFNAME is left as a hint (the management network is not in
-// the topology).
+// is what `burst run`'s placement check (placement.hpp) accepts. Slurm, as sites run it:
+// commented placeholders for the time limit, partition and account; `--nodes`,
+// `--ntasks-per-node`, `--gpus-per-node`, `--exclusive` with `--mem=0` (the whole node); each
+// rank's share of the node's cores in SRUN_CPUS_PER_TASK (Slurm 22.05 and later give a task one
+// core otherwise); then `srun --mpi=pmix` (Debian's OpenMPI is built with PMIx; `--mpi=pmi2` is
+// named as the alternative), and the requirement of a shared file system stated. The NCCL
+// environment: the topology knows how many HCAs a node has but not their names (mlx5_0,3,4,... on
+// many H100 nodes), so NCCL_IB_HCA is never guessed: the script shows the exact-match line that
+// reads this node's names, commented, and NCCL_SOCKET_IFNAME is left as a hint (the management
+// network is not in the topology).
 #pragma once
 
 #include <string>
@@ -39,9 +43,9 @@ struct LaunchRequest {
 [[nodiscard]] std::string slurm_script(const plan::Plan& plan, const LaunchRequest& request);
 
 struct EnvVar {
-  std::string name, value, why;
+  std::string name, why;
 };
-// NCCL variables the plan's cluster implies (none for `local`).
+// NCCL variables a person may set for the plan's cluster, each with why (none for `local`).
 [[nodiscard]] std::vector<EnvVar> nccl_environment(const plan::Plan& plan);
 
 }  // namespace burst::launch

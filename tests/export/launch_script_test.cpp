@@ -42,11 +42,12 @@ TEST_CASE("the Slurm script of a 4-node a800-4hca plan") {
   CHECK_THAT(script, Catch::StartsWith("#!/bin/bash\n"));
   for (const char* line :
        {"#SBATCH --nodes=4\n", "#SBATCH --ntasks-per-node=8\n", "#SBATCH --gpus-per-node=8\n",
-        "export NCCL_IB_HCA=\"${NCCL_IB_HCA:-mlx5_0,mlx5_1,mlx5_2,mlx5_3}\"\n", "# export NCCL_SOCKET_IFNAME=eth0\n",
+        "#SBATCH --exclusive\n#SBATCH --mem=0\n", "##SBATCH --time=HH:MM:SS\n",
+        "# export NCCL_IB_HCA=\"=$(ls /sys/class/infiniband | paste -sd, -)\"\n", "# export NCCL_SOCKET_IFNAME=eth0\n",
         "srun --mpi=pmix /opt/burst/bin/burst run /data/plan.json --attention-only --check\n"}) {
     CHECK_THAT(script, Catch::Contains(line));
   }
-  CHECK_THAT(script, Catch::Contains("4 NIC(s), 4 port(s) of 25GBps, each NIC shared by 2 GPU(s) (PIX path)"));
+  CHECK_THAT(script, Catch::Contains("4 NIC(s) a node, 4 port(s) of 25GBps, each NIC shared by 2 GPU(s) (PIX path)"));
 }
 
 TEST_CASE("the Slurm script of a local plan: one machine, no GPUs, no NCCL") {
