@@ -22,9 +22,10 @@ std::string figures(const Predicted& p) {
   return out;
 }
 
-// The notes on what the framework runs instead of the plan, and what that costs.
+// The notes on what the framework runs instead of the plan, and what that costs; `cannot_run`
+// says why the framework's equivalent cannot run on the plan's cluster ("" when it can).
 std::vector<std::string> difference_notes(const plan::Plan& plan, const std::string& source, const Framework& framework,
-                                          const Equivalent& equivalent) {
+                                          const Equivalent& equivalent, std::string& cannot_run) {
   std::vector<std::string> notes;
   if (plan.job.mask.kind != MaskKind::Causal) {
     notes.push_back(
@@ -47,6 +48,7 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
   }
   const Predicted ours = predict_strategy(plan, plan.strategy, source);
   const Predicted theirs = predict_strategy(plan, equivalent.strategy, source);
+  if (!theirs.runs || !theirs.fits) cannot_run = theirs.reason;
   notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the plan ({}) {}",
                               plan.strategy.name, figures(ours)));
   std::string verdict;
@@ -61,11 +63,23 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
 }  // namespace
 
 Exported export_plan(const plan::Plan& plan, const std::string& source, std::string_view framework_name,
-                     std::string_view field) {
+                     std::string_view field, bool force) {
   const Framework& framework = find_framework(framework_name, field);
   const Equivalent equivalent = nearest_equivalent(plan, framework);
   Exported out;
-  out.notes = difference_notes(plan, source, framework, equivalent);
+  std::string cannot_run;
+  out.notes = difference_notes(plan, source, framework, equivalent, cannot_run);
+  std::string warning;
+  if (!cannot_run.empty()) {
+    const std::string what = fmt::format("{} cannot run this plan on its cluster: its equivalent ({}) {}",
+                                         framework.title, describe_attention(equivalent.strategy), cannot_run);
+    out.field = std::string(field) + " " + framework.name;
+    if (!force) {
+      out.refused = what;
+      return out;
+    }
+    warning = "WARNING: " + what + " (written with --force)";
+  }
   std::set<int> nodes;
   for (const plan::RankPlacement& r : plan.ranks) nodes.insert(r.node);
   const int node_count = std::max(1, static_cast<int>(nodes.size()));
@@ -75,9 +89,17 @@ Exported export_plan(const plan::Plan& plan, const std::string& source, std::str
                     equivalent.strategy,
                     out.notes,
                     node_count,
-                    static_cast<int>(plan.ranks.size()) / node_count};
+                    static_cast<int>(plan.ranks.size()) / node_count,
+                    warning};
   out.text = framework.write(input);
   return out;
+}
+
+void throw_if_refused(const Exported& exported) {
+  if (exported.refused.empty()) return;
+  throw Error(Problem{exported.field, exported.refused, "",
+                      "the notes say what it runs instead; plan within what it can run (burst plan --strategy, --tp), "
+                      "or write it anyway with --force"});
 }
 
 }  // namespace burst::exporter

@@ -18,13 +18,15 @@ std::string export_summary(const ExportInput& in) {
 }
 
 std::vector<std::string> header_lines(const ExportInput& in, const std::string& usage) {
-  std::vector<std::string> lines = {
-      fmt::format("{} settings written by burst {} (burst export --to {})", in.framework.title, BURST_VERSION,
-                  in.framework.name),
-      "plan: " + export_summary(in),
-      fmt::format("follows {} {}", in.framework.title, in.framework.version),
-      usage,
-  };
+  std::vector<std::string> lines;
+  if (!in.warning.empty()) lines.push_back(in.warning);
+  lines.insert(lines.end(), {
+                                fmt::format("{} settings written by burst {} (burst export --to {})",
+                                            in.framework.title, BURST_VERSION, in.framework.name),
+                                "plan: " + export_summary(in),
+                                fmt::format("follows {} {}", in.framework.title, in.framework.version),
+                                usage,
+                            });
   for (const std::string& note : in.notes) lines.push_back("note: " + note);
   return lines;
 }

@@ -31,6 +31,10 @@ std::string write_deepspeed(const ExportInput& in) {
                     s.lm_head_chunks));
   }
   Json config;
+  if (!in.warning.empty()) {
+    config["_burst_warning"] = in.warning;  // JSON has no comment: the first key, instead of the first note
+    header.erase(header.begin());
+  }
   config["_burst_notes"] = header;
   config["train_micro_batch_size_per_gpu"] = p.job.batch;
   config["gradient_accumulation_steps"] = 1;

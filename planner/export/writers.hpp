@@ -26,6 +26,7 @@ struct ExportInput {
   std::vector<std::string> notes;  // one line each, no trailing newline
   int nodes = 1;                   // the plan's nodes and ranks on each
   int ranks_per_node = 1;
+  std::string warning;  // an equivalent that cannot run, written with --force: the file's first line
 };
 
 [[nodiscard]] std::string write_megatron(const ExportInput& input);

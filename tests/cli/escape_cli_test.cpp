@@ -102,11 +102,11 @@ TEST_CASE("a plan file named with a line of shell: export writes it into comment
 
   for (const auto& [framework, loader] :
        {std::pair<std::string, std::string>{"nemo", "yaml.safe_load(f)"}, {"torchtitan", "tomllib.load(f)"}}) {
-    const std::string text = succeeded("export " + sh_quoted(hostile.string()) + " --to " + framework).out;
+    const std::string text = succeeded("export " + sh_quoted(hostile.string()) + " --to " + framework + " --force").out;
     CHECK(raw_control_at(text) == std::string::npos);
     const auto a = burst::test::python_loaded(run_dir.path, text, loader);
     const auto b = burst::test::python_loaded(
-        run_dir.path, succeeded("export " + sh_quoted(plain.string()) + " --to " + framework).out, loader);
+        run_dir.path, succeeded("export " + sh_quoted(plain.string()) + " --to " + framework + " --force").out, loader);
     INFO(text << "\n" << a.out);
     REQUIRE(a.status == 0);
     REQUIRE(b.status == 0);

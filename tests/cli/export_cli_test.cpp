@@ -76,8 +76,8 @@ std::map<std::string, std::string> megatron_args(const std::string& text) {
   return args;
 }
 
-burst::test::CliRun exported(const std::string& plan, const std::string& framework) {
-  const auto run = run_cli("export " + plan + " --to " + framework);
+burst::test::CliRun exported(const std::string& plan, const std::string& framework, const std::string& extra = "") {
+  const auto run = run_cli("export " + plan + " --to " + framework + extra);
   INFO(run.err);
   REQUIRE(run.exit_code == 0);
   return run;
@@ -136,9 +136,18 @@ TEST_CASE("export --to nemo: YAML of megatron_gpt_config.yaml's keys") {
 }
 
 TEST_CASE("export --to deepspeed: a ds_config with the ZeRO stage and the Ulysses degree") {
-  SECTION("BurstEngine's 14B 1M case: Ulysses 32 cannot split 40 heads, and the notes say so") {
-    const auto run = exported(kGolden, "deepspeed");
+  SECTION("BurstEngine's 14B 1M case: Ulysses 32 cannot split 40 heads, so it is refused, or forced with a warning") {
+    const auto refused = run_cli("export " + kGolden + " --to deepspeed");
+    CHECK(refused.exit_code == 2);
+    CHECK(refused.out.empty());
+    CHECK_THAT(refused.err, Catch::Contains("error: --to deepspeed: DeepSpeed cannot run this plan on its cluster: its "
+                                            "equivalent (Ulysses 32) cannot run: ulysses: Ulysses degree 32 does not "
+                                            "divide the 40 attention heads"));
+    CHECK_THAT(refused.err, Catch::Contains("write it anyway with --force"));
+    const auto run = exported(kGolden, "deepspeed", " --force");
     const Json j = Json::parse(run.out);
+    CHECK(j.begin().key() == "_burst_warning");  // JSON has no comments: the first key
+    CHECK_THAT(j["_burst_warning"].get<std::string>(), Catch::StartsWith("WARNING: DeepSpeed cannot run this plan"));
     CHECK(j["zero_optimization"]["stage"] == 3);
     CHECK_FALSE(j["zero_optimization"].contains("offload_optimizer"));
     CHECK(j["sequence_parallel_size"] == 32);
@@ -156,7 +165,13 @@ TEST_CASE("export --to deepspeed: a ds_config with the ZeRO stage and the Ulysse
 
 TEST_CASE("export --to torchtitan: a job config TOML with the context-parallel degree") {
   SECTION("BurstEngine's 14B 1M case: attn_stash is per-op selective checkpointing") {
-    const auto run = exported(kGolden, "torchtitan");
+    // Its equivalent needs 88.9 GiB of the plan's 80: refused, then written with --force.
+    const auto refused = run_cli("export " + kGolden + " --to torchtitan");
+    CHECK(refused.exit_code == 2);
+    CHECK_THAT(refused.err, Catch::Contains("error: --to torchtitan: TorchTitan cannot run this plan on its cluster"));
+    const auto run = exported(kGolden, "torchtitan", " --force");
+    CHECK_THAT(run.out, Catch::StartsWith("# WARNING: TorchTitan cannot run this plan on its cluster: its equivalent "
+                                          "(flat ring of 32) needs"));
     const Json t = parsed_by_python(run.out, "torchtitan.toml", "tomllib.load(f)");
     CHECK(t["parallelism"]["context_parallel_degree"] == 32);
     CHECK(t["parallelism"]["context_parallel_rotate_method"] == "alltoall");
@@ -267,7 +282,7 @@ TEST_CASE("a tensor-parallel plan: its world, its rings, its exports, and burst 
   const Json t = parsed_by_python(exported(plan, "torchtitan").out, "titan.toml", "tomllib.load(f)");
   CHECK(t["parallelism"]["tensor_parallel_degree"] == 8);
   // DeepSpeed's config has no tensor parallelism: its equivalent puts every rank in the sequence split.
-  const auto deepspeed = exported(plan, "deepspeed");
+  const auto deepspeed = exported(plan, "deepspeed", " --force");
   CHECK_THAT(deepspeed.err, Catch::Contains("tensor_parallel: the plan asks tensor parallelism 8; DeepSpeed cannot"));
 
   // whatif sweeps the degree: each point searched at that degree alone.
@@ -313,7 +328,7 @@ TEST_CASE("exports train the model as planned: optimizer pairing, RoPE, RMSNorm,
   CHECK_THAT(nemo.out, Catch::Contains("++model.context_parallel_size="));  // a struct config: '+' to add keys
   CHECK_THAT(nemo.out, !Catch::Contains(" model.context_parallel_size="));
 
-  const Json ds = Json::parse(exported(plan, "deepspeed").out);
+  const Json ds = Json::parse(exported(plan, "deepspeed", " --force").out);
   CHECK(ds["zero_optimization"]["offload_optimizer"]["device"] == "cpu");
   CHECK(ds["optimizer"]["type"] == "AdamW");  // otherwise only a client DeepSpeedCPUAdam is accepted
   std::filesystem::remove(plan);

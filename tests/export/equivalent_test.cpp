@@ -114,16 +114,23 @@ TEST_CASE("the plan's own strategy re-simulated gives the plan's prediction") {
   CHECK(ours.memory_bytes == Approx(p.predicted.memory_total_bytes).epsilon(1e-9));
 }
 
-TEST_CASE("an equivalent that cannot run says why, and exporting still writes it") {
+TEST_CASE("an equivalent that cannot run says why, is refused, and is written only when forced") {
   const plan::Plan p = plan::read_plan(kGolden);
   const exporter::Equivalent e = equivalent_in(p, "deepspeed");
   const exporter::Predicted theirs = exporter::predict_strategy(p, e.strategy, kGolden);
   CHECK_FALSE(theirs.runs);
   CHECK_THAT(theirs.reason, Catch::Contains("does not divide the 40 attention heads"));
-  const exporter::Exported out = exporter::export_plan(p, kGolden, "deepspeed");
-  CHECK_THAT(out.text, Catch::Contains("\"sequence_parallel_size\": 32"));
-  CHECK(std::any_of(out.notes.begin(), out.notes.end(),
+  const exporter::Exported refused = exporter::export_plan(p, kGolden, "deepspeed");
+  CHECK(refused.text.empty());
+  CHECK_THAT(refused.refused, Catch::StartsWith("DeepSpeed cannot run this plan on its cluster"));
+  CHECK(std::any_of(refused.notes.begin(), refused.notes.end(),
                     [](const std::string& n) { return n.find("cannot run") != std::string::npos; }));
+  CHECK_THROWS_AS(exporter::throw_if_refused(refused), Error);
+  const exporter::Exported out = exporter::export_plan(p, kGolden, "deepspeed", "--to", true);
+  CHECK(out.refused.empty());
+  CHECK_NOTHROW(exporter::throw_if_refused(out));
+  CHECK_THAT(out.text, Catch::Contains("\"sequence_parallel_size\": 32"));
+  CHECK_THAT(out.text, Catch::Contains("\"_burst_warning\": \"WARNING: DeepSpeed cannot run this plan"));
 }
 
 TEST_CASE("an unknown framework is one problem with a did-you-mean") {

@@ -70,8 +70,8 @@ std::vector<std::string> recorded_args(const std::filesystem::path& file) {
 // The settings file of `framework` for the plain and the hostile plan, read back by `loader`.
 std::pair<Json, Json> loaded_both(const std::string& framework, const std::string& loader) {
   test::TempDir dir("escaped-" + framework);
-  const std::string plain = exporter::export_plan(plain_plan(), "/plans/plan.json", framework).text;
-  const std::string hostile = exporter::export_plan(hostile_plan(), kSource, framework).text;
+  const std::string plain = exporter::export_plan(plain_plan(), "/plans/plan.json", framework, "--to", true).text;
+  const std::string hostile = exporter::export_plan(hostile_plan(), kSource, framework, "--to", true).text;
   CHECK(raw_control_at(hostile) == std::string::npos);
   const test::ShellRun a = test::python_loaded(dir.path, plain, loader);
   const test::ShellRun b = test::python_loaded(dir.path, hostile, loader);
@@ -126,8 +126,10 @@ TEST_CASE("TorchTitan export: names and the plan path add no TOML key or table")
 }
 
 TEST_CASE("DeepSpeed export: JSON carries the names exactly, a path that is not UTF-8 too") {
-  const Json plain = Json::parse(exporter::export_plan(plain_plan(), "/plans/plan.json", "deepspeed").text);
-  const Json hostile = Json::parse(exporter::export_plan(hostile_plan(), kSource + "\xff", "deepspeed").text);
+  const Json plain =
+      Json::parse(exporter::export_plan(plain_plan(), "/plans/plan.json", "deepspeed", "--to", true).text);
+  const Json hostile =
+      Json::parse(exporter::export_plan(hostile_plan(), kSource + "\xff", "deepspeed", "--to", true).text);
   CHECK(hostile.size() == plain.size());
   for (const auto& [key, value] : plain.items()) {
     if (key != "_burst_notes") CHECK(hostile[key] == value);

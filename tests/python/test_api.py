@@ -100,7 +100,8 @@ class Plan(unittest.TestCase):
 
     def test_export_matches_cli(self):
         for framework in ("megatron", "deepspeed"):
-            self.assertEqual(burst.export(self.path, to=framework), cli("export", self.path, "--to", framework).stdout)
+            self.assertEqual(burst.export(self.path, to=framework, force=True),
+                             cli("export", self.path, "--to", framework, "--force").stdout)
         exported = burst.export(self.plan, to="megatron", with_notes=True)
         self.assertIn("--context-parallel-size", exported["text"])
         self.assertIsInstance(exported["notes"], list)

@@ -17,11 +17,14 @@ struct ExportOptions {
   std::string plan;
   std::string framework;
   std::string output;
+  bool force = false;
 };
 
 void run(const ExportOptions& o) {
-  const exporter::Exported exported = exporter::export_plan(plan::read_plan(o.plan), o.plan, o.framework);
+  const exporter::Exported exported =
+      exporter::export_plan(plan::read_plan(o.plan), o.plan, o.framework, "--to", o.force);
   for (const std::string& note : exported.notes) fmt::print(stderr, "note: {}\n", escape::terminal(note));
+  exporter::throw_if_refused(exported);
   if (o.output.empty()) {
     fmt::print("{}", exported.text);
     return;
@@ -44,6 +47,9 @@ void add_export_command(CLI::App& app) {
   cmd->add_option("plan", options->plan, "A plan file (burst.plan/2)")->required();
   cmd->add_option("--to", options->framework, "The framework: " + frameworks)->required();
   cmd->add_option("-o,--output", options->output, "Write the settings to this file instead of stdout");
+  cmd->add_flag("--force", options->force,
+                "Write the settings even when the framework's equivalent of the plan cannot run on its cluster (it "
+                "does not apply, or does not fit the memory budget); the warning is the file's first line");
   cmd->callback([options] { run(*options); });
 }
 
