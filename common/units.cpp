@@ -171,6 +171,14 @@ std::string human_duration(double seconds) {
   return fmt::format("{:.2f} s", seconds);
 }
 
-std::string human_bytes(double bytes) { return std::isfinite(bytes) ? fmt::format("{:.1f} GiB", bytes / kGi) : "n/a"; }
+std::string human_bytes(double bytes) {
+  if (!std::isfinite(bytes)) return "n/a";
+  constexpr double kKi = 1024.0, kMi = kKi * 1024;
+  const double size = std::fabs(bytes);
+  if (size >= kGi) return fmt::format("{:.1f} GiB", bytes / kGi);
+  if (size >= kMi) return fmt::format("{:.1f} MiB", bytes / kMi);
+  if (size >= kKi) return fmt::format("{:.1f} KiB", bytes / kKi);
+  return fmt::format("{:.0f} B", bytes);
+}
 
 }  // namespace burst::units

@@ -31,7 +31,8 @@ namespace burst::units {
 [[nodiscard]] std::string format_tokens(std::int64_t tokens);
 
 // For people, not for parsing back: "12.34 s", "56.7 ms", "0 s"; "61.5 GiB" (2^30 bytes, what
-// nvidia-smi and memory budgets use). A value that is not finite prints "n/a".
+// nvidia-smi and memory budgets use), scaled down to MiB, KiB and bytes below one of the unit
+// ("640.0 MiB", not "0.6 GiB"). A value that is not finite prints "n/a".
 [[nodiscard]] std::string human_duration(double seconds);
 [[nodiscard]] std::string human_bytes(double bytes);
 

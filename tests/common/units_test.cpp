@@ -2,6 +2,8 @@
 // and errors name the field, the text and the valid units.
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "common/error.hpp"
 #include "common/units.hpp"
 
@@ -73,4 +75,15 @@ TEST_CASE("unit errors name the field, the text and the valid units") {
   // Beyond a double as written: out of range, not "does not start with a number".
   CHECK_THROWS_WITH(units::parse_bandwidth("1e400GBps", "bw"), Catch::Contains("out of range"));
   CHECK_THROWS_WITH(units::parse_duration("1e-400s", "lat"), Catch::Contains("out of range"));
+}
+
+TEST_CASE("human_bytes scales to the largest unit the value reaches") {
+  CHECK(units::human_bytes(80.0 * 1024 * 1024 * 1024) == "80.0 GiB");
+  CHECK(units::human_bytes(1024.0 * 1024 * 1024) == "1.0 GiB");
+  CHECK(units::human_bytes(640.0 * 1024 * 1024) == "640.0 MiB");  // was "0.6 GiB"
+  CHECK(units::human_bytes(1.5 * 1024 * 1024) == "1.5 MiB");      // was "0.0 GiB"
+  CHECK(units::human_bytes(2048) == "2.0 KiB");
+  CHECK(units::human_bytes(512) == "512 B");
+  CHECK(units::human_bytes(0) == "0 B");
+  CHECK(units::human_bytes(std::numeric_limits<double>::infinity()) == "n/a");
 }
