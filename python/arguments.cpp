@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -179,6 +180,9 @@ void read_planning(Keywords& k, jobs::PlanOptions& plan) {
   read_job(k, plan.job);
   k.text("memory_budget", plan.memory_budget);
   k.text("strategy", plan.strategy);
+  std::optional<int> tp;  // None: every degree the node allows, as `burst plan` without --tp
+  k.count("tp", tp);
+  plan.tp = tp.value_or(0);
   k.choice("engine", plan.engine, sim::engine_names());
   k.count("max_candidates", plan.max_candidates);
 }

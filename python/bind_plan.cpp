@@ -15,7 +15,7 @@ namespace {
 
 const std::string kPlanKeywords =
     "Keywords: topology, model, seq (required); nodes, per_node, nvlink_from, gpu_from, nic_speed, vocab, batch,\n"
-    "mask, dtype, compute_model, comm_model, calibration, memory_budget, strategy, engine, max_candidates.";
+    "mask, dtype, compute_model, comm_model, calibration, memory_budget, strategy, tp, engine, max_candidates.";
 
 jobs::PlanningJob resolve(const jobs::PlanOptions& options) {
   jobs::PlanningJob p = jobs::resolve_planning(options);

@@ -93,6 +93,14 @@ class Plan(unittest.TestCase):
         first = next(i for i, line in enumerate(table) if line.startswith("#"))
         self.assertEqual([line.split()[1] for line in table[first + 1:first + 1 + len(rows)]],
                          [r["strategy"] for r in rows])
+        # The tensor-parallel degree: the table's TP column, and tp= as --tp.
+        self.assertEqual([int(line.split()[2]) for line in table[first + 1:first + 1 + len(rows)]],
+                         [r["tp"] for r in rows])
+        one = burst.plan(**JOB, tp=1)
+        self.assertEqual(one["strategy"]["tp"], 1)
+        self.assertEqual(one["job"]["only_tp"], 1)
+        one.pop("search")
+        self.assertEqual(one, cli_json("plan", *JOB_ARGS, "--tp", "1", "--json"))
 
     def test_explain_matches_cli(self):
         self.assertEqual(burst.explain(self.path), cli("explain", self.path).stdout)
