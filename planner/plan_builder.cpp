@@ -107,7 +107,7 @@ plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, 
   for (int t = 0; t < tp; ++t) {
     for (const sim::RingOrder& r : sim::ring_orders(geometry)) {
       std::vector<int> order;
-      for (const int rank : r.order) order.push_back(sim::topology_gpu(world, tp, rank, t));
+      for (const int rank : r.order) order.push_back(sim::topology_gpu(tp, rank, t));
       p.rings.push_back({r.level, r.member, std::move(order), t});
     }
   }

@@ -62,7 +62,7 @@ std::vector<EnvVar> nccl_environment(const plan::Plan& plan) {
   // The device names are the site's (mlx5_0,3,4,5,6,9,10,11 on many H100 nodes), not the
   // topology's: never guessed. NCCL uses every active HCA unless told; a list pins them, and
   // only with '=' in front does it match names exactly (mlx5_1 would also match mlx5_10).
-  return {{"NCCL_IB_HCA",
+  return {{"NCCL_IB_HCA", "\"=$(ls /sys/class/infiniband | paste -sd, -)\"",
            fmt::format("the topology has {} NIC(s) a node, {} port(s) of {}, each NIC shared by {} GPU(s) ({} path); "
                        "NCCL uses every active HCA by itself. To pin them, list this node's names exactly (a leading "
                        "'=': unprefixed, mlx5_1 also matches mlx5_10), as found in /sys/class/infiniband or by "
@@ -70,7 +70,7 @@ std::vector<EnvVar> nccl_environment(const plan::Plan& plan) {
                        node.nic_devices().size(), cluster.nets_per_node(),
                        units::format_bandwidth(first.port_bandwidth_Bps), attached.gpus_sharing,
                        topo::to_string(node.nic_path(0).cls))},
-          {"NCCL_SOCKET_IFNAME",
+          {"NCCL_SOCKET_IFNAME", "eth0",
            "NCCL's bootstrap and socket interface: the nodes' management network (e.g. eth0), not in the topology"}};
 }
 
@@ -117,12 +117,7 @@ std::string slurm_script(const plan::Plan& plan, const LaunchRequest& request) {
   s += fmt::format("export SRUN_CPUS_PER_TASK=\"${{SRUN_CPUS_PER_TASK:-$(( ${{SLURM_CPUS_ON_NODE:-{}}} / {} ))}}\"\n",
                    tasks_per_node, tasks_per_node);
   for (const EnvVar& v : nccl_environment(plan)) {
-    s += fmt::format("\n# {}: {}\n", v.name, escape::comment(v.why));
-    if (v.name == "NCCL_IB_HCA") {
-      s += "# export NCCL_IB_HCA=\"=$(ls /sys/class/infiniband | paste -sd, -)\"\n";
-    } else {
-      s += fmt::format("# export {}=eth0\n", v.name);
-    }
+    s += fmt::format("\n# {}: {}\n# export {}={}\n", v.name, escape::comment(v.why), v.name, v.example);
   }
   std::vector<std::string> srun = {"srun", "--mpi=pmix"};
   if (l.local) srun.emplace_back("--overcommit");

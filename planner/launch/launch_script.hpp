@@ -43,7 +43,9 @@ struct LaunchRequest {
 [[nodiscard]] std::string slurm_script(const plan::Plan& plan, const LaunchRequest& request);
 
 struct EnvVar {
-  std::string name, why;
+  std::string name;
+  std::string example;  // a value to export, as shell text (a person checks it first)
+  std::string why;
 };
 // NCCL variables a person may set for the plan's cluster, each with why (none for `local`).
 [[nodiscard]] std::vector<EnvVar> nccl_environment(const plan::Plan& plan);

@@ -73,7 +73,7 @@ std::vector<int> lm_head_chunk_counts(std::int64_t local_tokens) {
 std::vector<sim::TrainingStrategy> searched(const sim::FamilyTraits& family, const sim::TrainingJob& job,
                                             const topo::Topology& topology, int tp) {
   const sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology, tp);
-  const std::int64_t local_tokens = std::max<std::int64_t>(1, job.seq * job.batch / (topology.gpu_count() / tp));
+  const auto local_tokens = std::max<std::int64_t>(1, static_cast<std::int64_t>(sim::local_tokens(job, topology, tp)));
   std::vector<sim::TrainingStrategy> list;
   for (const int u : ulysses_degrees(family, job, topology, tp, preset.attention.ulysses)) {
     const int ring = std::max(1, topology.gpu_count() / tp / u);

@@ -16,9 +16,9 @@ Json phase_levels_json(const PhaseLevelBytes& b) {
   return {{"forward", levels_json(b.forward)}, {"backward", levels_json(b.backward)}};
 }
 
-Json errors_json(const TensorErrors& e) { return {{"out", e.out}, {"dq", e.dq}, {"dk", e.dk}, {"dv", e.dv}}; }
-
 }  // namespace
+
+Json to_json(const TensorErrors& e) { return {{"out", e.out}, {"dq", e.dq}, {"dk", e.dk}, {"dv", e.dv}}; }
 
 PhasePair AttentionReport::Measured::overlap() const {
   return {compute_s.forward > 0 ? time_s.forward / compute_s.forward : 0.0,
@@ -57,8 +57,8 @@ Json AttentionReport::to_json() const {
   report["predicted"] = {{"forward_s", predicted_s.forward}, {"backward_s", predicted_s.backward}};
   if (check) {
     report["check"] = {
-        {"max_abs_err", errors_json(check->max_abs_err)}, {"max_rel_err", errors_json(check->max_rel_err)},
-        {"rms_rel_err", errors_json(check->rms_rel_err)}, {"tolerance", check->tolerance},
+        {"max_abs_err", rt::to_json(check->max_abs_err)}, {"max_rel_err", rt::to_json(check->max_rel_err)},
+        {"rms_rel_err", rt::to_json(check->rms_rel_err)}, {"tolerance", check->tolerance},
         {"tolerance_kind", check->tolerance_kind()},      {"passed", check->passed}};
   }
   return report;

@@ -47,6 +47,8 @@ struct TensorErrors {
   double out = 0, dq = 0, dk = 0, dv = 0;
 };
 
+[[nodiscard]] Json to_json(const TensorErrors& errors);  // {out, dq, dk, dv}
+
 struct AttentionCheck {
   TensorErrors max_abs_err, max_rel_err, rms_rel_err;
   double tolerance = 0;

@@ -3,19 +3,13 @@
 namespace burst::rt {
 namespace {
 
-Json uses_json(const MemoryLedger::Breakdown& b) {
-  Json j = Json::object();
-  for (std::size_t i = 0; i < kMemoryUseCount; ++i) j[std::string(to_string(static_cast<MemoryUse>(i)))] = b[i];
-  return j;
-}
-
 Json column_json(const MemoryColumn& c) {
   const ZeroModel::Resident& held = c.model_state;
   return {
       {"model_state", held.params + held.gradients + held.optimizer},
       {"model_state_by_use", {{"params", held.params}, {"gradients", held.gradients}, {"optimizer", held.optimizer}}},
-      {"at_peak", uses_json(c.at_peak)},
-      {"peak_by_use", uses_json(c.peak_by_use)}};
+      {"at_peak", memory_uses_json(c.at_peak)},
+      {"peak_by_use", memory_uses_json(c.peak_by_use)}};
 }
 
 Json optional_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
@@ -59,6 +53,12 @@ Json check_json(const TrainingCheck& c) {
 }
 
 }  // namespace
+
+Json memory_uses_json(const MemoryLedger::Breakdown& b) {
+  Json j = Json::object();
+  for (std::size_t i = 0; i < kMemoryUseCount; ++i) j[std::string(to_string(static_cast<MemoryUse>(i)))] = b[i];
+  return j;
+}
 
 Json to_json(const ModelSpec& m) {
   return {{"name", m.name},   {"layers", m.layers},     {"hidden", m.hidden},     {"ffn", m.ffn},

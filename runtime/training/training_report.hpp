@@ -121,6 +121,8 @@ struct TrainingReport {
 [[nodiscard]] Json to_json(const ModelSpec& model);
 [[nodiscard]] Json to_json(const LrSchedule& schedule);
 [[nodiscard]] Json to_json(const DeviceTraffic& traffic);
+// Bytes of each memory use, by its name ("activations", "lm_head", ...).
+[[nodiscard]] Json memory_uses_json(const MemoryLedger::Breakdown& bytes);
 // The inverse of to_json(DeviceTraffic), for a report read back from `burst run --json`.
 [[nodiscard]] DeviceTraffic device_traffic_from_json(const Json& j);
 

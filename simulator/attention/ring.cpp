@@ -16,10 +16,7 @@ World attention_world(const AttentionShape& shape, const topo::Topology& topolog
   return tensor_parallel_world(topology, shape.tensor_parallel);
 }
 
-int topology_gpu(const World& world, int tensor_parallel, int rank, int copy) {
-  const int node = rank / world.gpus_per_node, local = rank % world.gpus_per_node;
-  return (node * world.gpus_per_node + local) * tensor_parallel + copy;
-}
+int topology_gpu(int tensor_parallel, int rank, int copy) { return rank * tensor_parallel + copy; }
 
 int ring_ranks_per_node(int ulysses, const World& world) {
   return ulysses < world.gpus_per_node ? world.gpus_per_node / ulysses : 1;

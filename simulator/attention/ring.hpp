@@ -36,9 +36,9 @@ struct World {
 // The world one tensor-parallel copy of an attention layer runs on: tensor_parallel_world of the
 // shape's tensor_parallel (which must divide the node: check_applicable says so otherwise).
 [[nodiscard]] World attention_world(const AttentionShape& shape, const topo::Topology& topology);
-// The topology GPU of world rank `rank` of tensor-parallel copy `copy` (attention_world's ranks
-// mapped back: T l + copy on the rank's node).
-[[nodiscard]] int topology_gpu(const World& world, int tensor_parallel, int rank, int copy);
+// The topology GPU of rank `rank` of tensor-parallel copy `copy`: T rank + copy (rank l of node n
+// in attention_world is GPU T l + copy of that node, and a node of G GPUs holds G / T ranks).
+[[nodiscard]] int topology_gpu(int tensor_parallel, int rank, int copy);
 
 // Ring ranks per node for a Ulysses degree (1 when a Ulysses group spans nodes).
 [[nodiscard]] int ring_ranks_per_node(int ulysses, const World& world);

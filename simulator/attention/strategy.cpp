@@ -262,7 +262,7 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   const int tp = shape.tensor_parallel;
   if (tp == 1) return one;
   // The tensor-parallel copies run side by side on the node's other GPUs, sharing its links.
-  const auto gpu_of = [&](int rank, int copy) { return topology_gpu(world, tp, rank, copy); };
+  const auto gpu_of = [&](int rank, int copy) { return topology_gpu(tp, rank, copy); };
   const auto spread = [&](const std::vector<double>& per_rank) {
     std::vector<double> out(static_cast<std::size_t>(topology.gpu_count()), 0.0);
     for (int copy = 0; copy < tp; ++copy) {

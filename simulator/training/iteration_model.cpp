@@ -133,8 +133,9 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   }
   (zero.crosses_nodes ? it.comm_bytes_inter : it.comm_bytes_intra) += zero.bytes_per_iteration(m.layers);
   it.comm_bytes_intra += offload_bytes(job, strategy.zero, topology);
-  // Tensor parallelism's collectives stay inside the node (a dense recompute repeats the forward's 4 of 10).
-  it.comm_bytes_intra += layers * tp_comm.bytes_per_layer * (1 + (dense_recompute > 0 ? 0.4 : 0.0));
+  // Tensor parallelism's collectives stay inside the node (a dense recompute repeats the forward's).
+  const double tp_forwards = dense_recompute > 0 ? 2 : 1;
+  it.comm_bytes_intra += layers * (tp_forwards * tp_comm.forward_bytes_per_layer + tp_comm.backward_bytes_per_layer);
   return it;
 }
 

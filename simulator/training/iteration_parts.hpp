@@ -54,9 +54,10 @@ struct LayerKernels {
 // Tensor parallelism's collectives (tp_collectives.cpp): per decoder layer, as Megatron-LM runs
 // them with sequence parallelism, the seconds left on the critical path.
 struct TensorParallelTime {
-  double forward_per_layer = 0;   // exposed in the forward (and again in a dense recompute)
-  double backward_per_layer = 0;  // exposed in the backward
-  double bytes_per_layer = 0;     // sent per GPU in a forward and a backward, for the traffic totals
+  double forward_per_layer = 0;        // exposed in the forward (and again in a dense recompute)
+  double backward_per_layer = 0;       // exposed in the backward
+  double forward_bytes_per_layer = 0;  // sent per GPU, for the traffic totals
+  double backward_bytes_per_layer = 0;
 };
 [[nodiscard]] TensorParallelTime tensor_parallel_time(const TrainingJob& job, int tp, double tokens,
                                                       const LayerKernels& kernels, const topo::Topology& topology,

@@ -44,7 +44,8 @@ TensorParallelTime tensor_parallel_time(const TrainingJob& job, int tp, double t
   const double one = bytes / usable;
   t.forward_per_layer = 4 * one;
   t.backward_per_layer = 2 * one + std::max(0.0, 4 * one - kernels.column_gemm_backward_s);
-  t.bytes_per_layer = 10 * bytes;
+  t.forward_bytes_per_layer = 4 * bytes;
+  t.backward_bytes_per_layer = 6 * bytes;
   return t;
 }
 

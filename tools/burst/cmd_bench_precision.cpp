@@ -53,15 +53,13 @@ std::vector<PrecisionVariant> precision_variants(const plan::Plan& base) {
   return out;
 }
 
-Json errors_json(const rt::TensorErrors& e) { return {{"out", e.out}, {"dq", e.dq}, {"dk", e.dk}, {"dv", e.dv}}; }
-
 Json precision_row(const PrecisionVariant& v, const rt::AttentionCheck& check) {
   return {{"mask", v.mask},
           {"backward", to_string(v.plan.strategy.backward)},
           {"tensors", v.tensors},
           {"accumulators", v.accumulators},
-          {"max_rel_err", errors_json(check.max_rel_err)},
-          {"rms_rel_err", errors_json(check.rms_rel_err)}};
+          {"max_rel_err", rt::to_json(check.max_rel_err)},
+          {"rms_rel_err", rt::to_json(check.rms_rel_err)}};
 }
 
 void bench_precision(const BenchPrecisionOptions& o) {

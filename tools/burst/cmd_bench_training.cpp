@@ -63,15 +63,16 @@ std::vector<Variant> variants(const plan::Plan& base, const BenchTrainingOptions
 double in_mib(const Json& bytes) { return bytes.get<double>() / (1024.0 * 1024.0); }
 
 Json row_of(const Variant& v, const rt::TrainingReport& r) {
-  const Json report = r.to_json();
+  Json losses = Json::array();
+  for (const rt::TrainingReport::Step& step : r.steps) losses.push_back(step.loss);
   return {{"section", v.section},
           {"variant", v.name},
           {"peak_memory_bytes", r.peak_memory_bytes},
-          {"at_peak", report["memory"]["at_peak"]},
+          {"at_peak", rt::memory_uses_json(r.memory.at_peak)},
           {"lm_head_peak_bytes", r.memory.peak_by_use[static_cast<std::size_t>(rt::MemoryUse::LossWorkspace)]},
           {"step_s_median", r.measured.step_s_median},
           {"recompute_s", r.measured.recompute_s},
-          {"losses", report["losses"]}};
+          {"losses", losses}};
 }
 
 void print_row(const Json& row) {
