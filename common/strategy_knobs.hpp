@@ -3,7 +3,7 @@
 // (jobs) are built from these structs, so a knob added here reaches all of them.
 //
 // AttentionKnobs: how one attention layer is distributed (docs/strategies.md, "The knobs").
-// TrainingKnobs: what the rest of the iteration does: tensor parallelism, checkpointing, the LM
+// TrainingKnobs: what the rest of the iteration does: tensor and data parallelism, checkpointing, the LM
 // head's chunks, ZeRO sharding and offload (docs/iteration-model.md). AttentionKnobOverrides: the attention
 // knobs a what-if may change, each unset one keeping the strategy's own value.
 #pragma once
@@ -44,6 +44,12 @@ struct TrainingKnobs {
   // node split every linear layer's weights and, around attention, the heads; the context-
   // parallel world (ring x Ulysses) is the rest, one rank per T GPUs (docs/iteration-model.md).
   int tp = 1;
+  // Data-parallel degree D: D replicas of the tensor x context-parallel world, outermost (rank
+  // r of replica d is world rank d P / D + r), each training on batch / D of the step's
+  // sequences, micro_batch at a time: batch / (D micro_batch) micro-batches whose gradients
+  // accumulate before one reduction and one optimizer step (docs/iteration-model.md).
+  int dp = 1;
+  int micro_batch = 1;  // sequences a replica runs through forward and backward together
   CheckpointConfig checkpoint;
   int lm_head_chunks = 1;  // 1: the local logits are materialised whole (unfused)
   ZeroConfig zero;

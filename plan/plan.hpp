@@ -9,11 +9,13 @@
 //
 // JSON is ordered and written the same way every time: the same plan is the same bytes.
 //
-// The world is a product: tp x ulysses x cp ranks (tensor parallelism innermost: ranks
+// The world is a product: tp x ulysses x cp x dp ranks (tensor parallelism innermost: ranks
 // T k .. T k + T - 1 are one tensor-parallel group, inside a node; then the Ulysses groups, then
-// the ring). Every ring carries the heads of one tensor-parallel rank ("tp") and one Ulysses
-// member. burst.plan/2 adds "tp" to the strategy and to each ring; burst.plan/1 documents (no
-// tensor parallelism) are still read, as tp 1 (docs/plan-format.md).
+// the ring; data-parallel replicas outermost, replica d the d-th P / dp ranks). Every ring
+// carries the heads of one tensor-parallel rank ("tp") and one Ulysses member of one replica
+// ("dp"). burst.plan/2 adds "tp", "dp" and "micro_batch" to the strategy and "tp", "dp" to each
+// ring; burst.plan/1 documents are still read, as tp 1 and dp 1, and /2 documents written
+// before data parallelism (no "dp") as dp 1, the batch one micro-batch (docs/plan-format.md).
 #pragma once
 
 #include <cstdint>
@@ -33,12 +35,13 @@ inline constexpr const char* kSchemaV1 = "burst.plan/1";  // read, never written
 struct Job {
   ModelSpec model;
   std::int64_t seq = 0;  // tokens per sequence
-  int batch = 1;
+  int batch = 1;  // sequences per optimizer step (the global batch)
   std::string dtype = "bf16";
   Mask mask;
   double memory_budget_bytes = 0;  // per GPU; 0: the GPU's memory
   std::string only_family;         // the search was limited to this family ("": all), so a replan is too
   int only_tp = 0;                 // ... and to this tensor-parallel degree (0: every one the node allows)
+  int only_dp = 0;                 // ... and to this data-parallel degree (0: every one the batch allows)
   friend bool operator==(const Job&, const Job&) = default;
 };
 
@@ -63,6 +66,7 @@ struct Ring {
   int member = 0;          // the Ulysses member the ring belongs to
   std::vector<int> order;  // world ranks; each receives from the one before it
   int tp = 0;              // the tensor-parallel rank whose heads the ring carries
+  int dp = 0;              // the data-parallel replica it belongs to
   friend bool operator==(const Ring&, const Ring&) = default;
 };
 

@@ -14,9 +14,9 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"schema", "meta",      "job",          "strategy", "world",
                                            "rings",  "predicted", "alternatives", "cluster"};
-const std::vector<std::string> kStrategyKeys = {"name",       "tp",       "cp",        "ulysses",  "ring",
-                                                "layout",     "backward", "dkv_bytes", "dq_bytes", "overlap",
-                                                "checkpoint", "lm_head",  "zero"};
+const std::vector<std::string> kStrategyKeys = {
+    "name",     "tp",        "cp",       "dp",      "micro_batch", "ulysses", "ring", "layout",
+    "backward", "dkv_bytes", "dq_bytes", "overlap", "checkpoint",  "lm_head", "zero"};
 const std::vector<std::string> kPredictionKeys = {"step_time_s",    "tokens_per_s_per_gpu", "mfu",
                                                   "exposed_comm_s", "memory_bytes_per_gpu", "time_s",
                                                   "comm_bytes",     "attention_layer"};
@@ -40,7 +40,17 @@ std::optional<int> check_schema(JsonReader& r, const Json& doc) {
   return std::nullopt;
 }
 
-void read_alternatives(detail::PlanReader& reader, const Json& list, std::vector<Alternative>& out) {
+// The replicas run whole micro-batches: dp x micro_batch divides the job's batch.
+void check_batch_split(JsonReader& r, const Job& job, const Strategy& s, const std::string& pointer) {
+  if (s.dp < 1 || s.micro_batch < 1 || job.batch % (s.dp * s.micro_batch) == 0) return;
+  r.problem(JsonReader::child(pointer, "micro_batch"),
+            fmt::format("{} replicas of micro-batches of {} do not split a batch of {} sequences", s.dp,
+                        s.micro_batch, job.batch),
+            "dp x micro_batch dividing /job/batch", "each replica accumulates the same number of micro-batches");
+}
+
+void read_alternatives(detail::PlanReader& reader, const Json& list, const Job& job, int version,
+                       std::vector<Alternative>& out) {
   JsonReader& r = reader.json();
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Json& e = list[i];
@@ -55,6 +65,8 @@ void read_alternatives(detail::PlanReader& reader, const Json& list, std::vector
     const bool named = reader.text(e, at, "strategy", family);
     if (const Json* config = reader.section(e, at, "config", kStrategyKeys)) {
       (void)reader.strategy(*config, JsonReader::child(at, "config"), a.strategy);
+      if (version == 1) a.strategy.micro_batch = job.batch;
+      check_batch_split(r, job, a.strategy, JsonReader::child(at, "config"));
       if (named && family != a.strategy.name) {
         r.problem(JsonReader::child(at, "strategy"),
                   fmt::format("'{}' differs from the config's name '{}'", family, a.strategy.name),
@@ -92,7 +104,7 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
   }
   if (const Json* job = reader.section(
           doc, "", "job",
-          {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes", "only_family", "only_tp"})) {
+          {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes", "only_family", "only_tp", "only_dp"})) {
     reader.job(*job, "/job", plan.job);
   }
   detail::StrategySizes sizes;
@@ -100,7 +112,9 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
     sizes = reader.strategy(*strategy, "/strategy", plan.strategy);
   }
   std::optional<std::int64_t> world_size;
-  if (const Json* world = reader.section(doc, "", "world", {"size", "ranks"})) {  // tp x cp x ulysses ranks
+  if (*version == 1) plan.strategy.micro_batch = plan.job.batch;  // /1: the whole batch at once
+  check_batch_split(r, plan.job, plan.strategy, "/strategy");
+  if (const Json* world = reader.section(doc, "", "world", {"size", "ranks"})) {  // tp x cp x ulysses x dp ranks
     world_size = reader.world(*world, "/world", sizes, plan.ranks);
   }
   if (const Json* rings = r.array(doc, "", "rings")) reader.rings(*rings, "/rings", sizes, world_size, plan.rings);
@@ -108,7 +122,7 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
     reader.prediction(*predicted, "/predicted", plan.predicted);
   }
   if (const Json* alternatives = r.array(doc, "", "alternatives"))
-    read_alternatives(reader, *alternatives, plan.alternatives);
+    read_alternatives(reader, *alternatives, plan.job, *version, plan.alternatives);
 
   if (const auto it = doc.find("cluster"); it == doc.end()) {
     r.problem("/cluster", "missing required field 'cluster'", "the burst.topology/1 document, or null");

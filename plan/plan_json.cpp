@@ -34,6 +34,7 @@ Json job_json(const Job& job) {
   j["memory_budget_bytes"] = job.memory_budget_bytes;
   if (!job.only_family.empty()) j["only_family"] = job.only_family;
   if (job.only_tp > 0) j["only_tp"] = job.only_tp;
+  if (job.only_dp > 0) j["only_dp"] = job.only_dp;
   return j;
 }
 
@@ -42,6 +43,8 @@ Json strategy_json(const Strategy& s) {
   j["name"] = s.name;
   j["tp"] = s.tp;
   j["cp"] = s.cp;
+  j["dp"] = s.dp;
+  j["micro_batch"] = s.micro_batch;
   j["ulysses"] = s.ulysses;
   j["ring"] = Json{{"kind", to_string(s.ring)}, {"inner", s.inner}, {"outer", s.outer}};
   j["layout"] = to_string(s.layout);
@@ -82,7 +85,8 @@ Json world_json(const std::vector<RankPlacement>& ranks) {
 Json rings_json(const std::vector<Ring>& rings) {
   Json list = Json::array();
   for (const auto& ring : rings)
-    list.push_back(Json{{"level", ring.level}, {"tp", ring.tp}, {"member", ring.member}, {"order", ring.order}});
+    list.push_back(Json{
+        {"level", ring.level}, {"tp", ring.tp}, {"dp", ring.dp}, {"member", ring.member}, {"order", ring.order}});
   return list;
 }
 

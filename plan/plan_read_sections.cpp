@@ -74,6 +74,7 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   spelled(j, pointer, "mask", job.mask, parse_mask);
   non_negative(j, pointer, "memory_budget_bytes", job.memory_budget_bytes);
   if (j.contains("only_tp")) integer(j, pointer, "only_tp", job.only_tp, 1, kMaxCount);
+  if (j.contains("only_dp")) integer(j, pointer, "only_dp", job.only_dp, 1, kMaxCount);
   if (j.contains("only_family") && text(j, pointer, "only_family", job.only_family) && job.only_family.empty()) {
     reader_.problem(JsonReader::child(pointer, "only_family"), "empty family", "a family such as burst, or no key");
   }
@@ -86,10 +87,17 @@ StrategySizes PlanReader::strategy(const Json& j, std::string_view pointer, Stra
   }
   if (version_ >= 2) {
     sizes.tp.reset();
+    sizes.dp.reset();
     if (integer(j, pointer, "tp", s.tp, 1, kMaxCount)) sizes.tp = s.tp;
-  } else if (j.contains("tp")) {
-    reader_.problem(JsonReader::child(pointer, "tp"), fmt::format("burst.plan/1 has no \"tp\""),
-                    "\"schema\": \"burst.plan/2\" for a plan with tensor parallelism", "");
+    if (integer(j, pointer, "dp", s.dp, 1, kMaxCount)) sizes.dp = s.dp;
+    integer(j, pointer, "micro_batch", s.micro_batch, 1, kMaxInt);
+  } else {
+    for (const char* key : {"tp", "dp", "micro_batch"}) {
+      if (j.contains(key)) {
+        reader_.problem(JsonReader::child(pointer, key), fmt::format("burst.plan/1 has no \"{}\"", key),
+                        "\"schema\": \"burst.plan/2\" for a plan with tensor or data parallelism", "");
+      }
+    }
   }
   if (integer(j, pointer, "cp", s.cp, 1, kMaxCount)) sizes.cp = s.cp;
   if (integer(j, pointer, "ulysses", s.ulysses, 1, kMaxCount)) sizes.ulysses = s.ulysses;

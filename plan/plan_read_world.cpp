@@ -1,6 +1,6 @@
 // Reading rank placement and ring orders, and checking they describe something executable.
 //
-// The world has tp x cp x ulysses ranks, numbered 0..size-1, each listed once and placed on a
+// The world has tp x cp x ulysses x dp ranks, numbered 0..size-1, each listed once and placed on a
 // distinct (node, local GPU) slot. A ring's order is the sequence its blocks travel: each
 // member receives from the one before it, so a rank listed twice would receive two blocks
 // per step and one left out would never see the others'. Every order must therefore hold
@@ -40,13 +40,18 @@ std::pair<const char*, std::optional<std::int64_t>> level_size(const std::string
 std::optional<std::int64_t> PlanReader::world(const Json& j, std::string_view pointer, const StrategySizes& sizes,
                                               std::vector<RankPlacement>& ranks) {
   std::optional<std::int64_t> size = reader_.integer(j, pointer, "size", true, 1, kMaxCount);
-  if (size && sizes.tp && sizes.cp && sizes.ulysses && *size != *sizes.tp * *sizes.cp * *sizes.ulysses) {
-    reader_.problem(JsonReader::child(pointer, "size"),
-                    fmt::format("world size {} does not match the strategy: tp x cp x ulysses = {} x {} x {} = {}",
-                                *size, *sizes.tp, *sizes.cp, *sizes.ulysses, *sizes.tp * *sizes.cp * *sizes.ulysses),
-                    "tp x cp x ulysses",
-                    "every GPU of the plan is one rank of a tensor-parallel group, of the head split and of the ring");
-    size.reset();
+  if (size && sizes.tp && sizes.dp && sizes.cp && sizes.ulysses) {
+    const std::int64_t product = *sizes.tp * *sizes.cp * *sizes.ulysses * *sizes.dp;
+    if (*size != product) {
+      reader_.problem(JsonReader::child(pointer, "size"),
+                      fmt::format("world size {} does not match the strategy: tp x cp x ulysses x dp = {} x {} x {} x "
+                                  "{} = {}",
+                                  *size, *sizes.tp, *sizes.cp, *sizes.ulysses, *sizes.dp, product),
+                      "tp x cp x ulysses x dp",
+                      "every GPU of the plan is one rank of a tensor-parallel group, of the head split, of the ring "
+                      "and of a data-parallel replica");
+      size.reset();
+    }
   }
   const Json* list = reader_.array(j, pointer, "ranks");
   if (!list) return size;
@@ -95,20 +100,23 @@ void PlanReader::rings(const Json& j, std::string_view pointer, const StrategySi
     const Json& e = j[i];
     const std::string at = JsonReader::child(pointer, i);
     if (!e.is_object()) {
-      reader_.problem(
-          at, fmt::format("expected an object, found {}", e.type_name()),
-          version_ >= 2 ? "{\"level\", \"tp\", \"member\", \"order\"}" : "{\"level\", \"member\", \"order\"}");
+      reader_.problem(at, fmt::format("expected an object, found {}", e.type_name()),
+                      version_ >= 2 ? "{\"level\", \"tp\", \"dp\", \"member\", \"order\"}"
+                                    : "{\"level\", \"member\", \"order\"}");
       continue;
     }
     if (version_ >= 2) {
-      reader_.reject_unknown_keys(e, at, {"level", "tp", "member", "order"});
+      reader_.reject_unknown_keys(e, at, {"level", "tp", "dp", "member", "order"});
     } else {
       reader_.reject_unknown_keys(e, at, {"level", "member", "order"});
     }
     Ring ring;
     const auto level = reader_.choice(e, at, "level", {"flat", "intra", "inter"});
     if (level) ring.level = *level;
-    if (version_ >= 2) integer(e, at, "tp", ring.tp, 0, sizes.tp ? *sizes.tp - 1 : kMaxCount);
+    if (version_ >= 2) {
+      integer(e, at, "tp", ring.tp, 0, sizes.tp ? *sizes.tp - 1 : kMaxCount);
+      integer(e, at, "dp", ring.dp, 0, sizes.dp ? *sizes.dp - 1 : kMaxCount);
+    }
     integer(e, at, "member", ring.member, 0, sizes.ulysses ? *sizes.ulysses - 1 : kMaxCount);
     const Json* order = reader_.array(e, at, "order");
     if (!order) continue;

@@ -21,7 +21,7 @@ namespace burst::plan::detail {
 // The sizes of a strategy that world and ring checks compare against; each is empty when
 // its own field was missing or invalid.
 struct StrategySizes {
-  std::optional<std::int64_t> tp = 1, cp, ulysses, inner, outer;
+  std::optional<std::int64_t> tp = 1, dp = 1, cp, ulysses, inner, outer;
 };
 
 class PlanReader {
@@ -29,7 +29,8 @@ class PlanReader {
   explicit PlanReader(const std::string& source) : reader_(source, problems_) {}
 
   [[nodiscard]] JsonReader& json() { return reader_; }
-  // The document's plan version: 2 requires "tp" in every strategy and ring, 1 has none (tp 1).
+  // The document's plan version: 2 requires "tp" and "dp" in every strategy and ring (and the
+  // strategy's "micro_batch"), 1 has none (tp 1, dp 1, the batch one micro-batch).
   void set_version(int version) { version_ = version; }
   [[nodiscard]] Problems& problems() { return problems_; }
 

@@ -24,7 +24,7 @@ plan::Strategy plan_strategy(const sim::TrainingStrategy& strategy, const topo::
   static_cast<AttentionKnobs&>(s) = a;  // the knobs are the same structs: copied whole
   static_cast<TrainingKnobs&>(s) = strategy;
   s.name = a.name;
-  const sim::World world = sim::tensor_parallel_world(topology, strategy.tp);
+  const sim::World world = sim::replica_world(topology, strategy.tp, strategy.dp);
   s.cp = a.ulysses > 0 ? world.size() / a.ulysses : 0;
   // the ring's shape: the simulator's inner 0 (ring ranks per node) made explicit
   s.inner = s.cp;
@@ -80,6 +80,7 @@ SearchRequest replan_request(const plan::Plan& plan) {
   request.memory_budget_bytes = plan.job.memory_budget_bytes;
   request.only_family = plan.job.only_family;
   request.only_tp = plan.job.only_tp;
+  request.only_dp = plan.job.only_dp;
   return request;
 }
 
@@ -98,17 +99,19 @@ plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, 
   p.job.memory_budget_bytes = result.memory_budget_bytes;
   p.job.only_family = request.only_family;
   p.job.only_tp = request.only_tp;
+  p.job.only_dp = request.only_dp;
   p.strategy = plan_strategy(chosen.sim.strategy, topology);
   for (int g = 0; g < topology.gpu_count(); ++g) p.ranks.push_back({g, topology.node_of(g), topology.local_of(g)});
-  // Every tensor-parallel rank's rings: the context-parallel world's orders on its GPUs.
-  const int tp = chosen.sim.strategy.tp;
-  const sim::World world = sim::tensor_parallel_world(topology, tp);
+  // The rings of every tensor-parallel rank of every replica: one replica's context-parallel
+  // orders on its GPUs.
+  const int tp = chosen.sim.strategy.tp, dp = chosen.sim.strategy.dp;
+  const sim::World world = sim::replica_world(topology, tp, dp);
   const sim::RingGeometry geometry = sim::ring_geometry(chosen.sim.strategy.attention, world);
-  for (int t = 0; t < tp; ++t) {
+  for (int copy = 0; copy < tp * dp; ++copy) {
     for (const sim::RingOrder& r : sim::ring_orders(geometry)) {
       std::vector<int> order;
-      for (const int rank : r.order) order.push_back(sim::topology_gpu(tp, rank, t));
-      p.rings.push_back({r.level, r.member, std::move(order), t});
+      for (const int rank : r.order) order.push_back(sim::topology_gpu(tp, world.size(), rank, copy));
+      p.rings.push_back({r.level, r.member, std::move(order), copy % tp, copy / tp});
     }
   }
   p.predicted = plan_prediction(chosen.sim);

@@ -19,7 +19,7 @@ namespace burst::planner {
 namespace {
 
 const std::vector<std::string>& knobs() {
-  static const std::vector<std::string> list = {"nodes", "nets_per_node", "intra_bw", "seq", "memory_budget", "tp"};
+  static const std::vector<std::string> list = {"nodes", "nets_per_node", "intra_bw", "seq", "memory_budget", "tp", "dp", "batch"};
   return list;
 }
 
@@ -34,7 +34,7 @@ int parse_count(const std::string& text, const std::string& field) {
 
 // Parses a value of a knob (throws burst::Error naming the field).
 void check_value(const std::string& knob, const std::string& value, const std::string& field) {
-  if (knob == "nodes" || knob == "nets_per_node" || knob == "tp") {
+  if (knob == "nodes" || knob == "nets_per_node" || knob == "tp" || knob == "dp" || knob == "batch") {
     (void)parse_count(value, field);
   } else if (knob == "intra_bw") {
     (void)units::parse_bandwidth(value, field);
@@ -65,6 +65,8 @@ void apply(const std::string& knob, const std::string& value, topo::Topology& to
   if (knob == "seq") request.job.seq = units::parse_tokens(value, field);
   if (knob == "memory_budget") request.memory_budget_bytes = units::parse_bytes(value, field);
   if (knob == "tp") request.only_tp = parse_count(value, field);  // the search at this degree alone
+  if (knob == "dp") request.only_dp = parse_count(value, field);
+  if (knob == "batch") request.job.batch = parse_count(value, field);
 }
 
 // Node counts first: the other cluster variants apply to the resized cluster.

@@ -169,6 +169,7 @@ void read_job(Keywords& k, jobs::JobOptions& job) {
   k.count("vocab", job.vocab);
   k.text("seq", job.seq, true);
   k.count("batch", job.batch);
+  k.text("global_batch_tokens", job.batch_tokens);
   k.text("mask", job.mask);
   k.choice("dtype", job.dtype, {"bf16", "fp32"});
   k.choice("compute_model", job.compute_model, sim::compute_model_names());
@@ -183,6 +184,9 @@ void read_planning(Keywords& k, jobs::PlanOptions& plan) {
   std::optional<int> tp;  // None: every degree the node allows, as `burst plan` without --tp
   k.count("tp", tp);
   plan.tp = tp.value_or(0);
+  std::optional<int> dp;  // None: every degree the batch allows, as `burst plan` without --dp
+  k.count("dp", dp);
+  plan.dp = dp.value_or(0);
   k.choice("engine", plan.engine, sim::engine_names());
   k.count("max_candidates", plan.max_candidates);
 }

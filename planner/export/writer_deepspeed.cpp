@@ -5,6 +5,8 @@
 // optimizer as offload_optimizer {"device": "cpu"}. JSON has no comments, so the header and the
 // notes go under "_burst_notes": DeepSpeedConfig reads its top-level keys one by one and ignores
 // the others (only sections such as zero_optimization refuse unknown keys).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/json_reader.hpp"
@@ -36,8 +38,8 @@ std::string write_deepspeed(const ExportInput& in) {
     header.erase(header.begin());
   }
   config["_burst_notes"] = header;
-  config["train_micro_batch_size_per_gpu"] = p.job.batch;
-  config["gradient_accumulation_steps"] = 1;
+  config["train_micro_batch_size_per_gpu"] = s.micro_batch;
+  config["gradient_accumulation_steps"] = p.job.batch / std::max(1, s.dp * s.micro_batch);
   if (p.job.dtype == "bf16") config["bf16"] = Json{{"enabled", true}};
   if (p.job.dtype == "fp16") config["fp16"] = Json{{"enabled", true}};
   Json zero{{"stage", s.zero.stage}};

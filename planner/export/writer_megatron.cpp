@@ -56,7 +56,8 @@ std::string write_megatron(const ExportInput& in) {
   }
   a.add("--seq-length", p.job.seq);
   a.add("--max-position-embeddings", p.job.seq);
-  a.add("--micro-batch-size", p.job.batch);
+  a.add("--micro-batch-size", s.micro_batch);  // per data-parallel replica; the data-parallel size is
+                                               // what is left of the world: the plan's dp
   a.add("--global-batch-size", p.job.batch);
   a.add("--num-layers", m.layers);
   a.add("--hidden-size", m.hidden);

@@ -50,7 +50,7 @@ std::string write_nemo(const ExportInput& in) {
   y += fmt::format("  num_nodes: {}\n", in.nodes);
   y += fmt::format("  precision: {}\n", nemo_precision(p.job.dtype));
   y += "model:\n";
-  y += fmt::format("  micro_batch_size: {}\n", p.job.batch);
+  y += fmt::format("  micro_batch_size: {}\n", s.micro_batch);
   y += fmt::format("  global_batch_size: {}\n", p.job.batch);
   y += fmt::format("  tensor_model_parallel_size: {}\n", s.tp);
   y += "  pipeline_model_parallel_size: 1\n";

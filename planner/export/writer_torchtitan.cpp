@@ -29,7 +29,7 @@ std::string write_torchtitan(const ExportInput& in) {
       m.layers, m.hidden, m.ffn, m.heads, m.kv_heads, m.head_dim, m.vocab);
   t += "\n[training]\n";
   t += fmt::format("seq_len = {}\n", p.job.seq);
-  t += fmt::format("local_batch_size = {}\n", p.job.batch);
+  t += fmt::format("local_batch_size = {}\n", s.micro_batch);
   t += fmt::format("global_batch_size = {}\n", p.job.batch);
   t += fmt::format("mixed_precision_param = {}\n", escape::toml_string(p.job.dtype == "fp32" ? "float32" : "bfloat16"));
   t += fmt::format("enable_cpu_offload = {}\n", s.zero.offload ? "true" : "false");
@@ -37,7 +37,7 @@ std::string write_torchtitan(const ExportInput& in) {
     t += "# enable_cpu_offload moves parameters and gradients to the CPU too, not only the optimizer\n";
   t += "\n[parallelism]\n";
   t += "data_parallel_replicate_degree = 1\n";
-  t += "data_parallel_shard_degree = 1\n";
+  t += fmt::format("data_parallel_shard_degree = {}\n", s.dp);  // FSDP over the replicas and the CP ranks
   t += fmt::format("tensor_parallel_degree = {}\n", s.tp);
   t += "pipeline_parallel_degree = 1\n";
   t += fmt::format("context_parallel_degree = {}\n", s.cp);

@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
+#include "simulator/attention/ring.hpp"
 
 namespace burst::planner {
 namespace {
@@ -71,23 +72,26 @@ std::vector<int> lm_head_chunk_counts(std::int64_t local_tokens) {
 }
 
 std::vector<sim::TrainingStrategy> searched(const sim::FamilyTraits& family, const sim::TrainingJob& job,
-                                            const topo::Topology& topology, int tp) {
-  const sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology, tp);
-  const auto local_tokens = std::max<std::int64_t>(1, static_cast<std::int64_t>(sim::local_tokens(job, topology, tp)));
+                                            const topo::Topology& topology, const ParallelLayout& layout) {
+  sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology, layout.tp, layout.dp);
+  preset.micro_batch = layout.micro_batch;
+  const int tp = layout.tp;
+  const auto local_tokens =
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(sim::local_tokens(job, topology, preset)));
   std::vector<sim::TrainingStrategy> list;
   for (const int u : ulysses_degrees(family, job, topology, tp, preset.attention.ulysses)) {
-    const int ring = std::max(1, topology.gpu_count() / tp / u);
+    const int ring = std::max(1, sim::replica_world(topology, tp, layout.dp).size() / u);
     for (const auto& [kind, inner] : ring_shapes(ring)) {
-      for (const Layout layout : {Layout::Zigzag, Layout::Striped}) {
+      for (const Layout order : {Layout::Zigzag, Layout::Striped}) {
         for (const BackwardMode backward : {BackwardMode::QRing, BackwardMode::KvRing}) {
-          for (const CheckpointConfig& checkpoint : checkpoints(layout)) {
+          for (const CheckpointConfig& checkpoint : checkpoints(order)) {
             for (const int chunks : lm_head_chunk_counts(local_tokens)) {
               for (const bool offload : {false, true}) {
                 sim::TrainingStrategy s = preset;
                 s.attention.ulysses = u;
                 s.attention.ring = kind;
                 s.attention.inner = inner;
-                s.attention.layout = layout;
+                s.attention.layout = order;
                 s.attention.backward = backward;
                 s.checkpoint = checkpoint;
                 s.lm_head_chunks = chunks;
@@ -99,18 +103,6 @@ std::vector<sim::TrainingStrategy> searched(const sim::FamilyTraits& family, con
         }
       }
     }
-  }
-  return list;
-}
-
-std::vector<sim::TrainingStrategy> family_at(const sim::FamilyTraits& family, const sim::TrainingJob& job,
-                                             const topo::Topology& topology, int tp) {
-  if (family.searched) return searched(family, job, topology, tp);
-  std::vector<sim::TrainingStrategy> list{sim::training_preset(family.name, job, topology, tp)};
-  if (family.also_zigzag_layout) {
-    sim::TrainingStrategy zigzag = list.front();
-    zigzag.attention.layout = Layout::Zigzag;
-    list.push_back(zigzag);
   }
   return list;
 }
@@ -129,14 +121,57 @@ std::vector<int> tensor_parallel_degrees(const sim::TrainingJob& job, const topo
   return list;
 }
 
-std::vector<sim::TrainingStrategy> family_candidates(const std::string& name, const sim::TrainingJob& job,
-                                                     const topo::Topology& topology, int only_tp) {
-  const sim::FamilyTraits& family = sim::family_traits(name, "--strategy");
+std::vector<int> data_parallel_degrees(const sim::TrainingJob& job, const topo::Topology& topology, int tp) {
+  std::vector<int> list;
+  for (const int d : divisors(std::max(1, job.batch))) {
+    if (d == 1 || sim::replica_world(topology, tp, d).size() > 0) list.push_back(d);
+  }
+  return list;
+}
+
+std::vector<ParallelLayout> parallel_layouts(const sim::TrainingJob& job, const topo::Topology& topology, int only_tp,
+                                             int only_dp) {
+  std::vector<ParallelLayout> list;
+  for (const int tp : only_tp > 0 ? std::vector<int>{only_tp} : tensor_parallel_degrees(job, topology)) {
+    for (const int dp : only_dp > 0 ? std::vector<int>{only_dp} : data_parallel_degrees(job, topology, tp)) {
+      const int share = std::max(1, job.batch / dp);
+      list.push_back({tp, dp, share});
+      if (share > 1) list.push_back({tp, dp, 1});
+    }
+  }
+  return list;
+}
+
+std::vector<sim::TrainingStrategy> family_candidates(const sim::FamilyTraits& family, const sim::TrainingJob& job,
+                                                     const topo::Topology& topology, const ParallelLayout& layout) {
+  if (family.searched) return searched(family, job, topology, layout);
+  if (layout.micro_batch != 1) return {};
+  std::vector<sim::TrainingStrategy> list{sim::training_preset(family.name, job, topology, layout.tp, layout.dp)};
+  if (family.also_zigzag_layout) {
+    sim::TrainingStrategy zigzag = list.front();
+    zigzag.attention.layout = Layout::Zigzag;
+    list.push_back(zigzag);
+  }
+  return list;
+}
+
+std::vector<sim::TrainingStrategy> layout_probes(const sim::FamilyTraits& family, const sim::TrainingJob& job,
+                                                 const topo::Topology& topology, const ParallelLayout& layout) {
+  sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology, layout.tp, layout.dp);
+  preset.micro_batch = layout.micro_batch;
+  const std::vector<int> chunks =
+      lm_head_chunk_counts(std::max<std::int64_t>(1, static_cast<std::int64_t>(sim::local_tokens(job, topology, preset))));
   std::vector<sim::TrainingStrategy> list;
-  const std::vector<int> degrees = only_tp > 0 ? std::vector<int>{only_tp} : tensor_parallel_degrees(job, topology);
-  for (const int tp : degrees) {
-    std::vector<sim::TrainingStrategy> at = family_at(family, job, topology, tp);
-    list.insert(list.end(), at.begin(), at.end());
+  for (const CheckpointConfig& checkpoint : checkpoints(Layout::Zigzag)) {
+    for (const int chunk_count : {chunks.front(), chunks.back()}) {
+      for (const bool offload : {false, true}) {
+        sim::TrainingStrategy s = preset;
+        s.checkpoint = checkpoint;
+        s.lm_head_chunks = chunk_count;
+        s.zero.offload = offload;
+        list.push_back(s);
+      }
+    }
   }
   return list;
 }

@@ -17,12 +17,13 @@
 namespace burst::planner {
 namespace {
 
-// The knobs an attention layer simulation depends on: the tensor-parallel degree and the
-// attention strategy's own.
-using AttentionKey = std::tuple<int, int, RingKind, int, Layout, BackwardMode, int, int, bool>;
+// The knobs an attention layer simulation depends on: the tensor- and data-parallel degrees, the
+// micro-batch and the attention strategy's own.
+using AttentionKey = std::tuple<int, int, int, int, RingKind, int, Layout, BackwardMode, int, int, bool>;
 AttentionKey key_of(const sim::TrainingStrategy& s) {
   const sim::AttentionStrategy& a = s.attention;
-  return {s.tp, a.ulysses, a.ring, a.inner, a.layout, a.backward, a.dkv_bytes, a.dq_bytes, a.overlap};
+  return {s.tp,      s.dp,       s.micro_batch, a.ulysses, a.ring,   a.inner,
+          a.layout,  a.backward, a.dkv_bytes,   a.dq_bytes, a.overlap};
 }
 
 // Better: feasible first; then faster; then smaller. Strictly better only, so ties keep the
@@ -59,8 +60,8 @@ std::vector<double> candidate_work(const std::vector<std::vector<sim::TrainingSt
     for (const sim::TrainingStrategy& candidate : candidates) {
       double w = ranks;
       if (simulated.insert(key_of(candidate)).second) {
-        // T copies of a world of ranks / T, each with a ring of ranks / (T U).
-        w += ranks * (ranks / std::max(1, candidate.tp) / std::max(1, candidate.attention.ulysses));
+        // T D copies of a world of ranks / (T D), each with a ring of ranks / (T D U).
+        w += ranks * (ranks / std::max(1, candidate.tp * candidate.dp) / std::max(1, candidate.attention.ulysses));
       }
       work.push_back(w);
     }
@@ -94,7 +95,7 @@ class Searcher {
     const AttentionKey key = key_of(s);
     auto it = cache_.find(key);
     if (it == cache_.end()) {
-      const sim::AttentionShape shape = sim::attention_shape(request_.job, s.tp);
+      const sim::AttentionShape shape = sim::attention_shape(request_.job, s);
       it = cache_
                .emplace(key, sim::simulate_attention_layer(shape, request_.job.mask, s.attention, topology_,
                                                            request_.simulation))
@@ -109,6 +110,41 @@ class Searcher {
   std::map<AttentionKey, sim::LayerSimulation> cache_;
 };
 
+
+// A searched family's layouts worth searching knob by knob: all of them when they are few (every
+// tensor-parallel degree of one sequence a step), else the kLayoutsSearched whose best probe is
+// best (better(): feasible, faster, smaller), in their original order. The probes' results are
+// kept as the family's starting best.
+constexpr std::size_t kLayoutsSearched = 4;
+
+std::vector<ParallelLayout> layouts_to_search(const sim::FamilyTraits& family, const SearchRequest& request,
+                                              const topo::Topology& topology, Searcher& searcher,
+                                              std::vector<Evaluated>& probed) {
+  const std::vector<ParallelLayout> all =
+      parallel_layouts(request.job, topology, request.only_tp, request.only_dp);
+  if (all.size() <= kLayoutsSearched) return all;
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    Evaluated best;
+    bool have = false;
+    for (const sim::TrainingStrategy& probe : layout_probes(family, request.job, topology, all[i])) {
+      Evaluated e = searcher.evaluate(std::string(family.name), probe);
+      if (!have || better(e, best)) {
+        best = std::move(e);
+        have = true;
+      }
+    }
+    probed.push_back(std::move(best));
+    order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return better(probed[a], probed[b]); });
+  order.resize(kLayoutsSearched);
+  std::sort(order.begin(), order.end());
+  std::vector<ParallelLayout> kept;
+  for (const std::size_t i : order) kept.push_back(all[i]);
+  return kept;
+}
+
 }  // namespace
 
 SearchResult search(const SearchRequest& request, const topo::Topology& topology) {
@@ -119,23 +155,41 @@ SearchResult search(const SearchRequest& request, const topo::Topology& topology
 
   const std::vector<std::string> names = sim::family_names();
   std::vector<std::vector<sim::TrainingStrategy>> families;
+  std::vector<std::vector<Evaluated>> probed(names.size());
   families.reserve(names.size());
-  for (const std::string& family : names)
-    families.push_back(family_candidates(family, request.job, topology, request.only_tp));
+  for (std::size_t f = 0; f < names.size(); ++f) {
+    const sim::FamilyTraits& family = sim::family_traits(names[f], "--strategy");
+    const std::vector<ParallelLayout> layouts =
+        family.searched ? layouts_to_search(family, request, topology, searcher, probed[f])
+                        : parallel_layouts(request.job, topology, request.only_tp, request.only_dp);
+    std::vector<sim::TrainingStrategy> list;
+    for (const ParallelLayout& layout : layouts) {
+      std::vector<sim::TrainingStrategy> at = family_candidates(family, request.job, topology, layout);
+      list.insert(list.end(), at.begin(), at.end());
+    }
+    result.candidates_evaluated += static_cast<int>(probed[f].size());
+    families.push_back(std::move(list));
+  }
   Progress progress("planning", candidate_work(families, topology), request.progress);
+  int scored = 0;
   for (std::size_t f = 0; f < families.size(); ++f) {
     const std::string& family = names[f];
-    const std::vector<sim::TrainingStrategy>& candidates = families[f];
     Evaluated best;
     bool have = false;
-    for (const sim::TrainingStrategy& candidate : candidates) {
+    for (Evaluated& e : probed[f]) {
+      if (!have || better(e, best)) {
+        best = std::move(e);
+        have = true;
+      }
+    }
+    for (const sim::TrainingStrategy& candidate : families[f]) {
       if (result.candidates_evaluated >= request.max_candidates && have) {
         result.stopped_at_budget = true;
         break;
       }
       Evaluated e = searcher.evaluate(family, candidate);
       ++result.candidates_evaluated;
-      progress.update(result.candidates_evaluated);
+      progress.update(++scored);
       if (!have || better(e, best)) {
         best = std::move(e);
         have = true;

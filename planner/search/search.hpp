@@ -8,6 +8,12 @@
 // (so the report can say by how much it misses), else the preset with why it cannot run.
 // The plan is the fastest family best among the allowed families.
 //
+// A family is searched over its parallel layouts (tensor- and data-parallel degrees, micro-batch)
+// and its knobs at each. When the global batch allows more layouts than kLayoutsSearched (4, every
+// tensor-parallel degree of an 8-GPU node), each layout is first ranked by a few probes (the
+// family's preset under each checkpoint policy, LM-head chunking and offload: layout_probes) and
+// only the best four are searched knob by knob; the probes count as scored candidates.
+//
 // The attention layer depends only on the attention knobs, so its simulation is shared by
 // every candidate with the same ones (checkpointing, LM-head chunks and offload are closed
 // forms on top). A step budget caps the candidates scored; the order is fixed, so the result
@@ -26,6 +32,7 @@ struct SearchRequest {
   double memory_budget_bytes = 0;   // 0: the GPU's memory
   std::string only_family;          // "": choose among all families
   int only_tp = 0;                  // 0: every tensor-parallel degree the node allows; else this one
+  int only_dp = 0;                  // 0: every data-parallel degree the batch allows; else this one
   sim::LayerSimOptions simulation;  // engine and cost models
   int max_candidates = 20000;       // the step budget
   bool progress = false;            // a progress line on stderr for long searches

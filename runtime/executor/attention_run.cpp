@@ -185,6 +185,13 @@ void require_runnable_job(const plan::Plan& plan, int job_ranks) {
                         "plan with --tp 1 to run it with burst run, or write it for Megatron-LM or NeMo with burst "
                         "export"});
   }
+  if (plan.strategy.dp != 1) {
+    throw Error(Problem{"plan:/strategy/dp",
+                        fmt::format("{} data-parallel replicas: this runtime runs plans of dp 1 (data-parallel plans "
+                                    "are simulated and exported to the frameworks that run them)",
+                                    plan.strategy.dp),
+                        "1", "plan with --dp 1 to run it with burst run, or write it out with burst export"});
+  }
   if (plan.job.batch != 1) {
     throw Error(Problem{"plan:/job/batch",
                         fmt::format("{} sequences per step, and the runtime runs one (its training and attention "

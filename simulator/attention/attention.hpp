@@ -53,6 +53,9 @@ struct AttentionShape {
   // every node (l = 0 .. G/T - 1), each over its heads; the strategy's world is the G/T ranks of
   // a node's copy (attention_world). 1: one copy on every GPU.
   int tensor_parallel = 1;
+  // Data-parallel degree D: D replicas of that side by side, each on its own batch (the
+  // shape's batch is one replica's micro-batch), replica d on the d-th P / D of the GPUs.
+  int data_parallel = 1;
 };
 
 // A family's name and its attention knobs (common/strategy_knobs.hpp; inner 0: ring ranks per node).

@@ -7,16 +7,25 @@ namespace burst::sim {
 
 World world_of(const topo::Topology& topology) { return World{topology.nodes(), topology.gpus_per_node()}; }
 
-World tensor_parallel_world(const topo::Topology& topology, int tp) {
+World replica_world(const topo::Topology& topology, int tp, int dp) {
   tp = std::max(1, tp);
-  return World{topology.nodes(), topology.gpus_per_node() % tp == 0 ? topology.gpus_per_node() / tp : 0};
+  dp = std::max(1, dp);
+  const int nodes = topology.nodes();
+  if (topology.gpus_per_node() % tp != 0) return World{nodes, 0};
+  const int ranks_per_node = topology.gpus_per_node() / tp;
+  if (nodes % dp == 0) return World{nodes / dp, ranks_per_node};
+  const int parts_per_node = dp / nodes;  // replicas sharing one node
+  if (dp % nodes == 0 && ranks_per_node % parts_per_node == 0) return World{1, ranks_per_node / parts_per_node};
+  return World{nodes, 0};
 }
 
 World attention_world(const AttentionShape& shape, const topo::Topology& topology) {
-  return tensor_parallel_world(topology, shape.tensor_parallel);
+  return replica_world(topology, shape.tensor_parallel, shape.data_parallel);
 }
 
-int topology_gpu(int tensor_parallel, int rank, int copy) { return rank * tensor_parallel + copy; }
+int topology_gpu(int tensor_parallel, int replica_ranks, int rank, int copy) {
+  return tensor_parallel * ((copy / tensor_parallel) * replica_ranks + rank) + copy % tensor_parallel;
+}
 
 int ring_ranks_per_node(int ulysses, const World& world) {
   return ulysses < world.gpus_per_node ? world.gpus_per_node / ulysses : 1;

@@ -30,15 +30,18 @@ struct World {
   [[nodiscard]] int size() const { return nodes * gpus_per_node; }
 };
 [[nodiscard]] World world_of(const topo::Topology& topology);
-// The context-parallel world beside tensor parallelism of `tp`: every node's GPUs divided by tp
-// (an empty world, 0 GPUs per node, when tp does not divide them).
-[[nodiscard]] World tensor_parallel_world(const topo::Topology& topology, int tp);
-// The world one tensor-parallel copy of an attention layer runs on: tensor_parallel_world of the
-// shape's tensor_parallel (which must divide the node: check_applicable says so otherwise).
+// The context-parallel world of one data-parallel replica beside tensor parallelism of `tp`:
+// every node's GPUs divided by tp, and the world divided by `dp`, either into whole nodes
+// (dp divides the nodes) or into equal parts of one node (dp a multiple of the nodes whose
+// share of a node divides its G / tp ranks). An empty world (0 GPUs per node) when neither.
+[[nodiscard]] World replica_world(const topo::Topology& topology, int tp, int dp);
+// The world one copy of an attention layer runs on: replica_world of the shape's
+// tensor_parallel and data_parallel (check_applicable says when they do not divide the cluster).
 [[nodiscard]] World attention_world(const AttentionShape& shape, const topo::Topology& topology);
-// The topology GPU of rank `rank` of tensor-parallel copy `copy`: T rank + copy (rank l of node n
-// in attention_world is GPU T l + copy of that node, and a node of G GPUs holds G / T ranks).
-[[nodiscard]] int topology_gpu(int tensor_parallel, int rank, int copy);
+// The topology GPU of rank `rank` of copy `copy` (0 .. tp x dp - 1: tensor-parallel rank
+// copy % tp of replica copy / tp) in a replica of `replica_ranks` ranks: tp (replica x
+// replica_ranks + rank) + copy % tp. Tensor parallelism is innermost, replicas outermost.
+[[nodiscard]] int topology_gpu(int tensor_parallel, int replica_ranks, int rank, int copy);
 
 // Ring ranks per node for a Ulysses degree (1 when a Ulysses group spans nodes).
 [[nodiscard]] int ring_ranks_per_node(int ulysses, const World& world);

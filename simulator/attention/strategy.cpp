@@ -246,33 +246,43 @@ std::string check_applicable(const AttentionStrategy& strategy, const AttentionS
 
 std::string check_applicable(const AttentionStrategy& strategy, const AttentionShape& shape, const Mask& mask,
                              const topo::Topology& topology) {
-  const int tp = shape.tensor_parallel;
+  const int tp = shape.tensor_parallel, dp = shape.data_parallel;
   if (tp < 1 || topology.gpus_per_node() % tp != 0) {
     return Problem{"tp", fmt::format("tensor parallelism of {} over nodes of {} GPUs", tp, topology.gpus_per_node()),
                    "a divisor of the GPUs per node", "a tensor-parallel group stays inside one node"}
         .to_string();
   }
-  return check_applicable(strategy, shape, mask, attention_world(shape, topology));
+  const World world = attention_world(shape, topology);
+  if (dp < 1 || world.size() < 1) {
+    return Problem{"dp",
+                   fmt::format("{} data-parallel replicas over {} nodes of {} tensor-parallel groups", dp,
+                               topology.nodes(), topology.gpus_per_node() / tp),
+                   "a divisor of the nodes, or a multiple of them that splits each node evenly",
+                   "every replica is whole nodes or an equal part of one, so all replicas see the same links"}
+        .to_string();
+  }
+  return check_applicable(strategy, shape, mask, world);
 }
 
 LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, const AttentionStrategy& strategy,
                                  const topo::Topology& topology) {
   const World world = attention_world(shape, topology);
   LoweredAttention one = lower_attention(shape, mask, strategy, world);
-  const int tp = shape.tensor_parallel;
-  if (tp == 1) return one;
-  // The tensor-parallel copies run side by side on the node's other GPUs, sharing its links.
-  const auto gpu_of = [&](int rank, int copy) { return topology_gpu(tp, rank, copy); };
+  const int tp = shape.tensor_parallel, copies = tp * shape.data_parallel;
+  if (copies == 1) return one;
+  // The tensor-parallel copies and the data-parallel replicas run side by side on the other
+  // GPUs, sharing their links.
+  const auto gpu_of = [&](int rank, int copy) { return topology_gpu(tp, world.size(), rank, copy); };
   const auto spread = [&](const std::vector<double>& per_rank) {
     std::vector<double> out(static_cast<std::size_t>(topology.gpu_count()), 0.0);
-    for (int copy = 0; copy < tp; ++copy) {
+    for (int copy = 0; copy < copies; ++copy) {
       for (std::size_t r = 0; r < per_rank.size(); ++r)
         out[static_cast<std::size_t>(gpu_of(static_cast<int>(r), copy))] = per_rank[r];
     }
     return out;
   };
-  return {TaskGraph::replicated(one.forward, tp, topology.gpu_count(), gpu_of),
-          TaskGraph::replicated(one.backward, tp, topology.gpu_count(), gpu_of), spread(one.forward_flops),
+  return {TaskGraph::replicated(one.forward, copies, topology.gpu_count(), gpu_of),
+          TaskGraph::replicated(one.backward, copies, topology.gpu_count(), gpu_of), spread(one.forward_flops),
           spread(one.backward_flops)};
 }
 

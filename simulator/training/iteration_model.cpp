@@ -22,6 +22,11 @@
 //                          no GEMM hides, forward and backward, and again in a dense recompute
 //                          (tp_collectives.cpp)
 //   optimizer              optimizer_model.cpp
+// With D data-parallel replicas and micro-batches of b sequences, everything above runs once per
+// micro-batch (batch / (D b) of them: gradient accumulation) at c = seq b / (P / (T D)); the ZeRO
+// collectives run once per step where the framework reduces only after the last micro-batch
+// (stages 0 and 1) and once per micro-batch where it reduces or gathers every one (stage 2's
+// reduce-scatter, stage 3's gathers: DeepSpeed and FSDP), zero_collectives.cpp.
 // Under tensor parallelism of T, c is the context-parallel rank's tokens, the GEMMs split T
 // ways, the elementwise kernels move 1 / T (sequence parallelism), and attention runs T copies of
 // the strategy side by side, each on heads / T (simulate_attention_layer of attention_shape).
@@ -54,7 +59,7 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   }
   return simulate_iteration(
       job, strategy, topology, options,
-      simulate_attention_layer(attention_shape(job, strategy.tp), job.mask, strategy.attention, topology, options));
+      simulate_attention_layer(attention_shape(job, strategy), job.mask, strategy.attention, topology, options));
 }
 
 IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStrategy& strategy,
@@ -73,7 +78,8 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   const ModelSpec& m = job.model;
   const topo::GpuSpec& gpu = topology.gpu();
   const int tp = std::max(1, strategy.tp);
-  const double layers = m.layers, gpus = topology.gpu_count(), c = local_tokens(job, topology, tp);
+  const double layers = m.layers, gpus = topology.gpu_count(), c = local_tokens(job, topology, strategy);
+  const double micro_batches = accumulation_steps(job, strategy);
   const LayerKernels kernels = layer_kernels(m, c, tp, job.dtype_bytes, *models.compute, gpu);
   // Per GPU: the rank's c tokens through 1 / T of the weights (norms are not GEMMs).
   const double dense_forward_flops = 2 * c * (m.layer_params() - 2.0 * m.hidden) / tp;
@@ -92,18 +98,22 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   const double dense_recompute = strategy.checkpoint.policy == CheckpointPolicy::None ? 0 : dense_forward;
   const double layer_recompute = dense_recompute + share * (fwd.compute_max_s + fwd.exposed_comm_s);
 
+  // Every micro-batch runs the same forward and backward; only the step's own work (the
+  // optimizer, and the collectives ZeRO runs once per step) is not repeated.
   TimeBreakdown& t = it.time;
-  t.dense_compute = layers * (kernels.gemm_forward_s + kernels.gemm_backward_s);
-  t.elementwise = layers * (kernels.elementwise_forward_s + kernels.elementwise_backward_s) +
-                  loss_seconds(m, c, tp, strategy.lm_head_chunks, job.dtype_bytes, *models.compute, gpu);
-  t.attention_compute = layers * (fwd.compute_max_s + bwd.compute_max_s);
-  t.attention_exposed_comm = layers * (fwd.exposed_comm_s + bwd.exposed_comm_s);
+  const double mb = micro_batches;
+  t.dense_compute = mb * layers * (kernels.gemm_forward_s + kernels.gemm_backward_s);
+  t.elementwise = mb * (layers * (kernels.elementwise_forward_s + kernels.elementwise_backward_s) +
+                        loss_seconds(m, c, tp, strategy.lm_head_chunks, job.dtype_bytes, *models.compute, gpu));
+  t.attention_compute = mb * layers * (fwd.compute_max_s + bwd.compute_max_s);
+  t.attention_exposed_comm = mb * layers * (fwd.exposed_comm_s + bwd.exposed_comm_s);
   // The recompute's dense forward carries its collectives; the rest are the layer's own.
-  t.recompute = layers * layer_recompute;
-  t.tp_exposed_comm = layers * (tp_comm.forward_per_layer + tp_comm.backward_per_layer);
-  t.lm_head = head_forward + head_backward;
+  t.recompute = mb * layers * layer_recompute;
+  t.tp_exposed_comm = mb * layers * (tp_comm.forward_per_layer + tp_comm.backward_per_layer);
+  t.lm_head = mb * (head_forward + head_backward);
 
   const ZeroTraffic zero = zero_traffic(job, strategy, topology, *models.comm);
+  const double zf = zero.forward_repeats, zb = zero.backward_repeats;
   const auto exposed = [&](double bytes, double behind) { return std::max(0.0, zero.seconds(bytes) - behind); };
   // Across nodes the collectives share each GPU's NIC with the ring's inter-node hops: they
   // hide only in the time the ring leaves the NIC idle (the ring's network bytes at the same
@@ -116,26 +126,27 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   const double layer_forward = dense_forward + fwd.time_s - ring_nic_s(fwd);
   const double layer_backward =
       dense_backward + bwd.time_s + layer_recompute - ring_nic_s(bwd) - share * ring_nic_s(fwd);
-  t.zero_exposed_comm =
-      layers * (exposed(zero.forward_per_layer, layer_forward) + exposed(zero.backward_per_layer, layer_backward)) +
-      exposed(zero.forward_rest, head_forward) + exposed(zero.backward_rest, head_backward);
+  t.zero_exposed_comm = layers * (zf * exposed(zero.forward_per_layer, layer_forward) +
+                                   zb * exposed(zero.backward_per_layer, layer_backward)) +
+                        zf * exposed(zero.forward_rest, head_forward) + zb * exposed(zero.backward_rest, head_backward);
   t.optimizer = optimizer_seconds(job, strategy.zero, topology, *models.comm);
 
   it.step_time_s = t.total();
   const double tokens = static_cast<double>(job.seq) * job.batch;
   it.tokens_per_s_per_gpu = tokens / it.step_time_s / gpus;
-  it.model_flops = 3 * (gpus * (layers * dense_forward_flops + head_forward_flops) + layers * fwd.flops_total);
+  it.model_flops = mb * 3 * (gpus * (layers * dense_forward_flops + head_forward_flops) + layers * fwd.flops_total);
   it.mfu = it.model_flops / (it.step_time_s * gpus * gpu.peak_bf16_flops);
 
   for (std::size_t k = 0; k < topo::kLinkKindCount; ++k) {
-    const double bytes = layers * ((1 + share) * fwd.link_bytes_per_rank[k] + bwd.link_bytes_per_rank[k]);
+    const double bytes = mb * layers * ((1 + share) * fwd.link_bytes_per_rank[k] + bwd.link_bytes_per_rank[k]);
     (is_intra_node(static_cast<topo::LinkKind>(k)) ? it.comm_bytes_intra : it.comm_bytes_inter) += bytes;
   }
   (zero.crosses_nodes ? it.comm_bytes_inter : it.comm_bytes_intra) += zero.bytes_per_iteration(m.layers);
   it.comm_bytes_intra += offload_bytes(job, strategy.zero, topology);
   // Tensor parallelism's collectives stay inside the node (a dense recompute repeats the forward's).
   const double tp_forwards = dense_recompute > 0 ? 2 : 1;
-  it.comm_bytes_intra += layers * (tp_forwards * tp_comm.forward_bytes_per_layer + tp_comm.backward_bytes_per_layer);
+  it.comm_bytes_intra +=
+      mb * layers * (tp_forwards * tp_comm.forward_bytes_per_layer + tp_comm.backward_bytes_per_layer);
   return it;
 }
 

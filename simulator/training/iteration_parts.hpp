@@ -15,10 +15,15 @@ struct ZeroTraffic {
   double backward_per_layer = 0;
   double forward_rest = 0;
   double backward_rest = 0;
+  // How many times per optimizer step each phase's collectives run: once, or once per
+  // micro-batch where the stage gathers (3) or reduces (2, 3) every micro-batch.
+  int forward_repeats = 1;
+  int backward_repeats = 1;
 
   [[nodiscard]] double seconds(double bytes) const { return bytes > 0 ? bytes / bandwidth_Bps : 0; }
   [[nodiscard]] double bytes_per_iteration(int layers) const {
-    return layers * (forward_per_layer + backward_per_layer) + forward_rest + backward_rest;
+    return forward_repeats * (layers * forward_per_layer + forward_rest) +
+           backward_repeats * (layers * backward_per_layer + backward_rest);
   }
 };
 

@@ -9,7 +9,8 @@
 //   optimizer  fp32 master, m and v: 12*N, divided by P from ZeRO-1 on; on the host if offloaded.
 // The strategy's FrameworkMemory (its family's row, attention/families.hpp) says how its
 // framework allocates; docs/strategies.md gives each value's source.
-// Activations, c = seq * batch / P tokens per GPU, bytes per token per layer (Llama-style layer,
+// Activations, c = seq * micro_batch / (P / D) tokens per GPU (D data-parallel replicas, one
+// micro-batch alive at a time: gradient accumulation adds no activations), bytes per token per layer (Llama-style layer,
 // flash attention so nothing grows with the square of the sequence):
 //   kept by "none" A = e * (input h + attention norm h + Q hq + K,V 2 hkv + O hq + residual h
 //                        + MLP norm h + [gated: gate, up 2 ffn + silu(gate) ffn + product ffn;
@@ -20,7 +21,7 @@
 //   attn_stash   full's, plus the stash L * c * S;
 //   seq_stash(f) full's, plus f * L * c * S;
 //   none         L * c * A, plus one layer's gradients A * c.
-// Ring buffers (ring of R = P / U ranks, c_r = seq * batch / R tokens, heads split U ways):
+// Ring buffers (ring of R = P / (D U) ranks, c_r = seq * micro_batch / R tokens, heads split U ways):
 // double buffering keeps 2 blocks in flight per ring level (a double ring has two); a forward
 // block is K,V (2 c_r hkv e); a backward block is Q, dO, dQ and D, lse (Q ring) or K, V and
 // dK, dV (K,V ring). Forward and backward blocks are never alive together. Ulysses (U > 1) adds
@@ -33,8 +34,9 @@
 // fragmentation (docs/iteration-model.md).
 // Tensor parallelism of T (Megatron-LM's, with sequence parallelism): every GPU holds 1 / T of
 // each weight, gradient and optimizer state (the vocabulary split too), ZeRO shards those over
-// the P / T GPUs holding the same share, c is the context-parallel rank's seq * batch * T / P
-// tokens, and every activation, stash, ring block and logit chunk divides by T (the linear
+// the P / T GPUs holding the same share (the data-parallel replicas included, as Megatron-LM's
+// distributed optimizer shards over data x context parallelism), c is the context-parallel
+// rank's seq * micro_batch * T D / P tokens, and every activation, stash, ring block and logit chunk divides by T (the linear
 // layers' activations by their split width, the norms' by sequence parallelism, attention's by
 // its heads; Korthikanti et al. 2022, eq. 5: sbh(10 + 24/t + 5as/(ht)) -> sbh(34 + 5as/h)/t).
 #include <algorithm>
@@ -76,16 +78,18 @@ double stash_fraction(const CheckpointConfig& checkpoint) {
   return 0;
 }
 
-double ring_buffer_bytes(const TrainingJob& job, const AttentionStrategy& a, const topo::Topology& topology, int tp) {
+double ring_buffer_bytes(const TrainingJob& job, const TrainingStrategy& strategy, const topo::Topology& topology) {
+  const AttentionStrategy& a = strategy.attention;
+  const int tp = std::max(1, strategy.tp);
   const int u = std::max(1, a.ulysses);
-  const int ring = std::max(1, topology.gpu_count() / tp / u);
+  const int ring = std::max(1, topology.gpu_count() / tp / std::max(1, strategy.dp) / u);
   const ModelSpec& m = job.model;
   const double e = job.dtype_bytes;
   const double heads = static_cast<double>(m.heads) / tp / u;
   const double hq = heads * m.head_dim, hkv = static_cast<double>(m.kv_heads) / tp / u * m.head_dim;
   double bytes = 0;
   if (ring > 1) {
-    const double c_ring = static_cast<double>(job.seq) * job.batch / ring;
+    const double c_ring = static_cast<double>(job.seq) * std::max(1, strategy.micro_batch) / ring;
     const double forward = 2 * hkv * e;
     const double backward = a.backward == BackwardMode::QRing ? 2 * hq * e + hq * a.dq_bytes + 2 * kFp32 * heads
                                                               : 2 * hkv * e + 2 * hkv * a.dkv_bytes;
@@ -94,7 +98,7 @@ double ring_buffer_bytes(const TrainingJob& job, const AttentionStrategy& a, con
     bytes += levels * in_flight * c_ring * std::max(forward, backward);
   }
   if (u > 1) {
-    const double c = local_tokens(job, topology, tp);
+    const double c = local_tokens(job, topology, strategy);
     const double full_hq = static_cast<double>(m.heads) / tp * m.head_dim;
     const double full_hkv = static_cast<double>(m.kv_heads) / tp * m.head_dim;
     bytes += c * (2 * full_hq + 2 * full_hkv) * e;
@@ -118,7 +122,7 @@ MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& 
   const double t = tp;
   const double p = std::max(1, topology.gpu_count() / tp);
   const double n = m.total_params() / t, e = job.dtype_bytes, layers = m.layers;
-  const double c = local_tokens(job, topology, tp);
+  const double c = local_tokens(job, topology, strategy);
   const int stage = strategy.zero.stage;
 
   MemoryBreakdown mem;
@@ -134,7 +138,7 @@ MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& 
   mem.activations = c * (kept + working_set) / t;
   mem.attention_stash = c * layers * token.stash * stash_fraction(strategy.checkpoint) / t;
 
-  mem.ring_buffers = ring_buffer_bytes(job, strategy.attention, topology, tp);
+  mem.ring_buffers = ring_buffer_bytes(job, strategy, topology);
   const double chunk_tokens = std::ceil(c / std::max(1, strategy.lm_head_chunks));
   mem.lm_head = chunk_tokens * static_cast<double>(m.vocab) / t * (e + kFp32 * framework.logits_fp32_buffers);
   mem.reserve = kContextBytes + kFragmentation * mem.total();

@@ -53,7 +53,7 @@ namespace burst::sim {
 struct TrainingJob {
   ModelSpec model;
   std::int64_t seq = 0;  // tokens per sequence
-  int batch = 1;         // sequences per iteration (the whole world trains on them together)
+  int batch = 1;         // sequences per optimizer step: the global batch (TrainingKnobs::dp, micro_batch split it)
   Mask mask;
   int dtype_bytes = 2;  // bf16 parameters and activations
 };
@@ -70,9 +70,10 @@ struct TrainingStrategy : TrainingKnobs {
 // these are the starting point the planner searches from.
 [[nodiscard]] TrainingStrategy training_preset(std::string_view family, const TrainingJob& job,
                                                const topo::Topology& topology);
-// The same with tensor parallelism of `tp` (its attention world and local tokens).
+// The same with tensor parallelism of `tp` and `dp` data-parallel replicas (its attention world
+// and local tokens), each replica running one sequence at a time (micro_batch 1).
 [[nodiscard]] TrainingStrategy training_preset(std::string_view family, const TrainingJob& job,
-                                               const topo::Topology& topology, int tp);
+                                               const topo::Topology& topology, int tp, int dp = 1);
 
 struct MemoryBreakdown {  // bytes per GPU
   double params = 0;
@@ -127,14 +128,17 @@ struct IterationSimulation {
 
 // Building blocks of the two models, for the planner and the tests.
 
-// The attention layer of the job (its heads, sequence, batch, dtype) as each of `tp`
-// tensor-parallel ranks runs it: heads / tp and kv_heads / tp (rounded down where tp does not
-// divide them, which check_training refuses).
-[[nodiscard]] AttentionShape attention_shape(const TrainingJob& job, int tp);
-// Tokens each context-parallel rank (a tensor-parallel group of `tp` GPUs) carries through the
-// dense layers: seq * batch / (gpu_count / tp); between the linear layers each of its GPUs holds
-// 1 / tp of them (sequence parallelism).
-[[nodiscard]] double local_tokens(const TrainingJob& job, const topo::Topology& topology, int tp);
+// The attention layer of one micro-batch of the job (its heads, sequence, dtype) as the knobs'
+// parallelism runs it: heads / tp and kv_heads / tp per tensor-parallel rank (rounded down where
+// tp does not divide them, which check_training refuses), micro_batch sequences per replica,
+// dp replicas.
+[[nodiscard]] AttentionShape attention_shape(const TrainingJob& job, const TrainingKnobs& knobs);
+// Tokens each context-parallel rank (a tensor-parallel group of tp GPUs) carries through the
+// dense layers per micro-batch: seq * micro_batch / (gpu_count / (tp dp)); between the linear
+// layers each of its GPUs holds 1 / tp of them (sequence parallelism).
+[[nodiscard]] double local_tokens(const TrainingJob& job, const topo::Topology& topology, const TrainingKnobs& knobs);
+// Micro-batches per optimizer step on each replica: batch / (dp micro_batch) (at least 1).
+[[nodiscard]] int accumulation_steps(const TrainingJob& job, const TrainingKnobs& knobs);
 // Why the strategy cannot train this job here ("" if it can): check_applicable's reasons plus
 // the checkpointing, LM head and ZeRO settings.
 [[nodiscard]] std::string check_training(const TrainingJob& job, const TrainingStrategy& strategy,

@@ -8,7 +8,8 @@
 //     only under the striped layout, and keeps a fraction strictly between 0 and 1 (0 is full
 //     recompute, 1 is attn_stash);
 //   the LM head runs in 1 .. local-token chunks;
-//   ZeRO stages are 0..3, and offloading the optimizer needs it sharded (stage >= 1).
+//   ZeRO stages are 0..3, and offloading the optimizer needs it sharded (stage >= 1);
+//   the data-parallel replicas run whole micro-batches: dp x micro_batch divides the batch.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -17,21 +18,27 @@
 
 namespace burst::sim {
 
-AttentionShape attention_shape(const TrainingJob& job, int tp) {
+AttentionShape attention_shape(const TrainingJob& job, const TrainingKnobs& knobs) {
   AttentionShape shape;
-  tp = std::max(1, tp);
+  const int tp = std::max(1, knobs.tp);
   shape.heads = job.model.heads / tp;
   shape.kv_heads = job.model.kv_heads / tp;
   shape.tensor_parallel = tp;
+  shape.data_parallel = std::max(1, knobs.dp);
   shape.head_dim = job.model.head_dim;
   shape.seq = job.seq;
-  shape.batch = job.batch;
+  shape.batch = std::max(1, knobs.micro_batch);
   shape.dtype_bytes = job.dtype_bytes;
   return shape;
 }
 
-double local_tokens(const TrainingJob& job, const topo::Topology& topology, int tp) {
-  return static_cast<double>(job.seq) * job.batch / std::max(1, topology.gpu_count() / std::max(1, tp));
+double local_tokens(const TrainingJob& job, const topo::Topology& topology, const TrainingKnobs& knobs) {
+  const int replica_gpus = topology.gpu_count() / std::max(1, knobs.tp) / std::max(1, knobs.dp);
+  return static_cast<double>(job.seq) * std::max(1, knobs.micro_batch) / std::max(1, replica_gpus);
+}
+
+int accumulation_steps(const TrainingJob& job, const TrainingKnobs& knobs) {
+  return std::max(1, job.batch / std::max(1, knobs.dp * knobs.micro_batch));
 }
 
 std::string check_training(const TrainingJob& job, const TrainingStrategy& strategy, const topo::Topology& topology) {
@@ -49,8 +56,15 @@ std::string check_training(const TrainingJob& job, const TrainingStrategy& strat
     problems.push_back({"tp", fmt::format("tensor parallelism of {} over an MLP of width {}", tp, job.model.ffn),
                         "a degree dividing the MLP width", ""});
   }
+  if (strategy.dp < 1 || strategy.micro_batch < 1 || job.batch % (strategy.dp * strategy.micro_batch) != 0) {
+    problems.push_back({"dp",
+                        fmt::format("{} sequences per step over {} replicas of micro-batches of {}", job.batch,
+                                    strategy.dp, strategy.micro_batch),
+                        "dp x micro_batch dividing the batch",
+                        "every replica runs the same number of whole micro-batches"});
+  }
   const std::string attention =
-      problems.empty() ? check_applicable(strategy.attention, attention_shape(job, tp), job.mask, topology) : "";
+      problems.empty() ? check_applicable(strategy.attention, attention_shape(job, strategy), job.mask, topology) : "";
   if (job.model.layers < 1 || job.model.hidden < 1 || job.model.ffn < 1 || job.model.vocab < 1) {
     problems.push_back({"model",
                         fmt::format("'{}' has {} layers, hidden {}, ffn {}, vocab {}", job.model.name, job.model.layers,
@@ -70,7 +84,7 @@ std::string check_training(const TrainingJob& job, const TrainingStrategy& strat
                           "a kept_fraction strictly between 0 and 1", "0 is the full policy, 1 is attn_stash"});
     }
   }
-  const double c = local_tokens(job, topology, std::max(1, tp));
+  const double c = local_tokens(job, topology, strategy);
   if (strategy.lm_head_chunks < 1 || static_cast<double>(strategy.lm_head_chunks) > c) {
     problems.push_back({"lm_head.chunks", fmt::format("{} chunks of {} local tokens", strategy.lm_head_chunks, c),
                         fmt::format("1 (logits whole) to {} (one token per chunk)", c), ""});

@@ -2,7 +2,8 @@
 // (strategy_preset) plus the recipe of its row in the family table (attention/families.hpp):
 // what is checkpointed, the LM head fused with the loss over chunks of local tokens or the
 // logits whole, the ZeRO stage, and how the family's framework allocates memory. Nothing is
-// offloaded. docs/strategies.md has the sources.
+// offloaded; each data-parallel replica runs one sequence at a time (micro-batches of 1,
+// accumulating gradients over its batch / dp), as long-context recipes do. docs/strategies.md has the sources.
 #include <algorithm>
 #include <cmath>
 
@@ -15,16 +16,18 @@ TrainingStrategy training_preset(std::string_view family, const TrainingJob& job
 }
 
 TrainingStrategy training_preset(std::string_view family, const TrainingJob& job, const topo::Topology& topology,
-                                 int tp) {
+                                 int tp, int dp) {
   const FamilyTraits& f = family_traits(family);
   TrainingStrategy s;
   s.tp = tp;
-  s.attention = strategy_preset(family, attention_shape(job, tp), topology);
+  s.dp = dp;
+  s.micro_batch = 1;
+  s.attention = strategy_preset(family, attention_shape(job, s), topology);
   if (f.training_layout) s.attention.layout = *f.training_layout;
   s.checkpoint = f.checkpoint;
   s.lm_head_chunks =
       f.lm_head_chunk_tokens > 0
-          ? std::max(1, static_cast<int>(std::ceil(local_tokens(job, topology, tp) / f.lm_head_chunk_tokens)))
+          ? std::max(1, static_cast<int>(std::ceil(local_tokens(job, topology, s) / f.lm_head_chunk_tokens)))
           : 1;
   s.zero.stage = f.zero_stage;
   s.zero.offload = false;

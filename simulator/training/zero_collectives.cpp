@@ -13,6 +13,13 @@
 //             reduce-scatter p gradients;
 //   stage 0   backward: all-reduce p gradients (a reduce-scatter plus an all-gather).
 // The embedding and LM head (2 * vocab * hidden) follow the same rules once per phase.
+// Under gradient accumulation (several micro-batches per step) stages 0 and 1 reduce the
+// accumulated gradients once, after the last micro-batch (Megatron-LM's DDP and distributed
+// optimizer, DeepSpeed's stage 1), and gather the updated parameters once; stage 2 reduce-
+// scatters every micro-batch's gradients into the shard (DeepSpeed's stage 2), stage 3 also
+// gathers the parameters in every micro-batch's forward and backward (DeepSpeed, FSDP).
+// The group is every GPU holding the same weights: the data-parallel replicas and the
+// context-parallel ranks of each (Megatron-LM's data-parallel group with context parallelism).
 // A ring all-gather or reduce-scatter of B bytes sends B (P - 1) / P bytes from every GPU,
 // paced by the slowest hop of the ring: across nodes, each GPU's share of its node's NICs
 // (topology.inter_node_bandwidth_per_gpu()); inside one node, the worst GPU pair. Both are
@@ -72,6 +79,9 @@ ZeroTraffic zero_traffic(const TrainingJob& job, const TrainingStrategy& strateg
   const double backward_params = stage >= 3 ? 1 : 0;
   const double backward_grads = stage >= 1 ? 1 : 2;
   const double e = job.dtype_bytes, g = gradient_bytes(job, strategy.memory);
+  const int micro_batches = accumulation_steps(job, strategy);
+  t.forward_repeats = stage >= 3 ? micro_batches : 1;
+  t.backward_repeats = stage >= 2 ? micro_batches : 1;
   t.forward_per_layer = share * forward_params * e * layer_params;
   t.backward_per_layer = share * (backward_params * e + backward_grads * g) * layer_params;
   t.forward_rest = share * forward_params * e * rest_params;

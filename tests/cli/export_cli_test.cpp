@@ -299,6 +299,72 @@ TEST_CASE("a tensor-parallel plan: its world, its rings, its exports, and burst 
   std::filesystem::remove(plan);
 }
 
+TEST_CASE("a data-parallel plan: replicas, micro-batches, its exports, and burst run's refusal") {
+  const std::string plan = temp_file("dp.json", "");
+  // 16 sequences of 32K on 4 nodes: short enough that replicas beat one long ring.
+  const auto planned = run_cli(
+      "plan --topology a800-4hca --nodes 4 --model burst-7b --seq 32K --global-batch-tokens 512K --engine analytic "
+      "--tp 1 -o " +
+      plan);
+  INFO(planned.err);
+  REQUIRE(planned.exit_code == 0);
+  CHECK_THAT(planned.out, Catch::Contains("batch 16"));
+  std::ifstream in(plan);
+  const Json p = Json::parse(in);
+  const Json& s = p["strategy"];
+  const int tp = s["tp"].get<int>(), dp = s["dp"].get<int>(), micro = s["micro_batch"].get<int>();
+  REQUIRE(dp > 1);
+  CHECK(16 % (dp * micro) == 0);
+  CHECK(tp * s["cp"].get<int>() * s["ulysses"].get<int>() * dp == 32);
+  // Replica d is the d-th block of 32 / dp ranks; each ring stays inside its replica, and each level
+  // of rings covers every rank once.
+  const int replica = 32 / dp;
+  std::map<std::string, std::vector<int>> seen;
+  for (const Json& ring : p["rings"]) {
+    for (const Json& rank : ring["order"]) {
+      CHECK(rank.get<int>() / replica == ring["dp"].get<int>());
+      CHECK(rank.get<int>() % tp == ring["tp"].get<int>());
+      seen[ring["level"].get<std::string>()].push_back(rank.get<int>());
+    }
+  }
+  for (auto& [level, ranks] : seen) {
+    std::sort(ranks.begin(), ranks.end());
+    CHECK(ranks.size() == 32);
+    CHECK(std::adjacent_find(ranks.begin(), ranks.end()) == ranks.end());
+  }
+
+  // The frameworks get the micro-batch per replica and the global batch; DeepSpeed the accumulation.
+  const auto args = megatron_args(exported(plan, "megatron").out);
+  CHECK(args.at("--micro-batch-size") == std::to_string(micro));
+  CHECK(args.at("--global-batch-size") == "16");
+  const Json y = parsed_by_python(exported(plan, "nemo").out, "nemo.yaml", "yaml.safe_load(f)");
+  CHECK(y["model"]["micro_batch_size"] == micro);
+  CHECK(y["model"]["global_batch_size"] == 16);
+  const Json t = parsed_by_python(exported(plan, "torchtitan", " --force").out, "titan.toml", "tomllib.load(f)");
+  CHECK(t["training"]["local_batch_size"] == micro);
+  CHECK(t["training"]["global_batch_size"] == 16);
+  CHECK(t["parallelism"]["data_parallel_shard_degree"] == dp);
+
+  // whatif sweeps the degree; a token batch that is not whole sequences is refused with the nearest ones.
+  const auto sweep = run_cli(
+      "whatif --topology a800-4hca --nodes 4 --model burst-7b --seq 32K --global-batch 16 --engine analytic "
+      "--vary dp=1,4");
+  INFO(sweep.err);
+  REQUIRE(sweep.exit_code == 0);
+  CHECK_THAT(sweep.out, Catch::Matches("(.|\n)*\n1 +[a-z-]+ +[0-9.]+(.|\n)*\n4 +[a-z-]+ +[0-9.]+(.|\n)*"));
+  const auto uneven =
+      run_cli("plan --topology a800-4hca --nodes 4 --model burst-7b --seq 32K --global-batch-tokens 100K");
+  CHECK(uneven.exit_code != 0);
+  CHECK_THAT(uneven.err, Catch::Contains("--global-batch-tokens: 100K tokens are not a whole number of 32768-token "
+                                         "sequences (valid: a multiple of --seq, e.g. 96K (3 sequences) or 128K (4))"));
+
+  const auto run = run_cli("run " + plan + " --dry-run --loopback");
+  CHECK(run.exit_code != 0);
+  CHECK_THAT(run.err, Catch::Contains("plan:/strategy/dp: " + std::to_string(dp) +
+                                      " data-parallel replicas: this runtime runs plans of dp 1"));
+  std::filesystem::remove(plan);
+}
+
 // The defects that kept exports from training the model burst costed (issue 27's list), one
 // check each, on the golden plan with its optimizer offloaded (ZeRO-3, so Megatron FSDP).
 TEST_CASE("exports train the model as planned: optimizer pairing, RoPE, RMSNorm, no biases, TE for CP") {

@@ -75,49 +75,68 @@ TEST_CASE("golden errors: the schema") {
         "...)");
 }
 
-// A burst.plan/1 document: the /2 plan without its tensor parallelism (no "tp" anywhere).
+// A burst.plan/1 document: the /2 plan without its tensor and data parallelism (no "tp", "dp"
+// or "micro_batch" anywhere).
 Json as_version_1(Json doc) {
   doc["schema"] = "burst.plan/1";
-  doc["strategy"].erase("tp");
-  for (Json& ring : doc["rings"]) ring.erase("tp");
-  for (Json& alternative : doc["alternatives"]) alternative["config"].erase("tp");
+  for (const char* key : {"tp", "dp", "micro_batch"}) {
+    doc["strategy"].erase(key);
+    for (Json& alternative : doc["alternatives"]) alternative["config"].erase(key);
+  }
+  for (Json& ring : doc["rings"]) {
+    ring.erase("tp");
+    ring.erase("dp");
+  }
   return doc;
 }
 
-TEST_CASE("a burst.plan/1 document is read as tensor parallelism 1") {
+TEST_CASE("a burst.plan/1 document is read as tensor and data parallelism 1, the batch one micro-batch") {
   const plan::Plan p = test::sample_plan();
   const plan::Plan back = plan::plan_from_json(as_version_1(plan::to_json(p)), "old.json");
   CHECK(back == p);
   CHECK(back.strategy.tp == 1);
+  CHECK(back.strategy.dp == 1);
+  CHECK(back.strategy.micro_batch == back.job.batch);
   Json with_tp = as_version_1(plan::to_json(p));
   with_tp["strategy"]["tp"] = 2;
   CHECK(test::error_text([&] { (void)plan::plan_from_json(with_tp, "old.json"); }) ==
         "old.json:/strategy/tp: burst.plan/1 has no \"tp\" (valid: \"schema\": \"burst.plan/2\" for a plan with "
-        "tensor parallelism)");
+        "tensor or data parallelism)");
   Json ring_tp = as_version_1(plan::to_json(p));
   ring_tp["rings"][0]["tp"] = 0;
   CHECK(test::error_text([&] { (void)plan::plan_from_json(ring_tp, "old.json"); }) ==
         "old.json:/rings/0/tp: unknown field 'tp' (valid: level, member, order)");
 }
 
-TEST_CASE("a burst.plan/2 document needs tp, and its world is tp x cp x ulysses") {
+TEST_CASE("a burst.plan/2 document needs tp and dp, and its world is tp x cp x ulysses x dp") {
   CHECK(error_after([](Json& d) { d["strategy"].erase("tp"); }) ==
         "plan.json:/strategy/tp: missing required field 'tp' (valid: an integer)");
+  CHECK(error_after([](Json& d) { d["strategy"].erase("dp"); }) ==
+        "plan.json:/strategy/dp: missing required field 'dp' (valid: an integer)");
   CHECK(error_after([](Json& d) { d["strategy"]["tp"] = 2; }) ==
-        "plan.json:/world/size: world size 16 does not match the strategy: tp x cp x ulysses = 2 x 16 x 1 = 32 "
-        "(valid: tp x cp x ulysses; hint: every GPU of the plan is one rank of a tensor-parallel group, of the head "
-        "split and of the ring)");
+        "plan.json:/world/size: world size 16 does not match the strategy: tp x cp x ulysses x dp = 2 x 16 x 1 x 1 = "
+        "32 (valid: tp x cp x ulysses x dp; hint: every GPU of the plan is one rank of a tensor-parallel group, of "
+        "the head split, of the ring and of a data-parallel replica)");
+  CHECK(error_after([](Json& d) { d["strategy"]["dp"] = 2; }) ==
+        "plan.json:/strategy/micro_batch: 2 replicas of micro-batches of 1 do not split a batch of 1 sequences "
+        "(valid: dp x micro_batch dividing /job/batch; hint: each replica accumulates the same number of "
+        "micro-batches)\n"
+        "plan.json:/world/size: world size 16 does not match the strategy: tp x cp x ulysses x dp = 1 x 16 x 1 x 2 = "
+        "32 (valid: tp x cp x ulysses x dp; hint: every GPU of the plan is one rank of a tensor-parallel group, of "
+        "the head split, of the ring and of a data-parallel replica)");
   CHECK(error_after([](Json& d) { d["rings"][0]["tp"] = 1; }) ==
         "plan.json:/rings/0/tp: 1 is out of range (valid: 0 to 0)");
+  CHECK(error_after([](Json& d) { d["rings"][0]["dp"] = 1; }) ==
+        "plan.json:/rings/0/dp: 1 is out of range (valid: 0 to 0)");
 }
 
 TEST_CASE("golden errors: one broken field each") {
   CHECK(error_after([](Json& d) { d.erase("strategy"); }) ==
         "plan.json:/strategy: missing required field 'strategy' (valid: an object)");
   CHECK(error_after([](Json& d) { d["world"]["size"] = 8; }) ==
-        "plan.json:/world/size: world size 8 does not match the strategy: tp x cp x ulysses = 1 x 16 x 1 = 16 (valid: "
-        "tp x cp x ulysses; hint: every GPU of the plan is one rank of a tensor-parallel group, of the head split and "
-        "of the ring)");
+        "plan.json:/world/size: world size 8 does not match the strategy: tp x cp x ulysses x dp = 1 x 16 x 1 x 1 = 16 "
+        "(valid: tp x cp x ulysses x dp; hint: every GPU of the plan is one rank of a tensor-parallel group, of the "
+        "head split, of the ring and of a data-parallel replica)");
   CHECK(error_after([](Json& d) { d["rings"][0]["order"][3] = 1; }) ==
         "plan.json:/rings/0/order/3: ring order is not a permutation: rank 1 appears twice (also at index 1) (valid: "
         "distinct ranks, each receiving from the one before it)");
@@ -180,7 +199,7 @@ TEST_CASE("every problem is reported at once") {
       "plan.json:/strategy/layout: unknown layout 'zigzga' (valid: contiguous, zigzag, striped; hint: did you mean "
       "'zigzag'?)\n"
       "plan.json:/strategy/zero/stage: 4 is out of range (valid: 0 to 3)\n"
-      "plan.json:/rings/3/levle: unknown field 'levle' (valid: level, tp, member, order; hint: did you mean 'level'?)\n"
+      "plan.json:/rings/3/levle: unknown field 'levle' (valid: level, tp, dp, member, order; hint: did you mean 'level'?)\n"
       "plan.json:/predicted/mfu: -0.5 is negative (valid: a number >= 0)\n"
       "plan.json:/alternatives/1/predicted/time_s/recompute: expected a number, found string");
 }

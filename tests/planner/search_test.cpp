@@ -123,9 +123,7 @@ TEST_CASE("the step budget caps the candidates scored and still reports every fa
 }
 
 TEST_CASE("unknown families get a did-you-mean", "[search]") {
-  const auto topology = preset("a800-4hca", 1);
-  const auto r = request("burst-7b", "256K");
-  CHECK(test::error_text([&] { (void)planner::family_candidates("brust", r.job, topology, 0); }) ==
+  CHECK(test::error_text([&] { (void)sim::family_traits("brust", "--strategy"); }) ==
         "--strategy: unknown strategy 'brust' (valid: burst, burst-usp, megatron-cp, ds-ulysses, "
         "loongtrain-double-ring, loongtrain-usp, ring; hint: did you mean 'burst'?)");
 }
@@ -153,4 +151,28 @@ TEST_CASE("tensor parallelism is searched inside NVLink nodes, and pays where th
   CHECK(with.chosen_plan()->sim.strategy.tp > 1);
   INFO("MFU " << without.chosen_plan()->sim.mfu << " without, " << with.chosen_plan()->sim.mfu << " with");
   CHECK(with.chosen_plan()->sim.mfu > 2 * without.chosen_plan()->sim.mfu);
+}
+
+TEST_CASE("data parallelism is searched where the batch allows it, and pays where sequences are short",
+          "[search][dp]") {
+  const auto topology = preset("a800-4hca", 4);
+  auto r = request("burst-7b", "32K");
+  r.job.batch = 16;
+  r.only_tp = 1;
+  const auto result = planner::search(r, topology);
+  REQUIRE(result.chosen_plan() != nullptr);
+  CHECK_FALSE(result.stopped_at_budget);
+  const auto& chosen = result.chosen_plan()->sim;
+  CHECK(chosen.strategy.dp > 1);
+  CHECK(r.job.batch % (chosen.strategy.dp * chosen.strategy.micro_batch) == 0);
+  // The same search held to one replica: one ring over all 32 GPUs, slower.
+  auto one_replica = r;
+  one_replica.only_dp = 1;
+  const auto flat = planner::search(one_replica, topology);
+  REQUIRE(flat.chosen_plan() != nullptr);
+  CHECK(flat.chosen_plan()->sim.strategy.dp == 1);
+  CHECK(chosen.tokens_per_s_per_gpu > 1.2 * flat.chosen_plan()->sim.tokens_per_s_per_gpu);
+  // One sequence a step leaves nothing to replicate.
+  r.job.batch = 1;
+  for (const auto& e : planner::search(r, topology).best_per_family) CHECK(e.sim.strategy.dp == 1);
 }

@@ -16,7 +16,7 @@ struct Case {
   topo::Topology topology = a800(2);
   sim::TrainingJob job = job_of("burst-7b", 64 * 1024);
   double n = job.model.total_params();
-  double c = sim::local_tokens(job, topology, 1);
+  double c = sim::local_tokens(job, topology, TrainingKnobs{});
   double vocab = static_cast<double>(job.model.vocab);
 };
 

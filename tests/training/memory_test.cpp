@@ -54,7 +54,7 @@ TEST_CASE("activation memory: none > attn_stash > seq_stash(0.5) > full", "[trai
   CHECK(seq.attention_stash == Approx(0.5 * attn.attention_stash));
   CHECK(full.attention_stash == 0);
   // stash per token per layer: e * heads * head_dim + 4 bytes of lse per head
-  const double c = sim::local_tokens(job, t, 1);
+  const double c = sim::local_tokens(job, t, TrainingKnobs{});
   const auto& m = job.model;
   CHECK(attn.attention_stash == Approx(c * m.layers * (2.0 * m.heads * m.head_dim + 4.0 * m.heads)));
 }
@@ -69,7 +69,7 @@ TEST_CASE("the LM head workspace shrinks by the chunk count", "[training][memory
   const double eight = sim::estimate_memory(job, s, t).lm_head;
   CHECK(eight == Approx(one / 8).epsilon(0.01));
   // one chunk: c tokens x vocab x (bf16 logits + fp32 softmax + fp32 gradient)
-  CHECK(one == Approx(sim::local_tokens(job, t, 1) * 32000 * 10.0));
+  CHECK(one == Approx(sim::local_tokens(job, t, TrainingKnobs{}) * 32000 * 10.0));
 }
 
 TEST_CASE("ZeRO-3 parameters are stage 0's over P, plus two gathered layers", "[training][memory]") {
@@ -115,7 +115,7 @@ TEST_CASE("ring buffers: two blocks in flight per ring level", "[training][memor
   s.attention.ring = RingKind::Flat;
   const double flat = sim::estimate_memory(job, s, t).ring_buffers;
   // K,V-ring backward block (K, V, dK, dV in bf16) is twice the forward's: 2 x c x 4 h_kv e
-  const double c = sim::local_tokens(job, t, 1), hkv = 512;
+  const double c = sim::local_tokens(job, t, TrainingKnobs{}), hkv = 512;
   CHECK(flat == Approx(2 * c * 4 * hkv * 2));
   s.attention.ring = RingKind::Double;
   CHECK(sim::estimate_memory(job, s, t).ring_buffers == Approx(2 * flat));

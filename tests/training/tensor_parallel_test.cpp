@@ -67,10 +67,10 @@ TEST_CASE("tensor parallelism's collectives are on the critical path, and 4 more
 TEST_CASE("the attention layer of T tensor-parallel ranks runs T copies on heads / T", "[training][tp]") {
   const auto t = dgx(2);
   const auto job = test::job_of("llama3-8b", 64 * 1024);
-  const sim::AttentionShape shape = sim::attention_shape(job, 4);
+  const sim::TrainingStrategy s = at_tp(job, t, 4);
+  const sim::AttentionShape shape = sim::attention_shape(job, s);
   CHECK(shape.heads == 8);
   CHECK(shape.kv_heads == 2);
-  const sim::TrainingStrategy s = at_tp(job, t, 4);
   sim::LayerRuns runs;
   const sim::LayerSimulation layer =
       sim::simulate_attention_layer(shape, job.mask, s.attention, t, test::analytic(), &runs);

@@ -15,7 +15,13 @@ void add_job_options(CLI::App& cmd, JobOptions& o) {
   cmd.add_option("--vocab", o.vocab, "Vocabulary size replacing the model's, e.g. 32000 (the LM head grows with it)")
       ->check(CLI::PositiveNumber);
   cmd.add_option("--seq", o.seq, "Sequence length in tokens, e.g. 1M (= 1048576), 512K")->required();
-  cmd.add_option("--batch", o.batch, "Sequences per step")->check(kAtLeastOne)->capture_default_str();
+  auto* batch = cmd.add_option("--global-batch,--batch", o.batch,
+                               "Sequences per optimizer step, over every data-parallel replica and micro-batch")
+                    ->check(kAtLeastOne)
+                    ->capture_default_str();
+  cmd.add_option("--global-batch-tokens", o.batch_tokens,
+                 "The global batch in tokens instead, e.g. 16M: a whole number of --seq sequences")
+      ->excludes(batch);
   cmd.add_option("--mask", o.mask, "Attention mask: full, causal, sliding:W, document:L")->capture_default_str();
   cmd.add_option("--dtype", o.dtype, "Precision of parameters, activations and transfers: bf16 or fp32")
       ->check(CLI::IsMember({"bf16", "fp32"}))

@@ -16,6 +16,11 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
                  "every degree an NVLink node allows; 1 keeps plans burst run can run")
       ->check(CLI::Range(0, 1024))
       ->capture_default_str();
+  cmd.add_option("--dp", o.dp,
+                 "Data-parallel degree (replicas of the tensor x context-parallel world, outermost, each on its "
+                 "share of --global-batch): 0 searches every divisor of the batch the cluster splits evenly")
+      ->check(CLI::Range(0, 1 << 20))
+      ->capture_default_str();
   cmd.add_option("--engine", o.engine, "Simulation engine: event (contention) or analytic (fast)")
       ->check(CLI::IsMember(sim::engine_names()))
       ->capture_default_str();

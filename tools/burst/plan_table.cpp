@@ -10,19 +10,19 @@ namespace burst::cli {
 void print_ranked_table(std::FILE* out, const planner::SearchResult& result) {
   const std::vector<const planner::Evaluated*> rows = jobs::ranked_families(result);
   const planner::Evaluated* chosen = result.chosen_plan();
-  fmt::print(out, "{:<3} {:<24} {:>3} {:>12} {:>7} {:>10} {:>11} {:>10}  {}\n", "#", "strategy", "TP", "tokens/s/GPU",
-             "MFU", "step", "memory/GPU", "exposed", "feasible");
+  fmt::print(out, "{:<3} {:<24} {:>3} {:>4} {:>12} {:>7} {:>10} {:>11} {:>10}  {}\n", "#", "strategy", "TP", "DP",
+             "tokens/s/GPU", "MFU", "step", "memory/GPU", "exposed", "feasible");
   int rank = 0;
   for (const auto* e : rows) {
     const auto& s = e->sim;
     const std::string mark = e == chosen ? "*" : std::to_string(++rank);
     if (!s.not_applicable.empty()) {
-      fmt::print(out, "{:<3} {:<24} {:>3} {:>12} {:>7} {:>10} {:>11} {:>10}  no: {}\n", mark, e->family, s.strategy.tp,
-                 "-", "-", "-", "-", "-", e->reason);
+      fmt::print(out, "{:<3} {:<24} {:>3} {:>4} {:>12} {:>7} {:>10} {:>11} {:>10}  no: {}\n", mark, e->family,
+                 s.strategy.tp, s.strategy.dp, "-", "-", "-", "-", "-", e->reason);
       continue;
     }
-    fmt::print(out, "{:<3} {:<24} {:>3} {:>12.1f} {:>6.1f}% {:>10} {:>11} {:>10}  {}\n", mark, e->family, s.strategy.tp,
-               s.tokens_per_s_per_gpu, 100 * s.mfu, units::human_duration(s.step_time_s),
+    fmt::print(out, "{:<3} {:<24} {:>3} {:>4} {:>12.1f} {:>6.1f}% {:>10} {:>11} {:>10}  {}\n", mark, e->family,
+               s.strategy.tp, s.strategy.dp, s.tokens_per_s_per_gpu, 100 * s.mfu, units::human_duration(s.step_time_s),
                units::human_bytes(s.memory.total()),
                units::human_duration(s.time.attention_exposed_comm + s.time.zero_exposed_comm + s.time.tp_exposed_comm),
                e->feasible ? "yes" : "no: " + e->reason);

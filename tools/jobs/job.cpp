@@ -26,6 +26,23 @@ std::string calibration_for(const JobOptions& o, const topo::Topology* topology)
   return path;
 }
 
+// The global batch in sequences: --global-batch, or --global-batch-tokens over the sequence
+// length (a whole number of sequences, or the problem says the nearest ones).
+int global_batch(const JobOptions& o, std::int64_t seq) {
+  if (o.batch_tokens.empty() || seq <= 0) return o.batch;
+  const std::int64_t tokens = units::parse_tokens(o.batch_tokens, "--global-batch-tokens");
+  if (tokens <= 0 || tokens % seq != 0 || tokens / seq > INT32_MAX) {
+    const std::int64_t below = std::max<std::int64_t>(1, tokens / seq);
+    throw Error(Problem{"--global-batch-tokens",
+                        fmt::format("{} tokens are not a whole number of {}-token sequences", o.batch_tokens, seq),
+                        fmt::format("a multiple of --seq, e.g. {} ({} sequences) or {} ({})",
+                                    units::format_tokens(below * seq), below, units::format_tokens((below + 1) * seq),
+                                    below + 1),
+                        ""});
+  }
+  return static_cast<int>(tokens / seq);
+}
+
 }  // namespace
 
 Job resolve_job(const JobOptions& o) {
@@ -49,6 +66,7 @@ Job resolve_job(const JobOptions& o) {
     if (job.shape.seq <= 0)
       throw Error(Problem{"--seq", "must be at least 1 token", "a positive whole number, e.g. 1M", ""});
   });
+  attempt([&] { job.shape.batch = global_batch(o, job.shape.seq); });
   attempt([&] { job.mask = parse_mask(o.mask, "--mask"); });
   attempt([&] {
     job.models = sim::make_cost_models(o.compute_model, o.comm_model, calibration_for(o, job.topology.get()));
@@ -58,7 +76,6 @@ Job resolve_job(const JobOptions& o) {
   job.shape.heads = job.model.heads;
   job.shape.kv_heads = job.model.kv_heads;
   job.shape.head_dim = job.model.head_dim;
-  job.shape.batch = o.batch;
   job.shape.dtype_bytes = o.dtype == "fp32" ? 4 : 2;
   return job;
 }

@@ -45,6 +45,7 @@ PlanningJob resolve_planning(const PlanOptions& o) {
   p.request.job.dtype_bytes = p.job.shape.dtype_bytes;
   p.request.only_family = o.strategy;
   p.request.only_tp = o.tp;
+  p.request.only_dp = o.dp;
   p.request.simulation.engine = o.engine;
   p.request.simulation.models = p.job.models;
   p.request.max_candidates = o.max_candidates;
@@ -86,6 +87,8 @@ Json ranked_json(const planner::SearchResult& result) {
   for (const planner::Evaluated* e : ranked_families(result)) {
     Json row{{"strategy", e->family},
              {"tp", e->sim.strategy.tp},
+             {"dp", e->sim.strategy.dp},
+             {"micro_batch", e->sim.strategy.micro_batch},
              {"chosen", e == result.chosen_plan()},
              {"feasible", e->feasible},
              {"reason", e->reason}};

@@ -19,6 +19,7 @@ struct PlanOptions {
   std::string memory_budget;  // "" : the GPU's memory
   std::string strategy;       // "" : every family
   int tp = 0;                 // 0: every tensor-parallel degree the node allows
+  int dp = 0;                 // 0: every data-parallel degree the batch allows
   std::string engine = "event";
   int max_candidates = 20000;
 };
@@ -38,7 +39,7 @@ struct PlanningJob {
 // first; then the infeasible ones, in sim::family_names() order.
 [[nodiscard]] std::vector<const planner::Evaluated*> ranked_families(const planner::SearchResult& result);
 
-// The ranked table as data: {"rows": [{"strategy", "tp", "chosen", "feasible", "reason", and when the
+// The ranked table as data: {"rows": [{"strategy", "tp", "dp", "micro_batch", "chosen", "feasible", "reason", and when the
 // family runs "tokens_per_s_per_gpu", "mfu", "step_time_s", "memory_per_gpu_bytes",
 // "exposed_comm_s"}], "candidates_scored", "stopped_at_budget", "memory_budget_bytes"}.
 [[nodiscard]] Json ranked_json(const planner::SearchResult& result);
