@@ -35,7 +35,7 @@ inline constexpr const char* kSchemaV1 = "burst.plan/1";  // read, never written
 struct Job {
   ModelSpec model;
   std::int64_t seq = 0;  // tokens per sequence
-  int batch = 1;  // sequences per optimizer step (the global batch)
+  int batch = 1;         // sequences per optimizer step (the global batch)
   std::string dtype = "bf16";
   Mask mask;
   double memory_budget_bytes = 0;  // per GPU; 0: the GPU's memory

@@ -14,9 +14,9 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"schema", "meta",      "job",          "strategy", "world",
                                            "rings",  "predicted", "alternatives", "cluster"};
-const std::vector<std::string> kStrategyKeys = {
-    "name",     "tp",        "cp",       "dp",      "micro_batch", "ulysses", "ring", "layout",
-    "backward", "dkv_bytes", "dq_bytes", "overlap", "checkpoint",  "lm_head", "zero"};
+const std::vector<std::string> kStrategyKeys = {"name",     "tp",      "cp",         "dp",       "micro_batch",
+                                                "ulysses",  "ring",    "layout",     "backward", "dkv_bytes",
+                                                "dq_bytes", "overlap", "checkpoint", "lm_head",  "zero"};
 const std::vector<std::string> kPredictionKeys = {"step_time_s",    "tokens_per_s_per_gpu", "mfu",
                                                   "exposed_comm_s", "memory_bytes_per_gpu", "time_s",
                                                   "comm_bytes",     "attention_layer"};
@@ -44,8 +44,8 @@ std::optional<int> check_schema(JsonReader& r, const Json& doc) {
 void check_batch_split(JsonReader& r, const Job& job, const Strategy& s, const std::string& pointer) {
   if (s.dp < 1 || s.micro_batch < 1 || job.batch % (s.dp * s.micro_batch) == 0) return;
   r.problem(JsonReader::child(pointer, "micro_batch"),
-            fmt::format("{} replicas of micro-batches of {} do not split a batch of {} sequences", s.dp,
-                        s.micro_batch, job.batch),
+            fmt::format("{} replicas of micro-batches of {} do not split a batch of {} sequences", s.dp, s.micro_batch,
+                        job.batch),
             "dp x micro_batch dividing /job/batch", "each replica accumulates the same number of micro-batches");
 }
 

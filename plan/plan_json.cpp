@@ -85,8 +85,8 @@ Json world_json(const std::vector<RankPlacement>& ranks) {
 Json rings_json(const std::vector<Ring>& rings) {
   Json list = Json::array();
   for (const auto& ring : rings)
-    list.push_back(Json{
-        {"level", ring.level}, {"tp", ring.tp}, {"dp", ring.dp}, {"member", ring.member}, {"order", ring.order}});
+    list.push_back(
+        Json{{"level", ring.level}, {"tp", ring.tp}, {"dp", ring.dp}, {"member", ring.member}, {"order", ring.order}});
   return list;
 }
 

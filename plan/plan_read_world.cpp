@@ -100,9 +100,9 @@ void PlanReader::rings(const Json& j, std::string_view pointer, const StrategySi
     const Json& e = j[i];
     const std::string at = JsonReader::child(pointer, i);
     if (!e.is_object()) {
-      reader_.problem(at, fmt::format("expected an object, found {}", e.type_name()),
-                      version_ >= 2 ? "{\"level\", \"tp\", \"dp\", \"member\", \"order\"}"
-                                    : "{\"level\", \"member\", \"order\"}");
+      reader_.problem(
+          at, fmt::format("expected an object, found {}", e.type_name()),
+          version_ >= 2 ? "{\"level\", \"tp\", \"dp\", \"member\", \"order\"}" : "{\"level\", \"member\", \"order\"}");
       continue;
     }
     if (version_ >= 2) {

@@ -23,6 +23,8 @@ std::string describe(const plan::Strategy& s) {
                                                 : fmt::format("flat ring of {}", s.cp);
   if (s.ulysses > 1) ring = fmt::format("Ulysses {} x {}", s.ulysses, ring);
   if (s.tp > 1) ring = fmt::format("tensor parallelism {} (sequence-parallel) x {}", s.tp, ring);
+  if (s.dp > 1) ring = fmt::format("{} data-parallel replicas of {}", s.dp, ring);
+  if (s.dp > 1 || s.micro_batch > 1) ring += fmt::format(", micro-batches of {} sequence(s)", s.micro_batch);
   std::string checkpoint = to_string(s.checkpoint.policy);
   if (s.checkpoint.policy == CheckpointPolicy::SeqStash)
     checkpoint += fmt::format(" (kept {:.2f})", s.checkpoint.kept_fraction);

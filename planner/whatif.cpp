@@ -19,7 +19,8 @@ namespace burst::planner {
 namespace {
 
 const std::vector<std::string>& knobs() {
-  static const std::vector<std::string> list = {"nodes", "nets_per_node", "intra_bw", "seq", "memory_budget", "tp", "dp", "batch"};
+  static const std::vector<std::string> list = {"nodes", "nets_per_node", "intra_bw", "seq", "memory_budget", "tp",
+                                                "dp",    "batch"};
   return list;
 }
 

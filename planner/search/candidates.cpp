@@ -159,8 +159,8 @@ std::vector<sim::TrainingStrategy> layout_probes(const sim::FamilyTraits& family
                                                  const topo::Topology& topology, const ParallelLayout& layout) {
   sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology, layout.tp, layout.dp);
   preset.micro_batch = layout.micro_batch;
-  const std::vector<int> chunks =
-      lm_head_chunk_counts(std::max<std::int64_t>(1, static_cast<std::int64_t>(sim::local_tokens(job, topology, preset))));
+  const std::vector<int> chunks = lm_head_chunk_counts(
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(sim::local_tokens(job, topology, preset))));
   std::vector<sim::TrainingStrategy> list;
   for (const CheckpointConfig& checkpoint : checkpoints(Layout::Zigzag)) {
     for (const int chunk_count : {chunks.front(), chunks.back()}) {

@@ -22,8 +22,8 @@ namespace {
 using AttentionKey = std::tuple<int, int, int, int, RingKind, int, Layout, BackwardMode, int, int, bool>;
 AttentionKey key_of(const sim::TrainingStrategy& s) {
   const sim::AttentionStrategy& a = s.attention;
-  return {s.tp,      s.dp,       s.micro_batch, a.ulysses, a.ring,   a.inner,
-          a.layout,  a.backward, a.dkv_bytes,   a.dq_bytes, a.overlap};
+  return {s.tp,     s.dp,       s.micro_batch, a.ulysses,  a.ring,   a.inner,
+          a.layout, a.backward, a.dkv_bytes,   a.dq_bytes, a.overlap};
 }
 
 // Better: feasible first; then faster; then smaller. Strictly better only, so ties keep the
@@ -110,7 +110,6 @@ class Searcher {
   std::map<AttentionKey, sim::LayerSimulation> cache_;
 };
 
-
 // A searched family's layouts worth searching knob by knob: all of them when they are few (every
 // tensor-parallel degree of one sequence a step), else the kLayoutsSearched whose best probe is
 // best (better(): feasible, faster, smaller), in their original order. The probes' results are
@@ -120,8 +119,7 @@ constexpr std::size_t kLayoutsSearched = 4;
 std::vector<ParallelLayout> layouts_to_search(const sim::FamilyTraits& family, const SearchRequest& request,
                                               const topo::Topology& topology, Searcher& searcher,
                                               std::vector<Evaluated>& probed) {
-  const std::vector<ParallelLayout> all =
-      parallel_layouts(request.job, topology, request.only_tp, request.only_dp);
+  std::vector<ParallelLayout> all = parallel_layouts(request.job, topology, request.only_tp, request.only_dp);
   if (all.size() <= kLayoutsSearched) return all;
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -137,7 +135,8 @@ std::vector<ParallelLayout> layouts_to_search(const sim::FamilyTraits& family, c
     probed.push_back(std::move(best));
     order.push_back(i);
   }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return better(probed[a], probed[b]); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return better(probed[a], probed[b]); });
   order.resize(kLayoutsSearched);
   std::sort(order.begin(), order.end());
   std::vector<ParallelLayout> kept;

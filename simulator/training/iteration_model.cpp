@@ -127,7 +127,7 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   const double layer_backward =
       dense_backward + bwd.time_s + layer_recompute - ring_nic_s(bwd) - share * ring_nic_s(fwd);
   t.zero_exposed_comm = layers * (zf * exposed(zero.forward_per_layer, layer_forward) +
-                                   zb * exposed(zero.backward_per_layer, layer_backward)) +
+                                  zb * exposed(zero.backward_per_layer, layer_backward)) +
                         zf * exposed(zero.forward_rest, head_forward) + zb * exposed(zero.backward_rest, head_backward);
   t.optimizer = optimizer_seconds(job, strategy.zero, topology, *models.comm);
 

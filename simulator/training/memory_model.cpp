@@ -10,8 +10,8 @@
 // The strategy's FrameworkMemory (its family's row, attention/families.hpp) says how its
 // framework allocates; docs/strategies.md gives each value's source.
 // Activations, c = seq * micro_batch / (P / D) tokens per GPU (D data-parallel replicas, one
-// micro-batch alive at a time: gradient accumulation adds no activations), bytes per token per layer (Llama-style layer,
-// flash attention so nothing grows with the square of the sequence):
+// micro-batch alive at a time: gradient accumulation adds no activations), bytes per token per layer (Llama-style
+// layer, flash attention so nothing grows with the square of the sequence):
 //   kept by "none" A = e * (input h + attention norm h + Q hq + K,V 2 hkv + O hq + residual h
 //                        + MLP norm h + [gated: gate, up 2 ffn + silu(gate) ffn + product ffn;
 //                                        else: up ffn + gelu ffn]) + lse 4 * heads,
@@ -36,9 +36,9 @@
 // each weight, gradient and optimizer state (the vocabulary split too), ZeRO shards those over
 // the P / T GPUs holding the same share (the data-parallel replicas included, as Megatron-LM's
 // distributed optimizer shards over data x context parallelism), c is the context-parallel
-// rank's seq * micro_batch * T D / P tokens, and every activation, stash, ring block and logit chunk divides by T (the linear
-// layers' activations by their split width, the norms' by sequence parallelism, attention's by
-// its heads; Korthikanti et al. 2022, eq. 5: sbh(10 + 24/t + 5as/(ht)) -> sbh(34 + 5as/h)/t).
+// rank's seq * micro_batch * T D / P tokens, and every activation, stash, ring block and logit chunk divides by T (the
+// linear layers' activations by their split width, the norms' by sequence parallelism, attention's by its heads;
+// Korthikanti et al. 2022, eq. 5: sbh(10 + 24/t + 5as/(ht)) -> sbh(34 + 5as/h)/t).
 #include <algorithm>
 #include <cmath>
 

@@ -190,18 +190,18 @@ TEST_CASE("every problem is reported at once") {
     d["alternatives"][1]["predicted"]["time_s"]["recompute"] = "1s";
     d["rings"][3]["levle"] = "inter";
   });
-  CHECK(
-      text ==
-      "plan.json:/job/seq_len: -1 is out of range (valid: 1 to 9223372036854775807)\n"
-      "plan.json:/job/mask: 'sliding' needs the window in tokens (valid: full, causal, sliding:W, document:L (W, L "
-      "in tokens, e.g. sliding:4K); hint: write it like \"sliding:4K\")\n"
-      "plan.json:/strategy/cp: 0 is out of range (valid: 1 to 1048576)\n"
-      "plan.json:/strategy/layout: unknown layout 'zigzga' (valid: contiguous, zigzag, striped; hint: did you mean "
-      "'zigzag'?)\n"
-      "plan.json:/strategy/zero/stage: 4 is out of range (valid: 0 to 3)\n"
-      "plan.json:/rings/3/levle: unknown field 'levle' (valid: level, tp, dp, member, order; hint: did you mean 'level'?)\n"
-      "plan.json:/predicted/mfu: -0.5 is negative (valid: a number >= 0)\n"
-      "plan.json:/alternatives/1/predicted/time_s/recompute: expected a number, found string");
+  CHECK(text ==
+        "plan.json:/job/seq_len: -1 is out of range (valid: 1 to 9223372036854775807)\n"
+        "plan.json:/job/mask: 'sliding' needs the window in tokens (valid: full, causal, sliding:W, document:L (W, L "
+        "in tokens, e.g. sliding:4K); hint: write it like \"sliding:4K\")\n"
+        "plan.json:/strategy/cp: 0 is out of range (valid: 1 to 1048576)\n"
+        "plan.json:/strategy/layout: unknown layout 'zigzga' (valid: contiguous, zigzag, striped; hint: did you mean "
+        "'zigzag'?)\n"
+        "plan.json:/strategy/zero/stage: 4 is out of range (valid: 0 to 3)\n"
+        "plan.json:/rings/3/levle: unknown field 'levle' (valid: level, tp, dp, member, order; hint: did you mean "
+        "'level'?)\n"
+        "plan.json:/predicted/mfu: -0.5 is negative (valid: a number >= 0)\n"
+        "plan.json:/alternatives/1/predicted/time_s/recompute: expected a number, found string");
 }
 
 TEST_CASE("golden errors: names with control characters are refused, naming the field and the byte") {

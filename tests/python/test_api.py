@@ -101,6 +101,13 @@ class Plan(unittest.TestCase):
         self.assertEqual(one["job"]["only_tp"], 1)
         one.pop("search")
         self.assertEqual(one, cli_json("plan", *JOB_ARGS, "--tp", "1", "--json"))
+        # The data-parallel degree: the DP column, dp= as --dp, batch= as --global-batch.
+        self.assertEqual([int(line.split()[3]) for line in table[first + 1:first + 1 + len(rows)]],
+                         [r["dp"] for r in rows])
+        two = burst.plan(**JOB, batch=2, dp=2)
+        self.assertEqual((two["strategy"]["dp"], two["job"]["batch"], two["job"]["only_dp"]), (2, 2, 2))
+        two.pop("search")
+        self.assertEqual(two, cli_json("plan", *JOB_ARGS, "--global-batch", "2", "--dp", "2", "--json"))
 
     def test_explain_matches_cli(self):
         self.assertEqual(burst.explain(self.path), cli("explain", self.path).stdout)

@@ -16,7 +16,8 @@ using burst::test::job_of;
 
 namespace {
 
-sim::IterationSimulation simulate(const sim::TrainingJob& job, const sim::TrainingStrategy& s, const topo::Topology& t) {
+sim::IterationSimulation simulate(const sim::TrainingJob& job, const sim::TrainingStrategy& s,
+                                  const topo::Topology& t) {
   return sim::simulate_iteration(job, s, t, analytic());
 }
 
@@ -57,8 +58,8 @@ TEST_CASE("every GPU is one rank of one copy: tensor-parallel innermost, replica
     for (int rank = 0; rank < world.size(); ++rank) {
       const int gpu = sim::topology_gpu(tp, world.size(), rank, copy);
       CHECK(seen.insert(gpu).second);
-      CHECK(gpu % tp == copy % tp);                       // the tensor-parallel rank
-      CHECK(gpu / (tp * world.size()) == copy / tp);      // the replica's block of GPUs
+      CHECK(gpu % tp == copy % tp);                   // the tensor-parallel rank
+      CHECK(gpu / (tp * world.size()) == copy / tp);  // the replica's block of GPUs
     }
   }
   CHECK(seen.size() == 16);

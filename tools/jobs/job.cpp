@@ -20,7 +20,7 @@ std::string calibration_for(const JobOptions& o, const topo::Topology* topology)
     return o.calibration;
   }
   // A rank's model is the GPU's (a loopback share keeps the name: its curves are fractions of the peak).
-  const std::string path = topo::gpu_calibration_beside(topo::local_calibration_write_path(), topology->gpu().model);
+  std::string path = topo::gpu_calibration_beside(topo::local_calibration_write_path(), topology->gpu().model);
   if (path.empty() || !std::filesystem::exists(path)) return o.calibration;
   fmt::print(stderr, "note: calibration {} (burst calibrate --device cuda on this machine)\n", path);
   return path;
@@ -33,12 +33,12 @@ int global_batch(const JobOptions& o, std::int64_t seq) {
   const std::int64_t tokens = units::parse_tokens(o.batch_tokens, "--global-batch-tokens");
   if (tokens <= 0 || tokens % seq != 0 || tokens / seq > INT32_MAX) {
     const std::int64_t below = std::max<std::int64_t>(1, tokens / seq);
-    throw Error(Problem{"--global-batch-tokens",
-                        fmt::format("{} tokens are not a whole number of {}-token sequences", o.batch_tokens, seq),
-                        fmt::format("a multiple of --seq, e.g. {} ({} sequences) or {} ({})",
-                                    units::format_tokens(below * seq), below, units::format_tokens((below + 1) * seq),
-                                    below + 1),
-                        ""});
+    throw Error(
+        Problem{"--global-batch-tokens",
+                fmt::format("{} tokens are not a whole number of {}-token sequences", o.batch_tokens, seq),
+                fmt::format("a multiple of --seq, e.g. {} ({} sequences) or {} ({})", units::format_tokens(below * seq),
+                            below, units::format_tokens((below + 1) * seq), below + 1),
+                ""});
   }
   return static_cast<int>(tokens / seq);
 }

@@ -22,7 +22,7 @@ struct JobOptions {
   std::optional<Json> model_config;  // ... or such a config already parsed (the Python API's dicts)
   std::int64_t vocab = 0;            // > 0: replaces the model's vocabulary size
   std::string seq;
-  int batch = 1;            // sequences per optimizer step (the global batch) ...
+  int batch = 1;             // sequences per optimizer step (the global batch) ...
   std::string batch_tokens;  // ... or, when set, that many tokens: a whole number of sequences
   std::string mask = "causal";
   std::string dtype = "bf16";  // bf16 or fp32: what is stored and sent (plan /job/dtype)

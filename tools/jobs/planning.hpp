@@ -39,9 +39,9 @@ struct PlanningJob {
 // first; then the infeasible ones, in sim::family_names() order.
 [[nodiscard]] std::vector<const planner::Evaluated*> ranked_families(const planner::SearchResult& result);
 
-// The ranked table as data: {"rows": [{"strategy", "tp", "dp", "micro_batch", "chosen", "feasible", "reason", and when the
-// family runs "tokens_per_s_per_gpu", "mfu", "step_time_s", "memory_per_gpu_bytes",
-// "exposed_comm_s"}], "candidates_scored", "stopped_at_budget", "memory_budget_bytes"}.
+// The ranked table as data: {"rows": [{"strategy", "tp", "dp", "micro_batch", "chosen", "feasible", "reason", and when
+// the family runs "tokens_per_s_per_gpu", "mfu", "step_time_s", "memory_per_gpu_bytes", "exposed_comm_s"}],
+// "candidates_scored", "stopped_at_budget", "memory_budget_bytes"}.
 [[nodiscard]] Json ranked_json(const planner::SearchResult& result);
 
 }  // namespace burst::jobs
