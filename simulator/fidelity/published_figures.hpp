@@ -35,6 +35,10 @@ struct PublishedFigure {
 // (a build defect, checked by the tests).
 [[nodiscard]] const std::vector<PublishedFigure>& published_figures();
 
+// Whether a table's "role" field says fit (true) or held_out (false); throws burst::Error at
+// `where` for anything else.
+[[nodiscard]] bool fit_role(const std::string& role, const std::string& where);
+
 // Parses a table in published_figures.csv's format (RFC 4180 quoting); `origin` names it in
 // errors (burst::Error with the line).
 [[nodiscard]] std::vector<PublishedFigure> parse_published_figures(const std::string& csv, const std::string& origin);
