@@ -3,19 +3,33 @@
 #include <algorithm>
 #include <numeric>
 
+#include "simulator/attention/copies.hpp"
+#include "simulator/attention/lowering.hpp"
 #include "simulator/attention/ring.hpp"
 
 namespace burst::sim {
 namespace {
 
+// Which GPUs a phase graph ran on and how many copies it stands for: all GPUs once, or one
+// copy's GPUs standing for `copies` identical copies (attention/copies.hpp).
+struct Sample {
+  std::vector<int> gpus;  // empty: every GPU of the topology
+  double copies = 1;
+};
+
 PhaseFigures figures(const TaskGraph& graph, const SimResult& result, const std::vector<double>& flops,
-                     const topo::Topology& topology) {
+                     const topo::Topology& topology, const Sample& sample) {
   PhaseFigures f;
   const auto ranks = static_cast<std::size_t>(topology.gpu_count());
   f.tasks = graph.size();
   f.time_s = result.makespan_s;
-  f.flops_total = std::accumulate(flops.begin(), flops.end(), 0.0);
-  const auto& busy = result.compute_busy_s;
+  f.flops_total = sample.copies * std::accumulate(flops.begin(), flops.end(), 0.0);
+  std::vector<double> busy;
+  if (sample.gpus.empty()) {
+    busy = result.compute_busy_s;
+  } else {
+    for (const int g : sample.gpus) busy.push_back(result.compute_busy_s[static_cast<std::size_t>(g)]);
+  }
   if (!busy.empty()) {
     f.compute_max_s = *std::max_element(busy.begin(), busy.end());
     const double mean = std::accumulate(busy.begin(), busy.end(), 0.0) / static_cast<double>(busy.size());
@@ -30,15 +44,49 @@ PhaseFigures figures(const TaskGraph& graph, const SimResult& result, const std:
     const auto cls = static_cast<std::size_t>(topology.path(t.gpu, t.peer).cls);
     f.bytes_per_rank_by_class[cls] += t.amount;
   }
-  const double total = std::accumulate(sent.begin(), sent.end(), 0.0);
-  f.bytes_per_rank = total / static_cast<double>(ranks);
+  // Totals over every copy, shared by every GPU.
+  const double share = sample.copies / static_cast<double>(ranks);
+  f.bytes_per_rank = std::accumulate(sent.begin(), sent.end(), 0.0) * share;
   f.bytes_per_rank_max = sent.empty() ? 0.0 : *std::max_element(sent.begin(), sent.end());
-  for (double& b : f.bytes_per_rank_by_class) b /= static_cast<double>(ranks);
+  for (double& b : f.bytes_per_rank_by_class) b *= share;
   for (std::size_t id = 0; id < result.link_bytes.size(); ++id) {
     const auto kind = static_cast<std::size_t>(topology.link(static_cast<topo::LinkId>(id)).kind);
-    f.link_bytes_per_rank[kind] += result.link_bytes[id] / static_cast<double>(ranks);
+    f.link_bytes_per_rank[kind] += result.link_bytes[id] * share;
   }
   return f;
+}
+
+// The phase graphs to simulate and what they stand for: the whole layer, or one copy of it
+// where copies_not_equivalent() finds nothing that tells the copies apart.
+struct Lowering {
+  LoweredAttention graphs;
+  Sample sample;
+  int copies = 1;
+  std::string reason;  // why every copy is simulated ("" when one stands for all, or there is one)
+};
+
+Lowering lower(const AttentionShape& shape, const Mask& mask, const AttentionStrategy& strategy,
+               const topo::Topology& topology, bool reduce) {
+  const int copies = shape.tensor_parallel * shape.data_parallel;
+  if (copies == 1 || !reduce) return {lower_attention(shape, mask, strategy, topology), {}, copies, ""};
+  const World world = attention_world(shape, topology);
+  const LoweredAttention one = lower_attention(shape, mask, strategy, world);
+  std::string reason = copies_not_equivalent(one, shape, world, topology);
+  if (!reason.empty()) return {lower_attention(shape, mask, strategy, topology), {}, copies, std::move(reason)};
+  const auto gpu_of = copy_gpus(shape, world);
+  const auto on_gpus = [&](const std::vector<double>& per_rank) {
+    std::vector<double> per_gpu(static_cast<std::size_t>(topology.gpu_count()), 0.0);
+    for (std::size_t r = 0; r < per_rank.size(); ++r)
+      per_gpu[static_cast<std::size_t>(gpu_of(static_cast<int>(r), 0))] = per_rank[r];
+    return per_gpu;
+  };
+  Sample sample;
+  for (int r = 0; r < world.size(); ++r) sample.gpus.push_back(gpu_of(r, 0));
+  sample.copies = copies;
+  return {LoweredAttention{TaskGraph::replicated(one.forward, 1, topology.gpu_count(), gpu_of),
+                           TaskGraph::replicated(one.backward, 1, topology.gpu_count(), gpu_of),
+                           on_gpus(one.forward_flops), on_gpus(one.backward_flops)},
+          std::move(sample), copies, ""};
 }
 
 Json phase_json(const PhaseFigures& f) {
@@ -78,7 +126,12 @@ LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask
   if (strategy.ring == RingKind::Double)
     sim.strategy.inner = ring_geometry(strategy, attention_world(shape, topology)).inner;
 
-  LoweredAttention lowered = lower_attention(shape, mask, strategy, topology);
+  // A trace shows every GPU, so it simulates every copy.
+  Lowering lowering = lower(shape, mask, strategy, topology, options.reduce_copies && runs == nullptr);
+  LoweredAttention& lowered = lowering.graphs;
+  sim.copies = lowering.copies;
+  sim.copies_simulated = lowering.sample.gpus.empty() ? lowering.copies : 1;
+  sim.copies_note = lowering.reason;
   const auto engine = make_engine(options.engine);
   const CostModels models = options.models.compute ? options.models : make_cost_models();
   EngineOptions engine_options;
@@ -88,8 +141,8 @@ LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask
 
   SimResult forward = engine->run(lowered.forward, topology, models, engine_options);
   SimResult backward = engine->run(lowered.backward, topology, models, engine_options);
-  sim.forward = figures(lowered.forward, forward, lowered.forward_flops, topology);
-  sim.backward = figures(lowered.backward, backward, lowered.backward_flops, topology);
+  sim.forward = figures(lowered.forward, forward, lowered.forward_flops, topology, lowering.sample);
+  sim.backward = figures(lowered.backward, backward, lowered.backward_flops, topology, lowering.sample);
   if (runs) {
     runs->forward = {std::move(lowered.forward), std::move(forward)};
     runs->backward = {std::move(lowered.backward), std::move(backward)};
@@ -113,6 +166,8 @@ Json to_json(const LayerSimulation& sim) {
     j["reason"] = sim.not_applicable;
     return j;
   }
+  j["copies"] = Json{{"total", sim.copies}, {"simulated", sim.copies_simulated}};
+  if (!sim.copies_note.empty()) j["copies"]["why_all"] = sim.copies_note;
   j["forward_s"] = sim.forward.time_s;
   j["backward_s"] = sim.backward.time_s;
   j["exposed_comm_s"] = sim.forward.exposed_comm_s + sim.backward.exposed_comm_s;

@@ -8,6 +8,9 @@
 // each kind of link carries.
 // exposed_comm_s = phase time - the largest compute busy time of any rank: the time the
 // slowest-computing rank still spends waiting on data. imbalance = max / mean busy time.
+// Under tensor or data parallelism the layer runs as several copies side by side; where no link
+// tells them apart one copy is simulated for all (simulator/attention/copies.hpp), with the
+// same figures.
 #pragma once
 
 #include <array>
@@ -37,12 +40,19 @@ struct LayerSimulation {
   AttentionStrategy strategy;
   std::string not_applicable;  // non-empty: the strategy cannot run here, and why
   PhaseFigures forward, backward;
+  // The layer's copies (tensor-parallel ranks x data-parallel replicas) and how many were
+  // simulated: 1 where one stands for all (attention/copies.hpp), else every one, and why.
+  int copies = 1;
+  int copies_simulated = 1;
+  std::string copies_note;
 };
 
 struct LayerSimOptions {
   std::string engine = "event";
   CostModels models;  // make_cost_models() when empty
   bool progress = false;
+  // Simulate one copy where the copies are equivalent (the figures are the same; false checks it).
+  bool reduce_copies = true;
 };
 
 // A phase graph and the engine's result, kept when the caller wants a trace.

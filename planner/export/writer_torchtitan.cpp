@@ -1,6 +1,9 @@
 // TorchTitan: a job config TOML (torchtitan/config/job_config.py, v0.2.0), the sections
-// [training], [parallelism] and [activation_checkpoint]; the model ([model] name and flavor) is
-// TorchTitan's registry's, so the file names the dimensions to pick it by.
+// [model], [training], [parallelism] and [activation_checkpoint]. A model is a registered
+// TrainSpec's flavour: where the plan's model has the dimensions of one of TorchTitan's Llama 3
+// flavours (torchtitan/models/llama3/__init__.py, llama3_configs at v0.2.0: 8B, 70B, 405B; the MLP
+// width is ffn_dim_multiplier x 8 dim / 3 rounded up to multiple_of), [model] names it; otherwise
+// the file says so and gives the ModelArgs a user registers as a flavour of their own.
 //
 // Context parallelism is PyTorch's experimental context_parallel: context_parallel_degree
 // ranks, K,V rotated by "alltoall" (shard by shard, the ring) or "allgather" (all shards at
@@ -15,18 +18,57 @@
 
 namespace burst::exporter {
 
+namespace {
+
+// TorchTitan's Llama 3 flavours (v0.2.0 llama3_configs), by the dimensions burst's model spec has.
+struct Flavour {
+  const char* name;
+  int layers, hidden, heads, kv_heads, ffn;
+};
+constexpr Flavour kLlama3Flavours[] = {
+    {"8B", 32, 4096, 32, 8, 14336}, {"70B", 80, 8192, 64, 8, 28672}, {"405B", 126, 16384, 128, 8, 53248}};
+
+const Flavour* llama3_flavour(const ModelSpec& m) {
+  if (!m.gated_mlp || m.activation != "silu" || m.head_dim * m.heads != m.hidden) return nullptr;
+  for (const Flavour& f : kLlama3Flavours) {
+    if (f.layers == m.layers && f.hidden == m.hidden && f.heads == m.heads && f.kv_heads == m.kv_heads &&
+        f.ffn == m.ffn) {
+      return &f;
+    }
+  }
+  return nullptr;
+}
+
+std::string model_section(const ModelSpec& m) {
+  std::string t = "[model]\n";
+  if (const Flavour* f = llama3_flavour(m)) {
+    t += fmt::format("name = {}\n", escape::toml_string("llama3"));
+    t += fmt::format("flavor = {}\n", escape::toml_string(f->name));
+    t += fmt::format("# the vocabulary is the tokenizer's (hf_assets_path); the plan's model has {}\n", m.vocab);
+    return t;
+  }
+  t += fmt::format(
+      "# not one of TorchTitan's Llama 3 flavours: register a flavour with these ModelArgs in your TrainSpec\n"
+      "# (torchtitan/models/llama3/__init__.py shows how): dim={}, n_layers={}, n_heads={}, n_kv_heads={}, "
+      "vocab_size={},\n# and ffn_dim_multiplier / multiple_of giving an MLP width of {}{}; then set name and flavor "
+      "here\n",
+      m.hidden, m.layers, m.heads, m.kv_heads, m.vocab, m.ffn,
+      m.gated_mlp && m.activation == "silu" ? ""
+                                            : fmt::format(" (TorchTitan's Llama is gated SiLU; this model is {} {})",
+                                                          m.gated_mlp ? "gated" : "plain", m.activation));
+  return t;
+}
+
+}  // namespace
+
 std::string write_torchtitan(const ExportInput& in) {
   const plan::Plan& p = in.plan;
   const plan::Strategy& s = in.strategy;
   const ModelSpec& m = p.job.model;
   std::vector<std::string> header =
-      header_lines(in, "use: torchrun ... -m torchtitan.train --job.config_file <this file>, after setting [model]");
+      header_lines(in, "use: torchrun ... -m torchtitan.train --job.config_file <this file>");
   std::string t;
-  t += "[model]\n";
-  t += fmt::format(
-      "# name and flavor: TorchTitan's model with {} layers, hidden {}, FFN {}, {} heads ({} KV) of {}, "
-      "vocabulary {}\n",
-      m.layers, m.hidden, m.ffn, m.heads, m.kv_heads, m.head_dim, m.vocab);
+  t += model_section(m);
   t += "\n[training]\n";
   t += fmt::format("seq_len = {}\n", p.job.seq);
   t += fmt::format("local_batch_size = {}\n", s.micro_batch);

@@ -16,6 +16,7 @@
 
 #include "common/text.hpp"
 #include "common/token_sets.hpp"
+#include "simulator/attention/copies.hpp"
 #include "simulator/attention/families.hpp"
 #include "simulator/attention/lowering.hpp"
 
@@ -268,11 +269,11 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
                                  const topo::Topology& topology) {
   const World world = attention_world(shape, topology);
   LoweredAttention one = lower_attention(shape, mask, strategy, world);
-  const int tp = shape.tensor_parallel, copies = tp * shape.data_parallel;
+  const int copies = shape.tensor_parallel * shape.data_parallel;
   if (copies == 1) return one;
   // The tensor-parallel copies and the data-parallel replicas run side by side on the other
   // GPUs, sharing their links.
-  const auto gpu_of = [&](int rank, int copy) { return topology_gpu(tp, world.size(), rank, copy); };
+  const auto gpu_of = copy_gpus(shape, world);
   const auto spread = [&](const std::vector<double>& per_rank) {
     std::vector<double> out(static_cast<std::size_t>(topology.gpu_count()), 0.0);
     for (int copy = 0; copy < copies; ++copy) {

@@ -86,6 +86,26 @@ TEST_CASE("simulate --json carries the per-layer figures") {
   CHECK(j["topology"]["gpus"] == 16);
 }
 
+TEST_CASE("simulate --tp --dp: the layer's copies, one simulated where no link tells them apart") {
+  const auto run = run_cli(
+      "simulate --topology dgx-h100 --nodes 4 --model llama3-8b --seq 256K --global-batch 2 --tp 2 --dp 2 "
+      "--strategy megatron-cp");
+  INFO(run.err);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("megatron-cp: 4 copies (TP 2 x DP 2) side by side, one simulated for all"));
+  const auto json = run_cli(
+      "simulate --topology a800-4hca --nodes 2 --model llama3-8b --seq 256K --tp 2 --strategy megatron-cp --json");
+  REQUIRE(json.exit_code == 0);
+  const Json j = Json::parse(json.out);
+  CHECK(j["copies"]["total"] == 2);
+  CHECK(j["copies"]["simulated"] == 2);  // two GPUs share each HCA
+  CHECK_THAT(j["copies"]["why_all"].get<std::string>(), Catch::Contains("both cross"));
+  const auto bad = run_cli("simulate --topology dgx-h100 --nodes 2 --model llama3-8b --seq 256K --tp 3 --dp 2");
+  CHECK(bad.exit_code != 0);
+  CHECK_THAT(bad.err, Catch::Contains("--tp: 3 does not divide 32 heads and 8 KV heads"));
+  CHECK_THAT(bad.err, Catch::Contains("--dp: 2 replicas do not split a batch of 1 sequences"));
+}
+
 TEST_CASE("topo show draws the pair matrix of a small node and counts the pairs of a big one") {
   // A 96-GPU PCIe node (an NCCL dump's shape, generated here): too wide to draw.
   const std::string path = "/tmp/burst-cli-96-gpus.xml";

@@ -181,6 +181,18 @@ TEST_CASE("export --to torchtitan: a job config TOML with the context-parallel d
     CHECK(t["activation_checkpoint"]["selective_ac_option"] == "op");
     CHECK_THAT(run.err, Catch::Contains("does not fit"));  // the equivalent's memory, predicted
   }
+  SECTION("[model]: TorchTitan's Llama 3 flavour where the dimensions are one, else what to register") {
+    const Json t = parsed_by_python(
+        exported(std::string(BURST_TEST_DATA) + "/plans/h100x2-llama3-8b-512K-doc.json", "torchtitan", " --force").out,
+        "llama3.toml", "tomllib.load(f)");
+    CHECK(t["model"]["name"] == "llama3");
+    CHECK(t["model"]["flavor"] == "8B");
+    const auto golden = exported(kGolden, "torchtitan", " --force").out;
+    CHECK_FALSE(parsed_by_python(golden, "golden.toml", "tomllib.load(f)")["model"].contains("name"));
+    CHECK_THAT(golden, Catch::Contains("# not one of TorchTitan's Llama 3 flavours: register a flavour with these "
+                                       "ModelArgs in your TrainSpec"));
+    CHECK_THAT(golden, Catch::Contains("dim=5120, n_layers=40, n_heads=40, n_kv_heads=40, vocab_size=120000"));
+  }
   SECTION("the local plan") {
     const Json t = parsed_by_python(exported(kLocal, "torchtitan").out, "torchtitan.toml", "tomllib.load(f)");
     CHECK(t["parallelism"]["context_parallel_degree"] == 4);

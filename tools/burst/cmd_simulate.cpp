@@ -29,7 +29,30 @@ struct SimulateOptions {
   std::string trace;
   bool json = false;
   AttentionKnobOverrides overrides;  // what-if questions of one strategy
+  int tp = 1;                        // tensor-parallel degree around the layer
+  int dp = 1;                        // data-parallel replicas, each on --global-batch / dp sequences
 };
+
+// The layer as `tp` tensor-parallel ranks and `dp` replicas run it: heads / tp per copy, the
+// batch split over the replicas (each must be whole).
+void apply_parallelism(Job& job, int tp, int dp) {
+  Problems problems;
+  if (job.shape.heads % tp != 0 || job.shape.kv_heads % tp != 0) {
+    problems.add({"--tp",
+                  fmt::format("{} does not divide {} heads and {} KV heads", tp, job.shape.heads, job.shape.kv_heads),
+                  "a divisor of both head counts", "each tensor-parallel rank computes whole heads"});
+  }
+  if (job.shape.batch % dp != 0) {
+    problems.add({"--dp", fmt::format("{} replicas do not split a batch of {} sequences", dp, job.shape.batch),
+                  "a divisor of --global-batch", "each replica runs --global-batch / --dp sequences"});
+  }
+  problems.throw_if_any();
+  job.shape.heads /= tp;
+  job.shape.kv_heads /= tp;
+  job.shape.tensor_parallel = tp;
+  job.shape.data_parallel = dp;
+  job.shape.batch /= dp;
+}
 
 // Traces past this size open slowly or not at all in a browser (Perfetto's UI holds the whole
 // file in memory), so the command says so before spending the disk.
@@ -58,7 +81,8 @@ void write_trace(const std::string& path, const sim::LayerRuns& runs, const topo
 }
 
 void run(const SimulateOptions& o) {
-  const Job job = resolve_job(o.job);
+  Job job = resolve_job(o.job);
+  apply_parallelism(job, o.tp, o.dp);
   const std::vector<std::string> names = jobs::strategies_to_simulate(o.strategy);
   if (!o.trace.empty() && names.size() != 1) {
     throw Error(Problem{"--trace", "a trace needs one strategy", "", "add --strategy burst (or another name)"});
@@ -82,6 +106,16 @@ void run(const SimulateOptions& o) {
   }
   fmt::print("{}\n", describe_job(job));
   print_simulation_table(results);
+  for (const auto& r : results) {
+    if (r.copies == 1 || !r.not_applicable.empty()) continue;
+    if (r.copies_simulated == 1) {
+      fmt::print("{}: {} copies (TP {} x DP {}) side by side, one simulated for all: no link tells them apart\n",
+                 r.strategy.name, r.copies, o.tp, o.dp);
+    } else {
+      fmt::print("{}: {} copies (TP {} x DP {}) side by side, all simulated: {}\n", r.strategy.name, r.copies, o.tp,
+                 o.dp, r.copies_note);
+    }
+  }
 }
 
 }  // namespace
@@ -117,6 +151,15 @@ void add_simulate_command(CLI::App& app) {
          "Override the ring kind")
       ->check(CLI::IsMember({"flat", "double"}));
   cmd->add_option("--inner", options->overrides.inner, "Override the double ring's inner size")->check(kAtLeastOne);
+  cmd->add_option("--tp", options->tp,
+                  "Tensor-parallel degree around the layer: copies of the strategy on heads / tp, side by side in "
+                  "each node")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
+  cmd->add_option("--dp", options->dp,
+                  "Data-parallel replicas of the layer, each on its own GPUs and --global-batch / dp sequences")
+      ->check(kAtLeastOne)
+      ->capture_default_str();
   cmd->add_option("--ulysses", options->overrides.ulysses, "Override the Ulysses (head-parallel) degree")
       ->check(kAtLeastOne);
   cmd->add_flag_callback(

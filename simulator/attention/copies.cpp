@@ -1,0 +1,94 @@
+// Copies of an attention layer and when one stands for all (copies.hpp).
+#include "simulator/attention/copies.hpp"
+
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace burst::sim {
+namespace {
+
+// Every (source, destination) world-rank pair a transfer of the graph uses.
+void transfer_pairs(const TaskGraph& graph, std::set<std::pair<int, int>>& pairs) {
+  for (const Task& t : graph.tasks()) {
+    if (t.kind == TaskKind::Transfer) pairs.emplace(t.gpu, t.peer);
+  }
+}
+
+// Who crosses a link, and through which links the traffic arrives and leaves.
+struct Crossing {
+  std::set<int> copies;
+  std::set<topo::LinkId> from, to;  // the links just before and just after it on the routes
+  bool first_hop = false, last_hop = false;
+};
+
+// Whether a link two copies share could limit them: not when the links that feed it (or those
+// it feeds), all the traffic's way in (or out), cannot carry more than it can, as a node's spine
+// uplink on a non-blocking fat tree carries at most what its NICs send.
+bool can_bind(const topo::Topology& topology, topo::LinkId link, const Crossing& c) {
+  const auto capacity = [&](const std::set<topo::LinkId>& links) {
+    double sum = 0;
+    for (const topo::LinkId l : links) sum += topology.link(l).bandwidth_Bps;
+    return sum;
+  };
+  const double own = topology.link(link).bandwidth_Bps * (1 + 1e-12);
+  const bool fed_within = !c.first_hop && capacity(c.from) <= own;
+  const bool drained_within = !c.last_hop && capacity(c.to) <= own;
+  return !fed_within && !drained_within;
+}
+
+bool alike(const topo::DirectedLink& a, const topo::DirectedLink& b) {
+  return a.kind == b.kind && a.bandwidth_Bps == b.bandwidth_Bps && a.latency_s == b.latency_s && a.sharing == b.sharing;
+}
+
+}  // namespace
+
+std::function<int(int rank, int copy)> copy_gpus(const AttentionShape& shape, const World& world) {
+  const int tp = shape.tensor_parallel, ranks = world.size();
+  return [tp, ranks](int rank, int copy) { return topology_gpu(tp, ranks, rank, copy); };
+}
+
+std::string copies_not_equivalent(const LoweredAttention& one, const AttentionShape& shape, const World& world,
+                                  const topo::Topology& topology) {
+  const int copies = shape.tensor_parallel * shape.data_parallel;
+  const auto gpu_of = copy_gpus(shape, world);
+  std::set<std::pair<int, int>> pairs;
+  transfer_pairs(one.forward, pairs);
+  transfer_pairs(one.backward, pairs);
+  std::unordered_map<topo::LinkId, Crossing> crossings;
+  std::vector<topo::LinkId> route, first;
+  for (const auto& [src, dst] : pairs) {
+    for (int copy = 0; copy < copies; ++copy) {
+      topology.route(gpu_of(src, copy), gpu_of(dst, copy), route);
+      if (copy == 0) {
+        first = route;
+      } else if (route.size() != first.size()) {
+        return fmt::format("copy {} reaches rank {} from rank {} over {} links, copy 0 over {}", copy, dst, src,
+                           route.size(), first.size());
+      }
+      for (std::size_t i = 0; i < route.size(); ++i) {
+        if (!alike(topology.link(route[i]), topology.link(first[i]))) {
+          return fmt::format("copy {} crosses {} where copy 0 crosses {}, a different link", copy,
+                             topology.link_name(route[i]), topology.link_name(first[i]));
+        }
+        Crossing& c = crossings[route[i]];
+        c.copies.insert(copy);
+        if (i > 0) c.from.insert(route[i - 1]);
+        if (i + 1 < route.size()) c.to.insert(route[i + 1]);
+        c.first_hop |= i == 0;
+        c.last_hop |= i + 1 == route.size();
+      }
+    }
+  }
+  for (const auto& [link, c] : crossings) {
+    if (c.copies.size() > 1 && can_bind(topology, link, c)) {
+      return fmt::format("copies {} and {} both cross {}", *c.copies.begin(), *std::next(c.copies.begin()),
+                         topology.link_name(link));
+    }
+  }
+  return "";
+}
+
+}  // namespace burst::sim
