@@ -15,7 +15,8 @@ namespace {
 
 const std::string kPlanKeywords =
     "Keywords: topology, model, seq (required); nodes, per_node, nvlink_from, gpu_from, nic_speed, vocab, batch,\n"
-    "mask, dtype, compute_model, comm_model, calibration, memory_budget, strategy, tp, engine, max_candidates.";
+    "global_batch_tokens, mask, dtype, compute_model, comm_model, calibration, memory_budget, strategy, tp, dp,\n"
+    "engine, max_candidates.";
 
 jobs::PlanningJob resolve(const jobs::PlanOptions& options) {
   jobs::PlanningJob p = jobs::resolve_planning(options);

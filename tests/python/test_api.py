@@ -133,6 +133,46 @@ class Plan(unittest.TestCase):
             self.assertEqual(float(row[4]), float(f"{point['tokens_per_s_per_gpu']:.6g}"))
 
 
+class Stubs(unittest.TestCase):
+    """burst.pyi (beside the module) names every public function with the keywords it accepts."""
+
+    def setUp(self):
+        import ast
+        path = os.path.join(os.path.dirname(burst.__file__), "burst.pyi")
+        with open(path) as f:
+            tree = ast.parse(f.read())
+        self.functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+        self.classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+
+    def keywords(self, name):
+        args = self.functions[name].args
+        return [a.arg for a in args.args + args.kwonlyargs]
+
+    def accepted(self, function, *args, **required):
+        """The keywords the module accepts: those its error for an unknown one lists as valid."""
+        with self.assertRaises(burst.Error) as caught:
+            function(*args, **required, not_a_keyword=1)
+        listed = [p["valid"] for p in caught.exception.problems if p["where"] == "not_a_keyword"]
+        self.assertEqual(len(listed), 1)
+        return listed[0].split(", ")
+
+    def test_every_public_name_has_a_stub(self):
+        public = {n for n in dir(burst) if not n.startswith("_")}
+        self.assertEqual(public, set(self.functions) | self.classes)
+
+    def test_keywords_match_the_module(self):
+        job = dict(topology="a800-4hca", model="tiny-mha", seq="1K")
+        for name in ("simulate", "plan", "whatif"):
+            self.assertEqual(sorted(self.keywords(name)), sorted(self.accepted(getattr(burst, name), **job)), name)
+        self.assertEqual(sorted(self.keywords("topology")), sorted(["topology"] + self.accepted(burst.topology, "a800-4hca")))
+        # The others have real signatures: their pybind11 docstrings name the parameters.
+        for name in ("explain", "export", "topology_presets"):
+            signature = getattr(burst, name).__doc__.splitlines()[0]
+            named = [p.split(":")[0].strip() for p in signature[signature.index("(") + 1:signature.index(")")].split(",")
+                     if p.strip()]
+            self.assertEqual(self.keywords(name), named, name)
+
+
 class Errors(unittest.TestCase):
     def test_unknown_preset_says_what_the_cli_says(self):
         with self.assertRaises(burst.Error) as caught:
