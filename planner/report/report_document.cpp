@@ -60,7 +60,8 @@ std::string describe(const plan::Strategy& s) {
   if (s.cp <= 1) ring = "no ring";
   const std::string ulysses = s.ulysses > 1 ? fmt::format("Ulysses {}, ", s.ulysses) : "";
   const std::string tp = s.tp > 1 ? fmt::format("TP {}, ", s.tp) : "";
-  return fmt::format("{}{}{}, {}, {} backward", tp, ulysses, ring, to_string(s.layout), to_string(s.backward));
+  const std::string dp = s.dp > 1 ? fmt::format("DP {} (micro-batches of {}), ", s.dp, s.micro_batch) : "";
+  return fmt::format("{}{}{}{}, {}, {} backward", dp, tp, ulysses, ring, to_string(s.layout), to_string(s.backward));
 }
 
 std::string checkpointing(const plan::Strategy& s) {
@@ -81,6 +82,30 @@ std::vector<std::string> figures(double step, double tokens, double mfu, double 
 
 std::string budget_text(double budget) {
   return budget > 0 ? units::human_bytes(budget) + " per GPU" : "none set (the GPU's memory)";
+}
+
+// What the search was held to (burst plan --strategy, --tp, --dp), and the faster plans that
+// leaves out: the comparison below is not a ranking of free choices.
+std::string restriction(const plan::Plan& p, const std::vector<Candidate>& all) {
+  std::vector<std::string> held;
+  if (!p.job.only_family.empty()) held.push_back(fmt::format("the {} family (--strategy)", p.job.only_family));
+  if (p.job.only_tp > 0) held.push_back(fmt::format("tensor parallelism {} (--tp)", p.job.only_tp));
+  if (p.job.only_dp > 0) held.push_back(fmt::format("{} data-parallel replicas (--dp)", p.job.only_dp));
+  if (held.empty()) return "";
+  std::string text = fmt::format(" The search was restricted to {}.", text::join(held, " and "));
+  std::vector<std::string> faster;
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    const Candidate& c = all[i];
+    if (c.feasible && has_prediction(*c.predicted) &&
+        c.predicted->tokens_per_s_per_gpu > p.predicted.tokens_per_s_per_gpu) {
+      faster.push_back(
+          fmt::format("{} ({} tokens/s per GPU)", c.label, rt::grouped(c.predicted->tokens_per_s_per_gpu)));
+    }
+  }
+  if (!faster.empty()) {
+    text += fmt::format(" Faster, and left out by it: {}.", text::join(faster, "; "));
+  }
+  return text;
 }
 
 std::string verdict(const plan::Plan& p, const std::vector<Candidate>& all) {
@@ -115,7 +140,7 @@ std::string verdict(const plan::Plan& p, const std::vector<Candidate>& all) {
       misfits.push_back(fmt::format("{} ({})", all[i].label, all[i].reason.empty() ? "infeasible" : all[i].reason));
   }
   if (!misfits.empty()) text += fmt::format(" Do not fit: {}.", text::join(misfits, "; "));
-  return text;
+  return text + restriction(p, all);
 }
 
 Table job_table(const plan::Job& job) {
@@ -131,7 +156,7 @@ Table job_table(const plan::Job& job) {
                 {"vocabulary", rt::grouped(static_cast<double>(m.vocab))},
                 {"sequence", fmt::format("{} tokens ({})", units::format_tokens(job.seq),
                                          rt::grouped(static_cast<double>(job.seq)))},
-                {"batch", fmt::format("{}", job.batch)},
+                {"global batch (sequences per step)", fmt::format("{}", job.batch)},
                 {"dtype", job.dtype},
                 {"mask", to_string(job.mask)},
                 {"memory budget", budget_text(job.memory_budget_bytes)}}};

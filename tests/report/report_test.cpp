@@ -84,6 +84,21 @@ TEST_CASE("the HTML verdict names the plan, its lead and the peers that do not f
   CHECK(doc.select_node("//table[@id='cluster']/tbody/tr[4]/td[2]").node().text().get() == std::string("16"));
 }
 
+TEST_CASE("a restricted search is said, with the faster plans it left out") {
+  planner::ReportInput input = sample_input(false);
+  input.plan.job.only_family = "burst";
+  input.plan.job.only_tp = 1;
+  input.plan.alternatives[0].predicted.tokens_per_s_per_gpu = 2000;  // megatron-cp, feasible, now faster
+  const std::string html = planner::render_html(input);
+  pugi::xml_document doc;
+  REQUIRE(doc.load_string(html.c_str()));
+  const std::string verdict = doc.select_node("//section[1]/p").node().text().get();
+  CHECK_THAT(verdict, Catch::EndsWith("The search was restricted to the burst family (--strategy) and tensor "
+                                      "parallelism 1 (--tp). Faster, and left out by it: megatron-cp (2,000 tokens/s "
+                                      "per GPU)."));
+  CHECK_THAT(planner::render_html(sample_input(false)), !Catch::Contains("The search was restricted"));
+}
+
 TEST_CASE("the Markdown report has the tables and the charts as data: SVG images") {
   const std::string md = planner::render_markdown(sample_input(true));
   CHECK(md.rfind("# Capacity report: llama3-8b at 256K tokens on a800-4hca x2\n", 0) == 0);
