@@ -19,8 +19,11 @@ std::string write_deepspeed(const ExportInput& in) {
   const plan::Strategy& s = in.strategy;
   std::vector<std::string> header =
       header_lines(in,
-                   "use: deepspeed.initialize(config=<this file>, ...); register the Ulysses attention with the same "
-                   "sequence_parallel_size (UlyssesSPAttentionHF.register_with_transformers)");
+                   "use: mpu = UlyssesSPAttentionHF.register_with_transformers(..., sequence_parallel_size=<the same>, "
+                   "micro_batch_size=<train_micro_batch_size_per_gpu>); deepspeed.initialize(config=<this file>, "
+                   "model=..., mpu=mpu); wrap the data loader in UlyssesSPDataLoaderAdapter(dl, sp_rank, sp_group, "
+                   "sp_world_size, device) so each rank gets its shard of every sequence "
+                   "(deepspeed.runtime.sequence_parallel.ulysses_sp)");
   if (s.checkpoint.policy == CheckpointPolicy::Full) {
     header.emplace_back(
         "checkpoint full: the model code recomputes every layer (Hugging Face: "

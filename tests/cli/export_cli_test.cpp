@@ -160,6 +160,11 @@ TEST_CASE("export --to deepspeed: a ds_config with the ZeRO stage and the Ulysse
     CHECK(j["sequence_parallel_size"] == 4);
     CHECK(j["zero_optimization"]["stage"] == 3);
     CHECK(j["zero_optimization"]["offload_optimizer"]["device"] == "cpu");
+    // What the training script does with the file: the sequence-parallel groups passed as mpu=,
+    // the data loader sharding every sequence.
+    const std::string notes = j["_burst_notes"].dump();
+    CHECK_THAT(notes, Catch::Contains("deepspeed.initialize(config=<this file>, model=..., mpu=mpu)"));
+    CHECK_THAT(notes, Catch::Contains("UlyssesSPDataLoaderAdapter"));
   }
 }
 
