@@ -42,9 +42,9 @@ bool ends_with(const std::string& s, std::string_view suffix) {
 // The plan's attention layer on its own cluster, and the tasks of its first ranks as bars.
 planner::Timeline predicted_timeline(const plan::Plan& plan, const topo::Topology& cluster) {
   const plan::Strategy& s = plan.strategy;
-  const ModelSpec& m = plan.job.model;
-  const sim::AttentionShape shape{m.heads,      m.kv_heads,     m.head_dim,
-                                  plan.job.seq, plan.job.batch, plan.job.dtype == "fp32" ? 4 : 2};
+  // One micro-batch's layer under the plan's tensor and data parallelism, as the plan priced it.
+  const sim::AttentionShape shape =
+      sim::attention_shape(planner::replan_request(plan).job, planner::training_strategy(s));
   const sim::AttentionStrategy strategy = planner::attention_strategy(s);
   sim::LayerSimOptions options;
   options.models = sim::make_cost_models();
