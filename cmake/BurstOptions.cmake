@@ -28,6 +28,12 @@ target_compile_options(burst_warnings INTERFACE
 if(CMAKE_UNITY_BUILD AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   target_compile_options(burst_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-array-bounds>)
 endif()
+# clang's -Wpass-failed reports a `#pragma clang loop vectorize(enable)` it did not honour; the
+# sanitizer tree builds at -O1, where clang vectorises no loop, so every such pragma (the CPU
+# kernels') would fail a -Werror build there for a reason that is the build type, not the code.
+if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  target_compile_options(burst_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-pass-failed>)
+endif()
 
 if(BURST_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
@@ -58,6 +64,13 @@ endif()
 set(BURST_TEST_CODE_OPTIONS $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CONFIG:Release>>:-O1>)
 if(BURST_SANITIZE)
   list(APPEND BURST_TEST_CODE_OPTIONS $<$<COMPILE_LANGUAGE:CXX>:-fno-sanitize=address,undefined>)
+endif()
+# GCC 12 at -O1 inlines std::string's construction from a literal in the test programs and then
+# warns -Wstringop-overflow that its own memcpy writes past the 16-byte small buffer, which that
+# path never uses (the same family of false positives as GCC PR 105329); the libraries, at -O3,
+# do not trip it. Off for the test code only, so -Werror (the CI presets) keeps it everywhere else.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  list(APPEND BURST_TEST_CODE_OPTIONS $<$<COMPILE_LANGUAGE:CXX>:-Wno-stringop-overflow>)
 endif()
 
 # Helper: resolve a tri-state option against whether the backend was found.

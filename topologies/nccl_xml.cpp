@@ -53,6 +53,9 @@ struct GpuFound {
   std::string busid;
   unsigned pci_device = 0;  // 0: no 'device' attribute
   int sm = 0;               // 0: no <gpu> element
+  bool sm_stated = false;   // the <gpu> element's own 'sm' (not the assumed 80)
+  int nvlinks = 0;          // NVLink links its <nvlink> elements count
+  double pcie_gts = 0;      // its <pci>'s link_speed, 0 when not stated
   std::size_t line = 0;
 };
 
@@ -197,6 +200,11 @@ class Importer {
   void add_nics();
   void add_nic_group(const std::vector<const NicFound*>& group);
   GpuSpec gpu_spec();
+  // The model of a GPU whose PCI device id names none, from what the file says of it (its sm,
+  // NVLinks and PCIe rate): the fitting model with the least memory, said in a note with the
+  // others that fit; nullptr when none fits, or (a problem added, `refused` set) when models of
+  // two generations fit.
+  const hw::GpuModel* inferred_model(const GpuFound& g, bool& refused);
   GpuSpec spec_from_preset(const std::string& preset, std::string_view flag);
   const hw::GpuModel* file_gpu_model() const;
   std::string file_gpu_label() const;
@@ -221,6 +229,7 @@ class Importer {
   pugi::xml_node first_flattened_;  // the first Broadcom switch with merged sub-switches
   int merged_sub_switches_ = 0;
   bool warned_default_pcie_ = false;
+  bool noted_inferred_gpu_ = false;
 };
 
 std::optional<long long> Importer::attr_int(const pugi::xml_node& node, const char* name, int base, bool required) {
@@ -329,6 +338,7 @@ void Importer::visit_gpu(const pugi::xml_node& pci, int parent, double link_Bps)
           fmt::format("{} to {}: major and minor version as one number, e.g. 80 (A100) or 90 (H100)", kMinSm, kMaxSm));
     }
     g.sm = sm && *sm > 0 ? static_cast<int>(*sm) : 80;
+    g.sm_stated = sm && *sm > 0;
     if (!sm) note(gpu, "<gpu> has no 'sm': NVLink speed of sm 80 (A100) assumed");
     for (const pugi::xml_node& nv : gpu.children("nvlink")) {
       ++nvlink_elements_;
@@ -350,6 +360,8 @@ void Importer::visit_gpu(const pugi::xml_node& pci, int parent, double link_Bps)
     }
   }
   result_.nvlinks_per_gpu.push_back(lanes);
+  g.nvlinks = lanes;
+  if (const auto gts = hw::parse_pcie_speed(pci.attribute("link_speed").value()); gts && *gts > 0) g.pcie_gts = *gts;
   gpus_.push_back(std::move(g));
 }
 
@@ -655,6 +667,12 @@ GpuSpec Importer::gpu_spec() {
   for (const GpuFound& g : gpus_) {
     const hw::GpuModel* m = hw::gpu_by_pci_device(g.pci_device);
     const std::string where = fmt::format("{}:{}", source_, g.line);
+    // No id at all (an unknown one is a GPU this build does not know: never guessed).
+    if (g.pci_device == 0 && !nvlinks_from_preset_ && g.sm > 0) {
+      bool refused = false;
+      m = inferred_model(g, refused);
+      if (refused) return GpuSpec{};
+    }
     if (m == nullptr) {
       if (nvlinks_from_preset_) return spec_from_preset(options_.nvlink_from, "--nvlink-from");
       std::vector<std::string> known;
@@ -675,6 +693,47 @@ GpuSpec Importer::gpu_spec() {
     spec = m->spec;
   }
   return spec ? *spec : GpuSpec{};
+}
+
+const hw::GpuModel* Importer::inferred_model(const GpuFound& g, bool& refused) {
+  const std::vector<const hw::GpuModel*> fits = hw::gpu_models_fitting(g.sm_stated ? g.sm : 0, g.nvlinks, g.pcie_gts);
+  if (fits.empty()) return nullptr;
+  std::vector<std::string> names;
+  bool one_generation = true;
+  const hw::GpuModel* chosen = fits.front();
+  for (const hw::GpuModel* m : fits) {
+    names.push_back(fmt::format("{} (sm {})", m->spec.model, m->sm));
+    one_generation &= m->sm == fits.front()->sm;
+    if (m->spec.memory_bytes < chosen->spec.memory_bytes) chosen = m;
+  }
+  const std::string said =
+      fmt::format("{}, {}, {}", g.sm_stated ? fmt::format("sm {}", g.sm) : "no sm",
+                  g.nvlinks > 0 ? fmt::format("{} NVLinks", g.nvlinks) : "no <nvlink> listed",
+                  g.pcie_gts > 0 ? fmt::format("{:g} GT/s PCIe", g.pcie_gts) : "no PCIe link speed");
+  const std::string where = fmt::format("{}:{}", source_, g.line);
+  if (!one_generation) {
+    problems_.add(where,
+                  fmt::format("the GPU's model is not in the file ({}), and GPUs of two generations fit: {}",
+                              gpu_id_label(g.pci_device), said),
+                  text::join(names), "name the GPU with --gpu-from <preset>, one of " + presets_with_gpus(false));
+    refused = true;
+    return nullptr;
+  }
+  if (!noted_inferred_gpu_) {
+    noted_inferred_gpu_ = true;
+    std::vector<std::string> others;
+    for (const hw::GpuModel* m : fits) {
+      if (m != chosen) others.push_back(m->spec.model);
+    }
+    note(first_gpu_pci_,
+         fmt::format("GPU model {} inferred from what the file says ({}; {}): {}", chosen->spec.model,
+                     gpu_id_label(g.pci_device), said,
+                     others.empty() ? std::string("the only model that fits")
+                                    : fmt::format("the least memory of those that fit; also fit: {} (name yours with "
+                                                  "--gpu-from <preset>)",
+                                                  text::join(others))));
+  }
+  return chosen;
 }
 
 XmlImport Importer::run() {

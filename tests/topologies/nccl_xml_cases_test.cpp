@@ -3,6 +3,8 @@
 // without NVLink, NVLink to the GPU itself, where the GPU model comes from, class-less
 // NCCL_TOPO_FILE skeletons, the 40 GB A100, Broadcom switch flattening and NCCL's own link
 // bandwidths. Notes and errors are checked word for word: they are what a user reads.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include <fmt/format.h>
@@ -34,10 +36,6 @@ XmlImportOptions nvlink_from(const char* preset) {
 const std::string kNvSwitchPresets =
     "a800-4hca (A800-SXM4-80GB), dgx-a100 (A100-SXM4-80GB), dgx-a100-40g (A100-SXM4-40GB), dgx-h100 "
     "(H100-SXM5-80GB), h200 (H200-SXM-141GB), h800 (H800-SXM5-80GB)";
-const std::string kKnownGpus =
-    "0x20b0 A100-SXM4-40GB, 0x20b2 A100-SXM4-80GB, 0x20f1 A100-PCIE-40GB, 0x20b5 A100-PCIE-80GB, 0x20f3 "
-    "A800-SXM4-80GB, 0x2330 H100-SXM5-80GB, 0x2331 H100-PCIE-80GB, 0x2324 H800-SXM5-80GB, 0x2335 H200-SXM-141GB, "
-    "0x27b8 L4-PCIE-24GB, 0x26b9 L40S-PCIE-48GB";
 
 }  // namespace
 
@@ -117,13 +115,15 @@ TEST_CASE("a dump without <nvlink> is a PCIe node, said in a note; --nvlink-from
   CHECK(x.notes == std::vector<std::string>{l40s + ":11: no <nvlink> in this dump: its GPUs are joined by PCIe only, "
                                                    "right for PCIe GPUs such as L4 or L40S"});
 
-  // AWS's p5 file names no GPU model and lists no NVLink: without a preset it cannot load.
+  // AWS's p5 file names no GPU model and lists no NVLink: the model is inferred from what it does
+  // say (sm 90, a 32 GT/s link: Hopper), the least memory of those that fit, and the note says so.
   const std::string p5 = topology_data("aws-p5-48xl_2-of-8-gpus.xml");
-  CHECK(
-      error_text([&] { (void)import_nccl_xml_file(p5); }) ==
-      p5 + ":11: the GPU's <pci> has no 'device' attribute, so its model is unknown (valid: " + kKnownGpus +
-          "; hint: name the GPU with --gpu-from <preset>, one of " + kNvSwitchPresets +
-          ", pcie-8gpu (A100-PCIE-80GB); or, for NVSwitch GPUs, with --nvlink-from <preset>, which adds its NVLinks)");
+  const XmlImport inferred = import_nccl_xml_file(p5);
+  CHECK(inferred.topology->gpu().model == "H100-SXM5-80GB");
+  CHECK(std::count(inferred.notes.begin(), inferred.notes.end(),
+                   p5 + ":11: GPU model H100-SXM5-80GB inferred from what the file says (no PCI device id; sm 90, no "
+                        "<nvlink> listed, 32 GT/s PCIe): the least memory of those that fit; also fit: H100-PCIE-80GB, "
+                        "H800-SXM5-80GB, H200-SXM-141GB (name yours with --gpu-from <preset>)") == 1);
   XmlImportOptions h100;
   h100.gpu_from = "dgx-h100";
   const XmlImport pcie_only = import_nccl_xml_file(p5, h100);
@@ -269,4 +269,28 @@ TEST_CASE("nccl_bandwidths: NCCL's derated NVLink and PCIe figures instead of th
   CHECK(a.topology->path(0, 1).bandwidth_Bps == Approx(240e9));
   CHECK(a.topology->nic_of(0).bandwidth_Bps == 12.5e9);                 // network ports are the same in both
   CHECK(a.topology->node().nic_path(0).bandwidth_Bps == Approx(12e9));  // gen3 figure x16
+}
+
+TEST_CASE("a dump without PCI device ids: the GPU inferred from what it says, or refused when two generations fit") {
+  const std::string a100 = topology_data("a100-2gpu_no-device-id.xml");
+  const XmlImport x = import_nccl_xml_file(a100);
+  CHECK(x.topology->gpu().model == "A100-SXM4-40GB");  // of the two that fit, the one with less memory
+  CHECK(std::count(x.notes.begin(), x.notes.end(),
+                   a100 + ":9: GPU model A100-SXM4-40GB inferred from what the file says (no PCI device id; sm 80, "
+                          "12 NVLinks, 16 GT/s PCIe): the least memory of those that fit; also fit: A100-SXM4-80GB "
+                          "(name yours with --gpu-from <preset>)") == 1);
+  XmlImportOptions named;
+  named.gpu_from = "dgx-a100";
+  CHECK(import_nccl_xml_file(a100, named).topology->gpu().model == "A100-SXM4-80GB");
+
+  const std::string two = topology_data("two-generations_8-nvlinks.xml");
+  CHECK(error_text([&] { (void)import_nccl_xml_file(two); }) ==
+        two +
+            ":8: the GPU's model is not in the file (no PCI device id), and GPUs of two generations fit: no sm, 8 "
+            "NVLinks, no PCIe link speed (valid: A800-SXM4-80GB (sm 80), H800-SXM5-80GB (sm 90); hint: name the GPU "
+            "with --gpu-from <preset>, one of " +
+            kNvSwitchPresets + ", pcie-8gpu (A100-PCIE-80GB))");
+  XmlImportOptions h800;
+  h800.gpu_from = "h800";
+  CHECK(import_nccl_xml_file(two, h800).topology->gpu().model == "H800-SXM5-80GB");
 }
