@@ -176,22 +176,18 @@ void require_kernel_limits(const AttentionKernels& kernels, int head_dim, const 
 }
 
 void require_runnable_job(const plan::Plan& plan, int job_ranks) {
-  if (plan.strategy.tp != 1) {
-    throw Error(Problem{"plan:/strategy/tp",
-                        fmt::format("tensor parallelism of {}: this runtime runs plans of tp 1 (tensor-parallel "
-                                    "plans are simulated and exported to the frameworks that run them)",
-                                    plan.strategy.tp),
-                        "1",
-                        "plan with --tp 1 to run it with burst run, or write it for Megatron-LM or NeMo with burst "
-                        "export"});
-  }
-  if (plan.strategy.dp != 1) {
-    throw Error(Problem{"plan:/strategy/dp",
-                        fmt::format("{} data-parallel replicas: this runtime runs plans of dp 1 (data-parallel plans "
-                                    "are simulated and exported to the frameworks that run them)",
-                                    plan.strategy.dp),
-                        "1", "plan with --dp 1 to run it with burst run, or write it out with burst export"});
-  }
+  // The degrees the plan contract carries that this runtime does not run: refused by pointer.
+  const auto refuse = [](const char* knob, int degree, const std::string& what, const char* kind) {
+    if (degree == 1) return;
+    throw Error(Problem{
+        fmt::format("plan:/strategy/{}", knob),
+        fmt::format("{}: this runtime runs plans of {} 1 ({} plans are simulated and exported to the "
+                    "frameworks that run them)",
+                    what, knob, kind),
+        "1", fmt::format("plan with --{} 1 to run it with burst run, or write it out with burst export", knob)});
+  };
+  refuse("tp", plan.strategy.tp, fmt::format("tensor parallelism of {}", plan.strategy.tp), "tensor-parallel");
+  refuse("dp", plan.strategy.dp, fmt::format("{} data-parallel replicas", plan.strategy.dp), "data-parallel");
   if (plan.job.batch != 1) {
     throw Error(Problem{"plan:/job/batch",
                         fmt::format("{} sequences per step, and the runtime runs one (its training and attention "

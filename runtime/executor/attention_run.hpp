@@ -60,9 +60,9 @@ struct PreparedRun {
   RingSchedule schedule;
   AttentionPrecision precision;
 };
-// Throws burst::Error when a job of `job_ranks` ranks cannot run the plan: tensor parallelism
-// (the runtime runs tp 1), another rank count (saying how to start it), or a /job/batch other
-// than 1 (the runtime runs one sequence a step).
+// Throws burst::Error when a job of `job_ranks` ranks cannot run the plan: tensor or data
+// parallelism (the runtime runs tp 1 and dp 1), another rank count (saying how to start it), or
+// a /job/batch other than 1 (the runtime runs one sequence a step).
 void require_runnable_job(const plan::Plan& plan, int job_ranks);
 
 [[nodiscard]] PreparedRun prepare_attention_run(const plan::Plan& plan, int job_ranks,
