@@ -173,7 +173,6 @@ std::string human_duration(double seconds) {
 
 std::string human_bytes(double bytes) {
   if (!std::isfinite(bytes)) return "n/a";
-  constexpr double kKi = 1024.0, kMi = kKi * 1024;
   const double size = std::fabs(bytes);
   if (size >= kGi) return fmt::format("{:.1f} GiB", bytes / kGi);
   if (size >= kMi) return fmt::format("{:.1f} MiB", bytes / kMi);
