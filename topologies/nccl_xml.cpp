@@ -104,7 +104,7 @@ int bcm_switch_gen(const PciIds& ids, int level) {
   if (ids.vendor != 0x1000 || ids.subsystem_vendor != 0x1000) return 0;
   const long long series = ids.subsystem_device & 0xf000;
   if (ids.device == 0xc010 && series == 0xa000) return 4;
-  if (ids.device == 0xc030 && series == level * 0x1000) return 5;
+  if (ids.device == 0xc030 && series == static_cast<long long>(level) * 0x1000) return 5;
   return 0;
 }
 
@@ -653,7 +653,7 @@ void Importer::add_nic_group(const std::vector<const NicFound*>& group) {
 
 // The GPU spec of a preset, said in a note: it is not what the file's PCI device id says.
 GpuSpec Importer::spec_from_preset(const std::string& preset, std::string_view flag) {
-  const GpuSpec spec = make_preset(preset).gpu();
+  GpuSpec spec = make_preset(preset).gpu();
   if (first_gpu_pci_) {
     note(first_gpu_pci_, fmt::format("GPU model {} from preset '{}' ({}), not from the file's PCI device id ({})",
                                      spec.model, preset, flag, file_gpu_label()));
