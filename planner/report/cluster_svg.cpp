@@ -39,6 +39,7 @@ constexpr const char* kSwitchFill = "#DCE6DC";
 constexpr const char* kNicFill = "#F3E3C3";
 constexpr const char* kFabricFill = "#E6E0EE";
 constexpr const char* kGroupFill = "#FBE3BF";
+constexpr const char* kTpGroupFill = "#CFE3F5";
 
 const Json* member(const Json& obj, const char* key) {
   if (!obj.is_object()) return nullptr;
@@ -168,27 +169,47 @@ const RingStyle& style_of(const std::vector<RingStyle>& styles, const plan::Ring
   return styles[static_cast<std::size_t>(std::max(0, ring.member)) % styles.size()];
 }
 
+// Shades each run of a node's GPUs whose ranks share `group_of(rank)` (consecutive ranks), in
+// `css_class`, `inset` pixels around the GPUs.
+template <class GroupOf>
+void shade_groups(Canvas& c, const Layout& l, int row, const std::map<std::pair<int, int>, int>& rank_at,
+                  GroupOf group_of, const char* css_class, const char* fill, double inset) {
+  const double gpu_top = l.gpu_top(row);
+  for (int local = 0; local < l.per_node;) {
+    const auto at = rank_at.find({row, local});
+    if (at == rank_at.end()) {
+      ++local;
+      continue;
+    }
+    int last = local;
+    while (last + 1 < l.per_node && rank_at.contains({row, last + 1}) &&
+           group_of(rank_at.at({row, last + 1})) == group_of(at->second)) {
+      ++last;
+    }
+    c.begin_group(css_class);
+    c.box(l.gpu_x(local) - inset, gpu_top - inset, l.gpu_x(last) + l.gpu_width - l.gpu_x(local) + 2 * inset,
+          kGpuHeight + 2 * inset, fill, "none", 5);
+    c.end_group();
+    local = last + 1;
+  }
+}
+
 void draw_node(Canvas& c, const Layout& l, int row, const NodeShape& shape,
-               const std::map<std::pair<int, int>, int>& rank_at, int ulysses) {
+               const std::map<std::pair<int, int>, int>& rank_at, const plan::Strategy& s) {
   const double top = l.row_top(row);
   c.box(kLeft, top, kNodeWidth, kNodeHeight, kNodeFill, "#888888", 6);
   c.text(kLeft + 8, top + 14, fmt::format("node {}", row), "start", 12);
   const double gpu_top = l.gpu_top(row);
-  if (ulysses > 1) {  // shade each Ulysses group (consecutive ranks of a node)
-    for (int local = 0; local < l.per_node; ++local) {
-      const auto at = rank_at.find({row, local});
-      if (at == rank_at.end() || at->second % ulysses != 0) continue;
-      int last = local;
-      while (last + 1 < l.per_node && rank_at.contains({row, last + 1}) &&
-             rank_at.at({row, last + 1}) / ulysses == at->second / ulysses) {
-        ++last;
-      }
-      c.begin_group("ulysses-group");
-      c.box(l.gpu_x(local) - 5, gpu_top - 5, l.gpu_x(last) + l.gpu_width - l.gpu_x(local) + 10, kGpuHeight + 10,
-            kGroupFill, "none", 5);
-      c.end_group();
-    }
+  const int tp = std::max(1, s.tp), ulysses = std::max(1, s.ulysses);
+  // World rank r is tensor-parallel rank r % T of context-parallel rank r / T, whose Ulysses
+  // group is (r / T) / U: the groups nest, the Ulysses group outside.
+  if (ulysses > 1) {
+    shade_groups(
+        c, l, row, rank_at, [&](int rank) { return rank / tp / ulysses; }, "ulysses-group", kGroupFill, 7);
   }
+  if (tp > 1)
+    shade_groups(
+        c, l, row, rank_at, [&](int rank) { return rank / tp; }, "tp-group", kTpGroupFill, 3);
   for (int local = 0; local < l.per_node; ++local) {
     const auto at = rank_at.find({row, local});
     const bool used = at != rank_at.end();
@@ -247,6 +268,10 @@ std::string cluster_picture(const plan::Plan& plan, bool standalone) {
     names.push_back(fmt::format("Ulysses group ({} ranks split the heads)", plan.strategy.ulysses));
     colours.emplace_back(kGroupFill);
   }
+  if (plan.strategy.tp > 1) {
+    names.push_back(fmt::format("tensor-parallel group ({} GPUs split every layer's weights)", plan.strategy.tp));
+    colours.emplace_back(kTpGroupFill);
+  }
   for (const auto& s : styles) {
     names.push_back(s.legend);
     colours.push_back(s.colour);
@@ -261,7 +286,7 @@ std::string cluster_picture(const plan::Plan& plan, bool standalone) {
   const std::string fabric = "fabric" + (shape.fabric.empty() ? std::string() : ": " + shape.fabric) +
                              (shape.nic_bandwidth.empty() ? "" : ", " + shape.nic_bandwidth + " per NIC port");
   c.text(kFabricX + kFabricWidth / 2 + 4, fabric_mid, fabric, "middle", 12, -90);
-  for (int row = 0; row < l.drawn; ++row) draw_node(c, l, row, shape, rank_at, plan.strategy.ulysses);
+  for (int row = 0; row < l.drawn; ++row) draw_node(c, l, row, shape, rank_at, plan.strategy);
   if (l.elided()) {
     const int rest = l.nodes - l.drawn;
     const double top = l.row_top(l.drawn);

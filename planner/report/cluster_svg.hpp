@@ -6,7 +6,8 @@
 // leaves idle are grey. Rings are arrows from each rank to the next in ring order: a flat ring
 // in one colour; a double ring's inner rings (within a node) and outer rings (across nodes)
 // in two; with Ulysses, each group of ranks that split the heads is shaded and every member's
-// ring has its own colour. An arrow to a GPU beside it is a short straight one, to a GPU
+// ring has its own colour; with tensor parallelism, each group of GPUs that split the layers'
+// weights is shaded too, inside its Ulysses group. An arrow to a GPU beside it is a short straight one, to a GPU
 // further along the same node an arc above the row, to the next node down a path out through
 // the NIC row and the gap between the nodes, and any other (the ring closing back to the top)
 // runs along the left margin.
@@ -15,7 +16,7 @@
 // the rest become one box ("... 5 more nodes like these"); an arrow with one end in that box
 // is drawn to or from it (class "ring-elided"), and arrows with both ends there are not drawn.
 // Elements carry classes the tests count: "gpu" (a GPU that runs a rank), "gpu-idle",
-// "ring-flat", "ring-intra", "ring-inter", "ring-elided", "ulysses-group".
+// "ring-flat", "ring-intra", "ring-inter", "ring-elided", "ulysses-group", "tp-group".
 #pragma once
 
 #include <string>

@@ -86,6 +86,21 @@ TEST_CASE("Ulysses x ring: the head-splitting groups are shaded and each member'
   CHECK(c.flat == edges_between_drawn(p, "flat", 4));
 }
 
+TEST_CASE("tensor parallelism: each node's tensor-parallel groups are shaded, inside their Ulysses groups") {
+  plan::Plan p = golden("run/h100x4-llama3-8b-256K-burst-usp.json");
+  // The same 32 GPUs as TP 2 x Ulysses 2 x ring 8: ranks 2k, 2k + 1 are a tensor-parallel group,
+  // ranks 4k .. 4k + 3 a Ulysses group.
+  p.strategy.tp = 2;
+  p.strategy.cp = 8;
+  pugi::xml_document doc;
+  const std::string svg = planner::svg::cluster_picture(p, true);
+  REQUIRE(doc.load_string(svg.c_str()));
+  CHECK(doc.select_nodes("//*[@class='tp-group']").size() == 16);
+  CHECK(doc.select_nodes("//*[@class='ulysses-group']").size() == 8);
+  CHECK(svg.find("tensor-parallel group (2 GPUs split every layer") != std::string::npos);
+  CHECK(count(planner::svg::cluster_picture(golden("run/h100x4-llama3-8b-256K-burst-usp.json"), true)).groups == 16);
+}
+
 TEST_CASE("a 64-GPU cluster draws three nodes in full and elides the rest into one box") {
   const plan::Plan p = golden("plans/a800x8-burst7b-2M.json");
   REQUIRE(p.strategy.ring == RingKind::Double);
