@@ -14,8 +14,8 @@
 // the ring; data-parallel replicas outermost, replica d the d-th P / dp ranks). Every ring
 // carries the heads of one tensor-parallel rank ("tp") and one Ulysses member of one replica
 // ("dp"). burst.plan/2 adds "tp", "dp" and "micro_batch" to the strategy and "tp", "dp" to each
-// ring; burst.plan/1 documents are still read, as tp 1 and dp 1, and /2 documents written
-// before data parallelism (no "dp") as dp 1, the batch one micro-batch (docs/plan-format.md).
+// ring; burst.plan/1 documents are still read, as tp 1 and dp 1 with the batch one micro-batch
+// (docs/plan-format.md). A /2 document without them is refused by pointer: re-plan it.
 #pragma once
 
 #include <cstdint>
