@@ -68,25 +68,19 @@ struct Lowering {
 Lowering lower(const AttentionShape& shape, const Mask& mask, const AttentionStrategy& strategy,
                const topo::Topology& topology, bool reduce) {
   const int copies = shape.tensor_parallel * shape.data_parallel;
-  if (copies == 1 || !reduce) return {lower_attention(shape, mask, strategy, topology), {}, copies, ""};
+  if (copies == 1) return {lower_attention(shape, mask, strategy, topology), {}, copies, ""};
+  // One copy is lowered once, and placed as often as the simulation needs it.
   const World world = attention_world(shape, topology);
   const LoweredAttention one = lower_attention(shape, mask, strategy, world);
-  std::string reason = copies_not_equivalent(one, shape, world, topology);
-  if (!reason.empty()) return {lower_attention(shape, mask, strategy, topology), {}, copies, std::move(reason)};
+  std::string reason = reduce ? copies_not_equivalent(one, shape, world, topology) : "";
+  if (!reduce || !reason.empty()) {
+    return {place_copies(one, shape, world, topology, copies), {}, copies, std::move(reason)};
+  }
   const auto gpu_of = copy_gpus(shape, world);
-  const auto on_gpus = [&](const std::vector<double>& per_rank) {
-    std::vector<double> per_gpu(static_cast<std::size_t>(topology.gpu_count()), 0.0);
-    for (std::size_t r = 0; r < per_rank.size(); ++r)
-      per_gpu[static_cast<std::size_t>(gpu_of(static_cast<int>(r), 0))] = per_rank[r];
-    return per_gpu;
-  };
   Sample sample;
   for (int r = 0; r < world.size(); ++r) sample.gpus.push_back(gpu_of(r, 0));
   sample.copies = copies;
-  return {LoweredAttention{TaskGraph::replicated(one.forward, 1, topology.gpu_count(), gpu_of),
-                           TaskGraph::replicated(one.backward, 1, topology.gpu_count(), gpu_of),
-                           on_gpus(one.forward_flops), on_gpus(one.backward_flops)},
-          std::move(sample), copies, ""};
+  return {place_copies(one, shape, world, topology, 1), std::move(sample), copies, ""};
 }
 
 Json phase_json(const PhaseFigures& f) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -42,6 +43,11 @@ bool better(const Evaluated& a, const Evaluated& b) {
   const bool a_runs = a.sim.not_applicable.empty(), b_runs = b.sim.not_applicable.empty();
   if (a_runs != b_runs) return a_runs;
   return a_runs && a.sim.memory.total() < b.sim.memory.total();
+}
+
+// Keeps `e` as the best when there is none yet or it is better().
+void keep_better(std::optional<Evaluated>& best, Evaluated&& e) {
+  if (!best || better(e, *best)) best = std::move(e);
 }
 
 // Each candidate's share of the search's work, for the progress estimate. A candidate whose
@@ -123,16 +129,10 @@ std::vector<ParallelLayout> layouts_to_search(const sim::FamilyTraits& family, c
   if (all.size() <= kLayoutsSearched) return all;
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < all.size(); ++i) {
-    Evaluated best;
-    bool have = false;
-    for (const sim::TrainingStrategy& probe : layout_probes(family, request.job, topology, all[i])) {
-      Evaluated e = searcher.evaluate(std::string(family.name), probe);
-      if (!have || better(e, best)) {
-        best = std::move(e);
-        have = true;
-      }
-    }
-    probed.push_back(std::move(best));
+    std::optional<Evaluated> best;
+    for (const sim::TrainingStrategy& probe : layout_probes(family, request.job, topology, all[i]))
+      keep_better(best, searcher.evaluate(std::string(family.name), probe));
+    probed.push_back(std::move(best).value_or(Evaluated{}));
     order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(),
@@ -173,28 +173,18 @@ SearchResult search(const SearchRequest& request, const topo::Topology& topology
   int scored = 0;
   for (std::size_t f = 0; f < families.size(); ++f) {
     const std::string& family = names[f];
-    Evaluated best;
-    bool have = false;
-    for (Evaluated& e : probed[f]) {
-      if (!have || better(e, best)) {
-        best = std::move(e);
-        have = true;
-      }
-    }
+    std::optional<Evaluated> best;
+    for (Evaluated& e : probed[f]) keep_better(best, std::move(e));
     for (const sim::TrainingStrategy& candidate : families[f]) {
-      if (result.candidates_evaluated >= request.max_candidates && have) {
+      if (result.candidates_evaluated >= request.max_candidates && best) {
         result.stopped_at_budget = true;
         break;
       }
-      Evaluated e = searcher.evaluate(family, candidate);
+      keep_better(best, searcher.evaluate(family, candidate));
       ++result.candidates_evaluated;
       progress.update(++scored);
-      if (!have || better(e, best)) {
-        best = std::move(e);
-        have = true;
-      }
     }
-    result.best_per_family.push_back(std::move(best));
+    result.best_per_family.push_back(std::move(best).value_or(Evaluated{}));
   }
   progress.finish();
   for (std::size_t i = 0; i < result.best_per_family.size(); ++i) {

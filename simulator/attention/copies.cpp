@@ -50,6 +50,22 @@ std::function<int(int rank, int copy)> copy_gpus(const AttentionShape& shape, co
   return [tp, ranks](int rank, int copy) { return topology_gpu(tp, ranks, rank, copy); };
 }
 
+LoweredAttention place_copies(const LoweredAttention& one, const AttentionShape& shape, const World& world,
+                              const topo::Topology& topology, int copies) {
+  const auto gpu_of = copy_gpus(shape, world);
+  const auto spread = [&](const std::vector<double>& per_rank) {
+    std::vector<double> per_gpu(static_cast<std::size_t>(topology.gpu_count()), 0.0);
+    for (int copy = 0; copy < copies; ++copy) {
+      for (std::size_t r = 0; r < per_rank.size(); ++r)
+        per_gpu[static_cast<std::size_t>(gpu_of(static_cast<int>(r), copy))] = per_rank[r];
+    }
+    return per_gpu;
+  };
+  return {TaskGraph::replicated(one.forward, copies, topology.gpu_count(), gpu_of),
+          TaskGraph::replicated(one.backward, copies, topology.gpu_count(), gpu_of), spread(one.forward_flops),
+          spread(one.backward_flops)};
+}
+
 std::string copies_not_equivalent(const LoweredAttention& one, const AttentionShape& shape, const World& world,
                                   const topo::Topology& topology) {
   const int copies = shape.tensor_parallel * shape.data_parallel;

@@ -24,6 +24,12 @@ namespace burst::sim {
 // The topology GPU of world rank `rank` in copy `copy` of this shape on `world` (attention_world).
 [[nodiscard]] std::function<int(int rank, int copy)> copy_gpus(const AttentionShape& shape, const World& world);
 
+// The first `copies` copies of `one` (lowered on `world`, ranks 0 .. world.size() - 1) placed on
+// the topology's GPUs by copy_gpus: every copy for the whole layer, or copy 0 alone where it
+// stands for all. FLOPs per GPU, 0 on the GPUs no placed copy runs on.
+[[nodiscard]] LoweredAttention place_copies(const LoweredAttention& one, const AttentionShape& shape,
+                                            const World& world, const topo::Topology& topology, int copies);
+
 // "" when one copy of `one` (lowered on `world`, ranks 0 .. world.size() - 1) stands for all of
 // them; otherwise the first reason it does not ("copies 0 and 1 both cross n0:nic0-up").
 [[nodiscard]] std::string copies_not_equivalent(const LoweredAttention& one, const AttentionShape& shape,

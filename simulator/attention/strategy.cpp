@@ -273,18 +273,7 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   if (copies == 1) return one;
   // The tensor-parallel copies and the data-parallel replicas run side by side on the other
   // GPUs, sharing their links.
-  const auto gpu_of = copy_gpus(shape, world);
-  const auto spread = [&](const std::vector<double>& per_rank) {
-    std::vector<double> out(static_cast<std::size_t>(topology.gpu_count()), 0.0);
-    for (int copy = 0; copy < copies; ++copy) {
-      for (std::size_t r = 0; r < per_rank.size(); ++r)
-        out[static_cast<std::size_t>(gpu_of(static_cast<int>(r), copy))] = per_rank[r];
-    }
-    return out;
-  };
-  return {TaskGraph::replicated(one.forward, copies, topology.gpu_count(), gpu_of),
-          TaskGraph::replicated(one.backward, copies, topology.gpu_count(), gpu_of), spread(one.forward_flops),
-          spread(one.backward_flops)};
+  return place_copies(one, shape, world, topology, copies);
 }
 
 }  // namespace burst::sim
