@@ -18,6 +18,7 @@
 // (docs/plan-format.md). A /2 document without them is refused by pointer: re-plan it.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -114,6 +115,13 @@ struct Plan {
   int candidates_evaluated = 0;
   friend bool operator==(const Plan&, const Plan&) = default;
 };
+
+// The micro-batches each replica runs per optimizer step, its gradients accumulating over them:
+// batch / (dp x micro_batch) (the reader checks that they divide it).
+[[nodiscard]] inline int accumulation_steps(const Plan& plan) {
+  const int per_step = std::max(1, plan.strategy.dp) * std::max(1, plan.strategy.micro_batch);
+  return std::max(1, plan.job.batch / per_step);
+}
 
 [[nodiscard]] Json to_json(const Plan& plan);
 // Every problem at once, each with its JSON pointer (burst::Error); `source` names the file.

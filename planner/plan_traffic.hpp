@@ -25,6 +25,7 @@ using RingTraffic = std::array<std::array<double, 3>, 2>;
 
 // The plan's strategy, mask and precision (job.dtype, dq_bytes, dkv_bytes) over `dims` (the
 // plan's own, or a dry run's). Throws burst::Error when the simulator cannot lower the plan.
+// One replica's layer on one sequence: what an attention run measures on each rank.
 [[nodiscard]] RingTraffic simulated_ring_traffic(const plan::Plan& plan, const AttentionDims& dims);
 
 }  // namespace burst::planner

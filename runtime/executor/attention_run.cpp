@@ -108,19 +108,23 @@ void read_bytes(const Communicator& comm, std::vector<double>& figures, std::siz
   figures[ulysses] = static_cast<double>(comm.bytes_sent(Channel::Ulysses));
 }
 
-// Rank 0's view of every rank's rows, each put back at its global position.
-Tensor assemble(Communicator& comm, const RingSchedule& schedule, ConstView mine, Shape full) {
+// Rank 0's view of every rank's rows, each put back at its global position in its replica's
+// tensor (`schedules`: rank 0's, one a replica; every replica runs the same layer on the same inputs).
+std::vector<Tensor> assemble(Communicator& comm, const std::vector<RingSchedule>& schedules, ConstView mine,
+                             Shape full) {
   const auto n = static_cast<std::size_t>(mine.shape.elements());
   std::vector<float> all(comm.rank() == 0 ? n * static_cast<std::size_t>(comm.size()) : 0);
   comm.gather_to_root(std::span<const float>(mine.data, n), std::span<float>(all));
-  Tensor out(full);
+  std::vector<Tensor> out(schedules.size(), Tensor(full));
   if (comm.rank() != 0) return out;
   const auto row = static_cast<std::size_t>(full.row_stride());
   for (int w = 0; w < comm.size(); ++w) {
-    const auto positions = schedule.rank_positions(w);
+    const std::size_t replica = static_cast<std::size_t>(w) * schedules.size() / static_cast<std::size_t>(comm.size());
+    const auto positions = schedules[replica].rank_positions(w);
     for (std::size_t i = 0; i < positions.size(); ++i) {
-      std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(w) * n + i * row), row,
-                  out.values().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(positions[i]) * row));
+      std::copy_n(
+          all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(w) * n + i * row), row,
+          out[replica].values().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(positions[i]) * row));
     }
   }
   return out;
@@ -176,24 +180,12 @@ void require_kernel_limits(const AttentionKernels& kernels, int head_dim, const 
 }
 
 void require_runnable_job(const plan::Plan& plan, int job_ranks) {
-  // The degrees the plan contract carries that this runtime does not run: refused by pointer.
-  const auto refuse = [](const char* knob, int degree, const std::string& what, const char* kind) {
-    if (degree == 1) return;
-    throw Error(Problem{
-        fmt::format("plan:/strategy/{}", knob),
-        fmt::format("{}: this runtime runs plans of {} 1 ({} plans are simulated and exported to the "
-                    "frameworks that run them)",
-                    what, knob, kind),
-        "1", fmt::format("plan with --{} 1 to run it with burst run, or write it out with burst export", knob)});
-  };
-  refuse("tp", plan.strategy.tp, fmt::format("tensor parallelism of {}", plan.strategy.tp), "tensor-parallel");
-  refuse("dp", plan.strategy.dp, fmt::format("{} data-parallel replicas", plan.strategy.dp), "data-parallel");
-  if (plan.job.batch != 1) {
-    throw Error(Problem{"plan:/job/batch",
-                        fmt::format("{} sequences per step, and the runtime runs one (its training and attention "
-                                    "runs are batch 1)",
-                                    plan.job.batch),
-                        "1", "plan it with --batch 1, or set \"batch\": 1 to run one sequence of the plan"});
+  if (plan.strategy.tp != 1) {
+    throw Error(Problem{"plan:/strategy/tp",
+                        fmt::format("tensor parallelism of {}: this runtime runs plans of tp 1 (tensor-parallel plans "
+                                    "are simulated and exported to the frameworks that run them)",
+                                    plan.strategy.tp),
+                        "1", "plan with --tp 1 to run it with burst run, or write it out with burst export"});
   }
   const auto world = static_cast<int>(plan.ranks.size());
   if (job_ranks != world) {
@@ -204,12 +196,19 @@ void require_runnable_job(const plan::Plan& plan, int job_ranks) {
   }
 }
 
-PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, const AttentionRunOptions& options) {
+PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, const AttentionRunOptions& options,
+                                  int rank) {
   require_runnable_job(original, job_ranks);
   plan::Plan plan = original;
   const Dims dims = run_dims(plan, options);
-  PreparedRun prepared{
-      plan, dims.seq, dims.heads, dims.kv_heads, dims.head_dim, RingSchedule(plan, dims.seq), precision_of(plan)};
+  RingSchedule::require_every_replica(plan, dims.seq);
+  PreparedRun prepared{plan,
+                       dims.seq,
+                       dims.heads,
+                       dims.kv_heads,
+                       dims.head_dim,
+                       RingSchedule(plan, dims.seq, RingSchedule::replica_of(plan, rank)),
+                       precision_of(plan)};
   if (options.kernels != nullptr) require_kernel_limits(*options.kernels, dims.head_dim, prepared.precision);
   prepared.schedule.require_complete();
   return prepared;
@@ -310,11 +309,12 @@ void add_measurements(std::span<const double> all, int world, AttentionReport& r
 }
 
 struct Assembled {
-  Tensor o, d_q, d_k, d_v;  // on rank 0, every row at its position
+  std::vector<Tensor> o, d_q, d_k, d_v;  // on rank 0, one a replica, every row at its position
 };
 
 // The check against full_attention over the whole sequence, on the same (bf16-rounded for a
-// bf16 plan) inputs: absolute error when everything is fp32, relative when bf16 is involved.
+// bf16 plan) inputs: absolute error when everything is fp32, relative when bf16 is involved;
+// every replica's result is checked, and the worst counts.
 AttentionCheck check_report(const PreparedRun& prepared, const AttentionRunOptions& options, const Assembled& got) {
   const plan::Plan& plan = prepared.plan;
   const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim},
@@ -336,10 +336,15 @@ AttentionCheck check_report(const PreparedRun& prepared, const AttentionRunOptio
   for (const auto& [field, mine, want] :
        {std::tuple{&TensorErrors::out, &got.o, &ref.o}, std::tuple{&TensorErrors::dq, &got.d_q, &ref.d_q},
         std::tuple{&TensorErrors::dk, &got.d_k, &ref.d_k}, std::tuple{&TensorErrors::dv, &got.d_v, &ref.d_v}}) {
-    const double abs_err = max_abs_diff(*mine, *want), scale = max_abs(*want);
+    const double scale = max_abs(*want);
+    double abs_err = 0, rms = 0;
+    for (const Tensor& replica : *mine) {
+      abs_err = std::max(abs_err, max_abs_diff(replica, *want));
+      rms = std::max(rms, rms_relative(replica, *want));
+    }
     check.max_abs_err.*field = abs_err;
     check.max_rel_err.*field = scale > 0 ? abs_err / scale : abs_err;
-    check.rms_rel_err.*field = rms_relative(*mine, *want);
+    check.rms_rel_err.*field = rms;
     check.passed = check.passed && check.judged().*field <= check.tolerance;
   }
   return check;
@@ -349,7 +354,7 @@ AttentionCheck check_report(const PreparedRun& prepared, const AttentionRunOptio
 
 std::optional<AttentionReport> run_attention(const plan::Plan& plan, Communicator& comm,
                                              const AttentionRunOptions& options, RunTrace* trace) {
-  return run_attention(prepare_attention_run(plan, comm.size(), options), comm, options, trace);
+  return run_attention(prepare_attention_run(plan, comm.size(), options, comm.rank()), comm, options, trace);
 }
 
 std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Communicator& comm,
@@ -374,9 +379,13 @@ std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Commun
   if (check) {
     const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim};
     const Shape kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
-    assembled = {assemble(comm, schedule, phases.o.view(), q_full), assemble(comm, schedule, phases.d_q.view(), q_full),
-                 assemble(comm, schedule, phases.d_k.view(), kv_full),
-                 assemble(comm, schedule, phases.d_v.view(), kv_full)};
+    std::vector<RingSchedule> schedules;  // rank 0's, one a replica, to place every rank's rows
+    if (comm.rank() == 0) {
+      for (int d = 0; d < std::max(1, plan.strategy.dp); ++d) schedules.emplace_back(plan, prepared.seq, d);
+    }
+    assembled = {
+        assemble(comm, schedules, phases.o.view(), q_full), assemble(comm, schedules, phases.d_q.view(), q_full),
+        assemble(comm, schedules, phases.d_k.view(), kv_full), assemble(comm, schedules, phases.d_v.view(), kv_full)};
   }
   if (comm.rank() != 0) return std::nullopt;
 

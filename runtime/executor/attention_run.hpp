@@ -60,13 +60,14 @@ struct PreparedRun {
   RingSchedule schedule;
   AttentionPrecision precision;
 };
-// Throws burst::Error when a job of `job_ranks` ranks cannot run the plan: tensor or data
-// parallelism (the runtime runs tp 1 and dp 1), another rank count (saying how to start it), or
-// a /job/batch other than 1 (the runtime runs one sequence a step).
+// Throws burst::Error when a job of `job_ranks` ranks cannot run the plan: tensor parallelism
+// (the runtime runs tp 1), or another rank count (saying how to start it).
 void require_runnable_job(const plan::Plan& plan, int job_ranks);
 
+// The run of world rank `rank`: its data-parallel replica's schedule (every replica runs the
+// same layer on the same inputs at once; the check compares each with the reference).
 [[nodiscard]] PreparedRun prepare_attention_run(const plan::Plan& plan, int job_ranks,
-                                                const AttentionRunOptions& options);
+                                                const AttentionRunOptions& options, int rank = 0);
 
 // The prepared plan with the run's head counts and head dim in its model (a dry run's tiny
 // ones), as whatever sizes the run's messages from a plan needs it (the NCCL op lists).

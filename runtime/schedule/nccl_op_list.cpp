@@ -83,8 +83,11 @@ std::string describe_payload(const NcclOp& op) {
   return "unknown payload";
 }
 
-NcclOpLists::NcclOpLists(const plan::Plan& plan, std::int64_t seq)
-    : schedule_(plan, seq), backward_mode_(plan.strategy.backward), precision_(precision_of(plan)) {
+NcclOpLists::NcclOpLists(const plan::Plan& plan, std::int64_t seq, int replica)
+    : schedule_(plan, seq, replica),
+      world_(static_cast<int>(plan.ranks.size())),
+      backward_mode_(plan.strategy.backward),
+      precision_(precision_of(plan)) {
   const ModelSpec& m = plan.job.model;
   const std::int64_t u = schedule_.ulysses(), c = seq / schedule_.ring_size();
   q_local_ = {c / u, m.heads, m.head_dim};
@@ -274,22 +277,28 @@ NcclOpList NcclOpLists::list(int world_rank, NcclPhase phase) const {
 }
 
 NcclOpList NcclOpLists::of(int world_rank, NcclPhase phase) const {
-  if (world_rank < 0 || world_rank >= schedule_.geometry().world) {
+  if (world_rank < 0 || world_rank >= world_) {
     throw Error(Problem{"NCCL op list", fmt::format("world rank {} is not a rank of the plan", world_rank),
-                        fmt::format("0 to {}", schedule_.geometry().world - 1), ""});
+                        fmt::format("0 to {}", world_ - 1), ""});
+  }
+  if (!schedule_.holds(world_rank)) {
+    throw Error(Problem{"NCCL op list",
+                        fmt::format("world rank {} is in another replica than {}", world_rank, schedule_.replica()),
+                        "a rank of the replica whose lists these are", ""});
   }
   return list(world_rank, phase);
 }
 
 std::vector<NcclOpList> NcclOpLists::all(NcclPhase phase) const {
-  std::vector<NcclOpList> out;
-  out.reserve(static_cast<std::size_t>(schedule_.geometry().world));
-  for (int w = 0; w < schedule_.geometry().world; ++w) out.push_back(list(w, phase));
+  std::vector<NcclOpList> out(static_cast<std::size_t>(world_));
+  for (int w = 0; w < world_; ++w) {
+    if (schedule_.holds(w)) out[static_cast<std::size_t>(w)] = list(w, phase);
+  }
   return out;
 }
 
 NcclOpList nccl_op_list(const plan::Plan& plan, int world_rank, std::int64_t seq, NcclPhase phase) {
-  return NcclOpLists(plan, seq).of(world_rank, phase);
+  return NcclOpLists(plan, seq, RingSchedule::replica_of(plan, world_rank)).of(world_rank, phase);
 }
 
 }  // namespace burst::rt

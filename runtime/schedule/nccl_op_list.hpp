@@ -113,13 +113,15 @@ using NcclOpList = std::vector<NcclGroup>;
 // The op lists of one plan at one sequence length (the plan's, or a dry run's: the lists depend
 // on the block structure, the sizes scale with the length). The schedule and both phases' hops
 // are built once, here, and shared by every rank's list. Throws burst::Error where RingSchedule
-// or the plan's precision does (a plan the runtime cannot run).
+// or the plan's precision does (a plan the runtime cannot run). The lists are one data-parallel
+// replica's (ring_schedule.hpp): replicas exchange nothing during attention.
 class NcclOpLists {
  public:
-  NcclOpLists(const plan::Plan& plan, std::int64_t seq);
+  NcclOpLists(const plan::Plan& plan, std::int64_t seq, int replica = 0);
 
+  // A rank of this replica (burst::Error for any other).
   [[nodiscard]] NcclOpList of(int world_rank, NcclPhase phase) const;
-  // Every rank's list, indexed by world rank.
+  // Every rank's list, indexed by world rank; the ranks of other replicas have empty lists.
   [[nodiscard]] std::vector<NcclOpList> all(NcclPhase phase) const;
 
  private:
@@ -144,6 +146,7 @@ class NcclOpLists {
   void add_ulysses(int world_rank, std::initializer_list<UlyssesTensor> tensors, NcclOpList& out) const;
 
   RingSchedule schedule_;
+  int world_ = 0;  // the plan's ranks, every replica's
   BackwardMode backward_mode_;
   AttentionPrecision precision_;
   Shape q_local_, kv_local_;  // a rank's rows, all heads: [r, H, d], [r, Hkv, d]
@@ -151,7 +154,7 @@ class NcclOpLists {
   PhaseHops forward_hops_, backward_hops_;
 };
 
-// One rank's list: NcclOpLists(plan, seq).of(world_rank, phase).
+// One rank's list: NcclOpLists(plan, seq, its replica).of(world_rank, phase).
 [[nodiscard]] NcclOpList nccl_op_list(const plan::Plan& plan, int world_rank, std::int64_t seq, NcclPhase phase);
 
 }  // namespace burst::rt

@@ -15,13 +15,16 @@ namespace {
 // World ranks of Ulysses member j's ring, in ring-rank order, from the plan's ring orders: a
 // flat ring's order, or the intra rings one after another (ring rank n * I + l is position l of
 // intra ring n), cross-checked against the inter rings (position n of inter ring l).
-std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, int member, Problems& problems) {
+std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, int replica, int member,
+                              Problems& problems) {
   std::vector<const plan::Ring*> flat, intra, inter;
   for (const plan::Ring& r : plan.rings) {
-    if (r.member != member) continue;
+    if (r.member != member || r.dp != replica) continue;
     (r.level == "flat" ? flat : r.level == "intra" ? intra : inter).push_back(&r);
   }
-  const std::string where = g.ulysses > 1 ? fmt::format("plan:/rings (member {})", member) : "plan:/rings";
+  const std::string where =
+      g.ulysses > 1 ? fmt::format("plan:/rings (replica {}, member {})", replica, member)
+                    : (plan.strategy.dp > 1 ? fmt::format("plan:/rings (replica {})", replica) : "plan:/rings");
   std::vector<int> members;
   if (g.outer == 1) {
     if (flat.size() != 1 || static_cast<int>(flat.front()->order.size()) != g.ring) {
@@ -56,14 +59,20 @@ std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, int
 
 }  // namespace
 
-RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq), mask_(plan.job.mask) {
+RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq, int replica)
+    : seq_(seq), mask_(plan.job.mask), replica_(replica) {
   const plan::Strategy& s = plan.strategy;
   const ModelSpec& m = plan.job.model;
   const int world = static_cast<int>(plan.ranks.size());
   Problems problems;
-  if (s.ulysses < 1 || s.cp < 1 || s.cp * s.ulysses != world) {
-    problems.add({"plan:/strategy", fmt::format("cp {} x ulysses {} on a world of {} ranks", s.cp, s.ulysses, world),
-                  "cp x ulysses = world size", "make the plan with burst plan"});
+  if (s.ulysses < 1 || s.cp < 1 || s.dp < 1 || s.cp * s.ulysses * s.dp != world) {
+    problems.add({"plan:/strategy",
+                  fmt::format("cp {} x ulysses {} x dp {} on a world of {} ranks", s.cp, s.ulysses, s.dp, world),
+                  "cp x ulysses x dp = world size", "make the plan with burst plan"});
+  }
+  if (replica < 0 || replica >= std::max(1, s.dp)) {
+    problems.add({"plan:/strategy/dp", fmt::format("replica {} of {}", replica, s.dp),
+                  fmt::format("a replica 0..{}", std::max(1, s.dp) - 1), ""});
   }
   if (s.ulysses > 1 && (m.heads % s.ulysses != 0 || m.kv_heads % s.ulysses != 0)) {
     problems.add(
@@ -74,7 +83,9 @@ RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq)
          "each member of a Ulysses group computes heads / ulysses query heads and kv_heads / ulysses KV heads"});
   }
   problems.throw_if_any();
-  geometry_.world = world;
+  const int replica_ranks = world / s.dp;
+  const int first = replica * replica_ranks;
+  geometry_.world = replica_ranks;
   geometry_.ulysses = s.ulysses;
   geometry_.ring = s.cp;
   geometry_.inner = s.ring == RingKind::Double ? s.inner : s.cp;
@@ -87,20 +98,22 @@ RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq)
                               s.ulysses > 1 ? fmt::format(" with Ulysses groups of {}", s.ulysses) : "", multiple),
                   fmt::format("a multiple of {}", multiple), ""});
   }
-  for (int j = 0; j < s.ulysses; ++j) world_of_ring_.push_back(ring_members(plan, geometry_, j, problems));
+  for (int j = 0; j < s.ulysses; ++j) world_of_ring_.push_back(ring_members(plan, geometry_, replica, j, problems));
   problems.throw_if_any();
   ring_of_world_.assign(static_cast<std::size_t>(world), -1);
   member_of_world_.assign(static_cast<std::size_t>(world), -1);
   for (int j = 0; j < s.ulysses; ++j) {
     for (int k = 0; k < geometry_.ring; ++k) {
       const int w = world_of_ring_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)];
-      if (w < 0 || w >= world || ring_of_world_[static_cast<std::size_t>(w)] >= 0) {
-        problems.add(
-            {"plan:/rings",
-             fmt::format("world rank {} is out of range or in the rings twice (Ulysses member {}, ring rank {})", w, j,
-                         k),
-             fmt::format("every rank 0..{} in exactly one member's ring", world - 1),
-             "the Ulysses group of ring rank k is the k-th rank of every member's ring"});
+      if (w < first || w >= first + replica_ranks || ring_of_world_[static_cast<std::size_t>(w)] >= 0) {
+        const bool replicas = s.dp > 1;
+        problems.add({"plan:/rings",
+                      fmt::format("world rank {} is out of range or in the rings twice ({}Ulysses member {}, ring "
+                                  "rank {})",
+                                  w, replicas ? fmt::format("replica {}, ", replica) : "", j, k),
+                      fmt::format("every rank {}..{} in exactly one member's ring", first, first + replica_ranks - 1),
+                      std::string(replicas ? "replica d is the d-th world / dp ranks; " : "") +
+                          "the Ulysses group of ring rank k is the k-th rank of every member's ring"});
         continue;
       }
       ring_of_world_[static_cast<std::size_t>(w)] = k;
@@ -117,6 +130,21 @@ RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq) : seq_(seq)
   }
 }
 
+int RingSchedule::replica_of(const plan::Plan& plan, int world_rank) {
+  const int world = static_cast<int>(plan.ranks.size());
+  const int dp = std::max(1, plan.strategy.dp);
+  if (world_rank < 0 || world_rank >= world || world % dp != 0) {
+    throw Error(Problem{"plan:/strategy/dp",
+                        fmt::format("world rank {} of {} ranks in {} replicas", world_rank, world, dp),
+                        "a rank of the plan's world, which the replicas divide", ""});
+  }
+  return world_rank / (world / dp);
+}
+
+void RingSchedule::require_every_replica(const plan::Plan& plan, std::int64_t seq) {
+  for (int d = 0; d < std::max(1, plan.strategy.dp); ++d) (void)RingSchedule(plan, seq, d);
+}
+
 std::vector<int> RingSchedule::group(int ring_rank) const {
   std::vector<int> out;
   for (const auto& ring : world_of_ring_) out.push_back(ring[static_cast<std::size_t>(ring_rank)]);
@@ -124,6 +152,11 @@ std::vector<int> RingSchedule::group(int ring_rank) const {
 }
 
 std::vector<std::int64_t> RingSchedule::rank_positions(int world_rank) const {
+  if (!holds(world_rank)) {
+    throw Error(Problem{"ring schedule",
+                        fmt::format("world rank {} is not in replica {}'s rings", world_rank, replica_), "",
+                        "build the schedule of the rank's own replica (replica_of)"});
+  }
   const auto all = positions(ring_rank(world_rank));
   const std::size_t share = all.size() / static_cast<std::size_t>(geometry_.ulysses);
   const auto first = all.begin() + static_cast<std::ptrdiff_t>(share * static_cast<std::size_t>(member(world_rank)));

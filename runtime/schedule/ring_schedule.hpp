@@ -24,6 +24,11 @@
 // rows [j c/U, (j+1) c/U) of them, all heads, until the all-to-all trades them for all c rows
 // of its H/U heads (executor/distributed_attention.hpp). U = 1 is the plain ring.
 //
+// Data parallelism: the plan's world is dp replicas of cp x ulysses ranks, replica d the d-th
+// world / dp ranks, each with rings of its own (plan:/rings/i/dp) on the same geometry and token
+// sets. A schedule is one replica's: its rings over world ranks, so the job's communicator
+// carries every replica's transfers side by side and messages never cross replicas.
+//
 // check() verifies statically that every non-empty (query block, key block) pair is computed
 // exactly once and that every hop leaves a rank that holds its data.
 #pragma once
@@ -61,8 +66,21 @@ class RingSchedule {
   // over a sequence of `seq` tokens (the plan's, or a smaller one for a dry run). Throws
   // burst::Error naming the plan field when the runtime cannot run it: rings that disagree with
   // the strategy or each other, a Ulysses degree that does not divide the heads, a length the
-  // layout and the groups cannot split.
-  RingSchedule(const plan::Plan& plan, std::int64_t seq);
+  // layout and the groups cannot split. `replica`: the data-parallel replica whose rings these
+  // are (0 for a plan of one replica; replica_of below).
+  RingSchedule(const plan::Plan& plan, std::int64_t seq, int replica = 0);
+
+  // The data-parallel replica a world rank belongs to: the d-th world / dp ranks are replica d.
+  [[nodiscard]] static int replica_of(const plan::Plan& plan, int world_rank);
+  [[nodiscard]] int replica() const { return replica_; }
+  // Builds every replica's schedule once, so that every rank of a job refuses a plan whose rings
+  // are wrong in any replica, the same way (a rank builds only its own replica's to run it).
+  static void require_every_replica(const plan::Plan& plan, std::int64_t seq);
+  // Whether a world rank is in this schedule's replica.
+  [[nodiscard]] bool holds(int world_rank) const {
+    return world_rank >= 0 && world_rank < static_cast<int>(ring_of_world_.size()) &&
+           ring_of_world_[static_cast<std::size_t>(world_rank)] >= 0;
+  }
 
   [[nodiscard]] int ring_size() const { return geometry_.ring; }
   [[nodiscard]] const RingGeometry& geometry() const { return geometry_; }
@@ -108,6 +126,7 @@ class RingSchedule {
   RingGeometry geometry_;
   std::int64_t seq_ = 0;
   Mask mask_;
+  int replica_ = 0;
   std::vector<std::vector<int>> world_of_ring_;  // [member][ring rank]
   std::vector<int> ring_of_world_, member_of_world_;
   std::vector<TokenSet> tokens_;

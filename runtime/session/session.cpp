@@ -106,7 +106,8 @@ void Session::prepare_attention(Device device) {
   attention_options_.check = request_.check;
   attention_options_.dry_run = request_.kind == RunKind::DryRun;
   attention_options_.kernels = attention_kernels_.get();
-  prepared_ = std::make_unique<PreparedRun>(prepare_attention_run(plan_, comm_.size(), attention_options_));
+  prepared_ =
+      std::make_unique<PreparedRun>(prepare_attention_run(plan_, comm_.size(), attention_options_, comm_.rank()));
   over_nccl_ = use_nccl(request_, device, comm_);
 }
 
@@ -127,7 +128,7 @@ void Session::prepare_training(Device device) {
   }
   if (use_nccl(request_, device, comm_)) {  // each ring of the step over NCCL, made by the step on its first run
     options.backend.ring_transport = [&comm = comm_, &kernels = *attention_kernels_, plan = plan_](std::int64_t seq) {
-      return make_nccl_transport(comm, NcclOpLists(plan, seq), kernels);
+      return make_nccl_transport(comm, NcclOpLists(plan, seq, RingSchedule::replica_of(plan, comm.rank())), kernels);
     };
   }
   if (device == Device::Cuda && plan_.strategy.zero.offload) {
@@ -149,7 +150,8 @@ std::optional<RunReport> Session::run() {
   }
   if (over_nccl_) {
     const plan::Plan as_run = plan_as_run(*prepared_);
-    nccl_ = make_nccl_transport(comm_, NcclOpLists(as_run, as_run.job.seq), *attention_kernels_);
+    nccl_ = make_nccl_transport(comm_, NcclOpLists(as_run, as_run.job.seq, prepared_->schedule.replica()),
+                                *attention_kernels_);
   }
   std::optional<AttentionReport> report =
       run_attention(*prepared_, over_nccl_ ? *nccl_ : comm_, attention_options_, request_.trace ? &trace_ : nullptr);

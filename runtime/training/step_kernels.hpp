@@ -88,7 +88,8 @@ class StepKernels {
   [[nodiscard]] virtual KernelMemory& memory() = 0;
   [[nodiscard]] virtual DType activation_dtype() const = 0;
 
-  // The step's token positions (RoPE), one per local row, fixed until the next call.
+  // The step's token positions (RoPE), one per local row, fixed until the next call: a view of
+  // the caller's vector, which must outlive the kernels' use of it.
   virtual void set_positions(std::span<const std::int64_t> positions) = 0;
 
   // A unit's parameters as the layers read them, valid while the result lives and `params`

@@ -61,7 +61,8 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
       ring_transport_(std::move(backend.ring_transport)),
       policy_(plan.strategy.checkpoint.policy),
       backward_(plan.strategy.backward),
-      lm_head_chunks_(plan.strategy.lm_head_chunks) {
+      lm_head_chunks_(plan.strategy.lm_head_chunks),
+      sequences_(plan.strategy.micro_batch) {
   const std::vector<Slice> units = model.units();
   for (std::size_t l = 0; l < model.layers.size(); ++l) {
     local_layers_.push_back(model.layers[l].relative_to(units[ModelLayout::layer_unit(l)].offset));
@@ -71,6 +72,9 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   Problems problems;
   if (lm_head_chunks_ < 1) {
     problems.add("plan:/strategy/lm_head/chunks", fmt::format("{} chunks", lm_head_chunks_), "at least 1");
+  }
+  if (sequences_ < 1) {
+    problems.add("plan:/strategy/micro_batch", fmt::format("{} sequences", sequences_), "at least 1");
   }
   if (policy_ == CheckpointPolicy::SeqStash) {
     if (plan.strategy.layout != Layout::Striped) {
@@ -105,19 +109,24 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                         "make them with the step kernels (make_attention_kernels(..., &step_kernels))"});
   }
 
-  schedule_ = std::make_unique<RingSchedule>(plan, seq);
+  RingSchedule::require_every_replica(plan, seq);
+  const int replica = RingSchedule::replica_of(plan, comm.rank());
+  schedule_ = std::make_unique<RingSchedule>(plan, seq, replica);
   schedule_->require_complete();
   positions_ = schedule_->rank_positions(comm.rank());
-  rows_ = static_cast<std::int64_t>(positions_.size());
-  kernels_.set_positions(positions_);
+  sequence_rows_ = static_cast<std::int64_t>(positions_.size());
+  rows_ = sequence_rows_ * sequences_;
+  for (int e = 0; e < sequences_; ++e)
+    row_positions_.insert(row_positions_.end(), positions_.begin(), positions_.end());
+  kernels_.set_positions(row_positions_);  // a view: the member outlives the kernels' use
   // A device copy of a unit (an offloaded state's upload) stays valid whatever the host does with
   // its own; under ZeRO 3 the device would then hold every gathered unit at once, which stage 3
   // exists to avoid. A unit bound in place (the state in GPU memory) costs nothing to keep.
   keep_units_bound_ = kernels_.memory().space() == MemorySpace::Device && plan.strategy.zero.stage < 3;
   if (policy_ != CheckpointPolicy::SeqStash) return;
-  short_rows_ = std::llround((1.0 - plan.strategy.checkpoint.kept_fraction) * static_cast<double>(rows_));
+  short_rows_ = std::llround((1.0 - plan.strategy.checkpoint.kept_fraction) * static_cast<double>(sequence_rows_));
   if (short_rows_ == 0) return;
-  short_schedule_ = std::make_unique<RingSchedule>(plan, short_rows_ * schedule_->ring_size());
+  short_schedule_ = std::make_unique<RingSchedule>(plan, short_rows_ * schedule_->ring_size(), replica);
   short_schedule_->require_complete();
   const auto short_positions = short_schedule_->rank_positions(comm.rank());
   if (!std::equal(short_positions.begin(), short_positions.end(), positions_.begin())) {
@@ -137,7 +146,7 @@ void TrainingStep::connect_rings() {
                                                   Shape{rows, m.heads, m.head_dim}, Shape{rows, m.kv_heads, m.head_dim},
                                                   execution_);
   };
-  attention_ = connect(*schedule_, transport_, rows_);
+  attention_ = connect(*schedule_, transport_, sequence_rows_);
   if (short_schedule_) short_attention_ = connect(*short_schedule_, short_transport_, short_rows_);
 }
 
@@ -165,17 +174,20 @@ void TrainingStep::attention_inputs(const BoundUnit& params, const LayerSlices& 
   kernels_.rope(s.q.tensor(), m.heads, s.k.tensor(), m.kv_heads, m.head_dim, false);
 }
 
-RingAttentionStats TrainingStep::ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows) {
+RingAttentionStats TrainingStep::ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t first,
+                                              std::int64_t rows) {
   const ModelSpec& m = model_.spec();
   const Shape q_shape{rows, m.heads, m.head_dim}, kv_shape{rows, m.kv_heads, m.head_dim};
-  const auto q_values = static_cast<std::size_t>(rows * model_.q_dim()),
-             kv_values = static_cast<std::size_t>(rows * model_.kv_dim());
-  const auto lse_values = static_cast<std::size_t>(rows * m.heads);
-  // The first `rows` rows of q, k, v in, of o and lse out: all of them, or seq_stash's short ring's.
-  return attention.forward(
-      operand(s.q.tensor().part(0, q_values), q_shape), operand(s.k.tensor().part(0, kv_values), kv_shape),
-      operand(s.v.tensor().part(0, kv_values), kv_shape), destination(s.o.tensor().part(0, q_values), q_shape),
-      destination(s.lse.tensor().part(0, lse_values), {rows, m.heads, 1}));
+  const auto q = [&](std::int64_t r) { return static_cast<std::size_t>(r * model_.q_dim()); };
+  const auto kv = [&](std::int64_t r) { return static_cast<std::size_t>(r * model_.kv_dim()); };
+  const auto lse = [&](std::int64_t r) { return static_cast<std::size_t>(r * m.heads); };
+  // Rows [first, first + rows) of q, k, v in, of o and lse out: one sequence's, or the first rows
+  // of one sequence (seq_stash's short ring).
+  return attention.forward(operand(s.q.tensor().part(q(first), q(rows)), q_shape),
+                           operand(s.k.tensor().part(kv(first), kv(rows)), kv_shape),
+                           operand(s.v.tensor().part(kv(first), kv(rows)), kv_shape),
+                           destination(s.o.tensor().part(q(first), q(rows)), q_shape),
+                           destination(s.lse.tensor().part(lse(first), lse(rows)), {rows, m.heads, 1}));
 }
 
 void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) {
@@ -185,21 +197,32 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
   const auto c = static_cast<std::size_t>(rows_);
   s.o = buffer(c * q_floats);
   s.lse = buffer(c * heads, MemoryUse::Activations, Stored::Fp32);
+  const auto n = static_cast<std::size_t>(sequence_rows_);
   if (recompute && policy_ == CheckpointPolicy::SeqStash) {
-    // The earlier rows on the short ring, the later ones from the stash.
+    // Each sequence's earlier rows on the short ring, its later ones from the stash.
     const auto r = static_cast<std::size_t>(short_rows_);
-    if (short_attention_) {
-      kernels_.time_span([&] { note_ring(ring_forward(*short_attention_, s, short_rows_)); }, out.attention_s);
-      ++out.ring_passes;
+    for (std::size_t e = 0; e < static_cast<std::size_t>(sequences_); ++e) {
+      if (short_attention_) {
+        kernels_.time_span(
+            [&] { note_ring(ring_forward(*short_attention_, s, static_cast<std::int64_t>(e * n), short_rows_)); },
+            out.attention_s);
+        ++out.ring_passes;
+      }
+      kernels_.copy(s.o_kept.tensor().part(e * (n - r) * q_floats, (n - r) * q_floats),
+                    s.o.tensor().part((e * n + r) * q_floats, (n - r) * q_floats));
+      kernels_.copy(s.lse_kept.tensor().part(e * (n - r) * heads, (n - r) * heads),
+                    s.lse.tensor().part((e * n + r) * heads, (n - r) * heads));
     }
-    kernels_.copy(s.o_kept.tensor(), s.o.tensor().part(r * q_floats, (c - r) * q_floats));
-    kernels_.copy(s.lse_kept.tensor(), s.lse.tensor().part(r * heads, (c - r) * heads));
     s.o_kept.clear();
     s.lse_kept.clear();
     return;
   }
-  kernels_.time_span([&] { note_ring(ring_forward(*attention_, s, rows_)); }, out.attention_s);
-  ++out.ring_passes;
+  for (std::size_t e = 0; e < static_cast<std::size_t>(sequences_); ++e) {
+    kernels_.time_span(
+        [&] { note_ring(ring_forward(*attention_, s, static_cast<std::int64_t>(e * n), sequence_rows_)); },
+        out.attention_s);
+    ++out.ring_passes;
+  }
 }
 
 void TrainingStep::mlp_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s) {
@@ -242,12 +265,19 @@ void TrainingStep::keep_per_policy(Layer& s) {
       s.lse.charge_to(ledger_, MemoryUse::AttentionStash);
       return;
     case CheckpointPolicy::SeqStash: {
-      const auto r_o = static_cast<std::size_t>(short_rows_ * model_.q_dim());
-      const auto r_lse = static_cast<std::size_t>(short_rows_ * model_.spec().heads);
-      s.o_kept = buffer(s.o.size() - r_o, MemoryUse::AttentionStash);
-      s.lse_kept = buffer(s.lse.size() - r_lse, MemoryUse::AttentionStash, Stored::Fp32);
-      kernels_.copy(s.o.tensor().part(r_o, s.o_kept.size()), s.o_kept.tensor());
-      kernels_.copy(s.lse.tensor().part(r_lse, s.lse_kept.size()), s.lse_kept.tensor());
+      // The later rows of each sequence, sequence after sequence.
+      const auto n = static_cast<std::size_t>(sequence_rows_), r = static_cast<std::size_t>(short_rows_);
+      const auto q_floats = static_cast<std::size_t>(model_.q_dim());
+      const auto heads = static_cast<std::size_t>(model_.spec().heads);
+      const auto m = static_cast<std::size_t>(sequences_);
+      s.o_kept = buffer(m * (n - r) * q_floats, MemoryUse::AttentionStash);
+      s.lse_kept = buffer(m * (n - r) * heads, MemoryUse::AttentionStash, Stored::Fp32);
+      for (std::size_t e = 0; e < m; ++e) {
+        kernels_.copy(s.o.tensor().part((e * n + r) * q_floats, (n - r) * q_floats),
+                      s.o_kept.tensor().part(e * (n - r) * q_floats, (n - r) * q_floats));
+        kernels_.copy(s.lse.tensor().part((e * n + r) * heads, (n - r) * heads),
+                      s.lse_kept.tensor().part(e * (n - r) * heads, (n - r) * heads));
+      }
       break;
     }
     default: break;
@@ -306,19 +336,26 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
                            of(grads, w.wo), false);
   StepBuffer dq = buffer(c * static_cast<std::size_t>(qd)), dk = buffer(c * static_cast<std::size_t>(kvd)),
              dv = buffer(c * static_cast<std::size_t>(kvd));
-  kernels_.time_span(
-      [&] {
-        const Shape q_shape{rows_, m.heads, m.head_dim}, kv_shape{rows_, m.kv_heads, m.head_dim};
-        // The attention kernels accumulate dQ, dK, dV in fp32; the executor stores them as the
-        // projections read them (activations).
-        note_ring(attention_->backward(backward_, operand(s.q.tensor(), q_shape), operand(s.k.tensor(), kv_shape),
-                                       operand(s.v.tensor(), kv_shape), operand(s.o.tensor(), q_shape),
-                                       operand(s.lse.tensor(), {rows_, m.heads, 1}), operand(d_o.tensor(), q_shape),
-                                       destination(dq.tensor(), q_shape), destination(dk.tensor(), kv_shape),
-                                       destination(dv.tensor(), kv_shape)));
-      },
-      out.attention_s);
-  ++out.ring_passes;
+  const std::int64_t n = sequence_rows_;
+  const Shape q_shape{n, m.heads, m.head_dim}, kv_shape{n, m.kv_heads, m.head_dim};
+  for (std::int64_t e = 0; e < sequences_; ++e) {
+    // Sequence e's rows of every tensor.
+    const auto rows = [&](const StepBuffer& t, std::int64_t per_row) {
+      return t.tensor().part(static_cast<std::size_t>(e * n * per_row), static_cast<std::size_t>(n * per_row));
+    };
+    kernels_.time_span(
+        [&] {
+          // The attention kernels accumulate dQ, dK, dV in fp32; the executor stores them as the
+          // projections read them (activations).
+          note_ring(attention_->backward(backward_, operand(rows(s.q, qd), q_shape), operand(rows(s.k, kvd), kv_shape),
+                                         operand(rows(s.v, kvd), kv_shape), operand(rows(s.o, qd), q_shape),
+                                         operand(rows(s.lse, m.heads), {n, m.heads, 1}),
+                                         operand(rows(d_o, qd), q_shape), destination(rows(dq, qd), q_shape),
+                                         destination(rows(dk, kvd), kv_shape), destination(rows(dv, kvd), kv_shape)));
+        },
+        out.attention_s);
+    ++out.ring_passes;
+  }
   d_o.clear();
   s.o.clear();
   s.lse.clear();
@@ -360,10 +397,10 @@ StepOutcome TrainingStep::run(std::span<const float> params, std::span<float> gr
 StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
   const auto c = static_cast<std::size_t>(rows_);
   if (in.tokens.size() != c || in.targets.size() != c) {
-    throw Error(
-        Problem{"TrainingStep::run",
-                fmt::format("{} tokens, {} targets; this rank holds {} tokens", in.tokens.size(), in.targets.size(), c),
-                "", ""});
+    throw Error(Problem{"TrainingStep::run",
+                        fmt::format("{} tokens, {} targets; this rank holds {} tokens ({} of each of {} sequences)",
+                                    in.tokens.size(), in.targets.size(), c, sequence_rows_, sequences_),
+                        "", ""});
   }
   connect_rings();
   Pass pass;

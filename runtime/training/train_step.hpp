@@ -75,6 +75,18 @@ struct StepOutcome {
   double recompute_s = 0;  // recomputing what the checkpoint policy dropped (attention included)
   double loss_s = 0;       // LM head and loss, forward and backward
   int ring_passes = 0;     // ring attention calls, recompute included
+  // The micro-batches of one optimizer step, summed.
+  StepOutcome& operator+=(const StepOutcome& o) {
+    loss_sum += o.loss_sum;
+    counted += o.counted;
+    forward_s += o.forward_s;
+    backward_s += o.backward_s;
+    attention_s += o.attention_s;
+    recompute_s += o.recompute_s;
+    loss_s += o.loss_s;
+    ring_passes += o.ring_passes;
+    return *this;
+  }
 };
 
 // The communicator that carries a ring schedule's transfers, for a schedule of `seq` tokens of
@@ -101,9 +113,11 @@ class TrainingStep {
   TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
                MemoryLedger& ledger, StepBackend backend = {});
 
-  // Global positions of this rank's tokens, in the order it holds them.
+  // Global positions of this rank's tokens of one sequence, in the order it holds them. A
+  // micro-batch of m sequences (plan:/strategy/micro_batch) is m such row blocks, one after another.
   [[nodiscard]] const std::vector<std::int64_t>& positions() const { return positions_; }
-  // Rows of the local sequence whose attention a seq_stash recompute redoes (0 for other policies).
+  [[nodiscard]] int sequences() const { return sequences_; }
+  // Rows of each local sequence whose attention a seq_stash recompute redoes (0 for other policies).
   [[nodiscard]] std::int64_t recomputed_rows() const { return short_rows_; }
 
   // Forward and backward; each unit's gradients (WeightSource::gradients) receive this rank's
@@ -127,7 +141,8 @@ class TrainingStep {
   void connect_rings();
   void attention_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s);
   // Attention of the first `rows` rows (all, or seq_stash's short ring) into s.o and s.lse.
-  RingAttentionStats ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t rows);
+  RingAttentionStats ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t first,
+                                  std::int64_t rows);
   void attention_output(Layer& s, bool recompute, StepOutcome& out);
   void mlp_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s);
   [[nodiscard]] StepBuffer forward_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out);
@@ -160,10 +175,13 @@ class TrainingStep {
   int lm_head_chunks_;
   std::unique_ptr<RingSchedule> schedule_, short_schedule_;
   std::unique_ptr<DistributedAttention> attention_, short_attention_;
-  std::vector<std::int64_t> positions_;
-  std::int64_t rows_ = 0;          // c: local tokens
-  std::int64_t short_rows_ = 0;    // seq_stash: the earlier rows recomputed on the short ring
-  bool keep_units_bound_ = false;  // a layer's device copy lives from its forward to its backward
+  std::vector<std::int64_t> positions_;      // one sequence's rows
+  std::vector<std::int64_t> row_positions_;  // RoPE's: every row of the micro-batch (positions_ m times)
+  int sequences_ = 1;                        // m: the micro-batch's sequences, side by side
+  std::int64_t sequence_rows_ = 0;           // c: this rank's tokens of one sequence
+  std::int64_t rows_ = 0;                    // m c: its tokens of the micro-batch
+  std::int64_t short_rows_ = 0;              // seq_stash: each sequence's earlier rows recomputed on the short ring
+  bool keep_units_bound_ = false;            // a layer's device copy lives from its forward to its backward
 };
 
 }  // namespace burst::rt

@@ -98,7 +98,11 @@ Json TrainingReport::to_json() const {
                     {"mask", plan.mask},
                     {"checkpoint", plan.checkpoint},
                     {"kept_fraction", plan.kept_fraction},
-                    {"lm_head_chunks", plan.lm_head_chunks}};
+                    {"lm_head_chunks", plan.lm_head_chunks},
+                    {"dp", plan.dp},
+                    {"batch", plan.batch},
+                    {"micro_batch", plan.micro_batch},
+                    {"micro_batches", plan.micro_batches}};
   report["run"] = {
       {"model", rt::to_json(run.model)},
       {"parameters", run.parameters},

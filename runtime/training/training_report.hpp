@@ -74,6 +74,10 @@ struct TrainingReport {
     std::string layout, backward, mask, checkpoint;
     double kept_fraction = 0;  // seq_stash's
     int lm_head_chunks = 1;
+    int dp = 1;             // data-parallel replicas
+    int batch = 1;          // sequences an optimizer step, over every replica
+    int micro_batch = 1;    // sequences side by side in one micro-batch
+    int micro_batches = 1;  // each replica's a step, its gradients accumulating
   } plan;
   struct Run {
     ModelSpec model;

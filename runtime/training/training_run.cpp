@@ -50,7 +50,9 @@ TrainingState load_matching_state(const std::string& path, const ModelLayout& mo
   };
   for (const auto& [key, want] : expected.items()) {
     if (key != "model") {
-      compare(key, want, state.meta.contains(key) ? state.meta[key] : Json());
+      // A state saved before batches were planned trained one sequence a step.
+      const Json absent = key == "batch" ? Json(1) : Json();
+      compare(key, want, state.meta.contains(key) ? state.meta[key] : absent);
       continue;
     }
     const Json& saved = state.meta.contains("model") ? state.meta["model"] : Json::object();
@@ -102,6 +104,8 @@ plan::Plan single_rank_plan(plan::Plan plan) {
   plan::Strategy& s = plan.strategy;
   s.cp = 1;
   s.ulysses = 1;
+  s.dp = 1;
+  s.micro_batch = 1;
   s.ring = RingKind::Flat;
   s.inner = 1;
   s.outer = 1;
@@ -109,6 +113,7 @@ plan::Plan single_rank_plan(plan::Plan plan) {
   s.checkpoint.policy = CheckpointPolicy::None;
   s.checkpoint.kept_fraction = 0;
   s.lm_head_chunks = 1;
+  plan.job.batch = 1;
   plan.ranks = {{0, 0, 0}};
   plan.rings = {{"flat", 0, {0}}};
   return plan;
@@ -208,7 +213,8 @@ DeviceLayout device_layout(const plan::Plan& plan, const StepBackend& backend) {
 }
 
 // Before anything large is allocated: the plan's least footprint on a rank against what this
-// rank can have (memory_preflight.hpp). Every rank holds seq / ranks tokens; a GPU run's
+// rank can have (memory_preflight.hpp). Every rank holds its replica's share of a micro-batch
+// (seq x micro_batch / (ranks / dp) tokens); a GPU run's
 // activations are checked against its GPU's share, its model state against the host's.
 void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const TrainingOptions& options) {
   const auto ranks = static_cast<int>(plan.ranks.size());
@@ -219,10 +225,25 @@ void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const
       device = device_memory_available(*use, options.ranks_per_device);
     }
   }
-  require_memory(minimum_training_memory(plan, plan.job.seq / std::max(1, ranks), ranks,
+  const int replica_ranks = std::max(1, ranks / std::max(1, plan.strategy.dp));
+  require_memory(minimum_training_memory(plan, plan.job.seq * plan.strategy.micro_batch / replica_ranks, ranks,
                                          gpu != nullptr ? dtype_size(gpu->activation_dtype()) : 0,
                                          state_on_gpu(plan, options.backend) != nullptr),
                  memory_available(comm.local_size()), device);
+}
+
+// What the runtime trains: tensor parallelism 1, the plan's world, and (on a GPU, where none of
+// it has run yet) one replica and one micro-batch a step.
+void require_trainable(const plan::Plan& plan, const Communicator& comm, const TrainingOptions& options) {
+  require_runnable_job(plan, comm.size());
+  const plan::Strategy& s = plan.strategy;
+  if (device_step(options.backend) != nullptr && (s.dp > 1 || plan::accumulation_steps(plan) > 1)) {
+    throw Error(Problem{"plan:/strategy/dp",
+                        fmt::format("{} replicas, {} micro-batches a step: data parallelism and gradient accumulation "
+                                    "run on --device cpu in this build (not yet on a GPU)",
+                                    s.dp, plan::accumulation_steps(plan)),
+                        "dp 1 and one micro-batch a step", "run it with --device cpu, or plan with --dp 1 --batch 1"});
+  }
 }
 
 // The options with the schedule's defaults resolved for the plan's model, and checked.
@@ -234,7 +255,7 @@ TrainingOptions with_resolved_lr(TrainingOptions options, const plan::Plan& plan
 }  // namespace
 
 TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
-    : plan_((require_runnable_job(plan, comm.size()), require_fits_memory(plan, comm, options), plan)),
+    : plan_((require_trainable(plan, comm, options), require_fits_memory(plan, comm, options), plan)),
       comm_(comm),
       options_(with_resolved_lr(std::move(options), plan)),
       model_(plan.job.model),
@@ -271,12 +292,17 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
   }
 }
 
+std::vector<TrainingSequence> TrainingRun::step_sequences(std::int64_t index) const {
+  std::vector<TrainingSequence> out;
+  const std::int64_t batch = plan_.job.batch;
+  for (std::int64_t b = 0; b < batch; ++b)
+    out.push_back(training_sequence(corpus_, plan_.job.seq, index * batch + b, plan_.job.mask));
+  return out;
+}
+
 Json TrainingRun::schedule_meta() const {
-  return {{"model", to_json(model_.spec())},
-          {"seq", plan_.job.seq},
-          {"mask", to_string(plan_.job.mask)},
-          {"corpus_crc32", corpus_crc_},
-          {"lr", options_.lr.peak}};
+  return {{"model", to_json(model_.spec())},   {"seq", plan_.job.seq},        {"batch", plan_.job.batch},
+          {"mask", to_string(plan_.job.mask)}, {"corpus_crc32", corpus_crc_}, {"lr", options_.lr.peak}};
 }
 
 void TrainingRun::require_same_inputs_everywhere() {
@@ -294,16 +320,24 @@ void TrainingRun::require_same_inputs_everywhere() {
   }
 }
 
-TrainingCheck TrainingRun::check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
-                                                     std::span<const float> grads, double loss) const {
+TrainingCheck TrainingRun::check_against_single_rank(const std::vector<TrainingSequence>& sequences,
+                                                     std::span<const float> params, std::span<const float> grads,
+                                                     double loss) const {
   const plan::Plan reference = single_rank_plan(plan_);
   const auto self = make_self_communicator(comm_.options());
   MemoryLedger ledger;
   TrainingStep step(reference, model_, plan_.job.seq, *self, ledger);
-  std::vector<float> ref_grads(model_.size());
-  const std::int64_t counted = counted_targets(sequence);
-  const StepOutcome ref = step.run(params, ref_grads, {sequence.tokens, sequence.targets, counted});
-  const double ref_loss = counted > 0 ? ref.loss_sum / static_cast<double>(counted) : 0.0;
+  // The whole global batch on one rank, one sequence after another, its gradients summed here
+  // (not by the weight source the distributed step accumulated in).
+  std::int64_t counted = 0;
+  for (const TrainingSequence& sequence : sequences) counted += counted_targets(sequence);
+  std::vector<float> ref_grads(model_.size()), one(model_.size());
+  double loss_sum = 0;
+  for (const TrainingSequence& sequence : sequences) {
+    loss_sum += step.run(params, one, {sequence.tokens, sequence.targets, counted}).loss_sum;
+    for (std::size_t i = 0; i < one.size(); ++i) ref_grads[i] += one[i];
+  }
+  const double ref_loss = counted > 0 ? loss_sum / static_cast<double>(counted) : 0.0;
   TrainingCheck check;
   check.loss = loss;
   check.reference_loss = ref_loss;
@@ -341,11 +375,13 @@ std::optional<TrainingReport> TrainingRun::run() {
                   comm_, ledger_, std::move(params), std::move(adam));
   const std::int64_t seq = plan_.job.seq;
   const auto& positions = step_.positions();
+  const int micro_batches = plan::accumulation_steps(plan_);
+  const int replica = RingSchedule::replica_of(plan_, comm_.rank());
   std::vector<StepRecord> records;
-  // --check: rank 0 keeps the first step's inputs, whole parameters and summed gradients, and
+  // --check: rank 0 keeps the first step's sequences, whole parameters and summed gradients, and
   // runs the single-rank step after the last collective, so no rank waits on it.
   struct FirstStep {
-    TrainingSequence sequence;
+    std::vector<TrainingSequence> sequences;
     std::vector<float> params, grads;
     double loss = 0;
   };
@@ -353,19 +389,30 @@ std::optional<TrainingReport> TrainingRun::run() {
   LastSave saved{options_.save};
   for (int i = 0; i < options_.steps; ++i) {
     const std::int64_t index = first_step_ + i;
-    const TrainingSequence sequence = training_sequence(corpus_, seq, index, plan_.job.mask);
-    std::vector<std::int32_t> tokens, targets;
-    for (const std::int64_t p : positions) {
-      tokens.push_back(sequence.tokens[static_cast<std::size_t>(p)]);
-      targets.push_back(sequence.targets[static_cast<std::size_t>(p)]);
-    }
-    const std::int64_t counted = counted_targets(sequence);
+    // Every rank reads the whole global batch: the loss is the mean over all of its targets.
+    std::vector<TrainingSequence> batch = step_sequences(index);
+    std::int64_t counted = 0;
+    for (const TrainingSequence& sequence : batch) counted += counted_targets(sequence);
     comm_.barrier();
     const auto start = std::chrono::steady_clock::now();
     ledger_.reset_peaks();
     StepRecord record;
     const DeviceTraffic traffic_before = device_traffic();
-    record.outcome = step_.run(model, {tokens, targets, counted});
+    // This replica's share of the batch, micro-batch after micro-batch (each its m sequences
+    // side by side), the gradients adding up.
+    const auto per_micro_batch = static_cast<std::size_t>(step_.sequences());
+    for (int j = 0; j < micro_batches; ++j) {
+      std::vector<std::int32_t> tokens, targets;
+      for (std::size_t e = 0; e < per_micro_batch; ++e) {
+        const std::size_t b = static_cast<std::size_t>(replica * micro_batches + j) * per_micro_batch + e;
+        for (const std::int64_t p : positions) {
+          tokens.push_back(batch[b].tokens[static_cast<std::size_t>(p)]);
+          targets.push_back(batch[b].targets[static_cast<std::size_t>(p)]);
+        }
+      }
+      model.start_micro_batch(j == 0);
+      record.outcome += step_.run(model, {tokens, targets, counted});
+    }
     model.reduce_gradients();
     std::vector<double> loss_sum{record.outcome.loss_sum};
     comm_.allreduce(std::span<double>(loss_sum), ReduceOp::Sum);
@@ -373,7 +420,8 @@ std::optional<TrainingReport> TrainingRun::run() {
     const double before_copy = seconds_since(start);
     if (options_.check && i == 0) {
       auto [whole_params, whole_grads] = model.whole_on_root();
-      if (comm_.rank() == 0) first = FirstStep{sequence, std::move(whole_params), std::move(whole_grads), record.loss};
+      if (comm_.rank() == 0)
+        first = FirstStep{std::move(batch), std::move(whole_params), std::move(whole_grads), record.loss};
     }
     require_finite(index + 1, record.loss, std::nullopt, saved);
     const auto optimizer_start = std::chrono::steady_clock::now();
@@ -395,7 +443,8 @@ std::optional<TrainingReport> TrainingRun::run() {
     }
     if (comm_.rank() == 0 && options_.progress) {
       options_.progress({index + 1, first_step_ + options_.steps, record.loss, record.step_s,
-                         static_cast<double>(seq) / record.step_s, record.grad_norm, record.memory[0].peak});
+                         static_cast<double>(seq * plan_.job.batch) / record.step_s, record.grad_norm,
+                         record.memory[0].peak});
     }
     records.push_back(record);
     const int done = i + 1;
@@ -407,7 +456,7 @@ std::optional<TrainingReport> TrainingRun::run() {
   if (!options_.save.empty()) save(model, first_step_ + options_.steps);
   comm_.barrier();  // the state is on disk before any rank moves on (a resume may follow)
   std::optional<TrainingReport> out = report(records, model);
-  if (first) out->check = check_against_single_rank(first->sequence, first->params, first->grads, first->loss);
+  if (first) out->check = check_against_single_rank(first->sequences, first->params, first->grads, first->loss);
   return out;
 }
 
@@ -497,7 +546,8 @@ std::optional<TrainingReport> TrainingRun::report(const std::vector<StepRecord>&
   const auto n = static_cast<double>(records.size());
   for (const StepRecord& r : records) {
     collective_s += r.collective_s / n;
-    report.steps.push_back({r.loss, r.step_s, static_cast<double>(plan_.job.seq) / r.step_s, r.grad_norm, r.lr});
+    report.steps.push_back(
+        {r.loss, r.step_s, static_cast<double>(plan_.job.seq * plan_.job.batch) / r.step_s, r.grad_norm, r.lr});
     step_times.push_back(r.step_s);
     mean.forward_s += r.outcome.forward_s / n;
     mean.backward_s += r.outcome.backward_s / n;
@@ -517,7 +567,11 @@ std::optional<TrainingReport> TrainingRun::report(const std::vector<StepRecord>&
                  std::string(to_string(plan_.job.mask)),
                  std::string(to_string(s.checkpoint.policy)),
                  s.checkpoint.policy == CheckpointPolicy::SeqStash ? s.checkpoint.kept_fraction : 0.0,
-                 s.lm_head_chunks};
+                 s.lm_head_chunks,
+                 s.dp,
+                 plan_.job.batch,
+                 s.micro_batch,
+                 plan::accumulation_steps(plan_)};
   TrainingReport::Run& run = report.run;
   run.model = model_.spec();
   run.parameters = model_.size();

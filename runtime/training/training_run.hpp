@@ -4,13 +4,19 @@
 // prediction.
 //
 // Context parallel: every rank holds a replica of the model and its part of the sequence (the
-// layout's tokens, with their true positions for RoPE and the mask). What a rank keeps of the
+// layout's tokens, with their true positions for RoPE and the mask). Data parallel: the plan's
+// dp replicas (the d-th world / dp ranks are replica d, each with rings of its own) train
+// different sequences of the step's global batch (plan:/job/batch): replica d takes the d-th
+// batch / dp of them, as A micro-batches of m sequences side by side (m = plan:/strategy/micro_batch,
+// A = plan::accumulation_steps), its gradients accumulating over the micro-batches before ZeRO
+// reduces them over every rank (zero_model.hpp). What a rank keeps of the
 // parameters, gradients and AdamW moments, and the collectives around the step, follow the plan's
 // ZeRO stage (zero_model.hpp): stage 0 all-reduces the gradients and every rank takes the same
 // AdamW step; stages 1-3 shard the optimizer, then the gradients, then the parameters over all
-// ranks. Every stage computes the same update, so the replicas never drift. Sequence i of the run is
-// training_sequence(corpus, seq, i): the same seed, plan and data give the same losses run after run, and a run resumed
-// from a saved state at step k continues the loss curve of the run that saved it.
+// ranks. Every stage computes the same update, so the replicas never drift. Step i trains sequences
+// i B .. i B + B - 1 of training_sequence(corpus, seq, .) (B the batch): the same seed, plan and data give the same
+// losses run after run, and a run resumed from a saved state at step k continues the loss curve of the run that saved
+// it.
 //
 // --check: rank 0 keeps the first step's weights, sequence and summed gradients (gathered from
 // the shards under ZeRO 2-3) and, once
@@ -108,8 +114,12 @@ class TrainingRun {
 
  private:
   struct StepRecord;
-  [[nodiscard]] TrainingCheck check_against_single_rank(const TrainingSequence& sequence, std::span<const float> params,
-                                                        std::span<const float> grads, double loss) const;
+  [[nodiscard]] TrainingCheck check_against_single_rank(const std::vector<TrainingSequence>& sequences,
+                                                        std::span<const float> params, std::span<const float> grads,
+                                                        double loss) const;
+  // The global batch of optimizer step `index` (0-based over the whole training): sequences
+  // index * batch .. index * batch + batch - 1 of the data (training_sequence).
+  [[nodiscard]] std::vector<TrainingSequence> step_sequences(std::int64_t index) const;
   struct MemorySummary {
     std::uint64_t peak = 0;  // the largest rank's peak
     std::vector<std::uint64_t> by_rank;

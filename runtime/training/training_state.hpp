@@ -34,6 +34,7 @@ inline constexpr const char* kTrainingStateMagic = "burst.training_state/2";
 // saved whole; ZeRO shards are smaller.
 inline constexpr FileCap kTrainingStateFileCap{"a training state", std::uint64_t{1} << 40};
 
+// NOLINTNEXTLINE(bugprone-exception-escape): its implicit moves are noexcept (nlohmann::json's move only asserts)
 struct TrainingState {
   Json meta;                                  // checked by the caller on resume
   std::int64_t step = 0;                      // steps completed

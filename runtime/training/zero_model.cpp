@@ -147,11 +147,17 @@ void ZeroModel::release(std::size_t unit) {
   gathered_[unit].clear();
 }
 
+void ZeroModel::start_micro_batch(bool first) {
+  finish_reduce_scatter();
+  accumulating_ = !first;
+}
+
 StepTensor ZeroModel::gradients(std::size_t unit) {
   const Slice& u = shards_.unit(unit);
   StepTensor out;
   if (stage_ < 2) {
     out = grads_.tensor.part(u.offset, u.count);
+    if (accumulating_) return out;  // the backward adds this micro-batch's to the step's so far
   } else {
     StepBuffer& all = unit_grads_[unit];
     all = StepBuffer(scratch_, ledger_, MemoryUse::Gradients, shards_.padded_size(unit), Stored::Fp32);
@@ -164,14 +170,27 @@ StepTensor ZeroModel::gradients(std::size_t unit) {
 void ZeroModel::gradients_done(std::size_t unit) {
   if (stage_ < 2) return;
   finish_reduce_scatter();
-  reducing_ = Reducing{unit, comm_.ireduce_scatter(buffer_of(unit_grads_[unit].tensor()),
-                                                   buffer_of(piece(grads_.tensor, unit)), ReduceOp::Sum)};
+  // After the first micro-batch of a step the shard holds the step's sum so far: this one's
+  // arrives beside it and is added once it is complete.
+  StepBuffer arriving;
+  if (accumulating_) {
+    arriving = StepBuffer(scratch_, ledger_, MemoryUse::Gradients, shards_.piece_size(unit), Stored::Fp32);
+  }
+  const StepTensor into = accumulating_ ? arriving.tensor() : piece(grads_.tensor, unit);
+  reducing_ = Reducing{unit, std::move(arriving),
+                       comm_.ireduce_scatter(buffer_of(unit_grads_[unit].tensor()), buffer_of(into), ReduceOp::Sum)};
   if (!overlap_) finish_reduce_scatter();
 }
 
 void ZeroModel::finish_reduce_scatter() {
   if (!reducing_) return;
   timed([&] { comm_.wait(reducing_->request); }, collective_s_);
+  if (const StepTensor arrived = reducing_->arriving.tensor(); arrived.count > 0) {
+    const StepTensor sum = piece(grads_.tensor, reducing_->unit);
+    state_.memory().accumulate(
+        reinterpret_cast<float*>(sum.data),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 gradients
+        arrived.data, DType::F32, arrived.count);
+  }
   unit_grads_[reducing_->unit].clear();
   reducing_.reset();
 }

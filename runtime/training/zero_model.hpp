@@ -84,8 +84,13 @@ class ZeroModel final : public WeightSource {
   void gradients_done(std::size_t unit) override;
   void prefetch(std::size_t unit) override;
 
-  // Collective, after the backward: stages 0-1 all-reduce the whole gradient (2-3 have
-  // reduce-scattered theirs unit by unit; the last of those is waited for here).
+  // Before each micro-batch's step: the first of an optimizer step starts the gradients from
+  // zero, every later one adds to them (gradient accumulation). Stages 0-1 keep adding into the
+  // whole gradient; stages 2-3 reduce-scatter each micro-batch's unit gradients as before, into
+  // a piece beside the shard that is then added to it.
+  void start_micro_batch(bool first);
+  // Collective, after the last micro-batch's backward: stages 0-1 all-reduce the whole gradient
+  // (2-3 have reduce-scattered theirs unit by unit; the last of those is waited for here).
   void reduce_gradients();
   // Collective: clips to the global norm and steps AdamW on what this rank owns (all of it at
   // stage 0); stages 1-2 then all-gather the updated parameters. The norm before clipping; a
@@ -164,9 +169,11 @@ class ZeroModel final : public WeightSource {
   std::vector<Request> gathering_;                 // per unit: a prefetched gather in flight
   struct Reducing {
     std::size_t unit = 0;
-    Request request;
+    StepBuffer arriving;  // accumulating: the micro-batch's reduced piece, added to the shard when it arrives
+    Request request;      // last: withdrawn before its buffers go, on an exception's way out
   };
   std::optional<Reducing> reducing_;  // the reduce-scatter in flight
+  bool accumulating_ = false;         // a later micro-batch of the step: gradients add up
   struct Updating {                   // a gather of a unit's updated parameters in flight
     StepBuffer mine, padded;          // this rank's piece; the padded whole where the unit does not divide
     Request request;                  // last: withdrawn before its buffers go, on an exception's way out

@@ -316,7 +316,7 @@ TEST_CASE("a tensor-parallel plan: its world, its rings, its exports, and burst 
   std::filesystem::remove(plan);
 }
 
-TEST_CASE("a data-parallel plan: replicas, micro-batches, its exports, and burst run's refusal") {
+TEST_CASE("a data-parallel plan: replicas, micro-batches, its exports, and burst run's dry run of it") {
   const std::string plan = temp_file("dp.json", "");
   // 16 sequences of 32K on 4 nodes: short enough that replicas beat one long ring.
   const auto planned = run_cli(
@@ -375,10 +375,12 @@ TEST_CASE("a data-parallel plan: replicas, micro-batches, its exports, and burst
   CHECK_THAT(uneven.err, Catch::Contains("--global-batch-tokens: 100K tokens are not a whole number of 32768-token "
                                          "sequences (valid: a multiple of --seq, e.g. 96K (3 sequences) or 128K (4))"));
 
+  // The runtime runs the replicas: a dry run of the plan's schedule with tiny tensors, every
+  // replica's result checked against the single-rank reference.
   const auto run = run_cli("run " + plan + " --dry-run --loopback");
-  CHECK(run.exit_code != 0);
-  CHECK_THAT(run.err, Catch::Contains("plan:/strategy/dp: " + std::to_string(dp) +
-                                      " data-parallel replicas: this runtime runs plans of dp 1"));
+  INFO(run.err);
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.out, Catch::Contains("ring bytes measured / simulated") && Catch::Contains("passed"));
   std::filesystem::remove(plan);
 }
 

@@ -198,6 +198,35 @@ TEST_CASE("one rank's list is that rank's entry of every rank's lists; a rank ou
   CHECK_THROWS_WITH(lists.of(8, NcclPhase::Forward), Catch::Contains("world rank 8 is not a rank of the plan"));
 }
 
+TEST_CASE("data-parallel replicas: each replica's lists, merged over the world, are sound and stay inside it",
+          "[nccl]") {
+  // 4 replicas of Ulysses pairs around a double ring of 2 x 2: 32 ranks.
+  const plan::Plan one = usp_plan(8, 2, 2, Layout::Zigzag, BackwardMode::QRing, "causal", 4, 2, 8, 64);
+  const plan::Plan p = test::data_parallel(one, 4, 4, 1);
+  for (const NcclPhase phase : {NcclPhase::WarmUp, NcclPhase::Forward, NcclPhase::Backward}) {
+    INFO(to_string(phase));
+    std::vector<NcclOpList> world(32);
+    for (int d = 0; d < 4; ++d) {
+      const std::vector<NcclOpList> lists = NcclOpLists(p, 64, d).all(phase);
+      REQUIRE(lists.size() == 32);
+      for (int w = 0; w < 32; ++w) {
+        const bool mine = w / 8 == d;
+        CHECK(lists[static_cast<std::size_t>(w)].empty() == !mine);
+        if (!mine) continue;
+        for (const NcclGroup& g : lists[static_cast<std::size_t>(w)]) {
+          for (const NcclOp& op : g.ops) CHECK(op.peer / 8 == d);  // nothing crosses replicas
+        }
+        CHECK(nccl_op_list(p, w, 64, phase) == lists[static_cast<std::size_t>(w)]);
+        world[static_cast<std::size_t>(w)] = lists[static_cast<std::size_t>(w)];
+      }
+    }
+    CHECK(check_nccl_op_lists(world) == std::vector<std::string>{});
+    CHECK(split_steps(world) == std::vector<std::string>{});
+  }
+  CHECK_THROWS_WITH(NcclOpLists(p, 64, 1).of(3, NcclPhase::Forward),
+                    Catch::Contains("world rank 3 is in another replica than 1"));
+}
+
 TEST_CASE("every preset x family x 8, 64, 1024 ranks: sound NCCL op lists in both backward modes", "[nccl]") {
   sim::TrainingJob job;
   job.model = sim::model_preset("burst-7b");  // MHA, 32 heads: Ulysses up to 8, burst picks the Q-ring backward

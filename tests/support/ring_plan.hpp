@@ -87,4 +87,28 @@ inline plan::Plan training_plan(int world, int inner, Layout layout, BackwardMod
   return p;
 }
 
+// The same plan as `dp` data-parallel replicas training a global batch of `batch` sequences in
+// micro-batches of `micro_batch`: replica d is world ranks d R .. d R + R - 1 (R the plan's
+// ranks), each on its own copy of the plan's rings, as the planner lays them out.
+inline plan::Plan data_parallel(plan::Plan p, int dp, int batch, int micro_batch) {
+  const auto replica = static_cast<int>(p.ranks.size());
+  const std::vector<plan::RankPlacement> ranks = p.ranks;
+  const std::vector<plan::Ring> rings = p.rings;
+  const int nodes = ranks.back().node + 1;
+  p.ranks.clear();
+  p.rings.clear();
+  for (int d = 0; d < dp; ++d) {
+    for (const plan::RankPlacement& r : ranks) p.ranks.push_back({d * replica + r.rank, d * nodes + r.node, r.local});
+    for (plan::Ring ring : rings) {
+      for (int& w : ring.order) w += d * replica;
+      ring.dp = d;
+      p.rings.push_back(ring);
+    }
+  }
+  p.strategy.dp = dp;
+  p.strategy.micro_batch = micro_batch;
+  p.job.batch = batch;
+  return p;
+}
+
 }  // namespace burst::test

@@ -186,6 +186,11 @@ void print_training_report(const rt::TrainingReport& r) {
              p.lm_head_chunks);
   fmt::print("  model     {} ({} parameters), {}-token sequences of {} ({} documents)\n", shown(run.model.name),
              run.parameters, units::format_tokens(run.seq), shown(run.data.source), run.data.documents);
+  if (p.batch > 1) {
+    fmt::print(
+        "  batch     {} sequences a step: {} data-parallel replica(s), each {} micro-batch(es) of {} sequence(s)\n",
+        p.batch, p.dp, p.micro_batches, p.micro_batch);
+  }
   fmt::print("{}", precision_line(run.precision, run.overlap));
   fmt::print("  loss      {:.4f} -> {:.4f} over {} steps (from step {})\n", r.steps.front().loss, r.steps.back().loss,
              r.steps.size(), run.first_step);
