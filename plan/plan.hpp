@@ -112,6 +112,10 @@ struct Plan {
   std::vector<Ring> rings;
   Prediction predicted;
   std::vector<Alternative> alternatives;  // best candidate of every other family
+  // The best candidate (of the families the search allowed) at every parallel layout it scored:
+  // each tensor-parallel degree, data-parallel degree and micro-batch, best first. Empty in
+  // plans written before this list existed.
+  std::vector<Alternative> layouts;
   int candidates_evaluated = 0;
   friend bool operator==(const Plan&, const Plan&) = default;
 };

@@ -13,7 +13,7 @@ namespace burst::plan {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"schema", "meta",      "job",          "strategy", "world",
-                                           "rings",  "predicted", "alternatives", "cluster"};
+                                           "rings",  "predicted", "alternatives", "layouts",  "cluster"};
 const std::vector<std::string> kStrategyKeys = {"name",     "tp",      "cp",         "dp",       "micro_batch",
                                                 "ulysses",  "ring",    "layout",     "backward", "dkv_bytes",
                                                 "dq_bytes", "overlap", "checkpoint", "lm_head",  "zero"};
@@ -49,12 +49,14 @@ void check_batch_split(JsonReader& r, const Job& job, const Strategy& s, const s
             "dp x micro_batch dividing /job/batch", "each replica accumulates the same number of micro-batches");
 }
 
-void read_alternatives(detail::PlanReader& reader, const Json& list, const Job& job, int version,
-                       std::vector<Alternative>& out) {
+// A list of candidates shaped as the chosen strategy and its prediction: /alternatives (one a
+// family) or /layouts (one a parallel layout).
+void read_alternatives(detail::PlanReader& reader, const Json& list, const std::string& pointer, const Job& job,
+                       int version, std::vector<Alternative>& out) {
   JsonReader& r = reader.json();
   for (std::size_t i = 0; i < list.size(); ++i) {
     const Json& e = list[i];
-    const std::string at = JsonReader::child("/alternatives", i);
+    const std::string at = JsonReader::child(pointer, i);
     if (!e.is_object()) {
       r.problem(at, fmt::format("expected an object, found {}", e.type_name()));
       continue;
@@ -122,7 +124,9 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
     reader.prediction(*predicted, "/predicted", plan.predicted);
   }
   if (const Json* alternatives = r.array(doc, "", "alternatives"))
-    read_alternatives(reader, *alternatives, plan.job, *version, plan.alternatives);
+    read_alternatives(reader, *alternatives, "/alternatives", plan.job, *version, plan.alternatives);
+  if (const Json* layouts = r.array(doc, "", "layouts", false))  // plans before the list have none
+    read_alternatives(reader, *layouts, "/layouts", plan.job, *version, plan.layouts);
 
   if (const auto it = doc.find("cluster"); it == doc.end()) {
     r.problem("/cluster", "missing required field 'cluster'", "the burst.topology/1 document, or null");

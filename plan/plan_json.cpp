@@ -119,6 +119,7 @@ Json to_json(const Plan& plan) {
   j["rings"] = rings_json(plan.rings);
   j["predicted"] = prediction_json(plan.predicted);
   j["alternatives"] = alternatives_json(plan.alternatives);
+  j["layouts"] = alternatives_json(plan.layouts);
   j["cluster"] = plan.cluster;
   return j;
 }

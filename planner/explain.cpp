@@ -130,6 +130,41 @@ std::string runner_up_needs(const plan::Plan& plan) {
   return out;
 }
 
+// "TP 8 x DP 16, micro-batches of 1": a layout's degrees.
+std::string degrees(const plan::Strategy& s) {
+  std::string out = fmt::format("TP {} x DP {}", s.tp, s.dp);
+  if (s.dp > 1 || s.micro_batch > 1) out += fmt::format(", micro-batches of {}", s.micro_batch);
+  return out;
+}
+
+// The layouts the search scored, best first: why these degrees, and what the next ones cost.
+// A plan written before the list existed has none, and says so.
+constexpr std::size_t kLayoutsShown = 6;
+std::string why_these_degrees(const plan::Plan& plan) {
+  std::string out = "Why these degrees (the best candidate at each tensor- and data-parallel layout)\n";
+  if (plan.layouts.empty()) return out + "  not recorded: this plan predates the list; plan it again to see it\n";
+  const double ours = plan.predicted.step_time_s;
+  for (std::size_t i = 0; i < std::min(plan.layouts.size(), kLayoutsShown); ++i) {
+    const plan::Alternative& a = plan.layouts[i];
+    const plan::Prediction& p = a.predicted;
+    std::string verdict;
+    if (!a.feasible) {
+      verdict = fmt::format("does not fit: {}", shown(a.reason));
+    } else if (a.strategy == plan.strategy) {
+      verdict = "chosen";
+    } else {
+      verdict = fmt::format("{:+.1f}% step", ours > 0 ? 100 * (p.step_time_s / ours - 1) : 0.0);
+    }
+    out += fmt::format("  {:<36} {:<22} step {:>10}, MFU {:>5.1f}%, {:>10} per GPU  {}\n", degrees(a.strategy),
+                       shown(a.strategy.name), units::human_duration(p.step_time_s), 100 * p.mfu,
+                       units::human_bytes(p.memory_total_bytes), verdict);
+  }
+  if (plan.layouts.size() > kLayoutsShown) {
+    out += fmt::format("  ... and {} more layouts (plan.json: /layouts)\n", plan.layouts.size() - kLayoutsShown);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string explain_plan(const plan::Plan& plan) {
@@ -141,7 +176,8 @@ std::string explain_plan(const plan::Plan& plan) {
   out +=
       fmt::format("  predicted: {:.0f} tokens/s per GPU, MFU {:.1f}%, step {}, {} per GPU\n\n", p.tokens_per_s_per_gpu,
                   100 * p.mfu, units::human_duration(p.step_time_s), units::human_bytes(p.memory_total_bytes));
-  out += why_it_won(plan) + "\n" + binding_constraint(plan) + "\n" + runner_up_needs(plan);
+  out += why_it_won(plan) + "\n" + why_these_degrees(plan) + "\n" + binding_constraint(plan) + "\n" +
+         runner_up_needs(plan);
   return out;
 }
 

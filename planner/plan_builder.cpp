@@ -123,6 +123,9 @@ plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, 
     if (e.sim.not_applicable.empty()) alt.predicted = plan_prediction(e.sim);
     p.alternatives.push_back(std::move(alt));
   }
+  for (const Evaluated& e : result.best_per_layout) {
+    p.layouts.push_back({plan_strategy(e.sim.strategy, topology), e.feasible, e.reason, plan_prediction(e.sim)});
+  }
   p.candidates_evaluated = result.candidates_evaluated;
   return p;
 }

@@ -171,22 +171,34 @@ SearchResult search(const SearchRequest& request, const topo::Topology& topology
   }
   Progress progress("planning", candidate_work(families, topology), request.progress);
   int scored = 0;
+  std::map<std::tuple<int, int, int>, Evaluated> by_layout;
+  // The family's best, and the allowed families' best at the candidate's layout.
+  const auto keep = [&](std::optional<Evaluated>& best, Evaluated&& e) {
+    if (e.sim.not_applicable.empty() && (request.only_family.empty() || e.family == request.only_family)) {
+      const sim::TrainingStrategy& s = e.sim.strategy;
+      const auto [it, first] = by_layout.try_emplace({s.tp, s.dp, s.micro_batch}, e);
+      if (!first && better(e, it->second)) it->second = e;
+    }
+    keep_better(best, std::move(e));
+  };
   for (std::size_t f = 0; f < families.size(); ++f) {
     const std::string& family = names[f];
     std::optional<Evaluated> best;
-    for (Evaluated& e : probed[f]) keep_better(best, std::move(e));
+    for (Evaluated& e : probed[f]) keep(best, std::move(e));
     for (const sim::TrainingStrategy& candidate : families[f]) {
       if (result.candidates_evaluated >= request.max_candidates && best) {
         result.stopped_at_budget = true;
         break;
       }
-      keep_better(best, searcher.evaluate(family, candidate));
+      keep(best, searcher.evaluate(family, candidate));
       ++result.candidates_evaluated;
       progress.update(++scored);
     }
     result.best_per_family.push_back(std::move(best).value_or(Evaluated{}));
   }
   progress.finish();
+  for (auto& [layout, e] : by_layout) result.best_per_layout.push_back(std::move(e));
+  std::stable_sort(result.best_per_layout.begin(), result.best_per_layout.end(), better);
   for (std::size_t i = 0; i < result.best_per_family.size(); ++i) {
     const Evaluated& e = result.best_per_family[i];
     if (!request.only_family.empty() && e.family != request.only_family) continue;

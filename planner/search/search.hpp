@@ -47,7 +47,11 @@ struct Evaluated {
 
 struct SearchResult {
   std::vector<Evaluated> best_per_family;  // in sim::family_names() order
-  int chosen = -1;                         // index into best_per_family, -1: nothing fits
+  // The best candidate at each parallel layout (tp, dp, micro-batch) scored, of the families
+  // allowed (only_family), best first: the layouts searched knob by knob, and the others by
+  // their probes.
+  std::vector<Evaluated> best_per_layout;
+  int chosen = -1;  // index into best_per_family, -1: nothing fits
   int candidates_evaluated = 0;
   bool stopped_at_budget = false;
   double memory_budget_bytes = 0;  // the budget applied

@@ -48,7 +48,7 @@ TEST_CASE("the same plan is the same bytes") {
   const Json parsed = Json::parse(first);
   for (const auto& [key, value] : parsed.items()) keys.push_back(key);
   CHECK(keys == std::vector<std::string>{"schema", "meta", "job", "strategy", "world", "rings", "predicted",
-                                         "alternatives", "cluster"});
+                                         "alternatives", "layouts", "cluster"});
 }
 
 TEST_CASE("a default plan (no cluster, no alternatives) round-trips too") {
@@ -148,7 +148,7 @@ TEST_CASE("golden errors: one broken field each") {
           d.erase("strategy");
         }) ==
         "plan.json:/strategey: unknown field 'strategey' (valid: schema, meta, job, strategy, world, rings, "
-        "predicted, alternatives, cluster; hint: did you mean 'strategy'?)\n"
+        "predicted, alternatives, layouts, cluster; hint: did you mean 'strategy'?)\n"
         "plan.json:/strategy: missing required field 'strategy' (valid: an object)");
   CHECK(error_after([](Json& d) { d["strategy"]["ring"]["inner"] = 4; }) ==
         "plan.json:/strategy/ring: double ring of inner x outer = 4 x 2 = 8 ranks, but cp is 16 (valid: inner x outer "

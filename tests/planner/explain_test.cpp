@@ -1,6 +1,8 @@
 // `burst explain` from a plan alone: why it won, the binding constraint, the runner-up.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include "planner/explain.hpp"
 #include "planner/plan_builder.hpp"
 #include "tests/planner/planner_fixture.hpp"
@@ -28,6 +30,41 @@ TEST_CASE("explain names the plan, every other family, the constraint and the ru
   for (const auto& a : p.alternatives) {
     if (a.strategy.name != p.strategy.name) CHECK_THAT(text, Catch::Contains(a.strategy.name));
   }
+}
+
+TEST_CASE("explain lists the best candidate at each parallel layout, the chosen one first, and the rest's cost",
+          "[explain]") {
+  // 8 sequences on 2 nodes of 8: tensor-parallel degrees 1-8 x data-parallel 1-8 x micro-batches.
+  const auto topology = test::preset("a800-4hca", 2);
+  auto r = test::request("burst-7b", "64K");
+  r.job.batch = 8;
+  const plan::Plan p = planner::build_plan(planner::search(r, topology), r, topology);
+  REQUIRE(p.layouts.size() > 4);
+  // One entry a layout, best first, the first the plan itself.
+  CHECK(p.layouts.front().strategy == p.strategy);
+  for (std::size_t i = 0; i < p.layouts.size(); ++i) {
+    const plan::Strategy& s = p.layouts[i].strategy;
+    for (std::size_t j = 0; j < i; ++j) {
+      const plan::Strategy& t = p.layouts[j].strategy;
+      CHECK_FALSE((s.tp == t.tp && s.dp == t.dp && s.micro_batch == t.micro_batch));
+      if (p.layouts[i].feasible && p.layouts[j].feasible) {
+        CHECK(p.layouts[j].predicted.tokens_per_s_per_gpu >= p.layouts[i].predicted.tokens_per_s_per_gpu * (1 - 1e-4));
+      }
+    }
+  }
+  const std::string text = planner::explain_plan(p);
+  CHECK_THAT(text, Catch::Contains("Why these degrees"));
+  const plan::Strategy& second = p.layouts[1].strategy;
+  CHECK_THAT(text, Catch::Contains(fmt::format("TP {} x DP {}", p.strategy.tp, p.strategy.dp)));
+  CHECK_THAT(text, Catch::Contains(fmt::format("TP {} x DP {}", second.tp, second.dp)));
+  CHECK_THAT(text, Catch::Contains("chosen") && Catch::Contains("% step"));
+  // The list survives the plan file; a plan from before it says it has none.
+  CHECK(plan::plan_from_json(plan::to_json(p), "p.json").layouts == p.layouts);
+  Json old = plan::to_json(p);
+  old.erase("layouts");
+  const plan::Plan before = plan::plan_from_json(old, "old.json");
+  CHECK(before.layouts.empty());
+  CHECK_THAT(planner::explain_plan(before), Catch::Contains("not recorded: this plan predates the list"));
 }
 
 TEST_CASE("under a tight budget explain says memory binds", "[explain]") {
