@@ -14,6 +14,7 @@ endforeach()
 option(BURST_BUILD_TESTS "Build the Catch2 test suite" ON)
 option(BURST_BUILD_FUZZERS "Build libFuzzer targets (needs clang)" OFF)
 option(BURST_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+option(BURST_SANITIZE_THREADS "Build with ThreadSanitizer (the loopback's rank threads, overlapped collectives)" OFF)
 option(BURST_WERROR "Treat warnings as errors" OFF)
 
 # Warnings for our own targets only (third-party headers are system includes).
@@ -38,6 +39,16 @@ endif()
 if(BURST_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
+endif()
+# ThreadSanitizer cannot share a tree with AddressSanitizer. Its tree (the tsan preset) runs the
+# tests whose ranks are threads of one process (label `threads`): the loopback jobs, ZeRO's
+# collectives overlapped with the step, the kernels' thread pool.
+if(BURST_SANITIZE_THREADS)
+  if(BURST_SANITIZE)
+    message(FATAL_ERROR "BURST_SANITIZE_THREADS and BURST_SANITIZE cannot be on in one tree: use the tsan preset")
+  endif()
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
 endif()
 # The libFuzzer targets (tests/fuzz) link the tree's own libraries, so every library of a tree
 # that builds them carries libFuzzer's edge coverage too (inline counters: an increment per
@@ -95,5 +106,5 @@ function(burst_print_configuration)
   message(STATUS "  Python module  ${BURST_WITH_PYTHON_ENABLED} (${BURST_WITH_PYTHON})")
   message(STATUS "  tests          ${BURST_BUILD_TESTS}")
   message(STATUS "  fuzzers        ${BURST_BUILD_FUZZERS}")
-  message(STATUS "  sanitizers     ${BURST_SANITIZE}")
+  message(STATUS "  sanitizers     ${BURST_SANITIZE} (threads: ${BURST_SANITIZE_THREADS})")
 endfunction()

@@ -11,14 +11,17 @@
 #   3. build the sanitizer tree with clang (build-asan/: every library with AddressSanitizer,
 #      UndefinedBehaviorSanitizer and libFuzzer's edge coverage) and run the same tests in it,
 #      each MPI test program at its smallest rank count (label `scale` left out);
-#   4. run each libFuzzer target of that tree briefly (BURST_FUZZ_SECONDS, 20), with the options
-#      of tools/fuzz-options.sh (hour-long runs: tools/fuzz-long.sh).
+#   4. build the ThreadSanitizer tree (build-tsan/, clang) with only the programs of the tests
+#      labelled `threads` (the loopback's rank threads, overlapped collectives, the kernels'
+#      thread pool) and run them: a data race fails the test;
+#   5. run each libFuzzer target of the sanitizer tree briefly (BURST_FUZZ_SECONDS, 10), with
+#      the options of tools/fuzz-options.sh (hour-long runs: tools/fuzz-long.sh).
 # Every stage prints when it starts. Ends with one line "N passed, N failed" over all stages;
 # exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-fuzz_seconds=${BURST_FUZZ_SECONDS:-20}
+fuzz_seconds=${BURST_FUZZ_SECONDS:-10}
 jobs=$(nproc)  # tests and fuzzers run this many at a time
 passed=0
 failed=0
@@ -58,11 +61,13 @@ run_ctest() {  # run_ctest <tree> <stage> [ctest options...]
   fi
 }
 
-build() {  # build <preset> <tree>
+build() {  # build <preset> <tree> [target...]: every target, or those named
   if [ ! -f "$2/CMakeCache.txt" ] && command -v ninja >/dev/null; then
     export CMAKE_GENERATOR=Ninja  # a tree configured before keeps its generator
   fi
-  cmake --preset "$1" >/dev/null && cmake --build --preset "$1"
+  local preset=$1
+  shift 2
+  cmake --preset "$preset" >/dev/null && cmake --build --preset "$preset" ${1:+--target "$@"}
 }
 
 stage "dependencies"
@@ -89,6 +94,18 @@ if build asan build-asan; then
   run_ctest build-asan asan -LE scale
 else
   echo "run-tests: sanitizer build failed" >&2
+  failed=$((failed + 1))
+fi
+
+stage "ThreadSanitizer build (clang) and the tests whose ranks are threads"
+# The loopback's ranks are threads of one process, ZeRO overlaps its collectives with the step
+# and the kernels run a thread pool: the tests labelled `threads` run them under TSan, which
+# fails a test (exit 66) on any data race it sees. Only their programs and libraries are built.
+export TSAN_OPTIONS=second_deadlock_stack=1
+if build tsan build-tsan burst_train_tests burst_runtime_tests; then
+  run_ctest build-tsan tsan -L threads
+else
+  echo "run-tests: ThreadSanitizer build failed" >&2
   failed=$((failed + 1))
 fi
 

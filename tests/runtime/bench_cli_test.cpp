@@ -5,7 +5,7 @@
 #include "common/json_reader.hpp"
 #include "tests/cli/run_cli.hpp"
 
-TEST_CASE("bench attention --json prints the kernel and sgemm figures") {
+TEST_CASE("bench attention --json prints the kernel and sgemm figures", "[cli]") {
   const auto run = burst::test::run_cli("bench attention --json --tokens 256 --repeat 1");
   REQUIRE(run.exit_code == 0);
   const burst::Json j = burst::Json::parse(run.out);
@@ -22,7 +22,7 @@ TEST_CASE("bench attention --json prints the kernel and sgemm figures") {
   }
 }
 
-TEST_CASE("bench attention refuses kv heads that do not divide the heads") {
+TEST_CASE("bench attention refuses kv heads that do not divide the heads", "[cli]") {
   const auto run = burst::test::run_cli("bench attention --tokens 256 --heads 8 --kv-heads 3");
   CHECK(run.exit_code == 2);
   CHECK(run.err.find("error: --kv-heads: 3 kv heads do not divide the 8 query heads") != std::string::npos);

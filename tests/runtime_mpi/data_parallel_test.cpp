@@ -97,8 +97,8 @@ TEST_CASE("micro-batches side by side and accumulated over, at every ZeRO stage,
 TEST_CASE("a data-parallel plan the job cannot run is refused by pointer", "[training][mpi][data_parallel]") {
   auto comm = rt::make_mpi_communicator({});
   const int world = comm->size();
-  const plan::Plan base = test::training_plan(world / 2, world / 2, Layout::Zigzag, BackwardMode::QRing,
-                                              CheckpointPolicy::None, 0, 1);
+  const plan::Plan base =
+      test::training_plan(world / 2, world / 2, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::None, 0, 1);
   SECTION("a replica's rings reaching into another replica") {
     plan::Plan plan = test::data_parallel(base, 2, 2, 1);
     for (plan::Ring& ring : plan.rings) {

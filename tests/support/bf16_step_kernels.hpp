@@ -26,9 +26,9 @@
 #include <mutex>
 #include <new>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
-
-#include <catch2/catch.hpp>
 
 #include "common/bf16.hpp"
 #include "runtime/kernels/device_traffic.hpp"
@@ -140,7 +140,7 @@ class Bf16StepKernels final : public rt::StepKernels {
   // Device state is read and accumulated in place; host state is uploaded (bf16) and returned.
   [[nodiscard]] rt::BoundTensor bind_params(rt::StepTensor params) override {
     if (params.space == rt::MemorySpace::Device) {
-      REQUIRE(params.dtype == rt::DType::BF16);
+      expect(params.dtype == rt::DType::BF16, "bind_params: device parameters are bf16");
       return {params, {}};
     }
     rt::MemoryBlock block = memory_.allocate(params.count * sizeof(Bf16));
@@ -160,7 +160,7 @@ class Bf16StepKernels final : public rt::StepKernels {
   // The CPU's update of the fp32 master weights, then the working copy rounded from them.
   void adamw_update(const rt::AdamWTensors& range, std::span<const rt::ParamGroup> groups, double norm,
                     std::int64_t step, const rt::AdamWConfig& config) override {
-    REQUIRE(range.working.count == range.master.count);
+    expect(range.working.count == range.master.count, "adamw_update: working copy and master differ in size");
     rt::adamw_update({range.offset, fp32(range.master), fp32(range.grads), fp32(range.m), fp32(range.v)}, groups, norm,
                      step, config);
     write(fp32(range.master), range.working);
@@ -254,9 +254,15 @@ class Bf16StepKernels final : public rt::StepKernels {
   void write(std::span<const float> values, rt::StepTensor t) {
     memory_.kernel_access().store(values, t.dtype, t.data);
   }
+  // These kernels run on a loopback job's rank threads, where Catch's assertions must not be
+  // used (Catch is not thread-safe; ThreadSanitizer shows their races): a broken expectation
+  // throws, the job fails the rank, and the test's thread reports it.
+  static void expect(bool holds, const char* what) {
+    if (!holds) throw std::logic_error(std::string("Bf16StepKernels: ") + what);
+  }
   // An fp32 tensor's floats, written in place (statistics and parameter gradients).
   [[nodiscard]] static std::span<float> fp32(rt::StepTensor t) {
-    REQUIRE(t.dtype == rt::DType::F32);
+    expect(t.dtype == rt::DType::F32, "fp32: a tensor of another dtype");
     return {reinterpret_cast<float*>(t.data),
             t.count};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 storage
   }
