@@ -232,20 +232,6 @@ void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const
                  memory_available(comm.local_size()), device);
 }
 
-// What the runtime trains: tensor parallelism 1, the plan's world, and (on a GPU, where none of
-// it has run yet) one replica and one micro-batch a step.
-void require_trainable(const plan::Plan& plan, const Communicator& comm, const TrainingOptions& options) {
-  require_runnable_job(plan, comm.size());
-  const plan::Strategy& s = plan.strategy;
-  if (device_step(options.backend) != nullptr && (s.dp > 1 || plan::accumulation_steps(plan) > 1)) {
-    throw Error(Problem{"plan:/strategy/dp",
-                        fmt::format("{} replicas, {} micro-batches a step: data parallelism and gradient accumulation "
-                                    "run on --device cpu in this build (not yet on a GPU)",
-                                    s.dp, plan::accumulation_steps(plan)),
-                        "dp 1 and one micro-batch a step", "run it with --device cpu, or plan with --dp 1 --batch 1"});
-  }
-}
-
 // The options with the schedule's defaults resolved for the plan's model, and checked.
 TrainingOptions with_resolved_lr(TrainingOptions options, const plan::Plan& plan) {
   options.lr = resolved(options.lr, ModelLayout(plan.job.model).size());
@@ -255,7 +241,7 @@ TrainingOptions with_resolved_lr(TrainingOptions options, const plan::Plan& plan
 }  // namespace
 
 TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
-    : plan_((require_trainable(plan, comm, options), require_fits_memory(plan, comm, options), plan)),
+    : plan_((require_runnable_job(plan, comm.size()), require_fits_memory(plan, comm, options), plan)),
       comm_(comm),
       options_(with_resolved_lr(std::move(options), plan)),
       model_(plan.job.model),

@@ -147,6 +147,12 @@ void ZeroModel::release(std::size_t unit) {
   gathered_[unit].clear();
 }
 
+void ZeroModel::add_into(const StepTensor& sum, const StepTensor& arrived) {
+  state_.memory().accumulate(
+      reinterpret_cast<float*>(sum.data),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 gradients
+      arrived.data, DType::F32, arrived.count);
+}
+
 void ZeroModel::start_micro_batch(bool first) {
   finish_reduce_scatter();
   accumulating_ = !first;
@@ -155,9 +161,15 @@ void ZeroModel::start_micro_batch(bool first) {
 StepTensor ZeroModel::gradients(std::size_t unit) {
   const Slice& u = shards_.unit(unit);
   StepTensor out;
-  if (stage_ < 2) {
+  if (stage_ < 2 && !accumulating_) {
     out = grads_.tensor.part(u.offset, u.count);
-    if (accumulating_) return out;  // the backward adds this micro-batch's to the step's so far
+  } else if (stage_ < 2) {
+    // A later micro-batch: its gradients arrive beside the step's sum so far and are added in
+    // gradients_done. (A step that binds a device copy of host gradients hands the copy back
+    // over them: adding in place would lose the earlier micro-batches.)
+    StepBuffer& part = unit_grads_[unit];
+    part = StepBuffer(scratch_, ledger_, MemoryUse::Gradients, u.count, Stored::Fp32);
+    out = part.tensor();
   } else {
     StepBuffer& all = unit_grads_[unit];
     all = StepBuffer(scratch_, ledger_, MemoryUse::Gradients, shards_.padded_size(unit), Stored::Fp32);
@@ -168,7 +180,13 @@ StepTensor ZeroModel::gradients(std::size_t unit) {
 }
 
 void ZeroModel::gradients_done(std::size_t unit) {
-  if (stage_ < 2) return;
+  if (stage_ < 2) {
+    if (StepBuffer& part = unit_grads_[unit]; !part.empty()) {
+      add_into(grads_.tensor.part(shards_.unit(unit).offset, part.size()), part.tensor());
+      part.clear();
+    }
+    return;
+  }
   finish_reduce_scatter();
   // After the first micro-batch of a step the shard holds the step's sum so far: this one's
   // arrives beside it and is added once it is complete.
@@ -186,10 +204,7 @@ void ZeroModel::finish_reduce_scatter() {
   if (!reducing_) return;
   timed([&] { comm_.wait(reducing_->request); }, collective_s_);
   if (const StepTensor arrived = reducing_->arriving.tensor(); arrived.count > 0) {
-    const StepTensor sum = piece(grads_.tensor, reducing_->unit);
-    state_.memory().accumulate(
-        reinterpret_cast<float*>(sum.data),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp32 gradients
-        arrived.data, DType::F32, arrived.count);
+    add_into(piece(grads_.tensor, reducing_->unit), arrived);
   }
   unit_grads_[reducing_->unit].clear();
   reducing_.reset();

@@ -85,9 +85,10 @@ class ZeroModel final : public WeightSource {
   void prefetch(std::size_t unit) override;
 
   // Before each micro-batch's step: the first of an optimizer step starts the gradients from
-  // zero, every later one adds to them (gradient accumulation). Stages 0-1 keep adding into the
-  // whole gradient; stages 2-3 reduce-scatter each micro-batch's unit gradients as before, into
-  // a piece beside the shard that is then added to it.
+  // zero, every later one adds to them (gradient accumulation). A later micro-batch's unit
+  // gradients arrive in a zeroed buffer beside the sum (the step may hand back a device copy
+  // over what it was given) and are added to it: stages 0-1 when the unit's backward is done,
+  // into the whole gradient; stages 2-3 after each micro-batch's reduce-scatter, into the shard.
   void start_micro_batch(bool first);
   // Collective, after the last micro-batch's backward: stages 0-1 all-reduce the whole gradient
   // (2-3 have reduce-scattered theirs unit by unit; the last of those is waited for here).
@@ -137,6 +138,8 @@ class ZeroModel final : public WeightSource {
   [[nodiscard]] double global_norm();
   // Starts gathering unit u's parameters into gathered_[u] (stage 3).
   [[nodiscard]] Request start_gather(std::size_t unit);
+  // sum += arrived, fp32, in the state's memory.
+  void add_into(const StepTensor& sum, const StepTensor& arrived);
   // Waits for the reduce-scatter in flight, if any, and frees its unit's full-size gradients.
   void finish_reduce_scatter();
   // Waits for unit u's gather of its updated parameters, if one is in flight, and puts it in place.
@@ -165,8 +168,10 @@ class ZeroModel final : public WeightSource {
   StateVector working_, master_, grads_, m_, v_;
   std::int64_t adam_step_ = 0;
   MemoryLedger::Hold params_hold_, grads_hold_, adam_hold_;
-  std::vector<StepBuffer> gathered_, unit_grads_;  // per unit, while alive (stage 3; stages 2-3)
-  std::vector<Request> gathering_;                 // per unit: a prefetched gather in flight
+  // Per unit, while alive: stage 3's gathered parameters; stages 2-3's full-size gradients, and
+  // stages 0-1's of a later micro-batch.
+  std::vector<StepBuffer> gathered_, unit_grads_;
+  std::vector<Request> gathering_;  // per unit: a prefetched gather in flight
   struct Reducing {
     std::size_t unit = 0;
     StepBuffer arriving;  // accumulating: the micro-batch's reduced piece, added to the shard when it arrives

@@ -146,3 +146,25 @@ TEST_CASE("a model state in device memory is refused by a transport that reads h
   rt::HostStepKernels host;  // the same state on the host goes over it
   CHECK_NOTHROW(rt::ZeroModel(0, false, model, host, *self, *self, ledger, std::vector<float>(model.size(), 0.0f), {}));
 }
+
+TEST_CASE("data-parallel replicas with accumulated micro-batches train on the device step as offloaded, every stage",
+          "[training][zero][device_state][data_parallel]") {
+  // 2 replicas of 2 ranks, 4 sequences a step: 2 micro-batches of 1 each, or 1 of 2 side by side.
+  // The step hands back a device copy of host gradients over what it was given, so a later
+  // micro-batch's must arrive beside the sum (zero_model.hpp); the resident state adds on the device.
+  for (const int micro_batch : {1, 2}) {
+    for (int stage = 0; stage <= 3; ++stage) {
+      if (micro_batch == 2 && stage < 3) continue;  // side by side: one stage is enough (no accumulation)
+      INFO("ZeRO stage " << stage << ", micro-batches of " << micro_batch);
+      const plan::Plan resident = test::data_parallel(zero_plan(stage, false), 2, 4, micro_batch);
+      const plan::Plan offloaded = test::data_parallel(zero_plan(stage, true), 2, 4, micro_batch);
+      const rt::TrainingReport on_device = test::run_device_job(resident, options(2, true), true);
+      const Json a = on_device.to_json(), b = run_job(offloaded, options(2, false));
+      CHECK(a["losses"] == b["losses"]);
+      CHECK(a["grad_norms"] == b["grad_norms"]);
+      CHECK(a["plan"]["micro_batches"] == 2 / micro_batch);
+      INFO(a["check"].dump());  // the whole batch on one CPU rank, fp32, against the bf16 device step
+      CHECK(a["check"]["passed"].get<bool>());
+    }
+  }
+}
