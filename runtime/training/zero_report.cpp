@@ -138,10 +138,14 @@ ZeroSummary zero_summary(const plan::Plan& plan, const ShardMap& shards, double 
   const auto add = [&](const char* collective, const char* of, int calls, std::uint64_t bytes) {
     out.collectives_per_step.push_back({collective, of, calls, bytes});
   };
+  // Stages 2-3 run theirs in every micro-batch's forward and backward; the rest once a step.
+  const int a = plan::accumulation_steps(plan);
+  const std::uint64_t per_step = static_cast<std::uint64_t>(a);
   if (stage < 2) add("all-reduce", "gradients", 1, whole);
-  if (stage >= 3) add("all-gather", "parameters before each unit's forward", units, padded_params);
-  if (stage >= 3) add("all-gather", "parameters before each layer's backward", units - 2, layers_params);
-  if (stage >= 2) add("reduce-scatter", "gradients after each unit's backward", units, padded_grads);
+  if (stage >= 3) add("all-gather", "parameters before each unit's forward", a * units, per_step * padded_params);
+  if (stage >= 3)
+    add("all-gather", "parameters before each layer's backward", a * (units - 2), per_step * layers_params);
+  if (stage >= 2) add("reduce-scatter", "gradients after each unit's backward", a * units, per_step * padded_grads);
   if (stage >= 1) add("all-reduce", "squared gradient norm (fp64)", 1, 8);
   if (stage == 1 || stage == 2) add("all-gather", "updated parameters", units, padded_params);
   return out;

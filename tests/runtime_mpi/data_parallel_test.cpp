@@ -35,6 +35,14 @@ void require_trains_like_one_rank(const plan::Plan& plan, rt::Communicator& comm
   const Json json = report->to_json();
   CHECK(json["plan"]["dp"] == plan.strategy.dp);
   CHECK(json["plan"]["micro_batches"] == plan::accumulation_steps(plan));
+  // Stages 2-3 reduce-scatter each unit's gradients in every micro-batch; the whole gradient is
+  // all-reduced once a step below that.
+  const auto units = static_cast<int>(rt::ModelLayout(plan.job.model).units().size());
+  for (const Json& collective : json["zero"]["collectives_per_step"]) {
+    if (collective["collective"] == "reduce-scatter")
+      CHECK(collective["calls"] == units * plan::accumulation_steps(plan));
+    if (collective["of"] == "gradients") CHECK(collective["calls"] == 1);
+  }
 }
 
 struct Split {
