@@ -17,8 +17,8 @@
 //
 // zero_summary: the stage, its shard, where the model state lives, the offload, the mean time a
 // step spent in its collectives, and each collective a step runs (stages 2-3's in each of its
-// micro-batches) with the bytes of the whole buffers it fills or reduces (a ring algorithm sends (P - 1) / P of that per rank, twice for an
-// all-reduce): parameters in the state's working dtype (fp32 on the host, bf16 on the GPU),
+// micro-batches) with the bytes of the whole buffers it fills or reduces (a ring algorithm sends (P - 1) / P of that
+// per rank, twice for an all-reduce): parameters in the state's working dtype (fp32 on the host, bf16 on the GPU),
 // gradients fp32. training_report.hpp writes both as JSON.
 #pragma once
 
