@@ -13,6 +13,7 @@ packages=(
   clang-format clang-tidy   # tools/check-format.sh, tools/check-tidy.sh
   python3 python3-yaml   # the export tests read NeMo's YAML and TorchTitan's TOML (tomllib) back
   pybind11-dev python3-dev   # the Python module, `import burst` (python/)
+  python3-pip python3-venv   # `pip install .` into a virtual environment (pyproject.toml), and its test
 )
 
 missing=()
