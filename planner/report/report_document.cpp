@@ -290,11 +290,7 @@ std::vector<Block> comparison(const svg::Comparison& spec, const std::string& id
 Section run_section(const RunFigures& run, const plan::Plan& p) {
   Section s{"Measured against predicted",
             {fmt::format("A {} run of this plan (`burst run --json`) beside the plan's predictions.", run.kind)}};
-  std::vector<Compared> times = run.times;
-  if (run.kind == "training") {  // the plan's own parts, which the runtime does not time apart
-    for (const plan::Item& item : p.predicted.time_s)
-      times.push_back({item.name + " (plan)", 0, item.value, false, true});
-  }
+  const std::vector<Compared> times = run.kind == "training" ? training_times(run, p) : run.times;
   for (auto& block :
        comparison({"Time: measured and predicted", times, 1.0, "seconds", units::human_duration}, "run-time")) {
     s.blocks.push_back(std::move(block));

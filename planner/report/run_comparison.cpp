@@ -2,12 +2,32 @@
 // uses is looked up by its JSON pointer, so a missing or mistyped one is named exactly.
 #include "planner/report/run_comparison.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
 
 namespace burst::planner {
 namespace {
+
+constexpr const char* kAttention = "attention (its rings, forward, recompute and backward)";
+constexpr const char* kRecompute = "recompute";
+constexpr const char* kLmHead = "LM head and loss";
+constexpr const char* kZero = "ZeRO collectives (waited for)";
+
+// Which of the plan's time items (plan:/predicted/time_s) each measured part is the sum of.
+struct Pairing {
+  const char* part;
+  std::vector<std::string> items;
+};
+const std::vector<Pairing>& pairings() {
+  static const std::vector<Pairing> table = {{kAttention, {"attention_compute", "attention_exposed_comm"}},
+                                             {kRecompute, {"recompute"}},
+                                             {kLmHead, {"lm_head"}},
+                                             {kZero, {"zero_exposed_comm"}}};
+  return table;
+}
 
 class Reader {
  public:
@@ -34,11 +54,18 @@ class Reader {
   const std::string& source_;
 };
 
+// The run's parts, named as training_times() pairs them with the plan's items.
 void read_training(const Reader& r, RunFigures& f) {
   f.kind = "training";
-  for (const char* part : {"forward", "backward", "recompute", "loss"}) {
-    f.times.push_back({part, r.number(fmt::format("/measured/{}_s", part)), 0, true, false});
-  }
+  const auto part = [&](const char* name, const std::string& pointer) {
+    f.times.push_back({name, r.number(pointer), 0, true, false});
+  };
+  part("forward", "/measured/forward_s");
+  part("backward", "/measured/backward_s");
+  part(kAttention, "/measured/attention_s");
+  part(kRecompute, "/measured/recompute_s");
+  part(kLmHead, "/measured/loss_s");
+  part(kZero, "/zero/collective_s");
   f.times.push_back({"step (median)", r.number("/measured/step_s_median"), r.number("/predicted/step_time_s")});
   const Json& items = r.at("/memory_items");
   if (!items.is_array()) r.fail("/memory_items", "not an array");
@@ -72,6 +99,28 @@ void read_attention(const Reader& r, const Json& doc, RunFigures& f) {
 }
 
 }  // namespace
+
+std::vector<Compared> training_times(const RunFigures& run, const plan::Plan& plan) {
+  std::vector<Compared> out = run.times;
+  std::vector<bool> used(plan.predicted.time_s.size(), false);
+  for (Compared& row : out) {
+    for (const Pairing& pairing : pairings()) {
+      if (row.name != pairing.part) continue;
+      for (std::size_t i = 0; i < plan.predicted.time_s.size(); ++i) {
+        const plan::Item& item = plan.predicted.time_s[i];
+        if (std::find(pairing.items.begin(), pairing.items.end(), item.name) == pairing.items.end()) continue;
+        row.predicted += item.value;
+        row.has_predicted = true;
+        used[i] = true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < plan.predicted.time_s.size(); ++i) {
+    const plan::Item& item = plan.predicted.time_s[i];
+    if (!used[i]) out.push_back({item.name + " (plan)", 0, item.value, false, true});
+  }
+  return out;
+}
 
 RunFigures read_run(const Json& doc, const std::string& source) {
   const Reader r(doc, source);

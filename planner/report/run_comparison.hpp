@@ -2,7 +2,8 @@
 // as the figures the report sets beside the plan's predictions.
 //
 // Two kinds of run: training (`--steps`, recognised by "losses") gives step time parts
-// (measured forward, backward, recompute, loss against the plan's predicted parts) and memory
+// (measured forward, backward, attention, recompute, LM head and ZeRO collectives, paired with
+// the plan's predicted parts by training_times) and memory
 // items (each measured peak against its prediction); attention only (`--attention-only`,
 // recognised by "comm_bytes") gives the layer's forward and backward time and the ring bytes
 // per link level, measured against the simulator's. A file that is neither, or lacks a field
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "common/json_reader.hpp"
+#include "plan/plan.hpp"
 
 namespace burst::planner {
 
@@ -32,5 +34,12 @@ struct RunFigures {
 };
 
 [[nodiscard]] RunFigures read_run(const Json& doc, const std::string& source);
+
+// A training run's times beside the plan's own parts: each measured part the runtime times
+// apart (the attention's rings, recompute, the LM head and loss, the ZeRO collectives it waited
+// for) with the sum of the plan's items it covers, the forward and backward as measured (the
+// plan does not split by pass), the step against the step, then the plan's items no measured
+// part covers (dense layers, elementwise work, TP's collectives, the optimizer), predicted only.
+[[nodiscard]] std::vector<Compared> training_times(const RunFigures& run, const plan::Plan& plan);
 
 }  // namespace burst::planner

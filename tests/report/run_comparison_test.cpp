@@ -30,7 +30,7 @@ std::string error_of(const Json& doc) {
 TEST_CASE("a training run: step time parts and memory items beside the plan's") {
   const planner::RunFigures f = planner::read_run(run_json("local-2x2-tiny-train-256.run.json"), "run.json");
   CHECK(f.kind == "training");
-  REQUIRE(f.times.size() == 5);
+  REQUIRE(f.times.size() == 7);  // forward, backward, attention, recompute, LM head, ZeRO, step
   CHECK(f.times.back().name == "step (median)");
   CHECK(f.times.back().has_predicted);
   CHECK_FALSE(f.memory.empty());
@@ -42,7 +42,21 @@ TEST_CASE("a training run: step time parts and memory items beside the plan's") 
   const std::string html = planner::render_html(input);
   pugi::xml_document doc;
   REQUIRE(doc.load_string(html.c_str()));
-  CHECK(doc.select_nodes("//table[@id='run-time']/tbody/tr").size() == f.times.size() + p.predicted.time_s.size());
+  // Each part the runtime times apart is paired with the plan's items it covers; only the
+  // forward and backward (the plan does not split by pass) lack a prediction, and only the
+  // plan's parts no measured one covers lack a measurement.
+  const std::vector<planner::Compared> rows = planner::training_times(f, p);
+  int unpredicted = 0, unmeasured = 0;
+  for (const planner::Compared& c : rows) {
+    unpredicted += c.has_predicted ? 0 : 1;
+    unmeasured += c.has_measured ? 0 : 1;
+  }
+  CHECK(unpredicted == 2);
+  CHECK(unmeasured == static_cast<int>(p.predicted.time_s.size()) - 5);  // all but the 5 paired items
+  for (const planner::Compared& c : rows) {
+    if (c.name.starts_with("attention")) CHECK(c.predicted > 0);
+  }
+  CHECK(doc.select_nodes("//table[@id='run-time']/tbody/tr").size() == rows.size());
   CHECK(doc.select_nodes("//table[@id='run-memory']/tbody/tr").size() == f.memory.size());
   CHECK(doc.select_nodes("//section[h2='Measured against predicted']//svg").size() == 2);
 }
