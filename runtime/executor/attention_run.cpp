@@ -109,9 +109,10 @@ void read_bytes(const Communicator& comm, std::vector<double>& figures, std::siz
 }
 
 // Rank 0's view of every rank's rows, each put back at its global position in its replica's
-// tensor (`schedules`: rank 0's, one a replica; every replica runs the same layer on the same inputs).
-std::vector<Tensor> assemble(Communicator& comm, const std::vector<RingSchedule>& schedules, ConstView mine,
-                             Shape full) {
+// tensor (`schedules`: rank 0's, RingSchedule::every_replica; every replica runs the same layer
+// on the same inputs).
+std::vector<Tensor> assemble(Communicator& comm, const plan::Plan& plan, const std::vector<RingSchedule>& schedules,
+                             ConstView mine, Shape full) {
   const auto n = static_cast<std::size_t>(mine.shape.elements());
   std::vector<float> all(comm.rank() == 0 ? n * static_cast<std::size_t>(comm.size()) : 0);
   comm.gather_to_root(std::span<const float>(mine.data, n), std::span<float>(all));
@@ -119,7 +120,7 @@ std::vector<Tensor> assemble(Communicator& comm, const std::vector<RingSchedule>
   if (comm.rank() != 0) return out;
   const auto row = static_cast<std::size_t>(full.row_stride());
   for (int w = 0; w < comm.size(); ++w) {
-    const std::size_t replica = static_cast<std::size_t>(w) * schedules.size() / static_cast<std::size_t>(comm.size());
+    const auto replica = static_cast<std::size_t>(RingSchedule::replica_of(plan, w));
     const auto positions = schedules[replica].rank_positions(w);
     for (std::size_t i = 0; i < positions.size(); ++i) {
       std::copy_n(
@@ -201,13 +202,12 @@ PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, con
   require_runnable_job(original, job_ranks);
   plan::Plan plan = original;
   const Dims dims = run_dims(plan, options);
-  RingSchedule::require_every_replica(plan, dims.seq);
   PreparedRun prepared{plan,
                        dims.seq,
                        dims.heads,
                        dims.kv_heads,
                        dims.head_dim,
-                       RingSchedule(plan, dims.seq, RingSchedule::replica_of(plan, rank)),
+                       std::move(RingSchedule::every_replica(plan, dims.seq)[RingSchedule::replica_of(plan, rank)]),
                        precision_of(plan)};
   if (options.kernels != nullptr) require_kernel_limits(*options.kernels, dims.head_dim, prepared.precision);
   prepared.schedule.require_complete();
@@ -379,13 +379,14 @@ std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Commun
   if (check) {
     const Shape q_full{prepared.seq, prepared.heads, prepared.head_dim};
     const Shape kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
-    std::vector<RingSchedule> schedules;  // rank 0's, one a replica, to place every rank's rows
-    if (comm.rank() == 0) {
-      for (int d = 0; d < std::max(1, plan.strategy.dp); ++d) schedules.emplace_back(plan, prepared.seq, d);
-    }
-    assembled = {
-        assemble(comm, schedules, phases.o.view(), q_full), assemble(comm, schedules, phases.d_q.view(), q_full),
-        assemble(comm, schedules, phases.d_k.view(), kv_full), assemble(comm, schedules, phases.d_v.view(), kv_full)};
+    // Rank 0's, to place every rank's rows.
+    const std::vector<RingSchedule> schedules =
+        comm.rank() == 0 ? RingSchedule::every_replica(plan, prepared.seq) : std::vector<RingSchedule>{};
+    const auto assembled_from = [&](const Tensor& mine, Shape full) {
+      return assemble(comm, plan, schedules, mine.view(), full);
+    };
+    assembled = {assembled_from(phases.o, q_full), assembled_from(phases.d_q, q_full),
+                 assembled_from(phases.d_k, kv_full), assembled_from(phases.d_v, kv_full)};
   }
   if (comm.rank() != 0) return std::nullopt;
 

@@ -141,8 +141,10 @@ int RingSchedule::replica_of(const plan::Plan& plan, int world_rank) {
   return world_rank / (world / dp);
 }
 
-void RingSchedule::require_every_replica(const plan::Plan& plan, std::int64_t seq) {
-  for (int d = 0; d < std::max(1, plan.strategy.dp); ++d) (void)RingSchedule(plan, seq, d);
+std::vector<RingSchedule> RingSchedule::every_replica(const plan::Plan& plan, std::int64_t seq) {
+  std::vector<RingSchedule> out;
+  for (int d = 0; d < std::max(1, plan.strategy.dp); ++d) out.emplace_back(plan, seq, d);
+  return out;
 }
 
 std::vector<int> RingSchedule::group(int ring_rank) const {

@@ -73,9 +73,9 @@ class RingSchedule {
   // The data-parallel replica a world rank belongs to: the d-th world / dp ranks are replica d.
   [[nodiscard]] static int replica_of(const plan::Plan& plan, int world_rank);
   [[nodiscard]] int replica() const { return replica_; }
-  // Builds every replica's schedule once, so that every rank of a job refuses a plan whose rings
-  // are wrong in any replica, the same way (a rank builds only its own replica's to run it).
-  static void require_every_replica(const plan::Plan& plan, std::int64_t seq);
+  // Every replica's schedule, replica d at index d. A rank builds them all, not only its own, so
+  // that every rank of a job refuses a plan whose rings are wrong in any replica, the same way.
+  [[nodiscard]] static std::vector<RingSchedule> every_replica(const plan::Plan& plan, std::int64_t seq);
   // Whether a world rank is in this schedule's replica.
   [[nodiscard]] bool holds(int world_rank) const {
     return world_rank >= 0 && world_rank < static_cast<int>(ring_of_world_.size()) &&

@@ -311,6 +311,12 @@ std::int64_t counted_targets(const TrainingSequence& sequence) {
   return std::ranges::count_if(sequence.targets, [](std::int32_t t) { return t != kNoTarget; });
 }
 
+std::int64_t counted_targets(std::span<const TrainingSequence> batch) {
+  std::int64_t counted = 0;
+  for (const TrainingSequence& sequence : batch) counted += counted_targets(sequence);
+  return counted;
+}
+
 std::uint32_t corpus_digest(const Corpus& corpus) {
   boost::crc_32_type crc;
   crc.process_bytes(corpus.bytes.data(), corpus.bytes.size());

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,8 +70,9 @@ struct TrainingSequence {
 // assume. Empty when every document is UTF-8 (ASCII included).
 [[nodiscard]] std::string encoding_note(const Corpus& corpus);
 
-// How many targets count in the loss (those that are not kNoTarget).
+// How many targets count in the loss (those that are not kNoTarget), in one sequence or a batch.
 [[nodiscard]] std::int64_t counted_targets(const TrainingSequence& sequence);
+[[nodiscard]] std::int64_t counted_targets(std::span<const TrainingSequence> batch);
 
 // CRC-32 of the corpus's bytes: ranks (and a resumed run) check they read the same text.
 [[nodiscard]] std::uint32_t corpus_digest(const Corpus& corpus);

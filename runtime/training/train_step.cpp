@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -109,9 +110,8 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                         "make them with the step kernels (make_attention_kernels(..., &step_kernels))"});
   }
 
-  RingSchedule::require_every_replica(plan, seq);
   const int replica = RingSchedule::replica_of(plan, comm.rank());
-  schedule_ = std::make_unique<RingSchedule>(plan, seq, replica);
+  schedule_ = std::make_unique<RingSchedule>(std::move(RingSchedule::every_replica(plan, seq)[replica]));
   schedule_->require_complete();
   positions_ = schedule_->rank_positions(comm.rank());
   sequence_rows_ = static_cast<std::int64_t>(positions_.size());
@@ -197,30 +197,21 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
   const auto c = static_cast<std::size_t>(rows_);
   s.o = buffer(c * q_floats);
   s.lse = buffer(c * heads, MemoryUse::Activations, Stored::Fp32);
-  const auto n = static_cast<std::size_t>(sequence_rows_);
   if (recompute && policy_ == CheckpointPolicy::SeqStash) {
     // Each sequence's earlier rows on the short ring, its later ones from the stash.
-    const auto r = static_cast<std::size_t>(short_rows_);
-    for (std::size_t e = 0; e < static_cast<std::size_t>(sequences_); ++e) {
-      if (short_attention_) {
-        kernels_.time_span(
-            [&] { note_ring(ring_forward(*short_attention_, s, static_cast<std::int64_t>(e * n), short_rows_)); },
-            out.attention_s);
-        ++out.ring_passes;
-      }
-      kernels_.copy(s.o_kept.tensor().part(e * (n - r) * q_floats, (n - r) * q_floats),
-                    s.o.tensor().part((e * n + r) * q_floats, (n - r) * q_floats));
-      kernels_.copy(s.lse_kept.tensor().part(e * (n - r) * heads, (n - r) * heads),
-                    s.lse.tensor().part((e * n + r) * heads, (n - r) * heads));
-    }
+    if (short_attention_) attend_sequences(*short_attention_, s, short_rows_, out);
+    copy_kept_rows(s, false);
     s.o_kept.clear();
     s.lse_kept.clear();
     return;
   }
-  for (std::size_t e = 0; e < static_cast<std::size_t>(sequences_); ++e) {
-    kernels_.time_span(
-        [&] { note_ring(ring_forward(*attention_, s, static_cast<std::int64_t>(e * n), sequence_rows_)); },
-        out.attention_s);
+  attend_sequences(*attention_, s, sequence_rows_, out);
+}
+
+void TrainingStep::attend_sequences(DistributedAttention& attention, const Layer& s, std::int64_t rows,
+                                    StepOutcome& out) {
+  for (std::int64_t e = 0; e < sequences_; ++e) {
+    kernels_.time_span([&] { note_ring(ring_forward(attention, s, e * sequence_rows_, rows)); }, out.attention_s);
     ++out.ring_passes;
   }
 }
@@ -265,25 +256,32 @@ void TrainingStep::keep_per_policy(Layer& s) {
       s.lse.charge_to(ledger_, MemoryUse::AttentionStash);
       return;
     case CheckpointPolicy::SeqStash: {
-      // The later rows of each sequence, sequence after sequence.
-      const auto n = static_cast<std::size_t>(sequence_rows_), r = static_cast<std::size_t>(short_rows_);
-      const auto q_floats = static_cast<std::size_t>(model_.q_dim());
-      const auto heads = static_cast<std::size_t>(model_.spec().heads);
-      const auto m = static_cast<std::size_t>(sequences_);
-      s.o_kept = buffer(m * (n - r) * q_floats, MemoryUse::AttentionStash);
-      s.lse_kept = buffer(m * (n - r) * heads, MemoryUse::AttentionStash, Stored::Fp32);
-      for (std::size_t e = 0; e < m; ++e) {
-        kernels_.copy(s.o.tensor().part((e * n + r) * q_floats, (n - r) * q_floats),
-                      s.o_kept.tensor().part(e * (n - r) * q_floats, (n - r) * q_floats));
-        kernels_.copy(s.lse.tensor().part((e * n + r) * heads, (n - r) * heads),
-                      s.lse_kept.tensor().part(e * (n - r) * heads, (n - r) * heads));
-      }
+      const auto kept_rows = static_cast<std::size_t>(sequences_ * (sequence_rows_ - short_rows_));
+      s.o_kept = buffer(kept_rows * static_cast<std::size_t>(model_.q_dim()), MemoryUse::AttentionStash);
+      s.lse_kept =
+          buffer(kept_rows * static_cast<std::size_t>(model_.spec().heads), MemoryUse::AttentionStash, Stored::Fp32);
+      copy_kept_rows(s, true);
       break;
     }
     default: break;
   }
   s.o.clear();
   s.lse.clear();
+}
+
+// seq_stash's stash: the later rows of each sequence (all but its first short_rows_), sequence
+// after sequence, between o, lse and o_kept, lse_kept: into the stash, or back from it.
+void TrainingStep::copy_kept_rows(Layer& s, bool into_stash) {
+  const auto n = static_cast<std::size_t>(sequence_rows_), r = static_cast<std::size_t>(short_rows_);
+  for (const auto& [full, kept, per_row] :
+       {std::tuple{&s.o, &s.o_kept, static_cast<std::size_t>(model_.q_dim())},
+        std::tuple{&s.lse, &s.lse_kept, static_cast<std::size_t>(model_.spec().heads)}}) {
+    for (std::size_t e = 0; e < static_cast<std::size_t>(sequences_); ++e) {
+      const StepTensor rows = full->tensor().part((e * n + r) * per_row, (n - r) * per_row);
+      const StepTensor stashed = kept->tensor().part(e * (n - r) * per_row, (n - r) * per_row);
+      kernels_.copy(into_stash ? rows : stashed, into_stash ? stashed : rows);
+    }
+  }
 }
 
 void TrainingStep::recompute_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out) {

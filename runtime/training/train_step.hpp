@@ -144,9 +144,12 @@ class TrainingStep {
   RingAttentionStats ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t first,
                                   std::int64_t rows);
   void attention_output(Layer& s, bool recompute, StepOutcome& out);
+  // Attention of the first `rows` rows of each sequence of the micro-batch, one ring pass each.
+  void attend_sequences(DistributedAttention& attention, const Layer& s, std::int64_t rows, StepOutcome& out);
   void mlp_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s);
   [[nodiscard]] StepBuffer forward_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out);
   void keep_per_policy(Layer& s);
+  void copy_kept_rows(Layer& s, bool into_stash);
   void recompute_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out);
   [[nodiscard]] StepBuffer backward_layer(const BoundUnit& params, const BoundUnit& grads, const LayerSlices& w,
                                           Layer& s, const StepBuffer& dy, StepOutcome& out);

@@ -315,8 +315,7 @@ TrainingCheck TrainingRun::check_against_single_rank(const std::vector<TrainingS
   TrainingStep step(reference, model_, plan_.job.seq, *self, ledger);
   // The whole global batch on one rank, one sequence after another, its gradients summed here
   // (not by the weight source the distributed step accumulated in).
-  std::int64_t counted = 0;
-  for (const TrainingSequence& sequence : sequences) counted += counted_targets(sequence);
+  const std::int64_t counted = counted_targets(sequences);
   std::vector<float> ref_grads(model_.size()), one(model_.size());
   double loss_sum = 0;
   for (const TrainingSequence& sequence : sequences) {
@@ -377,8 +376,7 @@ std::optional<TrainingReport> TrainingRun::run() {
     const std::int64_t index = first_step_ + i;
     // Every rank reads the whole global batch: the loss is the mean over all of its targets.
     std::vector<TrainingSequence> batch = step_sequences(index);
-    std::int64_t counted = 0;
-    for (const TrainingSequence& sequence : batch) counted += counted_targets(sequence);
+    const std::int64_t counted = counted_targets(batch);
     comm_.barrier();
     const auto start = std::chrono::steady_clock::now();
     ledger_.reset_peaks();
