@@ -210,6 +210,7 @@ class Communicator {
   [[noreturn]] void abort_all(int exit_code) const;
 
  protected:
+  friend class SubgroupCommunicator;  // posts its members' messages on its parent (subgroup_communicator.hpp)
   // Backends post an operation and return its progress state (nullptr: already complete).
   // Buffers reach them checked: dtypes and counts agree with the envelope.
   virtual std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) = 0;

@@ -56,7 +56,9 @@ struct Dims {
 // The plan as run: its own dimensions, or the dry run's tiny ones (see the header).
 Dims run_dims(plan::Plan& plan, const AttentionRunOptions& options) {
   const ModelSpec& m = plan.job.model;
-  if (!options.dry_run) return {plan.job.seq, m.heads, m.kv_heads, m.head_dim};
+  // A tensor-parallel rank attends with its heads / tp query and kv_heads / tp KV heads.
+  const int tp = std::max(1, plan.strategy.tp);
+  if (!options.dry_run) return {plan.job.seq, m.heads / tp, m.kv_heads / tp, m.head_dim};
   const int u = plan.strategy.ulysses;
   const std::int64_t seq = 2 * layout_multiple(plan.strategy.layout, plan.strategy.cp) * u;
   const auto scaled = [&](std::int64_t tokens) {
@@ -108,9 +110,10 @@ void read_bytes(const Communicator& comm, std::vector<double>& figures, std::siz
   figures[ulysses] = static_cast<double>(comm.bytes_sent(Channel::Ulysses));
 }
 
-// Rank 0's view of every rank's rows, each put back at its global position in its replica's
-// tensor (`schedules`: rank 0's, RingSchedule::every_replica; every replica runs the same layer
-// on the same inputs).
+// Rank 0's view of every rank's rows, each put back at its global position in its
+// context-parallel group's tensor (`schedules`: rank 0's, RingSchedule::every_context; every
+// group runs the same layer on the same inputs: a tensor-parallel rank's heads are a layer of
+// their own).
 std::vector<Tensor> assemble(Communicator& comm, const plan::Plan& plan, const std::vector<RingSchedule>& schedules,
                              ConstView mine, Shape full) {
   const auto n = static_cast<std::size_t>(mine.shape.elements());
@@ -120,12 +123,12 @@ std::vector<Tensor> assemble(Communicator& comm, const plan::Plan& plan, const s
   if (comm.rank() != 0) return out;
   const auto row = static_cast<std::size_t>(full.row_stride());
   for (int w = 0; w < comm.size(); ++w) {
-    const auto replica = static_cast<std::size_t>(RingSchedule::replica_of(plan, w));
-    const auto positions = schedules[replica].rank_positions(w);
+    const auto group = static_cast<std::size_t>(RingSchedule::context_of(plan, w));
+    const auto positions = schedules[group].rank_positions(w);
     for (std::size_t i = 0; i < positions.size(); ++i) {
       std::copy_n(
           all.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(w) * n + i * row), row,
-          out[replica].values().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(positions[i]) * row));
+          out[group].values().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(positions[i]) * row));
     }
   }
   return out;
@@ -181,13 +184,6 @@ void require_kernel_limits(const AttentionKernels& kernels, int head_dim, const 
 }
 
 void require_runnable_job(const plan::Plan& plan, int job_ranks) {
-  if (plan.strategy.tp != 1) {
-    throw Error(Problem{"plan:/strategy/tp",
-                        fmt::format("tensor parallelism of {}: this runtime runs plans of tp 1 (tensor-parallel plans "
-                                    "are simulated and exported to the frameworks that run them)",
-                                    plan.strategy.tp),
-                        "1", "plan with --tp 1 to run it with burst run, or write it out with burst export"});
-  }
   const auto world = static_cast<int>(plan.ranks.size());
   if (job_ranks != world) {
     throw Error(Problem{
@@ -207,7 +203,7 @@ PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, con
                        dims.heads,
                        dims.kv_heads,
                        dims.head_dim,
-                       std::move(RingSchedule::every_replica(plan, dims.seq)[RingSchedule::replica_of(plan, rank)]),
+                       std::move(RingSchedule::every_context(plan, dims.seq)[RingSchedule::context_of(plan, rank)]),
                        precision_of(plan)};
   if (options.kernels != nullptr) require_kernel_limits(*options.kernels, dims.head_dim, prepared.precision);
   prepared.schedule.require_complete();
@@ -381,7 +377,7 @@ std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Commun
     const Shape kv_full{prepared.seq, prepared.kv_heads, prepared.head_dim};
     // Rank 0's, to place every rank's rows.
     const std::vector<RingSchedule> schedules =
-        comm.rank() == 0 ? RingSchedule::every_replica(plan, prepared.seq) : std::vector<RingSchedule>{};
+        comm.rank() == 0 ? RingSchedule::every_context(plan, prepared.seq) : std::vector<RingSchedule>{};
     const auto assembled_from = [&](const Tensor& mine, Shape full) {
       return assemble(comm, plan, schedules, mine.view(), full);
     };
@@ -395,7 +391,11 @@ std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Commun
   report.plan = {plan.strategy.name,
                  world,
                  plan.strategy.ulysses,
-                 fmt::format("{} {}x{}", to_string(plan.strategy.ring), ring.inner, ring.outer),
+                 fmt::format("{} {}x{}{}", to_string(plan.strategy.ring), ring.inner, ring.outer,
+                             plan.strategy.tp * plan.strategy.dp > 1
+                                 ? fmt::format(" in each of {} context-parallel groups (tp {} x dp {})",
+                                               plan.strategy.tp * plan.strategy.dp, plan.strategy.tp, plan.strategy.dp)
+                                 : ""),
                  std::string(to_string(plan.strategy.layout)),
                  std::string(to_string(plan.strategy.backward)),
                  std::string(to_string(plan.job.mask))};

@@ -60,8 +60,8 @@ struct PreparedRun {
   RingSchedule schedule;
   AttentionPrecision precision;
 };
-// Throws burst::Error when a job of `job_ranks` ranks cannot run the plan: tensor parallelism
-// (the runtime runs tp 1), or another rank count (saying how to start it).
+// Throws burst::Error when a job of `job_ranks` ranks cannot run the plan: another rank count
+// (saying how to start it).
 void require_runnable_job(const plan::Plan& plan, int job_ranks);
 
 // The run of world rank `rank`: its data-parallel replica's schedule (every replica runs the

@@ -83,17 +83,18 @@ std::string describe_payload(const NcclOp& op) {
   return "unknown payload";
 }
 
-NcclOpLists::NcclOpLists(const plan::Plan& plan, std::int64_t seq, int replica)
-    : schedule_(plan, seq, replica),
+NcclOpLists::NcclOpLists(const plan::Plan& plan, std::int64_t seq, int context)
+    : schedule_(plan, seq, context),
       world_(static_cast<int>(plan.ranks.size())),
       backward_mode_(plan.strategy.backward),
       precision_(precision_of(plan)) {
   const ModelSpec& m = plan.job.model;
   const std::int64_t u = schedule_.ulysses(), c = seq / schedule_.ring_size();
-  q_local_ = {c / u, m.heads, m.head_dim};
-  kv_local_ = {c / u, m.kv_heads, m.head_dim};
-  q_ring_ = {c, m.heads / u, m.head_dim};
-  kv_ring_ = {c, m.kv_heads / u, m.head_dim};
+  const int tp = std::max(1, plan.strategy.tp), heads = m.heads / tp, kv_heads = m.kv_heads / tp;  // a TP rank's
+  q_local_ = {c / u, heads, m.head_dim};
+  kv_local_ = {c / u, kv_heads, m.head_dim};
+  q_ring_ = {c, heads / u, m.head_dim};
+  kv_ring_ = {c, kv_heads / u, m.head_dim};
   forward_hops_ = hops_of(NcclPhase::Forward);
   backward_hops_ = hops_of(NcclPhase::Backward);
 }
@@ -282,9 +283,10 @@ NcclOpList NcclOpLists::of(int world_rank, NcclPhase phase) const {
                         fmt::format("0 to {}", world_ - 1), ""});
   }
   if (!schedule_.holds(world_rank)) {
-    throw Error(Problem{"NCCL op list",
-                        fmt::format("world rank {} is in another replica than {}", world_rank, schedule_.replica()),
-                        "a rank of the replica whose lists these are", ""});
+    throw Error(Problem{
+        "NCCL op list",
+        fmt::format("world rank {} is in another context-parallel group than {}", world_rank, schedule_.context()),
+        "a rank of the group whose lists these are", ""});
   }
   return list(world_rank, phase);
 }
@@ -298,7 +300,7 @@ std::vector<NcclOpList> NcclOpLists::all(NcclPhase phase) const {
 }
 
 NcclOpList nccl_op_list(const plan::Plan& plan, int world_rank, std::int64_t seq, NcclPhase phase) {
-  return NcclOpLists(plan, seq, RingSchedule::replica_of(plan, world_rank)).of(world_rank, phase);
+  return NcclOpLists(plan, seq, RingSchedule::context_of(plan, world_rank)).of(world_rank, phase);
 }
 
 }  // namespace burst::rt

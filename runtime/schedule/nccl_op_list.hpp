@@ -113,15 +113,16 @@ using NcclOpList = std::vector<NcclGroup>;
 // The op lists of one plan at one sequence length (the plan's, or a dry run's: the lists depend
 // on the block structure, the sizes scale with the length). The schedule and both phases' hops
 // are built once, here, and shared by every rank's list. Throws burst::Error where RingSchedule
-// or the plan's precision does (a plan the runtime cannot run). The lists are one data-parallel
-// replica's (ring_schedule.hpp): replicas exchange nothing during attention.
+// or the plan's precision does (a plan the runtime cannot run). The lists are one
+// context-parallel group's (a data-parallel replica's ranks of one tensor-parallel index, on that
+// rank's heads / tp heads; ring_schedule.hpp): groups exchange nothing during attention.
 class NcclOpLists {
  public:
-  NcclOpLists(const plan::Plan& plan, std::int64_t seq, int replica = 0);
+  NcclOpLists(const plan::Plan& plan, std::int64_t seq, int context = 0);
 
-  // A rank of this replica (burst::Error for any other).
+  // A rank of this group (burst::Error for any other).
   [[nodiscard]] NcclOpList of(int world_rank, NcclPhase phase) const;
-  // Every rank's list, indexed by world rank; the ranks of other replicas have empty lists.
+  // Every rank's list, indexed by world rank; the ranks of other groups have empty lists.
   [[nodiscard]] std::vector<NcclOpList> all(NcclPhase phase) const;
 
  private:
@@ -146,7 +147,7 @@ class NcclOpLists {
   void add_ulysses(int world_rank, std::initializer_list<UlyssesTensor> tensors, NcclOpList& out) const;
 
   RingSchedule schedule_;
-  int world_ = 0;  // the plan's ranks, every replica's
+  int world_ = 0;  // the plan's ranks, every group's
   BackwardMode backward_mode_;
   AttentionPrecision precision_;
   Shape q_local_, kv_local_;  // a rank's rows, all heads: [r, H, d], [r, Hkv, d]
@@ -154,7 +155,7 @@ class NcclOpLists {
   PhaseHops forward_hops_, backward_hops_;
 };
 
-// One rank's list: NcclOpLists(plan, seq, its replica).of(world_rank, phase).
+// One rank's list: NcclOpLists(plan, seq, its context-parallel group).of(world_rank, phase).
 [[nodiscard]] NcclOpList nccl_op_list(const plan::Plan& plan, int world_rank, std::int64_t seq, NcclPhase phase);
 
 }  // namespace burst::rt

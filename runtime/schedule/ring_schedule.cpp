@@ -6,6 +6,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/error.hpp"
 
@@ -15,16 +16,19 @@ namespace {
 // World ranks of Ulysses member j's ring, in ring-rank order, from the plan's ring orders: a
 // flat ring's order, or the intra rings one after another (ring rank n * I + l is position l of
 // intra ring n), cross-checked against the inter rings (position n of inter ring l).
-std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, int replica, int member,
+std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, int replica, int tp, int member,
                               Problems& problems) {
   std::vector<const plan::Ring*> flat, intra, inter;
   for (const plan::Ring& r : plan.rings) {
-    if (r.member != member || r.dp != replica) continue;
+    if (r.member != member || r.dp != replica || r.tp != tp) continue;
     (r.level == "flat" ? flat : r.level == "intra" ? intra : inter).push_back(&r);
   }
+  std::vector<std::string> coordinates;
+  if (plan.strategy.dp > 1) coordinates.push_back(fmt::format("replica {}", replica));
+  if (plan.strategy.tp > 1) coordinates.push_back(fmt::format("tensor-parallel rank {}", tp));
+  if (g.ulysses > 1) coordinates.push_back(fmt::format("member {}", member));
   const std::string where =
-      g.ulysses > 1 ? fmt::format("plan:/rings (replica {}, member {})", replica, member)
-                    : (plan.strategy.dp > 1 ? fmt::format("plan:/rings (replica {})", replica) : "plan:/rings");
+      coordinates.empty() ? "plan:/rings" : fmt::format("plan:/rings ({})", fmt::join(coordinates, ", "));
   std::vector<int> members;
   if (g.outer == 1) {
     if (flat.size() != 1 || static_cast<int>(flat.front()->order.size()) != g.ring) {
@@ -59,33 +63,49 @@ std::vector<int> ring_members(const plan::Plan& plan, const RingGeometry& g, int
 
 }  // namespace
 
-RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq, int replica)
-    : seq_(seq), mask_(plan.job.mask), replica_(replica) {
+RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq, int context)
+    : seq_(seq), mask_(plan.job.mask), context_(context) {
   const plan::Strategy& s = plan.strategy;
   const ModelSpec& m = plan.job.model;
   const int world = static_cast<int>(plan.ranks.size());
   Problems problems;
-  if (s.ulysses < 1 || s.cp < 1 || s.dp < 1 || s.cp * s.ulysses * s.dp != world) {
-    problems.add({"plan:/strategy",
-                  fmt::format("cp {} x ulysses {} x dp {} on a world of {} ranks", s.cp, s.ulysses, s.dp, world),
-                  "cp x ulysses x dp = world size", "make the plan with burst plan"});
+  if (s.ulysses < 1 || s.cp < 1 || s.dp < 1 || s.tp < 1 || s.tp * s.cp * s.ulysses * s.dp != world) {
+    problems.add(
+        {"plan:/strategy",
+         fmt::format("tp {} x cp {} x ulysses {} x dp {} on a world of {} ranks", s.tp, s.cp, s.ulysses, s.dp, world),
+         "tp x cp x ulysses x dp = world size", "make the plan with burst plan"});
   }
-  if (replica < 0 || replica >= std::max(1, s.dp)) {
-    problems.add({"plan:/strategy/dp", fmt::format("replica {} of {}", replica, s.dp),
-                  fmt::format("a replica 0..{}", std::max(1, s.dp) - 1), ""});
+  const int contexts = std::max(1, s.dp) * std::max(1, s.tp);
+  if (context < 0 || context >= contexts) {
+    problems.add({"plan:/strategy/dp", fmt::format("context-parallel group {} of {}", context, contexts),
+                  fmt::format("a group 0..{} (dp x tp of them)", contexts - 1), ""});
   }
-  if (s.ulysses > 1 && (m.heads % s.ulysses != 0 || m.kv_heads % s.ulysses != 0)) {
+  // Each tensor-parallel rank attends with its heads / tp query and kv_heads / tp KV heads,
+  // which its Ulysses group then splits again.
+  const int tp = std::max(1, s.tp);
+  if (m.heads % tp != 0 || m.kv_heads % tp != 0) {
+    problems.add({"plan:/strategy/tp",
+                  fmt::format("tensor-parallel degree {} does not divide the model's {} heads and {} KV heads", s.tp,
+                              m.heads, m.kv_heads),
+                  "a degree dividing both /job/model/heads and /job/model/kv_heads",
+                  "each tensor-parallel rank computes heads / tp query heads and kv_heads / tp KV heads"});
+  } else if (s.ulysses > 1 && (m.heads / tp % s.ulysses != 0 || m.kv_heads / tp % s.ulysses != 0)) {
     problems.add(
         {"plan:/strategy/ulysses",
-         fmt::format("Ulysses degree {} does not divide the model's {} heads and {} KV heads", s.ulysses, m.heads,
-                     m.kv_heads),
-         "a degree dividing both /job/model/heads and /job/model/kv_heads",
-         "each member of a Ulysses group computes heads / ulysses query heads and kv_heads / ulysses KV heads"});
+         tp == 1
+             ? fmt::format("Ulysses degree {} does not divide the model's {} heads and {} KV heads", s.ulysses, m.heads,
+                           m.kv_heads)
+             : fmt::format("Ulysses degree {} does not divide the {} heads and {} KV heads of a tensor-parallel rank",
+                           s.ulysses, m.heads / tp, m.kv_heads / tp),
+         "a degree dividing both /job/model/heads and /job/model/kv_heads (over tp)",
+         "each member of a Ulysses group computes heads / (tp ulysses) query heads and kv_heads / (tp ulysses) KV "
+         "heads"});
   }
   problems.throw_if_any();
+  const int replica = context / tp, tp_rank = context % tp;
   const int replica_ranks = world / s.dp;
   const int first = replica * replica_ranks;
-  geometry_.world = replica_ranks;
+  geometry_.world = replica_ranks / tp;
   geometry_.ulysses = s.ulysses;
   geometry_.ring = s.cp;
   geometry_.inner = s.ring == RingKind::Double ? s.inner : s.cp;
@@ -98,22 +118,29 @@ RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq, int replica
                               s.ulysses > 1 ? fmt::format(" with Ulysses groups of {}", s.ulysses) : "", multiple),
                   fmt::format("a multiple of {}", multiple), ""});
   }
-  for (int j = 0; j < s.ulysses; ++j) world_of_ring_.push_back(ring_members(plan, geometry_, replica, j, problems));
+  for (int j = 0; j < s.ulysses; ++j) {
+    world_of_ring_.push_back(ring_members(plan, geometry_, replica, tp_rank, j, problems));
+  }
   problems.throw_if_any();
   ring_of_world_.assign(static_cast<std::size_t>(world), -1);
   member_of_world_.assign(static_cast<std::size_t>(world), -1);
   for (int j = 0; j < s.ulysses; ++j) {
     for (int k = 0; k < geometry_.ring; ++k) {
       const int w = world_of_ring_[static_cast<std::size_t>(j)][static_cast<std::size_t>(k)];
-      if (w < first || w >= first + replica_ranks || ring_of_world_[static_cast<std::size_t>(w)] >= 0) {
+      if (w < first || w >= first + replica_ranks || w % tp != tp_rank ||
+          ring_of_world_[static_cast<std::size_t>(w)] >= 0) {
         const bool replicas = s.dp > 1;
-        problems.add({"plan:/rings",
-                      fmt::format("world rank {} is out of range or in the rings twice ({}Ulysses member {}, ring "
-                                  "rank {})",
-                                  w, replicas ? fmt::format("replica {}, ", replica) : "", j, k),
-                      fmt::format("every rank {}..{} in exactly one member's ring", first, first + replica_ranks - 1),
-                      std::string(replicas ? "replica d is the d-th world / dp ranks; " : "") +
-                          "the Ulysses group of ring rank k is the k-th rank of every member's ring"});
+        problems.add(
+            {"plan:/rings",
+             fmt::format("world rank {} is out of range or in the rings twice ({}{}Ulysses member {}, ring "
+                         "rank {})",
+                         w, replicas ? fmt::format("replica {}, ", replica) : "",
+                         tp > 1 ? fmt::format("tensor-parallel rank {}, ", tp_rank) : "", j, k),
+             fmt::format("every rank {}..{}{} in exactly one member's ring", first, first + replica_ranks - 1,
+                         tp > 1 ? fmt::format(" whose rank mod {} is {}", tp, tp_rank) : ""),
+             std::string(replicas ? "replica d is the d-th world / dp ranks; " : "") +
+                 std::string(tp > 1 ? "tensor-parallel rank t is every world rank w with w mod tp = t; " : "") +
+                 "the Ulysses group of ring rank k is the k-th rank of every member's ring"});
         continue;
       }
       ring_of_world_[static_cast<std::size_t>(w)] = k;
@@ -132,18 +159,25 @@ RingSchedule::RingSchedule(const plan::Plan& plan, std::int64_t seq, int replica
 
 int RingSchedule::replica_of(const plan::Plan& plan, int world_rank) {
   const int world = static_cast<int>(plan.ranks.size());
-  const int dp = std::max(1, plan.strategy.dp);
-  if (world_rank < 0 || world_rank >= world || world % dp != 0) {
+  const int dp = std::max(1, plan.strategy.dp), tp = std::max(1, plan.strategy.tp);
+  if (world_rank < 0 || world_rank >= world || world % (dp * tp) != 0) {
     throw Error(Problem{"plan:/strategy/dp",
-                        fmt::format("world rank {} of {} ranks in {} replicas", world_rank, world, dp),
-                        "a rank of the plan's world, which the replicas divide", ""});
+                        fmt::format("world rank {} of {} ranks in {} replicas of tensor-parallel groups of {}",
+                                    world_rank, world, dp, tp),
+                        "a rank of the plan's world, which the replicas and the tensor-parallel groups divide", ""});
   }
   return world_rank / (world / dp);
 }
 
-std::vector<RingSchedule> RingSchedule::every_replica(const plan::Plan& plan, std::int64_t seq) {
+int RingSchedule::context_of(const plan::Plan& plan, int world_rank) {
+  const int tp = std::max(1, plan.strategy.tp);
+  return replica_of(plan, world_rank) * tp + world_rank % tp;
+}
+
+std::vector<RingSchedule> RingSchedule::every_context(const plan::Plan& plan, std::int64_t seq) {
   std::vector<RingSchedule> out;
-  for (int d = 0; d < std::max(1, plan.strategy.dp); ++d) out.emplace_back(plan, seq, d);
+  const int contexts = std::max(1, plan.strategy.dp) * std::max(1, plan.strategy.tp);
+  for (int g = 0; g < contexts; ++g) out.emplace_back(plan, seq, g);
   return out;
 }
 
@@ -156,8 +190,8 @@ std::vector<int> RingSchedule::group(int ring_rank) const {
 std::vector<std::int64_t> RingSchedule::rank_positions(int world_rank) const {
   if (!holds(world_rank)) {
     throw Error(Problem{"ring schedule",
-                        fmt::format("world rank {} is not in replica {}'s rings", world_rank, replica_), "",
-                        "build the schedule of the rank's own replica (replica_of)"});
+                        fmt::format("world rank {} is not in context-parallel group {}'s rings", world_rank, context_),
+                        "", "build the schedule of the rank's own group (context_of)"});
   }
   const auto all = positions(ring_rank(world_rank));
   const std::size_t share = all.size() / static_cast<std::size_t>(geometry_.ulysses);

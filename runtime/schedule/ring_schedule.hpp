@@ -24,10 +24,13 @@
 // rows [j c/U, (j+1) c/U) of them, all heads, until the all-to-all trades them for all c rows
 // of its H/U heads (executor/distributed_attention.hpp). U = 1 is the plain ring.
 //
-// Data parallelism: the plan's world is dp replicas of cp x ulysses ranks, replica d the d-th
-// world / dp ranks, each with rings of its own (plan:/rings/i/dp) on the same geometry and token
-// sets. A schedule is one replica's: its rings over world ranks, so the job's communicator
-// carries every replica's transfers side by side and messages never cross replicas.
+// Data and tensor parallelism: the plan's world is dp replicas of tp x cp x ulysses ranks, replica
+// d the d-th world / dp ranks, and inside a replica tensor-parallel rank t is every rank w with
+// w mod tp = t (a tensor-parallel group is tp consecutive ranks). Each (replica, tensor-parallel
+// rank) is a context-parallel group, number d tp + t, with rings of its own (plan:/rings/i/dp and
+// /tp) on the same geometry and token sets, carrying that rank's heads / tp heads. A schedule is
+// one group's: its rings over world ranks, so the job's communicator carries every group's
+// transfers side by side and messages never cross groups.
 //
 // check() verifies statically that every non-empty (query block, key block) pair is computed
 // exactly once and that every hop leaves a rank that holds its data.
@@ -66,17 +69,19 @@ class RingSchedule {
   // over a sequence of `seq` tokens (the plan's, or a smaller one for a dry run). Throws
   // burst::Error naming the plan field when the runtime cannot run it: rings that disagree with
   // the strategy or each other, a Ulysses degree that does not divide the heads, a length the
-  // layout and the groups cannot split. `replica`: the data-parallel replica whose rings these
-  // are (0 for a plan of one replica; replica_of below).
-  RingSchedule(const plan::Plan& plan, std::int64_t seq, int replica = 0);
+  // layout and the groups cannot split. `context`: the context-parallel group whose rings these
+  // are (0 for a plan of one replica without tensor parallelism; context_of below).
+  RingSchedule(const plan::Plan& plan, std::int64_t seq, int context = 0);
 
   // The data-parallel replica a world rank belongs to: the d-th world / dp ranks are replica d.
   [[nodiscard]] static int replica_of(const plan::Plan& plan, int world_rank);
-  [[nodiscard]] int replica() const { return replica_; }
-  // Every replica's schedule, replica d at index d. A rank builds them all, not only its own, so
-  // that every rank of a job refuses a plan whose rings are wrong in any replica, the same way.
-  [[nodiscard]] static std::vector<RingSchedule> every_replica(const plan::Plan& plan, std::int64_t seq);
-  // Whether a world rank is in this schedule's replica.
+  // Its context-parallel group: replica d, tensor-parallel rank t is group d tp + t.
+  [[nodiscard]] static int context_of(const plan::Plan& plan, int world_rank);
+  [[nodiscard]] int context() const { return context_; }
+  // Every group's schedule, group g at index g. A rank builds them all, not only its own, so
+  // that every rank of a job refuses a plan whose rings are wrong in any group, the same way.
+  [[nodiscard]] static std::vector<RingSchedule> every_context(const plan::Plan& plan, std::int64_t seq);
+  // Whether a world rank is in this schedule's group.
   [[nodiscard]] bool holds(int world_rank) const {
     return world_rank >= 0 && world_rank < static_cast<int>(ring_of_world_.size()) &&
            ring_of_world_[static_cast<std::size_t>(world_rank)] >= 0;
@@ -126,7 +131,7 @@ class RingSchedule {
   RingGeometry geometry_;
   std::int64_t seq_ = 0;
   Mask mask_;
-  int replica_ = 0;
+  int context_ = 0;
   std::vector<std::vector<int>> world_of_ring_;  // [member][ring rank]
   std::vector<int> ring_of_world_, member_of_world_;
   std::vector<TokenSet> tokens_;

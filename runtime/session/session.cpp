@@ -128,7 +128,7 @@ void Session::prepare_training(Device device) {
   }
   if (use_nccl(request_, device, comm_)) {  // each ring of the step over NCCL, made by the step on its first run
     options.backend.ring_transport = [&comm = comm_, &kernels = *attention_kernels_, plan = plan_](std::int64_t seq) {
-      return make_nccl_transport(comm, NcclOpLists(plan, seq, RingSchedule::replica_of(plan, comm.rank())), kernels);
+      return make_nccl_transport(comm, NcclOpLists(plan, seq, RingSchedule::context_of(plan, comm.rank())), kernels);
     };
   }
   if (device == Device::Cuda && plan_.strategy.zero.offload) {
@@ -150,7 +150,7 @@ std::optional<RunReport> Session::run() {
   }
   if (over_nccl_) {
     const plan::Plan as_run = plan_as_run(*prepared_);
-    nccl_ = make_nccl_transport(comm_, NcclOpLists(as_run, as_run.job.seq, prepared_->schedule.replica()),
+    nccl_ = make_nccl_transport(comm_, NcclOpLists(as_run, as_run.job.seq, prepared_->schedule.context()),
                                 *attention_kernels_);
   }
   std::optional<AttentionReport> report =

@@ -59,6 +59,9 @@ struct StepTensor {
   }
 };
 
+// The tensor as a communicator's buffer (its memory must be one the communicator reads).
+[[nodiscard]] inline MutBuffer buffer_of(const StepTensor& t) { return {t.data, t.count, t.dtype}; }
+
 // A tensor with the storage it lives in (empty when it is the caller's memory, read in place).
 struct BoundTensor {
   StepTensor tensor;

@@ -36,19 +36,20 @@ StepTensor of(const TrainingStep::BoundUnit& unit, const Slice& slice) {
 
 // A layer's activations between its forward and its backward; which are alive depends on the
 // policy and on where the step is (see the header).
+// Rows: c is all m c rows of the micro-batch, c' the held ones (c / tp; c at tp 1).
 struct TrainingStep::Layer {
-  StepBuffer x;                  // input [c, hidden]
-  StepBuffer a, inv_rms_attn;    // RMSNorm(x) and its 1/rms
+  StepBuffer x;                  // input [c', hidden]
+  StepBuffer a, inv_rms_attn;    // RMSNorm(x) [c', hidden] and its 1/rms
   StepBuffer q, k, v;            // after RoPE: [c, H, d], [c, Hkv, d]
   StepBuffer o, lse;             // attention output [c, H, d] and its lse [c * H]
-  StepBuffer h, b, inv_rms_mlp;  // h = x + o Wo, b = RMSNorm(h)
+  StepBuffer h, b, inv_rms_mlp;  // h = x + o Wo, b = RMSNorm(h): [c', hidden]
   StepBuffer u, w, m;            // gate, up, silu(u) * w: [c, ffn]
   StepBuffer o_kept, lse_kept;   // seq_stash: o and lse of the later rows only
   BoundUnit params;              // the layer's bound parameters, kept for its backward (keep_units_bound_)
 };
 
 TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
-                           MemoryLedger& ledger, StepBackend backend)
+                           MemoryLedger& ledger, StepBackend backend, TensorParallelGroup group)
     : model_(model),
       ledger_(ledger),
       comm_(comm),
@@ -63,7 +64,9 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
       policy_(plan.strategy.checkpoint.policy),
       backward_(plan.strategy.backward),
       lm_head_chunks_(plan.strategy.lm_head_chunks),
-      sequences_(plan.strategy.micro_batch) {
+      sequences_(plan.strategy.micro_batch),
+      tp_(std::max(1, plan.strategy.tp)),
+      tp_comm_(group.comm) {
   const std::vector<Slice> units = model.units();
   for (std::size_t l = 0; l < model.layers.size(); ++l) {
     local_layers_.push_back(model.layers[l].relative_to(units[ModelLayout::layer_unit(l)].offset));
@@ -110,8 +113,8 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
                         "make them with the step kernels (make_attention_kernels(..., &step_kernels))"});
   }
 
-  const int replica = RingSchedule::replica_of(plan, comm.rank());
-  schedule_ = std::make_unique<RingSchedule>(std::move(RingSchedule::every_replica(plan, seq)[replica]));
+  const int context = RingSchedule::context_of(plan, comm.rank());
+  schedule_ = std::make_unique<RingSchedule>(std::move(RingSchedule::every_context(plan, seq)[context]));
   schedule_->require_complete();
   positions_ = schedule_->rank_positions(comm.rank());
   sequence_rows_ = static_cast<std::int64_t>(positions_.size());
@@ -119,6 +122,37 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   for (int e = 0; e < sequences_; ++e)
     row_positions_.insert(row_positions_.end(), positions_.begin(), positions_.end());
   kernels_.set_positions(row_positions_);  // a view: the member outlives the kernels' use
+  held_ = rows_;
+  replicated_.resize(units.size());
+  if (tp_ > 1) {
+    if (group.comm == nullptr || group.shard == nullptr || group.comm->size() != tp_ ||
+        &group.shard->local() != &model) {
+      throw Error(Problem{"training step",
+                          fmt::format("a plan of tp {} without its group and its part of the model", tp_), "",
+                          "a bug in the training runtime: please report it"});
+    }
+    if (rows_ % tp_ != 0) {
+      throw Error(Problem{
+          "plan:/strategy/tp",
+          fmt::format("this rank's {} rows of a micro-batch do not split over {} tensor-parallel ranks", rows_, tp_),
+          "seq x micro_batch / (cp x ulysses) a multiple of tp", ""});
+    }
+    if (kernels_.memory().space() == MemorySpace::Device) {
+      throw Error(Problem{"plan:/strategy/tp",
+                          fmt::format("tensor parallelism of {} on the GPU step: it runs tp 1 (the CPU step runs "
+                                      "tensor-parallel plans)",
+                                      tp_),
+                          "1", "run it with --device cpu, or plan with --tp 1"});
+    }
+    held_ = rows_ / tp_;
+    held_first_ = static_cast<std::int64_t>(group.comm->rank()) * held_;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      for (const Slice& r : group.shard->replicated()) {
+        if (r.offset >= units[u].offset && r.offset < units[u].offset + units[u].count)
+          replicated_[u].push_back(r.relative_to(units[u].offset));
+      }
+    }
+  }
   // A device copy of a unit (an offloaded state's upload) stays valid whatever the host does with
   // its own; under ZeRO 3 the device would then hold every gathered unit at once, which stage 3
   // exists to avoid. A unit bound in place (the state in GPU memory) costs nothing to keep.
@@ -126,7 +160,7 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
   if (policy_ != CheckpointPolicy::SeqStash) return;
   short_rows_ = std::llround((1.0 - plan.strategy.checkpoint.kept_fraction) * static_cast<double>(sequence_rows_));
   if (short_rows_ == 0) return;
-  short_schedule_ = std::make_unique<RingSchedule>(plan, short_rows_ * schedule_->ring_size(), replica);
+  short_schedule_ = std::make_unique<RingSchedule>(plan, short_rows_ * schedule_->ring_size(), context);
   short_schedule_->require_complete();
   const auto short_positions = short_schedule_->rank_positions(comm.rank());
   if (!std::equal(short_positions.begin(), short_positions.end(), positions_.begin())) {
@@ -154,6 +188,26 @@ StepBuffer TrainingStep::buffer(std::size_t n, MemoryUse use, Stored stored) {
   return {kernels_, ledger_, use, n, stored};
 }
 
+StepTensor TrainingStep::all_rows(const StepBuffer& held, StepBuffer& gathered, std::size_t per_row) {
+  if (tp_ == 1) return held.tensor();
+  gathered = buffer(static_cast<std::size_t>(rows_) * per_row);
+  tp_comm_->allgather(buffer_of(held.tensor()), buffer_of(gathered.tensor()));
+  return gathered.tensor();
+}
+
+StepBuffer TrainingStep::held_part(StepBuffer partial, std::size_t per_row) {
+  if (tp_ == 1) return partial;
+  StepBuffer mine = buffer(static_cast<std::size_t>(held_) * per_row);
+  tp_comm_->reduce_scatter(buffer_of(partial.tensor()), buffer_of(mine.tensor()), ReduceOp::Sum);
+  return mine;
+}
+
+// Host memory (the constructor refuses the GPU step under tensor parallelism): the bound
+// gradients are the floats the communicator reads.
+void TrainingStep::sum_replicated(std::size_t unit, const BoundUnit& grads) {
+  for (const Slice& r : replicated_[unit]) tp_comm_->allreduce(buffer_of(of(grads, r)), ReduceOp::Sum);
+}
+
 void TrainingStep::note_ring(const RingAttentionStats& stats) {
   ledger_.transient(MemoryUse::RingBuffers, stats.ring_buffer_bytes);
 }
@@ -161,16 +215,19 @@ void TrainingStep::note_ring(const RingAttentionStats& stats) {
 void TrainingStep::attention_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s) {
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
-  s.a = buffer(c * static_cast<std::size_t>(m.hidden));
-  s.inv_rms_attn = buffer(c, MemoryUse::Activations, Stored::Fp32);
-  kernels_.rms_norm_forward(s.x.tensor(), of(params, w.attn_norm), rows_, m.hidden, s.a.tensor(),
+  const auto hidden = static_cast<std::size_t>(m.hidden);
+  s.a = buffer(static_cast<std::size_t>(held_) * hidden);
+  s.inv_rms_attn = buffer(static_cast<std::size_t>(held_), MemoryUse::Activations, Stored::Fp32);
+  kernels_.rms_norm_forward(s.x.tensor(), of(params, w.attn_norm), held_, m.hidden, s.a.tensor(),
                             s.inv_rms_attn.tensor());
+  StepBuffer gathered;
+  const StepTensor a = all_rows(s.a, gathered, hidden);
   s.q = buffer(c * static_cast<std::size_t>(model_.q_dim()));
   s.k = buffer(c * static_cast<std::size_t>(model_.kv_dim()));
   s.v = buffer(c * static_cast<std::size_t>(model_.kv_dim()));
-  kernels_.linear_forward(s.a.tensor(), rows_, m.hidden, of(params, w.wq), model_.q_dim(), s.q.tensor());
-  kernels_.linear_forward(s.a.tensor(), rows_, m.hidden, of(params, w.wk), model_.kv_dim(), s.k.tensor());
-  kernels_.linear_forward(s.a.tensor(), rows_, m.hidden, of(params, w.wv), model_.kv_dim(), s.v.tensor());
+  kernels_.linear_forward(a, rows_, m.hidden, of(params, w.wq), model_.q_dim(), s.q.tensor());
+  kernels_.linear_forward(a, rows_, m.hidden, of(params, w.wk), model_.kv_dim(), s.k.tensor());
+  kernels_.linear_forward(a, rows_, m.hidden, of(params, w.wv), model_.kv_dim(), s.v.tensor());
   kernels_.rope(s.q.tensor(), m.heads, s.k.tensor(), m.kv_heads, m.head_dim, false);
 }
 
@@ -220,18 +277,21 @@ void TrainingStep::mlp_inputs(const BoundUnit& params, const LayerSlices& w, Lay
   const ModelSpec& m = model_.spec();
   const auto c = static_cast<std::size_t>(rows_);
   const auto hidden = static_cast<std::size_t>(m.hidden), ffn = static_cast<std::size_t>(m.ffn);
-  s.h = buffer(c * hidden);
-  kernels_.linear_forward(s.o.tensor(), rows_, model_.q_dim(), of(params, w.wo), m.hidden, s.h.tensor());
-  s.b = buffer(c * hidden);
-  s.inv_rms_mlp = buffer(c, MemoryUse::Activations, Stored::Fp32);
+  StepBuffer partial = buffer(c * hidden);
+  kernels_.linear_forward(s.o.tensor(), rows_, model_.q_dim(), of(params, w.wo), m.hidden, partial.tensor());
+  s.h = held_part(std::move(partial), hidden);
+  s.b = buffer(static_cast<std::size_t>(held_) * hidden);
+  s.inv_rms_mlp = buffer(static_cast<std::size_t>(held_), MemoryUse::Activations, Stored::Fp32);
   // h = x + o Wo, b = RMSNorm(h): one fused call.
-  kernels_.add_rms_norm_forward(s.h.tensor(), s.x.tensor(), s.h.tensor(), of(params, w.mlp_norm), rows_, m.hidden,
+  kernels_.add_rms_norm_forward(s.h.tensor(), s.x.tensor(), s.h.tensor(), of(params, w.mlp_norm), held_, m.hidden,
                                 s.b.tensor(), s.inv_rms_mlp.tensor());
+  StepBuffer gathered;
+  const StepTensor b = all_rows(s.b, gathered, hidden);
   s.u = buffer(c * ffn);
   s.w = buffer(c * ffn);
   s.m = buffer(c * ffn);
-  kernels_.linear_forward(s.b.tensor(), rows_, m.hidden, of(params, w.w_gate), m.ffn, s.u.tensor());
-  kernels_.linear_forward(s.b.tensor(), rows_, m.hidden, of(params, w.w_up), m.ffn, s.w.tensor());
+  kernels_.linear_forward(b, rows_, m.hidden, of(params, w.w_gate), m.ffn, s.u.tensor());
+  kernels_.linear_forward(b, rows_, m.hidden, of(params, w.w_up), m.ffn, s.w.tensor());
   kernels_.swiglu_forward(s.u.tensor(), s.w.tensor(), s.m.tensor());
 }
 
@@ -240,8 +300,10 @@ StepBuffer TrainingStep::forward_layer(const BoundUnit& params, const LayerSlice
   attention_inputs(params, w, s);
   attention_output(s, false, out);
   mlp_inputs(params, w, s);
-  StepBuffer y = buffer(static_cast<std::size_t>(rows_) * static_cast<std::size_t>(m.hidden));
-  kernels_.linear_forward(s.m.tensor(), rows_, m.ffn, of(params, w.w_down), m.hidden, y.tensor());
+  const auto hidden = static_cast<std::size_t>(m.hidden);
+  StepBuffer partial = buffer(static_cast<std::size_t>(rows_) * hidden);
+  kernels_.linear_forward(s.m.tensor(), rows_, m.ffn, of(params, w.w_down), m.hidden, partial.tensor());
+  StepBuffer y = held_part(std::move(partial), hidden);
   kernels_.residual_add(y.tensor(), s.h.tensor(), y.tensor());
   return y;
 }
@@ -298,31 +360,39 @@ void TrainingStep::recompute_layer(const BoundUnit& params, const LayerSlices& w
 StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit& grads, const LayerSlices& w, Layer& s,
                                         const StepBuffer& dy, StepOutcome& out) {
   const ModelSpec& m = model_.spec();
-  const auto c = static_cast<std::size_t>(rows_);
+  const auto c = static_cast<std::size_t>(rows_), held = static_cast<std::size_t>(held_);
   const auto hidden = static_cast<std::size_t>(m.hidden), ffn = static_cast<std::size_t>(m.ffn);
   const std::int64_t qd = model_.q_dim(), kvd = model_.kv_dim();
+  StepBuffer gathered;  // a held tensor over all rows, while one is needed (tp > 1)
 
-  // MLP: y = h + (silu(b Wgate) * (b Wup)) Wdown, b = RMSNorm(h).
+  // MLP: y = h + (silu(b Wgate) * (b Wup)) Wdown, b = RMSNorm(h). The gradient of the
+  // reduce-scatter after Wdown is an all-gather of dy.
   StepBuffer dm = buffer(c * ffn);
-  kernels_.linear_backward(s.m.tensor(), rows_, m.ffn, of(params, w.w_down), m.hidden, dy.tensor(), dm.tensor(),
-                           of(grads, w.w_down), false);
+  kernels_.linear_backward(s.m.tensor(), rows_, m.ffn, of(params, w.w_down), m.hidden, all_rows(dy, gathered, hidden),
+                           dm.tensor(), of(grads, w.w_down), false);
+  gathered.clear();
   s.m.clear();
   StepBuffer du = buffer(c * ffn), dw = buffer(c * ffn);
   kernels_.swiglu_backward(s.u.tensor(), s.w.tensor(), dm.tensor(), du.tensor(), dw.tensor());
   dm.clear();
   s.u.clear();
   s.w.clear();
+  // The column-parallel pair's input over all rows again (Megatron keeps the held rows only and
+  // gathers them anew for the weight gradients).
   StepBuffer db = buffer(c * hidden);
-  kernels_.linear_backward(s.b.tensor(), rows_, m.hidden, of(params, w.w_gate), m.ffn, du.tensor(), db.tensor(),
+  const StepTensor b = all_rows(s.b, gathered, hidden);
+  kernels_.linear_backward(b, rows_, m.hidden, of(params, w.w_gate), m.ffn, du.tensor(), db.tensor(),
                            of(grads, w.w_gate), false);
-  kernels_.linear_backward(s.b.tensor(), rows_, m.hidden, of(params, w.w_up), m.ffn, dw.tensor(), db.tensor(),
-                           of(grads, w.w_up), true);
+  kernels_.linear_backward(b, rows_, m.hidden, of(params, w.w_up), m.ffn, dw.tensor(), db.tensor(), of(grads, w.w_up),
+                           true);
+  gathered.clear();
   du.clear();
   dw.clear();
   s.b.clear();
-  StepBuffer dh = buffer(c * hidden);
+  db = held_part(std::move(db), hidden);
+  StepBuffer dh = buffer(held * hidden);
   // dh = the norm's backward of db plus dy, the residual's gradient: one fused call.
-  kernels_.rms_norm_backward(s.h.tensor(), of(params, w.mlp_norm), s.inv_rms_mlp.tensor(), db.tensor(), rows_, m.hidden,
+  kernels_.rms_norm_backward(s.h.tensor(), of(params, w.mlp_norm), s.inv_rms_mlp.tensor(), db.tensor(), held_, m.hidden,
                              dy.tensor(), dh.tensor(), of(grads, w.mlp_norm));
   db.clear();
   s.h.clear();
@@ -330,8 +400,9 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
 
   // Attention: h = x + o Wo, o = attention(RoPE(a Wq), RoPE(a Wk), a Wv), a = RMSNorm(x).
   StepBuffer d_o = buffer(c * static_cast<std::size_t>(qd));
-  kernels_.linear_backward(s.o.tensor(), rows_, qd, of(params, w.wo), m.hidden, dh.tensor(), d_o.tensor(),
-                           of(grads, w.wo), false);
+  kernels_.linear_backward(s.o.tensor(), rows_, qd, of(params, w.wo), m.hidden, all_rows(dh, gathered, hidden),
+                           d_o.tensor(), of(grads, w.wo), false);
+  gathered.clear();
   StepBuffer dq = buffer(c * static_cast<std::size_t>(qd)), dk = buffer(c * static_cast<std::size_t>(kvd)),
              dv = buffer(c * static_cast<std::size_t>(kvd));
   const std::int64_t n = sequence_rows_;
@@ -359,15 +430,14 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
   s.lse.clear();
   kernels_.rope(dq.tensor(), m.heads, dk.tensor(), m.kv_heads, m.head_dim, true);
   StepBuffer da = buffer(c * hidden);
-  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wq), qd, dq.tensor(), da.tensor(),
-                           of(grads, w.wq), false);
-  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wk), kvd, dk.tensor(), da.tensor(),
-                           of(grads, w.wk), true);
-  kernels_.linear_backward(s.a.tensor(), rows_, m.hidden, of(params, w.wv), kvd, dv.tensor(), da.tensor(),
-                           of(grads, w.wv), true);
-  for (StepBuffer* t : {&dq, &dk, &dv, &s.q, &s.k, &s.v, &s.a}) t->clear();
-  StepBuffer dx = buffer(c * hidden);
-  kernels_.rms_norm_backward(s.x.tensor(), of(params, w.attn_norm), s.inv_rms_attn.tensor(), da.tensor(), rows_,
+  const StepTensor a = all_rows(s.a, gathered, hidden);
+  kernels_.linear_backward(a, rows_, m.hidden, of(params, w.wq), qd, dq.tensor(), da.tensor(), of(grads, w.wq), false);
+  kernels_.linear_backward(a, rows_, m.hidden, of(params, w.wk), kvd, dk.tensor(), da.tensor(), of(grads, w.wk), true);
+  kernels_.linear_backward(a, rows_, m.hidden, of(params, w.wv), kvd, dv.tensor(), da.tensor(), of(grads, w.wv), true);
+  for (StepBuffer* t : {&gathered, &dq, &dk, &dv, &s.q, &s.k, &s.v, &s.a}) t->clear();
+  da = held_part(std::move(da), hidden);
+  StepBuffer dx = buffer(held * hidden);
+  kernels_.rms_norm_backward(s.x.tensor(), of(params, w.attn_norm), s.inv_rms_attn.tensor(), da.tensor(), held_,
                              m.hidden, dh.tensor(), dx.tensor(), of(grads, w.attn_norm));
   return dx;
 }
@@ -393,11 +463,12 @@ StepOutcome TrainingStep::run(std::span<const float> params, std::span<float> gr
 }
 
 StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
-  const auto c = static_cast<std::size_t>(rows_);
-  if (in.tokens.size() != c || in.targets.size() != c) {
+  const auto held = static_cast<std::size_t>(held_);
+  if (in.tokens.size() != held || in.targets.size() != held) {
     throw Error(Problem{"TrainingStep::run",
-                        fmt::format("{} tokens, {} targets; this rank holds {} tokens ({} of each of {} sequences)",
-                                    in.tokens.size(), in.targets.size(), c, sequence_rows_, sequences_),
+                        fmt::format("{} tokens, {} targets; this rank holds {} tokens ({} of each of {} sequences{})",
+                                    in.tokens.size(), in.targets.size(), held, sequence_rows_, sequences_,
+                                    tp_ > 1 ? fmt::format(", over {} tensor-parallel ranks", tp_) : ""),
                         "", ""});
   }
   connect_rings();
@@ -417,7 +488,7 @@ StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
 
 void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass) {
   const ModelSpec& m = model_.spec();
-  const auto c = static_cast<std::size_t>(rows_);
+  const auto c = static_cast<std::size_t>(held_);
   const auto hidden = static_cast<std::size_t>(m.hidden);
   pass.x = buffer(c * hidden);
   {
@@ -441,12 +512,12 @@ void TrainingStep::forward(WeightSource& weights, const StepTokens& in, ChunkedL
   if (!pass.layers.empty()) weights.prefetch(ModelLayout::layer_unit(pass.layers.size() - 1));  // the backward's first
   pass.z = buffer(c * hidden);
   pass.inv_rms_final = buffer(c, MemoryUse::Activations, Stored::Fp32);
-  kernels_.rms_norm_forward(pass.x.tensor(), of(pass.head, local_final_norm_), rows_, m.hidden, pass.z.tensor(),
+  kernels_.rms_norm_forward(pass.x.tensor(), of(pass.head, local_final_norm_), held_, m.hidden, pass.z.tensor(),
                             pass.inv_rms_final.tensor());
   kernels_.time_span(
       [&] {
         const LmHeadForward loss =
-            head.forward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets);
+            head.forward(pass.z.tensor(), held_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets);
         pass.out.loss_sum = loss.loss_sum;
         pass.out.counted = loss.counted;
       },
@@ -472,13 +543,14 @@ void TrainingStep::with_gradients(WeightSource& weights, std::size_t unit, Body&
   const BoundUnit grads = bound(MemoryUse::Gradients, allocating_for(ledger_, MemoryUse::Gradients,
                                                                      [&] { return kernels_.bind_gradients(held); }));
   body(grads);
+  sum_replicated(unit, grads);
   kernels_.return_gradients(grads.bound, held);
   weights.gradients_done(unit);
 }
 
 void TrainingStep::backward(WeightSource& weights, const StepTokens& in, ChunkedLmHeadLoss& head, Pass& pass) {
   const ModelSpec& m = model_.spec();
-  const auto c = static_cast<std::size_t>(rows_);
+  const auto c = static_cast<std::size_t>(held_);
   const auto hidden = static_cast<std::size_t>(m.hidden);
   StepBuffer dy;
   with_gradients(weights, model_.head_unit(), [&](const BoundUnit& grads) {
@@ -486,14 +558,14 @@ void TrainingStep::backward(WeightSource& weights, const StepTokens& in, Chunked
     const double scale = in.global_counted > 0 ? 1.0 / static_cast<double>(in.global_counted) : 0.0;
     kernels_.time_span(
         [&] {
-          head.backward(pass.z.tensor(), rows_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets, scale,
+          head.backward(pass.z.tensor(), held_, m.hidden, of(pass.head, local_lm_head_), m.vocab, in.targets, scale,
                         dz.tensor(), of(grads, local_lm_head_));
         },
         pass.out.loss_s);
     pass.z.clear();
     dy = buffer(c * hidden);
     kernels_.rms_norm_backward(pass.x.tensor(), of(pass.head, local_final_norm_), pass.inv_rms_final.tensor(),
-                               dz.tensor(), rows_, m.hidden, {}, dy.tensor(), of(grads, local_final_norm_));
+                               dz.tensor(), held_, m.hidden, {}, dy.tensor(), of(grads, local_final_norm_));
   });
   pass.head = {};
   weights.release(model_.head_unit());

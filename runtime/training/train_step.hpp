@@ -35,6 +35,24 @@
 // this rank's share only: the caller all-reduces them (or the WeightSource reduce-scatters each
 // unit's as soon as its backward is done, ZeRO 2-3).
 //
+// Tensor parallelism (tensor_parallel.hpp; plan:/strategy/tp > 1): the step runs one rank's part
+// of the decoder (heads, KV heads and ffn / tp) as Megatron-LM runs it with sequence parallelism.
+// Of the m c rows its context-parallel rank holds, the rank keeps 1 / tp outside the matrix
+// pairs (held_rows(): the embedding, the norms, the residual stream, the LM head and the loss):
+//   a = RMSNorm(x)             [m c / tp rows]  all-gather ->  q, k, v on all m c rows, its heads
+//   o Wo (a partial sum)       [m c rows]       reduce-scatter ->  h = x + ..., b = RMSNorm(h)
+//   b                          all-gather ->  gate, up, silu on all rows, its ffn / tp features
+//   m Wdown (a partial sum)    reduce-scatter ->  y = h + ...
+// and the backward mirrors each (an all-gather's gradient is a reduce-scatter and back): dy and
+// dh all-gathered, db and da reduce-scattered, and b and a, kept as held rows only, gathered
+// again for the weight gradients: 4 collectives a layer forward (again in a recompute) and 6
+// backward, each moving (tp - 1) / tp of m c rows out of every rank, as the simulator counts
+// them (simulator/training/tp_collectives.cpp). The
+// attention runs on its own context-parallel group's rings (ring_schedule.hpp) with its heads.
+// The replicated tensors (norm gains, embedding, LM head) saw only the rank's rows: their
+// gradients are all-reduced over the group when a unit's backward is done. Host memory only:
+// the GPU step runs tp 1.
+//
 // Parameters come from a WeightSource (weight_source.hpp), one unit at a time: the embedding
 // for its forward, each layer for its forward and again for its recompute and backward, the
 // head (final norm and LM head) from its forward to its backward. So the same step runs on a
@@ -57,12 +75,13 @@
 #include "runtime/training/model.hpp"
 #include "runtime/training/step_buffer.hpp"
 #include "runtime/training/step_kernels.hpp"
+#include "runtime/training/tensor_parallel.hpp"
 #include "runtime/training/weight_source.hpp"
 
 namespace burst::rt {
 
 struct StepTokens {
-  std::span<const std::int32_t> tokens;   // this rank's tokens, in its layout order (positions())
+  std::span<const std::int32_t> tokens;   // this rank's held rows' tokens (held_rows() of the positions())
   std::span<const std::int32_t> targets;  // their next tokens; -1 is not counted
   std::int64_t global_counted = 0;        // counted targets of the whole sequence: the loss is their mean
 };
@@ -105,13 +124,21 @@ struct StepBackend {
   RingTransport ring_transport;  // empty: the rings' transfers go over the job's communicator
 };
 
+// A tensor-parallel step's group: its communicator (the tp consecutive world ranks, this rank's
+// index its tensor-parallel rank) and this rank's part of the model, which the step runs.
+struct TensorParallelGroup {
+  Communicator* comm = nullptr;                // not owned
+  const TensorParallelShard* shard = nullptr;  // not owned
+};
+
 class TrainingStep {
  public:
   // Checks everything the step needs from the plan (no communication, so every rank of a job
   // fails the same way): the ring, the layout's split of `seq`, seq_stash's layout and mask,
   // the LM-head chunk count. Throws burst::Error naming the plan field.
+  // `model`: the whole model, or under tensor parallelism the rank's part (group.shard->local()).
   TrainingStep(const plan::Plan& plan, const ModelLayout& model, std::int64_t seq, Communicator& comm,
-               MemoryLedger& ledger, StepBackend backend = {});
+               MemoryLedger& ledger, StepBackend backend = {}, TensorParallelGroup group = {});
 
   // Global positions of this rank's tokens of one sequence, in the order it holds them. A
   // micro-batch of m sequences (plan:/strategy/micro_batch) is m such row blocks, one after another.
@@ -119,6 +146,12 @@ class TrainingStep {
   [[nodiscard]] int sequences() const { return sequences_; }
   // Rows of each local sequence whose attention a seq_stash recompute redoes (0 for other policies).
   [[nodiscard]] std::int64_t recomputed_rows() const { return short_rows_; }
+  // The rows of the micro-batch (positions() m times) this rank holds outside the tensor-parallel
+  // pairs, [first, first + count): all of them at tp 1. StepTokens carries theirs.
+  struct HeldRows {
+    std::int64_t first = 0, count = 0;
+  };
+  [[nodiscard]] HeldRows held_rows() const { return {held_first_, held_}; }
 
   // Forward and backward; each unit's gradients (WeightSource::gradients) receive this rank's
   // share of the gradient of (sum of losses over the sequence / global_counted).
@@ -160,6 +193,14 @@ class TrainingStep {
   void with_gradients(WeightSource& weights, std::size_t unit, Body&& body);
   [[nodiscard]] StepBuffer buffer(std::size_t n, MemoryUse use = MemoryUse::Activations,
                                   Stored stored = Stored::Activation);
+  // Sequence parallelism's collectives over the tensor-parallel group, `per_row` floats a row:
+  // every rank's held rows gathered into all m c rows (in `gathered`; the held tensor itself at
+  // tp 1), and the sum over the group of a partial [m c] result, this rank's held rows of it
+  // (the partial itself at tp 1).
+  [[nodiscard]] StepTensor all_rows(const StepBuffer& held, StepBuffer& gathered, std::size_t per_row);
+  [[nodiscard]] StepBuffer held_part(StepBuffer partial, std::size_t per_row);
+  // Sums the replicated tensors' gradients of a unit over the tensor-parallel group.
+  void sum_replicated(std::size_t unit, const BoundUnit& grads);
   void note_ring(const RingAttentionStats& stats);
 
   const ModelLayout& model_;
@@ -185,6 +226,10 @@ class TrainingStep {
   std::int64_t rows_ = 0;                    // m c: its tokens of the micro-batch
   std::int64_t short_rows_ = 0;              // seq_stash: each sequence's earlier rows recomputed on the short ring
   bool keep_units_bound_ = false;            // a layer's device copy lives from its forward to its backward
+  int tp_ = 1;
+  Communicator* tp_comm_ = nullptr;             // the tensor-parallel group's (tp > 1)
+  std::int64_t held_first_ = 0, held_ = 0;      // the held rows (held_rows())
+  std::vector<std::vector<Slice>> replicated_;  // per unit: its replicated tensors, unit-relative
 };
 
 }  // namespace burst::rt

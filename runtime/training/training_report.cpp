@@ -47,6 +47,9 @@ Json check_json(const TrainingCheck& c) {
           {"loss_rel_err", c.loss_rel_err},
           {"max_rel_err_grad", c.max_rel_err_grad},
           {"worst_tensor", c.worst_tensor},
+          {"grad_norm", c.grad_norm},
+          {"reference_grad_norm", c.reference_grad_norm},
+          {"grad_norm_rel_err", c.grad_norm_rel_err},
           {"rel_err_grad_by_tensor", by_tensor},
           {"tolerance", c.tolerance},
           {"passed", c.passed}};
@@ -99,6 +102,7 @@ Json TrainingReport::to_json() const {
                     {"checkpoint", plan.checkpoint},
                     {"kept_fraction", plan.kept_fraction},
                     {"lm_head_chunks", plan.lm_head_chunks},
+                    {"tp", plan.tp},
                     {"dp", plan.dp},
                     {"batch", plan.batch},
                     {"micro_batch", plan.micro_batch},

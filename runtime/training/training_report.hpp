@@ -55,6 +55,9 @@ struct TrainingCheck {
   double loss = 0, reference_loss = 0, loss_rel_err = 0;
   double max_rel_err_grad = 0;
   std::string worst_tensor;
+  // The gradient norm the optimizer clipped with (every part's, the replicated tensors once)
+  // against the single-rank gradients' norm.
+  double grad_norm = 0, reference_grad_norm = 0, grad_norm_rel_err = 0;
   std::vector<std::pair<std::string, double>> rel_err_grad_by_tensor;
   double tolerance = 0;
   bool passed = false;
@@ -74,6 +77,7 @@ struct TrainingReport {
     std::string layout, backward, mask, checkpoint;
     double kept_fraction = 0;  // seq_stash's
     int lm_head_chunks = 1;
+    int tp = 1;             // tensor-parallel ranks a group
     int dp = 1;             // data-parallel replicas
     int batch = 1;          // sequences an optimizer step, over every replica
     int micro_batch = 1;    // sequences side by side in one micro-batch

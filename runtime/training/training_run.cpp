@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <numeric>
 
 #if defined(__SSE2__)
 #include <pmmintrin.h>
@@ -24,6 +25,7 @@
 #include "common/saturating.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
+#include "runtime/comm/subgroup_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/kernels/device_traffic.hpp"
 #include "runtime/training/memory_preflight.hpp"
@@ -102,6 +104,7 @@ void check_writable(const std::string& path) {
 // A copy of the plan on one rank: one contiguous block, every activation kept, logits whole.
 plan::Plan single_rank_plan(plan::Plan plan) {
   plan::Strategy& s = plan.strategy;
+  s.tp = 1;
   s.cp = 1;
   s.ulysses = 1;
   s.dp = 1;
@@ -232,6 +235,46 @@ void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const
                  memory_available(comm.local_size()), device);
 }
 
+// A tensor-parallel run's state is one part per tensor-parallel rank, sharded over the ranks
+// holding that part; the saved-state format holds one whole model's, so such a run neither
+// saves nor resumes.
+void require_tensor_parallel_options(const plan::Plan& plan, const TrainingOptions& options) {
+  if (plan.strategy.tp <= 1) return;
+  for (const auto& [flag, value] : {std::pair{"--save", &options.save}, std::pair{"--resume", &options.resume}}) {
+    if (value->empty()) continue;
+    throw Error(Problem{flag,
+                        fmt::format("a tensor-parallel run (plan:/strategy/tp {}) does not save or resume its state: "
+                                    "each rank holds one part of the model",
+                                    plan.strategy.tp),
+                        "a plan of tp 1 to save or resume",
+                        fmt::format("train without {}, or plan with --tp 1", flag)});
+  }
+}
+
+// tp > 1: the tp consecutive world ranks of this rank's tensor-parallel group, and the ranks
+// holding the same part (every rank with the same index mod tp), each a communicator over them.
+std::unique_ptr<Communicator> tensor_group(const plan::Plan& plan, Communicator& comm) {
+  const int tp = plan.strategy.tp;
+  if (tp <= 1) return nullptr;
+  std::vector<int> members(static_cast<std::size_t>(tp));
+  std::iota(members.begin(), members.end(), comm.rank() - comm.rank() % tp);
+  return std::make_unique<SubgroupCommunicator>(comm, std::move(members));
+}
+
+std::unique_ptr<Communicator> sharding_group(const plan::Plan& plan, Communicator& comm) {
+  const int tp = plan.strategy.tp;
+  if (tp <= 1) return nullptr;
+  std::vector<int> members;
+  for (int w = comm.rank() % tp; w < comm.size(); w += tp) members.push_back(w);
+  return std::make_unique<SubgroupCommunicator>(comm, std::move(members));
+}
+
+std::optional<TensorParallelShard> tensor_parallel_part(const plan::Plan& plan, const ModelLayout& model,
+                                                        const Communicator* group) {
+  if (group == nullptr) return std::nullopt;
+  return std::optional<TensorParallelShard>(std::in_place, model, plan.strategy.tp, group->rank());
+}
+
 // The options with the schedule's defaults resolved for the plan's model, and checked.
 TrainingOptions with_resolved_lr(TrainingOptions options, const plan::Plan& plan) {
   options.lr = resolved(options.lr, ModelLayout(plan.job.model).size());
@@ -241,17 +284,22 @@ TrainingOptions with_resolved_lr(TrainingOptions options, const plan::Plan& plan
 }  // namespace
 
 TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
-    : plan_((require_runnable_job(plan, comm.size()), require_fits_memory(plan, comm, options), plan)),
+    : plan_((require_runnable_job(plan, comm.size()), require_fits_memory(plan, comm, options),
+             require_tensor_parallel_options(plan, options), plan)),
       comm_(comm),
       options_(with_resolved_lr(std::move(options), plan)),
       model_(plan.job.model),
+      tensor_group_(tensor_group(plan_, comm)),
+      sharding_group_(sharding_group(plan_, comm)),
+      part_(tensor_parallel_part(plan_, model_, tensor_group_.get())),
       corpus_(read_corpus(options_.data)),
       corpus_crc_(corpus_digest(corpus_)),
       resumed_(options_.resume.empty()
                    ? std::nullopt
                    : std::optional(load_matching_state(resume_source(options_.resume), model_, schedule_meta()))),
       ledger_(device_layout(plan_, options_.backend)),
-      step_(plan_, model_, plan_.job.seq, comm, ledger_, options_.backend),
+      step_(plan_, step_model(), plan_.job.seq, comm, ledger_, options_.backend,
+            {tensor_group_.get(), part_ ? &*part_ : nullptr}),
       host_state_(options_.host_state_memory ? options_.host_state_memory() : std::make_unique<HostKernelMemory>()),
       first_step_(resumed_ ? resumed_->step : 0) {
   if (resumed_ && comm.rank() == 0) {
@@ -308,7 +356,7 @@ void TrainingRun::require_same_inputs_everywhere() {
 
 TrainingCheck TrainingRun::check_against_single_rank(const std::vector<TrainingSequence>& sequences,
                                                      std::span<const float> params, std::span<const float> grads,
-                                                     double loss) const {
+                                                     double loss, double grad_norm) const {
   const plan::Plan reference = single_rank_plan(plan_);
   const auto self = make_self_communicator(comm_.options());
   MemoryLedger ledger;
@@ -335,13 +383,20 @@ TrainingCheck TrainingRun::check_against_single_rank(const std::vector<TrainingS
     }
   }
   check.loss_rel_err = std::fabs(loss - ref_loss) / std::max(1e-30, std::fabs(ref_loss));
+  double squares = 0;
+  for (const float g : ref_grads) squares += static_cast<double>(g) * g;
+  check.grad_norm = grad_norm;
+  check.reference_grad_norm = std::sqrt(squares);
+  check.grad_norm_rel_err =
+      std::fabs(grad_norm - check.reference_grad_norm) / std::max(1e-30, check.reference_grad_norm);
   // Rounding travelling bf16 accumulators at every hop (the one-rank step has no hops) is
   // allowed its own, wider tolerance; a step whose activations are all bf16 (the GPU's) a wider one still.
   const AttentionPrecision precision = precision_of(plan_);
   const bool bf16_hops = precision.dq == DType::BF16 || precision.dkv == DType::BF16;
   const bool bf16_step = options_.backend.step != nullptr && options_.backend.step->activation_dtype() != DType::F32;
   check.tolerance = bf16_step ? options_.bf16_step_tolerance : bf16_hops ? options_.bf16_tolerance : options_.tolerance;
-  check.passed = check.max_rel_err_grad <= check.tolerance && check.loss_rel_err <= check.tolerance;
+  check.passed = check.max_rel_err_grad <= check.tolerance && check.loss_rel_err <= check.tolerance &&
+                 check.grad_norm_rel_err <= check.tolerance;
   return check;
 }
 
@@ -349,6 +404,7 @@ std::optional<TrainingReport> TrainingRun::run() {
   flush_subnormals_to_zero();
   require_same_inputs_everywhere();
   std::vector<float> params = resumed_ ? std::move(resumed_->params) : initial_params(model_, options_.seed);
+  if (part_) params = part_->extract(params);
   AdamWState adam;
   if (resumed_) adam = {std::move(resumed_->adam_m), std::move(resumed_->adam_v), resumed_->adam_step};
   resumed_.reset();
@@ -356,10 +412,12 @@ std::optional<TrainingReport> TrainingRun::run() {
   StepKernels& state = gpu != nullptr ? *gpu : host_state_;
   const std::unique_ptr<Communicator> state_comm =
       gpu != nullptr && options_.state_transport ? options_.state_transport() : nullptr;
-  ZeroModel model(plan_.strategy.zero.stage, plan_.strategy.overlap, model_, state, state_comm ? *state_comm : comm_,
-                  comm_, ledger_, std::move(params), std::move(adam));
+  ZeroModel model(plan_.strategy.zero.stage, plan_.strategy.overlap, step_model(), state,
+                  state_comm ? *state_comm : zero_comm(), zero_comm(), ledger_, std::move(params), std::move(adam),
+                  {tensor_group_.get(), part_ ? part_->replicated() : std::vector<Slice>{}});
   const std::int64_t seq = plan_.job.seq;
   const auto& positions = step_.positions();
+  const TrainingStep::HeldRows held = step_.held_rows();
   const int micro_batches = plan::accumulation_steps(plan_);
   const int replica = RingSchedule::replica_of(plan_, comm_.rank());
   std::vector<StepRecord> records;
@@ -394,8 +452,10 @@ std::optional<TrainingReport> TrainingRun::run() {
           targets.push_back(batch[b].targets[static_cast<std::size_t>(p)]);
         }
       }
+      const auto first_held = static_cast<std::size_t>(held.first), held_count = static_cast<std::size_t>(held.count);
       model.start_micro_batch(j == 0);
-      record.outcome += step_.run(model, {tokens, targets, counted});
+      record.outcome += step_.run(model, {std::span(tokens).subspan(first_held, held_count),
+                                          std::span(targets).subspan(first_held, held_count), counted});
     }
     model.reduce_gradients();
     std::vector<double> loss_sum{record.outcome.loss_sum};
@@ -403,7 +463,7 @@ std::optional<TrainingReport> TrainingRun::run() {
     record.loss = counted > 0 ? loss_sum[0] / static_cast<double>(counted) : 0.0;
     const double before_copy = seconds_since(start);
     if (options_.check && i == 0) {
-      auto [whole_params, whole_grads] = model.whole_on_root();
+      auto [whole_params, whole_grads] = whole_on_root(model);
       if (comm_.rank() == 0)
         first = FirstStep{std::move(batch), std::move(whole_params), std::move(whole_grads), record.loss};
     }
@@ -440,8 +500,31 @@ std::optional<TrainingReport> TrainingRun::run() {
   if (!options_.save.empty()) save(model, first_step_ + options_.steps);
   comm_.barrier();  // the state is on disk before any rank moves on (a resume may follow)
   std::optional<TrainingReport> out = report(records, model);
-  if (first) out->check = check_against_single_rank(first->sequences, first->params, first->grads, first->loss);
+  if (first) {
+    out->check = check_against_single_rank(first->sequences, first->params, first->grads, first->loss,
+                                           records.front().grad_norm);
+  }
   return out;
+}
+
+std::pair<std::vector<float>, std::vector<float>> TrainingRun::whole_on_root(ZeroModel& model) {
+  auto parts = model.whole_on_root();
+  if (!part_) return parts;
+  const int tp = part_->tp();
+  if (comm_.rank() >= tp) return {};
+  const std::size_t n = part_->local().size();
+  std::vector<float> params(comm_.rank() == 0 ? n * static_cast<std::size_t>(tp) : 0), grads(params.size());
+  tensor_group_->gather_to_root(std::span<const float>(parts.first), std::span<float>(params));
+  tensor_group_->gather_to_root(std::span<const float>(parts.second), std::span<float>(grads));
+  if (comm_.rank() != 0) return {};
+  std::vector<float> whole_params(model_.size()), whole_grads(model_.size());
+  for (int t = 0; t < tp; ++t) {
+    const TensorParallelShard part(model_, tp, t);
+    const std::size_t first = static_cast<std::size_t>(t) * n;
+    part.insert(std::span<const float>(params).subspan(first, n), whole_params);
+    part.insert(std::span<const float>(grads).subspan(first, n), whole_grads);
+  }
+  return {std::move(whole_params), std::move(whole_grads)};
 }
 
 // One set a save (state_shards.hpp): rank 0 numbers the generation and sends the number, every
@@ -552,6 +635,7 @@ std::optional<TrainingReport> TrainingRun::report(const std::vector<StepRecord>&
                  std::string(to_string(s.checkpoint.policy)),
                  s.checkpoint.policy == CheckpointPolicy::SeqStash ? s.checkpoint.kept_fraction : 0.0,
                  s.lm_head_chunks,
+                 s.tp,
                  s.dp,
                  plan_.job.batch,
                  s.micro_batch,

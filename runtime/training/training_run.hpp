@@ -57,6 +57,7 @@
 #include "runtime/training/corpus.hpp"
 #include "runtime/training/memory_ledger.hpp"
 #include "runtime/training/model.hpp"
+#include "runtime/training/tensor_parallel.hpp"
 #include "runtime/training/train_step.hpp"
 #include "runtime/training/training_report.hpp"
 #include "runtime/training/training_state.hpp"
@@ -116,7 +117,7 @@ class TrainingRun {
   struct StepRecord;
   [[nodiscard]] TrainingCheck check_against_single_rank(const std::vector<TrainingSequence>& sequences,
                                                         std::span<const float> params, std::span<const float> grads,
-                                                        double loss) const;
+                                                        double loss, double grad_norm) const;
   // The global batch of optimizer step `index` (0-based over the whole training): sequences
   // index * batch .. index * batch + batch - 1 of the data (training_sequence).
   [[nodiscard]] std::vector<TrainingSequence> step_sequences(std::int64_t index) const;
@@ -136,10 +137,25 @@ class TrainingRun {
   // Collective: throws burst::Error on every rank when the ranks read different text or state.
   void require_same_inputs_everywhere();
 
+  // Collective over the first tensor-parallel group: the whole model's parameters and gradients
+  // on rank 0 from each part's (ZeroModel::whole_on_root on the parts' sharding-group roots,
+  // world ranks 0 .. tp - 1); empty elsewhere.
+  [[nodiscard]] std::pair<std::vector<float>, std::vector<float>> whole_on_root(ZeroModel& model);
+  // The model the step runs and ZeRO holds: the whole, or this rank's tensor-parallel part.
+  [[nodiscard]] const ModelLayout& step_model() const { return part_ ? part_->local() : model_; }
+  // The ranks ZeRO shards over and reduces gradients across: the world, or under tensor
+  // parallelism the ranks holding this rank's part.
+  [[nodiscard]] Communicator& zero_comm() const { return sharding_group_ ? *sharding_group_ : comm_; }
+
   plan::Plan plan_;
   Communicator& comm_;
   TrainingOptions options_;
   ModelLayout model_;
+  // Tensor parallelism (tp > 1; tensor_parallel.hpp): this rank's tensor-parallel group (the tp
+  // consecutive ranks), the ranks of every replica and context-parallel rank holding the same
+  // part, and the part.
+  std::unique_ptr<Communicator> tensor_group_, sharding_group_;
+  std::optional<TensorParallelShard> part_;
   Corpus corpus_;
   std::uint32_t corpus_crc_;  // corpus_digest(corpus_)
   std::optional<TrainingState> resumed_;

@@ -36,12 +36,11 @@ StepKernels& state_readable_by(StepKernels& state, const Communicator& comm) {
   return state;
 }
 
-MutBuffer buffer_of(const StepTensor& t) { return {t.data, t.count, t.dtype}; }
-
 }  // namespace
 
 ZeroModel::ZeroModel(int stage, bool overlap, const ModelLayout& model, StepKernels& state, Communicator& comm,
-                     Communicator& host, MemoryLedger& ledger, std::vector<float> params, AdamWState adam)
+                     Communicator& host, MemoryLedger& ledger, std::vector<float> params, AdamWState adam,
+                     TensorParallelNorm tensor_parallel)
     : stage_(checked_stage(stage)),
       overlap_(overlap),
       shards_(model.units(), comm.size()),
@@ -55,7 +54,8 @@ ZeroModel::ZeroModel(int stage, bool overlap, const ModelLayout& model, StepKern
       gathered_(shards_.unit_count()),
       unit_grads_(shards_.unit_count()),
       gathering_(shards_.unit_count()),
-      updating_(shards_.unit_count()) {
+      updating_(shards_.unit_count()),
+      tensor_parallel_(std::move(tensor_parallel)) {
   const int rank = comm.rank();
   const DType working = state_.activation_dtype();
   constexpr MemoryUse kParams = MemoryUse::Params, kOptimizer = MemoryUse::Optimizer;
@@ -220,13 +220,21 @@ void ZeroModel::reduce_gradients() {
 
 // Stage 0 holds every gradient; stages 1-3 sum the shards' squares over the ranks.
 double ZeroModel::global_norm() {
-  if (stage_ == 0) return std::sqrt(state_.squared_norm(grads_.tensor));
+  const std::vector<ShardPiece> held = stage_ == 0 ? std::vector{ShardPiece{0, shards_.total(), 0}} : mine_;
+  Communicator* group = tensor_parallel_.group;
   std::vector<double> squares{0.0};
-  for (const ShardPiece& p : mine_) {
-    if (p.count > 0) squares[0] += state_.squared_norm(grads_of(p));
+  for (const ShardPiece& p : held) {
+    if (p.count == 0) continue;
+    squares[0] += state_.squared_norm(grads_of(p));
+    if (group == nullptr || group->rank() == 0) continue;
+    for (const Slice& r : tensor_parallel_.replicated) {  // tensor-parallel rank 0 counts them
+      const std::size_t lo = std::max(p.flat, r.offset), hi = std::min(p.flat + p.count, r.offset + r.count);
+      if (lo < hi) squares[0] -= state_.squared_norm(grads_of({lo, hi - lo, p.at + (lo - p.flat)}));
+    }
   }
-  timed([&] { host_.allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
-  return std::sqrt(squares[0]);
+  if (stage_ > 0) timed([&] { host_.allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
+  if (group != nullptr) timed([&] { group->allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
+  return std::sqrt(std::max(0.0, squares[0]));
 }
 
 double ZeroModel::optimizer_step(const AdamWConfig& config) {

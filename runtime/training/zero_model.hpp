@@ -63,6 +63,15 @@
 
 namespace burst::rt {
 
+// Under tensor parallelism (tensor_parallel.hpp) a ZeroModel holds one tensor-parallel rank's part
+// of the model and shards it over the ranks holding the same part (its `comm`): the gradient norm
+// that clipping uses then adds the other parts' over the tensor-parallel `group`, counting the
+// tensors every part holds (`replicated`, whose gradients the step has summed over the group) once.
+struct TensorParallelNorm {
+  Communicator* group = nullptr;  // not owned; null: no tensor parallelism
+  std::vector<Slice> replicated;
+};
+
 class ZeroModel final : public WeightSource {
  public:
   // Bytes held between steps, by use.
@@ -76,7 +85,8 @@ class ZeroModel final : public WeightSource {
   // the state is device memory `comm` cannot read.
   // `overlap`: the plan's (above); `comm` and `host` as above (the same one for host state).
   ZeroModel(int stage, bool overlap, const ModelLayout& model, StepKernels& state, Communicator& comm,
-            Communicator& host, MemoryLedger& ledger, std::vector<float> params, AdamWState adam);
+            Communicator& host, MemoryLedger& ledger, std::vector<float> params, AdamWState adam,
+            TensorParallelNorm tensor_parallel = {});
 
   [[nodiscard]] StepTensor acquire(std::size_t unit) override;
   void release(std::size_t unit) override;
@@ -185,6 +195,7 @@ class ZeroModel final : public WeightSource {
   };
   std::vector<std::optional<Updating>> updating_;  // per unit
   double collective_s_ = 0;
+  TensorParallelNorm tensor_parallel_;
 };
 
 }  // namespace burst::rt

@@ -224,7 +224,45 @@ TEST_CASE("data-parallel replicas: each replica's lists, merged over the world, 
     CHECK(split_steps(world) == std::vector<std::string>{});
   }
   CHECK_THROWS_WITH(NcclOpLists(p, 64, 1).of(3, NcclPhase::Forward),
-                    Catch::Contains("world rank 3 is in another replica than 1"));
+                    Catch::Contains("world rank 3 is in another context-parallel group than 1"));
+}
+
+TEST_CASE(
+    "tensor-parallel groups inside replicas: each context-parallel group's lists, merged, are sound and "
+    "stay inside it",
+    "[nccl]") {
+  // 2 replicas of tensor-parallel pairs around Ulysses pairs around a ring of 2: 16 ranks, 4 groups.
+  const plan::Plan one = usp_plan(4, 2, 2, Layout::Zigzag, BackwardMode::QRing, "causal", 4, 4, 8, 64);
+  const plan::Plan p = test::data_parallel(test::tensor_parallel(one, 2), 2, 2, 1);
+  for (const NcclPhase phase : {NcclPhase::WarmUp, NcclPhase::Forward, NcclPhase::Backward}) {
+    INFO(to_string(phase));
+    std::vector<NcclOpList> world(16);
+    for (int g = 0; g < 4; ++g) {
+      const std::vector<NcclOpList> lists = NcclOpLists(p, 64, g).all(phase);
+      REQUIRE(lists.size() == 16);
+      for (int w = 0; w < 16; ++w) {
+        const bool mine = w / 8 == g / 2 && w % 2 == g % 2;  // its replica, its tensor-parallel rank
+        CHECK(lists[static_cast<std::size_t>(w)].empty() == !mine);
+        if (!mine) continue;
+        for (const NcclGroup& group : lists[static_cast<std::size_t>(w)]) {
+          for (const NcclOp& op : group.ops) CHECK((op.peer / 8 == g / 2 && op.peer % 2 == g % 2));
+        }
+        CHECK(nccl_op_list(p, w, 64, phase) == lists[static_cast<std::size_t>(w)]);
+        world[static_cast<std::size_t>(w)] = lists[static_cast<std::size_t>(w)];
+      }
+    }
+    CHECK(check_nccl_op_lists(world) == std::vector<std::string>{});
+    CHECK(split_steps(world) == std::vector<std::string>{});
+  }
+  // A tensor-parallel rank carries heads / tp of the model's: its K,V blocks are half the size.
+  const auto bytes = [](const plan::Plan& plan) {
+    std::size_t sum = 0;
+    for (const NcclGroup& group : nccl_op_list(plan, 0, 64, NcclPhase::Forward)) {
+      for (const NcclOp& op : group.ops) sum += op.bytes;
+    }
+    return sum;
+  };
+  CHECK(2 * bytes(p) == bytes(one));
 }
 
 TEST_CASE("every preset x family x 8, 64, 1024 ranks: sound NCCL op lists in both backward modes", "[nccl]") {

@@ -1,16 +1,20 @@
 // The typed collectives over every rank: allreduce (sum and max, fp32, fp64 and integers),
 // allgather, reduce_scatter (ZeRO's gradient shard), gather_to_root (checking a distributed
 // result against a single-rank reference), and the group all-to-all of the Ulysses split;
-// plus bf16 messages counted at 2 bytes an element.
+// plus bf16 messages counted at 2 bytes an element; and the same collectives over subgroups of
+// the ranks (SubgroupCommunicator: tensor-parallel pairs, ZeRO groups of one rank parity).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
+#include <numeric>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "common/bf16.hpp"
 #include "runtime/comm/mpi_communicator.hpp"
+#include "runtime/comm/subgroup_communicator.hpp"
 #include "tests/support/error_text.hpp"
 
 using namespace burst::rt;
@@ -139,4 +143,37 @@ TEST_CASE("broadcast gives every rank the root's bytes, and the node-local rank 
   // mpiexec starts every rank of these tests on this one machine: local rank = rank.
   CHECK(comm->local_rank() == r);
   CHECK_THROWS_WITH(comm->broadcast(data, p), Catch::Contains("root " + std::to_string(p) + " is not a rank"));
+}
+
+TEST_CASE("subgroups of consecutive pairs and of one rank parity reduce, scatter and gather among themselves") {
+  auto comm = make_mpi_communicator({20});
+  const int p = comm->size(), r = comm->rank();
+  if (p % 2 != 0) return;
+  std::vector<int> parity;  // ranks r % 2, r % 2 + 2, ... (a single member at 2 ranks)
+  for (int q = r % 2; q < p; q += 2) parity.push_back(q);
+  const std::vector<int> pair{r - r % 2, r - r % 2 + 1};
+  SubgroupCommunicator tp(*comm, pair), zero(*comm, parity);
+  for (SubgroupCommunicator* group : {&tp, &zero, &tp}) {  // interleaved, as a training step uses them
+    const std::vector<int>& members = group->members();
+    const int n = group->size(), sum = std::accumulate(members.begin(), members.end(), 0);
+    INFO("members " << fmt::format("{}", fmt::join(members, ", ")));
+    CHECK(group->parent_rank(group->rank()) == r);
+    // allreduce of 5 elements (n does not divide 5 but for n = 1): rank q adds q + i at index i.
+    std::vector<float> data(5);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(r + static_cast<int>(i));
+    group->allreduce(data, ReduceOp::Sum);
+    for (std::size_t i = 0; i < data.size(); ++i) CHECK(data[i] == static_cast<float>(sum + n * static_cast<int>(i)));
+    // reduce_scatter: member m gets the sum of everyone's m-th share of two.
+    std::vector<float> all(2 * static_cast<std::size_t>(n)), mine(2);
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<float>(100 * r + static_cast<int>(i));
+    group->reduce_scatter(all, mine, ReduceOp::Sum);
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      CHECK(mine[i] == static_cast<float>(100 * sum + n * (2 * group->rank() + static_cast<int>(i))));
+    }
+    // allgather: every member's rank, in member order.
+    std::vector<std::int64_t> ranks(static_cast<std::size_t>(n), -1);
+    group->allgather(std::vector<std::int64_t>{r}, ranks);
+    CHECK(ranks == std::vector<std::int64_t>(members.begin(), members.end()));
+  }
+  comm->barrier();
 }

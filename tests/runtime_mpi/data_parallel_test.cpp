@@ -32,6 +32,7 @@ void require_trains_like_one_rank(const plan::Plan& plan, rt::Communicator& comm
             << c.max_rel_err_grad);
   CHECK(c.max_rel_err_grad < 1e-3);
   CHECK(c.loss_rel_err < 1e-3);
+  CHECK(c.grad_norm_rel_err < 1e-3);  // the norm clipping used: every part's, replicated tensors once
   const Json json = report->to_json();
   CHECK(json["plan"]["dp"] == plan.strategy.dp);
   CHECK(json["plan"]["micro_batches"] == plan::accumulation_steps(plan));

@@ -87,6 +87,28 @@ inline plan::Plan training_plan(int world, int inner, Layout layout, BackwardMod
   return p;
 }
 
+// The same plan with tensor parallelism of `tp` inside it: each rank r becomes the tp consecutive
+// ranks r tp .. r tp + tp - 1 of one node, and every ring a copy per tensor-parallel rank t over
+// the ranks r tp + t, as the planner lays them out (apply data_parallel after it).
+inline plan::Plan tensor_parallel(plan::Plan p, int tp) {
+  const std::vector<plan::RankPlacement> ranks = p.ranks;
+  const std::vector<plan::Ring> rings = p.rings;
+  p.ranks.clear();
+  p.rings.clear();
+  for (const plan::RankPlacement& r : ranks) {
+    for (int t = 0; t < tp; ++t) p.ranks.push_back({r.rank * tp + t, r.node, r.local * tp + t});
+  }
+  for (int t = 0; t < tp; ++t) {
+    for (plan::Ring ring : rings) {
+      for (int& w : ring.order) w = w * tp + t;
+      ring.tp = t;
+      p.rings.push_back(ring);
+    }
+  }
+  p.strategy.tp = tp;
+  return p;
+}
+
 // The same plan as `dp` data-parallel replicas training a global batch of `batch` sequences in
 // micro-batches of `micro_batch`: replica d is world ranks d R .. d R + R - 1 (R the plan's
 // ranks), each on its own copy of the plan's rings, as the planner lays them out.

@@ -191,6 +191,10 @@ void print_training_report(const rt::TrainingReport& r) {
         "  batch     {} sequences a step: {} data-parallel replica(s), each {} micro-batch(es) of {} sequence(s)\n",
         p.batch, p.dp, p.micro_batches, p.micro_batch);
   }
+  if (p.tp > 1) {
+    fmt::print("  tensor    {} tensor-parallel ranks a group (sequence-parallel; heads, KV heads and MLP split)\n",
+               p.tp);
+  }
   fmt::print("{}", precision_line(run.precision, run.overlap));
   fmt::print("  loss      {:.4f} -> {:.4f} over {} steps (from step {})\n", r.steps.front().loss, r.steps.back().loss,
              r.steps.size(), run.first_step);
@@ -213,9 +217,9 @@ void print_training_report(const rt::TrainingReport& r) {
   if (const auto& c = r.check) {
     fmt::print(
         "  check     loss {:.6f} vs single-rank {:.6f}; weight gradients max relative error {:.2e} ({}), "
-        "tolerance {:.0e}: {}\n",
-        c->loss, c->reference_loss, c->max_rel_err_grad, shown(c->worst_tensor), c->tolerance,
-        c->passed ? "passed" : "FAILED");
+        "gradient norm {:.6g} vs {:.6g}; tolerance {:.0e}: {}\n",
+        c->loss, c->reference_loss, c->max_rel_err_grad, shown(c->worst_tensor), c->grad_norm, c->reference_grad_norm,
+        c->tolerance, c->passed ? "passed" : "FAILED");
   }
   if (!run.saved_to.empty()) {
     fmt::print("  saved     {} (after step {})\n", shown(run.saved_to), run.first_step + run.steps);

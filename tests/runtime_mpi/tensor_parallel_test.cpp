@@ -1,0 +1,133 @@
+// Tensor parallelism with sequence parallelism in the training runtime, inside context and data
+// parallelism, against the single-rank step over the whole global batch (TrainingRun's --check:
+// the loss and every weight gradient within 1e-3 relative). Every way the job's ranks split into
+// tensor-parallel groups x context-parallel ranks (a ring, Ulysses groups) x replicas, with heads
+// sharing KV heads (GQA) and not (MHA), under two masks; every ZeRO stage, whose collectives then
+// run over the ranks holding one tensor-parallel part; and the plans the runtime refuses.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "runtime/comm/mpi_communicator.hpp"
+#include "runtime/training/training_run.hpp"
+#include "tests/support/ring_plan.hpp"
+#include "tests/support/training_options.hpp"
+
+using namespace burst;
+
+namespace {
+
+// Two steps with --check (the second after AdamW has moved every part: the parts must have
+// stepped as one model); on rank 0 the check's figures, or a failure naming the case.
+void require_trains_like_one_rank(const plan::Plan& plan, rt::Communicator& comm, const std::string& what) {
+  rt::TrainingRun run(plan, comm, test::training_options(2, true));
+  const std::optional<rt::TrainingReport> report = run.run();
+  if (comm.rank() != 0) return;
+  REQUIRE(report);
+  REQUIRE(report->check);
+  const rt::TrainingCheck& c = *report->check;
+  INFO(what << ": loss " << c.loss << " vs " << c.reference_loss << ", worst gradient " << c.worst_tensor << " "
+            << c.max_rel_err_grad);
+  CHECK(c.max_rel_err_grad < 1e-3);
+  CHECK(c.loss_rel_err < 1e-3);
+  CHECK(c.grad_norm_rel_err < 1e-3);  // the norm clipping used: every part's, replicated tensors once
+  const Json json = report->to_json();
+  CHECK(json["plan"]["tp"] == plan.strategy.tp);
+  CHECK(json["plan"]["dp"] == plan.strategy.dp);
+  // The loss fell on the second step: the parts updated consistently.
+  CHECK(report->steps.size() == 2);
+  CHECK(report->steps.back().loss < report->steps.front().loss);
+}
+
+struct Split {
+  int tp, dp, ulysses;  // a replica's context-parallel world: ring x ulysses
+};
+
+}  // namespace
+
+TEST_CASE("every tensor x context x data-parallel split of the job trains like one rank",
+          "[training][mpi][tensor_parallel]") {
+  auto comm = rt::make_mpi_communicator({});
+  const int world = comm->size();
+  std::vector<Split> splits;
+  for (int tp = 2; tp <= world && tp <= 4; tp *= 2) {
+    for (int dp = 1; tp * dp <= world; dp *= 2) {
+      for (int ulysses = 1; tp * dp * ulysses <= world; ulysses *= 2) splits.push_back({tp, dp, ulysses});
+    }
+  }
+  int kv_case = 0;
+  for (const Split& split : splits) {
+    const int context = world / (split.tp * split.dp);  // ring x ulysses ranks
+    // The model has 4 heads: a tensor-parallel rank's 4 / tp are what its Ulysses group splits.
+    if ((4 / split.tp) % split.ulysses != 0) continue;
+    // MHA (4 KV heads) and GQA (2), alternating over the splits, each with both masks.
+    const int kv_heads = split.tp == 4 || (2 / split.tp) % split.ulysses != 0 || kv_case++ % 2 == 0 ? 4 : 2;
+    for (const std::string mask : {"causal", "sliding:12"}) {
+      plan::Plan base = test::training_plan(context, context / split.ulysses, Layout::Zigzag, BackwardMode::QRing,
+                                            CheckpointPolicy::AttnStash, 0, 2, mask, 8, 16, split.ulysses);
+      base.job.model.kv_heads = kv_heads;
+      const plan::Plan plan = test::data_parallel(test::tensor_parallel(base, split.tp), split.dp, split.dp, 1);
+      require_trains_like_one_rank(plan, *comm,
+                                   fmt::format("tp {} x ring {} x ulysses {} x dp {}, {} KV heads, {}", split.tp,
+                                               context / split.ulysses, split.ulysses, split.dp, kv_heads, mask));
+    }
+  }
+}
+
+TEST_CASE("tensor parallelism at every ZeRO stage and checkpoint policy trains like one rank",
+          "[training][mpi][tensor_parallel]") {
+  auto comm = rt::make_mpi_communicator({});
+  const int world = comm->size();
+  struct Case {
+    CheckpointPolicy policy;
+    Layout layout;
+    int micro_batch;
+  };
+  const std::vector<Case> cases = {{CheckpointPolicy::Full, Layout::Zigzag, 1},
+                                   {CheckpointPolicy::None, Layout::Contiguous, 2},
+                                   {CheckpointPolicy::SeqStash, Layout::Striped, 1}};
+  for (const int stage : {0, 1, 2, 3}) {
+    const Case& c = cases[static_cast<std::size_t>(stage) % cases.size()];
+    const int context = world / 4;  // tp 2 x dp 2
+    plan::Plan base = test::training_plan(context, context, c.layout, BackwardMode::KvRing, c.policy,
+                                          c.policy == CheckpointPolicy::SeqStash ? 0.5 : 0, 1);
+    base.strategy.zero.stage = stage;
+    const plan::Plan plan =
+        test::data_parallel(test::tensor_parallel(base, 2), 2, 2 * c.micro_batch * 2, c.micro_batch);
+    require_trains_like_one_rank(plan, *comm,
+                                 fmt::format("tp 2 x dp 2, ZeRO {}, {} on {}, micro-batches of {}", stage,
+                                             to_string(c.policy), to_string(c.layout), c.micro_batch));
+  }
+}
+
+TEST_CASE("a tensor-parallel plan the runtime cannot run is refused by pointer", "[training][mpi][tensor_parallel]") {
+  auto comm = rt::make_mpi_communicator({});
+  const int world = comm->size();
+  const plan::Plan base =
+      test::training_plan(world / 2, world / 2, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::None, 0, 1);
+  SECTION("a degree that does not divide the KV heads") {
+    plan::Plan plan = test::tensor_parallel(
+        test::training_plan(world / 4, world / 4, Layout::Zigzag, BackwardMode::QRing, CheckpointPolicy::None, 0, 1),
+        4);
+    plan.job.model.kv_heads = 2;
+    CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, test::training_options(1, false)),
+                      Catch::Contains("plan:/strategy/tp") && Catch::Contains("does not divide"));
+  }
+  SECTION("a tensor-parallel rank's ring holding another rank's heads") {
+    plan::Plan plan = test::tensor_parallel(base, 2);
+    for (plan::Ring& ring : plan.rings) {
+      if (ring.tp == 1) ring.order.front() = 0;
+    }
+    CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, test::training_options(1, false)),
+                      Catch::Contains("plan:/rings") && Catch::Contains("tensor-parallel rank 1"));
+  }
+  SECTION("saving a tensor-parallel run") {
+    rt::TrainingOptions options = test::training_options(1, false);
+    options.save = "tp-state.json";
+    CHECK_THROWS_WITH(rt::TrainingRun(test::tensor_parallel(base, 2), *comm, options),
+                      Catch::Contains("--save") && Catch::Contains("tensor-parallel"));
+  }
+}
