@@ -102,6 +102,7 @@ Envelope SubgroupCommunicator::on_parent(const Envelope& e) const {
 }
 
 std::unique_ptr<Request::State> SubgroupCommunicator::post_send(ConstBuffer data, const Envelope& e) {
+  wire_bytes_ += e.bytes();
   return parent_.post_send(data, on_parent(e));
 }
 
@@ -124,6 +125,7 @@ Request SubgroupCommunicator::receive_from(int member, MutBuffer data, int step)
 Request SubgroupCommunicator::send_to(int member, ConstBuffer data, int step) {
   const Envelope e{Operation::Send, parent_rank(member), Channel::Collective, step,
                    RingLevel::Flat, data.count,          data.dtype};
+  wire_bytes_ += e.bytes();
   return {e, parent_.post_send(data, e)};
 }
 

@@ -93,6 +93,9 @@ class SubgroupCommunicator final : public Communicator {
   [[nodiscard]] bool reads_device_memory() const override { return false; }
 
   [[nodiscard]] const std::vector<int>& members() const { return members_; }
+  // Payload bytes this member's messages to the other members have carried (its collectives'
+  // phases and its own sends): what left this rank on the wire, as a simulator counts traffic.
+  [[nodiscard]] std::uint64_t wire_bytes() const { return wire_bytes_; }
   // The parent rank of member `member` (0 .. size() - 1).
   [[nodiscard]] int parent_rank(int member) const { return members_[static_cast<std::size_t>(member)]; }
 
@@ -129,6 +132,7 @@ class SubgroupCommunicator final : public Communicator {
   std::vector<int> members_;
   int rank_ = 0;
   std::uint64_t phases_ = 0;  // phases so far: the next one's step, wrapped
+  std::uint64_t wire_bytes_ = 0;
 };
 
 }  // namespace burst::rt

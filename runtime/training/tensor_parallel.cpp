@@ -29,8 +29,8 @@ ModelSpec tensor_parallel_spec(const ModelSpec& whole, int tp) {
 TensorParallelShard::TensorParallelShard(const ModelLayout& whole, int tp, int rank)
     : whole_(whole), local_(tensor_parallel_spec(whole.spec(), tp)), tp_(tp), rank_(rank) {
   if (rank < 0 || rank >= tp) {
-    throw Error(Problem{"tensor parallelism", fmt::format("rank {} of {}", rank, tp),
-                        fmt::format("a rank 0..{}", tp - 1), ""});
+    throw Error(
+        Problem{"tensor parallelism", fmt::format("rank {} of {}", rank, tp), fmt::format("a rank 0..{}", tp - 1), ""});
   }
   const auto t = static_cast<std::size_t>(rank);
   const auto replicated = [&](const Slice& w, const Slice& l) {
@@ -43,7 +43,9 @@ TensorParallelShard::TensorParallelShard(const ModelLayout& whole, int tp, int r
     pieces_.push_back({w.offset + t * part_out, l.offset, in, part_out, out});
   };
   // Rows [t in', (t+1) in'): one run.
-  const auto rows = [&](const Slice& w, const Slice& l) { pieces_.push_back({w.offset + t * l.count, l.offset, 1, l.count, 0}); };
+  const auto rows = [&](const Slice& w, const Slice& l) {
+    pieces_.push_back({w.offset + t * l.count, l.offset, 1, l.count, 0});
+  };
   const auto hidden = static_cast<std::size_t>(whole.spec().hidden);
   replicated(whole.embedding, local_.embedding);
   for (std::size_t i = 0; i < whole.layers.size(); ++i) {

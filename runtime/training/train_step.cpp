@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -191,14 +192,18 @@ StepBuffer TrainingStep::buffer(std::size_t n, MemoryUse use, Stored stored) {
 StepTensor TrainingStep::all_rows(const StepBuffer& held, StepBuffer& gathered, std::size_t per_row) {
   if (tp_ == 1) return held.tensor();
   gathered = buffer(static_cast<std::size_t>(rows_) * per_row);
+  const std::uint64_t before = tp_comm_->wire_bytes();
   tp_comm_->allgather(buffer_of(held.tensor()), buffer_of(gathered.tensor()));
+  sequence_parallel_bytes_ += tp_comm_->wire_bytes() - before;
   return gathered.tensor();
 }
 
 StepBuffer TrainingStep::held_part(StepBuffer partial, std::size_t per_row) {
   if (tp_ == 1) return partial;
   StepBuffer mine = buffer(static_cast<std::size_t>(held_) * per_row);
+  const std::uint64_t before = tp_comm_->wire_bytes();
   tp_comm_->reduce_scatter(buffer_of(partial.tensor()), buffer_of(mine.tensor()), ReduceOp::Sum);
+  sequence_parallel_bytes_ += tp_comm_->wire_bytes() - before;
   return mine;
 }
 
@@ -483,6 +488,7 @@ StepOutcome TrainingStep::run(WeightSource& weights, const StepTokens& in) {
     throw;
   }
   kernels_.settle_times();  // the spans' seconds into pass.out
+  pass.out.sequence_parallel_bytes = std::exchange(sequence_parallel_bytes_, 0);
   return pass.out;
 }
 

@@ -68,6 +68,7 @@
 
 #include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
+#include "runtime/comm/subgroup_communicator.hpp"
 #include "runtime/executor/distributed_attention.hpp"
 #include "runtime/schedule/ring_schedule.hpp"
 #include "runtime/training/lm_head_loss.hpp"
@@ -94,6 +95,8 @@ struct StepOutcome {
   double recompute_s = 0;  // recomputing what the checkpoint policy dropped (attention included)
   double loss_s = 0;       // LM head and loss, forward and backward
   int ring_passes = 0;     // ring attention calls, recompute included
+  // Bytes this rank sent in the sequence-parallel all-gathers and reduce-scatters (tp > 1).
+  std::uint64_t sequence_parallel_bytes = 0;
   // The micro-batches of one optimizer step, summed.
   StepOutcome& operator+=(const StepOutcome& o) {
     loss_sum += o.loss_sum;
@@ -104,6 +107,7 @@ struct StepOutcome {
     recompute_s += o.recompute_s;
     loss_s += o.loss_s;
     ring_passes += o.ring_passes;
+    sequence_parallel_bytes += o.sequence_parallel_bytes;
     return *this;
   }
 };
@@ -127,7 +131,7 @@ struct StepBackend {
 // A tensor-parallel step's group: its communicator (the tp consecutive world ranks, this rank's
 // index its tensor-parallel rank) and this rank's part of the model, which the step runs.
 struct TensorParallelGroup {
-  Communicator* comm = nullptr;                // not owned
+  SubgroupCommunicator* comm = nullptr;        // not owned
   const TensorParallelShard* shard = nullptr;  // not owned
 };
 
@@ -227,7 +231,8 @@ class TrainingStep {
   std::int64_t short_rows_ = 0;              // seq_stash: each sequence's earlier rows recomputed on the short ring
   bool keep_units_bound_ = false;            // a layer's device copy lives from its forward to its backward
   int tp_ = 1;
-  Communicator* tp_comm_ = nullptr;             // the tensor-parallel group's (tp > 1)
+  SubgroupCommunicator* tp_comm_ = nullptr;     // the tensor-parallel group's (tp > 1)
+  std::uint64_t sequence_parallel_bytes_ = 0;   // sent in all_rows and held_part, this run
   std::int64_t held_first_ = 0, held_ = 0;      // the held rows (held_rows())
   std::vector<std::vector<Slice>> replicated_;  // per unit: its replicated tensors, unit-relative
 };

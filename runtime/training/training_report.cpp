@@ -155,9 +155,13 @@ Json TrainingReport::to_json() const {
   Json predicted_items = Json::object();
   for (const plan::Item& item : predicted_memory) predicted_items[item.name] = item.value;
   report["predicted_memory"] = predicted_items;
-  report["measured"] = {{"step_s_median", measured.step_s_median}, {"forward_s", measured.forward_s},
-                        {"backward_s", measured.backward_s},       {"recompute_s", measured.recompute_s},
-                        {"attention_s", measured.attention_s},     {"loss_s", measured.loss_s}};
+  report["measured"] = {{"step_s_median", measured.step_s_median},
+                        {"forward_s", measured.forward_s},
+                        {"backward_s", measured.backward_s},
+                        {"recompute_s", measured.recompute_s},
+                        {"attention_s", measured.attention_s},
+                        {"loss_s", measured.loss_s},
+                        {"sequence_parallel_bytes", measured.sequence_parallel_bytes}};
   report["predicted"] = {{"step_time_s", predicted_step_s}};
   report["device_traffic"] = {{"scope", "this process, all its ranks"},
                               {"first_step", rt::to_json(device_traffic.first_step)}};

@@ -114,6 +114,8 @@ struct TrainingReport {
   std::vector<plan::Item> predicted_memory;
   struct Measured {
     double step_s_median = 0, forward_s = 0, backward_s = 0, recompute_s = 0, attention_s = 0, loss_s = 0;
+    // Bytes rank 0 sent a step in the sequence-parallel all-gathers and reduce-scatters (tp > 1).
+    std::uint64_t sequence_parallel_bytes = 0;
   } measured;
   double predicted_step_s = 0;
   struct Traffic {

@@ -253,7 +253,7 @@ void require_tensor_parallel_options(const plan::Plan& plan, const TrainingOptio
 
 // tp > 1: the tp consecutive world ranks of this rank's tensor-parallel group, and the ranks
 // holding the same part (every rank with the same index mod tp), each a communicator over them.
-std::unique_ptr<Communicator> tensor_group(const plan::Plan& plan, Communicator& comm) {
+std::unique_ptr<SubgroupCommunicator> tensor_group(const plan::Plan& plan, Communicator& comm) {
   const int tp = plan.strategy.tp;
   if (tp <= 1) return nullptr;
   std::vector<int> members(static_cast<std::size_t>(tp));
@@ -621,6 +621,7 @@ std::optional<TrainingReport> TrainingRun::report(const std::vector<StepRecord>&
     mean.recompute_s += r.outcome.recompute_s / n;
     mean.attention_s += r.outcome.attention_s / n;
     mean.loss_s += r.outcome.loss_s / n;
+    mean.sequence_parallel_bytes = std::max(mean.sequence_parallel_bytes, r.outcome.sequence_parallel_bytes);
   }
   std::sort(step_times.begin(), step_times.end());
   mean.step_s_median = step_times[step_times.size() / 2];

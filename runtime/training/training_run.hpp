@@ -154,7 +154,8 @@ class TrainingRun {
   // Tensor parallelism (tp > 1; tensor_parallel.hpp): this rank's tensor-parallel group (the tp
   // consecutive ranks), the ranks of every replica and context-parallel rank holding the same
   // part, and the part.
-  std::unique_ptr<Communicator> tensor_group_, sharding_group_;
+  std::unique_ptr<SubgroupCommunicator> tensor_group_;
+  std::unique_ptr<Communicator> sharding_group_;
   std::optional<TensorParallelShard> part_;
   Corpus corpus_;
   std::uint32_t corpus_crc_;  // corpus_digest(corpus_)

@@ -23,6 +23,12 @@
 
 namespace burst::sim {
 
+TensorParallelBytes tensor_parallel_bytes(const TrainingJob& job, int tp, double tokens) {
+  if (tp <= 1) return {};
+  const double one = tokens * job.model.hidden * job.dtype_bytes * (tp - 1.0) / tp;
+  return {4 * one, 6 * one};
+}
+
 TensorParallelTime tensor_parallel_time(const TrainingJob& job, int tp, double tokens, const LayerKernels& kernels,
                                         const topo::Topology& topology, const CommModel& comm) {
   TensorParallelTime t;
@@ -40,12 +46,12 @@ TensorParallelTime tensor_parallel_time(const TrainingJob& job, int tp, double t
     }
   }
   const double usable = comm.capacity(topo::DirectedLink{kind, bandwidth, 0, topo::Sharing::Shared});
-  const double bytes = tokens * job.model.hidden * job.dtype_bytes * (tp - 1.0) / tp;
-  const double one = bytes / usable;
+  const TensorParallelBytes bytes = tensor_parallel_bytes(job, tp, tokens);
+  const double one = bytes.forward_per_layer / 4 / usable;  // one collective's seconds
   t.forward_per_layer = 4 * one;
   t.backward_per_layer = 2 * one + std::max(0.0, 4 * one - kernels.column_gemm_backward_s);
-  t.forward_bytes_per_layer = 4 * bytes;
-  t.backward_bytes_per_layer = 6 * bytes;
+  t.forward_bytes_per_layer = bytes.forward_per_layer;
+  t.backward_bytes_per_layer = bytes.backward_per_layer;
   return t;
 }
 

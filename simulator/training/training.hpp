@@ -128,6 +128,14 @@ struct IterationSimulation {
 
 // Building blocks of the two models, for the planner and the tests.
 
+// Tensor parallelism's sequence-parallel collectives as bytes each GPU sends per decoder layer
+// (tp_collectives.cpp): 4 of c h e (tp - 1) / tp in the forward, 6 in the backward, for the
+// context-parallel rank's c `tokens`; zero at tp 1.
+struct TensorParallelBytes {
+  double forward_per_layer = 0, backward_per_layer = 0;
+};
+[[nodiscard]] TensorParallelBytes tensor_parallel_bytes(const TrainingJob& job, int tp, double tokens);
+
 // The attention layer of one micro-batch of the job (its heads, sequence, dtype) as the knobs'
 // parallelism runs it: heads / tp and kv_heads / tp per tensor-parallel rank (rounded down where
 // tp does not divide them, which check_training refuses), micro_batch sequences per replica,

@@ -3,7 +3,8 @@
 // the loss and every weight gradient within 1e-3 relative). Every way the job's ranks split into
 // tensor-parallel groups x context-parallel ranks (a ring, Ulysses groups) x replicas, with heads
 // sharing KV heads (GQA) and not (MHA), under two masks; every ZeRO stage, whose collectives then
-// run over the ranks holding one tensor-parallel part; and the plans the runtime refuses.
+// run over the ranks holding one tensor-parallel part; the bytes each rank sends in the
+// sequence-parallel collectives against the simulator's count; and the plans the runtime refuses.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "runtime/comm/mpi_communicator.hpp"
 #include "runtime/training/training_run.hpp"
+#include "simulator/training/training.hpp"
 #include "tests/support/ring_plan.hpp"
 #include "tests/support/training_options.hpp"
 
@@ -100,6 +102,40 @@ TEST_CASE("tensor parallelism at every ZeRO stage and checkpoint policy trains l
     require_trains_like_one_rank(plan, *comm,
                                  fmt::format("tp 2 x dp 2, ZeRO {}, {} on {}, micro-batches of {}", stage,
                                              to_string(c.policy), to_string(c.layout), c.micro_batch));
+  }
+}
+
+TEST_CASE("each rank sends the simulator's bytes in the sequence-parallel collectives",
+          "[training][mpi][tensor_parallel]") {
+  auto comm = rt::make_mpi_communicator({});
+  const int world = comm->size();
+  for (const int tp : {2, 4}) {
+    for (const int micro_batch : {1, 2}) {
+      const int context = world / tp;
+      for (const CheckpointPolicy policy : {CheckpointPolicy::None, CheckpointPolicy::Full}) {
+        plan::Plan base = test::training_plan(context, context, Layout::Zigzag, BackwardMode::QRing, policy, 0, 1);
+        base.job.model.kv_heads = 4;  // whole KV heads on every tensor-parallel rank
+        // Two micro-batches a step, each of micro_batch sequences side by side.
+        const plan::Plan plan = test::data_parallel(test::tensor_parallel(base, tp), 1, 2 * micro_batch, micro_batch);
+        rt::TrainingRun run(plan, *comm, test::training_options(1, false));
+        const std::optional<rt::TrainingReport> report = run.run();
+        if (comm->rank() != 0) continue;
+        REQUIRE(report);
+        // The CPU step's activations are fp32; a context-parallel rank's tokens of a micro-batch.
+        sim::TrainingJob job;
+        job.model = plan.job.model;
+        job.dtype_bytes = 4;
+        const double tokens = static_cast<double>(plan.job.seq * micro_batch / context);
+        const sim::TensorParallelBytes layer = sim::tensor_parallel_bytes(job, tp, tokens);
+        // A recompute repeats 3 of the forward's 4 (the layer's output, the next layer's kept
+        // input, is not recomputed); the simulator prices Megatron's full-layer recompute, all 4.
+        const double recompute = policy == CheckpointPolicy::None ? 0.0 : 0.75;
+        const double expected =
+            2.0 * plan.job.model.layers * ((1 + recompute) * layer.forward_per_layer + layer.backward_per_layer);
+        INFO("tp " << tp << ", micro-batches of " << micro_batch << ", " << to_string(policy));
+        CHECK(static_cast<double>(report->measured.sequence_parallel_bytes) == expected);
+      }
+    }
   }
 }
 

@@ -16,8 +16,8 @@ using namespace burst::rt;
 namespace {
 
 ModelSpec small_model() {
-  ModelSpec m = test::training_plan(1, 1, Layout::Contiguous, BackwardMode::KvRing, CheckpointPolicy::None, 0, 1)
-                    .job.model;
+  ModelSpec m =
+      test::training_plan(1, 1, Layout::Contiguous, BackwardMode::KvRing, CheckpointPolicy::None, 0, 1).job.model;
   m.kv_heads = 4;  // 4 heads of 8, hidden 32, ffn 48
   return m;
 }
