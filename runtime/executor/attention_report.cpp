@@ -29,7 +29,7 @@ Json AttentionReport::to_json() const {
   Json report;
   report["plan"] = {{"strategy", plan.strategy}, {"ranks", plan.ranks},   {"ulysses", plan.ulysses},
                     {"ring", plan.ring},         {"layout", plan.layout}, {"backward", plan.backward},
-                    {"mask", plan.mask}};
+                    {"mask", plan.mask},         {"tp", plan.tp},         {"dp", plan.dp}};
   report["run"] = {{"dry_run", run.dry_run},   {"seq", run.seq},
                    {"heads", run.heads},       {"kv_heads", run.kv_heads},
                    {"head_dim", run.head_dim}, {"seed", run.seed},

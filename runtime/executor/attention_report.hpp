@@ -66,7 +66,8 @@ struct AttentionReport {
     std::string strategy;
     int ranks = 0;
     int ulysses = 1;
-    std::string ring;  // "double 2x4": the kind and its inner x outer
+    int tp = 1, dp = 1;  // tp x dp context-parallel groups, each its own rings
+    std::string ring;    // "double 2x4": the kind and its inner x outer
     std::string layout, backward, mask;
   } plan;
   struct Dimensions {

@@ -391,11 +391,9 @@ std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Commun
   report.plan = {plan.strategy.name,
                  world,
                  plan.strategy.ulysses,
-                 fmt::format("{} {}x{}{}", to_string(plan.strategy.ring), ring.inner, ring.outer,
-                             plan.strategy.tp * plan.strategy.dp > 1
-                                 ? fmt::format(" in each of {} context-parallel groups (tp {} x dp {})",
-                                               plan.strategy.tp * plan.strategy.dp, plan.strategy.tp, plan.strategy.dp)
-                                 : ""),
+                 plan.strategy.tp,
+                 plan.strategy.dp,
+                 fmt::format("{} {}x{}", to_string(plan.strategy.ring), ring.inner, ring.outer),
                  std::string(to_string(plan.strategy.layout)),
                  std::string(to_string(plan.strategy.backward)),
                  std::string(to_string(plan.job.mask))};

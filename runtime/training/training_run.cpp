@@ -235,22 +235,6 @@ void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const
                  memory_available(comm.local_size()), device);
 }
 
-// A tensor-parallel run's state is one part per tensor-parallel rank, sharded over the ranks
-// holding that part; the saved-state format holds one whole model's, so such a run neither
-// saves nor resumes.
-void require_tensor_parallel_options(const plan::Plan& plan, const TrainingOptions& options) {
-  if (plan.strategy.tp <= 1) return;
-  for (const auto& [flag, value] : {std::pair{"--save", &options.save}, std::pair{"--resume", &options.resume}}) {
-    if (value->empty()) continue;
-    throw Error(Problem{flag,
-                        fmt::format("a tensor-parallel run (plan:/strategy/tp {}) does not save or resume its state: "
-                                    "each rank holds one part of the model",
-                                    plan.strategy.tp),
-                        "a plan of tp 1 to save or resume",
-                        fmt::format("train without {}, or plan with --tp 1", flag)});
-  }
-}
-
 // tp > 1: the tp consecutive world ranks of this rank's tensor-parallel group, and the ranks
 // holding the same part (every rank with the same index mod tp), each a communicator over them.
 std::unique_ptr<SubgroupCommunicator> tensor_group(const plan::Plan& plan, Communicator& comm) {
@@ -284,8 +268,7 @@ TrainingOptions with_resolved_lr(TrainingOptions options, const plan::Plan& plan
 }  // namespace
 
 TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOptions options)
-    : plan_((require_runnable_job(plan, comm.size()), require_fits_memory(plan, comm, options),
-             require_tensor_parallel_options(plan, options), plan)),
+    : plan_((require_runnable_job(plan, comm.size()), require_fits_memory(plan, comm, options), plan)),
       comm_(comm),
       options_(with_resolved_lr(std::move(options), plan)),
       model_(plan.job.model),
@@ -404,9 +387,14 @@ std::optional<TrainingReport> TrainingRun::run() {
   flush_subnormals_to_zero();
   require_same_inputs_everywhere();
   std::vector<float> params = resumed_ ? std::move(resumed_->params) : initial_params(model_, options_.seed);
-  if (part_) params = part_->extract(params);
   AdamWState adam;
   if (resumed_) adam = {std::move(resumed_->adam_m), std::move(resumed_->adam_v), resumed_->adam_step};
+  if (part_) {  // this rank's part of the whole state
+    params = part_->extract(params);
+    for (std::vector<float>* moment : {&adam.m, &adam.v}) {
+      if (!moment->empty()) *moment = part_->extract(*moment);
+    }
+  }
   resumed_.reset();
   StepKernels* gpu = state_on_gpu(plan_, options_.backend);
   StepKernels& state = gpu != nullptr ? *gpu : host_state_;
@@ -507,32 +495,45 @@ std::optional<TrainingReport> TrainingRun::run() {
   return out;
 }
 
-std::pair<std::vector<float>, std::vector<float>> TrainingRun::whole_on_root(ZeroModel& model) {
-  auto parts = model.whole_on_root();
-  if (!part_) return parts;
+std::vector<float> TrainingRun::whole_of_parts(std::span<const float> part) const {
   const int tp = part_->tp();
   if (comm_.rank() >= tp) return {};
   const std::size_t n = part_->local().size();
-  std::vector<float> params(comm_.rank() == 0 ? n * static_cast<std::size_t>(tp) : 0), grads(params.size());
-  tensor_group_->gather_to_root(std::span<const float>(parts.first), std::span<float>(params));
-  tensor_group_->gather_to_root(std::span<const float>(parts.second), std::span<float>(grads));
+  std::vector<float> parts(comm_.rank() == 0 ? n * static_cast<std::size_t>(tp) : 0);
+  tensor_group_->gather_to_root(part, std::span<float>(parts));
   if (comm_.rank() != 0) return {};
-  std::vector<float> whole_params(model_.size()), whole_grads(model_.size());
+  std::vector<float> whole(model_.size());
   for (int t = 0; t < tp; ++t) {
-    const TensorParallelShard part(model_, tp, t);
-    const std::size_t first = static_cast<std::size_t>(t) * n;
-    part.insert(std::span<const float>(params).subspan(first, n), whole_params);
-    part.insert(std::span<const float>(grads).subspan(first, n), whole_grads);
+    TensorParallelShard(model_, tp, t)
+        .insert(std::span<const float>(parts).subspan(static_cast<std::size_t>(t) * n, n), whole);
   }
-  return {std::move(whole_params), std::move(whole_grads)};
+  return whole;
+}
+
+std::pair<std::vector<float>, std::vector<float>> TrainingRun::whole_on_root(ZeroModel& model) {
+  auto parts = model.whole_on_root();
+  if (!part_) return parts;
+  return {whole_of_parts(parts.first), whole_of_parts(parts.second)};
+}
+
+TrainingState TrainingRun::whole_state_on_root(ZeroModel& model) const {
+  TrainingState part = model.whole_state_on_root();
+  TrainingState whole;
+  whole.params = whole_of_parts(part.params);
+  whole.adam_m = whole_of_parts(part.adam_m);
+  whole.adam_v = whole_of_parts(part.adam_v);
+  whole.adam_step = part.adam_step;
+  return whole;
 }
 
 // One set a save (state_shards.hpp): rank 0 numbers the generation and sends the number, every
 // rank writes its shard into it (at stage 0 the state is whole on every rank: rank 0 writes it as
-// the one shard of a one-rank map), and once all are on disk rank 0 completes the set and
+// the one shard of a one-rank map; a tensor-parallel run's ranks hold parts, which rank 0 puts
+// together and writes the same way), and once all are on disk rank 0 completes the set and
 // removes the generations beyond --keep.
 void TrainingRun::save(ZeroModel& model, std::int64_t step) const {
-  TrainingState state = model.saved_part();
+  const bool whole_from_root = model.stage() == 0 || part_;
+  TrainingState state = part_ ? whole_state_on_root(model) : model.saved_part();
   state.meta = schedule_meta();
   state.meta["data"] = corpus_.source;
   state.meta["plan"] = {{"strategy", plan_.strategy.name}, {"ranks", comm_.size()}, {"zero_stage", model.stage()}};
@@ -541,14 +542,15 @@ void TrainingRun::save(ZeroModel& model, std::int64_t step) const {
   comm_.broadcast(std::span<std::int64_t>(number), 0);
   const SaveSet set{options_.save, number[0], step};
   const ShardMap whole(model_.units(), 1);
-  const ShardMap& shards = model.stage() > 0 ? model.shards() : whole;
-  if (model.stage() > 0 || comm_.rank() == 0) {
-    save_shard(set, shards, model.stage(), model.stage() > 0 ? comm_.rank() : 0, state);
+  const ShardMap& shards = whole_from_root ? whole : model.shards();
+  const int stage = whole_from_root ? 0 : model.stage();
+  if (!whole_from_root || comm_.rank() == 0) {
+    save_shard(set, shards, stage, whole_from_root ? 0 : comm_.rank(), state);
     fault_point("die-after-shard", comm_.rank());
   }
   comm_.barrier();
   if (comm_.rank() != 0) return;
-  save_manifest(set, shards, model.stage(), std::move(state));
+  save_manifest(set, shards, stage, std::move(state));
   remove_old_generations(set, options_.keep);
 }
 

@@ -137,10 +137,14 @@ class TrainingRun {
   // Collective: throws burst::Error on every rank when the ranks read different text or state.
   void require_same_inputs_everywhere();
 
-  // Collective over the first tensor-parallel group: the whole model's parameters and gradients
-  // on rank 0 from each part's (ZeroModel::whole_on_root on the parts' sharding-group roots,
-  // world ranks 0 .. tp - 1); empty elsewhere.
+  // Collective: the whole model's parameters and gradients (--check), or its parameters and
+  // AdamW state (--save), on rank 0; empty elsewhere. Under tensor parallelism from each part's
+  // whole on its sharding group's root (world ranks 0 .. tp - 1), put together by whole_of_parts.
   [[nodiscard]] std::pair<std::vector<float>, std::vector<float>> whole_on_root(ZeroModel& model);
+  [[nodiscard]] TrainingState whole_state_on_root(ZeroModel& model) const;
+  // Collective over the first tensor-parallel group (the parts' roots): the whole-model vector
+  // on rank 0 from every rank's whole part; empty elsewhere.
+  [[nodiscard]] std::vector<float> whole_of_parts(std::span<const float> part) const;
   // The model the step runs and ZeRO holds: the whole, or this rank's tensor-parallel part.
   [[nodiscard]] const ModelLayout& step_model() const { return part_ ? part_->local() : model_; }
   // The ranks ZeRO shards over and reduces gradients across: the world, or under tensor

@@ -306,12 +306,25 @@ std::vector<float> ZeroModel::whole_of(const StepTensor& held, bool sharded, Mem
   return root ? shards_.assemble(download(all.tensor())) : std::vector<float>();
 }
 
-std::pair<std::vector<float>, std::vector<float>> ZeroModel::whole_on_root() {
+std::vector<float> ZeroModel::whole_params_on_root() {
   finish_collectives();
   const StepTensor params = separate_master() ? master_.tensor : working_.tensor;
   const bool params_sharded = separate_master() ? stage_ >= 1 : stage_ >= 3;
-  return {whole_of(params, params_sharded, MemoryUse::Params),
-          whole_of(grads_.tensor, stage_ >= 2, MemoryUse::Gradients)};
+  return whole_of(params, params_sharded, MemoryUse::Params);
+}
+
+std::pair<std::vector<float>, std::vector<float>> ZeroModel::whole_on_root() {
+  std::vector<float> params = whole_params_on_root();
+  return {std::move(params), whole_of(grads_.tensor, stage_ >= 2, MemoryUse::Gradients)};
+}
+
+TrainingState ZeroModel::whole_state_on_root() {
+  TrainingState whole;
+  whole.params = whole_params_on_root();
+  whole.adam_m = whole_of(m_.tensor, stage_ >= 1, MemoryUse::Optimizer);
+  whole.adam_v = whole_of(v_.tensor, stage_ >= 1, MemoryUse::Optimizer);
+  whole.adam_step = adam_step_;
+  return whole;
 }
 
 TrainingState ZeroModel::saved_part() {

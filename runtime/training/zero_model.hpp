@@ -112,6 +112,9 @@ class ZeroModel final : public WeightSource {
   void finish_collectives();
   // Collective: the whole fp32 parameters and summed gradients on rank 0, empty elsewhere (--check).
   [[nodiscard]] std::pair<std::vector<float>, std::vector<float>> whole_on_root();
+  // Collective: the whole fp32 parameters, AdamW m and v and step on rank 0, empty elsewhere (a
+  // tensor-parallel part's, which its run saves whole).
+  [[nodiscard]] TrainingState whole_state_on_root();
   // What this rank saves: params (fp32), adam_m, adam_v and adam_step, whole (stage 0) or its shard.
   [[nodiscard]] TrainingState saved_part();
 
@@ -137,6 +140,7 @@ class ZeroModel final : public WeightSource {
     StepTensor tensor;
     [[nodiscard]] bool empty() const { return tensor.count == 0; }
   };
+  [[nodiscard]] std::vector<float> whole_params_on_root();
   [[nodiscard]] StateVector upload(std::span<const float> values, DType dtype, MemoryUse use);
   [[nodiscard]] std::vector<float> download(const StepTensor& t);
   // Unit u's piece of a shard-sized tensor.

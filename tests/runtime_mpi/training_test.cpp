@@ -49,15 +49,7 @@ void require_check(const Json& report, const std::string& what) {
 
 std::uint64_t peak(const Json& report) { return report["peak_memory_bytes"].get<std::uint64_t>(); }
 
-// A saved state: its manifest and every generation of it (rt::SaveSet).
-void remove_state(const std::string& path) {
-  const std::filesystem::path manifest(path);
-  for (const auto& e : std::filesystem::directory_iterator(manifest.parent_path())) {
-    if (e.path().filename().string().starts_with(manifest.filename().string() + ".gen"))
-      std::filesystem::remove_all(e.path());
-  }
-  std::filesystem::remove(path);
-}
+using test::remove_saved_state;
 
 // Rank r's shard file of the set the manifest at `path` names.
 std::string shard_file(const std::string& path, int r) {
@@ -192,7 +184,7 @@ TEST_CASE("the loss falls, the same seed gives the same losses, and a resumed ru
     for (std::size_t i = 0; i < 3; ++i) CHECK(resumed["losses"][i].get<double>() == losses[5 + i].get<double>());
   }
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state);
+  if (comm->rank() == 0) remove_saved_state(state);
 }
 
 TEST_CASE(
@@ -227,7 +219,7 @@ TEST_CASE(
       rt::TrainingRun(plan, *comm, options(1, false)),
       Catch::Contains("plan:/strategy/layout: seq_stash runs on the striped layout only, this plan is zigzag"));
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state);
+  if (comm->rank() == 0) remove_saved_state(state);
 }
 
 TEST_CASE("every ZeRO stage matches one rank, and the stages train the same losses", "[training][mpi][zero]") {
@@ -407,7 +399,7 @@ TEST_CASE("the GPU step's data flow through whole runs: bf16 storage passes --ch
           3 * straight["memory"]["peak_by_use"]["lm_head"].get<std::uint64_t>());
   }
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state);
+  if (comm->rank() == 0) remove_saved_state(state);
 }
 
 TEST_CASE("shards saved at one stage resume at another, and on one rank; a corrupt shard is refused",
@@ -445,7 +437,7 @@ TEST_CASE("shards saved at one stage resume at another, and on one rank; a corru
   CHECK_THROWS_WITH(rt::TrainingRun(zero_plan(world, 2), *comm, second),
                     Catch::Contains(shard_file(state, world - 1) + ": corrupt: checksum"));
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state);
+  if (comm->rank() == 0) remove_saved_state(state);
 }
 
 TEST_CASE(
@@ -483,5 +475,5 @@ TEST_CASE(
   CHECK_THROWS_WITH(rt::TrainingRun(zero_plan(world, 3), *comm, no_save),
                     Catch::Contains("--save-every: needs --save"));
   comm->barrier();
-  if (comm->rank() == 0) remove_state(state);
+  if (comm->rank() == 0) remove_saved_state(state);
 }

@@ -87,9 +87,13 @@ std::string traffic_ratios(const rt::LevelBytes& measured, const rt::LevelBytes&
 
 void print_report(const rt::AttentionReport& r) {
   const rt::AttentionReport::Measured& m = r.measured;
-  fmt::print("{} on {} ranks: {} ring, {} layout, {} backward, {} mask; {} tokens x {} heads ({} KV) x {}\n",
-             shown(r.plan.strategy), r.plan.ranks, shown(r.plan.ring), shown(r.plan.layout), shown(r.plan.backward),
-             shown(r.plan.mask), r.run.seq, r.run.heads, r.run.kv_heads, r.run.head_dim);
+  const std::string groups = r.plan.tp * r.plan.dp > 1
+                                 ? fmt::format(" in {} context-parallel groups (tp {} x dp {}), each",
+                                               r.plan.tp * r.plan.dp, r.plan.tp, r.plan.dp)
+                                 : "";
+  fmt::print("{} on {} ranks{}: {} ring, {} layout, {} backward, {} mask; {} tokens x {} heads ({} KV) x {}\n",
+             shown(r.plan.strategy), r.plan.ranks, groups, shown(r.plan.ring), shown(r.plan.layout),
+             shown(r.plan.backward), shown(r.plan.mask), r.run.seq, r.run.heads, r.run.kv_heads, r.run.head_dim);
   fmt::print("{}", precision_line(r.run.precision, r.run.overlap));
   fmt::print("  forward   measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
              m.time_s.forward, r.predicted_s.forward, r.comm_bytes.total.forward);
