@@ -5,7 +5,7 @@
 //              inputs, CUDA events, best of `repeat`) on one (B, B) block pair per block size
 //              B, full and causal mask, `heads` heads of `head_dim`; FLOPs as the CPU
 //              kernels count them (4 d forward, 10 d backward per computed score)
-//   gemm       the training step's cuBLASLt product (runtime/cuda/cublaslt_gemm.hpp: bf16
+//   gemm       the training step's cuBLASLt product (runtime/cuda/detail/cublaslt_gemm.hpp: bf16
 //              inputs and output, fp32 accumulation), a linear layer's forward at n tokens,
 //              n in, n out, for n in gemm_sides: the simulator prices a GEMM of m n k at the
 //              curve's point cbrt(m n k) (simulator/training/layer_kernels.cpp), so the square

@@ -15,11 +15,11 @@
 // the fp32 logits (the GPU step's LM-head workspace, lm_head_loss.hpp).
 #include <algorithm>
 
-#include "runtime/cuda/block_sum.cuh"
+#include "runtime/cuda/detail/block_sum.cuh"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/training_checks.hpp"
-#include "runtime/cuda/training_kernels.hpp"
-#include "runtime/cuda/training_launch.hpp"
+#include "runtime/cuda/detail/training_checks.hpp"
+#include "runtime/cuda/detail/training_kernels.hpp"
+#include "runtime/cuda/detail/training_launch.hpp"
 #include "runtime/training/hd/cross_entropy_row.hpp"
 
 namespace burst::rt::gpu {

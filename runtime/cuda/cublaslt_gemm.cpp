@@ -1,5 +1,5 @@
 // cuBLASLt products of GemmShapes (see cublaslt_gemm.hpp).
-#include "runtime/cuda/cublaslt_gemm.hpp"
+#include "runtime/cuda/detail/cublaslt_gemm.hpp"
 
 #include <bit>
 #include <utility>

@@ -1,5 +1,5 @@
 // Grow-only device buffers (see device_buffer.hpp).
-#include "runtime/cuda/device_buffer.hpp"
+#include "runtime/cuda/detail/device_buffer.hpp"
 
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>

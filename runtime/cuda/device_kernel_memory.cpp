@@ -1,6 +1,6 @@
 // DeviceKernelMemory (see device_kernel_memory.hpp): the host side; the element kernels are in
 // element_kernels.cu.
-#include "runtime/cuda/device_kernel_memory.hpp"
+#include "runtime/cuda/detail/device_kernel_memory.hpp"
 
 #include <cstdint>
 #include <mutex>
@@ -10,7 +10,7 @@
 
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/element_kernels.hpp"
+#include "runtime/cuda/detail/element_kernels.hpp"
 #include "runtime/kernels/device_traffic.hpp"
 
 namespace burst::rt::gpu {

@@ -13,8 +13,8 @@
 
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/device_kernel_memory.hpp"
-#include "runtime/cuda/element_kernels.hpp"
+#include "runtime/cuda/detail/device_kernel_memory.hpp"
+#include "runtime/cuda/detail/element_kernels.hpp"
 #include "runtime/kernels/device_traffic.hpp"
 
 namespace burst::rt::gpu {

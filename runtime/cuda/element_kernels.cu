@@ -1,5 +1,5 @@
 // Element kernels of DeviceKernelMemory (see element_kernels.hpp).
-#include "runtime/cuda/element_kernels.hpp"
+#include "runtime/cuda/detail/element_kernels.hpp"
 
 #include "common/bf16.hpp"
 #include "runtime/cuda/cuda_check.hpp"

@@ -1,4 +1,4 @@
-#include "runtime/cuda/event_timer.hpp"
+#include "runtime/cuda/detail/event_timer.hpp"
 
 #include <algorithm>
 

@@ -27,11 +27,11 @@
 #include <string>
 
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/device/warp_tiles.cuh"
-#include "runtime/cuda/flash_attention.hpp"
-#include "runtime/cuda/flash_checks.hpp"
-#include "runtime/cuda/fragment_layout.hpp"
-#include "runtime/cuda/kernel_shapes.hpp"
+#include "runtime/cuda/detail/device/warp_tiles.cuh"
+#include "runtime/cuda/detail/flash_attention.hpp"
+#include "runtime/cuda/detail/flash_checks.hpp"
+#include "runtime/cuda/detail/fragment_layout.hpp"
+#include "runtime/cuda/detail/kernel_shapes.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
 #include "runtime/kernels/hd/online_softmax.hpp"
 

@@ -10,12 +10,12 @@
 #include "common/bf16.hpp"
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/device_buffer.hpp"
+#include "runtime/cuda/detail/device_buffer.hpp"
 #include "runtime/cuda/device_count.hpp"
-#include "runtime/cuda/event_timer.hpp"
-#include "runtime/cuda/flash_attention.hpp"
-#include "runtime/cuda/kernel_shapes.hpp"
-#include "runtime/cuda/tile_list.hpp"
+#include "runtime/cuda/detail/event_timer.hpp"
+#include "runtime/cuda/detail/flash_attention.hpp"
+#include "runtime/cuda/detail/kernel_shapes.hpp"
+#include "runtime/cuda/detail/tile_list.hpp"
 #include "runtime/kernels/attention.hpp"
 
 namespace burst::rt::gpu {

@@ -1,12 +1,12 @@
 // Argument checks of the CUDA kernels (see flash_checks.hpp).
-#include "runtime/cuda/flash_checks.hpp"
+#include "runtime/cuda/detail/flash_checks.hpp"
 
 #include <limits>
 
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "runtime/cuda/kernel_shapes.hpp"
+#include "runtime/cuda/detail/kernel_shapes.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
 
 namespace burst::rt::gpu {

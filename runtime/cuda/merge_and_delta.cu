@@ -4,8 +4,8 @@
 //                          hd/partial_merge.hpp (the CPU's merge_partial, row for row)
 //   attention_delta_kernel D = rowsum(O * dO), summed per lane then over the warp
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/flash_attention.hpp"
-#include "runtime/cuda/flash_checks.hpp"
+#include "runtime/cuda/detail/flash_attention.hpp"
+#include "runtime/cuda/detail/flash_checks.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
 #include "runtime/kernels/hd/partial_merge.hpp"
 

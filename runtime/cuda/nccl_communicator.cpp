@@ -20,7 +20,7 @@
 #include "runtime/comm/comm_errors.hpp"
 #include "runtime/comm/nccl_bootstrap.hpp"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/nccl_wait.hpp"
+#include "runtime/cuda/detail/nccl_wait.hpp"
 #include "runtime/schedule/nccl_group_assembler.hpp"
 
 namespace burst::rt::gpu {

@@ -22,9 +22,9 @@
 #include "runtime/calibration/gpu_speed.hpp"
 #include "runtime/comm/nccl_bootstrap.hpp"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/device_buffer.hpp"
-#include "runtime/cuda/event_timer.hpp"
-#include "runtime/cuda/nccl_wait.hpp"
+#include "runtime/cuda/detail/device_buffer.hpp"
+#include "runtime/cuda/detail/event_timer.hpp"
+#include "runtime/cuda/detail/nccl_wait.hpp"
 
 namespace burst::rt {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/cuda/nccl_wait.hpp"
+#include "runtime/cuda/detail/nccl_wait.hpp"
 
 #include <thread>
 

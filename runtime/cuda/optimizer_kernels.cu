@@ -8,11 +8,11 @@
 //                                in float, the bf16 working copy rewritten
 // The block count depends on the element count only, so the norm is the same bits on every
 // run and GPU; no atomics anywhere.
-#include "runtime/cuda/block_sum.cuh"
+#include "runtime/cuda/detail/block_sum.cuh"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/training_checks.hpp"
-#include "runtime/cuda/training_kernels.hpp"
-#include "runtime/cuda/training_launch.hpp"
+#include "runtime/cuda/detail/training_checks.hpp"
+#include "runtime/cuda/detail/training_kernels.hpp"
+#include "runtime/cuda/detail/training_launch.hpp"
 #include "runtime/training/hd/rms_norm.hpp"
 
 namespace burst::rt::gpu {

@@ -12,11 +12,11 @@
 //                                  order, then into dgain
 // No atomics: the chunks depend on the row count only (training_launch.hpp), so dgain is the
 // same bits on every run and every GPU.
-#include "runtime/cuda/block_sum.cuh"
+#include "runtime/cuda/detail/block_sum.cuh"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/training_checks.hpp"
-#include "runtime/cuda/training_kernels.hpp"
-#include "runtime/cuda/training_launch.hpp"
+#include "runtime/cuda/detail/training_checks.hpp"
+#include "runtime/cuda/detail/training_kernels.hpp"
+#include "runtime/cuda/detail/training_launch.hpp"
 #include "runtime/training/hd/rms_norm.hpp"
 
 namespace burst::rt::gpu {

@@ -1,5 +1,5 @@
 // Tile lists of a block pair (see tile_list.hpp).
-#include "runtime/cuda/tile_list.hpp"
+#include "runtime/cuda/detail/tile_list.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,6 +1,6 @@
 // Grouping tokens by id for the GPU embedding backward (see token_groups.hpp): a counting pass
 // over the ids, then a stable placement, so each group keeps ascending token order.
-#include "runtime/cuda/token_groups.hpp"
+#include "runtime/cuda/detail/token_groups.hpp"
 
 #include <limits>
 

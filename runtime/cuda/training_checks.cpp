@@ -1,5 +1,5 @@
 // Argument checks of the training kernels (see training_checks.hpp).
-#include "runtime/cuda/training_checks.hpp"
+#include "runtime/cuda/detail/training_checks.hpp"
 
 #include <cmath>
 #include <initializer_list>
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "runtime/cuda/flash_checks.hpp"
+#include "runtime/cuda/detail/flash_checks.hpp"
 #include "runtime/training/argument_checks.hpp"
 
 namespace burst::rt::gpu {

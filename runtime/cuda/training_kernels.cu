@@ -10,9 +10,9 @@
 //                              applied to pair i of every head of the token, queries and keys
 //   swiglu_*_kernel, residual_add_kernel  grid-stride loops over the elements
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/training_checks.hpp"
-#include "runtime/cuda/training_kernels.hpp"
-#include "runtime/cuda/training_launch.hpp"
+#include "runtime/cuda/detail/training_checks.hpp"
+#include "runtime/cuda/detail/training_kernels.hpp"
+#include "runtime/cuda/detail/training_launch.hpp"
 #include "runtime/training/hd/rope.hpp"
 #include "runtime/training/hd/swiglu.hpp"
 

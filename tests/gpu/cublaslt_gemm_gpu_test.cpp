@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "common/bf16.hpp"
-#include "runtime/cuda/cublaslt_gemm.hpp"
+#include "runtime/cuda/detail/cublaslt_gemm.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/kernels/blas.hpp"
 

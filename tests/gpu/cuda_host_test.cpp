@@ -4,13 +4,13 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "runtime/cuda/cublaslt_gemm.hpp"
+#include "runtime/cuda/detail/cublaslt_gemm.hpp"
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/cuda/cuda_step_kernels.hpp"
 #include "runtime/cuda/device_count.hpp"
-#include "runtime/cuda/flash_attention.hpp"
-#include "runtime/cuda/kernel_shapes.hpp"
-#include "runtime/cuda/training_kernels.hpp"
+#include "runtime/cuda/detail/flash_attention.hpp"
+#include "runtime/cuda/detail/kernel_shapes.hpp"
+#include "runtime/cuda/detail/training_kernels.hpp"
 
 using namespace burst;
 

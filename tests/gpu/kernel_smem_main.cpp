@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <initializer_list>
 
-#include "runtime/cuda/kernel_shapes.hpp"
+#include "runtime/cuda/detail/kernel_shapes.hpp"
 
 using namespace burst::rt::gpu;
 

@@ -19,9 +19,9 @@
 
 #include "common/bf16.hpp"
 #include "runtime/cuda/cuda_check.hpp"
-#include "runtime/cuda/device_buffer.hpp"
-#include "runtime/cuda/token_groups.hpp"
-#include "runtime/cuda/training_kernels.hpp"
+#include "runtime/cuda/detail/device_buffer.hpp"
+#include "runtime/cuda/detail/token_groups.hpp"
+#include "runtime/cuda/detail/training_kernels.hpp"
 #include "runtime/kernels/tensor.hpp"
 #include "runtime/training/adamw.hpp"
 #include "runtime/training/layer_ops.hpp"

@@ -1,4 +1,4 @@
-// The CUDA kernels' index math (runtime/cuda/fragment_layout.hpp) checked on the CPU, lane by
+// The CUDA kernels' index math (runtime/cuda/detail/fragment_layout.hpp) checked on the CPU, lane by
 // lane: ldmatrix is emulated from its PTX ISA description and the mma.m16n8k16 fragment tables
 // are transcribed here independently, so every address a kernel hands to ldmatrix must land the
 // element the mma expects in every register of every lane, and the C -> A repacking that feeds
@@ -8,8 +8,8 @@
 
 #include <set>
 
-#include "runtime/cuda/fragment_layout.hpp"
-#include "runtime/cuda/kernel_shapes.hpp"
+#include "runtime/cuda/detail/fragment_layout.hpp"
+#include "runtime/cuda/detail/kernel_shapes.hpp"
 
 using namespace burst::rt::gpu;
 using layout::Coord;

@@ -1,4 +1,4 @@
-// The host tile lists of the CUDA kernels (runtime/cuda/tile_list.hpp) against brute force:
+// The host tile lists of the CUDA kernels (runtime/cuda/detail/tile_list.hpp) against brute force:
 // a tile is listed iff one of its pairs attends, a Full entry has only attending pairs, the
 // per-key lists are the transpose of the per-query lists, and the counts (tiles, scores,
 // allowed pairs) are exact; for every mask over ring layouts, random sets and short tails.
@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/error.hpp"
-#include "runtime/cuda/tile_list.hpp"
+#include "runtime/cuda/detail/tile_list.hpp"
 #include "tests/kernels_hd/shared_cases.hpp"
 
 using namespace burst;

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/error.hpp"
-#include "runtime/cuda/token_groups.hpp"
+#include "runtime/cuda/detail/token_groups.hpp"
 
 using namespace burst;
 

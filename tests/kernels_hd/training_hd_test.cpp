@@ -1,7 +1,7 @@
 // The training arithmetic shared by the CPU ops and the CUDA kernels (runtime/training/hd/),
 // each function against its formula written out directly in long double, for the float
 // instantiation the GPU runs and the double one the CPU runs; the RoPE turn at positions in
-// the millions; and the kernels' launch geometry (runtime/cuda/training_launch.hpp), whose
+// the millions; and the kernels' launch geometry (runtime/cuda/detail/training_launch.hpp), whose
 // reduction chunks must cover every row once.
 #include <catch2/catch.hpp>
 
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "runtime/cuda/training_launch.hpp"
+#include "runtime/cuda/detail/training_launch.hpp"
 #include "runtime/training/hd/adamw_element.hpp"
 #include "runtime/training/hd/cross_entropy_row.hpp"
 #include "runtime/training/hd/rms_norm.hpp"

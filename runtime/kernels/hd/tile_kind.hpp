@@ -13,7 +13,7 @@
 // A block-sparse table is scanned over the block pairs the ranges touch (Empty if none is
 // allowed, Full if all are); past kMaxScannedBlockPairs the tile is simply Partial.
 //
-// TileRef is one entry of a tile list (runtime/cuda/tile_list.hpp): the tile on the other
+// TileRef is one entry of a tile list (runtime/cuda/detail/tile_list.hpp): the tile on the other
 // side of a non-empty pair, and its kind.
 #pragma once
 

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
-#include "runtime/cuda/flash_attention.hpp"
+#include "runtime/cuda/detail/flash_attention.hpp"
 
 namespace burst::rt::gpu {
 

@@ -8,7 +8,7 @@
 #include <initializer_list>
 #include <string_view>
 
-#include "runtime/cuda/training_kernels.hpp"
+#include "runtime/cuda/detail/training_kernels.hpp"
 
 namespace burst::rt::gpu {
 

@@ -19,9 +19,9 @@
 #include <cstdint>
 
 #include "common/bf16.hpp"
-#include "runtime/cuda/device/warp_mma.cuh"
-#include "runtime/cuda/fragment_layout.hpp"
-#include "runtime/cuda/kernel_shapes.hpp"
+#include "runtime/cuda/detail/device/warp_mma.cuh"
+#include "runtime/cuda/detail/fragment_layout.hpp"
+#include "runtime/cuda/detail/kernel_shapes.hpp"
 
 namespace burst::rt::gpu::device {
 
