@@ -7,7 +7,7 @@
 // hand-written plan that merely forgot the line deserves all its other problems too.
 #include <fmt/format.h>
 
-#include "plan/plan_reader.hpp"
+#include "plan/detail/plan_reader.hpp"
 
 namespace burst::plan {
 namespace {

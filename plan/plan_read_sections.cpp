@@ -5,7 +5,7 @@
 // stages 0 to 3, and grouped-query attention needs heads to be a multiple of kv_heads.
 #include <fmt/format.h>
 
-#include "plan/plan_reader.hpp"
+#include "plan/detail/plan_reader.hpp"
 
 namespace burst::plan::detail {
 

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "plan/plan_reader.hpp"
+#include "plan/detail/plan_reader.hpp"
 
 namespace burst::plan::detail {
 namespace {

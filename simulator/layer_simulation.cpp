@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "simulator/attention/copies.hpp"
+#include "simulator/detail/attention/copies.hpp"
 #include "simulator/attention/lowering.hpp"
 #include "simulator/attention/ring.hpp"
 

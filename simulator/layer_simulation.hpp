@@ -9,7 +9,7 @@
 // exposed_comm_s = phase time - the largest compute busy time of any rank: the time the
 // slowest-computing rank still spends waiting on data. imbalance = max / mean busy time.
 // Under tensor or data parallelism the layer runs as several copies side by side; where no link
-// tells them apart one copy is simulated for all (simulator/attention/copies.hpp), with the
+// tells them apart one copy is simulated for all (simulator/detail/attention/copies.hpp), with the
 // same figures.
 #pragma once
 

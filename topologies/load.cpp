@@ -8,7 +8,7 @@
 #include "common/text.hpp"
 #include "common/units.hpp"
 #include "topologies/json_format.hpp"
-#include "topologies/nccl_xml.hpp"
+#include "topologies/detail/nccl_xml.hpp"
 #include "topologies/presets.hpp"
 
 namespace burst::topo {

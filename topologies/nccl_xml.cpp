@@ -8,7 +8,7 @@
 // is visited (they are joined pairwise, as NCCL joins them, so 20,000 of them would be 2e8
 // links), the node's devices are counted once the tree is walked and before anything pairs
 // them, and NVLink targets are found through an index of the GPUs' bus ids.
-#include "topologies/nccl_xml.hpp"
+#include "topologies/detail/nccl_xml.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -26,8 +26,8 @@
 #include "common/json_reader.hpp"
 #include "common/text.hpp"
 #include "topologies/hardware.hpp"
-#include "topologies/node_builder.hpp"
-#include "topologies/physical_ranges.hpp"
+#include "topologies/detail/node_builder.hpp"
+#include "topologies/detail/physical_ranges.hpp"
 #include "topologies/presets.hpp"
 
 namespace burst::topo {

@@ -1,4 +1,4 @@
-#include "topologies/node_builder.hpp"
+#include "topologies/detail/node_builder.hpp"
 
 #include <stdexcept>
 

@@ -14,8 +14,8 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "topologies/path_search.hpp"
-#include "topologies/physical_ranges.hpp"
+#include "topologies/detail/path_search.hpp"
+#include "topologies/detail/physical_ranges.hpp"
 
 namespace burst::topo {
 namespace {

@@ -1,5 +1,5 @@
 // Boost.Graph Dijkstra with a lexicographic cost; see path_search.hpp for the rules.
-#include "topologies/path_search.hpp"
+#include "topologies/detail/path_search.hpp"
 
 #include <algorithm>
 #include <limits>

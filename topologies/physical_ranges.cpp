@@ -1,5 +1,5 @@
 // The sane ranges of physical quantities (see physical_ranges.hpp).
-#include "topologies/physical_ranges.hpp"
+#include "topologies/detail/physical_ranges.hpp"
 
 #include <cmath>
 

@@ -17,8 +17,8 @@
 #include "common/text.hpp"
 #include "topologies/hardware.hpp"
 #include "topologies/local_calibration.hpp"
-#include "topologies/node_builder.hpp"
-#include "topologies/physical_ranges.hpp"
+#include "topologies/detail/node_builder.hpp"
+#include "topologies/detail/physical_ranges.hpp"
 
 namespace burst::topo {
 namespace {

@@ -23,7 +23,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "topologies/physical_ranges.hpp"
+#include "topologies/detail/physical_ranges.hpp"
 #include "topologies/node_template.hpp"
 
 namespace burst::topo {

@@ -1,5 +1,5 @@
 // The nearest equivalent of a plan in a framework (see equivalent.hpp).
-#include "planner/export/equivalent.hpp"
+#include "planner/detail/export/equivalent.hpp"
 
 #include <algorithm>
 

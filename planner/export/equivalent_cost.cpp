@@ -1,5 +1,5 @@
 // Simulating a plan's job under another strategy (see equivalent_cost.hpp).
-#include "planner/export/equivalent_cost.hpp"
+#include "planner/detail/export/equivalent_cost.hpp"
 
 #include <fmt/format.h>
 

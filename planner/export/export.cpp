@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "common/units.hpp"
-#include "planner/export/equivalent.hpp"
-#include "planner/export/equivalent_cost.hpp"
-#include "planner/export/writers.hpp"
+#include "planner/detail/export/equivalent.hpp"
+#include "planner/detail/export/equivalent_cost.hpp"
+#include "planner/detail/export/writers.hpp"
 
 namespace burst::exporter {
 namespace {

@@ -5,7 +5,7 @@
 #include "common/error.hpp"
 #include "common/text.hpp"
 #include "planner/export/framework.hpp"
-#include "planner/export/writers.hpp"
+#include "planner/detail/export/writers.hpp"
 
 namespace burst::exporter {
 namespace {

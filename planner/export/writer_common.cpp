@@ -6,7 +6,7 @@
 
 #include "common/escape.hpp"
 #include "common/units.hpp"
-#include "planner/export/writers.hpp"
+#include "planner/detail/export/writers.hpp"
 
 namespace burst::exporter {
 

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/json_reader.hpp"
-#include "planner/export/writers.hpp"
+#include "planner/detail/export/writers.hpp"
 
 namespace burst::exporter {
 

@@ -14,7 +14,7 @@
 // RMSNorm and no biases, as the Llama-style models burst plans are.
 #include <fmt/format.h>
 
-#include "planner/export/writers.hpp"
+#include "planner/detail/export/writers.hpp"
 
 namespace burst::exporter {
 namespace {

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/escape.hpp"
-#include "planner/export/writers.hpp"
+#include "planner/detail/export/writers.hpp"
 
 namespace burst::exporter {
 namespace {

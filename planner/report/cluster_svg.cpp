@@ -4,7 +4,7 @@
 // arrows on top. Every arrow is routed from the facts of its two ends only (same row and
 // neighbours, same row, next row, anything else), so the same plan always gives the same
 // picture, byte for byte.
-#include "planner/report/cluster_svg.hpp"
+#include "planner/detail/report/cluster_svg.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "planner/report/svg_canvas.hpp"
+#include "planner/detail/report/svg_canvas.hpp"
 
 namespace burst::planner::svg {
 namespace {

@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "common/units.hpp"
-#include "planner/report/report_document.hpp"
-#include "planner/report/report_text.hpp"
+#include "planner/detail/report/report_document.hpp"
+#include "planner/detail/report/report_text.hpp"
 
 namespace burst::planner::report_doc {
 namespace {

@@ -13,12 +13,12 @@
 
 #include "common/text.hpp"
 #include "common/units.hpp"
-#include "planner/report/cluster_svg.hpp"
-#include "planner/report/report_document.hpp"
-#include "planner/report/report_text.hpp"
-#include "planner/report/run_comparison_svg.hpp"
-#include "planner/report/svg_charts.hpp"
-#include "planner/report/timeline_svg.hpp"
+#include "planner/detail/report/cluster_svg.hpp"
+#include "planner/detail/report/report_document.hpp"
+#include "planner/detail/report/report_text.hpp"
+#include "planner/detail/report/run_comparison_svg.hpp"
+#include "planner/detail/report/svg_charts.hpp"
+#include "planner/detail/report/timeline_svg.hpp"
 
 namespace burst::planner::report_doc {
 namespace {

@@ -6,8 +6,8 @@
 
 #include "common/escape.hpp"
 #include "planner/report/report.hpp"
-#include "planner/report/report_document.hpp"
-#include "planner/report/report_text.hpp"
+#include "planner/detail/report/report_document.hpp"
+#include "planner/detail/report/report_text.hpp"
 
 namespace burst::planner {
 namespace {

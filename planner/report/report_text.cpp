@@ -1,5 +1,5 @@
 // Numbers for people and base64 (see report_text.hpp).
-#include "planner/report/report_text.hpp"
+#include "planner/detail/report/report_text.hpp"
 
 #include <algorithm>
 #include <cmath>

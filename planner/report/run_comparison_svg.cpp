@@ -1,7 +1,7 @@
 // Measured beside predicted (see run_comparison_svg.hpp).
-#include "planner/report/run_comparison_svg.hpp"
+#include "planner/detail/report/run_comparison_svg.hpp"
 
-#include "planner/report/svg_charts.hpp"
+#include "planner/detail/report/svg_charts.hpp"
 
 namespace burst::planner::svg {
 

@@ -1,5 +1,5 @@
 // A minimal SVG writer and nice axis ticks (see svg_canvas.hpp).
-#include "planner/report/svg_canvas.hpp"
+#include "planner/detail/report/svg_canvas.hpp"
 
 #include <array>
 #include <cmath>

@@ -5,12 +5,12 @@
 // the legend. Lines: categories evenly spaced on x, values on a nice y axis with grid lines,
 // consecutive points joined (a missing value breaks the line), each point labelled (a missing
 // one on the axis, e.g. "does not fit").
-#include "planner/report/svg_charts.hpp"
+#include "planner/detail/report/svg_charts.hpp"
 
 #include <algorithm>
 
-#include "planner/report/report_text.hpp"
-#include "planner/report/svg_canvas.hpp"
+#include "planner/detail/report/report_text.hpp"
+#include "planner/detail/report/svg_canvas.hpp"
 
 namespace burst::planner::svg {
 namespace {

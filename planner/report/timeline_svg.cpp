@@ -1,11 +1,11 @@
 // The predicted timeline picture (see timeline_svg.hpp), drawn on svg::Canvas.
-#include "planner/report/timeline_svg.hpp"
+#include "planner/detail/report/timeline_svg.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "planner/report/svg_canvas.hpp"
+#include "planner/detail/report/svg_canvas.hpp"
 
 namespace burst::planner::svg {
 namespace {

@@ -16,7 +16,7 @@
 
 #include "common/error.hpp"
 #include "runtime/comm/comm_errors.hpp"
-#include "runtime/comm/tag.hpp"
+#include "runtime/comm/detail/tag.hpp"
 
 namespace burst::rt {
 namespace {

@@ -12,7 +12,7 @@
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/executor/distributed_attention.hpp"
-#include "runtime/executor/host_attention.hpp"
+#include "runtime/executor/detail/host_attention.hpp"
 #include "runtime/schedule/wire_format.hpp"
 
 namespace burst::rt {

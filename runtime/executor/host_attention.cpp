@@ -1,5 +1,5 @@
 // Host tensors through the device-resident executor (see host_attention.hpp).
-#include "runtime/executor/host_attention.hpp"
+#include "runtime/executor/detail/host_attention.hpp"
 
 namespace burst::rt {
 

@@ -19,10 +19,10 @@
 
 #include "runtime/kernels/blas.hpp"
 #include "runtime/kernels/checks.hpp"
-#include "runtime/kernels/fast_exp.hpp"
+#include "runtime/kernels/detail/fast_exp.hpp"
 #include "runtime/kernels/hd/online_softmax.hpp"
 #include "runtime/kernels/parallel.hpp"
-#include "runtime/kernels/tiles.hpp"
+#include "runtime/kernels/detail/tiles.hpp"
 
 namespace burst::rt {
 namespace {

@@ -1,5 +1,5 @@
 // Tiles, their classification, and masked score tiles (see tiles.hpp).
-#include "runtime/kernels/tiles.hpp"
+#include "runtime/kernels/detail/tiles.hpp"
 
 #include <algorithm>
 #include <cmath>

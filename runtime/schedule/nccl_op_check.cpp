@@ -1,5 +1,5 @@
 // Pairing, progress and data checks over every rank's NCCL op list (see nccl_op_check.hpp).
-#include "runtime/schedule/nccl_op_check.hpp"
+#include "runtime/schedule/detail/nccl_op_check.hpp"
 
 #include <algorithm>
 

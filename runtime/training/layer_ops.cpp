@@ -1,7 +1,7 @@
 // The dense layer operations (see layer_ops.hpp for the math). The per-element arithmetic of
 // RMSNorm, RoPE and SwiGLU is that of runtime/training/hd/, which the CUDA kernels run too; the
 // sums here stay in double and in row order, as they always were.
-#include "runtime/training/layer_ops.hpp"
+#include "runtime/training/detail/layer_ops.hpp"
 
 #include <algorithm>
 #include <string>

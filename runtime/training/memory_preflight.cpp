@@ -1,5 +1,5 @@
 // The memory pre-flight of a training run (see memory_preflight.hpp).
-#include "runtime/training/memory_preflight.hpp"
+#include "runtime/training/detail/memory_preflight.hpp"
 
 #include <sys/resource.h>
 

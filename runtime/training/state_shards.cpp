@@ -1,5 +1,5 @@
 // Shard files and their manifest (see state_shards.hpp).
-#include "runtime/training/state_shards.hpp"
+#include "runtime/training/detail/state_shards.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -10,7 +10,7 @@
 
 #include "common/error.hpp"
 #include "common/stopwatch.hpp"
-#include "runtime/training/layer_ops.hpp"
+#include "runtime/training/detail/layer_ops.hpp"
 #include "runtime/training/model.hpp"
 #include "runtime/training/hd/cross_entropy_row.hpp"
 

@@ -28,9 +28,9 @@
 #include "runtime/comm/subgroup_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/kernels/device_traffic.hpp"
-#include "runtime/training/memory_preflight.hpp"
-#include "runtime/training/relative_error.hpp"
-#include "runtime/training/state_shards.hpp"
+#include "runtime/training/detail/memory_preflight.hpp"
+#include "runtime/training/detail/relative_error.hpp"
+#include "runtime/training/detail/state_shards.hpp"
 #include "runtime/training/zero_model.hpp"
 #include "runtime/training/zero_report.hpp"
 

@@ -1,5 +1,5 @@
 // Copies of an attention layer and when one stands for all (copies.hpp).
-#include "simulator/attention/copies.hpp"
+#include "simulator/detail/attention/copies.hpp"
 
 #include <set>
 #include <unordered_map>

@@ -26,7 +26,7 @@
 #include <algorithm>
 
 #include "simulator/attention/lowering.hpp"
-#include "simulator/attention/ring_pass.hpp"
+#include "simulator/detail/attention/ring_pass.hpp"
 
 namespace burst::sim {
 namespace {

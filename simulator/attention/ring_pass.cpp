@@ -32,7 +32,7 @@
 // the sender's compute and the accumulator's arrival there, i.e. one step behind the block.
 // After the last of them, one direct hop returns it to the owner. With full journeys that is
 // R hops per block (R-1 along the ring, one home), the closed form in lowering.hpp.
-#include "simulator/attention/ring_pass.hpp"
+#include "simulator/detail/attention/ring_pass.hpp"
 
 #include <algorithm>
 #include <array>

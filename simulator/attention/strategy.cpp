@@ -16,7 +16,7 @@
 
 #include "common/text.hpp"
 #include "common/token_sets.hpp"
-#include "simulator/attention/copies.hpp"
+#include "simulator/detail/attention/copies.hpp"
 #include "simulator/attention/families.hpp"
 #include "simulator/attention/lowering.hpp"
 

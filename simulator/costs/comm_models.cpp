@@ -4,7 +4,7 @@
 //                 on that kind of link), latency = software latency[path class] (NCCL's
 //                 per-message cost, fitted from small messages) + the path's wire latency;
 //   "ideal":      capacity = raw bandwidth, latency = wire latency only.
-#include "simulator/costs/models.hpp"
+#include "simulator/detail/costs/models.hpp"
 
 namespace burst::sim {
 namespace {

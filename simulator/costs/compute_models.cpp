@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "simulator/costs/models.hpp"
+#include "simulator/detail/costs/models.hpp"
 
 namespace burst::sim {
 namespace {

@@ -1,5 +1,5 @@
 // Parsers for nccl-tests style tables and the least-squares fits (see nccl_fit.hpp).
-#include "simulator/costs/nccl_fit.hpp"
+#include "simulator/detail/costs/nccl_fit.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -4,7 +4,7 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
-#include "simulator/costs/models.hpp"
+#include "simulator/detail/costs/models.hpp"
 
 namespace burst::sim {
 

@@ -16,8 +16,8 @@
 #include <span>
 
 #include "common/progress.hpp"
-#include "simulator/engine/engines.hpp"
-#include "simulator/engine/routes.hpp"
+#include "simulator/detail/engine/engines.hpp"
+#include "simulator/detail/engine/routes.hpp"
 
 namespace burst::sim {
 namespace {

@@ -1,4 +1,4 @@
-#include "simulator/engine/engine_bench.hpp"
+#include "simulator/detail/engine/engine_bench.hpp"
 
 #include <chrono>
 

@@ -24,10 +24,10 @@
 #include <utility>
 
 #include "common/progress.hpp"
-#include "simulator/engine/engines.hpp"
-#include "simulator/engine/flow_network.hpp"
-#include "simulator/engine/radix_queue.hpp"
-#include "simulator/engine/routes.hpp"
+#include "simulator/detail/engine/engines.hpp"
+#include "simulator/detail/engine/flow_network.hpp"
+#include "simulator/detail/engine/radix_queue.hpp"
+#include "simulator/detail/engine/routes.hpp"
 
 namespace burst::sim {
 namespace {

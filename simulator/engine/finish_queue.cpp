@@ -1,4 +1,4 @@
-#include "simulator/engine/finish_queue.hpp"
+#include "simulator/detail/engine/finish_queue.hpp"
 
 #include <algorithm>
 #include <bit>

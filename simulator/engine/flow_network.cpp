@@ -1,4 +1,4 @@
-#include "simulator/engine/flow_network.hpp"
+#include "simulator/detail/engine/flow_network.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -3,7 +3,7 @@
 
 #include "common/error.hpp"
 #include "common/text.hpp"
-#include "simulator/engine/engines.hpp"
+#include "simulator/detail/engine/engines.hpp"
 
 namespace burst::sim {
 

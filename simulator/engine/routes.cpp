@@ -1,4 +1,4 @@
-#include "simulator/engine/routes.hpp"
+#include "simulator/detail/engine/routes.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,5 +1,5 @@
 // Reading the published tables (csv_table.hpp).
-#include "simulator/fidelity/csv_table.hpp"
+#include "simulator/detail/fidelity/csv_table.hpp"
 
 #include <charconv>
 

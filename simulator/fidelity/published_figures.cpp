@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "simulator/fidelity/csv_table.hpp"
+#include "simulator/detail/fidelity/csv_table.hpp"
 
 namespace burst::sim {
 

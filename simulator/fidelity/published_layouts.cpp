@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "common/error.hpp"
-#include "simulator/fidelity/csv_table.hpp"
+#include "simulator/detail/fidelity/csv_table.hpp"
 #include "simulator/fidelity/published_figures.hpp"
 
 namespace burst::sim {

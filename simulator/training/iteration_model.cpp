@@ -35,7 +35,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "simulator/training/iteration_parts.hpp"
+#include "simulator/detail/training/iteration_parts.hpp"
 
 namespace burst::sim {
 namespace {

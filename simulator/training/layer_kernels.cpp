@@ -35,7 +35,7 @@
 #include <initializer_list>
 #include <limits>
 
-#include "simulator/training/iteration_parts.hpp"
+#include "simulator/detail/training/iteration_parts.hpp"
 
 namespace burst::sim {
 namespace {}  // namespace

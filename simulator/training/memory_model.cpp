@@ -42,7 +42,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "simulator/training/iteration_parts.hpp"
+#include "simulator/detail/training/iteration_parts.hpp"
 
 namespace burst::sim {
 namespace {

@@ -15,7 +15,7 @@
 // two-socket Xeon host (our reading of its Table 3): about 4e9 parameters per second per node.
 #include <algorithm>
 
-#include "simulator/training/iteration_parts.hpp"
+#include "simulator/detail/training/iteration_parts.hpp"
 #include "topologies/node_template.hpp"
 
 namespace burst::sim {

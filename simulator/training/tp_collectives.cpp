@@ -19,7 +19,7 @@
 // first T of a node: NVLink on NVSwitch nodes), at the comm model's efficiency for that link.
 #include <algorithm>
 
-#include "simulator/training/iteration_parts.hpp"
+#include "simulator/detail/training/iteration_parts.hpp"
 
 namespace burst::sim {
 

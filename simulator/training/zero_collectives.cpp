@@ -26,7 +26,7 @@
 // scaled by the comm model's efficiency for that kind of link (capacity() of that link).
 #include <algorithm>
 
-#include "simulator/training/iteration_parts.hpp"
+#include "simulator/detail/training/iteration_parts.hpp"
 
 namespace burst::sim {
 

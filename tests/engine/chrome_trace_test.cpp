@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "simulator/engine/chrome_trace.hpp"
-#include "simulator/engine/engine_bench.hpp"
+#include "simulator/detail/engine/engine_bench.hpp"
 #include "test_topologies.hpp"
 
 using namespace burst;

@@ -12,7 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "simulator/engine/engine.hpp"
-#include "simulator/engine/finish_queue.hpp"
+#include "simulator/detail/engine/finish_queue.hpp"
 #include "simulator/huge_page_allocator.hpp"
 #include "test_topologies.hpp"
 

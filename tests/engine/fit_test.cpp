@@ -8,7 +8,7 @@
 #include "common/json_reader.hpp"
 
 #include "simulator/costs/calibration.hpp"
-#include "simulator/costs/nccl_fit.hpp"
+#include "simulator/detail/costs/nccl_fit.hpp"
 
 using namespace burst::sim;
 

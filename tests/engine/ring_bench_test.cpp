@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "simulator/engine/engine_bench.hpp"
+#include "simulator/detail/engine/engine_bench.hpp"
 #include "test_topologies.hpp"
 
 using namespace burst;

@@ -5,7 +5,7 @@
 
 #include "simulator/engine/engine.hpp"
 #include "simulator/costs/calibration.hpp"
-#include "simulator/engine/flow_network.hpp"
+#include "simulator/detail/engine/flow_network.hpp"
 #include "test_topologies.hpp"
 
 using namespace burst;

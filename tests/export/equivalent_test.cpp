@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "planner/export/equivalent.hpp"
-#include "planner/export/equivalent_cost.hpp"
+#include "planner/detail/export/equivalent.hpp"
+#include "planner/detail/export/equivalent_cost.hpp"
 #include "planner/export/export.hpp"
 #include "planner/export/framework.hpp"
 

@@ -11,7 +11,7 @@
 
 #include "common/error.hpp"
 #include "tests/fuzz/check_topology.hpp"
-#include "topologies/nccl_xml.hpp"
+#include "topologies/detail/nccl_xml.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "common/error.hpp"
-#include "runtime/training/state_shards.hpp"
+#include "runtime/training/detail/state_shards.hpp"
 #include "tests/fuzz/state_checksum.hpp"
 
 namespace {

@@ -20,7 +20,7 @@
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_step_kernels.hpp"
 #include "runtime/kernels/tensor.hpp"
-#include "runtime/training/layer_ops.hpp"
+#include "runtime/training/detail/layer_ops.hpp"
 #include "tests/support/bf16_tolerance.hpp"
 #include "runtime/training/model.hpp"
 

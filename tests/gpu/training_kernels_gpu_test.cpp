@@ -24,7 +24,7 @@
 #include "runtime/cuda/detail/training_kernels.hpp"
 #include "runtime/kernels/tensor.hpp"
 #include "runtime/training/adamw.hpp"
-#include "runtime/training/layer_ops.hpp"
+#include "runtime/training/detail/layer_ops.hpp"
 #include "tests/support/bf16_tolerance.hpp"
 
 using namespace burst;

@@ -21,7 +21,7 @@
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/cuda/cuda_step_kernels.hpp"
-#include "runtime/training/relative_error.hpp"
+#include "runtime/training/detail/relative_error.hpp"
 #include "runtime/training/train_step.hpp"
 #include "runtime/training/training_run.hpp"
 #include "runtime/device/device.hpp"

@@ -8,7 +8,7 @@
 
 #include <pugixml.hpp>
 
-#include "planner/report/cluster_svg.hpp"
+#include "planner/detail/report/cluster_svg.hpp"
 #include "planner/report/report.hpp"
 
 using namespace burst;

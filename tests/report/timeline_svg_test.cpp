@@ -4,7 +4,7 @@
 
 #include <pugixml.hpp>
 
-#include "planner/report/timeline_svg.hpp"
+#include "planner/detail/report/timeline_svg.hpp"
 
 using namespace burst;
 

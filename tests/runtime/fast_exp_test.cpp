@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/kernels/fast_exp.hpp"
+#include "runtime/kernels/detail/fast_exp.hpp"
 
 using burst::rt::fast_exp;
 

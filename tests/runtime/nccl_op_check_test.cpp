@@ -1,4 +1,4 @@
-// The NCCL op-list checker (runtime/schedule/nccl_op_check.hpp) fails where NCCL would: a
+// The NCCL op-list checker (runtime/schedule/detail/nccl_op_check.hpp) fails where NCCL would: a
 // send and a receive that disagree in bytes or dtype, a send nobody receives, groups issued so
 // that two ranks wait on each other (over two communicators, and the ungrouped send/receive
 // pair), and a block forwarded in the group that receives it or before it. Each problem
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/schedule/nccl_op_check.hpp"
+#include "runtime/schedule/detail/nccl_op_check.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"
 #include "tests/support/ring_plan.hpp"
 

@@ -17,7 +17,7 @@
 #include "common/token_sets.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/executor/distributed_attention.hpp"
-#include "runtime/executor/host_attention.hpp"
+#include "runtime/executor/detail/host_attention.hpp"
 #include "runtime/comm/comm_errors.hpp"
 #include "runtime/schedule/nccl_group_assembler.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"

@@ -18,7 +18,7 @@
 #include "planner/plan_builder.hpp"
 #include "planner/search/candidates.hpp"
 #include "runtime/executor/attention_run.hpp"
-#include "runtime/schedule/nccl_op_check.hpp"
+#include "runtime/schedule/detail/nccl_op_check.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"
 #include "simulator/attention/ring.hpp"
 #include "simulator/models/model.hpp"

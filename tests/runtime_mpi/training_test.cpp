@@ -17,7 +17,7 @@
 
 #include "runtime/comm/mpi_communicator.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
-#include "runtime/training/state_shards.hpp"
+#include "runtime/training/detail/state_shards.hpp"
 #include "runtime/training/training_run.hpp"
 #include "tests/support/bf16_step_kernels.hpp"
 #include "tests/support/ring_plan.hpp"

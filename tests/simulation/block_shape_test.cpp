@@ -3,7 +3,7 @@
 // tokens per rank; zigzag ranks hold two halves of 1024 (chunks r and 7 - r).
 #include <catch2/catch.hpp>
 
-#include "simulator/attention/ring_pass.hpp"
+#include "simulator/detail/attention/ring_pass.hpp"
 
 using namespace burst;
 using namespace burst::sim;

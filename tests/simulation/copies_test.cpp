@@ -1,4 +1,4 @@
-// One copy of an attention layer standing for all of them (simulator/attention/copies.hpp): where
+// One copy of an attention layer standing for all of them (simulator/detail/attention/copies.hpp): where
 // the tensor-parallel copies and data-parallel replicas share no link, the reduced simulation's
 // figures are the full simulation's; where they share one, every copy is simulated and the reason
 // is given.

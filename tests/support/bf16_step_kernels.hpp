@@ -32,7 +32,7 @@
 
 #include "common/bf16.hpp"
 #include "runtime/kernels/device_traffic.hpp"
-#include "runtime/training/layer_ops.hpp"
+#include "runtime/training/detail/layer_ops.hpp"
 #include "runtime/training/model.hpp"
 #include "runtime/training/step_kernels.hpp"
 

@@ -13,7 +13,7 @@
 #include "common/error.hpp"
 #include "topologies/json_format.hpp"
 #include "topologies/load.hpp"
-#include "topologies/nccl_xml.hpp"
+#include "topologies/detail/nccl_xml.hpp"
 
 using namespace burst::topo;
 

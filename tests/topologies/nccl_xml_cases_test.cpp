@@ -13,7 +13,7 @@
 #include "tests/support/test_data.hpp"
 
 #include "topologies/json_format.hpp"
-#include "topologies/nccl_xml.hpp"
+#include "topologies/detail/nccl_xml.hpp"
 #include "topologies/node_template.hpp"
 
 using namespace burst::topo;

@@ -9,7 +9,7 @@
 
 #include "common/error.hpp"
 #include "topologies/json_format.hpp"
-#include "topologies/nccl_xml.hpp"
+#include "topologies/detail/nccl_xml.hpp"
 #include "topologies/node_template.hpp"
 
 using namespace burst::topo;

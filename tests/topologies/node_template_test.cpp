@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 #include "common/error.hpp"
-#include "topologies/node_builder.hpp"
-#include "topologies/physical_ranges.hpp"
+#include "topologies/detail/node_builder.hpp"
+#include "topologies/detail/physical_ranges.hpp"
 
 using namespace burst::topo;
 

@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "tests/support/error_text.hpp"
-#include "topologies/nccl_xml.hpp"
-#include "topologies/node_builder.hpp"
+#include "topologies/detail/nccl_xml.hpp"
+#include "topologies/detail/node_builder.hpp"
 #include "topologies/presets.hpp"
 
 using namespace burst;

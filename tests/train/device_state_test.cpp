@@ -18,7 +18,7 @@
 
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/training/shard_map.hpp"
-#include "runtime/training/state_shards.hpp"
+#include "runtime/training/detail/state_shards.hpp"
 #include "runtime/training/training_run.hpp"
 #include "runtime/training/zero_model.hpp"
 #include "tests/support/bf16_step_kernels.hpp"

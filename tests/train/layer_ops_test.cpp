@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "runtime/kernels/random_values.hpp"
-#include "runtime/training/layer_ops.hpp"
+#include "runtime/training/detail/layer_ops.hpp"
 #include "tests/support/error_text.hpp"
 
 using namespace burst;

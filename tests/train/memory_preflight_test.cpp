@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "common/saturating.hpp"
-#include "runtime/training/memory_preflight.hpp"
+#include "runtime/training/detail/memory_preflight.hpp"
 #include "tests/support/error_text.hpp"
 #include "tests/support/ring_plan.hpp"
 

@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "runtime/training/state_shards.hpp"
+#include "runtime/training/detail/state_shards.hpp"
 #include "runtime/training/training_state.hpp"
 #include "tests/support/error_text.hpp"
 #include "tests/support/temp_dir.hpp"

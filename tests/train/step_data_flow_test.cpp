@@ -10,7 +10,7 @@
 #include <random>
 
 #include "runtime/comm/loopback_communicator.hpp"
-#include "runtime/training/relative_error.hpp"
+#include "runtime/training/detail/relative_error.hpp"
 #include "runtime/training/train_step.hpp"
 #include "tests/support/bf16_step_kernels.hpp"
 #include "tests/support/random_tokens.hpp"

@@ -1,5 +1,5 @@
 // Host API of the CUDA kernels of a training step's small layers (docs/runtime-cuda-training.md):
-// the GPU counterparts of runtime/training/layer_ops.hpp and adamw.hpp, with the per-element
+// the GPU counterparts of runtime/training/detail/layer_ops.hpp and adamw.hpp, with the per-element
 // arithmetic of runtime/training/hd/ (the CPU ops run the same headers).
 //
 // Precision: weights and activations are bf16 in device memory, the math and every sum are

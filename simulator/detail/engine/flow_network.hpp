@@ -30,8 +30,8 @@
 #include <vector>
 
 #include "simulator/engine/engine.hpp"
-#include "simulator/engine/finish_queue.hpp"
-#include "simulator/engine/routes.hpp"
+#include "simulator/detail/engine/finish_queue.hpp"
+#include "simulator/detail/engine/routes.hpp"
 
 namespace burst::sim {
 
