@@ -258,7 +258,7 @@ TEST_CASE("launch: the mpirun line of a cluster plan and of a local one") {
 
 // Tensor parallelism end to end: planned at the degree asked, written with its rings, exported
 // with the frameworks' tensor- and sequence-parallel settings, and refused by burst run by field.
-TEST_CASE("a tensor-parallel plan: its world, its rings, its exports, and burst run's refusal") {
+TEST_CASE("a tensor-parallel plan: its world, its rings, its exports, and burst run's dry run of it") {
   const std::string plan = temp_file("tp8.json", "");
   const auto planned = run_cli(
       "plan --topology dgx-h100 --nodes 2 --model llama3-8b --seq 64K --engine analytic --tp 8 "

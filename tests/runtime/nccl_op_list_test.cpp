@@ -265,7 +265,7 @@ TEST_CASE(
   CHECK(2 * bytes(p) == bytes(one));
 }
 
-TEST_CASE("every preset x family x 8, 64, 1024 ranks: sound NCCL op lists in both backward modes", "[nccl]") {
+TEST_CASE("every preset x family x 8, 64, 1024 ranks: sound NCCL op lists in both backward modes", "[nccl][scale]") {
   sim::TrainingJob job;
   job.model = sim::model_preset("burst-7b");  // MHA, 32 heads: Ulysses up to 8, burst picks the Q-ring backward
   job.seq = 1 << 20;
