@@ -19,6 +19,7 @@
 
 #include "runtime/comm/loopback_communicator.hpp"
 #include "tests/support/error_text.hpp"
+#include "tests/support/loopback_job.hpp"
 
 using namespace burst;
 using namespace burst::rt;
@@ -119,42 +120,14 @@ TEST_CASE("ring levels use the plan's spellings") {
         "ring; intra and inter are the inner and outer rings of a double ring)");
 }
 
-namespace {
-
-// A rank thread's check: Catch's assertions are not thread-safe (ThreadSanitizer shows their
-// races), so a rank throws what failed and the test's thread checks each rank's error text.
-void expect(bool holds, const char* what) {
-  if (!holds) throw std::runtime_error(std::string("expected ") + what);
-}
-
-// Runs body(comm) for every rank of a `ranks`-rank loopback job, one thread each; the error
-// text of each rank that threw ("" where none did).
-std::vector<std::string> on_every_rank(int ranks, const std::function<void(Communicator&)>& body,
-                                       double timeout_s = 10) {
-  auto comms = make_loopback_communicators(ranks, CommOptions{timeout_s});
-  std::vector<std::string> errors(static_cast<std::size_t>(ranks));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        body(*comms[static_cast<std::size_t>(r)]);
-      } catch (const std::exception& e) {
-        errors[static_cast<std::size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
-
-}  // namespace
+using test::on_every_rank;
 
 TEST_CASE("loopback ranks pass blocks around a ring, posted in any order") {
   constexpr int kRanks = 5, kSteps = 4;
   std::vector<std::vector<float>> seen(kRanks);
   const auto errors = on_every_rank(kRanks, [&](Communicator& comm) {
-    expect(comm.size() == kRanks, "comm.size() == kRanks");
-    expect(comm.local_rank() == comm.rank(), "comm.local_rank() == comm.rank()");
+    test::rank_expect(comm.size() == kRanks, "comm.size() == kRanks");
+    test::rank_expect(comm.local_rank() == comm.rank(), "comm.local_rank() == comm.rank()");
     const int me = comm.rank(), next = (me + 1) % kRanks, prev = (me + kRanks - 1) % kRanks;
     std::vector<float> block{static_cast<float>(me), static_cast<float>(10 * me)};
     for (int step = 0; step < kSteps; ++step) {
@@ -169,8 +142,8 @@ TEST_CASE("loopback ranks pass blocks around a ring, posted in any order") {
       block = incoming;
       seen[static_cast<std::size_t>(me)].push_back(block[0]);
     }
-    expect(comm.bytes_sent(Channel::KvRing) == kSteps * 2 * sizeof(float),
-           "comm.bytes_sent(Channel::KvRing) == kSteps * 2 * sizeof(float)");
+    test::rank_expect(comm.bytes_sent(Channel::KvRing) == kSteps * 2 * sizeof(float),
+                      "comm.bytes_sent(Channel::KvRing) == kSteps * 2 * sizeof(float)");
   });
   for (int r = 0; r < kRanks; ++r) {
     INFO("rank " << r);
@@ -196,8 +169,8 @@ TEST_CASE("two messages with one tag are received in the order they were sent, a
       Request b = comm.irecv(y, 0, Channel::QRing, 3, RingLevel::Intra);
       comm.wait(b);
       comm.wait(a);
-      expect(x[0] == 1, "x[0] == 1");
-      expect(y[0] == 2, "y[0] == 2");
+      test::rank_expect(x[0] == 1, "x[0] == 1");
+      test::rank_expect(y[0] == 2, "y[0] == 2");
     }
   });
   CHECK(errors == std::vector<std::string>(2));
@@ -210,28 +183,31 @@ TEST_CASE("loopback collectives give what their definitions say, the same bits o
     comm.barrier();
     std::vector<float> sum{0.1f * static_cast<float>(r + 1), static_cast<float>(r)};
     comm.allreduce(sum, ReduceOp::Sum);
-    expect(sum[0] == ((0.1f + 0.2f) + 0.3f) + 0.4f, "the sum added in rank order");  // the same on every rank
-    expect(sum[1] == 6.0f, "sum[1] == 6.0f");
+    test::rank_expect(sum[0] == ((0.1f + 0.2f) + 0.3f) + 0.4f,
+                      "the sum added in rank order");  // the same on every rank
+    test::rank_expect(sum[1] == 6.0f, "sum[1] == 6.0f");
     std::vector<std::int64_t> most{r * 7 % 5};
     comm.allreduce(most, ReduceOp::Max);
-    expect(most[0] == 4, "the max of 0, 2, 4, 1 is 4");
+    test::rank_expect(most[0] == 4, "the max of 0, 2, 4, 1 is 4");
     const std::vector<double> mine{static_cast<double>(r), static_cast<double>(-r)};
     std::vector<double> all(2 * kRanks);
     comm.allgather(mine, all);
-    for (int x = 0; x < kRanks; ++x) expect(all[static_cast<std::size_t>(2 * x + 1)] == -x, "allgather in rank order");
+    for (int x = 0; x < kRanks; ++x)
+      test::rank_expect(all[static_cast<std::size_t>(2 * x + 1)] == -x, "allgather in rank order");
     std::vector<std::int32_t> spread(kRanks);
     std::iota(spread.begin(), spread.end(), 10 * r);  // rank r: 10r, 10r+1, ...
     std::vector<std::int32_t> share(1);
     comm.reduce_scatter(spread, share, ReduceOp::Sum);
-    expect(share[0] == 10 * (0 + 1 + 2 + 3) + kRanks * r, "share[0] == 10 * (0 + 1 + 2 + 3) + kRanks * r");
+    test::rank_expect(share[0] == 10 * (0 + 1 + 2 + 3) + kRanks * r, "share[0] == 10 * (0 + 1 + 2 + 3) + kRanks * r");
     std::vector<std::uint64_t> gathered(kRanks, 99);
     comm.gather_to_root(std::vector<std::uint64_t>{static_cast<std::uint64_t>(r * r)}, gathered);
     if (r == 0)
-      expect(gathered == std::vector<std::uint64_t>{0, 1, 4, 9}, "gathered == std::vector<std::uint64_t>{0, 1, 4, 9}");
-    if (r != 0) expect(gathered == std::vector<std::uint64_t>(kRanks, 99), "untouched off the root");
+      test::rank_expect(gathered == std::vector<std::uint64_t>{0, 1, 4, 9},
+                        "gathered == std::vector<std::uint64_t>{0, 1, 4, 9}");
+    if (r != 0) test::rank_expect(gathered == std::vector<std::uint64_t>(kRanks, 99), "untouched off the root");
     std::vector<std::byte> id(4, std::byte{static_cast<unsigned char>(r)});
     comm.broadcast(id, 2);
-    expect(id == std::vector<std::byte>(4, std::byte{2}), "id == std::vector<std::byte>(4, std::byte{2})");
+    test::rank_expect(id == std::vector<std::byte>(4, std::byte{2}), "id == std::vector<std::byte>(4, std::byte{2})");
   });
   CHECK(errors == std::vector<std::string>(kRanks));
 }

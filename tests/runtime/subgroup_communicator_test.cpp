@@ -18,37 +18,12 @@
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/comm/subgroup_communicator.hpp"
 #include "tests/support/error_text.hpp"
+#include "tests/support/loopback_job.hpp"
 
 using namespace burst;
 using namespace burst::rt;
 
 namespace {
-
-// A rank thread's check: Catch's assertions are not thread-safe, so a rank throws what failed
-// and the test's thread checks each rank's error text after joining.
-void subgroup_expect(bool holds, const std::string& what) {
-  if (!holds) throw std::runtime_error("expected " + what);
-}
-
-// Runs body(world) for every rank of a `ranks`-rank loopback job, one thread each; the error
-// text of each rank that threw ("" where none did).
-std::vector<std::string> on_every_subgroup_rank(int ranks, const std::function<void(Communicator&)>& body,
-                                                double timeout_s = 10) {
-  auto comms = make_loopback_communicators(ranks, CommOptions{timeout_s});
-  std::vector<std::string> errors(static_cast<std::size_t>(ranks));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        body(*comms[static_cast<std::size_t>(r)]);
-      } catch (const std::exception& e) {
-        errors[static_cast<std::size_t>(r)] = e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  return errors;
-}
 
 // Bitwise equality of two float vectors (== would call -0 and 0 equal, NaN unequal).
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
@@ -66,17 +41,17 @@ float order_probe(int member) {
 
 TEST_CASE("subgroups of a loopback job: TP pairs and ZeRO groups, interleaved, give each collective's result") {
   constexpr int kRanks = 4;
-  const auto errors = on_every_subgroup_rank(kRanks, [](Communicator& world) {
+  const auto errors = test::on_every_rank(kRanks, [](Communicator& world) {
     const int r = world.rank();
     SubgroupCommunicator tp(world, {r - r % 2, r - r % 2 + 1});  // consecutive ranks: a node's TP pair
     SubgroupCommunicator zero(world, {r % 2, r % 2 + 2});        // one TP index across the replicas
-    subgroup_expect(tp.size() == 2 && tp.rank() == r % 2, "the TP rank is the place in the pair");
-    subgroup_expect(zero.size() == 2 && zero.rank() == r / 2, "the ZeRO rank is the place in the group");
-    subgroup_expect(tp.local_rank() == world.local_rank() && tp.local_size() == world.local_size(),
-                    "the node-local rank and size are the parent's");
-    subgroup_expect(!tp.reads_device_memory(), "host buffers only");
-    subgroup_expect(tp.options().timeout_s == world.options().timeout_s, "the parent's timeout");
-    subgroup_expect(zero.parent_rank(1) == r % 2 + 2, "member 1 of the ZeRO group is rank r % 2 + 2");
+    test::rank_expect(tp.size() == 2 && tp.rank() == r % 2, "the TP rank is the place in the pair");
+    test::rank_expect(zero.size() == 2 && zero.rank() == r / 2, "the ZeRO rank is the place in the group");
+    test::rank_expect(tp.local_rank() == world.local_rank() && tp.local_size() == world.local_size(),
+                      "the node-local rank and size are the parent's");
+    test::rank_expect(!tp.reads_device_memory(), "host buffers only");
+    test::rank_expect(tp.options().timeout_s == world.options().timeout_s, "the parent's timeout");
+    test::rank_expect(zero.parent_rank(1) == r % 2 + 2, "member 1 of the ZeRO group is rank r % 2 + 2");
 
     tp.barrier();
     zero.barrier();
@@ -87,9 +62,9 @@ TEST_CASE("subgroups of a loopback job: TP pairs and ZeRO groups, interleaved, g
     tp.allgather(mine, tp_all);
     zero.allgather(mine, zero_all);
     const std::int64_t pair = r - r % 2, column = r % 2;
-    subgroup_expect(tp_all == std::vector<std::int64_t>{10 * pair, 10 * pair + 1, 10 * pair + 10, 10 * pair + 11},
-                    "the TP allgather in member order");
-    subgroup_expect(
+    test::rank_expect(tp_all == std::vector<std::int64_t>{10 * pair, 10 * pair + 1, 10 * pair + 10, 10 * pair + 11},
+                      "the TP allgather in member order");
+    test::rank_expect(
         zero_all == std::vector<std::int64_t>{10 * column, 10 * column + 1, 10 * column + 20, 10 * column + 21},
         "the ZeRO allgather in member order");
 
@@ -100,12 +75,12 @@ TEST_CASE("subgroups of a loopback job: TP pairs and ZeRO groups, interleaved, g
     zero.reduce_scatter(spread, share, ReduceOp::Sum);
     for (std::size_t i = 0; i < 3; ++i) {
       const float index = static_cast<float>(3 * zero.rank()) + static_cast<float>(i);
-      subgroup_expect(share[i] == static_cast<float>(2 * column + 2) + index, "the ZeRO reduce_scatter share");
+      test::rank_expect(share[i] == static_cast<float>(2 * column + 2) + index, "the ZeRO reduce_scatter share");
     }
     tp.reduce_scatter(spread, share, ReduceOp::Sum);
     for (std::size_t i = 0; i < 3; ++i) {
       const float index = static_cast<float>(3 * tp.rank()) + static_cast<float>(i);
-      subgroup_expect(share[i] == static_cast<float>(2 * pair + 1) + index, "the TP reduce_scatter share");
+      test::rank_expect(share[i] == static_cast<float>(2 * pair + 1) + index, "the TP reduce_scatter share");
     }
 
     // allreduce of 5 elements over 2 members (blocks of 3 and 2): Sum on TP, Max on ZeRO.
@@ -113,45 +88,46 @@ TEST_CASE("subgroups of a loopback job: TP pairs and ZeRO groups, interleaved, g
     for (std::size_t i = 0; i < sums.size(); ++i) sums[i] = static_cast<float>(r) * static_cast<float>(i + 1);
     tp.allreduce(sums, ReduceOp::Sum);
     for (std::size_t i = 0; i < sums.size(); ++i) {
-      subgroup_expect(sums[i] == static_cast<float>(2 * pair + 1) * static_cast<float>(i + 1), "the TP allreduce sum");
+      test::rank_expect(sums[i] == static_cast<float>(2 * pair + 1) * static_cast<float>(i + 1),
+                        "the TP allreduce sum");
     }
     std::vector<std::int64_t> most{r, -r, 7 * r % 5, 0, 100 - r};
     zero.allreduce(most, ReduceOp::Max);
-    subgroup_expect(most == std::vector<std::int64_t>{column + 2, -column,
-                                                      std::max<std::int64_t>(7 * column % 5, 7 * (column + 2) % 5), 0,
-                                                      100 - column},
-                    "the ZeRO allreduce max");
+    test::rank_expect(most == std::vector<std::int64_t>{column + 2, -column,
+                                                        std::max<std::int64_t>(7 * column % 5, 7 * (column + 2) % 5), 0,
+                                                        100 - column},
+                      "the ZeRO allreduce max");
     std::vector<double> one{static_cast<double>(r)};  // fewer elements than members: an empty block
     tp.allreduce(one, ReduceOp::Sum);
-    subgroup_expect(one[0] == static_cast<double>(2 * pair + 1), "a one-element allreduce");
+    test::rank_expect(one[0] == static_cast<double>(2 * pair + 1), "a one-element allreduce");
 
     // gather_to_root: member 0 gets every block; member 1's buffer is left alone.
     std::vector<float> gathered(4, -1.0f);
     zero.gather_to_root(std::vector<float>{static_cast<float>(r), static_cast<float>(r * r)}, gathered);
     if (zero.rank() == 0) {
       const auto c = static_cast<float>(column), d = static_cast<float>(column + 2);
-      subgroup_expect(gathered == std::vector<float>{c, c * c, d, d * d}, "the gather at member 0");
+      test::rank_expect(gathered == std::vector<float>{c, c * c, d, d * d}, "the gather at member 0");
     } else {
-      subgroup_expect(gathered == std::vector<float>(4, -1.0f), "nothing written off the root");
+      test::rank_expect(gathered == std::vector<float>(4, -1.0f), "nothing written off the root");
     }
 
     // broadcast from member 1 of the pair.
     std::vector<std::byte> id(3, std::byte{static_cast<unsigned char>(r)});
     tp.broadcast(id, 1);
-    subgroup_expect(id == std::vector<std::byte>(3, std::byte{static_cast<unsigned char>(pair + 1)}),
-                    "the pair's member 1's bytes");
+    test::rank_expect(id == std::vector<std::byte>(3, std::byte{static_cast<unsigned char>(pair + 1)}),
+                      "the pair's member 1's bytes");
 
     // Posted collectives are complete at posting; waiting does nothing.
     std::vector<std::int64_t> posted_all(4, -1);
     Request gather = zero.iallgather(mine, posted_all);
-    subgroup_expect(!gather.pending(), "a subgroup's posted allgather is complete at posting");
+    test::rank_expect(!gather.pending(), "a subgroup's posted allgather is complete at posting");
     zero.wait(gather);
-    subgroup_expect(posted_all == zero_all, "the posted allgather's result");
+    test::rank_expect(posted_all == zero_all, "the posted allgather's result");
     std::vector<float> posted_share(3);
     Request scatter = tp.ireduce_scatter(spread, posted_share, ReduceOp::Sum);
-    subgroup_expect(!scatter.pending(), "a subgroup's posted reduce_scatter is complete at posting");
+    test::rank_expect(!scatter.pending(), "a subgroup's posted reduce_scatter is complete at posting");
     tp.wait(scatter);
-    subgroup_expect(posted_share == share, "the posted reduce_scatter's result");
+    test::rank_expect(posted_share == share, "the posted reduce_scatter's result");
 
     // Point-to-point: the peer is a member, sent to its parent rank.
     const std::vector<float> block{static_cast<float>(r), 0.25f};
@@ -159,19 +135,19 @@ TEST_CASE("subgroups of a loopback job: TP pairs and ZeRO groups, interleaved, g
     Request transfers[] = {zero.irecv(incoming, 1 - zero.rank(), Channel::KvRing, 3, RingLevel::Inter),
                            zero.isend(block, 1 - zero.rank(), Channel::KvRing, 3, RingLevel::Inter)};
     zero.wait_all(transfers);
-    subgroup_expect(incoming == std::vector<float>{static_cast<float>((r + 2) % 4), 0.25f},
-                    "the block of the other ZeRO member");
+    test::rank_expect(incoming == std::vector<float>{static_cast<float>((r + 2) % 4), 0.25f},
+                      "the block of the other ZeRO member");
     // And that is the parent's message from that rank: a parent receive would match it too.
     world.isend(block, (r + 2) % 4, Channel::QRing, 1, RingLevel::Flat);
     Request on_parent = zero.irecv(incoming, 1 - zero.rank(), Channel::QRing, 1, RingLevel::Flat);
     zero.wait(on_parent);
-    subgroup_expect(incoming == std::vector<float>{static_cast<float>((r + 2) % 4), 0.25f},
-                    "a parent message received through the subgroup");
-    subgroup_expect(zero.bytes_sent(Channel::KvRing, RingLevel::Inter) == 2 * sizeof(float),
-                    "the subgroup counts its own sends");
-    subgroup_expect(world.bytes_sent(Channel::KvRing) == 0 && world.bytes_sent(Channel::Collective) == 0,
-                    "the parent's counters do not see the subgroup's messages");
-    subgroup_expect(tp.bytes_sent(Channel::Collective) > 0, "the subgroup counts its collectives");
+    test::rank_expect(incoming == std::vector<float>{static_cast<float>((r + 2) % 4), 0.25f},
+                      "a parent message received through the subgroup");
+    test::rank_expect(zero.bytes_sent(Channel::KvRing, RingLevel::Inter) == 2 * sizeof(float),
+                      "the subgroup counts its own sends");
+    test::rank_expect(world.bytes_sent(Channel::KvRing) == 0 && world.bytes_sent(Channel::Collective) == 0,
+                      "the parent's counters do not see the subgroup's messages");
+    test::rank_expect(tp.bytes_sent(Channel::Collective) > 0, "the subgroup counts its collectives");
     tp.barrier();
     zero.barrier();
   });
@@ -181,7 +157,7 @@ TEST_CASE("subgroups of a loopback job: TP pairs and ZeRO groups, interleaved, g
 TEST_CASE("subgroup reductions add in member order: the same bits on every member and as the loopback's") {
   constexpr int kRanks = 4;
   std::vector<std::vector<float>> sub_sums(kRanks), world_sums(kRanks), sub_shares(kRanks), world_shares(kRanks);
-  const auto errors = on_every_subgroup_rank(kRanks, [&](Communicator& world) {
+  const auto errors = test::on_every_rank(kRanks, [&](Communicator& world) {
     const int r = world.rank();
     const auto me = static_cast<std::size_t>(r);
     SubgroupCommunicator all(world, {0, 1, 2, 3});
@@ -191,7 +167,7 @@ TEST_CASE("subgroup reductions add in member order: the same bits on every membe
       std::vector<float> reference = data;
       all.allreduce(data, ReduceOp::Sum);
       world.allreduce(reference, ReduceOp::Sum);
-      subgroup_expect(data == std::vector<float>(count, 1.0f), "((1e8 + 1) - 1e8) + 1 = 1, the member-order sum");
+      test::rank_expect(data == std::vector<float>(count, 1.0f), "((1e8 + 1) - 1e8) + 1 = 1, the member-order sum");
       sub_sums[me].insert(sub_sums[me].end(), data.begin(), data.end());
       world_sums[me].insert(world_sums[me].end(), reference.begin(), reference.end());
     }
@@ -213,21 +189,21 @@ TEST_CASE("subgroup reductions add in member order: the same bits on every membe
 }
 
 TEST_CASE("a subgroup of three members reduces a count it does not divide, and has subgroups of its own") {
-  const auto errors = on_every_subgroup_rank(4, [](Communicator& world) {
+  const auto errors = test::on_every_rank(4, [](Communicator& world) {
     const int r = world.rank();
     if (r == 2) return;  // not a member: takes no part
     SubgroupCommunicator group(world, {0, 1, 3});
     std::vector<std::int32_t> data{r, 2 * r, 3 * r, 4 * r, 5 * r};  // blocks of 2, 2, 1
     group.allreduce(data, ReduceOp::Sum);
-    subgroup_expect(data == std::vector<std::int32_t>{4, 8, 12, 16, 20}, "the sum over ranks 0, 1, 3");
+    test::rank_expect(data == std::vector<std::int32_t>{4, 8, 12, 16, 20}, "the sum over ranks 0, 1, 3");
     std::vector<double> mine{static_cast<double>(r)}, all(3);
     group.allgather(mine, all);
-    subgroup_expect(all == std::vector<double>{0, 1, 3}, "the allgather of the three");
+    test::rank_expect(all == std::vector<double>{0, 1, 3}, "the allgather of the three");
     if (group.rank() != 1) {  // a subgroup of the subgroup: members 0 and 2, ranks 0 and 3
       SubgroupCommunicator ends(group, {0, 2});
       std::vector<std::int64_t> most{r};
       ends.allreduce(most, ReduceOp::Max);
-      subgroup_expect(most[0] == 3 && ends.rank() == group.rank() / 2, "the max over ranks 0 and 3");
+      test::rank_expect(most[0] == 3 && ends.rank() == group.rank() / 2, "the max over ranks 0 and 3");
     }
     group.barrier();
   });

@@ -14,25 +14,17 @@
 #include "runtime/comm/mpi_communicator.hpp"
 #include "runtime/training/training_run.hpp"
 #include "tests/support/ring_plan.hpp"
+#include "tests/support/training_check.hpp"
 #include "tests/support/training_options.hpp"
 
 using namespace burst;
 
 namespace {
 
-// One step with --check; on rank 0 the check's figures, or a failure naming the case.
+// One step with --check (tests/support/training_check.hpp), then what data parallelism adds.
 void require_trains_like_one_rank(const plan::Plan& plan, rt::Communicator& comm, const std::string& what) {
-  rt::TrainingRun run(plan, comm, test::training_options(1, true));
-  const std::optional<rt::TrainingReport> report = run.run();
-  if (comm.rank() != 0) return;
-  REQUIRE(report);
-  REQUIRE(report->check);
-  const rt::TrainingCheck& c = *report->check;
-  INFO(what << ": loss " << c.loss << " vs " << c.reference_loss << ", worst gradient " << c.worst_tensor << " "
-            << c.max_rel_err_grad);
-  CHECK(c.max_rel_err_grad < 1e-3);
-  CHECK(c.loss_rel_err < 1e-3);
-  CHECK(c.grad_norm_rel_err < 1e-3);  // the norm clipping used: every part's, replicated tensors once
+  const std::optional<rt::TrainingReport> report = test::trained_like_one_rank(plan, comm, 1, what);
+  if (!report) return;
   const Json json = report->to_json();
   CHECK(json["plan"]["dp"] == plan.strategy.dp);
   CHECK(json["plan"]["micro_batches"] == plan::accumulation_steps(plan));

@@ -18,26 +18,18 @@
 #include "runtime/training/training_run.hpp"
 #include "simulator/training/training.hpp"
 #include "tests/support/ring_plan.hpp"
+#include "tests/support/training_check.hpp"
 #include "tests/support/training_options.hpp"
 
 using namespace burst;
 
 namespace {
 
-// Two steps with --check (the second after AdamW has moved every part: the parts must have
-// stepped as one model); on rank 0 the check's figures, or a failure naming the case.
+// Two steps with --check (tests/support/training_check.hpp; the second after AdamW has moved
+// every part: the parts must have stepped as one model), then what tensor parallelism adds.
 void require_trains_like_one_rank(const plan::Plan& plan, rt::Communicator& comm, const std::string& what) {
-  rt::TrainingRun run(plan, comm, test::training_options(2, true));
-  const std::optional<rt::TrainingReport> report = run.run();
-  if (comm.rank() != 0) return;
-  REQUIRE(report);
-  REQUIRE(report->check);
-  const rt::TrainingCheck& c = *report->check;
-  INFO(what << ": loss " << c.loss << " vs " << c.reference_loss << ", worst gradient " << c.worst_tensor << " "
-            << c.max_rel_err_grad);
-  CHECK(c.max_rel_err_grad < 1e-3);
-  CHECK(c.loss_rel_err < 1e-3);
-  CHECK(c.grad_norm_rel_err < 1e-3);  // the norm clipping used: every part's, replicated tensors once
+  const std::optional<rt::TrainingReport> report = test::trained_like_one_rank(plan, comm, 2, what);
+  if (!report) return;
   const Json json = report->to_json();
   CHECK(json["plan"]["tp"] == plan.strategy.tp);
   CHECK(json["plan"]["dp"] == plan.strategy.dp);
