@@ -87,5 +87,8 @@ def explain(plan: Json | str) -> str:
 def whatif(**kwargs: Unpack[WhatifKeywords]) -> Json:
     """`burst whatif`'s grid as data: {"job", "points": [{"setting", "strategy", ...}]}."""
 
-def export(plan: Json | str, to: Framework, with_notes: bool = False, force: bool = False) -> str | Json:
-    """`burst export --to`: the plan as a framework's settings; with_notes=True: {"text", "notes"}."""
+def export(
+    plan: Json | str, to: Framework, with_notes: bool = False, force: bool = False, nemo_version: int = 2
+) -> str | Json:
+    """`burst export --to`: the plan as a framework's settings; with_notes=True: {"text", "notes"};
+    nemo_version: NeMo's output, 2 (a Python recipe) or 1 (NeMo 1.0's YAML)."""

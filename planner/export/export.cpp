@@ -63,8 +63,12 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
 }  // namespace
 
 Exported export_plan(const plan::Plan& plan, const std::string& source, std::string_view framework_name,
-                     std::string_view field, bool force) {
+                     std::string_view field, bool force, int nemo_version) {
   const Framework& framework = find_framework(framework_name, field);
+  if (nemo_version != 1 && nemo_version != 2) {
+    throw Error(Problem{"--nemo-version", fmt::format("{}", nemo_version), "1 or 2",
+                        "2 writes NeMo 2's Python recipe, 1 NeMo 1.0's YAML"});
+  }
   const Equivalent equivalent = nearest_equivalent(plan, framework);
   Exported out;
   std::string cannot_run;
@@ -90,7 +94,8 @@ Exported export_plan(const plan::Plan& plan, const std::string& source, std::str
                     out.notes,
                     node_count,
                     static_cast<int>(plan.ranks.size()) / node_count,
-                    warning};
+                    warning,
+                    nemo_version};
   out.text = framework.write(input);
   return out;
 }

@@ -35,7 +35,9 @@ void throw_if_refused(const Exported& exported);
 
 // `framework`: a name of framework_names() (burst::Error otherwise, naming `field`); `source`:
 // the plan file, for the header and errors.
+// `nemo_version`: NeMo's output, 2 (a Python recipe) or 1 (NeMo 1.0's YAML); burst::Error
+// naming --nemo-version for any other.
 [[nodiscard]] Exported export_plan(const plan::Plan& plan, const std::string& source, std::string_view framework,
-                                   std::string_view field = "--to", bool force = false);
+                                   std::string_view field = "--to", bool force = false, int nemo_version = 2);
 
 }  // namespace burst::exporter

@@ -58,8 +58,8 @@ Framework nemo() {
   Framework f;
   f.name = "nemo";
   f.title = "NeMo";
-  f.version = "v2.4.0 (2381f42f, 2025-07-25), megatron_gpt_config.yaml";
-  f.format = "YAML overrides of megatron_gpt_config.yaml";
+  f.version = "v2.4.0 (2381f42f, 2025-07-25)";
+  f.format = "a NeMo 2 Python recipe; --nemo-version 1: YAML overrides of megatron_gpt_config.yaml";
   f.can = {.tensor_parallel = true,
            .ring = true,
            .ulysses = true,

@@ -1,4 +1,5 @@
-// NeMo: overrides of examples/nlp/language_modeling/conf/megatron_gpt_config.yaml (v2.4.0) as a
+// NeMo 1.0's route (burst export --nemo-version 1; NeMo 2's recipe is writer_nemo_recipe.cpp):
+// overrides of examples/nlp/language_modeling/conf/megatron_gpt_config.yaml (v2.4.0) as a
 // YAML document of the same shape, trainer: and model: (merge it over the shipped file, or give
 // the keys as Hydra overrides: ++model.context_parallel_size=32 ...; NeMo's config is a struct,
 // so a key the shipped file lacks needs '+', and '++' adds or replaces either way).
@@ -25,9 +26,7 @@ std::string nemo_precision(const std::string& dtype) {
   return "32";
 }
 
-}  // namespace
-
-std::string write_nemo(const ExportInput& in) {
+std::string nemo_yaml(const ExportInput& in) {
   const plan::Plan& p = in.plan;
   const plan::Strategy& s = in.strategy;
   const ModelSpec& m = p.job.model;
@@ -80,5 +79,9 @@ std::string write_nemo(const ExportInput& in) {
   y += fmt::format("    name: {}\n", escape::yaml_scalar(s.zero.stage == 2 ? "distributed_fused_adam" : "fused_adam"));
   return commented(header, "# ") + y;
 }
+
+}  // namespace
+
+std::string write_nemo(const ExportInput& in) { return in.nemo_version == 1 ? nemo_yaml(in) : write_nemo_recipe(in); }
 
 }  // namespace burst::exporter

@@ -176,8 +176,29 @@ int RingSchedule::context_of(const plan::Plan& plan, int world_rank) {
 
 std::vector<RingSchedule> RingSchedule::every_context(const plan::Plan& plan, std::int64_t seq) {
   std::vector<RingSchedule> out;
-  const int contexts = std::max(1, plan.strategy.dp) * std::max(1, plan.strategy.tp);
+  const int tp = std::max(1, plan.strategy.tp);
+  const int contexts = std::max(1, plan.strategy.dp) * tp;
   for (int g = 0; g < contexts; ++g) out.emplace_back(plan, seq, g);
+  // A tensor-parallel group is tp consecutive ranks, which must hold the same tokens: rank
+  // T k + t sits where rank T k sits, in its own rank's rings.
+  Problems problems;
+  for (int g = 0; g < contexts; ++g) {
+    const RingSchedule& mine = out[static_cast<std::size_t>(g)];
+    const RingSchedule& first = out[static_cast<std::size_t>(g - g % tp)];
+    for (int j = 0; j < mine.ulysses(); ++j) {
+      for (int k = 0; k < mine.ring_size(); ++k) {
+        if (mine.world_rank(k, j) == first.world_rank(k, j) + g % tp) continue;
+        problems.add({fmt::format("plan:/rings (tensor-parallel rank {}, member {})", g % tp, j),
+                      fmt::format("ring rank {} is world rank {}, where tensor-parallel rank 0 has world rank {}", k,
+                                  mine.world_rank(k, j), first.world_rank(k, j)),
+                      fmt::format("world rank {}", first.world_rank(k, j) + g % tp),
+                      "a tensor-parallel group is tp consecutive ranks holding the same tokens: each rank's rings "
+                      "put it where its group's rank 0 is"});
+        break;
+      }
+    }
+  }
+  problems.throw_if_any();
   return out;
 }
 

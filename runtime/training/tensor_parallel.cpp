@@ -27,7 +27,7 @@ ModelSpec tensor_parallel_spec(const ModelSpec& whole, int tp) {
 }
 
 TensorParallelShard::TensorParallelShard(const ModelLayout& whole, int tp, int rank)
-    : whole_(whole), local_(tensor_parallel_spec(whole.spec(), tp)), tp_(tp), rank_(rank) {
+    : whole_(whole), local_(tensor_parallel_spec(whole.spec(), tp)), tp_(tp) {
   if (rank < 0 || rank >= tp) {
     throw Error(
         Problem{"tensor parallelism", fmt::format("rank {} of {}", rank, tp), fmt::format("a rank 0..{}", tp - 1), ""});

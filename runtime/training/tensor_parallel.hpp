@@ -36,7 +36,6 @@ class TensorParallelShard {
 
   [[nodiscard]] const ModelLayout& local() const { return local_; }
   [[nodiscard]] int tp() const { return tp_; }
-  [[nodiscard]] int rank() const { return rank_; }
   // This rank's part of a whole-model vector (parameters, gradients, AdamW moments), in local()'s layout.
   [[nodiscard]] std::vector<float> extract(std::span<const float> whole) const;
   // Writes this rank's part back into a whole-model vector (its replicated tensors too).
@@ -55,7 +54,7 @@ class TensorParallelShard {
 
   const ModelLayout& whole_;
   ModelLayout local_;
-  int tp_, rank_;
+  int tp_;
   std::vector<Piece> pieces_;
   std::vector<Slice> replicated_;
 };

@@ -138,7 +138,7 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
           fmt::format("this rank's {} rows of a micro-batch do not split over {} tensor-parallel ranks", rows_, tp_),
           "seq x micro_batch / (cp x ulysses) a multiple of tp", ""});
     }
-    if (kernels_.memory().space() == MemorySpace::Device) {
+    if (kernels_.memory().space() == MemorySpace::Device || kernels_.activation_dtype() != DType::F32) {
       throw Error(Problem{"plan:/strategy/tp",
                           fmt::format("tensor parallelism of {} on the GPU step: it runs tp 1 (the CPU step runs "
                                       "tensor-parallel plans)",

@@ -45,13 +45,12 @@
 //   m Wdown (a partial sum)    reduce-scatter ->  y = h + ...
 // and the backward mirrors each (an all-gather's gradient is a reduce-scatter and back): dy and
 // dh all-gathered, db and da reduce-scattered, and b and a, kept as held rows only, gathered
-// again for the weight gradients: 4 collectives a layer forward (again in a recompute) and 6
-// backward, each moving (tp - 1) / tp of m c rows out of every rank, as the simulator counts
-// them (simulator/training/tp_collectives.cpp). The
-// attention runs on its own context-parallel group's rings (ring_schedule.hpp) with its heads.
-// The replicated tensors (norm gains, embedding, LM head) saw only the rank's rows: their
-// gradients are all-reduced over the group when a unit's backward is done. Host memory only:
-// the GPU step runs tp 1.
+// again for the weight gradients: 4 collectives a layer forward (3 again in a recompute, which
+// does not recompute the layer's output) and 6 backward, each moving (tp - 1) / tp of m c rows out of every rank, as
+// the simulator counts them (simulator/training/tp_collectives.cpp). The attention runs on its own context-parallel
+// group's rings (ring_schedule.hpp) with its heads. The replicated tensors (norm gains, embedding, LM head) saw only
+// the rank's rows: their gradients are all-reduced over the group when a unit's backward is done. Host memory only: the
+// GPU step runs tp 1.
 //
 // Parameters come from a WeightSource (weight_source.hpp), one unit at a time: the embedding
 // for its forward, each layer for its forward and again for its recompute and backward, the

@@ -29,7 +29,8 @@
 // sequence length, mask, text and learning rate (TrainingState::meta says which).
 //
 // --save writes each save as one set: a new generation directory of shards (one per rank under
-// ZeRO 1-3, rank 0's whole state at stage 0), completed by replacing one manifest atomically;
+// ZeRO 1-3, rank 0's whole state at stage 0 and under tensor parallelism, where rank 0 puts the
+// parts together), completed by replacing one manifest atomically;
 // the previous set stays until the new one is complete, and the newest --keep complete sets are
 // kept. --resume reads the manifest, says on stderr which set it took, reassembles it and
 // re-shards it for this run's ranks and stage (state_shards.hpp). --save-every N saves to the

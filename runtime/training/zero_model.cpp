@@ -124,7 +124,10 @@ StepTensor ZeroModel::grads_of(const ShardPiece& p) const {
 Request ZeroModel::start_gather(std::size_t unit) {
   StepBuffer& all = gathered_[unit];
   all = StepBuffer(scratch_, ledger_, MemoryUse::Params, shards_.padded_size(unit));
-  return comm_.iallgather(buffer_of(piece(working_.tensor, unit)), buffer_of(all.tensor()));
+  Request request;  // timed: a collective may complete as it is posted (a subgroup's does)
+  timed([&] { request = comm_.iallgather(buffer_of(piece(working_.tensor, unit)), buffer_of(all.tensor())); },
+        collective_s_);
+  return request;
 }
 
 void ZeroModel::prefetch(std::size_t unit) {
@@ -195,8 +198,10 @@ void ZeroModel::gradients_done(std::size_t unit) {
     arriving = StepBuffer(scratch_, ledger_, MemoryUse::Gradients, shards_.piece_size(unit), Stored::Fp32);
   }
   const StepTensor into = accumulating_ ? arriving.tensor() : piece(grads_.tensor, unit);
-  reducing_ = Reducing{unit, std::move(arriving),
-                       comm_.ireduce_scatter(buffer_of(unit_grads_[unit].tensor()), buffer_of(into), ReduceOp::Sum)};
+  Request request;  // timed: a collective may complete as it is posted (a subgroup's does)
+  timed([&] { request = comm_.ireduce_scatter(buffer_of(unit_grads_[unit].tensor()), buffer_of(into), ReduceOp::Sum); },
+        collective_s_);
+  reducing_ = Reducing{unit, std::move(arriving), std::move(request)};
   if (!overlap_) finish_reduce_scatter();
 }
 
@@ -234,7 +239,9 @@ double ZeroModel::global_norm() {
   }
   if (stage_ > 0) timed([&] { host_.allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
   if (group != nullptr) timed([&] { group->allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
-  return std::sqrt(std::max(0.0, squares[0]));
+  // Rounding in the replicated tensors' subtraction may leave a tiny negative sum; NaN stays NaN
+  // (std::max(0.0, NaN) would be 0, and a diverged step would look clean).
+  return std::sqrt(squares[0] < 0 ? 0.0 : squares[0]);
 }
 
 double ZeroModel::optimizer_step(const AdamWConfig& config) {

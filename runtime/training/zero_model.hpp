@@ -2,7 +2,8 @@
 // (plan:/strategy/zero/stage), and the collectives each stage adds to a training step.
 //
 // Every rank holds a model replica (context parallel and Ulysses share the weights), so ZeRO
-// shards over all P ranks, unit by unit (shard_map.hpp: N parameters, a shard S = about N / P).
+// shards over all P ranks (under tensor parallelism: over the P / tp ranks holding one part, its
+// `comm`; TensorParallelNorm below), unit by unit (shard_map.hpp: N parameters, a shard S = about N / P).
 // What a rank holds between steps, and a step's collectives (fp32, 4 bytes a float):
 //
 //   stage  params      gradients   AdamW m, v   collectives of one step

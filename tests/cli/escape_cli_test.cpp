@@ -100,8 +100,11 @@ TEST_CASE("a plan file named with a line of shell: export writes it into comment
   CHECK(sourced.status == 0);
   CHECK(run_dir.entries() == std::vector<std::string>{"megatron.sh"});  // no PWNED
 
+  // The recipe's code, as Python parses it (comments dropped), and the YAML and TOML documents.
   for (const auto& [framework, loader] :
-       {std::pair<std::string, std::string>{"nemo", "yaml.safe_load(f)"}, {"torchtitan", "tomllib.load(f)"}}) {
+       {std::pair<std::string, std::string>{"nemo", "__import__(\"ast\").dump(__import__(\"ast\").parse(f.read()))"},
+        {"nemo --nemo-version 1", "yaml.safe_load(f)"},
+        {"torchtitan", "tomllib.load(f)"}}) {
     const std::string text = succeeded("export " + sh_quoted(hostile.string()) + " --to " + framework + " --force").out;
     CHECK(raw_control_at(text) == std::string::npos);
     const auto a = burst::test::python_loaded(run_dir.path, text, loader);

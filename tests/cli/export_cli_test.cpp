@@ -56,6 +56,16 @@ Json parsed_by_python(const std::string& text, const std::string& name, const st
   return Json::parse(out);
 }
 
+// A NeMo 2 recipe as Python reads it: each call (llm.LlamaConfig, nl.MegatronStrategy, OptimizerConfig,
+// ...) by its name, with its keyword arguments that are constants.
+Json recipe_calls(const std::string& text) {
+  return parsed_by_python(text, "recipe.py",
+                          "{getattr(c.func, \"attr\", getattr(c.func, \"id\", \"\")): {k.arg: k.value.value for k "
+                          "in c.keywords if type(k.value).__name__ == \"Constant\"} for c in "
+                          "__import__(\"ast\").walk(__import__(\"ast\").parse(f.read())) if type(c).__name__ == "
+                          "\"Call\"}");
+}
+
 // The Megatron argument array as bash reads it: flag -> its values joined by spaces.
 std::map<std::string, std::string> megatron_args(const std::string& text) {
   const std::string path = temp_file("megatron.sh", text);
@@ -113,9 +123,50 @@ TEST_CASE("export --to megatron: a bash array of pretrain_gpt.py arguments with 
   }
 }
 
-TEST_CASE("export --to nemo: YAML of megatron_gpt_config.yaml's keys") {
+TEST_CASE("export --to nemo: a NeMo 2 recipe, Python that builds the plan's model and parallelism") {
   SECTION("BurstEngine's 14B 1M case") {
-    const Json y = parsed_by_python(exported(kGolden, "nemo").out, "nemo.yaml", "yaml.safe_load(f)");
+    const auto run = exported(kGolden, "nemo");
+    const Json calls = recipe_calls(run.out);
+    INFO(run.out);
+    const Json& model = calls["LlamaConfig"];
+    CHECK(model["num_layers"] == 40);
+    CHECK(model["hidden_size"] == 5120);
+    CHECK(model["num_query_groups"] == 40);
+    CHECK(model["seq_length"] == 1048576);
+    CHECK(model["cp_comm_type"] == "p2p");
+    CHECK(model["recompute_granularity"] == "full");
+    const Json& strategy = calls["MegatronStrategy"];
+    CHECK(strategy["context_parallel_size"] == 32);
+    CHECK(strategy["tensor_model_parallel_size"] == 1);
+    CHECK(strategy["sequence_parallel"] == false);
+    CHECK(strategy["fsdp"] == "megatron");  // ZeRO 3, as the YAML's fsdp: true
+    CHECK(calls["DistributedDataParallelConfig"]["use_distributed_optimizer"] == true);
+    CHECK(calls["OptimizerConfig"]["use_distributed_optimizer"] == true);
+    CHECK(calls["Trainer"]["num_nodes"] == 4);
+    CHECK(calls["Trainer"]["devices"] == 8);
+    CHECK(calls["MegatronMixedPrecision"]["precision"] == "bf16-mixed");
+    CHECK(calls["MockDataModule"]["seq_length"] == 1048576);
+    CHECK(calls.contains("pretrain"));
+    CHECK_THAT(run.out, Catch::Contains("--nemo-version 1 writes NeMo 1.0's YAML"));
+  }
+  SECTION("the local plan: one flat ring of 4, no recompute, and GQA's groups written") {
+    const Json calls = recipe_calls(exported(kLocal, "nemo").out);
+    CHECK(calls["MegatronStrategy"]["context_parallel_size"] == 4);
+    CHECK(!calls["LlamaConfig"].contains("recompute_granularity"));
+  }
+  SECTION("--nemo-version is NeMo's alone, and 1 or 2") {
+    const auto other = run_cli("export " + kGolden + " --to megatron --nemo-version 1");
+    CHECK(other.exit_code != 0);
+    CHECK_THAT(other.err, Catch::Contains("--nemo-version: given with --to megatron"));
+    const auto three = run_cli("export " + kGolden + " --to nemo --nemo-version 3");
+    CHECK(three.exit_code != 0);
+  }
+}
+
+TEST_CASE("export --to nemo --nemo-version 1: YAML of megatron_gpt_config.yaml's keys") {
+  SECTION("BurstEngine's 14B 1M case") {
+    const Json y =
+        parsed_by_python(exported(kGolden, "nemo", " --nemo-version 1").out, "nemo.yaml", "yaml.safe_load(f)");
     CHECK(y["trainer"]["num_nodes"] == 4);
     CHECK(y["trainer"]["devices"] == 8);
     CHECK(y["model"]["context_parallel_size"] == 32);
@@ -125,7 +176,7 @@ TEST_CASE("export --to nemo: YAML of megatron_gpt_config.yaml's keys") {
     CHECK(y["model"]["num_query_groups"].is_null());
   }
   SECTION("the local plan: NeMo makes no hierarchical groups, so one flat ring of 4, and says so") {
-    const auto run = exported(kLocal, "nemo");
+    const auto run = exported(kLocal, "nemo", " --nemo-version 1");
     const Json y = parsed_by_python(run.out, "nemo.yaml", "yaml.safe_load(f)");
     CHECK(y["model"]["context_parallel_size"] == 4);
     CHECK(y["model"]["cp_comm_type"] == "p2p");
@@ -293,9 +344,12 @@ TEST_CASE("a tensor-parallel plan: its world, its rings, its exports, and burst 
   CHECK(args.at("--tensor-model-parallel-size") == "8");
   CHECK(args.count("--sequence-parallel") == 1);
   CHECK(args.at("--context-parallel-size") == std::to_string(s["cp"].get<int>() * s["ulysses"].get<int>()));
-  const Json y = parsed_by_python(exported(plan, "nemo").out, "nemo.yaml", "yaml.safe_load(f)");
+  const Json y = parsed_by_python(exported(plan, "nemo", " --nemo-version 1").out, "nemo.yaml", "yaml.safe_load(f)");
   CHECK(y["model"]["tensor_model_parallel_size"] == 8);
   CHECK(y["model"]["sequence_parallel"] == true);
+  const Json recipe = recipe_calls(exported(plan, "nemo").out);
+  CHECK(recipe["MegatronStrategy"]["tensor_model_parallel_size"] == 8);
+  CHECK(recipe["MegatronStrategy"]["sequence_parallel"] == true);
   const Json t = parsed_by_python(exported(plan, "torchtitan").out, "titan.toml", "tomllib.load(f)");
   CHECK(t["parallelism"]["tensor_parallel_degree"] == 8);
   // DeepSpeed's config has no tensor parallelism: its equivalent puts every rank in the sequence split.
@@ -357,9 +411,12 @@ TEST_CASE("a data-parallel plan: replicas, micro-batches, its exports, and burst
   const auto args = megatron_args(exported(plan, "megatron").out);
   CHECK(args.at("--micro-batch-size") == std::to_string(micro));
   CHECK(args.at("--global-batch-size") == "16");
-  const Json y = parsed_by_python(exported(plan, "nemo").out, "nemo.yaml", "yaml.safe_load(f)");
+  const Json y = parsed_by_python(exported(plan, "nemo", " --nemo-version 1").out, "nemo.yaml", "yaml.safe_load(f)");
   CHECK(y["model"]["micro_batch_size"] == micro);
   CHECK(y["model"]["global_batch_size"] == 16);
+  const Json recipe = recipe_calls(exported(plan, "nemo").out);
+  CHECK(recipe["MockDataModule"]["micro_batch_size"] == micro);
+  CHECK(recipe["MockDataModule"]["global_batch_size"] == 16);
   const Json t = parsed_by_python(exported(plan, "torchtitan", " --force").out, "titan.toml", "tomllib.load(f)");
   CHECK(t["training"]["local_batch_size"] == micro);
   CHECK(t["training"]["global_batch_size"] == 16);
@@ -406,7 +463,7 @@ TEST_CASE("exports train the model as planned: optimizer pairing, RoPE, RMSNorm,
   CHECK(megatron.at("--normalization") == "RMSNorm");
   CHECK(megatron.count("--disable-bias-linear") == 1);
 
-  const auto nemo = exported(plan, "nemo");
+  const auto nemo = exported(plan, "nemo", " --nemo-version 1");
   const Json y = parsed_by_python(nemo.out, "nemo.yaml", "yaml.safe_load(f)");
   CHECK(y["model"]["context_parallel_size"].get<int>() > 1);
   CHECK(y["model"]["transformer_engine"] == true);  // CP needs TEDotProductAttention

@@ -148,7 +148,7 @@ TEST_CASE("an unknown framework is one problem with a did-you-mean") {
 TEST_CASE("a plan without its cluster is exported, with no prediction") {
   plan::Plan p = plan::read_plan(kLocal);
   p.cluster = nullptr;
-  const exporter::Exported out = exporter::export_plan(p, kLocal, "nemo");
+  const exporter::Exported out = exporter::export_plan(p, kLocal, "nemo", "--to", false, 1);
   CHECK_THAT(out.text, Catch::Contains("context_parallel_size: 4"));
   CHECK(std::any_of(out.notes.begin(), out.notes.end(),
                     [](const std::string& n) { return n.find("no prediction") != std::string::npos; }));

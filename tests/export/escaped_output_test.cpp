@@ -68,10 +68,12 @@ std::vector<std::string> recorded_args(const std::filesystem::path& file) {
 }
 
 // The settings file of `framework` for the plain and the hostile plan, read back by `loader`.
-std::pair<Json, Json> loaded_both(const std::string& framework, const std::string& loader) {
+std::pair<Json, Json> loaded_both(const std::string& framework, const std::string& loader, int nemo_version = 2) {
   test::TempDir dir("escaped-" + framework);
-  const std::string plain = exporter::export_plan(plain_plan(), "/plans/plan.json", framework, "--to", true).text;
-  const std::string hostile = exporter::export_plan(hostile_plan(), kSource, framework, "--to", true).text;
+  const std::string plain =
+      exporter::export_plan(plain_plan(), "/plans/plan.json", framework, "--to", true, nemo_version).text;
+  const std::string hostile =
+      exporter::export_plan(hostile_plan(), kSource, framework, "--to", true, nemo_version).text;
   CHECK(raw_control_at(hostile) == std::string::npos);
   const test::ShellRun a = test::python_loaded(dir.path, plain, loader);
   const test::ShellRun b = test::python_loaded(dir.path, hostile, loader);
@@ -108,8 +110,14 @@ TEST_CASE("Megatron export: names and the plan path stay in the comments when ba
   CHECK(hostile.out == sourced("plain.sh").out);  // the same arguments
 }
 
+TEST_CASE("NeMo 2 recipe: names and the plan path add no code") {
+  // The recipe as Python parses it: comments are dropped, so the hostile plan's must leave the same tree.
+  const auto [plain, hostile] = loaded_both("nemo", "__import__(\"ast\").dump(__import__(\"ast\").parse(f.read()))");
+  CHECK(hostile == plain);
+}
+
 TEST_CASE("NeMo export: names and the plan path add no YAML key") {
-  const auto [plain, hostile] = loaded_both("nemo", "yaml.safe_load(f)");
+  const auto [plain, hostile] = loaded_both("nemo", "yaml.safe_load(f)", 1);
   CHECK(hostile == plain);
   std::vector<std::string> keys;
   for (const auto& [key, value] : hostile.items()) keys.push_back(key);

@@ -8,6 +8,7 @@
 // tensor-parallel or on a ring; and the plans the runtime refuses.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -145,6 +146,15 @@ TEST_CASE("a tensor-parallel plan the runtime cannot run is refused by pointer",
     plan.job.model.kv_heads = 2;
     CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, test::training_options(1, false)),
                       Catch::Contains("plan:/strategy/tp") && Catch::Contains("does not divide"));
+  }
+  SECTION("a tensor-parallel group whose ranks hold different tokens") {
+    plan::Plan plan = test::tensor_parallel(base, 2);
+    for (plan::Ring& ring : plan.rings) {
+      if (ring.tp == 1) std::reverse(ring.order.begin(), ring.order.end());
+    }
+    CHECK_THROWS_WITH(rt::TrainingRun(plan, *comm, test::training_options(1, false)),
+                      Catch::Contains("plan:/rings (tensor-parallel rank 1") &&
+                          Catch::Contains("where tensor-parallel rank 0 has world rank"));
   }
   SECTION("a tensor-parallel rank's ring holding another rank's heads") {
     plan::Plan plan = test::tensor_parallel(base, 2);

@@ -26,11 +26,14 @@ struct ExportInput {
   std::vector<std::string> notes;  // one line each, no trailing newline
   int nodes = 1;                   // the plan's nodes and ranks on each
   int ranks_per_node = 1;
-  std::string warning;  // an equivalent that cannot run, written with --force: the file's first line
+  std::string warning;   // an equivalent that cannot run, written with --force: the file's first line
+  int nemo_version = 2;  // NeMo's: 2, a Python recipe; 1, NeMo 1.0's YAML
 };
 
 [[nodiscard]] std::string write_megatron(const ExportInput& input);
+// NeMo: the recipe (NeMo 2, writer_nemo_recipe.cpp) or, at nemo_version 1, the YAML.
 [[nodiscard]] std::string write_nemo(const ExportInput& input);
+[[nodiscard]] std::string write_nemo_recipe(const ExportInput& input);
 [[nodiscard]] std::string write_deepspeed(const ExportInput& input);
 [[nodiscard]] std::string write_torchtitan(const ExportInput& input);
 
