@@ -56,7 +56,8 @@ std::string write_nemo_recipe(const ExportInput& in) {
   py += fmt::format("    seq_length={},\n", p.job.seq);
   py += "    share_embeddings_and_output_weights=False,\n";
   if (ranks > 1) py += fmt::format("    cp_comm_type=\"{}\",\n", s.ulysses > 1 ? "a2a" : "p2p");
-  if (full) py += "    recompute_granularity=\"full\",\n    recompute_method=\"uniform\",\n    recompute_num_layers=1,\n";
+  if (full)
+    py += "    recompute_granularity=\"full\",\n    recompute_method=\"uniform\",\n    recompute_num_layers=1,\n";
   py += ")\n";
   py += "model = llm.LlamaModel(config)\n\n";
   py += "strategy = nl.MegatronStrategy(\n";

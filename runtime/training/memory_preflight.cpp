@@ -12,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "common/saturating.hpp"
+#include "runtime/training/tensor_parallel.hpp"
 
 namespace burst::rt {
 namespace {
@@ -58,12 +59,15 @@ std::uint64_t mapped_now() {
 
 std::vector<MemoryNeed> minimum_training_memory(const plan::Plan& plan, std::int64_t tokens, int ranks,
                                                 std::size_t device_activation_bytes, bool state_on_device) {
-  const ModelSpec& m = plan.job.model;
+  // Under tensor parallelism a rank holds its part of the model (tensor_parallel.hpp), which ZeRO
+  // shards over the ranks holding the same part.
+  const int tp = std::max(1, plan.strategy.tp);
+  const ModelSpec m = tp > 1 ? tensor_parallel_spec(plan.job.model, tp) : plan.job.model;
   const auto c = static_cast<double>(tokens);
   const double kv_dim = static_cast<double>(m.kv_heads) * m.head_dim;
   // ZeRO 3 shards the parameters, ZeRO 2 and 3 the gradients (a unit's full gradients live only
   // briefly), ZeRO 1-3 the optimizer's state.
-  const double shard = 1.0 / std::max(1, ranks);
+  const double shard = 1.0 / std::max(1, ranks / tp);
   const int stage = plan.strategy.zero.stage;
   const double params = m.total_params() * (stage >= 3 ? shard : 1.0);
   const double grads = m.total_params() * (stage >= 2 ? shard : 1.0);
