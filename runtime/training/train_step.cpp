@@ -124,7 +124,6 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
     row_positions_.insert(row_positions_.end(), positions_.begin(), positions_.end());
   kernels_.set_positions(row_positions_);  // a view: the member outlives the kernels' use
   held_ = rows_;
-  replicated_.resize(units.size());
   if (tp_ > 1) {
     if (group.comm == nullptr || group.shard == nullptr || group.comm->size() != tp_ ||
         &group.shard->local() != &model) {
@@ -147,12 +146,6 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
     }
     held_ = rows_ / tp_;
     held_first_ = static_cast<std::int64_t>(group.comm->rank()) * held_;
-    for (std::size_t u = 0; u < units.size(); ++u) {
-      for (const Slice& r : group.shard->replicated()) {
-        if (r.offset >= units[u].offset && r.offset < units[u].offset + units[u].count)
-          replicated_[u].push_back(r.relative_to(units[u].offset));
-      }
-    }
   }
   // A device copy of a unit (an offloaded state's upload) stays valid whatever the host does with
   // its own; under ZeRO 3 the device would then hold every gathered unit at once, which stage 3
@@ -205,12 +198,6 @@ StepBuffer TrainingStep::held_part(StepBuffer partial, std::size_t per_row) {
   tp_comm_->reduce_scatter(buffer_of(partial.tensor()), buffer_of(mine.tensor()), ReduceOp::Sum);
   sequence_parallel_bytes_ += tp_comm_->wire_bytes() - before;
   return mine;
-}
-
-// Host memory (the constructor refuses the GPU step under tensor parallelism): the bound
-// gradients are the floats the communicator reads.
-void TrainingStep::sum_replicated(std::size_t unit, const BoundUnit& grads) {
-  for (const Slice& r : replicated_[unit]) tp_comm_->allreduce(buffer_of(of(grads, r)), ReduceOp::Sum);
 }
 
 void TrainingStep::note_ring(const RingAttentionStats& stats) {
@@ -290,13 +277,14 @@ void TrainingStep::mlp_inputs(const BoundUnit& params, const LayerSlices& w, Lay
   // h = x + o Wo, b = RMSNorm(h): one fused call.
   kernels_.add_rms_norm_forward(s.h.tensor(), s.x.tensor(), s.h.tensor(), of(params, w.mlp_norm), held_, m.hidden,
                                 s.b.tensor(), s.inv_rms_mlp.tensor());
-  StepBuffer gathered;
+  StepBuffer gathered;  // b over all rows (tp > 1): freed before m is made
   const StepTensor b = all_rows(s.b, gathered, hidden);
   s.u = buffer(c * ffn);
   s.w = buffer(c * ffn);
-  s.m = buffer(c * ffn);
   kernels_.linear_forward(b, rows_, m.hidden, of(params, w.w_gate), m.ffn, s.u.tensor());
   kernels_.linear_forward(b, rows_, m.hidden, of(params, w.w_up), m.ffn, s.w.tensor());
+  gathered.clear();
+  s.m = buffer(c * ffn);
   kernels_.swiglu_forward(s.u.tensor(), s.w.tensor(), s.m.tensor());
 }
 
@@ -549,7 +537,6 @@ void TrainingStep::with_gradients(WeightSource& weights, std::size_t unit, Body&
   const BoundUnit grads = bound(MemoryUse::Gradients, allocating_for(ledger_, MemoryUse::Gradients,
                                                                      [&] { return kernels_.bind_gradients(held); }));
   body(grads);
-  sum_replicated(unit, grads);
   kernels_.return_gradients(grads.bound, held);
   weights.gradients_done(unit);
 }

@@ -49,8 +49,8 @@
 // does not recompute the layer's output) and 6 backward, each moving (tp - 1) / tp of m c rows out of every rank, as
 // the simulator counts them (simulator/training/tp_collectives.cpp). The attention runs on its own context-parallel
 // group's rings (ring_schedule.hpp) with its heads. The replicated tensors (norm gains, embedding, LM head) saw only
-// the rank's rows: their gradients are all-reduced over the group when a unit's backward is done. Host memory only: the
-// GPU step runs tp 1.
+// the rank's rows: their gradients here are the rank's share, which the weight source sums over the group once a step
+// (ZeroModel::reduce_gradients, TensorParallelParts). Host memory only: the GPU step runs tp 1.
 //
 // Parameters come from a WeightSource (weight_source.hpp), one unit at a time: the embedding
 // for its forward, each layer for its forward and again for its recompute and backward, the
@@ -202,8 +202,6 @@ class TrainingStep {
   // (the partial itself at tp 1).
   [[nodiscard]] StepTensor all_rows(const StepBuffer& held, StepBuffer& gathered, std::size_t per_row);
   [[nodiscard]] StepBuffer held_part(StepBuffer partial, std::size_t per_row);
-  // Sums the replicated tensors' gradients of a unit over the tensor-parallel group.
-  void sum_replicated(std::size_t unit, const BoundUnit& grads);
   void note_ring(const RingAttentionStats& stats);
 
   const ModelLayout& model_;
@@ -230,10 +228,9 @@ class TrainingStep {
   std::int64_t short_rows_ = 0;              // seq_stash: each sequence's earlier rows recomputed on the short ring
   bool keep_units_bound_ = false;            // a layer's device copy lives from its forward to its backward
   int tp_ = 1;
-  SubgroupCommunicator* tp_comm_ = nullptr;     // the tensor-parallel group's (tp > 1)
-  std::uint64_t sequence_parallel_bytes_ = 0;   // sent in all_rows and held_part, this run
-  std::int64_t held_first_ = 0, held_ = 0;      // the held rows (held_rows())
-  std::vector<std::vector<Slice>> replicated_;  // per unit: its replicated tensors, unit-relative
+  SubgroupCommunicator* tp_comm_ = nullptr;    // the tensor-parallel group's (tp > 1)
+  std::uint64_t sequence_parallel_bytes_ = 0;  // sent in all_rows and held_part, this run
+  std::int64_t held_first_ = 0, held_ = 0;     // the held rows (held_rows())
 };
 
 }  // namespace burst::rt

@@ -40,7 +40,7 @@ StepKernels& state_readable_by(StepKernels& state, const Communicator& comm) {
 
 ZeroModel::ZeroModel(int stage, bool overlap, const ModelLayout& model, StepKernels& state, Communicator& comm,
                      Communicator& host, MemoryLedger& ledger, std::vector<float> params, AdamWState adam,
-                     TensorParallelNorm tensor_parallel)
+                     TensorParallelParts tensor_parallel)
     : stage_(checked_stage(stage)),
       overlap_(overlap),
       shards_(model.units(), comm.size()),
@@ -221,6 +221,23 @@ void ZeroModel::reduce_gradients() {
   // device self communicator would move them through the host).
   if (stage_ < 2 && comm_.size() > 1)
     timed([&] { comm_.allreduce(buffer_of(grads_.tensor), ReduceOp::Sum); }, collective_s_);
+  Communicator* group = tensor_parallel_.group;
+  if (group == nullptr) return;
+  const std::vector<ShardPiece> held = stage_ < 2 ? std::vector{ShardPiece{0, shards_.total(), 0}} : mine_;
+  for (const ShardPiece& p : replicated_in(held)) {
+    timed([&] { group->allreduce(buffer_of(grads_of(p)), ReduceOp::Sum); }, collective_s_);
+  }
+}
+
+std::vector<ShardPiece> ZeroModel::replicated_in(const std::vector<ShardPiece>& pieces) const {
+  std::vector<ShardPiece> out;
+  for (const ShardPiece& p : pieces) {
+    for (const Slice& r : tensor_parallel_.replicated) {
+      const std::size_t lo = std::max(p.flat, r.offset), hi = std::min(p.flat + p.count, r.offset + r.count);
+      if (lo < hi) out.push_back({lo, hi - lo, p.at + (lo - p.flat)});
+    }
+  }
+  return out;
 }
 
 // Stage 0 holds every gradient; stages 1-3 sum the shards' squares over the ranks.
@@ -229,13 +246,10 @@ double ZeroModel::global_norm() {
   Communicator* group = tensor_parallel_.group;
   std::vector<double> squares{0.0};
   for (const ShardPiece& p : held) {
-    if (p.count == 0) continue;
-    squares[0] += state_.squared_norm(grads_of(p));
-    if (group == nullptr || group->rank() == 0) continue;
-    for (const Slice& r : tensor_parallel_.replicated) {  // tensor-parallel rank 0 counts them
-      const std::size_t lo = std::max(p.flat, r.offset), hi = std::min(p.flat + p.count, r.offset + r.count);
-      if (lo < hi) squares[0] -= state_.squared_norm(grads_of({lo, hi - lo, p.at + (lo - p.flat)}));
-    }
+    if (p.count > 0) squares[0] += state_.squared_norm(grads_of(p));
+  }
+  if (group != nullptr && group->rank() != 0) {  // tensor-parallel rank 0 counts the replicated tensors
+    for (const ShardPiece& p : replicated_in(held)) squares[0] -= state_.squared_norm(grads_of(p));
   }
   if (stage_ > 0) timed([&] { host_.allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
   if (group != nullptr) timed([&] { group->allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);

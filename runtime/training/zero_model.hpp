@@ -3,7 +3,7 @@
 //
 // Every rank holds a model replica (context parallel and Ulysses share the weights), so ZeRO
 // shards over all P ranks (under tensor parallelism: over the P / tp ranks holding one part, its
-// `comm`; TensorParallelNorm below), unit by unit (shard_map.hpp: N parameters, a shard S = about N / P).
+// `comm`; TensorParallelParts below), unit by unit (shard_map.hpp: N parameters, a shard S = about N / P).
 // What a rank holds between steps, and a step's collectives (fp32, 4 bytes a float):
 //
 //   stage  params      gradients   AdamW m, v   collectives of one step
@@ -65,10 +65,12 @@
 namespace burst::rt {
 
 // Under tensor parallelism (tensor_parallel.hpp) a ZeroModel holds one tensor-parallel rank's part
-// of the model and shards it over the ranks holding the same part (its `comm`): the gradient norm
-// that clipping uses then adds the other parts' over the tensor-parallel `group`, counting the
-// tensors every part holds (`replicated`, whose gradients the step has summed over the group) once.
-struct TensorParallelNorm {
+// of the model and shards it over the ranks holding the same part (its `comm`). The tensors every
+// part holds (`replicated`: norms, embedding, LM head) saw only the rank's rows, so once a step,
+// after the sharding group's reduction, their gradients are summed over the tensor-parallel
+// `group` (what this rank holds of them: all at stages 0-1, its shard's at 2-3); and the gradient
+// norm that clipping uses adds the other parts' over the group, counting them once.
+struct TensorParallelParts {
   Communicator* group = nullptr;  // not owned; null: no tensor parallelism
   std::vector<Slice> replicated;
 };
@@ -87,7 +89,7 @@ class ZeroModel final : public WeightSource {
   // `overlap`: the plan's (above); `comm` and `host` as above (the same one for host state).
   ZeroModel(int stage, bool overlap, const ModelLayout& model, StepKernels& state, Communicator& comm,
             Communicator& host, MemoryLedger& ledger, std::vector<float> params, AdamWState adam,
-            TensorParallelNorm tensor_parallel = {});
+            TensorParallelParts tensor_parallel = {});
 
   [[nodiscard]] StepTensor acquire(std::size_t unit) override;
   void release(std::size_t unit) override;
@@ -102,7 +104,8 @@ class ZeroModel final : public WeightSource {
   // into the whole gradient; stages 2-3 after each micro-batch's reduce-scatter, into the shard.
   void start_micro_batch(bool first);
   // Collective, after the last micro-batch's backward: stages 0-1 all-reduce the whole gradient
-  // (2-3 have reduce-scattered theirs unit by unit; the last of those is waited for here).
+  // (2-3 have reduce-scattered theirs unit by unit; the last of those is waited for here); under
+  // tensor parallelism the replicated tensors' are then summed over the group.
   void reduce_gradients();
   // Collective: clips to the global norm and steps AdamW on what this rank owns (all of it at
   // stage 0); stages 1-2 then all-gather the updated parameters. The norm before clipping; a
@@ -151,6 +154,8 @@ class ZeroModel final : public WeightSource {
   [[nodiscard]] StepTensor working_of(const ShardPiece& p) const;
   [[nodiscard]] StepTensor grads_of(const ShardPiece& p) const;
   [[nodiscard]] double global_norm();
+  // Where `pieces` (of this rank's gradients) cover the replicated tensors (TensorParallelParts).
+  [[nodiscard]] std::vector<ShardPiece> replicated_in(const std::vector<ShardPiece>& pieces) const;
   // Starts gathering unit u's parameters into gathered_[u] (stage 3).
   [[nodiscard]] Request start_gather(std::size_t unit);
   // sum += arrived, fp32, in the state's memory.
@@ -200,7 +205,7 @@ class ZeroModel final : public WeightSource {
   };
   std::vector<std::optional<Updating>> updating_;  // per unit
   double collective_s_ = 0;
-  TensorParallelNorm tensor_parallel_;
+  TensorParallelParts tensor_parallel_;
 };
 
 }  // namespace burst::rt

@@ -69,7 +69,7 @@ TEST_CASE("--strategy restricts the choice to one family", "[search]") {
   CHECK(result.chosen_plan()->family == "megatron-cp");
 }
 
-TEST_CASE("a bigger memory budget never yields a slower chosen plan", "[search][property]") {
+TEST_CASE("a bigger memory budget never yields a slower chosen plan", "[search][property][scale]") {
   const auto topology = preset("a800-4hca", 2);
   double previous = 0;
   for (const double gib : {24.0, 32.0, 48.0, 64.0, 80.0}) {
@@ -84,7 +84,7 @@ TEST_CASE("a bigger memory budget never yields a slower chosen plan", "[search][
   CHECK(previous > 0);
 }
 
-TEST_CASE("adding nodes at fixed tokens per GPU keeps throughput per GPU in a sane band", "[search][property]") {
+TEST_CASE("adding nodes at fixed tokens per GPU keeps throughput per GPU in a sane band", "[search][property][scale]") {
   // 32K tokens per GPU throughout: the attention work per GPU grows with the ring (each rank
   // sees the whole sequence), so per-GPU tokens/s may fall, but not collapse or jump.
   const auto r1 = request("burst-7b", "256K");

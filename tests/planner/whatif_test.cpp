@@ -46,7 +46,7 @@ TEST_CASE("the grid is the cartesian product, first knob slowest, and its CSV ha
   CHECK_THAT(csv, Catch::StartsWith("nodes,nets_per_node,gpus,strategy,feasible,tokens_per_s_per_gpu"));
 }
 
-TEST_CASE("more network ports never make the best plan slower", "[whatif][property]") {
+TEST_CASE("more network ports never make the best plan slower", "[whatif][property][scale]") {
   const auto topology = test::preset("a800-4hca", 4);
   const auto points =
       planner::what_if(test::request("burst-7b", "256K"), topology, planner::parse_variations({"nets_per_node=2,4,8"}));
