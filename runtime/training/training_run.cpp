@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <numeric>
 
 #if defined(__SSE2__)
 #include <pmmintrin.h>
@@ -235,22 +234,23 @@ void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const
                  memory_available(comm.local_size()), device);
 }
 
-// tp > 1: the tp consecutive world ranks of this rank's tensor-parallel group, and the ranks
-// holding the same part (every rank with the same index mod tp), each a communicator over them.
-std::unique_ptr<SubgroupCommunicator> tensor_group(const plan::Plan& plan, Communicator& comm) {
-  const int tp = plan.strategy.tp;
-  if (tp <= 1) return nullptr;
-  std::vector<int> members(static_cast<std::size_t>(tp));
-  std::iota(members.begin(), members.end(), comm.rank() - comm.rank() % tp);
+// A communicator over `count` world ranks from `first`, `stride` apart (this rank among them).
+std::unique_ptr<SubgroupCommunicator> strided_group(Communicator& comm, int first, int stride, int count) {
+  std::vector<int> members;
+  for (int i = 0; i < count; ++i) members.push_back(first + i * stride);
   return std::make_unique<SubgroupCommunicator>(comm, std::move(members));
 }
 
-std::unique_ptr<Communicator> sharding_group(const plan::Plan& plan, Communicator& comm) {
+// tp > 1: this rank's tensor-parallel group (the tp consecutive world ranks around it), and the
+// ranks holding the same part (every rank with the same index mod tp).
+std::unique_ptr<SubgroupCommunicator> tensor_group(const plan::Plan& plan, Communicator& comm) {
   const int tp = plan.strategy.tp;
-  if (tp <= 1) return nullptr;
-  std::vector<int> members;
-  for (int w = comm.rank() % tp; w < comm.size(); w += tp) members.push_back(w);
-  return std::make_unique<SubgroupCommunicator>(comm, std::move(members));
+  return tp > 1 ? strided_group(comm, comm.rank() - comm.rank() % tp, 1, tp) : nullptr;
+}
+
+std::unique_ptr<SubgroupCommunicator> sharding_group(const plan::Plan& plan, Communicator& comm) {
+  const int tp = plan.strategy.tp;
+  return tp > 1 ? strided_group(comm, comm.rank() % tp, tp, comm.size() / tp) : nullptr;
 }
 
 std::optional<TensorParallelShard> tensor_parallel_part(const plan::Plan& plan, const ModelLayout& model,
