@@ -1,6 +1,7 @@
 #include "simulator/layer_simulation.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "simulator/detail/attention/copies.hpp"
@@ -10,11 +11,13 @@
 namespace burst::sim {
 namespace {
 
-// Which GPUs a phase graph ran on and how many copies it stands for: all GPUs once, or one
-// copy's GPUs standing for `copies` identical copies (attention/copies.hpp).
+// Which GPUs a phase graph computed on and what it stands for: all GPUs once, or some standing
+// for `copies` identical copies of the layer (attention/copies.hpp), each a ring folded onto one
+// of `windows` windows (attention/ring_fold.hpp).
 struct Sample {
   std::vector<int> gpus;  // empty: every GPU of the topology
   double copies = 1;
+  double windows = 1;
 };
 
 PhaseFigures figures(const TaskGraph& graph, const SimResult& result, const std::vector<double>& flops,
@@ -37,15 +40,17 @@ PhaseFigures figures(const TaskGraph& graph, const SimResult& result, const std:
   }
   f.exposed_comm_s = std::max(0.0, f.time_s - f.compute_max_s);
 
+  // A folded graph holds the transfers into its window: what a window rank receives, it sends.
+  const bool folded = sample.windows > 1;
   std::vector<double> sent(ranks, 0.0);
   for (const Task& t : graph.tasks()) {
     if (t.kind != TaskKind::Transfer) continue;
-    sent[static_cast<std::size_t>(t.gpu)] += t.amount;
+    sent[static_cast<std::size_t>(folded ? t.peer : t.gpu)] += t.amount;
     const auto cls = static_cast<std::size_t>(topology.path(t.gpu, t.peer).cls);
     f.bytes_per_rank_by_class[cls] += t.amount;
   }
-  // Totals over every copy, shared by every GPU.
-  const double share = sample.copies / static_cast<double>(ranks);
+  // Totals over every copy and window, shared by every GPU.
+  const double share = sample.copies * sample.windows / static_cast<double>(ranks);
   f.bytes_per_rank = std::accumulate(sent.begin(), sent.end(), 0.0) * share;
   f.bytes_per_rank_max = sent.empty() ? 0.0 : *std::max_element(sent.begin(), sent.end());
   for (double& b : f.bytes_per_rank_by_class) b *= share;
@@ -57,30 +62,64 @@ PhaseFigures figures(const TaskGraph& graph, const SimResult& result, const std:
 }
 
 // The phase graphs to simulate and what they stand for: the whole layer, or one copy of it
-// where copies_not_equivalent() finds nothing that tells the copies apart.
+// where copies_not_equivalent() finds nothing that tells the copies apart; each copy's ring
+// folded onto one window where the windows are alike (ring_fold.hpp).
 struct Lowering {
   LoweredAttention graphs;
-  Sample sample;
+  Sample forward, backward;
   int copies = 1;
-  std::string reason;  // why every copy is simulated ("" when one stands for all, or there is one)
+  bool copies_reduced = false;
+  std::string reason;       // why every copy is simulated ("" when one stands for all, or there is one)
+  std::string fold_reason;  // why the ring is not folded ("" when it is, or folding was not asked)
 };
 
+// The copy-0 GPUs of window `window` of a folded ring: rank r's place shifted by whole windows.
+std::function<int(int rank, int window)> window_gpus(const RingFold& fold, const AttentionShape& shape,
+                                                     const World& world) {
+  const auto gpu_of = copy_gpus(shape, world);
+  const int ranks = world.size(), shift = fold.size;
+  return [gpu_of, ranks, shift](int rank, int window) { return gpu_of((rank + window * shift) % ranks, 0); };
+}
+
 Lowering lower(const AttentionShape& shape, const Mask& mask, const AttentionStrategy& strategy,
-               const topo::Topology& topology, bool reduce) {
+               const topo::Topology& topology, bool reduce, bool fold, const CostModels& models) {
   const int copies = shape.tensor_parallel * shape.data_parallel;
-  if (copies == 1) return {lower_attention(shape, mask, strategy, topology), {}, copies, ""};
   // One copy is lowered once, and placed as often as the simulation needs it.
   const World world = attention_world(shape, topology);
-  const LoweredAttention one = lower_attention(shape, mask, strategy, world);
-  std::string reason = reduce ? copies_not_equivalent(one, shape, world, topology) : "";
-  if (!reduce || !reason.empty()) {
-    return {place_copies(one, shape, world, topology, copies), {}, copies, std::move(reason)};
+  FoldOptions folding{.fold = fold, .block_seconds = {}};
+  if (fold) {
+    folding.block_seconds = [&models, &topology](const Task& t) { return models.compute->seconds(t, topology.gpu()); };
   }
+  LoweredAttention one = lower_attention(shape, mask, strategy, world, folding);
+  std::string fold_reason = one.fold.why_not;
+  if (one.fold.windows > 1) {
+    fold_reason =
+        placements_not_equivalent(one, one.fold.windows, window_gpus(one.fold, shape, world), topology, "window");
+    if (!fold_reason.empty()) one = lower_attention(shape, mask, strategy, world);
+  }
+  std::string reason = reduce && copies > 1 ? copies_not_equivalent(one, shape, world, topology) : "";
+  const bool reduced = copies > 1 && reduce && reason.empty();
+  const int placed = reduced ? 1 : copies;
   const auto gpu_of = copy_gpus(shape, world);
-  Sample sample;
-  for (int r = 0; r < world.size(); ++r) sample.gpus.push_back(gpu_of(r, 0));
-  sample.copies = copies;
-  return {place_copies(one, shape, world, topology, 1), std::move(sample), copies, ""};
+  const auto sample = [&](int first) {
+    Sample s;
+    s.copies = reduced ? copies : 1;
+    s.windows = one.fold.windows;
+    if (one.fold.windows > 1 || reduced) {
+      const int size = one.fold.windows > 1 ? one.fold.size : world.size();
+      for (int copy = 0; copy < placed; ++copy) {
+        for (int r = first; r < first + size; ++r) s.gpus.push_back(gpu_of(r, copy));
+      }
+    }
+    return s;
+  };
+  return {place_copies(one, shape, world, topology, placed),
+          sample(one.fold.forward_first),
+          sample(one.fold.backward_first),
+          copies,
+          reduced,
+          std::move(reason),
+          std::move(fold_reason)};
 }
 
 Json phase_json(const PhaseFigures& f) {
@@ -120,14 +159,18 @@ LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask
   if (strategy.ring == RingKind::Double)
     sim.strategy.inner = ring_geometry(strategy, attention_world(shape, topology)).inner;
 
-  // A trace shows every GPU, so it simulates every copy.
-  Lowering lowering = lower(shape, mask, strategy, topology, options.reduce_copies && runs == nullptr);
+  const CostModels models = options.models.compute ? options.models : make_cost_models();
+  // A trace shows every GPU, so it simulates every copy and every rank.
+  Lowering lowering = lower(shape, mask, strategy, topology, options.reduce_copies && runs == nullptr,
+                            options.fold_rings && runs == nullptr, models);
   LoweredAttention& lowered = lowering.graphs;
   sim.copies = lowering.copies;
-  sim.copies_simulated = lowering.sample.gpus.empty() ? lowering.copies : 1;
+  sim.copies_simulated = lowering.copies_reduced ? 1 : lowering.copies;
   sim.copies_note = lowering.reason;
+  sim.ring_windows = lowered.fold.windows;
+  sim.ring_fold_exact = lowered.fold.exact;
+  sim.ring_note = lowering.fold_reason;
   const auto engine = make_engine(options.engine);
-  const CostModels models = options.models.compute ? options.models : make_cost_models();
   EngineOptions engine_options;
   engine_options.progress = options.progress;
   engine_options.record_links = runs != nullptr;
@@ -135,8 +178,12 @@ LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask
 
   SimResult forward = engine->run(lowered.forward, topology, models, engine_options);
   SimResult backward = engine->run(lowered.backward, topology, models, engine_options);
-  sim.forward = figures(lowered.forward, forward, lowered.forward_flops, topology, lowering.sample);
-  sim.backward = figures(lowered.backward, backward, lowered.backward_flops, topology, lowering.sample);
+  sim.forward = figures(lowered.forward, forward, lowered.forward_flops, topology, lowering.forward);
+  sim.backward = figures(lowered.backward, backward, lowered.backward_flops, topology, lowering.backward);
+  if (lowered.fold.windows > 1 && !lowered.fold.exact) {
+    sim.forward.imbalance = lowered.fold.forward_imbalance;
+    sim.backward.imbalance = lowered.fold.backward_imbalance;
+  }
   if (runs) {
     runs->forward = {std::move(lowered.forward), std::move(forward)};
     runs->backward = {std::move(lowered.backward), std::move(backward)};
@@ -162,6 +209,8 @@ Json to_json(const LayerSimulation& sim) {
   }
   j["copies"] = Json{{"total", sim.copies}, {"simulated", sim.copies_simulated}};
   if (!sim.copies_note.empty()) j["copies"]["why_all"] = sim.copies_note;
+  j["ring_fold"] = Json{{"windows", sim.ring_windows}, {"exact", sim.ring_fold_exact}};
+  if (!sim.ring_note.empty()) j["ring_fold"]["why_not"] = sim.ring_note;
   j["forward_s"] = sim.forward.time_s;
   j["backward_s"] = sim.backward.time_s;
   j["exposed_comm_s"] = sim.forward.exposed_comm_s + sim.backward.exposed_comm_s;

@@ -10,7 +10,9 @@
 // slowest-computing rank still spends waiting on data. imbalance = max / mean busy time.
 // Under tensor or data parallelism the layer runs as several copies side by side; where no link
 // tells them apart one copy is simulated for all (simulator/detail/attention/copies.hpp), with the
-// same figures.
+// same figures. A long ring on alike nodes is folded onto one window of whole nodes
+// (simulator/detail/attention/ring_fold.hpp): compute figures are then the window's ranks', bytes
+// the window's times the windows.
 #pragma once
 
 #include <array>
@@ -45,6 +47,12 @@ struct LayerSimulation {
   int copies = 1;
   int copies_simulated = 1;
   std::string copies_note;
+  // Each copy's ring folded onto one of `ring_windows` windows of whole nodes (1: not folded;
+  // attention/ring_fold.hpp); exact: every window does the same work at every step, so only the
+  // links, found alike, could tell them apart. ring_note: why the ring was not folded.
+  int ring_windows = 1;
+  bool ring_fold_exact = true;
+  std::string ring_note;
 };
 
 struct LayerSimOptions {
@@ -53,6 +61,8 @@ struct LayerSimOptions {
   bool progress = false;
   // Simulate one copy where the copies are equivalent (the figures are the same; false checks it).
   bool reduce_copies = true;
+  // Simulate one window of a long ring where the windows are alike (ring_fold.hpp; false: every rank).
+  bool fold_rings = true;
 };
 
 // A phase graph and the engine's result, kept when the caller wants a trace.

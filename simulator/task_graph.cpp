@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -37,7 +38,7 @@ void TaskGraph::dependency_not_added(std::size_t begin) {
   throw std::logic_error("TaskGraph: dependency on a task not yet added");
 }
 
-TaskId TaskGraph::add_compute(const ComputeSpec& spec, std::span<const TaskId> deps) {
+Task TaskGraph::compute_task(const ComputeSpec& spec) {
   constexpr std::int64_t max_block = std::numeric_limits<std::int32_t>::max();
   if (spec.lanes < 0 || spec.lanes > std::numeric_limits<std::uint16_t>::max()) {
     throw std::invalid_argument(fmt::format("TaskGraph: {} kernel lanes outside 0..65535", spec.lanes));
@@ -46,28 +47,36 @@ TaskId TaskGraph::add_compute(const ComputeSpec& spec, std::span<const TaskId> d
     throw std::invalid_argument(
         fmt::format("TaskGraph: compute block {} x {} tokens outside 0..{}", spec.block_q, spec.block_k, max_block));
   }
-  const auto stream = static_cast<std::uint8_t>(spec.stream);
-  streams_ = std::max(streams_, stream + 1);
-  return push(Task{.amount = spec.flops,
-                   .gpu = spec.gpu,
-                   .peer = spec.gpu,
-                   .step = spec.step,
-                   .block_q = static_cast<std::int32_t>(spec.block_q),
-                   .block_k = static_cast<std::int32_t>(spec.block_k),
-                   .epilogue_bytes = static_cast<float>(spec.epilogue_bytes),
-                   .kind = TaskKind::Compute,
-                   .phase = spec.phase,
-                   .kernel = spec.kernel,
-                   .stream = stream,
-                   .masked = spec.masked,
-                   .lanes = static_cast<std::uint16_t>(spec.lanes)},
-              deps);
+  return Task{.amount = spec.flops,
+              .gpu = spec.gpu,
+              .peer = spec.gpu,
+              .step = spec.step,
+              .block_q = static_cast<std::int32_t>(spec.block_q),
+              .block_k = static_cast<std::int32_t>(spec.block_k),
+              .epilogue_bytes = static_cast<float>(spec.epilogue_bytes),
+              .kind = TaskKind::Compute,
+              .phase = spec.phase,
+              .kernel = spec.kernel,
+              .stream = static_cast<std::uint8_t>(spec.stream),
+              .masked = spec.masked,
+              .lanes = static_cast<std::uint16_t>(spec.lanes)};
+}
+
+TaskId TaskGraph::add_compute(const ComputeSpec& spec, std::span<const TaskId> deps) {
+  const Task task = compute_task(spec);
+  streams_ = std::max(streams_, task.stream + 1);
+  return push(task, deps);
 }
 
 TaskGraph TaskGraph::replicated(const TaskGraph& graph, int copies, int gpus,
                                 const std::function<int(int gpu, int copy)>& gpu_of) {
   TaskGraph out(gpus);
   out.streams_ = graph.streams_;
+  for (std::size_t g = 0; g < graph.stand_in_.size(); ++g) {
+    const int in = graph.stand_in_[g];
+    if (in == static_cast<int>(g)) continue;
+    for (int copy = 0; copy < copies; ++copy) out.set_stand_in(gpu_of(static_cast<int>(g), copy), gpu_of(in, copy));
+  }
   const auto n = static_cast<TaskId>(graph.size());
   out.reserve(graph.size() * static_cast<std::size_t>(copies), graph.deps_.size() * static_cast<std::size_t>(copies));
   std::vector<TaskId> deps;
@@ -83,6 +92,14 @@ TaskGraph TaskGraph::replicated(const TaskGraph& graph, int copies, int gpus,
     }
   }
   return out;
+}
+
+void TaskGraph::set_stand_in(int gpu, int stand_in) {
+  if (stand_in_.empty()) {
+    stand_in_.resize(static_cast<std::size_t>(gpus_));
+    std::iota(stand_in_.begin(), stand_in_.end(), 0);
+  }
+  stand_in_.at(static_cast<std::size_t>(gpu)) = stand_in;
 }
 
 void TaskGraph::reserve(std::size_t tasks, std::size_t deps) {

@@ -78,6 +78,9 @@ class TaskGraph {
 
   explicit TaskGraph(int gpus) : gpus_(gpus) {}
 
+  // The task add_compute() adds for `spec` (std::invalid_argument where a size does not fit),
+  // for costing a kernel without a graph.
+  [[nodiscard]] static Task compute_task(const ComputeSpec& spec);
   // Dependencies may contain -1 (no dependency), which is skipped.
   TaskId add_compute(const ComputeSpec& spec, std::span<const TaskId> deps);
   TaskId add_compute(const ComputeSpec& spec, std::initializer_list<TaskId> deps) {
@@ -112,6 +115,14 @@ class TaskGraph {
   [[nodiscard]] std::span<const TaskId> dependencies() const { return deps_; }
   // Compute stream slots per GPU: 1 + the largest compute stream index (at least 1).
   [[nodiscard]] int streams() const { return streams_; }
+  // The GPU whose compute a transfer from or to `gpu` slows (its communication kernels hold
+  // that GPU's multiprocessors): `gpu` itself, unless set_stand_in() said otherwise. A folded
+  // ring (attention/ring_fold.hpp) sends into its window from GPUs outside it that stand for
+  // window ranks: their transfers occupy the window rank's kernels.
+  [[nodiscard]] int stand_in(int gpu) const {
+    return stand_in_.empty() ? gpu : stand_in_[static_cast<std::size_t>(gpu)];
+  }
+  void set_stand_in(int gpu, int stand_in);
   void reserve(std::size_t tasks, std::size_t deps);
   // `copies` copies of `graph` side by side in one graph of `gpus` GPUs, independent of each
   // other: copy k's task on GPU g runs on gpu_of(g, k) (a tensor-parallel layer's copies).
@@ -136,6 +147,7 @@ class TaskGraph {
 
   int gpus_;
   int streams_ = 1;
+  std::vector<int> stand_in_;  // per GPU; empty: every GPU itself
   BigVector<Task> tasks_;
   BigVector<TaskId> deps_;
 };

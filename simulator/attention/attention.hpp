@@ -73,12 +73,32 @@ struct AttentionStrategy : AttentionKnobs {
 [[nodiscard]] std::string check_applicable(const AttentionStrategy& strategy, const AttentionShape& shape,
                                            const Mask& mask, const topo::Topology& topology);
 
+// A ring folded onto one window of whole nodes (attention/ring_fold.hpp): the graphs hold the
+// tasks of the window's ranks and the transfers into them, standing for `windows` windows.
+struct RingFold {
+  int windows = 1;  // windows the ring is made of; 1: not folded, every rank has its tasks
+  // The windows the forward and the backward graphs hold (each phase's busiest), as world
+  // ranks [first, first + size).
+  int forward_first = 0, backward_first = 0;
+  int size = 0;
+  // Every window does the same work at every step (full mask), so only links could tell them
+  // apart; false: the work differs by step (a causal mask), and each phase simulates the window
+  // holding its busiest rank.
+  bool exact = true;
+  // Not exact: max / mean of the kernels' seconds over every rank, forward and backward, from
+  // the compute cost model alone (the simulated window's ranks would not show the spread).
+  double forward_imbalance = 1, backward_imbalance = 1;
+  std::string why_not;  // asked to fold and not folded: why
+};
+
 struct LoweredAttention {
   TaskGraph forward;
   TaskGraph backward;
-  // Per rank: FLOPs actually computed (empty blocks excluded), forward and backward.
+  // Per rank: FLOPs actually computed (empty blocks excluded), forward and backward; every
+  // rank's, folded or not.
   std::vector<double> forward_flops;
   std::vector<double> backward_flops;
+  RingFold fold;
 };
 
 // Throws burst::Error when check_applicable() says the strategy cannot run.

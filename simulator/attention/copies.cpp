@@ -25,17 +25,22 @@ struct Crossing {
 };
 
 // Whether a link two copies share could limit them: not when the links that feed it (or those
-// it feeds), all the traffic's way in (or out), cannot carry more than it can, as a node's spine
-// uplink on a non-blocking fat tree carries at most what its NICs send.
-bool can_bind(const topo::Topology& topology, topo::LinkId link, const Crossing& c) {
-  const auto capacity = [&](const std::set<topo::LinkId>& links) {
+// it feeds), all the traffic's way in (or out), cannot carry more than it can and each belongs
+// to one copy, as a node's spine uplink on a non-blocking fat tree carries at most what its
+// NICs send, one NIC per copy. A feeding link that copies share does not excuse it: the two are
+// then one shared path (a NIC's uplink and the peer NIC's downlink, both carrying two copies).
+bool can_bind(const topo::Topology& topology, topo::LinkId link, const Crossing& c,
+              const std::unordered_map<topo::LinkId, Crossing>& crossings) {
+  const auto excuses = [&](const std::set<topo::LinkId>& links) {
     double sum = 0;
-    for (const topo::LinkId l : links) sum += topology.link(l).bandwidth_Bps;
-    return sum;
+    for (const topo::LinkId l : links) {
+      if (crossings.at(l).copies.size() > 1) return false;
+      sum += topology.link(l).bandwidth_Bps;
+    }
+    return sum <= topology.link(link).bandwidth_Bps * (1 + 1e-12);
   };
-  const double own = topology.link(link).bandwidth_Bps * (1 + 1e-12);
-  const bool fed_within = !c.first_hop && capacity(c.from) <= own;
-  const bool drained_within = !c.last_hop && capacity(c.to) <= own;
+  const bool fed_within = !c.first_hop && excuses(c.from);
+  const bool drained_within = !c.last_hop && excuses(c.to);
   return !fed_within && !drained_within;
 }
 
@@ -63,45 +68,54 @@ LoweredAttention place_copies(const LoweredAttention& one, const AttentionShape&
   };
   return {TaskGraph::replicated(one.forward, copies, topology.gpu_count(), gpu_of),
           TaskGraph::replicated(one.backward, copies, topology.gpu_count(), gpu_of), spread(one.forward_flops),
-          spread(one.backward_flops)};
+          spread(one.backward_flops), one.fold};
 }
 
 std::string copies_not_equivalent(const LoweredAttention& one, const AttentionShape& shape, const World& world,
                                   const topo::Topology& topology) {
-  const int copies = shape.tensor_parallel * shape.data_parallel;
-  const auto gpu_of = copy_gpus(shape, world);
-  std::set<std::pair<int, int>> pairs;
-  transfer_pairs(one.forward, pairs);
-  transfer_pairs(one.backward, pairs);
-  std::unordered_map<topo::LinkId, Crossing> crossings;
-  std::vector<topo::LinkId> route, first;
-  for (const auto& [src, dst] : pairs) {
-    for (int copy = 0; copy < copies; ++copy) {
-      topology.route(gpu_of(src, copy), gpu_of(dst, copy), route);
-      if (copy == 0) {
-        first = route;
-      } else if (route.size() != first.size()) {
-        return fmt::format("copy {} reaches rank {} from rank {} over {} links, copy 0 over {}", copy, dst, src,
-                           route.size(), first.size());
-      }
-      for (std::size_t i = 0; i < route.size(); ++i) {
-        if (!alike(topology.link(route[i]), topology.link(first[i]))) {
-          return fmt::format("copy {} crosses {} where copy 0 crosses {}, a different link", copy,
-                             topology.link_name(route[i]), topology.link_name(first[i]));
+  return placements_not_equivalent(one, shape.tensor_parallel * shape.data_parallel, copy_gpus(shape, world), topology,
+                                   "copy");
+}
+
+std::string placements_not_equivalent(const LoweredAttention& one, int copies,
+                                      const std::function<int(int rank, int placement)>& gpu_of,
+                                      const topo::Topology& topology, const std::string& noun) {
+  const std::string nouns = noun == "copy" ? "copies" : noun + "s";
+  // The forward and the backward are simulated apart: a link is shared only within a phase.
+  for (const TaskGraph* phase : {&one.forward, &one.backward}) {
+    std::set<std::pair<int, int>> pairs;
+    transfer_pairs(*phase, pairs);
+    std::unordered_map<topo::LinkId, Crossing> crossings;
+    std::vector<topo::LinkId> route, first;
+    for (const auto& [src, dst] : pairs) {
+      for (int copy = 0; copy < copies; ++copy) {
+        topology.route(gpu_of(src, copy), gpu_of(dst, copy), route);
+        if (copy == 0) {
+          first = route;
+        } else if (route.size() != first.size()) {
+          return fmt::format("{0} {1} reaches rank {2} from rank {3} over {4} links, {0} 0 over {5}", noun, copy, dst,
+                             src, route.size(), first.size());
         }
-        Crossing& c = crossings[route[i]];
-        c.copies.insert(copy);
-        if (i > 0) c.from.insert(route[i - 1]);
-        if (i + 1 < route.size()) c.to.insert(route[i + 1]);
-        c.first_hop |= i == 0;
-        c.last_hop |= i + 1 == route.size();
+        for (std::size_t i = 0; i < route.size(); ++i) {
+          if (!alike(topology.link(route[i]), topology.link(first[i]))) {
+            return fmt::format("{0} {1} crosses {2} where {0} 0 crosses {3}, a different link", noun, copy,
+                               topology.link_name(route[i]), topology.link_name(first[i]));
+          }
+          Crossing& c = crossings[route[i]];
+          c.copies.insert(copy);
+          if (i > 0) c.from.insert(route[i - 1]);
+          if (i + 1 < route.size()) c.to.insert(route[i + 1]);
+          c.first_hop |= i == 0;
+          c.last_hop |= i + 1 == route.size();
+        }
       }
     }
-  }
-  for (const auto& [link, c] : crossings) {
-    if (c.copies.size() > 1 && can_bind(topology, link, c)) {
-      return fmt::format("copies {} and {} both cross {}", *c.copies.begin(), *std::next(c.copies.begin()),
-                         topology.link_name(link));
+    for (const auto& [link, c] : crossings) {
+      if (c.copies.size() > 1 && can_bind(topology, link, c, crossings)) {
+        return fmt::format("{} {} and {} both cross {} in the {}", nouns, *c.copies.begin(),
+                           *std::next(c.copies.begin()), topology.link_name(link),
+                           phase == &one.forward ? "forward" : "backward");
+      }
     }
   }
   return "";

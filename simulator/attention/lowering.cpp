@@ -24,21 +24,25 @@
 // the attention is one compute per rank over the whole sequence.
 
 #include <algorithm>
+#include <array>
 
 #include "simulator/attention/lowering.hpp"
+#include "simulator/detail/attention/ring_fold.hpp"
 #include "simulator/detail/attention/ring_pass.hpp"
 
 namespace burst::sim {
 namespace {
 
-// Every rank sends `bytes` to each other member of its Ulysses group. `after` (if given)
-// holds, per world rank, tasks the sender waits for. Returns, per receiving world rank, the
-// U-1 transfers into it (rank x's at [x*(U-1), (x+1)*(U-1))).
-std::vector<TaskId> all_to_all(const RingGeometry& g, Phase phase, double bytes, int step, const RingPassEnd* after,
-                               TaskGraph& graph) {
+// Every rank sends `bytes` to each other member of its Ulysses group (of the groups in
+// `window`, when it folds the ring). `after` (if given) holds, per world rank, tasks the sender
+// waits for. Returns, per receiving world rank, the U-1 transfers into it (rank x's at
+// [x*(U-1), (x+1)*(U-1))).
+std::vector<TaskId> all_to_all(const RingGeometry& g, const RingWindow& window, Phase phase, double bytes, int step,
+                               const RingPassEnd* after, TaskGraph& graph) {
   const int u = g.ulysses;
   std::vector<TaskId> into(static_cast<std::size_t>(g.world) * static_cast<std::size_t>(u - 1), -1);
-  for (int group = 0; group < g.ring; ++group) {
+  const bool folded = window.folds(g.ring);
+  for (int group = folded ? window.first : 0; group < (folded ? window.first + window.size : g.ring); ++group) {
     for (int a = 0; a < u; ++a) {
       const int src = group * u + a;
       const auto s = static_cast<std::size_t>(src);
@@ -69,23 +73,31 @@ struct PhaseSpec {
   double bytes_out = 0;  // all-to-all after the ring, per peer
 };
 
-TaskGraph lower_phase(const RingGeometry& g, const PairTable& table, const PhaseSpec& spec,
+TaskGraph lower_phase(const RingGeometry& g, const PairTable& table, const RingWindow& window, const PhaseSpec& spec,
                       std::vector<double>& flops) {
   TaskGraph graph(g.world);
+  if (window.folds(g.ring)) {
+    // A rank outside the window sends as the window rank in its place.
+    for (int rank = 0; rank < g.ring; ++rank) {
+      if (window.contains(rank)) continue;
+      for (int j = 0; j < g.ulysses; ++j)
+        graph.set_stand_in(g.world_rank(rank, j), g.world_rank(window.home(rank, g.ring), j));
+    }
+  }
   const bool ulysses = g.ulysses > 1;
   const std::size_t a2a = ulysses ? static_cast<std::size_t>(g.world) * static_cast<std::size_t>(g.ulysses - 1) : 0;
   if (ulysses) graph.reserve(a2a, 2 * a2a);
   const std::vector<TaskId> in =
-      ulysses ? all_to_all(g, spec.pass.phase, spec.bytes_in, 0, nullptr, graph) : std::vector<TaskId>{};
-  const RingPassEnd end = lower_ring_pass(g, table, spec.pass, in, graph, flops, a2a);
-  if (ulysses) (void)all_to_all(g, spec.pass.phase, spec.bytes_out, g.ring, &end, graph);
+      ulysses ? all_to_all(g, window, spec.pass.phase, spec.bytes_in, 0, nullptr, graph) : std::vector<TaskId>{};
+  const RingPassEnd end = lower_ring_pass(g, table, spec.pass, window, in, graph, flops, a2a);
+  if (ulysses) (void)all_to_all(g, window, spec.pass.phase, spec.bytes_out, g.ring, &end, graph);
   return graph;
 }
 
 }  // namespace
 
 LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, const AttentionStrategy& strategy,
-                                 const World& world) {
+                                 const World& world, const FoldOptions& fold) {
   std::vector<Problem> problems = applicability_problems(strategy, shape, mask, world);
   if (!problems.empty()) throw Error(std::move(problems));
 
@@ -146,11 +158,26 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   backward.bytes_in = share * h * e * batch;
   backward.bytes_out = share * (h + 2 * h_kv) * e * batch;
 
+  const std::array<const RingPass*, 2> passes{&forward.pass, &backward.pass};
+  const FoldChoice choice = fold.fold ? fold_window(g, table, world, passes, fold.block_seconds) : FoldChoice{};
   LoweredAttention out{TaskGraph(g.world), TaskGraph(g.world),
                        std::vector<double>(static_cast<std::size_t>(g.world), 0.0),
-                       std::vector<double>(static_cast<std::size_t>(g.world), 0.0)};
-  out.forward = lower_phase(g, table, forward, out.forward_flops);
-  out.backward = lower_phase(g, table, backward, out.backward_flops);
+                       std::vector<double>(static_cast<std::size_t>(g.world), 0.0), RingFold{}};
+  const bool folded = !choice.windows.empty();
+  out.forward = lower_phase(g, table, folded ? choice.windows[0] : RingWindow{}, forward, out.forward_flops);
+  out.backward = lower_phase(g, table, folded ? choice.windows[1] : RingWindow{}, backward, out.backward_flops);
+  if (folded) {
+    out.fold = RingFold{.windows = g.ring / choice.windows[0].size,
+                        .forward_first = g.world_rank(choice.windows[0].first, 0),
+                        .backward_first = g.world_rank(choice.windows[1].first, 0),
+                        .size = choice.windows[0].size * g.ulysses,
+                        .exact = choice.exact,
+                        .forward_imbalance = choice.exact ? 1.0 : choice.imbalance.at(0),
+                        .backward_imbalance = choice.exact ? 1.0 : choice.imbalance.at(1),
+                        .why_not = ""};
+  } else {
+    out.fold.why_not = choice.why_not;
+  }
   return out;
 }
 

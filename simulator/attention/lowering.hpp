@@ -6,6 +6,7 @@
 // overloads directly.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,8 +30,16 @@ inline constexpr int kChannelAllToAll = 3;     // Ulysses all-to-all
                                                           const World& world);
 [[nodiscard]] std::string check_applicable(const AttentionStrategy& strategy, const AttentionShape& shape,
                                            const Mask& mask, const World& world);
+// Whether lower_attention folds the ring onto one window where ring_fold.hpp allows it
+// (LoweredAttention::fold), and how it finds the busiest window where windows differ in work:
+// by each kernel's seconds (block_seconds, e.g. the compute cost model's), or its FLOPs.
+struct FoldOptions {
+  bool fold = false;
+  std::function<double(const Task&)> block_seconds;
+};
 [[nodiscard]] LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask,
-                                               const AttentionStrategy& strategy, const World& world);
+                                               const AttentionStrategy& strategy, const World& world,
+                                               const FoldOptions& fold = {});
 
 // Bytes one rank sends in the backward ring of one layer when every block makes its full
 // journey (full mask, or causal with zigzag/striped), Ulysses all-to-all excluded. With

@@ -32,6 +32,11 @@
 // the sender's compute and the accumulator's arrival there, i.e. one step behind the block.
 // After the last of them, one direct hop returns it to the owner. With full journeys that is
 // R hops per block (R-1 along the ring, one home), the closed form in lowering.hpp.
+//
+// Folded (RingWindow in ring_pass.hpp): the steps run over the window's positions only. Every
+// per-rank record of a rank outside the window is read and written at its home in the window,
+// and a transfer from outside carries its real source. Journeys are then full, so the
+// accumulator a window rank receives at step t comes from the block's holder at step t - 1.
 #include "simulator/detail/attention/ring_pass.hpp"
 
 #include <algorithm>
@@ -116,6 +121,21 @@ BlockShape PairTable::shape(int q, int k) const {
   return out;
 }
 
+TaskGraph::ComputeSpec block_compute(const RingPass& pass, std::int64_t pairs, const BlockShape& shape) {
+  return TaskGraph::ComputeSpec{.gpu = 0,
+                                .stream = 0,
+                                .phase = pass.phase,
+                                .kernel = pass.kernel,
+                                .flops = static_cast<double>(pairs) * pass.flops_per_pair,
+                                .block_q = shape.rows,
+                                .block_k = shape.columns,
+                                .masked = shape.masked,
+                                .epilogue_bytes = static_cast<double>(shape.rows) * pass.epilogue_bytes_per_row +
+                                                  static_cast<double>(shape.columns) * pass.epilogue_bytes_per_column,
+                                .lanes = pass.lanes,
+                                .step = 0};
+}
+
 namespace {
 
 using Ids = std::vector<TaskId>;
@@ -126,15 +146,25 @@ int wrap(int x, int m) { return x < 0 ? x + m : (x >= m ? x - m : x); }
 
 class PassBuilder {
  public:
-  PassBuilder(const RingGeometry& g, const PairTable& table, const RingPass& pass, const Ids& own_block_deps,
-              TaskGraph& graph, std::vector<double>& flops, std::size_t tasks_after)
-      : g_(g), table_(table), pass_(pass), own_deps_(own_block_deps), graph_(graph), flops_(flops) {
+  PassBuilder(const RingGeometry& g, const PairTable& table, const RingPass& pass, const RingWindow& window,
+              const Ids& own_block_deps, TaskGraph& graph, std::vector<double>& flops, std::size_t tasks_after)
+      : g_(g),
+        table_(table),
+        pass_(pass),
+        window_(window),
+        folded_(window.folds(g.ring)),
+        own_deps_(own_block_deps),
+        graph_(graph),
+        flops_(flops) {
     const auto p = at(g.world);
     for (Ids* v : {&cur_, &next_, &outer_cur_, &outer_next_, &last_comp_, &prev_comp_, &inner_out_, &inner_sent_,
-                   &outer_out_, &outer_sent_, &acc_hop_, &acc_comp_}) {
+                   &outer_out_, &outer_sent_, &acc_hop_, &acc_comp_, &acc_in_, &acc_in_before_}) {
       v->assign(p, -1);
     }
     acc_at_.assign(p, -1);
+    for (int k = 0; k < g.ring; ++k) {
+      if (simulated(k)) positions_.push_back(k);
+    }
     plan_journeys();
     reserve(tasks_after);
   }
@@ -144,14 +174,20 @@ class PassBuilder {
     RingPassEnd end;
     end.accumulator_home.assign(at(g_.world), -1);
     if (pass_.accumulator_bytes > 0) return_accumulators(end);
+    if (folded_) add_unsimulated_flops();
     end.last_compute = std::move(last_comp_);
     return end;
   }
 
  private:
-  // Ring rank at ring position p (the schedule of ring.hpp runs on positions).
+  // Ring rank at ring position p (the schedule of ring.hpp runs on positions), and back.
   int rank_of(int p) const { return pass_.queries_travel ? g_.ring - 1 - p : p; }
   int world_of(int p, int member) const { return g_.world_rank(rank_of(p), member); }
+  bool simulated(int p) const { return !folded_ || window_.contains(rank_of(p)); }
+  // The position whose records stand for position p's: p itself unless folded.
+  int home(int p) const { return folded_ ? rank_of(window_.home(rank_of(p), g_.ring)) : p; }
+  // World rank of member j at position p's home: where p's per-rank records live.
+  int home_world(int p, int member) const { return world_of(home(p), member); }
   // Allowed pairs when the block of position `block` visits position `visitor`.
   std::int64_t pairs(int visitor, int block) const {
     const int v = rank_of(visitor), b = rank_of(block);
@@ -184,8 +220,8 @@ class PassBuilder {
   // allocated once; `after` more tasks follow the pass.
   void reserve(std::size_t after) {
     std::size_t computes = 0, hops = 0;
-    for (int q = 0; q < g_.ring; ++q) {
-      for (int k = 0; k < g_.ring; ++k) computes += table_.at(q, k) > 0 ? 1 : 0;
+    for (const int p : positions_) {
+      for (int k = 0; k < g_.ring; ++k) computes += pairs(p, k) > 0 ? 1 : 0;
     }
     for (int b = 0; b < g_.ring; ++b) {
       for (int o = 0; o < g_.outer; ++o) {
@@ -195,6 +231,7 @@ class PassBuilder {
     }
     const std::size_t u = at(g_.ulysses);
     const std::size_t accumulators = pass_.accumulator_bytes > 0 ? computes : 0;
+    if (folded_) hops = hops * positions_.size() / at(g_.ring);  // full journeys: every rank receives alike
     const std::size_t tasks = graph_.size() + u * (computes + hops + accumulators) + at(g_.world) + after;
     graph_.reserve(tasks, tasks * 3 + own_deps_.size());
   }
@@ -230,46 +267,63 @@ class PassBuilder {
   // rows, cache misses per rank, and here the misses overlap instead of each stalling the
   // task-building loop.
   void computes(int t, int o, int i) {
-    step_blocks_.resize(at(g_.ring));
-    step_pairs_.resize(at(g_.ring));
-    step_shapes_.resize(at(g_.ring));
-    for (int k = 0; k < g_.ring; ++k) {
+    const std::size_t n_pos = positions_.size();
+    step_blocks_.resize(n_pos);
+    step_pairs_.resize(n_pos);
+    step_shapes_.resize(n_pos);
+    for (std::size_t x = 0; x < n_pos; ++x) {
+      const int k = positions_[x];
       const int n = k / g_.inner, l = k - n * g_.inner;
       const int b = wrap(n - o, g_.outer) * g_.inner + wrap(l - i, g_.inner);  // block_at(k, t)
-      step_blocks_[at(k)] = b;
-      step_pairs_[at(k)] = pairs(k, b);
-      step_shapes_[at(k)] = shape(k, b);
-    }
-    for (int k = 0; k < g_.ring; ++k) {
-      const int b = step_blocks_[at(k)];
-      const std::int64_t p = step_pairs_[at(k)];
-      const BlockShape& block = step_shapes_[at(k)];
-      const double epilogue = static_cast<double>(block.rows) * pass_.epilogue_bytes_per_row +
-                              static_cast<double>(block.columns) * pass_.epilogue_bytes_per_column;
+      step_blocks_[x] = b;
+      step_pairs_[x] = pairs(k, b);
+      step_shapes_[x] = shape(k, b);
       for (int j = 0; j < g_.ulysses; ++j) {
-        const int w = world_of(k, j);
-        prev_comp_[at(w)] = last_comp_[at(w)];
-        if (p == 0) continue;
-        deps_.clear();
-        push_held(w, i, o);
-        const double f = static_cast<double>(p) * pass_.flops_per_pair;
-        const TaskId id = graph_.add_compute(TaskGraph::ComputeSpec{.gpu = w,
-                                                                    .stream = 0,
-                                                                    .phase = pass_.phase,
-                                                                    .kernel = pass_.kernel,
-                                                                    .flops = f,
-                                                                    .block_q = block.rows,
-                                                                    .block_k = block.columns,
-                                                                    .masked = block.masked,
-                                                                    .epilogue_bytes = epilogue,
-                                                                    .lanes = pass_.lanes,
-                                                                    .step = t},
-                                             deps_);
-        flops_[at(w)] += f;
-        last_comp_[at(w)] = id;
-        if (pass_.accumulator_bytes > 0) follow_accumulator(world_of(b, j), w, id, t);
+        const auto w = at(world_of(k, j));
+        prev_comp_[w] = last_comp_[w];
+        acc_in_before_[w] = acc_in_[w];
       }
     }
+    for (std::size_t x = 0; x < n_pos; ++x) {
+      const int k = positions_[x];
+      const int b = step_blocks_[x];
+      const std::int64_t p = step_pairs_[x];
+      if (p == 0) continue;
+      TaskGraph::ComputeSpec spec = block_compute(pass_, p, step_shapes_[x]);
+      spec.step = t;
+      for (int j = 0; j < g_.ulysses; ++j) {
+        const int w = world_of(k, j);
+        deps_.clear();
+        push_held(w, i, o);
+        spec.gpu = w;
+        const TaskId id = graph_.add_compute(spec, deps_);
+        flops_[at(w)] += spec.flops;
+        last_comp_[at(w)] = id;
+        if (pass_.accumulator_bytes <= 0) continue;
+        if (folded_) {
+          receive_accumulator(b, j, w, t);
+        } else {
+          follow_accumulator(world_of(b, j), w, id, t);
+        }
+      }
+    }
+  }
+
+  // Folded: the accumulator of block b comes to w from the block's holder at step t - 1 (full
+  // journeys), once that holder's compute and the accumulator's arrival there are done (read at
+  // its home, as they were before this step). At step 0 the block is w's own.
+  void receive_accumulator(int b, int j, int w, int t) {
+    if (t == 0) return;
+    const int holder = g_.visitor(b, t - 1);
+    const auto h = at(home_world(holder, j));
+    acc_in_[at(w)] = graph_.add_transfer(TaskGraph::TransferSpec{.src = world_of(holder, j),
+                                                                 .dst = w,
+                                                                 .channel = kChannelAccumulator,
+                                                                 .phase = pass_.phase,
+                                                                 .payload = pass_.accumulator_payload,
+                                                                 .bytes = pass_.accumulator_bytes,
+                                                                 .step = t},
+                                         {prev_comp_[h], acc_in_before_[h]});
   }
 
   // The owner's accumulator moves from the previous computing visitor to `w`.
@@ -293,13 +347,13 @@ class PassBuilder {
     std::fill(next_.begin(), next_.end(), -1);
     std::fill(inner_sent_.begin(), inner_sent_.end(), -1);
     if (i + 1 < g_.inner) {
-      for (int k = 0; k < g_.ring; ++k) {
+      for (const int k : positions_) {
         const int n = k / g_.inner, l = k - n * g_.inner;
         const int sender = n * g_.inner + wrap(l - 1, g_.inner);
         const int b = wrap(n - o, g_.outer) * g_.inner + wrap(l - 1 - i, g_.inner);  // block_at(sender, t)
         if (i + 1 > last_inner_[at(b) * at(g_.outer) + at(o)]) continue;
         for (int j = 0; j < g_.ulysses; ++j) {
-          const int w = world_of(k, j), ws = world_of(sender, j);
+          const int w = world_of(k, j), ws = home_world(sender, j);
           deps_.clear();
           push_held(ws, i, o);
           if (pass_.overlap) {
@@ -309,7 +363,7 @@ class PassBuilder {
             deps_.push_back(last_comp_[at(ws)]);
             deps_.push_back(last_comp_[at(w)]);
           }
-          const TaskId id = graph_.add_transfer(TaskGraph::TransferSpec{.src = ws,
+          const TaskId id = graph_.add_transfer(TaskGraph::TransferSpec{.src = world_of(sender, j),
                                                                         .dst = w,
                                                                         .channel = kChannelInner,
                                                                         .phase = pass_.phase,
@@ -328,13 +382,13 @@ class PassBuilder {
 
   void outer_hops(int o) {
     std::fill(outer_sent_.begin(), outer_sent_.end(), -1);
-    for (int k = 0; k < g_.ring; ++k) {
+    for (const int k : positions_) {
       const int n = k / g_.inner, l = k - n * g_.inner;
       const int sender = wrap(n - 1, g_.outer) * g_.inner + l;
       const int b = wrap(n - 1 - o, g_.outer) * g_.inner + l;  // block_at(sender, o*I)
       if (o + 1 > last_outer_[at(b)]) continue;
       for (int j = 0; j < g_.ulysses; ++j) {
-        const int w = world_of(k, j), ws = world_of(sender, j);
+        const int w = world_of(k, j), ws = home_world(sender, j);
         deps_.clear();
         push_held(ws, 0, o);
         if (pass_.overlap) {
@@ -344,7 +398,7 @@ class PassBuilder {
           deps_.push_back(last_comp_[at(ws)]);
           deps_.push_back(last_comp_[at(w)]);
         }
-        const TaskId id = graph_.add_transfer(TaskGraph::TransferSpec{.src = ws,
+        const TaskId id = graph_.add_transfer(TaskGraph::TransferSpec{.src = world_of(sender, j),
                                                                       .dst = w,
                                                                       .channel = kChannelOuter,
                                                                       .phase = pass_.phase,
@@ -360,6 +414,10 @@ class PassBuilder {
   }
 
   void return_accumulators(RingPassEnd& end) {
+    if (folded_) {
+      return_folded_accumulators(end);
+      return;
+    }
     for (int owner = 0; owner < g_.world; ++owner) {
       const auto x = at(owner);
       if (acc_at_[x] < 0) continue;
@@ -378,9 +436,40 @@ class PassBuilder {
     }
   }
 
+  // Folded: each window rank's own accumulator comes home from its block's last holder.
+  void return_folded_accumulators(RingPassEnd& end) {
+    for (const int k : positions_) {
+      const int holder = g_.visitor(k, g_.ring - 1);
+      for (int j = 0; j < g_.ulysses; ++j) {
+        const int w = world_of(k, j);
+        const auto h = at(home_world(holder, j));
+        end.accumulator_home[at(w)] = graph_.add_transfer(TaskGraph::TransferSpec{.src = world_of(holder, j),
+                                                                                  .dst = w,
+                                                                                  .channel = kChannelAccumulator,
+                                                                                  .phase = pass_.phase,
+                                                                                  .payload = pass_.accumulator_payload,
+                                                                                  .bytes = pass_.accumulator_bytes,
+                                                                                  .step = g_.ring},
+                                                          {last_comp_[h], acc_in_[h]});
+      }
+    }
+  }
+
+  // Folded: the FLOPs of the ranks without tasks, from the pair table.
+  void add_unsimulated_flops() {
+    for (int k = 0; k < g_.ring; ++k) {
+      if (simulated(k)) continue;
+      std::int64_t p = 0;
+      for (int b = 0; b < g_.ring; ++b) p += pairs(k, b);
+      for (int j = 0; j < g_.ulysses; ++j) flops_[at(world_of(k, j))] += static_cast<double>(p) * pass_.flops_per_pair;
+    }
+  }
+
   const RingGeometry& g_;
   const PairTable& table_;
   const RingPass& pass_;
+  const RingWindow& window_;
+  bool folded_;
   const Ids& own_deps_;
   TaskGraph& graph_;
   std::vector<double>& flops_;
@@ -393,6 +482,8 @@ class PassBuilder {
   Ids outer_out_, outer_sent_;                // per world rank: outer hop it sent last outer step / this one
   Ids acc_hop_, acc_comp_;                    // per owner: accumulator's latest hop, latest compute on it
   std::vector<int> acc_at_;                   // per owner: world rank holding the accumulator (-1: none yet)
+  Ids acc_in_, acc_in_before_;                // folded, per world rank: accumulator hop into it this step / last
+  std::vector<int> positions_;                // the positions given tasks: all, or the window's
   Ids deps_;                                  // scratch, reused for every task
   std::vector<int> step_blocks_;              // scratch of computes(): per ring position, its block at the step
   std::vector<std::int64_t> step_pairs_;      //   the allowed pairs there
@@ -402,9 +493,9 @@ class PassBuilder {
 }  // namespace
 
 RingPassEnd lower_ring_pass(const RingGeometry& geometry, const PairTable& table, const RingPass& pass,
-                            const std::vector<TaskId>& own_block_deps, TaskGraph& graph, std::vector<double>& flops,
-                            std::size_t tasks_after) {
-  return PassBuilder(geometry, table, pass, own_block_deps, graph, flops, tasks_after).run();
+                            const RingWindow& window, const std::vector<TaskId>& own_block_deps, TaskGraph& graph,
+                            std::vector<double>& flops, std::size_t tasks_after) {
+  return PassBuilder(geometry, table, pass, window, own_block_deps, graph, flops, tasks_after).run();
 }
 
 }  // namespace burst::sim

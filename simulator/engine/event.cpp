@@ -174,8 +174,8 @@ class Simulation {
   void count_transfer(TaskId id, int delta) {
     const Task& t = graph_.task(id);
     if (t.gpu == t.peer) return;
-    transfers_[static_cast<std::size_t>(t.gpu)] += delta;
-    transfers_[static_cast<std::size_t>(t.peer)] += delta;
+    transfers_[static_cast<std::size_t>(graph_.stand_in(t.gpu))] += delta;
+    transfers_[static_cast<std::size_t>(graph_.stand_in(t.peer))] += delta;
   }
 
   void complete(TaskId id, double now) {

@@ -5,18 +5,15 @@
 #include <catch2/catch.hpp>
 
 #include "simulator/layer_simulation.hpp"
-#include "topologies/load.hpp"
+#include "tests/support/phase_figures.hpp"
 
 using namespace burst;
 using namespace burst::sim;
 
 namespace {
 
-topo::Topology nodes_of(const char* preset, int nodes) {
-  topo::LoadOptions options;
-  options.nodes = nodes;
-  return topo::load_topology(preset, options);
-}
+using test::nodes_of;
+using test::same_phase;
 
 AttentionShape shape_of(int tp, int dp) {
   AttentionShape s;
@@ -35,20 +32,6 @@ LayerSimulation simulate(const AttentionShape& shape, const char* family, const 
   options.reduce_copies = reduce;
   options.engine = engine;
   return simulate_attention_layer(shape, Mask{}, strategy_preset(family, shape, t), t, options);
-}
-
-void same_phase(const PhaseFigures& a, const PhaseFigures& b) {
-  CHECK(a.time_s == Approx(b.time_s).epsilon(1e-12));
-  CHECK(a.compute_max_s == Approx(b.compute_max_s).epsilon(1e-12));
-  CHECK(a.exposed_comm_s == Approx(b.exposed_comm_s).margin(1e-15).epsilon(1e-9));
-  CHECK(a.imbalance == Approx(b.imbalance).epsilon(1e-12));
-  CHECK(a.flops_total == Approx(b.flops_total).epsilon(1e-12));
-  CHECK(a.bytes_per_rank == Approx(b.bytes_per_rank).epsilon(1e-12));
-  CHECK(a.bytes_per_rank_max == Approx(b.bytes_per_rank_max).epsilon(1e-12));
-  for (std::size_t k = 0; k < a.bytes_per_rank_by_class.size(); ++k)
-    CHECK(a.bytes_per_rank_by_class[k] == Approx(b.bytes_per_rank_by_class[k]).epsilon(1e-12));
-  for (std::size_t k = 0; k < a.link_bytes_per_rank.size(); ++k)
-    CHECK(a.link_bytes_per_rank[k] == Approx(b.link_bytes_per_rank[k]).epsilon(1e-12));
 }
 
 }  // namespace

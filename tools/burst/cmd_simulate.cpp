@@ -31,6 +31,7 @@ struct SimulateOptions {
   AttentionKnobOverrides overrides;  // what-if questions of one strategy
   int tp = 1;                        // tensor-parallel degree around the layer
   int dp = 1;                        // data-parallel replicas, each on --global-batch / dp sequences
+  bool every_rank = false;           // no copy or ring window standing for others
 };
 
 // The layer as `tp` tensor-parallel ranks and `dp` replicas run it: heads / tp per copy, the
@@ -90,7 +91,7 @@ void run(const SimulateOptions& o) {
   sim::LayerRuns runs;
   const std::vector<sim::LayerSimulation> results =
       jobs::simulate_strategies(job, names, o.overrides, o.engine, true,  // progress on stderr only
-                                o.trace.empty() ? nullptr : &runs);
+                                o.trace.empty() ? nullptr : &runs, o.every_rank);
   if (!o.trace.empty()) {
     if (!results.front().not_applicable.empty()) {
       throw Error(Problem{"--strategy",
@@ -113,7 +114,19 @@ void run(const SimulateOptions& o) {
                  r.strategy.name, r.copies, o.tp, o.dp);
     } else {
       fmt::print("{}: {} copies (TP {} x DP {}) side by side, all simulated: {}\n", r.strategy.name, r.copies, o.tp,
-                 o.dp, r.copies_note);
+                 o.dp, o.every_rank ? "--every-rank" : r.copies_note);
+    }
+  }
+  for (const auto& r : results) {
+    if (!r.not_applicable.empty()) continue;
+    if (r.ring_windows > 1) {
+      fmt::print("{}: ring folded onto 1 of its {} windows of whole nodes ({}); --every-rank simulates them all\n",
+                 r.strategy.name, r.ring_windows,
+                 r.ring_fold_exact
+                     ? "exact: every window sees alike links and does the same work"
+                     : "the mask gives windows different work: the busiest simulated, docs/cost-models.md");
+    } else if (!r.ring_note.empty()) {
+      fmt::print("{}: every ring rank simulated: {}\n", r.strategy.name, r.ring_note);
     }
   }
 }
@@ -162,6 +175,9 @@ void add_simulate_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--ulysses", options->overrides.ulysses, "Override the Ulysses (head-parallel) degree")
       ->check(kAtLeastOne);
+  cmd->add_flag("--every-rank", options->every_rank,
+                "Simulate every copy and every rank of a long ring, even where one window of nodes or one copy "
+                "stands for the others (slower; checks that reduction)");
   cmd->add_flag_callback(
       "--no-overlap", [options] { options->overrides.overlap = false; },
       "Disable double buffering (transfers wait for compute)");

@@ -10,9 +10,12 @@ std::vector<std::string> strategies_to_simulate(const std::string& strategy) {
 
 std::vector<sim::LayerSimulation> simulate_strategies(const Job& job, const std::vector<std::string>& names,
                                                       const AttentionKnobOverrides& overrides,
-                                                      const std::string& engine, bool progress, sim::LayerRuns* runs) {
+                                                      const std::string& engine, bool progress, sim::LayerRuns* runs,
+                                                      bool every_rank) {
   sim::LayerSimOptions options;
   options.engine = engine;
+  options.reduce_copies = !every_rank;
+  options.fold_rings = !every_rank;
   options.models = job.models;
   options.progress = progress;
   std::vector<sim::LayerSimulation> results;

@@ -17,12 +17,11 @@ namespace burst::jobs {
 [[nodiscard]] std::vector<std::string> strategies_to_simulate(const std::string& strategy);
 
 // Simulates each named strategy in turn. `runs`: the phase graphs and results, for a trace
-// (one strategy only); `progress`: "simulating NAME ..." on stderr before each.
-[[nodiscard]] std::vector<sim::LayerSimulation> simulate_strategies(const Job& job,
-                                                                    const std::vector<std::string>& names,
-                                                                    const AttentionKnobOverrides& overrides,
-                                                                    const std::string& engine, bool progress,
-                                                                    sim::LayerRuns* runs = nullptr);
+// (one strategy only); `progress`: "simulating NAME ..." on stderr before each; `every_rank`:
+// simulate every copy and every ring rank even where one stands for the others (a check).
+[[nodiscard]] std::vector<sim::LayerSimulation> simulate_strategies(
+    const Job& job, const std::vector<std::string>& names, const AttentionKnobOverrides& overrides,
+    const std::string& engine, bool progress, sim::LayerRuns* runs = nullptr, bool every_rank = false);
 
 // The job, the engine, then the one result's fields, or "strategies": every result.
 [[nodiscard]] Json simulation_json(const Job& job, const std::string& engine,

@@ -35,4 +35,11 @@ namespace burst::sim {
 [[nodiscard]] std::string copies_not_equivalent(const LoweredAttention& one, const AttentionShape& shape,
                                                 const World& world, const topo::Topology& topology);
 
+// The same test for any `count` placements of `one`'s transfers, placement k of rank r on GPU
+// gpu_of(r, k): the windows of a folded ring (ring_fold.hpp) are placements shifted by a window.
+// `noun`: what a placement is called in the reason ("copy", "window").
+[[nodiscard]] std::string placements_not_equivalent(const LoweredAttention& one, int count,
+                                                    const std::function<int(int rank, int placement)>& gpu_of,
+                                                    const topo::Topology& topology, const std::string& noun);
+
 }  // namespace burst::sim

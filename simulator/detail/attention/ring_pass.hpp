@@ -64,17 +64,41 @@ struct RingPass {
   bool overlap = true;           // double buffering
 };
 
+// The ring ranks a pass builds tasks for: every rank, or one window of `size` consecutive ring
+// ranks (whole nodes) standing for the others, the ring folded onto it. A folded pass makes only
+// the tasks of the window's ranks and the transfers into them; a transfer from a rank outside
+// keeps its real source GPU (its route is real) but waits for the tasks of the window rank in
+// the same place of its own window (home()), as if every window ran in step with this one.
+// That is exact when every window sees the same links and does the same work at every step;
+// attention/ring_fold.hpp decides when a fold applies and how close it is.
+// Folding needs every block to visit every rank (no skipped hops), so that a backward
+// accumulator follows its block one step behind.
+struct RingWindow {
+  int first = 0;  // first ring rank
+  int size = 0;   // ring ranks in it; 0: every rank, no fold
+  [[nodiscard]] bool folds(int ring) const { return size > 0 && size < ring; }
+  [[nodiscard]] bool contains(int rank) const { return rank >= first && rank < first + size; }
+  // The window rank standing for ring rank `rank` (itself inside the window); the ring's size
+  // is a multiple of the window's.
+  [[nodiscard]] int home(int rank, int ring) const { return first + (rank - first + ring) % size; }
+};
+
+// The kernel of a pass's block with `pairs` allowed pairs and this shape (GPU and step left 0).
+[[nodiscard]] TaskGraph::ComputeSpec block_compute(const RingPass& pass, std::int64_t pairs, const BlockShape& shape);
+
 // Per world rank, what the rest of the phase waits for once the ring is done.
 struct RingPassEnd {
   std::vector<TaskId> last_compute;      // the rank's last compute (-1: none)
   std::vector<TaskId> accumulator_home;  // its own block's accumulator back home (-1: none)
 };
 
-// Appends the pass to `graph` and adds each rank's FLOPs to `flops`. `own_block_deps` holds,
-// per world rank, U-1 tasks (the Ulysses all-to-all into it) that its own block waits for;
-// empty when U = 1. `tasks_after`: how many tasks the caller adds after the pass (reserved).
+// Appends the pass to `graph` and adds each rank's FLOPs to `flops` (every rank's, folded or
+// not). `own_block_deps` holds, per world rank, U-1 tasks (the Ulysses all-to-all into it) that
+// its own block waits for; empty when U = 1. `tasks_after`: how many tasks the caller adds after
+// the pass (reserved). Under a fold (window.folds()) only the window's ranks get tasks, and the
+// RingPassEnd entries of the others stay -1.
 RingPassEnd lower_ring_pass(const RingGeometry& geometry, const PairTable& table, const RingPass& pass,
-                            const std::vector<TaskId>& own_block_deps, TaskGraph& graph, std::vector<double>& flops,
-                            std::size_t tasks_after);
+                            const RingWindow& window, const std::vector<TaskId>& own_block_deps, TaskGraph& graph,
+                            std::vector<double>& flops, std::size_t tasks_after);
 
 }  // namespace burst::sim
