@@ -8,15 +8,16 @@
 
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/cublaslt_library.hpp"
 
 namespace burst::rt::gpu {
 namespace {
 
 void check_lt(cublasStatus_t status, std::string_view call) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  throw Error(Problem{"cuBLASLt",
-                      fmt::format("{}: {} ({})", call, cublasLtGetStatusString(status), cublasLtGetStatusName(status)),
-                      "", ""});
+  throw Error(Problem{
+      "cuBLASLt", fmt::format("{}: {} ({})", call, cublaslt().status_string(status), cublaslt().status_name(status)),
+      "", ""});
 }
 
 cublasOperation_t to_lt(Op op) { return op == Op::None ? CUBLAS_OP_N : CUBLAS_OP_T; }
@@ -24,19 +25,19 @@ cudaDataType_t to_lt(GemmOutput type) { return type == GemmOutput::F32 ? CUDA_R_
 
 template <typename T>
 void set(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attribute, const T& value, std::string_view what) {
-  check_lt(cublasLtMatmulDescSetAttribute(desc, attribute, &value, sizeof(value)), what);
+  check_lt(cublaslt().desc_set_attribute(desc, attribute, &value, sizeof(value)), what);
 }
 
 template <typename T>
 void set(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attribute, const T& value,
          std::string_view what) {
-  check_lt(cublasLtMatmulPreferenceSetAttribute(pref, attribute, &value, sizeof(value)), what);
+  check_lt(cublaslt().preference_set_attribute(pref, attribute, &value, sizeof(value)), what);
 }
 
 cublasLtMatrixLayout_t make_layout(cudaDataType_t type, std::int64_t rows, std::int64_t cols, std::int64_t ld) {
   cublasLtMatrixLayout_t layout = nullptr;
   check_lt(
-      cublasLtMatrixLayoutCreate(&layout, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), ld),
+      cublaslt().layout_create(&layout, type, static_cast<std::uint64_t>(rows), static_cast<std::uint64_t>(cols), ld),
       "cublasLtMatrixLayoutCreate");
   return layout;
 }
@@ -84,21 +85,21 @@ struct CublasLtGemm::Plan {
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
   ~Plan() {
-    if (preference != nullptr) (void)cublasLtMatmulPreferenceDestroy(preference);
+    if (preference != nullptr) (void)cublaslt().preference_destroy(preference);
     for (cublasLtMatrixLayout_t layout : {first, second, c}) {
-      if (layout != nullptr) (void)cublasLtMatrixLayoutDestroy(layout);
+      if (layout != nullptr) (void)cublaslt().layout_destroy(layout);
     }
-    if (desc != nullptr) (void)cublasLtMatmulDescDestroy(desc);
+    if (desc != nullptr) (void)cublaslt().desc_destroy(desc);
   }
 };
 
 CublasLtGemm::CublasLtGemm(cudaStream_t stream, std::size_t workspace_bytes)
     : stream_(stream), workspace_bytes_(workspace_bytes) {
-  check_lt(cublasLtCreate(&handle_), "cublasLtCreate");
+  check_lt(cublaslt().create(&handle_), "cublasLtCreate");
   if (workspace_bytes_ > 0) {
     const cudaError_t status = cudaMalloc(&workspace_, workspace_bytes_);
     if (status != cudaSuccess) {
-      (void)cublasLtDestroy(handle_);
+      (void)cublaslt().destroy(handle_);
       check_cuda(status, fmt::format("cudaMalloc(cuBLASLt workspace, {} bytes)", workspace_bytes_));
     }
   }
@@ -107,20 +108,20 @@ CublasLtGemm::CublasLtGemm(cudaStream_t stream, std::size_t workspace_bytes)
 CublasLtGemm::~CublasLtGemm() {
   plans_.clear();
   if (workspace_ != nullptr) (void)cudaFree(workspace_);
-  if (handle_ != nullptr) (void)cublasLtDestroy(handle_);
+  if (handle_ != nullptr) (void)cublaslt().destroy(handle_);
 }
 
 CublasLtGemm::Plan& CublasLtGemm::plan_for(const GemmShape& shape, const Key& key) {
   if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
   const ColumnMajorGemm g = to_column_major(shape);
   auto plan = std::make_unique<Plan>();
-  check_lt(cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  check_lt(cublaslt().desc_create(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
   set(plan->desc, CUBLASLT_MATMUL_DESC_TRANSA, to_lt(g.first.op), "cublasLtMatmulDescSetAttribute(TRANSA)");
   set(plan->desc, CUBLASLT_MATMUL_DESC_TRANSB, to_lt(g.second.op), "cublasLtMatmulDescSetAttribute(TRANSB)");
   plan->first = make_layout(CUDA_R_16BF, g.first.rows, g.first.cols, g.first.ld);
   plan->second = make_layout(CUDA_R_16BF, g.second.rows, g.second.cols, g.second.ld);
   plan->c = make_layout(to_lt(key.output), g.m, g.n, g.ldc);
-  check_lt(cublasLtMatmulPreferenceCreate(&plan->preference), "cublasLtMatmulPreferenceCreate");
+  check_lt(cublaslt().preference_create(&plan->preference), "cublasLtMatmulPreferenceCreate");
   const std::uint64_t workspace = workspace_bytes_;
   set(plan->preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspace, "preference(MAX_WORKSPACE_BYTES)");
   // cuBLASLt's A is the row-major B, its B the row-major A.
@@ -133,8 +134,8 @@ CublasLtGemm::Plan& CublasLtGemm::plan_for(const GemmShape& shape, const Key& ke
   const std::uint32_t reductions = CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
   set(plan->preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reductions, "preference(REDUCTION_SCHEME_MASK)");
   int found = 0;
-  check_lt(cublasLtMatmulAlgoGetHeuristic(handle_, plan->desc, plan->first, plan->second, plan->c, plan->c,
-                                          plan->preference, 1, &plan->algorithm, &found),
+  check_lt(cublaslt().algo_get_heuristic(handle_, plan->desc, plan->first, plan->second, plan->c, plan->c,
+                                         plan->preference, 1, &plan->algorithm, &found),
            "cublasLtMatmulAlgoGetHeuristic");
   if (found == 0) {
     throw Error(Problem{
@@ -164,8 +165,8 @@ void CublasLtGemm::run(const GemmShape& shape, const void* a, const void* b, voi
                 pointer_alignment(c)};
   const Plan& plan = plan_for(shape, key);
   // The column-major product's first operand is the row-major B, its second the row-major A.
-  check_lt(cublasLtMatmul(handle_, plan.desc, &shape.alpha, b, plan.first, a, plan.second, &shape.beta, c, plan.c, c,
-                          plan.c, &plan.algorithm.algo, workspace_, workspace_bytes_, stream_),
+  check_lt(cublaslt().matmul(handle_, plan.desc, &shape.alpha, b, plan.first, a, plan.second, &shape.beta, c, plan.c, c,
+                             plan.c, &plan.algorithm.algo, workspace_, workspace_bytes_, stream_),
            "cublasLtMatmul");
 }
 

@@ -57,8 +57,8 @@ FoldChoice fold_window(const RingGeometry& g, const PairTable& table, const Worl
   const int size = g.outer == 1 ? per_node : std::lcm(per_node, g.inner);
   if (size >= g.ring) return choice;  // one window: nothing to fold
   if (g.ring % size != 0) {
-    choice.why_not = fmt::format("the ring of {} ranks is not whole windows of {} (whole nodes and inner rings)",
-                                 g.ring, size);
+    choice.why_not =
+        fmt::format("the ring of {} ranks is not whole windows of {} (whole nodes and inner rings)", g.ring, size);
     return choice;
   }
   const int r = g.ring;

@@ -1,10 +1,14 @@
 // The host side of the CUDA backend, which runs on any machine (label unit): the device count
 // says why it is 0, CudaAttentionKernels refuses to start without a device and says why, and
-// the kernels' host API checks its arguments, naming them, before it touches the GPU.
+// the kernels' host API checks its arguments, naming them, before it touches the GPU, and
+// cuBLASLt, which the program does not link, opens on first use with every entry point.
 #include <catch2/catch.hpp>
+
+#include <string>
 
 #include "common/error.hpp"
 #include "runtime/cuda/detail/cublaslt_gemm.hpp"
+#include "runtime/cuda/detail/cublaslt_library.hpp"
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/cuda/cuda_step_kernels.hpp"
 #include "runtime/cuda/device_count.hpp"
@@ -13,6 +17,18 @@
 #include "runtime/cuda/detail/training_kernels.hpp"
 
 using namespace burst;
+
+TEST_CASE("cuBLASLt opens on first use, every entry point taken") {
+  const rt::gpu::CublasLtLibrary& lt = rt::gpu::cublaslt();
+  for (const void* entry : {reinterpret_cast<const void*>(lt.create), reinterpret_cast<const void*>(lt.matmul),
+                            reinterpret_cast<const void*>(lt.layout_destroy)}) {
+    CHECK(entry != nullptr);
+  }
+  // Calls into the library that need no device.
+  CHECK(std::string(lt.status_name(CUBLAS_STATUS_SUCCESS)) == "CUBLAS_STATUS_SUCCESS");
+  CHECK(std::string(lt.status_name(CUBLAS_STATUS_INVALID_VALUE)) == "CUBLAS_STATUS_INVALID_VALUE");
+  CHECK(&rt::gpu::cublaslt() == &lt);  // opened once
+}
 
 TEST_CASE("the device count is a count, or 0 with the reason") {
   const rt::gpu::CudaDeviceCount visible = rt::gpu::cuda_device_count();

@@ -37,7 +37,7 @@ namespace burst::sim {
 struct FoldChoice {
   // Per pass, the window it folds onto (each pass's busiest, where windows differ); empty: no fold.
   std::vector<RingWindow> windows;
-  bool exact = true;    // every window does the same work at every step
+  bool exact = true;  // every window does the same work at every step
   // Not exact: per pass, max / mean over every ring rank of its kernels' seconds (the window's
   // ranks alone would not show it); empty when exact.
   std::vector<double> imbalance;
