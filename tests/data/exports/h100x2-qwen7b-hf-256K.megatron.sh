@@ -1,0 +1,41 @@
+# Megatron-LM settings written by burst 0.1.0 (burst export --to megatron)
+# plan: tests/data/exports/plans/h100x2-qwen7b-hf-256K.json: Qwen/Qwen2.5-7B-Instruct, 256K tokens x 1 (causal mask) on dgx-h100 x2, 16 ranks
+# follows Megatron-LM core_v0.14.0 (23e00ed0, 2025-10-08)
+# use: source this file; torchrun ... pretrain_gpt.py "${MEGATRON_ARGS[@]}" plus your data, tokenizer and optimizer arguments
+# note: attention: the plan asks double ring 2x4; Megatron-LM cannot: --hierarchical-context-parallel-sizes splits a2a (Ulysses) from p2p (ring); the p2p ring itself is one flat ring; written: flat ring of 8
+# note: checkpoint: the plan asks attn_stash; Megatron-LM cannot: --recompute-granularity selective recomputes whole submodules (--recompute-modules); none keeps the attention output while recomputing the rest, as attn_stash does, and no flag keeps a fraction of the sequence; written: full
+# note: predicted on the plan's cluster (default cost models): the plan (burst) 11.96 s a step, 1369.8 tokens/s per GPU, 46.3 GiB per GPU
+# note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (flat ring of 8) 14.73 s a step, 1112.1 tokens/s per GPU, 42.9 GiB per GPU; the plan is 1.23x its speed
+# note: model: the plan has no RoPE base; --rotary-base is Megatron's 10000 unless you add yours (Llama 3: 500000)
+# note: zero: Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1
+MEGATRON_ARGS=(
+  --tensor-model-parallel-size 2
+  --sequence-parallel
+  --pipeline-model-parallel-size 1
+  --context-parallel-size 8
+  --cp-comm-type p2p
+  --seq-length 262144
+  --max-position-embeddings 262144
+  --micro-batch-size 1
+  --global-batch-size 1
+  --num-layers 28
+  --hidden-size 3584
+  --ffn-hidden-size 18944
+  --num-attention-heads 28
+  --kv-channels 128
+  --group-query-attention
+  --num-query-groups 4
+  --swiglu
+  --position-embedding-type rope
+  --normalization RMSNorm
+  --disable-bias-linear
+  --untie-embeddings-and-output-weights
+  --bf16
+  --recompute-granularity full
+  --recompute-method uniform
+  --recompute-num-layers 1
+  --use-distributed-optimizer
+  --use-megatron-fsdp
+  --data-parallel-sharding-strategy optim_grads_params
+  --ckpt-format fsdp_dtensor
+)
