@@ -19,6 +19,10 @@ struct ModelSpec {
   std::int64_t vocab = 0;
   bool gated_mlp = true;   // SwiGLU (three matrices) vs GELU (two)
   std::string activation;  // "silu" or "gelu"
+  // Rotary position embedding's base (theta: pair i of a head turns by position / base^(2i/d)):
+  // 10000 for Llama 2, 500000 for Llama 3, 1000000 for Qwen2.5.
+  double rope_base = 10000;
+  bool qkv_bias = false;  // biases on the Q, K and V projections (Qwen2); none elsewhere
 
   // Parameters of one decoder layer and of the whole model (embedding and LM head untied).
   [[nodiscard]] double layer_params() const;

@@ -21,6 +21,8 @@ Json model_json(const ModelSpec& m) {
   j["vocab"] = m.vocab;
   j["gated_mlp"] = m.gated_mlp;
   j["activation"] = m.activation;
+  j["rope_base"] = m.rope_base;
+  j["qkv_bias"] = m.qkv_bias;
   return j;
 }
 

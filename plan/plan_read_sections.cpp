@@ -48,9 +48,9 @@ void PlanReader::meta(const Json& j, std::string_view pointer, Plan& plan) {
 
 void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   const std::string model_at = JsonReader::child(pointer, "model");
-  if (const Json* m = section(
-          j, pointer, "model",
-          {"name", "layers", "hidden", "ffn", "heads", "kv_heads", "head_dim", "vocab", "gated_mlp", "activation"})) {
+  if (const Json* m = section(j, pointer, "model",
+                              {"name", "layers", "hidden", "ffn", "heads", "kv_heads", "head_dim", "vocab", "gated_mlp",
+                               "activation", "rope_base", "qkv_bias"})) {
     ModelSpec& spec = job.model;
     text(*m, model_at, "name", spec.name);
     integer(*m, model_at, "layers", spec.layers, 1, kMaxInt);
@@ -62,6 +62,16 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
     integer(*m, model_at, "vocab", spec.vocab, 1, INT64_MAX);
     flag(*m, model_at, "gated_mlp", spec.gated_mlp);
     if (const auto act = reader_.choice(*m, model_at, "activation", {"silu", "gelu"})) spec.activation = *act;
+    // Plans written before these two fields have Llama's base and no biases.
+    if (m->contains("rope_base")) {
+      if (const auto base = reader_.number(*m, model_at, "rope_base"); base && !(*base > 1)) {
+        reader_.problem(JsonReader::child(model_at, "rope_base"), fmt::format("{} is not a rotary base", *base),
+                        "a number above 1, e.g. 10000");
+      } else if (base) {
+        spec.rope_base = *base;
+      }
+    }
+    if (m->contains("qkv_bias")) flag(*m, model_at, "qkv_bias", spec.qkv_bias);
     if (heads && kv_heads && spec.heads % spec.kv_heads != 0) {
       reader_.problem(JsonReader::child(model_at, "kv_heads"),
                       fmt::format("{} heads do not split into {} KV-head groups", spec.heads, spec.kv_heads),

@@ -2,6 +2,9 @@
 // The header names the plan file, the model and the topology, and the notes quote strategy
 // names and reasons: every line goes through escape::comment, so none of them can end its
 // comment and start a line of shell, a YAML key or a TOML table.
+#include <cmath>
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "common/escape.hpp"
@@ -35,6 +38,11 @@ std::string commented(const std::vector<std::string>& lines, const std::string& 
   std::string out;
   for (const std::string& line : lines) out += prefix + escape::comment(line) + "\n";
   return out;
+}
+
+std::string rope_base_text(double base) {
+  if (base == std::floor(base) && base < 1e15) return fmt::format("{}", static_cast<std::int64_t>(base));
+  return fmt::format("{}", base);
 }
 
 }  // namespace burst::exporter

@@ -10,8 +10,9 @@
 // Megatron FSDP (--data-parallel-sharding-strategy optim_grads, optim_grads_params) on top of it,
 // which checkpoints only as fsdp_dtensor; the CPU optimizer needs the precision-aware optimizer,
 // which needs the distributed optimizer (megatron/core/optimizer/optimizer_config.py). The model:
-// RoPE (--position-embedding-type rope; Megatron's default is a learned table of seq x hidden),
-// RMSNorm and no biases, as the Llama-style models burst plans are.
+// RoPE (--position-embedding-type rope and the model's --rotary-base; Megatron's default is a
+// learned table of seq x hidden), RMSNorm and no biases but the Q, K, V ones a Qwen2 model has
+// (--add-qkv-bias), as the Llama-style models burst plans are.
 #include <fmt/format.h>
 
 #include "planner/detail/export/writers.hpp"
@@ -79,11 +80,10 @@ std::string write_megatron(const ExportInput& in) {
   // A Llama-style model: RoPE instead of Megatron's default learned position table (which at 1M
   // positions would add seq x hidden parameters), RMSNorm, no biases.
   a.add("--position-embedding-type", "rope");
+  a.add("--rotary-base", rope_base_text(m.rope_base));
   a.add("--normalization", "RMSNorm");
   a.add("--disable-bias-linear");
-  header.emplace_back(
-      "note: model: the plan has no RoPE base; --rotary-base is Megatron's 10000 unless you add yours (Llama 3: "
-      "500000)");
+  if (m.qkv_bias) a.add("--add-qkv-bias");
   a.add("--untie-embeddings-and-output-weights");
   if (p.job.dtype == "bf16") a.add("--bf16");
   if (p.job.dtype == "fp16") a.add("--fp16");

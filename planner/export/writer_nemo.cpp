@@ -37,6 +37,11 @@ std::string nemo_yaml(const ExportInput& in) {
                    "megatron_gpt_pretraining.py");
   const int ranks = s.cp * s.ulysses;
   const bool full = s.checkpoint.policy == CheckpointPolicy::Full;
+  if (m.qkv_bias) {
+    header.emplace_back(
+        "note: model: it has biases on Q, K and V only; this YAML's bias: false leaves them out (bias: true would add "
+        "them to every linear layer): add them in your model code, or use the NeMo 2 recipe (add_qkv_bias)");
+  }
   std::string activation = "gelu";
   if (m.gated_mlp && m.activation == "silu") {
     activation = "fast-swiglu";
@@ -68,6 +73,7 @@ std::string nemo_yaml(const ExportInput& in) {
   y += "  share_embeddings_and_output_weights: false\n";
   y += "  transformer_engine: true\n";
   y += fmt::format("  position_embedding_type: {}\n", escape::yaml_scalar("rope"));
+  y += fmt::format("  rotary_base: {}\n", rope_base_text(m.rope_base));
   y += fmt::format("  normalization: {}\n", escape::yaml_scalar("rmsnorm"));
   y += "  bias: false\n";
   y += fmt::format("  activations_checkpoint_granularity: {}\n", full ? escape::yaml_scalar("full") : "null");

@@ -54,6 +54,8 @@ std::string write_nemo_recipe(const ExportInput& in) {
   py += fmt::format("    num_query_groups={},\n", m.kv_heads);
   py += fmt::format("    kv_channels={},\n", m.head_dim);
   py += fmt::format("    seq_length={},\n", p.job.seq);
+  py += fmt::format("    rotary_base={},\n", rope_base_text(m.rope_base));
+  if (m.qkv_bias) py += "    add_qkv_bias=True,\n";
   py += "    share_embeddings_and_output_weights=False,\n";
   if (ranks > 1) py += fmt::format("    cp_comm_type=\"{}\",\n", s.ulysses > 1 ? "a2a" : "p2p");
   if (full)

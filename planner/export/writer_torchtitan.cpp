@@ -29,7 +29,11 @@ constexpr Flavour kLlama3Flavours[] = {
     {"8B", 32, 4096, 32, 8, 14336}, {"70B", 80, 8192, 64, 8, 28672}, {"405B", 126, 16384, 128, 8, 53248}};
 
 const Flavour* llama3_flavour(const ModelSpec& m) {
-  if (!m.gated_mlp || m.activation != "silu" || m.head_dim * m.heads != m.hidden) return nullptr;
+  // TorchTitan's flavours: RoPE base 500000, no biases.
+  if (!m.gated_mlp || m.activation != "silu" || m.head_dim * m.heads != m.hidden || m.rope_base != 500000 ||
+      m.qkv_bias) {
+    return nullptr;
+  }
   for (const Flavour& f : kLlama3Flavours) {
     if (f.layers == m.layers && f.hidden == m.hidden && f.heads == m.heads && f.kv_heads == m.kv_heads &&
         f.ffn == m.ffn) {
@@ -50,12 +54,13 @@ std::string model_section(const ModelSpec& m) {
   t += fmt::format(
       "# not one of TorchTitan's Llama 3 flavours: register a flavour with these ModelArgs in your TrainSpec\n"
       "# (torchtitan/models/llama3/__init__.py shows how): dim={}, n_layers={}, n_heads={}, n_kv_heads={}, "
-      "vocab_size={},\n# and ffn_dim_multiplier / multiple_of giving an MLP width of {}{}; then set name and flavor "
-      "here\n",
-      m.hidden, m.layers, m.heads, m.kv_heads, m.vocab, m.ffn,
+      "vocab_size={}, rope_theta={},\n# and ffn_dim_multiplier / multiple_of giving an MLP width of {}{}; then set "
+      "name and flavor here\n",
+      m.hidden, m.layers, m.heads, m.kv_heads, m.vocab, rope_base_text(m.rope_base), m.ffn,
       m.gated_mlp && m.activation == "silu" ? ""
                                             : fmt::format(" (TorchTitan's Llama is gated SiLU; this model is {} {})",
                                                           m.gated_mlp ? "gated" : "plain", m.activation));
+  if (m.qkv_bias) t += "# the model has biases on Q, K and V, which TorchTitan's Llama attention has not: add them\n";
   return t;
 }
 

@@ -21,7 +21,8 @@ void* open_library() {
     tried += fmt::format("{}{}: {}", tried.empty() ? "" : "; ", file, why != nullptr ? why : "not found");
   }
   throw Error(Problem{"cuBLASLt", fmt::format("cannot load the library ({})", tried),
-                      "the CUDA toolkit's libcublasLt on the loader's path", "set LD_LIBRARY_PATH to the toolkit's lib"});
+                      "the CUDA toolkit's libcublasLt on the loader's path",
+                      "set LD_LIBRARY_PATH to the toolkit's lib"});
 }
 
 template <typename Function>

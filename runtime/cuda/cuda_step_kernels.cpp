@@ -456,7 +456,7 @@ void CudaStepKernels::rms_norm_backward(StepTensor x, StepTensor gain, StepTenso
 }
 
 void CudaStepKernels::rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
-                           bool backward) {
+                           float base, bool backward) {
   const std::string call = call_name("rope");
   const State& s = *state_;
   Problems p;
@@ -469,7 +469,7 @@ void CudaStepKernels::rope(StepTensor q, std::int64_t heads, StepTensor k, std::
   p.throw_if_any();
   s.select_device();
   const std::int64_t* positions = s.position_count > 0 ? s.positions.part<std::int64_t>(0) : nullptr;
-  const gpu::RopeArgs args{bf16_out(q), s.position_count, heads, head_dim, positions, kRopeBase, bf16_out(k), kv_heads};
+  const gpu::RopeArgs args{bf16_out(q), s.position_count, heads, head_dim, positions, base, bf16_out(k), kv_heads};
   (backward ? gpu::rope_backward : gpu::rope_forward)(args, s.stream.handle);
 }
 

@@ -75,7 +75,7 @@ class CudaStepKernels final : public StepKernels {
                             std::int64_t dim, StepTensor y, StepTensor inv_rms) override;
   void rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy, std::int64_t rows,
                          std::int64_t dim, StepTensor skip, StepTensor dx, StepTensor dgain) override;
-  void rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
+  void rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim, float base,
             bool backward) override;
   void swiglu_forward(StepTensor u, StepTensor w, StepTensor m) override;
   void swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) override;

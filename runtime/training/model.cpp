@@ -23,6 +23,11 @@ void check_trainable(const ModelSpec& m) {
                              m.gated_mlp ? "gated" : "non-gated", m.activation),
                  "gated_mlp true, activation silu", "plan a Llama-style model such as tiny-mha or tiny-gqa");
   }
+  if (m.qkv_bias) {
+    problems.add(field("qkv_bias"),
+                 fmt::format("{} has biases on Q, K and V; the training runtime's projections have none", m.name),
+                 "qkv_bias false", "plan a Llama-style model such as tiny-mha or tiny-gqa");
+  }
   if (m.layers < 1 || m.hidden < 1 || m.ffn < 1 || m.heads < 1 || m.kv_heads < 1 || m.head_dim < 1) {
     problems.add(field("layers"), "layers, hidden, ffn, heads, kv_heads and head_dim must all be positive");
   } else {

@@ -79,9 +79,8 @@ class ModelLayout {
 
 [[nodiscard]] std::vector<float> initial_params(const ModelLayout& layout, std::uint64_t seed);
 
-// RMSNorm's epsilon and RoPE's base, as Llama uses them.
+// RMSNorm's epsilon, as Llama uses it (RoPE's base is the model's: ModelSpec::rope_base).
 inline constexpr float kNormEps = 1e-5f;
-inline constexpr float kRopeBase = 10000.0f;
 
 // The smallest vocabulary the byte-level data needs.
 inline constexpr std::int64_t kByteVocabulary = 256;

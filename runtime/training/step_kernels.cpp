@@ -126,11 +126,11 @@ void HostStepKernels::rms_norm_backward(StepTensor x, StepTensor gain, StepTenso
 }
 
 void HostStepKernels::rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
-                           bool backward) {
+                           float base, bool backward) {
   const auto rows = static_cast<std::int64_t>(positions_.size());
   for (const View view : {View{floats(q, "rope", "q").data(), {rows, heads, head_dim}},
                           View{floats(k, "rope", "k").data(), {rows, kv_heads, head_dim}}}) {
-    (backward ? rope_backward : rope_forward)(view, positions_, kRopeBase);
+    (backward ? rope_backward : rope_forward)(view, positions_, base);
   }
 }
 

@@ -132,9 +132,10 @@ class StepKernels {
   virtual void rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy, std::int64_t rows,
                                  std::int64_t dim, StepTensor skip, StepTensor dx, StepTensor dgain) = 0;
   // In place on q [rows, heads, head_dim] and k [rows, kv_heads, head_dim] at set_positions()'s
-  // positions (one pass: each angle once for both); backward turns back.
+  // positions, with the model's rotary base (one pass: each angle once for both); backward
+  // turns back.
   virtual void rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
-                    bool backward) = 0;
+                    float base, bool backward) = 0;
   virtual void swiglu_forward(StepTensor u, StepTensor w, StepTensor m) = 0;
   virtual void swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) = 0;
   // out = a + b elementwise; out may be a or b.
@@ -194,7 +195,7 @@ class HostStepKernels final : public StepKernels {
                         StepTensor inv_rms) override;
   void rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy, std::int64_t rows,
                          std::int64_t dim, StepTensor skip, StepTensor dx, StepTensor dgain) override;
-  void rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
+  void rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim, float base,
             bool backward) override;
   void swiglu_forward(StepTensor u, StepTensor w, StepTensor m) override;
   void swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) override;

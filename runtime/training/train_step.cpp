@@ -220,7 +220,7 @@ void TrainingStep::attention_inputs(const BoundUnit& params, const LayerSlices& 
   kernels_.linear_forward(a, rows_, m.hidden, of(params, w.wq), model_.q_dim(), s.q.tensor());
   kernels_.linear_forward(a, rows_, m.hidden, of(params, w.wk), model_.kv_dim(), s.k.tensor());
   kernels_.linear_forward(a, rows_, m.hidden, of(params, w.wv), model_.kv_dim(), s.v.tensor());
-  kernels_.rope(s.q.tensor(), m.heads, s.k.tensor(), m.kv_heads, m.head_dim, false);
+  kernels_.rope(s.q.tensor(), m.heads, s.k.tensor(), m.kv_heads, m.head_dim, static_cast<float>(m.rope_base), false);
 }
 
 RingAttentionStats TrainingStep::ring_forward(DistributedAttention& attention, const Layer& s, std::int64_t first,
@@ -421,7 +421,7 @@ StepBuffer TrainingStep::backward_layer(const BoundUnit& params, const BoundUnit
   d_o.clear();
   s.o.clear();
   s.lse.clear();
-  kernels_.rope(dq.tensor(), m.heads, dk.tensor(), m.kv_heads, m.head_dim, true);
+  kernels_.rope(dq.tensor(), m.heads, dk.tensor(), m.kv_heads, m.head_dim, static_cast<float>(m.rope_base), true);
   StepBuffer da = buffer(c * hidden);
   const StepTensor a = all_rows(s.a, gathered, hidden);
   kernels_.linear_backward(a, rows_, m.hidden, of(params, w.wq), qd, dq.tensor(), da.tensor(), of(grads, w.wq), false);

@@ -14,7 +14,7 @@ namespace burst::sim {
 namespace {
 
 ModelSpec make(std::string name, int layers, int hidden, int ffn, int heads, int kv_heads, std::int64_t vocab,
-               bool gated) {
+               bool gated, double rope_base = 10000, bool qkv_bias = false) {
   ModelSpec m;
   m.name = std::move(name);
   m.layers = layers;
@@ -26,25 +26,38 @@ ModelSpec make(std::string name, int layers, int hidden, int ffn, int heads, int
   m.vocab = vocab;
   m.gated_mlp = gated;
   m.activation = gated ? "silu" : "gelu";
+  m.rope_base = rope_base;
+  m.qkv_bias = qkv_bias;
   return m;
 }
 
 const std::vector<ModelSpec>& presets() {
   // BurstEngine (arXiv 2509.19836) section 5: 7B is 32 layers, hidden 4096, FFN 11008, 32 heads,
   // vocab 32000, non-gated GELU; 14B is 40 layers, hidden 5120, FFN 13824, 40 heads, vocab
-  // 120000, SwiGLU. The public models match tests/data/models/architecture_crosscheck.csv.
+  // 120000, SwiGLU (its RoPE base is not stated: Llama's 10000 is assumed). The public models
+  // match tests/data/models/architecture_crosscheck.csv, with their config.json's rope_theta and,
+  // for Qwen2.5, its Q, K, V biases.
   static const std::vector<ModelSpec> list = {
       make("burst-7b", 32, 4096, 11008, 32, 32, 32000, false),
       make("burst-14b", 40, 5120, 13824, 40, 40, 120000, true),
       make("llama2-7b", 32, 4096, 11008, 32, 32, 32000, true),
-      make("llama3-8b", 32, 4096, 14336, 32, 8, 128256, true),
-      make("qwen2.5-7b", 28, 3584, 18944, 28, 4, 152064, true),
-      make("qwen2.5-14b", 48, 5120, 13824, 40, 8, 152064, true),
+      make("llama3-8b", 32, 4096, 14336, 32, 8, 128256, true, 500000),
+      make("qwen2.5-7b", 28, 3584, 18944, 28, 4, 152064, true, 1000000, true),
+      make("qwen2.5-14b", 48, 5120, 13824, 40, 8, 152064, true, 1000000, true),
       // Tiny models for the CPU runtime: byte-level vocabulary.
       make("tiny-mha", 2, 512, 1376, 4, 4, 256, true),
       make("tiny-gqa", 2, 512, 1376, 8, 2, 256, true),
   };
   return list;
+}
+
+bool qwen2_architecture(const Json& doc) {
+  if (doc.contains("model_type") && doc["model_type"] == "qwen2") return true;
+  if (!doc.contains("architectures") || !doc["architectures"].is_array()) return false;
+  for (const Json& a : doc["architectures"]) {
+    if (a == "Qwen2ForCausalLM") return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -84,6 +97,10 @@ ModelSpec model_from_hf_config(const Json& doc, const std::string& path) {
   const auto vocab = r.integer(doc, "", "vocab_size", true, 1);
   const auto head_dim = count("head_dim", false);
   const auto act = r.string(doc, "", "hidden_act", false);
+  const auto rope_theta = r.number(doc, "", "rope_theta", false);
+  if (rope_theta && !(*rope_theta > 1)) {
+    r.problem("/rope_theta", fmt::format("{} is not a rotary base", *rope_theta), "a number above 1, e.g. 10000");
+  }
   const std::string activation = act.value_or("silu");
   if (activation != "silu" && activation != "swish" && activation != "gelu" && activation != "gelu_new" &&
       activation != "gelu_pytorch_tanh") {
@@ -124,6 +141,10 @@ ModelSpec model_from_hf_config(const Json& doc, const std::string& path) {
   // Llama-family configs use a gated MLP (SwiGLU) with silu; GPT-style gelu MLPs are not gated.
   m.gated_mlp = activation == "silu" || activation == "swish";
   m.activation = m.gated_mlp ? "silu" : "gelu";
+  m.rope_base = rope_theta.value_or(10000.0);  // transformers' default for Llama-family configs
+  // Q, K, V biases: "attention_bias" where the config has it (Llama's, default false); Qwen2's
+  // architecture has them without saying so.
+  m.qkv_bias = doc.contains("attention_bias") ? doc["attention_bias"] == true : qwen2_architecture(doc);
   return m;
 }
 

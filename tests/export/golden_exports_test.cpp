@@ -75,8 +75,7 @@ TEST_CASE("every framework's export of four kinds of plan is its golden file", "
         CHECK(asked.text.empty());
         CHECK(forced.text.find("WARNING") < forced.text.find('\n', forced.text.find('\n') + 1));
       }
-      const std::string golden =
-          std::string(BURST_TEST_DATA) + "/exports/" + stem(plan_path) + "." + t.extension;
+      const std::string golden = std::string(BURST_TEST_DATA) + "/exports/" + stem(plan_path) + "." + t.extension;
       if (updating()) {
         std::ofstream(golden, std::ios::binary) << forced.text;
         WARN("BURST_UPDATE_GOLDEN=1: rewrote " << golden);

@@ -170,7 +170,8 @@ TEST_CASE("RMSNorm, RoPE, SwiGLU, the residual add and copy match the CPU") {
   CHECK(download(k, d_y2.tensor) == download(k, d_y.tensor));
   CHECK(download(k, d_inv2.tensor) == download(k, d_inv.tensor));
 
-  // Queries and keys (another head count) turned in one call.
+  // Queries and keys (another head count) turned in one call, at Llama 3's base.
+  constexpr float kBase = 500000.0f;
   const rt::Shape shape{rows, 3, 64}, k_shape{rows, 2, 64};
   std::vector<std::int64_t> positions(size_of(rows));
   for (std::size_t t = 0; t < positions.size(); ++t) positions[t] = 1'000'000 + static_cast<std::int64_t>(t * 7919);
@@ -183,9 +184,9 @@ TEST_CASE("RMSNorm, RoPE, SwiGLU, the residual add and copy match the CPU") {
     std::copy(q_values.begin(), q_values.end(), cpu_q.values().begin());
     std::copy(k_values.begin(), k_values.end(), cpu_k.values().begin());
     for (rt::Tensor* t : {&cpu_q, &cpu_k})
-      (backward ? rt::rope_backward : rt::rope_forward)(t->view(), positions, rt::kRopeBase);
+      (backward ? rt::rope_backward : rt::rope_forward)(t->view(), positions, kBase);
     const auto d_q = upload(k, q_values, DType::BF16), d_k = upload(k, k_values, DType::BF16);
-    k.rope(d_q.tensor, shape.heads, d_k.tensor, k_shape.heads, shape.head_dim, backward);
+    k.rope(d_q.tensor, shape.heads, d_k.tensor, k_shape.heads, shape.head_dim, kBase, backward);
     check_within("rope q", download(k, d_q.tensor), cpu_q.values(), kBf16Out);
     check_within("rope k", download(k, d_k.tensor), cpu_k.values(), kBf16Out);
   }

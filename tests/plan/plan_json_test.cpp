@@ -39,6 +39,21 @@ TEST_CASE("a full plan survives the JSON round trip") {
   CHECK(back == p);
 }
 
+TEST_CASE("the model's RoPE base and Q, K, V biases: kept, defaulted for older plans, checked") {
+  plan::Plan p = test::sample_plan();
+  p.job.model.rope_base = 500000;
+  p.job.model.qkv_bias = true;
+  Json doc = plan::to_json(p);
+  CHECK(plan::plan_from_json(doc, "plan.json").job.model == p.job.model);
+  doc["job"]["model"].erase("rope_base");
+  doc["job"]["model"].erase("qkv_bias");
+  const plan::Plan older = plan::plan_from_json(doc, "plan.json");
+  CHECK(older.job.model.rope_base == 10000);  // Llama's, as plans before these fields meant
+  CHECK_FALSE(older.job.model.qkv_bias);
+  CHECK_THAT(error_after([](Json& d) { d["job"]["model"]["rope_base"] = 0.5; }),
+             Catch::Contains("/job/model/rope_base: 0.5 is not a rotary base"));
+}
+
 TEST_CASE("the same plan is the same bytes") {
   const std::string first = plan::to_json(test::sample_plan()).dump(2);
   CHECK(first == plan::to_json(test::sample_plan()).dump(2));

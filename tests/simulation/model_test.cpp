@@ -25,17 +25,20 @@ std::string write_temp(const std::string& name, const std::string& text) {
 
 TEST_CASE("Hugging Face configs import with the numbers NeMo agrees on, and match our presets") {
   // file, preset, layers, hidden, ffn, heads, kv heads, vocab (architecture_crosscheck.csv)
+  // and the RoPE base (rope_theta) and Q, K, V biases (Qwen2's architecture has them).
   struct Row {
     const char* file;
     const char* preset;
     int layers, hidden, ffn, heads, kv_heads;
     std::int64_t vocab;
+    double rope_base;
+    bool qkv_bias;
   };
   const Row rows[] = {
-      {"hf_meta-llama_Llama-2-7b-hf_config.json", "llama2-7b", 32, 4096, 11008, 32, 32, 32000},
-      {"hf_meta-llama_Meta-Llama-3-8B_config.json", "llama3-8b", 32, 4096, 14336, 32, 8, 128256},
-      {"hf_Qwen_Qwen2.5-7B-Instruct_config.json", "qwen2.5-7b", 28, 3584, 18944, 28, 4, 152064},
-      {"hf_Qwen_Qwen2.5-14B-Instruct_config.json", "qwen2.5-14b", 48, 5120, 13824, 40, 8, 152064},
+      {"hf_meta-llama_Llama-2-7b-hf_config.json", "llama2-7b", 32, 4096, 11008, 32, 32, 32000, 10000, false},
+      {"hf_meta-llama_Meta-Llama-3-8B_config.json", "llama3-8b", 32, 4096, 14336, 32, 8, 128256, 500000, false},
+      {"hf_Qwen_Qwen2.5-7B-Instruct_config.json", "qwen2.5-7b", 28, 3584, 18944, 28, 4, 152064, 1000000, true},
+      {"hf_Qwen_Qwen2.5-14B-Instruct_config.json", "qwen2.5-14b", 48, 5120, 13824, 40, 8, 152064, 1000000, true},
   };
   for (const auto& row : rows) {
     INFO(row.file);
@@ -48,7 +51,11 @@ TEST_CASE("Hugging Face configs import with the numbers NeMo agrees on, and matc
     CHECK(m.vocab == row.vocab);
     CHECK(m.head_dim == 128);
     CHECK(m.gated_mlp);
+    CHECK(m.rope_base == row.rope_base);
+    CHECK(m.qkv_bias == row.qkv_bias);
     const auto p = sim::model_preset(row.preset);
+    CHECK(p.rope_base == m.rope_base);
+    CHECK(p.qkv_bias == m.qkv_bias);
     CHECK(p.layers == m.layers);
     CHECK(p.hidden == m.hidden);
     CHECK(p.ffn == m.ffn);
@@ -62,6 +69,8 @@ TEST_CASE("parameter counts match the published model sizes") {
   // Llama-2-7B has 6.74e9 parameters; Meta-Llama-3-8B 8.03e9 (their model cards).
   CHECK(sim::model_preset("llama2-7b").total_params() == Approx(6.74e9).epsilon(0.01));
   CHECK(sim::model_preset("llama3-8b").total_params() == Approx(8.03e9).epsilon(0.01));
+  // Qwen2.5-7B-Instruct: 7.61e9 (its model card), Q, K, V biases included.
+  CHECK(sim::model_preset("qwen2.5-7b").total_params() == Approx(7.61e9).epsilon(0.01));
 }
 
 TEST_CASE("a bad config.json reports every problem with its JSON pointer") {

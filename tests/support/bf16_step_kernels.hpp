@@ -196,11 +196,11 @@ class Bf16StepKernels final : public rt::StepKernels {
     write(result, dx);
   }
   void rope(rt::StepTensor q, std::int64_t heads, rt::StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
-            bool backward) override {
+            float base, bool backward) override {
     for (const auto& [x, x_heads] : {std::pair{q, heads}, std::pair{k, kv_heads}}) {
       std::vector<float> values = read(x);
       const rt::View view{values.data(), {static_cast<std::int64_t>(positions_.size()), x_heads, head_dim}};
-      (backward ? rt::rope_backward : rt::rope_forward)(view, positions_, rt::kRopeBase);
+      (backward ? rt::rope_backward : rt::rope_forward)(view, positions_, base);
       write(values, x);
     }
   }

@@ -99,6 +99,7 @@ TEST_CASE("the model refuses what the runtime cannot train, naming the plan fiel
   m.vocab = 100;
   m.gated_mlp = false;
   m.activation = "gelu";
+  m.qkv_bias = true;
   try {
     const ModelLayout layout(m);
     FAIL("no error");
@@ -108,5 +109,6 @@ TEST_CASE("the model refuses what the runtime cannot train, naming the plan fiel
     CHECK_THAT(text, Catch::Contains("plan:/job/model/kv_heads: 4 heads cannot share 3 KV heads evenly"));
     CHECK_THAT(text, Catch::Contains("plan:/job/model/head_dim: 3 is odd"));
     CHECK_THAT(text, Catch::Contains("plan:/job/model/vocab: 100 tokens"));
+    CHECK_THAT(text, Catch::Contains("plan:/job/model/qkv_bias: odd has biases on Q, K and V"));
   }
 }

@@ -45,4 +45,9 @@ struct ExportInput {
 // break or a control character in a name cannot end the comment).
 [[nodiscard]] std::string commented(const std::vector<std::string>& lines, const std::string& prefix);
 
+// The model's RoPE base as the frameworks read it: a whole number as digits ("1000000", which
+// Megatron's int-typed --rotary-base and YAML both take; "1e+06" is a string to YAML), else
+// the shortest exact decimal.
+[[nodiscard]] std::string rope_base_text(double base);
+
 }  // namespace burst::exporter

@@ -7,7 +7,6 @@
 # note: lm_head: the plan asks fused with the loss in 128 chunks; Megatron-LM cannot: no flag computes the LM head and loss in sequence chunks (--cross-entropy-loss-fusion fuses the loss, not the logits); written: unfused
 # note: predicted on the plan's cluster (default cost models): the plan (burst) 312.65 s a step, 209.6 tokens/s per GPU, 79.5 GiB per GPU
 # note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (1 rank) 376.57 s a step, 174.0 tokens/s per GPU, 135.8 GiB per GPU (does not fit: needs 135.8 GiB per GPU, budget 80.0 GiB); the plan is 1.20x its speed
-# note: model: the plan has no RoPE base; --rotary-base is Megatron's 10000 unless you add yours (Llama 3: 500000)
 # note: zero: Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1
 MEGATRON_ARGS=(
   --tensor-model-parallel-size 8
@@ -25,6 +24,7 @@ MEGATRON_ARGS=(
   --kv-channels 128
   --swiglu
   --position-embedding-type rope
+  --rotary-base 10000
   --normalization RMSNorm
   --disable-bias-linear
   --untie-embeddings-and-output-weights

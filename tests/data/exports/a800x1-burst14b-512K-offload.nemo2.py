@@ -21,6 +21,7 @@ config = llm.LlamaConfig(
     num_query_groups=40,
     kv_channels=128,
     seq_length=524288,
+    rotary_base=10000,
     share_embeddings_and_output_weights=False,
     recompute_granularity="full",
     recompute_method="uniform",

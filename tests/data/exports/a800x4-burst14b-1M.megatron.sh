@@ -7,7 +7,6 @@
 # note: lm_head: the plan asks fused with the loss in 32 chunks; Megatron-LM cannot: no flag computes the LM head and loss in sequence chunks (--cross-entropy-loss-fusion fuses the loss, not the logits); written: unfused
 # note: predicted on the plan's cluster (default cost models): the plan (burst) 288.15 s a step, 113.7 tokens/s per GPU, 51.0 GiB per GPU
 # note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (flat ring of 32) 355.08 s a step, 92.3 tokens/s per GPU, 75.6 GiB per GPU; the plan is 1.23x its speed
-# note: model: the plan has no RoPE base; --rotary-base is Megatron's 10000 unless you add yours (Llama 3: 500000)
 # note: zero: Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1
 MEGATRON_ARGS=(
   --tensor-model-parallel-size 1
@@ -25,6 +24,7 @@ MEGATRON_ARGS=(
   --kv-channels 128
   --swiglu
   --position-embedding-type rope
+  --rotary-base 10000
   --normalization RMSNorm
   --disable-bias-linear
   --untie-embeddings-and-output-weights

@@ -20,6 +20,7 @@ config = llm.LlamaConfig(
     num_query_groups=40,
     kv_channels=128,
     seq_length=1048576,
+    rotary_base=10000,
     share_embeddings_and_output_weights=False,
     cp_comm_type="p2p",
     recompute_granularity="full",

@@ -6,7 +6,6 @@
 # note: checkpoint: the plan asks attn_stash; Megatron-LM cannot: --recompute-granularity selective recomputes whole submodules (--recompute-modules); none keeps the attention output while recomputing the rest, as attn_stash does, and no flag keeps a fraction of the sequence; written: full
 # note: predicted on the plan's cluster (default cost models): the plan (burst) 11.96 s a step, 1369.8 tokens/s per GPU, 46.3 GiB per GPU
 # note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (flat ring of 8) 14.73 s a step, 1112.1 tokens/s per GPU, 42.9 GiB per GPU; the plan is 1.23x its speed
-# note: model: the plan has no RoPE base; --rotary-base is Megatron's 10000 unless you add yours (Llama 3: 500000)
 # note: zero: Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1
 MEGATRON_ARGS=(
   --tensor-model-parallel-size 2
@@ -27,8 +26,10 @@ MEGATRON_ARGS=(
   --num-query-groups 4
   --swiglu
   --position-embedding-type rope
+  --rotary-base 1000000
   --normalization RMSNorm
   --disable-bias-linear
+  --add-qkv-bias
   --untie-embeddings-and-output-weights
   --bf16
   --recompute-granularity full

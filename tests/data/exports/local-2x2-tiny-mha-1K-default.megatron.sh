@@ -5,7 +5,6 @@
 # note: backward: the plan asks q_ring; Megatron-LM cannot: TransformerEngine's p2p ring has only the K,V-side backward (dK,dV travel with K,V); written: kv_ring
 # note: predicted on the plan's cluster (default cost models): the plan (burst-usp) 969.0 ms a step, 264.2 tokens/s per GPU, 1.0 GiB per GPU
 # note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (Ulysses 2 x flat ring of 2) 969.2 ms a step, 264.1 tokens/s per GPU, 1.0 GiB per GPU; the plan is 1.00x its speed
-# note: model: the plan has no RoPE base; --rotary-base is Megatron's 10000 unless you add yours (Llama 3: 500000)
 # note: zero: Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1
 MEGATRON_ARGS=(
   --tensor-model-parallel-size 1
@@ -24,6 +23,7 @@ MEGATRON_ARGS=(
   --kv-channels 128
   --swiglu
   --position-embedding-type rope
+  --rotary-base 10000
   --normalization RMSNorm
   --disable-bias-linear
   --untie-embeddings-and-output-weights

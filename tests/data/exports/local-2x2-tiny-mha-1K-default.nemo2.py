@@ -20,6 +20,7 @@ config = llm.LlamaConfig(
     num_query_groups=4,
     kv_channels=128,
     seq_length=1024,
+    rotary_base=10000,
     share_embeddings_and_output_weights=False,
     cp_comm_type="p2p",
 )
