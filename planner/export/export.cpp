@@ -6,10 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "common/text.hpp"
 #include "common/units.hpp"
 #include "planner/detail/export/equivalent.hpp"
 #include "planner/detail/export/equivalent_cost.hpp"
 #include "planner/detail/export/writers.hpp"
+#include "planner/export/rules.hpp"
 
 namespace burst::exporter {
 namespace {
@@ -71,32 +73,44 @@ Exported export_plan(const plan::Plan& plan, const std::string& source, std::str
   }
   const Equivalent equivalent = nearest_equivalent(plan, framework);
   Exported out;
+  out.field = std::string(field) + " " + framework.name;
   std::string cannot_run;
   out.notes = difference_notes(plan, source, framework, equivalent, cannot_run);
-  std::string warning;
+  // Why the framework cannot run it, one reason after another; refused, or with --force
+  // written with the reasons as the file's first line.
+  std::vector<std::string> reasons;
   if (!cannot_run.empty()) {
-    const std::string what = fmt::format("{} cannot run this plan on its cluster: its equivalent ({}) {}",
-                                         framework.title, describe_attention(equivalent.strategy), cannot_run);
-    out.field = std::string(field) + " " + framework.name;
+    reasons.push_back(fmt::format("{} cannot run this plan on its cluster: its equivalent ({}) {}", framework.title,
+                                  describe_attention(equivalent.strategy), cannot_run));
     if (!force) {
-      out.refused = what;
+      out.refused = reasons.front();
       return out;
     }
-    warning = "WARNING: " + what + " (written with --force)";
   }
   std::set<int> nodes;
   for (const plan::RankPlacement& r : plan.ranks) nodes.insert(r.node);
   const int node_count = std::max(1, static_cast<int>(nodes.size()));
-  ExportInput input{plan,
-                    source,
-                    framework,
-                    equivalent.strategy,
-                    out.notes,
-                    node_count,
-                    static_cast<int>(plan.ranks.size()) / node_count,
-                    warning,
-                    nemo_version};
-  out.text = framework.write(input);
+  const auto write = [&] {
+    const std::string warning =
+        reasons.empty() ? "" : "WARNING: " + text::join(reasons, "; ") + " (written with --force)";
+    return framework.write(ExportInput{plan, source, framework, equivalent.strategy, out.notes, node_count,
+                                       static_cast<int>(plan.ranks.size()) / node_count, warning, nemo_version});
+  };
+  out.text = write();
+  // The framework's own rules (rules.hpp), checked on what was written: a breach is an export
+  // the framework would stop at start.
+  const RuleContext context{static_cast<int>(plan.ranks.size()), plan.job.model.heads, plan.job.model.kv_heads,
+                            plan.job.batch};
+  const std::vector<std::string> broken = check_rules(framework.name, out.text, context);
+  if (broken.empty()) return out;
+  reasons.push_back(
+      fmt::format("{} would stop at start: its settings break {}", framework.title, text::join(broken, "; ")));
+  if (!force) {
+    out.text.clear();
+    out.refused = text::join(reasons, "; ");
+    return out;
+  }
+  out.text = write();
   return out;
 }
 
