@@ -27,8 +27,8 @@ std::string trim(std::string_view s) {
 }
 
 [[noreturn]] void not_format(std::string_view framework, std::string_view why) {
-  throw Error(Problem{fmt::format("--to {}", framework), fmt::format("the settings are not in its format: {}", why),
-                      "", ""});
+  throw Error(
+      Problem{fmt::format("--to {}", framework), fmt::format("the settings are not in its format: {}", why), "", ""});
 }
 
 Settings megatron_settings(std::string_view text) {
@@ -48,7 +48,8 @@ Settings megatron_settings(std::string_view text) {
 
 void flatten(const Json& j, const std::string& prefix, Settings& s) {
   if (j.is_object()) {
-    for (const auto& [key, value] : j.items()) flatten(value, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), s);
+    for (const auto& [key, value] : j.items())
+      flatten(value, prefix.empty() ? key : fmt::format("{}.{}", prefix, key), s);
   } else {
     s[prefix] = j.is_string() ? j.get<std::string>() : j.dump();
   }
@@ -134,7 +135,8 @@ const std::vector<CheckedRule>& table() {
        [](const Settings& s, const RuleContext&) {
          return !has(s, "--sequence-parallel") || number(s, "--tensor-model-parallel-size", 1) > 1;
        }},
-      {{"megatron", "megatron-heads-divide-by-tp", "--num-attention-heads is a multiple of --tensor-model-parallel-size",
+      {{"megatron", "megatron-heads-divide-by-tp",
+        "--num-attention-heads is a multiple of --tensor-model-parallel-size",
         megatron_at("megatron/core/transformer/transformer_config.py", "1446-1449"),
         "num_attention_heads % tensor_model_parallel_size != 0"},
        [](const Settings& s, const RuleContext&) {
@@ -161,7 +163,8 @@ const std::vector<CheckedRule>& table() {
          for (std::int64_t size = 0; sizes >> size; ++n) product *= size;
          return n >= 2 && product == number(s, "--context-parallel-size", 0);
        }},
-      {{"megatron", "megatron-global-batch", "--global-batch-size is a multiple of --micro-batch-size x data-parallel size",
+      {{"megatron", "megatron-global-batch",
+        "--global-batch-size is a multiple of --micro-batch-size x data-parallel size",
         megatron_at("megatron/core/num_microbatches_calculator.py", "381-386"),
         "global batch size ({}) is not divisible by micro batch size ({})"},
        [](const Settings& s, const RuleContext& c) {

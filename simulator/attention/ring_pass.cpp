@@ -316,28 +316,27 @@ class PassBuilder {
     if (t == 0) return;
     const int holder = g_.visitor(b, t - 1);
     const auto h = at(home_world(holder, j));
-    acc_in_[at(w)] = graph_.add_transfer(TaskGraph::TransferSpec{.src = world_of(holder, j),
-                                                                 .dst = w,
-                                                                 .channel = kChannelAccumulator,
-                                                                 .phase = pass_.phase,
-                                                                 .payload = pass_.accumulator_payload,
-                                                                 .bytes = pass_.accumulator_bytes,
-                                                                 .step = t},
-                                         {prev_comp_[h], acc_in_before_[h]});
+    acc_in_[at(w)] = accumulator_hop(world_of(holder, j), w, t, prev_comp_[h], acc_in_before_[h]);
+  }
+
+  // One hop of a travelling accumulator, once the compute that last added to it and its
+  // previous hop are done.
+  TaskId accumulator_hop(int src, int dst, int step, TaskId compute, TaskId previous_hop) {
+    return graph_.add_transfer(TaskGraph::TransferSpec{.src = src,
+                                                       .dst = dst,
+                                                       .channel = kChannelAccumulator,
+                                                       .phase = pass_.phase,
+                                                       .payload = pass_.accumulator_payload,
+                                                       .bytes = pass_.accumulator_bytes,
+                                                       .step = step},
+                               {compute, previous_hop});
   }
 
   // The owner's accumulator moves from the previous computing visitor to `w`.
   void follow_accumulator(int owner, int w, TaskId compute, int t) {
     const auto x = at(owner);
     if (acc_at_[x] >= 0) {
-      acc_hop_[x] = graph_.add_transfer(TaskGraph::TransferSpec{.src = acc_at_[x],
-                                                                .dst = w,
-                                                                .channel = kChannelAccumulator,
-                                                                .phase = pass_.phase,
-                                                                .payload = pass_.accumulator_payload,
-                                                                .bytes = pass_.accumulator_bytes,
-                                                                .step = t},
-                                        {acc_comp_[x], acc_hop_[x]});
+      acc_hop_[x] = accumulator_hop(acc_at_[x], w, t, acc_comp_[x], acc_hop_[x]);
     }
     acc_at_[x] = w;
     acc_comp_[x] = compute;
@@ -425,14 +424,7 @@ class PassBuilder {
         end.accumulator_home[x] = acc_comp_[x];
         continue;
       }
-      end.accumulator_home[x] = graph_.add_transfer(TaskGraph::TransferSpec{.src = acc_at_[x],
-                                                                            .dst = owner,
-                                                                            .channel = kChannelAccumulator,
-                                                                            .phase = pass_.phase,
-                                                                            .payload = pass_.accumulator_payload,
-                                                                            .bytes = pass_.accumulator_bytes,
-                                                                            .step = g_.ring},
-                                                    {acc_comp_[x], acc_hop_[x]});
+      end.accumulator_home[x] = accumulator_hop(acc_at_[x], owner, g_.ring, acc_comp_[x], acc_hop_[x]);
     }
   }
 
@@ -443,14 +435,7 @@ class PassBuilder {
       for (int j = 0; j < g_.ulysses; ++j) {
         const int w = world_of(k, j);
         const auto h = at(home_world(holder, j));
-        end.accumulator_home[at(w)] = graph_.add_transfer(TaskGraph::TransferSpec{.src = world_of(holder, j),
-                                                                                  .dst = w,
-                                                                                  .channel = kChannelAccumulator,
-                                                                                  .phase = pass_.phase,
-                                                                                  .payload = pass_.accumulator_payload,
-                                                                                  .bytes = pass_.accumulator_bytes,
-                                                                                  .step = g_.ring},
-                                                          {last_comp_[h], acc_in_[h]});
+        end.accumulator_home[at(w)] = accumulator_hop(world_of(holder, j), w, g_.ring, last_comp_[h], acc_in_[h]);
       }
     }
   }

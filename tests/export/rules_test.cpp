@@ -66,14 +66,15 @@ TEST_CASE("the golden exports a framework can run keep its rules", "[rules]") {
 TEST_CASE("each export defect issue 27 found breaks the rule upstream enforces", "[rules]") {
   const RuleContext local{4, 4, 4, 1};
   SECTION("Megatron: the CPU optimizer without the distributed optimizer") {
-    const auto broken = check_rules(
-        "megatron", megatron("  --optimizer-cpu-offload\n  --use-precision-aware-optimizer\n"), local);
+    const auto broken =
+        check_rules("megatron", megatron("  --optimizer-cpu-offload\n  --use-precision-aware-optimizer\n"), local);
     REQUIRE(broken.size() == 1);
     CHECK_THAT(broken.front(), Catch::Contains("needs --use-distributed-optimizer"));
     CHECK_THAT(broken.front(), Catch::Contains("megatron/core/optimizer/__init__.py:1057-1059"));
   }
   SECTION("Megatron: FSDP without its checkpoint format") {
-    const auto broken = check_rules("megatron", megatron("  --use-megatron-fsdp\n  --use-distributed-optimizer\n"), local);
+    const auto broken =
+        check_rules("megatron", megatron("  --use-megatron-fsdp\n  --use-distributed-optimizer\n"), local);
     REQUIRE(broken.size() == 1);
     CHECK_THAT(broken.front(), Catch::Contains("fsdp_dtensor"));
   }
@@ -86,22 +87,23 @@ TEST_CASE("each export defect issue 27 found breaks the rule upstream enforces",
     CHECK(broken.size() == 2);
   }
   SECTION("DeepSpeed: Ulysses 32 of a 40-head model (the golden plan, forced)") {
-    const auto broken = check_rules("deepspeed", golden("a800x4-burst14b-1M.deepspeed.json"), RuleContext{32, 40, 40, 1});
+    const auto broken =
+        check_rules("deepspeed", golden("a800x4-burst14b-1M.deepspeed.json"), RuleContext{32, 40, 40, 1});
     REQUIRE(broken.size() == 1);
     CHECK_THAT(broken.front(), Catch::Contains("multiple of sequence_parallel_size"));
     CHECK_THAT(broken.front(), Catch::Contains("deepspeed/sequence/layer.py"));
   }
   SECTION("DeepSpeed: an offloaded optimizer without an optimizer section") {
     const std::string local_json = golden("local-2x2-tiny-mha-1K-default.deepspeed.json");
-    const auto broken = check_rules("deepspeed", replaced(local_json, "\"type\": \"AdamW\"", "\"type\": \"Lamb\""), local);
+    const auto broken =
+        check_rules("deepspeed", replaced(local_json, "\"type\": \"AdamW\"", "\"type\": \"Lamb\""), local);
     REQUIRE(broken.size() == 1);
     CHECK_THAT(broken.front(), Catch::Contains("DeepSpeedCPUAdam"));
   }
   SECTION("TorchTitan: degrees that do not make the world, a sequence CP cannot halve") {
     const std::string toml = golden("local-2x2-tiny-mha-1K-default.torchtitan.toml");
     CHECK(check_rules("torchtitan", toml, RuleContext{8, 4, 4, 1}).size() == 1);
-    const auto broken =
-        check_rules("torchtitan", replaced(toml, "seq_len = 1024", "seq_len = 1028"), local);
+    const auto broken = check_rules("torchtitan", replaced(toml, "seq_len = 1024", "seq_len = 1028"), local);
     REQUIRE(broken.size() == 1);
     CHECK_THAT(broken.front(), Catch::Contains("2 x its degree"));
   }

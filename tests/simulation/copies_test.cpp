@@ -15,16 +15,7 @@ namespace {
 using test::nodes_of;
 using test::same_phase;
 
-AttentionShape shape_of(int tp, int dp) {
-  AttentionShape s;
-  s.heads = 32 / tp;
-  s.kv_heads = 8 / tp;
-  s.head_dim = 128;
-  s.seq = 64 * 1024;
-  s.tensor_parallel = tp;
-  s.data_parallel = dp;
-  return s;
-}
+AttentionShape shape_of(int tp, int dp) { return test::attention_shape(tp, dp, 64 * 1024); }
 
 LayerSimulation simulate(const AttentionShape& shape, const char* family, const topo::Topology& t, bool reduce,
                          const char* engine = "event") {

@@ -16,15 +16,7 @@ namespace {
 using test::nodes_of;
 using test::same_phase;
 
-AttentionShape shape_of(int tp = 1) {
-  AttentionShape s;
-  s.heads = 32 / tp;
-  s.kv_heads = 8 / tp;
-  s.head_dim = 128;
-  s.seq = 256 * 1024;
-  s.tensor_parallel = tp;
-  return s;
-}
+AttentionShape shape_of(int tp = 1) { return test::attention_shape(tp, 1, 256 * 1024); }
 
 LayerSimulation simulate(const AttentionShape& shape, const Mask& mask, const char* family, const topo::Topology& t,
                          bool fold, const char* engine = "event") {

@@ -10,6 +10,18 @@
 
 namespace burst::test {
 
+// A layer of 32 heads (8 KV heads) of 128 under tensor parallelism `tp` and `dp` replicas.
+inline sim::AttentionShape attention_shape(int tp, int dp, std::int64_t seq) {
+  sim::AttentionShape s;
+  s.heads = 32 / tp;
+  s.kv_heads = 8 / tp;
+  s.head_dim = 128;
+  s.seq = seq;
+  s.tensor_parallel = tp;
+  s.data_parallel = dp;
+  return s;
+}
+
 inline topo::Topology nodes_of(const char* preset, int nodes) {
   topo::LoadOptions options;
   options.nodes = nodes;
