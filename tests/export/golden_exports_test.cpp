@@ -5,7 +5,9 @@
 // the CPU), a plan whose heads a framework's Ulysses cannot split (BurstEngine's 14B at 1M on
 // 32 GPUs: DeepSpeed's equivalent is Ulysses 32 of 40 heads) and the local plan. An export the
 // framework cannot run is refused; its golden is the --force text, whose first line is the
-// warning. When a writer changes on purpose: BURST_UPDATE_GOLDEN=1 build/bin/burst_export_tests
+// warning. The local plan is priced with tests/data/exports/local-calibration.json (a `burst
+// calibrate` of the development machine), not whatever this machine holds. When a writer changes on purpose:
+// BURST_UPDATE_GOLDEN=1 build/bin/burst_export_tests
 // "[golden]" rewrites them, and the diff is reviewed like code.
 #include <catch2/catch.hpp>
 
@@ -59,6 +61,9 @@ bool updating() {
 }  // namespace
 
 TEST_CASE("every framework's export of four kinds of plan is its golden file", "[golden]") {
+  // The local plan's costs read this machine's calibration (burst calibrate): the one the goldens
+  // were made with, so they do not change with the machine.
+  setenv("BURST_LOCAL_CALIBRATION", (std::string(BURST_TEST_DATA) + "/exports/local-calibration.json").c_str(), 1);
   for (const char* plan_path : kPlans) {
     const plan::Plan p = plan::read_plan(std::string(BURST_TEST_DATA) + "/" + plan_path);
     const std::string source = std::string("tests/data/") + plan_path;  // as the header names it
@@ -84,4 +89,5 @@ TEST_CASE("every framework's export of four kinds of plan is its golden file", "
       CHECK(forced.text == read_text(golden));
     }
   }
+  unsetenv("BURST_LOCAL_CALIBRATION");
 }
