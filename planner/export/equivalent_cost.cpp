@@ -6,19 +6,22 @@
 #include "common/error.hpp"
 #include "common/units.hpp"
 #include "planner/plan_builder.hpp"
+#include "simulator/attention/families.hpp"
 #include "simulator/training/training.hpp"
 #include "topologies/json_format.hpp"
 
 namespace burst::exporter {
-Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy, const std::string& source) {
+Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy, const std::string& source,
+                           const std::string& allocates_like) {
   if (!plan.cluster.is_object()) {
     throw Error(Problem{source + ":/cluster", "the plan carries no cluster to simulate its equivalent on",
                         "a burst.topology/1 document", "re-plan it with this version of burst plan"});
   }
   const topo::Topology cluster = topo::parse_topology_json(plan.cluster, source + ":/cluster");
   const planner::SearchRequest request = planner::replan_request(plan);
-  const sim::IterationSimulation sim =
-      sim::simulate_iteration(request.job, planner::training_strategy(strategy), cluster, request.simulation);
+  sim::TrainingStrategy training = planner::training_strategy(strategy);
+  if (!allocates_like.empty()) training.memory = sim::family_traits(allocates_like).memory;
+  const sim::IterationSimulation sim = sim::simulate_iteration(request.job, training, cluster, request.simulation);
   Predicted p;
   if (!sim.not_applicable.empty()) {
     p.reason = "cannot run: " + sim.not_applicable;

@@ -49,7 +49,7 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
     return notes;
   }
   const Predicted ours = predict_strategy(plan, plan.strategy, source);
-  const Predicted theirs = predict_strategy(plan, equivalent.strategy, source);
+  const Predicted theirs = predict_strategy(plan, equivalent.strategy, source, framework.allocates_like);
   if (!theirs.runs || !theirs.fits) cannot_run = theirs.reason;
   notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the plan ({}) {}",
                               plan.strategy.name, figures(ours)));
@@ -57,8 +57,10 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
   if (ours.runs && theirs.runs && theirs.tokens_per_s_per_gpu > 0) {
     verdict = fmt::format("; the plan is {:.2f}x its speed", ours.tokens_per_s_per_gpu / theirs.tokens_per_s_per_gpu);
   }
-  notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the {} equivalent ({}) {}{}",
-                              framework.title, describe_attention(equivalent.strategy), figures(theirs), verdict));
+  const std::string allocation = theirs.runs ? "; memory " + framework.allocation : "";
+  notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the {} equivalent ({}) {}{}{}",
+                              framework.title, describe_attention(equivalent.strategy), figures(theirs), allocation,
+                              verdict));
   return notes;
 }
 

@@ -53,6 +53,12 @@ struct Framework {
   std::string format;   // what the writer produces: "bash array of arguments", "YAML", ...
   Capabilities can;
   std::vector<Limit> limits;
+  // How it allocates memory beyond what the knobs imply: the strategy family whose
+  // FrameworkMemory row (simulator/attention/families.hpp) it shares, so the export's
+  // equivalent is costed as the framework allocates, and that allocation in words for the
+  // notes. Empty: burst's own row (no row of the framework's known).
+  std::string allocates_like;
+  std::string allocation;
   std::string (*write)(const ExportInput& input) = nullptr;
 
   // Why the framework lacks `knob` ("" when it has no entry).

@@ -48,6 +48,8 @@ Framework megatron() {
        "fuses the loss, not the logits)"},
   };
   f.write = write_megatron;
+  f.allocates_like = "megatron-cp";
+  f.allocation = "as Megatron-LM allocates: an fp32 main-gradient buffer, one fp32 copy of the logits for the loss";
   return f;
 }
 
@@ -89,6 +91,9 @@ Framework nemo() {
       {Knob::Offload, "no key offloads the optimizer (cpu_offloading moves activations and weights)"},
   };
   f.write = write_nemo;
+  f.allocates_like = "megatron-cp";
+  f.allocation =
+      "as Megatron Core (under NeMo) allocates: an fp32 main-gradient buffer, one fp32 copy of the logits for the loss";
   return f;
 }
 
@@ -122,6 +127,13 @@ Framework deepspeed() {
        "model's gradient checkpointing): whole layers"},
   };
   f.write = write_deepspeed;
+  // Not ds-ulysses's row: its 5e8-element ZeRO-3 bucket (1 GB in bf16) would refuse small plans
+  // whose exports name no bucket size; said in the note instead.
+  f.allocates_like = "";
+  f.allocation =
+      "as burst allocates, not as DeepSpeed does (its ZeRO-3 reduce bucket of 5e8 elements, 1 GB in bf16, and its "
+      "loss's "
+      "three fp32 logit-sized buffers are not counted: the planner's ds-ulysses row counts them)";
   return f;
 }
 
@@ -159,6 +171,10 @@ Framework torchtitan() {
        "parallelism.fsdp_reshard_after_forward = \"never\" is the nearest to stages 0-2"},
   };
   f.write = write_torchtitan;
+  f.allocates_like = "";
+  f.allocation =
+      "as burst allocates (no TorchTitan row in docs/strategies.md: bf16 gradients, the logits with their fp32 softmax "
+      "and gradient)";
   return f;
 }
 

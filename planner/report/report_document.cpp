@@ -13,6 +13,7 @@
 
 #include "common/text.hpp"
 #include "common/units.hpp"
+#include "simulator/attention/families.hpp"
 #include "planner/detail/report/cluster_svg.hpp"
 #include "planner/detail/report/report_document.hpp"
 #include "planner/detail/report/report_text.hpp"
@@ -187,15 +188,25 @@ Table knobs_table(const plan::Plan& p) {
        {"candidates evaluated", fmt::format("{}", p.candidates_evaluated)}}};
 }
 
+// How the row's framework allocates beyond its knobs (its family's FrameworkMemory), "-" for a
+// strategy that is no family.
+std::string allocation_of(const std::string& name) {
+  for (const sim::FamilyTraits& f : sim::family_table()) {
+    if (f.name == name) return sim::describe_allocation(f.memory);
+  }
+  return "-";
+}
+
 Table peers_table(const std::vector<Candidate>& all) {
-  Table t{
-      "peers",
-      {"strategy", "configuration", "fits", "step time", "tokens/s per GPU", "MFU", "memory per GPU", "exposed comm"},
-      {}};
+  Table t{"peers",
+          {"strategy", "configuration", "fits", "step time", "tokens/s per GPU", "MFU", "memory per GPU", "memory as",
+           "exposed comm"},
+          {}};
   for (const auto& c : all) {
     const plan::Prediction& p = *c.predicted;
     std::vector<std::string> row{c.label, describe(*c.strategy), fits_cell(c.feasible, c.reason)};
     for (auto& cell : figures(p.step_time_s, p.tokens_per_s_per_gpu, p.mfu, p.memory_total_bytes)) row.push_back(cell);
+    row.push_back(allocation_of(c.strategy->name));
     row.push_back(has_prediction(p) ? units::human_duration(p.exposed_comm_s) : "n/a");
     t.rows.push_back(std::move(row));
   }

@@ -44,6 +44,15 @@ void loongtrain_recipe(FamilyTraits& f) {
 
 }  // namespace
 
+std::string describe_allocation(const FrameworkMemory& memory) {
+  std::string text = memory.fp32_main_grads ? "fp32 main gradients" : "gradients in the activation dtype";
+  if (memory.gradient_bucket_elements > 0) {
+    text += fmt::format(", reduced in {:g}M-element buckets", memory.gradient_bucket_elements / 1e6);
+  }
+  return text + fmt::format("; logits + {} fp32 logit-sized buffer{}", memory.logits_fp32_buffers,
+                            memory.logits_fp32_buffers == 1 ? "" : "s");
+}
+
 const std::vector<FamilyTraits>& family_table() {
   static const std::vector<FamilyTraits> table = {
       // BurstEngine: a double ring of zigzag blocks, bf16 gradients on the wire, the cheaper

@@ -60,6 +60,10 @@ struct FamilyTraits {
   bool also_zigzag_layout = false;  // the planner also tries the preset with a zigzag layout
 };
 
+// How a framework allocates, in a few words for reports and exports: "fp32 main gradients;
+// logits + 1 fp32 copy".
+[[nodiscard]] std::string describe_allocation(const FrameworkMemory& memory);
+
 // Every family, in the order tables and searches list them (burst's own first).
 [[nodiscard]] const std::vector<FamilyTraits>& family_table();
 [[nodiscard]] std::vector<std::string> family_names();

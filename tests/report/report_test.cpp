@@ -102,14 +102,16 @@ TEST_CASE("a restricted search is said, with the faster plans it left out") {
 TEST_CASE("the Markdown report has the tables and the charts as data: SVG images") {
   const std::string md = planner::render_markdown(sample_input(true));
   CHECK(md.rfind("# Capacity report: llama3-8b at 256K tokens on a800-4hca x2\n", 0) == 0);
-  CHECK(
-      md.find(
-          "| strategy | configuration | fits | step time | tokens/s per GPU | MFU | memory per GPU | exposed comm |") !=
-      std::string::npos);
+  CHECK(md.find("| strategy | configuration | fits | step time | tokens/s per GPU | MFU | memory per GPU | memory as | "
+                "exposed comm "
+                "|") != std::string::npos);
   CHECK(md.find("| burst (chosen) | double ring 8 x 2, zigzag, q_ring backward | yes | 10.00 s | 1,638 | 41.0% | 61.5 "
-                "GiB | 500.0 ms |") != std::string::npos);
+                "GiB | gradients in the activation dtype; logits + 2 fp32 logit-sized buffers | 500.0 ms |") !=
+        std::string::npos);
   CHECK(md.find("| ds-ulysses | Ulysses 16, no ring, zigzag, kv_ring backward | no: not applicable: 8 KV heads do not "
-                "split 16 ways | n/a | n/a | n/a | n/a | n/a |") != std::string::npos);
+                "split 16 ways | n/a | n/a | n/a | n/a | gradients in the activation dtype, reduced in 500M-element "
+                "buckets; logits + 3 "
+                "fp32 logit-sized buffers | n/a |") != std::string::npos);
   CHECK(count(md, "](data:image/svg+xml;base64,") == 4);
   CHECK(md.find("| 1 | 8 | none | no: needs 131.0 GiB per GPU, budget 80 GiB | n/a |") != std::string::npos);
 }

@@ -20,7 +20,9 @@ struct Predicted {
 };
 
 // Throws burst::Error when the plan carries no cluster document to simulate on.
+// `allocates_like`: the family whose allocation (FrameworkMemory) to cost the memory with, as
+// that framework allocates; empty: the strategy's own.
 [[nodiscard]] Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy,
-                                         const std::string& source);
+                                         const std::string& source, const std::string& allocates_like = "");
 
 }  // namespace burst::exporter
