@@ -62,16 +62,14 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
     integer(*m, model_at, "vocab", spec.vocab, 1, INT64_MAX);
     flag(*m, model_at, "gated_mlp", spec.gated_mlp);
     if (const auto act = reader_.choice(*m, model_at, "activation", {"silu", "gelu"})) spec.activation = *act;
-    // Plans written before these two fields have Llama's base and no biases.
-    if (m->contains("rope_base")) {
-      if (const auto base = reader_.number(*m, model_at, "rope_base"); base && !(*base > 1)) {
-        reader_.problem(JsonReader::child(model_at, "rope_base"), fmt::format("{} is not a rotary base", *base),
-                        "a number above 1, e.g. 10000");
-      } else if (base) {
-        spec.rope_base = *base;
-      }
+    // Optional: plans written before these two fields have Llama's base and no biases.
+    if (const auto base = reader_.number(*m, model_at, "rope_base", false); base && !(*base > 1)) {
+      reader_.problem(JsonReader::child(model_at, "rope_base"), fmt::format("{} is not a rotary base", *base),
+                      "a number above 1, e.g. 10000");
+    } else if (base) {
+      spec.rope_base = *base;
     }
-    if (m->contains("qkv_bias")) flag(*m, model_at, "qkv_bias", spec.qkv_bias);
+    if (const auto bias = reader_.boolean(*m, model_at, "qkv_bias", false)) spec.qkv_bias = *bias;
     if (heads && kv_heads && spec.heads % spec.kv_heads != 0) {
       reader_.problem(JsonReader::child(model_at, "kv_heads"),
                       fmt::format("{} heads do not split into {} KV-head groups", spec.heads, spec.kv_heads),
