@@ -12,6 +12,7 @@
 #include "planner/detail/export/equivalent_cost.hpp"
 #include "planner/detail/export/writers.hpp"
 #include "planner/export/rules.hpp"
+#include "simulator/attention/families.hpp"
 
 namespace burst::exporter {
 namespace {
@@ -22,6 +23,16 @@ std::string figures(const Predicted& p) {
                                 p.tokens_per_s_per_gpu, units::human_bytes(p.memory_bytes));
   if (!p.fits) out += " (does not fit: " + p.reason + ")";
   return out;
+}
+
+// How an equivalent's memory was costed (equivalent_cost.hpp): the framework's family row, or
+// burst's own and why.
+std::string allocation_words(const Framework& framework) {
+  const bool own = !framework.allocates_like.empty();
+  const sim::FrameworkMemory memory =
+      own ? sim::family_traits(framework.allocates_like).memory : sim::FrameworkMemory{};
+  return fmt::format("as {} allocates ({}){}", own ? framework.title : "burst", sim::describe_allocation(memory),
+                     framework.allocation_note.empty() ? "" : ": " + framework.allocation_note);
 }
 
 // The notes on what the framework runs instead of the plan, and what that costs; `cannot_run`
@@ -57,7 +68,7 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
   if (ours.runs && theirs.runs && theirs.tokens_per_s_per_gpu > 0) {
     verdict = fmt::format("; the plan is {:.2f}x its speed", ours.tokens_per_s_per_gpu / theirs.tokens_per_s_per_gpu);
   }
-  const std::string allocation = theirs.runs ? "; memory " + framework.allocation : "";
+  const std::string allocation = theirs.runs ? "; memory " + allocation_words(framework) : "";
   notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the {} equivalent ({}) {}{}{}",
                               framework.title, describe_attention(equivalent.strategy), figures(theirs), allocation,
                               verdict));

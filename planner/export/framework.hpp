@@ -55,10 +55,10 @@ struct Framework {
   std::vector<Limit> limits;
   // How it allocates memory beyond what the knobs imply: the strategy family whose
   // FrameworkMemory row (simulator/attention/families.hpp) it shares, so the export's
-  // equivalent is costed as the framework allocates, and that allocation in words for the
-  // notes. Empty: burst's own row (no row of the framework's known).
+  // equivalent is costed as the framework allocates (the note describes that row). Empty:
+  // burst's own allocation, and `allocation_note` says why.
   std::string allocates_like;
-  std::string allocation;
+  std::string allocation_note;
   std::string (*write)(const ExportInput& input) = nullptr;
 
   // Why the framework lacks `knob` ("" when it has no entry).

@@ -49,7 +49,6 @@ Framework megatron() {
   };
   f.write = write_megatron;
   f.allocates_like = "megatron-cp";
-  f.allocation = "as Megatron-LM allocates: an fp32 main-gradient buffer, one fp32 copy of the logits for the loss";
   return f;
 }
 
@@ -91,9 +90,7 @@ Framework nemo() {
       {Knob::Offload, "no key offloads the optimizer (cpu_offloading moves activations and weights)"},
   };
   f.write = write_nemo;
-  f.allocates_like = "megatron-cp";
-  f.allocation =
-      "as Megatron Core (under NeMo) allocates: an fp32 main-gradient buffer, one fp32 copy of the logits for the loss";
+  f.allocates_like = "megatron-cp";  // Megatron Core's
   return f;
 }
 
@@ -129,11 +126,9 @@ Framework deepspeed() {
   f.write = write_deepspeed;
   // Not ds-ulysses's row: its 5e8-element ZeRO-3 bucket (1 GB in bf16) would refuse small plans
   // whose exports name no bucket size; said in the note instead.
-  f.allocates_like = "";
-  f.allocation =
-      "as burst allocates, not as DeepSpeed does (its ZeRO-3 reduce bucket of 5e8 elements, 1 GB in bf16, and its "
-      "loss's "
-      "three fp32 logit-sized buffers are not counted: the planner's ds-ulysses row counts them)";
+  f.allocation_note =
+      "not DeepSpeed's own: its ZeRO-3 reduce bucket of 5e8 elements (1 GB in bf16) and its loss's three fp32 "
+      "logit-sized buffers are not counted (the planner's ds-ulysses row counts them)";
   return f;
 }
 
@@ -171,10 +166,7 @@ Framework torchtitan() {
        "parallelism.fsdp_reshard_after_forward = \"never\" is the nearest to stages 0-2"},
   };
   f.write = write_torchtitan;
-  f.allocates_like = "";
-  f.allocation =
-      "as burst allocates (no TorchTitan row in docs/strategies.md: bf16 gradients, the logits with their fp32 softmax "
-      "and gradient)";
+  f.allocation_note = "burst has no row of TorchTitan's own (docs/strategies.md)";
   return f;
 }
 

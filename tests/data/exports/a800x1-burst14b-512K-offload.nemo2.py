@@ -7,7 +7,7 @@
 # note: lm_head: the plan asks fused with the loss in 128 chunks; NeMo cannot: no key computes the LM head in sequence chunks; written: unfused
 # note: offload: the plan asks optimizer on the CPU; NeMo cannot: no key offloads the optimizer (cpu_offloading moves activations and weights); written: optimizer on the GPU
 # note: predicted on the plan's cluster (default cost models): the plan (burst) 312.65 s a step, 209.6 tokens/s per GPU, 79.5 GiB per GPU
-# note: predicted on the plan's cluster (default cost models): the NeMo equivalent (1 rank) 372.84 s a step, 175.8 tokens/s per GPU, 128.9 GiB per GPU (does not fit: needs 128.9 GiB per GPU, budget 80.0 GiB); memory as Megatron Core (under NeMo) allocates: an fp32 main-gradient buffer, one fp32 copy of the logits for the loss; the plan is 1.19x its speed
+# note: predicted on the plan's cluster (default cost models): the NeMo equivalent (1 rank) 372.84 s a step, 175.8 tokens/s per GPU, 128.9 GiB per GPU (does not fit: needs 128.9 GiB per GPU, budget 80.0 GiB); memory as NeMo allocates (fp32 main gradients; logits + 1 fp32 logit-sized buffer); the plan is 1.19x its speed
 from megatron.core.distributed import DistributedDataParallelConfig
 from megatron.core.optimizer import OptimizerConfig
 from nemo import lightning as nl
