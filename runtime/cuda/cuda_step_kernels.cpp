@@ -146,17 +146,20 @@ struct Staged {
 // a slot is rewritten only once the copy that last read it is done (an event per slot), so the
 // caller's arrays may change as soon as send() returns. A step sends a few arrays (its token ids
 // and targets, forward and backward), so with kSlots slots the host waits only when it has run
-// kSlots uploads ahead of the device, and a warm step waits for none of them.
+// kSlots uploads ahead of the device, and a warm step waits for none of them. The slots are one
+// page-locked buffer, all of one size: a slot that must grow grows them all (after every slot's
+// last copy), so the first step makes the one allocation and a warm step, whichever slots it
+// takes, makes none.
 class StagedUpload {
  public:
   StagedUpload() = default;
   StagedUpload(const StagedUpload&) = delete;
   StagedUpload& operator=(const StagedUpload&) = delete;
   ~StagedUpload() {  // after the stream is synchronised (OwnedStream outlives this)
-    for (Slot& slot : slots_) {
-      if (slot.copied != nullptr) (void)cudaEventDestroy(slot.copied);
-      if (slot.pinned != nullptr) (void)cudaFreeHost(slot.pinned);
+    for (cudaEvent_t event : copied_) {
+      if (event != nullptr) (void)cudaEventDestroy(event);
     }
+    if (pinned_ != nullptr) (void)cudaFreeHost(pinned_);
   }
 
   Staged send(std::initializer_list<std::span<const std::byte>> parts, KernelMemory& memory, cudaStream_t stream) {
@@ -167,47 +170,55 @@ class StagedUpload {
       total = staged.at.back() + part.size();
     }
     if (total == 0) return staged;
-    Slot& slot = slots_[next_];
+    const std::size_t slot = next_;
     next_ = (next_ + 1) % kSlots;
-    wait_and_reserve(slot, total);
+    std::byte* pinned = wait_and_reserve(slot, total);
     std::size_t i = 0;
-    for (const auto& part : parts) std::copy(part.begin(), part.end(), slot.pinned + staged.at[i++]);
+    for (const auto& part : parts) std::copy(part.begin(), part.end(), pinned + staged.at[i++]);
     staged.block = memory.allocate(total);
-    check_cuda(cudaMemcpyAsync(staged.block.data(), slot.pinned, total, cudaMemcpyHostToDevice, stream),
+    check_cuda(cudaMemcpyAsync(staged.block.data(), pinned, total, cudaMemcpyHostToDevice, stream),
                fmt::format("cudaMemcpyAsync(host arrays to the device, {} bytes)", total));
     count_host_to_device(total);
-    check_cuda(cudaEventRecord(slot.copied, stream), "cudaEventRecord(after the host arrays' copy)");
+    check_cuda(cudaEventRecord(copied_[slot], stream), "cudaEventRecord(after the host arrays' copy)");
     return staged;
   }
 
  private:
   static constexpr std::size_t kSlots = 8;
-  struct Slot {
-    std::byte* pinned = nullptr;
-    std::size_t bytes = 0;
-    cudaEvent_t copied = nullptr;  // recorded after the copy that last read the slot
-  };
 
-  // Waits for the last copy out of the slot, then grows it to at least `bytes`.
-  static void wait_and_reserve(Slot& slot, std::size_t bytes) {
-    if (slot.copied == nullptr) {
-      check_cuda(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  // Waits for the last copy out of the slot (its event made on first use), then returns the
+  // slot's memory, every slot grown to at least `bytes` first when it is smaller.
+  std::byte* wait_and_reserve(std::size_t slot, std::size_t bytes) {
+    if (copied_[slot] == nullptr) {
+      check_cuda(cudaEventCreateWithFlags(&copied_[slot], cudaEventDisableTiming), "cudaEventCreateWithFlags");
     }
-    if (cudaEventQuery(slot.copied) == cudaErrorNotReady) count_host_wait();
-    check_cuda(cudaEventSynchronize(slot.copied), "cudaEventSynchronize(the last copy of the slot's host arrays)");
-    if (bytes <= slot.bytes) return;
-    const std::size_t grown = std::max(bytes, 2 * slot.bytes);
-    if (slot.pinned != nullptr) check_cuda(cudaFreeHost(slot.pinned), "cudaFreeHost(staging slot)");
-    slot.pinned = nullptr;
-    slot.bytes = 0;
-    void* p = nullptr;
-    check_cuda(cudaMallocHost(&p, grown), fmt::format("cudaMallocHost(staging slot, {} bytes)", grown));
-    count_driver_allocation();
-    slot.pinned = static_cast<std::byte*>(p);
-    slot.bytes = grown;
+    wait(copied_[slot]);
+    if (bytes > slot_bytes_) {
+      for (cudaEvent_t event : copied_) {
+        if (event != nullptr) wait(event);  // no copy still reads the old buffer
+      }
+      const std::size_t grown = (std::max(bytes, 2 * slot_bytes_) + 15) / 16 * 16;
+      if (pinned_ != nullptr) check_cuda(cudaFreeHost(pinned_), "cudaFreeHost(staging slots)");
+      pinned_ = nullptr;
+      slot_bytes_ = 0;
+      void* p = nullptr;
+      check_cuda(cudaMallocHost(&p, kSlots * grown),
+                 fmt::format("cudaMallocHost(staging slots, {} x {} bytes)", kSlots, grown));
+      count_driver_allocation();
+      pinned_ = static_cast<std::byte*>(p);
+      slot_bytes_ = grown;
+    }
+    return pinned_ + slot * slot_bytes_;
   }
 
-  std::array<Slot, kSlots> slots_{};
+  static void wait(cudaEvent_t event) {
+    if (cudaEventQuery(event) == cudaErrorNotReady) count_host_wait();
+    check_cuda(cudaEventSynchronize(event), "cudaEventSynchronize(the last copy of a staging slot)");
+  }
+
+  std::byte* pinned_ = nullptr;
+  std::size_t slot_bytes_ = 0;  // each slot's
+  std::array<cudaEvent_t, kSlots> copied_{};
   std::size_t next_ = 0;
 };
 

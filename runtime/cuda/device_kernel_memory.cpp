@@ -3,8 +3,10 @@
 #include "runtime/cuda/detail/device_kernel_memory.hpp"
 
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -23,6 +25,16 @@ void free_on_stream(std::byte* p, void* stream) { (void)cudaFreeAsync(p, static_
 // free memory another needs: an allocation that fails trims them all and tries once more.
 std::mutex pools_mutex;
 std::set<cudaMemPool_t> live_pools;
+
+// BURST_TRACE_POOL_GROWTH=1: every growth of a pool printed to stderr (docs/runtime-cuda.md), to
+// find what makes a warm step go to the driver.
+bool trace_growth() {
+  static const bool on = [] {
+    const char* v = std::getenv("BURST_TRACE_POOL_GROWTH");
+    return v != nullptr && std::string_view(v) == "1";
+  }();
+  return on;
+}
 
 void trim_every_pool() {
   const std::lock_guard lock(pools_mutex);
@@ -99,7 +111,15 @@ MemoryBlock DeviceKernelMemory::allocate(std::size_t bytes) {
     std::uint64_t reserved = 0;
     check_cuda(cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrReservedMemCurrent, &reserved),
                "cudaMemPoolGetAttribute(cudaMemPoolAttrReservedMemCurrent)");
-    if (reserved > reserved_) count_driver_allocation();  // the pool grew: it went to the driver
+    if (reserved > reserved_) {  // the pool grew: it went to the driver
+      count_driver_allocation();
+      if (trace_growth()) {
+        std::uint64_t used = 0;
+        (void)cudaMemPoolGetAttribute(pool_, cudaMemPoolAttrUsedMemCurrent, &used);
+        fmt::print(stderr, "burst: device {} pool {} grew {} -> {} bytes for {} bytes ({} in use)\n", device_,
+                   static_cast<const void*>(pool_), reserved_, reserved, bytes, used);
+      }
+    }
     reserved_ = reserved;
   }
   return {static_cast<std::byte*>(p), bytes, {free_on_stream, stream_}};
