@@ -24,7 +24,7 @@
 #include "runtime/cuda/detail/device_kernel_memory.hpp"
 #include "runtime/cuda/detail/event_timer.hpp"
 #include "runtime/cuda/detail/flash_attention.hpp"
-#include "runtime/cuda/detail/kernel_shapes.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/cuda/detail/tile_list.hpp"
 #include "runtime/kernels/checks.hpp"
 #include "runtime/kernels/device_traffic.hpp"
@@ -51,7 +51,7 @@ void check_dtype(Problems& p, std::string_view call, std::string_view name, DTyp
 
 // The CPU kernels' argument checks, with the GPU's tile size, head_dim limits and bf16 inputs.
 void check_pair_for_gpu(Problems& p, std::string_view call, const PairOperands& in, const AttentionMask& mask) {
-  check_pair(p, call, shapes_of(in), mask, KernelOptions{gpu::kTileRows, gpu::kTileRows, 1});
+  check_pair(p, call, shapes_of(in), mask, KernelOptions{gpu::kQueryBlockRows, gpu::kKeyTileRows, 1});
   if (in.q.shape.head_dim != 64 && in.q.shape.head_dim != 128) {
     p.add(fmt::format("{}: q", call), fmt::format("head_dim {}", in.q.shape.head_dim), "64 or 128",
           "the CUDA kernels are compiled for these two; use the CPU kernels (--device cpu) for others");
@@ -89,9 +89,9 @@ KernelStats stats_of(const TileList& list, const Shape& q, double flops_per_scor
 // frees in stream order), so a workload of ever new pairs uploads as before and never grows.
 class PairCache {
  public:
-  // The pair's PairInputs (its operands in place, its arrays on the device) and its tile list's counts.
-  std::pair<gpu::PairInputs, const TileList&> get(const PairOperands& in, const AttentionMask& mask,
-                                                  KernelMemory& memory, cudaStream_t stream) {
+  // The pair's PairInputs (its operands in place, its arrays on the device) and its tile lists' counts.
+  std::pair<gpu::PairInputs, const KernelTileLists&> get(const PairOperands& in, const AttentionMask& mask,
+                                                         KernelMemory& memory, cudaStream_t stream) {
     const std::uint64_t key = hash_of(in, mask);
     Entry* e = nullptr;
     for (auto [it, end] = entries_.equal_range(key); it != end && e == nullptr; ++it) {
@@ -112,16 +112,16 @@ class PairCache {
     if (mask.sparse)
       p.mask.sparse = reinterpret_cast<const std::uint8_t*>(
           at(6));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
-    p.tiles.q_tiles = e->counts.q_tiles;
-    p.tiles.k_tiles = e->counts.k_tiles;
-    p.tiles.by_query_offsets = reinterpret_cast<const std::int32_t*>(
-        at(2));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
-    p.tiles.by_query = reinterpret_cast<const hd::TileRef*>(
-        at(3));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
-    p.tiles.by_key_offsets = reinterpret_cast<const std::int32_t*>(
-        at(4));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
-    p.tiles.by_key = reinterpret_cast<const hd::TileRef*>(
-        at(5));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    p.tiles.by_query = {e->counts.by_query.q_tiles,
+                        reinterpret_cast<const std::int32_t*>(
+                            at(2)),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
+                        reinterpret_cast<const hd::TileRef*>(
+                            at(3))};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
+    p.tiles.by_key = {e->counts.by_key.k_tiles,
+                      reinterpret_cast<const std::int32_t*>(
+                          at(4)),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
+                      reinterpret_cast<const hd::TileRef*>(
+                          at(5))};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
     return {p, e->counts};
   }
 
@@ -140,7 +140,7 @@ class PairCache {
     std::vector<std::byte> packed;  // the host arrays, as uploaded
     std::vector<std::size_t> at;    // each array's offset in them
     MemoryBlock device;             // the same bytes in the kernels' memory
-    TileList counts;                // the tile list's counts (its arrays dropped: they are packed)
+    KernelTileLists counts;         // the tile lists' counts (their arrays dropped: they are packed)
 
     [[nodiscard]] bool matches(const PairOperands& in, const AttentionMask& m) const {
       const auto same = [](const std::vector<std::int64_t>& kept, std::span<const std::int64_t> given) {
@@ -179,13 +179,13 @@ class PairCache {
   }
 
   Entry upload(const PairOperands& in, const AttentionMask& mask, KernelMemory& memory, cudaStream_t stream) {
-    TileList list = build_tile_list(in.q_positions, in.k_positions, mask, gpu::kTileRows, gpu::kTileRows);
+    KernelTileLists lists = build_kernel_tile_lists(in.q_positions, in.k_positions, mask);
     std::vector<std::span<const std::byte>> parts{std::as_bytes(in.q_positions),
                                                   std::as_bytes(in.k_positions),
-                                                  std::as_bytes(std::span(list.by_query_offsets)),
-                                                  std::as_bytes(std::span(list.by_query)),
-                                                  std::as_bytes(std::span(list.by_key_offsets)),
-                                                  std::as_bytes(std::span(list.by_key))};
+                                                  std::as_bytes(std::span(lists.by_query.by_query_offsets)),
+                                                  std::as_bytes(std::span(lists.by_query.by_query)),
+                                                  std::as_bytes(std::span(lists.by_key.by_key_offsets)),
+                                                  std::as_bytes(std::span(lists.by_key.by_key))};
     if (mask.sparse) parts.push_back(std::as_bytes(std::span(mask.sparse->allowed)));
     Entry e;
     std::size_t bytes = 0;
@@ -211,11 +211,13 @@ class PairCache {
     e.q_positions.assign(in.q_positions.begin(), in.q_positions.end());
     e.k_positions.assign(in.k_positions.begin(), in.k_positions.end());
     e.mask = mask;
-    list.by_query_offsets = {};
-    list.by_query = {};
-    list.by_key_offsets = {};
-    list.by_key = {};
-    e.counts = std::move(list);
+    for (TileList* list : {&lists.by_query, &lists.by_key}) {
+      list->by_query_offsets = {};
+      list->by_query = {};
+      list->by_key_offsets = {};
+      list->by_key = {};
+    }
+    e.counts = std::move(lists);
     return e;
   }
 
@@ -344,8 +346,8 @@ KernelStats CudaAttentionKernels::forward(const PairOperands& in, const Attentio
 
   State& s = *state_;
   s.select_device();
-  const auto [pair, list] = s.pairs.get(in, mask, *s.memory, s.stream);
-  KernelStats stats = stats_of(list, in.q.shape, 4.0);
+  const auto [pair, lists] = s.pairs.get(in, mask, *s.memory, s.stream);
+  KernelStats stats = stats_of(lists.by_query, in.q.shape, 4.0);
   s.run(stats, [&] { gpu::flash_forward(pair, o, lse, s.stream); });
   return stats;
 }
@@ -396,10 +398,10 @@ KernelStats CudaAttentionKernels::backward(const PairOperands& in, const Attenti
 
   State& s = *state_;
   s.select_device();
-  const auto [pair, list] = s.pairs.get(in, mask, *s.memory, s.stream);
+  const auto [pair, lists] = s.pairs.get(in, mask, *s.memory, s.stream);
   const gpu::BackwardInputs grad_in{bf16_of(d_o), lse, delta};
   const gpu::Gradients out{d_q, d_k, d_v};
-  KernelStats stats = stats_of(list, in.q.shape, 10.0);
+  KernelStats stats = stats_of(lists.by_key, in.q.shape, 10.0);
   s.run(stats, [&] { gpu::flash_backward(pair, grad_in, out, s.options.deterministic, s.stream); });
   return stats;
 }

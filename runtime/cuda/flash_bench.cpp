@@ -14,7 +14,7 @@
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/detail/event_timer.hpp"
 #include "runtime/cuda/detail/flash_attention.hpp"
-#include "runtime/cuda/detail/kernel_shapes.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/cuda/detail/tile_list.hpp"
 #include "runtime/kernels/attention.hpp"
 
@@ -54,7 +54,7 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
 
   const std::int64_t n = c.tokens;
   const std::vector<std::int64_t> positions = contiguous_positions(n);
-  const TileList list = build_tile_list(positions, positions, c.mask, kTileRows, kTileRows);
+  const KernelTileLists lists = build_kernel_tile_lists(positions, positions, c.mask);
   std::mt19937 rng(3);
   DeviceBuffer q{"q"}, k{"k"}, v{"v"}, d_o{"d_o"}, pos{"positions"}, sparse{"block-sparse table"};
   DeviceBuffer by_query_offsets{"tiles"}, by_query{"tiles"}, by_key_offsets{"tiles"}, by_key{"tiles"};
@@ -69,12 +69,10 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
   in.q_positions = in.k_positions = to_device(pos, positions, stream);
   in.mask = view_of(c.mask);
   if (c.mask.sparse) in.mask.sparse = to_device(sparse, c.mask.sparse->allowed, stream);
-  in.tiles = {list.q_tiles,
-              list.k_tiles,
-              to_device(by_query_offsets, list.by_query_offsets, stream),
-              to_device(by_query, list.by_query, stream),
-              to_device(by_key_offsets, list.by_key_offsets, stream),
-              to_device(by_key, list.by_key, stream)};
+  in.tiles = {{lists.by_query.q_tiles, to_device(by_query_offsets, lists.by_query.by_query_offsets, stream),
+               to_device(by_query, lists.by_query.by_query, stream)},
+              {lists.by_key.k_tiles, to_device(by_key_offsets, lists.by_key.by_key_offsets, stream),
+               to_device(by_key, lists.by_key.by_key, stream)}};
   const Bf16* d_o_bf16 = to_device(d_o, random_bf16(q_elements, rng), stream);
   // D = rowsum(O * dO) reads dO in fp32, as the executor holds it.
   std::vector<float> d_o_host(static_cast<std::size_t>(q_elements));
@@ -90,6 +88,7 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
 
   FlashBenchResult r;
   r.device_name = prop.name;
+  r.path = kKernelPath;
   r.forward_s = best_event_time(c.repeat, stream, [&] { flash_forward(in, o_out, lse_out, stream); });
   r.backward_s = best_event_time(c.repeat, stream, [&] {
     attention_delta(o_out, d_o_fp32, delta_out, n * c.heads, c.head_dim, stream);
@@ -97,11 +96,13 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
   });
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bench)");
   (void)cudaStreamDestroy(stream);
-  const double scores = list.scores * static_cast<double>(c.heads);
-  r.forward_flops = 4.0 * c.head_dim * scores;
-  r.backward_flops = 10.0 * c.head_dim * scores;
-  r.tiles_computed = list.tiles_computed;
-  r.tiles_skipped = list.tiles_skipped;
+  const auto heads = static_cast<double>(c.heads);
+  r.forward_flops = 4.0 * c.head_dim * lists.by_query.scores * heads;
+  r.backward_flops = 10.0 * c.head_dim * lists.by_key.scores * heads;
+  r.forward_pair_flops = 4.0 * c.head_dim * lists.by_query.allowed_pairs * heads;
+  r.backward_pair_flops = 10.0 * c.head_dim * lists.by_key.allowed_pairs * heads;
+  r.tiles_computed = lists.by_key.tiles_computed;
+  r.tiles_skipped = lists.by_key.tiles_skipped;
   return r;
 }
 

@@ -1,10 +1,14 @@
 // Kernel speed on this GPU, for `burst bench attention --device cuda`: one whole-sequence block
 // pair with every input already in device memory, so the figures are the kernels' own (no
-// staging). Inputs are random bf16 values; the tile list is built and uploaded once. Each
+// staging). Inputs are random bf16 values; the tile lists are built and uploaded once. Each
 // measure is the best of `repeat` runs after one warm-up, timed with CUDA events on the
 // kernels' stream: the forward (flash_forward), and the backward as the executor runs it
-// (attention_delta, then flash_backward). FLOPs count as the CPU kernels count: forward 4 d and
-// backward 10 d per score of a computed tile, every head.
+// (attention_delta, then flash_backward). Two FLOP counts, every head: the work the kernels
+// do, forward 4 d and backward 10 d per score of a computed tile (as KernelStats and the CPU
+// kernels count it, so calibrations of either device price the same work), and the useful work,
+// the same per (query, key) pair that attends: FlashAttention's own count for the full and
+// causal masks (tools/bench/sdpa_bench.py), so the two stand side by side whatever tile shapes
+// either uses.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +29,10 @@ struct FlashBenchCase {
 
 struct FlashBenchResult {
   double forward_s = 0, backward_s = 0;
-  double forward_flops = 0, backward_flops = 0;
-  std::int64_t tiles_computed = 0, tiles_skipped = 0;  // per head
+  double forward_flops = 0, backward_flops = 0;            // computed tiles' scores
+  double forward_pair_flops = 0, backward_pair_flops = 0;  // attending pairs
+  std::int64_t tiles_computed = 0, tiles_skipped = 0;      // per head, of the dK, dV pass's list
+  std::string path;                                        // the kernel path that ran (kKernelPath)
   std::string device_name;
 };
 

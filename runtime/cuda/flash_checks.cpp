@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
-#include "runtime/cuda/detail/kernel_shapes.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
 
 namespace burst::rt::gpu {
@@ -42,19 +42,24 @@ void check_mask(Problems& p, std::string_view call, const hd::MaskView& m) {
   }
 }
 
+// One walk of the lists: `blocks` blocks of block_rows over `tokens` rows.
+void check_walk(Problems& p, std::string_view call, std::string_view name, const DeviceTileWalk& walk,
+                std::int64_t tokens, int block_rows) {
+  const std::int64_t blocks = hd::tile_count(tokens, block_rows);
+  if (walk.blocks != blocks) {
+    p.add(where(call, name), fmt::format("{} blocks for {} tokens", walk.blocks, tokens),
+          fmt::format("{} blocks of {} rows", blocks, block_rows),
+          "build the lists with build_kernel_tile_lists (tile_list.hpp)");
+  }
+  if (walk.blocks > std::numeric_limits<std::int32_t>::max()) {
+    p.add(where(call, name), fmt::format("{} blocks", walk.blocks), "fewer than 2^31");
+  }
+  need(p, call, fmt::format("{}.offsets", name), walk.offsets, walk.blocks);
+}
+
 void check_tiles(Problems& p, std::string_view call, const PairShape& s, const DeviceTileList& t) {
-  const std::int64_t q_tiles = hd::tile_count(s.q_tokens, kTileRows), k_tiles = hd::tile_count(s.k_tokens, kTileRows);
-  if (t.q_tiles != q_tiles || t.k_tiles != k_tiles) {
-    p.add(where(call, "tiles"),
-          fmt::format("a list of {} x {} tiles for {} x {} tokens", t.q_tiles, t.k_tiles, s.q_tokens, s.k_tokens),
-          fmt::format("{} x {} tiles of {} rows", q_tiles, k_tiles, kTileRows),
-          fmt::format("build it with build_tile_list(..., {0}, {0})", kTileRows));
-  }
-  if (t.q_tiles > std::numeric_limits<std::int32_t>::max() || t.k_tiles > std::numeric_limits<std::int32_t>::max()) {
-    p.add(where(call, "tiles"), fmt::format("{} x {} tiles", t.q_tiles, t.k_tiles), "fewer than 2^31 per side");
-  }
-  need(p, call, "tiles.by_query_offsets", t.by_query_offsets, t.q_tiles);
-  need(p, call, "tiles.by_key_offsets", t.by_key_offsets, t.k_tiles);
+  check_walk(p, call, "tiles.by_query", t.by_query, s.q_tokens, kQueryBlockRows);
+  check_walk(p, call, "tiles.by_key", t.by_key, s.k_tokens, kKeyBlockRows);
 }
 
 void add_pair_problems(Problems& p, std::string_view call, const PairInputs& in) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
 
 namespace burst::rt {
@@ -174,6 +175,12 @@ TileList build_tile_list(std::span<const std::int64_t> q_positions, std::span<co
     list.by_key_offsets.push_back(static_cast<std::int32_t>(list.by_key.size()));
   }
   return list;
+}
+
+KernelTileLists build_kernel_tile_lists(std::span<const std::int64_t> q_positions,
+                                        std::span<const std::int64_t> k_positions, const AttentionMask& mask) {
+  return {build_tile_list(q_positions, k_positions, mask, gpu::kQueryBlockRows, gpu::kKeyTileRows),
+          build_tile_list(q_positions, k_positions, mask, gpu::kQueryTileRows, gpu::kKeyBlockRows)};
 }
 
 }  // namespace burst::rt

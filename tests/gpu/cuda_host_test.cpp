@@ -13,7 +13,7 @@
 #include "runtime/cuda/cuda_step_kernels.hpp"
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/detail/flash_attention.hpp"
-#include "runtime/cuda/detail/kernel_shapes.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/cuda/detail/training_kernels.hpp"
 
 using namespace burst;
@@ -121,12 +121,18 @@ TEST_CASE("the training kernels' host API names bad arguments before any launch"
 
 TEST_CASE("every attention kernel's shared memory fits sm_80") {
   using namespace rt::gpu;
-  CHECK(ForwardSmem<128>::bytes <= kMaxSharedBytesSm80);
-  CHECK(BackwardKvSmem<128, true>::bytes <= kMaxSharedBytesSm80);
-  CHECK(BackwardKvSmem<128, false>::bytes <= kMaxSharedBytesSm80);
-  CHECK(BackwardDqSmem<128>::bytes <= kMaxSharedBytesSm80);
-  CHECK(ForwardSmem<64>::k % 16 == 0);  // cp.async and ldmatrix need 16-byte aligned tiles
-  CHECK(BackwardKvSmem<64, true>::k_positions % 16 == 0);
+  CHECK(ForwardSmem<ForwardTraits<128>>::bytes <= kMaxSharedBytesSm80);
+  CHECK(KvSmem<KvTraits<128>, false>::bytes <= kMaxSharedBytesSm80);
+  CHECK(DqSmem<DqTraits<128>>::bytes <= kMaxSharedBytesSm80);
+  // cp.async and ldmatrix need 16-byte aligned tiles, in every stage.
+  CHECK(ForwardSmem<ForwardTraits<64>>::k % 16 == 0);
+  CHECK(ForwardSmem<ForwardTraits<64>>::kTile % 16 == 0);
+  CHECK(KvSmem<KvTraits<64>, true>::q % 16 == 0);
+  CHECK(KvSmem<KvTraits<64>, true>::k_positions % 16 == 0);
+  // Two 4-warp blocks of the dK, dV pass fit an SM: head dim 64 on sm_80 (164 KiB), 128 on sm_90 (228 KiB).
+  CHECK(2 * (KvSmem<KvTraits<64>, true>::bytes + 1024) <= 164 * 1024);
+  CHECK(2 * (KvSmem<KvTraits<128>, false>::bytes + 1024) <= 228 * 1024);
+  CHECK(2 * (ForwardSmem<ForwardTraits<64>>::bytes + 1024) <= 164 * 1024);
 }
 
 TEST_CASE("cuBLASLt products: the recommended workspace, pointer alignment and argument checks") {

@@ -1,7 +1,8 @@
 #!/bin/sh
-# The kernels use the bf16 tensor-core instruction: compiles each kernel source to PTX for
-# compute_80 with the build's flags and requires mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-# in every source listed; prints how many mma, ldmatrix and cp.async instructions each has.
+# The attention kernels are the Ampere path: compiles each kernel source to PTX for compute_80
+# with the build's flags and requires in every source listed the bf16 tensor-core instruction
+# mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32, ldmatrix, and cp.async with its
+# commit/wait groups (the tiles' copy pipeline); prints how many of each it has.
 # Usage: kernel_ptx.sh NVCC SOURCE_ROOT OUT_DIR SOURCE... -- FLAG...
 set -u
 nvcc=$1 root=$2 out=$3
@@ -20,9 +21,12 @@ for src in $sources; do
   fi
   n_mma=$(grep -c "$mma" "$out/$name.ptx")
   n_ldmatrix=$(grep -c 'ldmatrix.sync.aligned.m8n8.x4' "$out/$name.ptx")
-  n_cp_async=$(grep -c 'cp.async.cg.shared.global' "$out/$name.ptx")
-  echo "$name.cu (compute_80): $n_mma x $mma, $n_ldmatrix x ldmatrix.x4, $n_cp_async x cp.async"
+  n_cp_async=$(grep -c 'cp.async.c[ag].shared.global' "$out/$name.ptx")
+  n_wait=$(grep -c 'cp.async.wait_group' "$out/$name.ptx")
+  echo "$name.cu (compute_80): $n_mma x $mma, $n_ldmatrix x ldmatrix.x4, $n_cp_async x cp.async, $n_wait x cp.async.wait_group"
   [ "$n_mma" -gt 0 ] || { echo "FAIL: no $mma in $name.ptx"; status=1; }
+  [ "$n_ldmatrix" -gt 0 ] || { echo "FAIL: no ldmatrix in $name.ptx"; status=1; }
+  [ "$n_cp_async" -gt 0 ] && [ "$n_wait" -gt 0 ] || { echo "FAIL: no cp.async pipeline in $name.ptx"; status=1; }
 done
-[ $status -eq 0 ] && echo "PASS: every listed kernel source issues $mma"
+[ $status -eq 0 ] && echo "PASS: every listed kernel source issues $mma, ldmatrix and cp.async"
 exit $status

@@ -50,9 +50,10 @@ limit=$((163 * 1024))
 c++filt <"$log" | awk -F'\t' -v limit="$limit" -v budget="$out/budget.txt" -v table="$out/kernel_resources.txt" '
   BEGIN {
     while ((getline line < budget) > 0) {
-      split(line, f, "\t"); dynamic[f[1]] = f[2]; threads[f[1]] = f[3]; floor_of[f[1]] = f[4]; used[f[1]] = 0
+      split(line, f, "\t"); dynamic[f[1]] = f[2]; threads[f[1]] = f[3]; floor_of[f[1]] = f[4]; floor_80[f[1]] = f[5]
+      used[f[1]] = 0
     }
-    header = sprintf("%-38s %-6s %5s %7s %8s %7s %6s %6s %6s %7s %6s %5s", "kernel", "arch", "regs", "static",
+    header = sprintf("%-64s %-6s %5s %7s %8s %7s %6s %6s %6s %7s %6s %5s", "kernel", "arch", "regs", "static",
                      "dynamic", "smem", "stack", "spillS", "spillL", "blocks", "occup", "floor")
     print header; print header > table
   }
@@ -60,7 +61,8 @@ c++filt <"$log" | awk -F'\t' -v limit="$limit" -v budget="$out/budget.txt" -v ta
     s = $0
     sub(/.*Compiling entry function \047/, "", s); arch = s; sub(/\047 for \047.*/, "", s)
     sub(/.*\047 for \047/, "", arch); sub(/\047.*/, "", arch)
-    gsub(/\(anonymous namespace\)::/, "", s); sub(/^void /, "", s); sub(/\(.*/, "", s); sub(/.*::/, "", s)
+    gsub(/\(anonymous namespace\)::/, "", s); gsub(/burst::rt::gpu::/, "", s); sub(/^void /, "", s); sub(/\(.*/, "", s)
+    sub(/^[A-Za-z_:]*::/, "", s)
     kernel = s
   }
   /bytes stack frame/ {
@@ -87,13 +89,14 @@ c++filt <"$log" | awk -F'\t' -v limit="$limit" -v budget="$out/budget.txt" -v ta
       by_smem = int(sm_smem / (total + 1024))
       by_warps = int(max_warps / warps)
       b = by_regs; if (by_smem < b) b = by_smem; if (by_warps < b) b = by_warps; if (max_blocks < b) b = max_blocks
-      blocks = b; occupancy = sprintf("%.1f%%", 100 * b * warps / max_warps); floor_shown = floor_of[kernel]
-      if (b < floor_of[kernel]) {
+      want = (sm >= 90) ? floor_of[kernel] : floor_80[kernel]
+      blocks = b; occupancy = sprintf("%.1f%%", 100 * b * warps / max_warps); floor_shown = want
+      if (b < want) {
         problems = problems "\n  " kernel " (" arch "): " b " resident block(s) of " warps " warps per SM (registers " \
-                   by_regs ", shared memory " by_smem "), below its floor of " floor_of[kernel]
+                   by_regs ", shared memory " by_smem "), below its floor of " want
       }
     }
-    row = sprintf("%-38s %-6s %5d %7d %8d %7d %6d %6d %6d %7s %6s %5s", kernel, arch, regs, smem, dyn, total, stack,
+    row = sprintf("%-64s %-6s %5d %7d %8d %7d %6d %6d %6d %7s %6s %5s", kernel, arch, regs, smem, dyn, total, stack,
                   spill_stores, spill_loads, blocks, occupancy, floor_shown)
     print row; print row > table
     if (!known) { problems = problems "\n  " kernel ": no launcher budget in kernel_smem (add it there)" }

@@ -1,40 +1,67 @@
-// Prints the dynamic shared memory each CUDA kernel's launcher requests (kernel_shapes.hpp), its
-// threads per block and the fewest blocks that must fit one multiprocessor, one
-// "kernel<TAB>bytes<TAB>threads<TAB>floor" line per kernel, named as c++filt names the kernel
-// symbols, for kernel_resources.sh to add to the static shared memory ptxas reports and to turn
-// registers and shared memory into resident blocks (theoretical occupancy).
+// Prints the dynamic shared memory each CUDA kernel's launcher requests (kernel_traits.hpp), its
+// threads per block and the fewest blocks that must fit one multiprocessor, on sm_90 and on
+// sm_80: one "kernel<TAB>bytes<TAB>threads<TAB>floor<TAB>floor on sm_80" line per kernel, named
+// as c++filt names the kernel symbols (less the burst::rt::gpu namespaces), for
+// kernel_resources.sh to add to the static shared memory ptxas reports and to turn registers and
+// shared memory into resident blocks (theoretical occupancy).
 //
-// The floor: every attention kernel keeps at least 2 resident 4-warp blocks per SM, so one
-// block's loads and softmax overlap another's matrix products. The one exception, stated here so
-// it cannot grow: the head-dim-128 dK,dV backward keeps its fp32 dK accumulator in shared memory
-// (116 KB with the atomic dQ path's dS tile), so only one block fits (sm_80's 164 KB or sm_90's
-// 228 KB per SM); its floor is 1 until the backward is rebalanced with dK and dV in registers.
+// The floor of an attention kernel is its traits' kMinBlocks, the blocks its __launch_bounds__
+// asks for: at least two resident 4-warp blocks per SM or one 8-warp block, so one block's loads
+// and softmax overlap another's matrix products. On sm_80 (164 KiB of shared memory a SM against
+// sm_90's 228) it is capped by the blocks that memory holds: the head-dim-128 dK, dV pass
+// (107 KiB with its second stage of Q and dO) keeps one 4-warp block there, two on sm_90.
 // Kernels whose block size their launcher chooses from the shape (the training and element
 // kernels) print 0 threads and are not gated.
+#include <algorithm>
 #include <cstdio>
 #include <initializer_list>
+#include <string>
 
-#include "runtime/cuda/detail/kernel_shapes.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
 
 using namespace burst::rt::gpu;
 
 namespace {
 
-void print(const char* kernel, std::size_t bytes, int threads = 0, int floor = 0) {
-  std::printf("%s\t%zu\t%d\t%d\n", kernel, bytes, threads, floor);
+// sm_80's shared memory per SM (164 KiB) and what the runtime reserves per block (1 KiB).
+constexpr std::size_t kSm80SharedBytes = 164 * 1024;
+constexpr std::size_t kReservedPerBlock = 1024;
+
+// The floor on sm_80: the same, capped by the blocks sm_80's shared memory holds.
+int sm80_floor(std::size_t bytes, int floor) {
+  return std::min(floor, static_cast<int>(kSm80SharedBytes / (bytes + kReservedPerBlock)));
+}
+
+void print(const std::string& kernel, std::size_t bytes, int threads = 0, int floor = 0) {
+  std::printf("%s\t%zu\t%d\t%d\t%d\n", kernel.c_str(), bytes, threads, floor, sm80_floor(bytes, floor));
+}
+
+// "KernelTraits<128, 128, 64, 2, 1>", as c++filt writes the template argument.
+template <class T>
+std::string traits() {
+  return "KernelTraits<" + std::to_string(T::kHeadDim) + ", " + std::to_string(T::kRows) + ", " +
+         std::to_string(T::kTileRows) + ", " + std::to_string(T::kStages) + ", " + std::to_string(T::kMinBlocks) +
+         ", " + std::to_string(T::kWarpBlocks) + ">";
+}
+
+template <int D>
+void print_attention() {
+  using F = ForwardTraits<D>;
+  using Q = DqTraits<D>;
+  using K = KvTraits<D>;
+  print("flash_forward_kernel<" + traits<F>() + " >", ForwardSmem<F>::bytes, F::kThreads, F::kMinBlocks);
+  print("flash_backward_dq_kernel<" + traits<Q>() + " >", DqSmem<Q>::bytes, Q::kThreads, Q::kMinBlocks);
+  if constexpr (kAtomicDqPays<D>) {
+    print("flash_backward_kv_kernel<" + traits<K>() + ", true>", KvSmem<K, true>::bytes, K::kThreads, K::kMinBlocks);
+  }
+  print("flash_backward_kv_kernel<" + traits<K>() + ", false>", KvSmem<K, false>::bytes, K::kThreads, K::kMinBlocks);
 }
 
 }  // namespace
 
 int main() {
-  print("flash_forward_kernel<64>", ForwardSmem<64>::bytes, kThreads, 2);
-  print("flash_forward_kernel<128>", ForwardSmem<128>::bytes, kThreads, 2);
-  print("flash_backward_kv_kernel<64, true>", BackwardKvSmem<64, true>::bytes, kThreads, 2);
-  print("flash_backward_kv_kernel<64, false>", BackwardKvSmem<64, false>::bytes, kThreads, 2);
-  print("flash_backward_kv_kernel<128, true>", BackwardKvSmem<128, true>::bytes, kThreads, 1);
-  print("flash_backward_kv_kernel<128, false>", BackwardKvSmem<128, false>::bytes, kThreads, 1);
-  print("flash_backward_dq_kernel<64>", BackwardDqSmem<64>::bytes, kThreads, 2);
-  print("flash_backward_dq_kernel<128>", BackwardDqSmem<128>::bytes, kThreads, 2);
+  print_attention<64>();
+  print_attention<128>();
   print("merge_partials_kernel", 0);
   print("attention_delta_kernel", 0);
   // The training kernels (training_kernels.hpp) use static shared memory only (block_sum's scratch).

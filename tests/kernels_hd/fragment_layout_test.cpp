@@ -9,7 +9,7 @@
 #include <set>
 
 #include "runtime/cuda/detail/fragment_layout.hpp"
-#include "runtime/cuda/detail/kernel_shapes.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
 
 using namespace burst::rt::gpu;
 using layout::Coord;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/error.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/cuda/detail/tile_list.hpp"
 #include "tests/kernels_hd/shared_cases.hpp"
 
@@ -108,11 +109,27 @@ TEST_CASE("tile lists list exactly the tiles with an attending pair") {
   };
   for (const auto& [name, mask] : listed_masks()) {
     for (std::size_t s = 0; s < sets.size(); ++s) {
-      for (const auto& [tq, tk] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {16, 8}, {7, 13}}) {
+      for (const auto& [tq, tk] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {128, 64}, {16, 8}, {7, 13}}) {
         INFO("mask " << name << ", position set " << s << ", tiles " << tq << " x " << tk);
         check_against_brute_force(mask, sets[s].first, sets[s].second, tq, tk);
       }
     }
+  }
+}
+
+TEST_CASE("the kernels' two lists have the geometries their kernels walk and list the same pairs") {
+  const std::vector<std::int64_t> q = test::zigzag_of(320, 2, 1), k = test::zigzag_of(320, 2, 0);
+  for (const auto& [name, mask] : listed_masks()) {
+    INFO("mask " << name);
+    const rt::KernelTileLists lists = rt::build_kernel_tile_lists(q, k, mask);
+    CHECK(lists.by_query.tile_q == rt::gpu::kQueryBlockRows);
+    CHECK(lists.by_query.tile_k == rt::gpu::kKeyTileRows);
+    CHECK(lists.by_key.tile_q == rt::gpu::kQueryTileRows);
+    CHECK(lists.by_key.tile_k == rt::gpu::kKeyBlockRows);
+    CHECK(lists.by_query.q_tiles == (160 + rt::gpu::kQueryBlockRows - 1) / rt::gpu::kQueryBlockRows);
+    CHECK(lists.by_key.k_tiles == (160 + rt::gpu::kKeyBlockRows - 1) / rt::gpu::kKeyBlockRows);
+    CHECK(lists.by_query.allowed_pairs == lists.by_key.allowed_pairs);
+    CHECK(lists.by_query.allowed_pairs > 0);
   }
 }
 

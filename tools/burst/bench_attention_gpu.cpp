@@ -2,6 +2,7 @@
 #include "tools/burst/bench_attention_gpu.hpp"
 
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -47,10 +48,13 @@ void run_attention_bench_gpu(const GpuAttentionBench& b) {
         rt::gpu::bench_flash({b.tokens, b.heads, b.kv_heads, b.head_dim, {mask, {}}, b.repeat, b.deterministic, 0});
     rows.push_back({{"mask", to_string(mask)},
                     {"device", r.device_name},
+                    {"path", r.path},
                     {"forward_s", r.forward_s},
                     {"backward_s", r.backward_s},
-                    {"forward_tflops", r.forward_flops / r.forward_s / 1e12},
-                    {"backward_tflops", r.backward_flops / r.backward_s / 1e12},
+                    {"forward_tflops", r.forward_pair_flops / r.forward_s / 1e12},
+                    {"backward_tflops", r.backward_pair_flops / r.backward_s / 1e12},
+                    {"forward_computed_tflops", r.forward_flops / r.forward_s / 1e12},
+                    {"backward_computed_tflops", r.backward_flops / r.backward_s / 1e12},
                     {"tiles_computed", r.tiles_computed},
                     {"tiles_skipped", r.tiles_skipped},
                     {"sdpa", sdpa_figures(b, mask)}});
@@ -68,16 +72,26 @@ void run_attention_bench_gpu(const GpuAttentionBench& b) {
   fmt::print("CUDA attention kernels on {}: {} tokens, {} heads / {} kv heads, head_dim {}{}\n",
              rows.front()["device"].get<std::string>(), units::format_tokens(b.tokens), b.heads, b.kv_heads, b.head_dim,
              b.deterministic ? ", deterministic backward" : "");
-  fmt::print("{:<16} {:>10} {:>10} {:>10} {:>10} {:>11} {:>11}\n", "mask", "fwd TF/s", "bwd TF/s", "fwd ms", "bwd ms",
-             "SDPA fwd", "SDPA bwd");
+  fmt::print(
+      "TF/s count the attending (query, key) pairs, 4 d FLOPs each forward and 10 d backward, as FlashAttention "
+      "counts them; x: burst / SDPA\n");
+  fmt::print("{:<16} {:<9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7}\n", "mask", "path", "fwd TF/s", "bwd TF/s",
+             "fwd ms", "bwd ms", "SDPA fwd", "SDPA bwd", "x fwd", "x bwd");
   for (const Json& row : rows) {
     const Json& sdpa = row["sdpa"];
     const bool have = sdpa.contains("forward_tflops");
-    fmt::print("{:<16} {:>10.1f} {:>10.1f} {:>10.2f} {:>10.2f} {:>11} {:>11}\n", row["mask"].get<std::string>(),
-               row["forward_tflops"].get<double>(), row["backward_tflops"].get<double>(),
-               row["forward_s"].get<double>() * 1e3, row["backward_s"].get<double>() * 1e3,
-               have ? fmt::format("{:.1f}", sdpa["forward_tflops"].get<double>()) : "-",
-               have ? fmt::format("{:.1f}", sdpa["backward_tflops"].get<double>()) : "-");
+    const double fwd = row["forward_tflops"].get<double>(), bwd = row["backward_tflops"].get<double>();
+    const auto figure = [&](const char* key, double ours) {
+      return have ? std::pair{fmt::format("{:.1f}", sdpa[key].get<double>()),
+                              fmt::format("{:.2f}", ours / sdpa[key].get<double>())}
+                  : std::pair<std::string, std::string>{"-", "-"};
+    };
+    const auto [sdpa_fwd, ratio_fwd] = figure("forward_tflops", fwd);
+    const auto [sdpa_bwd, ratio_bwd] = figure("backward_tflops", bwd);
+    fmt::print("{:<16} {:<9} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>9} {:>9} {:>7} {:>7}\n",
+               row["mask"].get<std::string>(), row["path"].get<std::string>(), fwd, bwd,
+               row["forward_s"].get<double>() * 1e3, row["backward_s"].get<double>() * 1e3, sdpa_fwd, sdpa_bwd,
+               ratio_fwd, ratio_bwd);
     if (!have) fmt::print("  SDPA: {}\n", sdpa["unavailable"].get<std::string>());
   }
 #else

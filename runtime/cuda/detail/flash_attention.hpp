@@ -5,8 +5,9 @@
 // Q, O, dO, dQ [q_tokens, heads, head_dim]; K, V, dK, dV [k_tokens, kv_heads, head_dim];
 // lse, D [q_tokens * heads]; positions are int64 global token positions in device memory.
 // The mask is a hd::MaskView whose block-sparse table (if any) is in device memory, and the
-// work is a tile list (tile_list.hpp, kTileRows x kTileRows tiles) copied to the device: the
-// kernels visit only its tiles and apply the element predicate on Partial ones.
+// work is two tile lists (tile_list.hpp) copied to the device, one per walking direction
+// (kernel_traits.hpp): the kernels visit only their tiles and apply the element predicate on
+// Partial ones.
 //
 //   flash_forward    O (normalised) and lse (natural log); a row with no allowed key gets
 //                    O = 0 and lse = -inf (never FlashAttention's +inf)
@@ -30,6 +31,10 @@
 
 namespace burst::rt::gpu {
 
+// The kernel path flash_forward and flash_backward run: warp-level mma.sync tensor-core
+// products with cp.async-pipelined tiles, on every GPU of compute capability 8.0 and up.
+inline constexpr const char* kKernelPath = "mma.sync";
+
 struct PairShape {
   std::int64_t q_tokens = 0;
   std::int64_t k_tokens = 0;
@@ -38,14 +43,21 @@ struct PairShape {
   std::int64_t head_dim = 0;
 };
 
-// A tile list in device memory (TileList's arrays, kTileRows x kTileRows tiles).
+// One half of a tile list in device memory, in CSR form: block b walks tiles[offsets[b] ..
+// offsets[b + 1]).
+struct DeviceTileWalk {
+  std::int64_t blocks = 0;
+  const std::int32_t* offsets = nullptr;  // blocks + 1
+  const hd::TileRef* tiles = nullptr;
+};
+
+// by_query: blocks of kQueryBlockRows queries walking key tiles of kKeyTileRows (TileList's
+// by_query of build_tile_list(..., kQueryBlockRows, kKeyTileRows)); by_key: blocks of
+// kKeyBlockRows keys walking query tiles of kQueryTileRows (by_key of build_tile_list(...,
+// kQueryTileRows, kKeyBlockRows)).
 struct DeviceTileList {
-  std::int64_t q_tiles = 0;
-  std::int64_t k_tiles = 0;
-  const std::int32_t* by_query_offsets = nullptr;  // q_tiles + 1
-  const hd::TileRef* by_query = nullptr;
-  const std::int32_t* by_key_offsets = nullptr;  // k_tiles + 1
-  const hd::TileRef* by_key = nullptr;
+  DeviceTileWalk by_query;
+  DeviceTileWalk by_key;
 };
 
 struct PairInputs {

@@ -52,4 +52,16 @@ struct TileList {
                                        std::span<const std::int64_t> k_positions, const AttentionMask& mask,
                                        std::int64_t tile_q, std::int64_t tile_k);
 
+// The two lists the CUDA kernels walk (gpu/kernel_traits.hpp): by_query's geometry is the
+// forward's and the dQ pass's (query blocks of kQueryBlockRows, key tiles of kKeyTileRows), and
+// only its by_query half is read; by_key's is the dK, dV pass's (query tiles of
+// kQueryTileRows, key blocks of kKeyBlockRows), only its by_key half read.
+struct KernelTileLists {
+  TileList by_query;
+  TileList by_key;
+};
+[[nodiscard]] KernelTileLists build_kernel_tile_lists(std::span<const std::int64_t> q_positions,
+                                                      std::span<const std::int64_t> k_positions,
+                                                      const AttentionMask& mask);
+
 }  // namespace burst::rt

@@ -1,7 +1,8 @@
 // The Ampere instructions the attention kernels are built from, as inline PTX (device only).
 //
 //   cp.async        16 bytes global -> shared without passing through registers; a source size
-//                   of 0 fills zeros (the padding rows past a block's end). Grouped by
+//                   of 0 fills zeros (the padding rows past a block's end); 4 or 8 bytes for
+//                   one per-row value (.ca: through L1). Grouped by
 //                   commit_group; wait_group N waits until at most N groups are in flight.
 //   ldmatrix .x4    four 8x8 b16 matrices from shared memory: lanes 8i..8i+7 give the row
 //                   addresses of matrix i, and lane l receives in register i the elements
@@ -34,6 +35,15 @@ __device__ inline std::uint32_t shared_address(const void* p) {
 __device__ inline void copy_async_16(void* shared, const void* global, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(shared)), "l"(global),
                "r"(valid ? 16 : 0)
+               : "memory");
+}
+
+// 4 or 8 bytes (one position, lse or D) global -> shared, through L1 (.ca: .cg takes 16 only).
+template <typename T>
+__device__ inline void copy_async_small(T* shared, const T* global) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(shared_address(shared)), "l"(global),
+               "n"(static_cast<int>(sizeof(T)))
                : "memory");
 }
 
