@@ -16,7 +16,7 @@
 #include <algorithm>
 
 #include "runtime/cuda/detail/block_sum.cuh"
-#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/device/launch.cuh"
 #include "runtime/cuda/detail/training_checks.hpp"
 #include "runtime/cuda/detail/training_kernels.hpp"
 #include "runtime/cuda/detail/training_launch.hpp"
@@ -91,17 +91,16 @@ void cross_entropy_loss_rows(const float* logits, std::int64_t rows, std::int64_
                              double* row_loss, cudaStream_t stream) {
   check_cross_entropy("cross_entropy_loss_rows", logits, rows, vocab, targets, {"row_loss", row_loss}, rows);
   if (rows == 0) return;
-  cross_entropy_loss_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets, row_loss);
-  check_launch("cross_entropy_loss_kernel");
+  launch(cross_entropy_loss_kernel, row_blocks(rows), kTrainThreads, 0, stream, "cross_entropy_loss_kernel", logits,
+         rows, vocab, targets, row_loss);
 }
 
 void cross_entropy_backward(const float* logits, std::int64_t rows, std::int64_t vocab, const std::int32_t* targets,
                             float scale, Bf16* dl, cudaStream_t stream) {
   check_cross_entropy("cross_entropy_backward", logits, rows, vocab, targets, {"dl", dl}, rows * vocab);
   if (rows == 0) return;
-  cross_entropy_backward_bf16_kernel<<<row_blocks(rows), kTrainThreads, 0, stream>>>(logits, rows, vocab, targets,
-                                                                                     scale, dl);
-  check_launch("cross_entropy_backward_bf16_kernel");
+  launch(cross_entropy_backward_bf16_kernel, row_blocks(rows), kTrainThreads, 0, stream,
+         "cross_entropy_backward_bf16_kernel", logits, rows, vocab, targets, scale, dl);
 }
 
 }  // namespace burst::rt::gpu

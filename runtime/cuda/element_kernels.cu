@@ -2,7 +2,7 @@
 #include "runtime/cuda/detail/element_kernels.hpp"
 
 #include "common/bf16.hpp"
-#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/device/launch.cuh"
 
 namespace burst::rt::gpu {
 namespace {
@@ -54,24 +54,23 @@ __global__ void __launch_bounds__(kThreads) fill_kernel(float* __restrict__ dst,
 void accumulate_on_device(float* sum, const std::byte* src, bool bf16, std::size_t count, cudaStream_t stream) {
   if (count == 0) return;
   if (bf16) {
-    accumulate_bf16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(sum, reinterpret_cast<const Bf16*>(src), count);
-    check_launch("accumulate_bf16_kernel");
+    launch(accumulate_bf16_kernel, blocks_for(count), kThreads, 0, stream, "accumulate_bf16_kernel", sum,
+           reinterpret_cast<const Bf16*>(src), count);
   } else {
-    accumulate_f32_kernel<<<blocks_for(count), kThreads, 0, stream>>>(sum, reinterpret_cast<const float*>(src), count);
-    check_launch("accumulate_f32_kernel");
+    launch(accumulate_f32_kernel, blocks_for(count), kThreads, 0, stream, "accumulate_f32_kernel", sum,
+           reinterpret_cast<const float*>(src), count);
   }
 }
 
 void to_bf16_on_device(const float* src, std::byte* dst, std::size_t count, cudaStream_t stream) {
   if (count == 0) return;
-  to_bf16_kernel<<<blocks_for(count), kThreads, 0, stream>>>(src, reinterpret_cast<Bf16*>(dst), count);
-  check_launch("to_bf16_kernel");
+  launch(to_bf16_kernel, blocks_for(count), kThreads, 0, stream, "to_bf16_kernel", src, reinterpret_cast<Bf16*>(dst),
+         count);
 }
 
 void fill_on_device(float* dst, float value, std::size_t count, cudaStream_t stream) {
   if (count == 0) return;
-  fill_kernel<<<blocks_for(count), kThreads, 0, stream>>>(dst, value, count);
-  check_launch("fill_kernel");
+  launch(fill_kernel, blocks_for(count), kThreads, 0, stream, "fill_kernel", dst, value, count);
 }
 
 }  // namespace burst::rt::gpu

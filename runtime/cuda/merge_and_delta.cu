@@ -3,7 +3,7 @@
 //   merge_partials_kernel  folds (o_i, lse_i) into (o, lse) with the shared merge of
 //                          hd/partial_merge.hpp (the CPU's merge_partial, row for row)
 //   attention_delta_kernel D = rowsum(O * dO), summed per lane then over the warp
-#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/device/launch.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
 #include "runtime/cuda/detail/flash_checks.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
@@ -50,16 +50,16 @@ void merge_partials(float* o, float* lse, const float* o_i, const float* lse_i, 
                     std::int64_t head_dim, cudaStream_t stream) {
   check_row_kernel("merge_partials", rows, head_dim, o, lse, o_i, lse_i);
   if (rows == 0) return;
-  merge_partials_kernel<<<blocks_for(rows), 32 * kRowsPerBlock, 0, stream>>>(o, lse, o_i, lse_i, rows, head_dim);
-  check_launch("merge_partials_kernel");
+  launch(merge_partials_kernel, blocks_for(rows), 32 * kRowsPerBlock, 0, stream, "merge_partials_kernel", o, lse, o_i,
+         lse_i, rows, head_dim);
 }
 
 void attention_delta(const float* o, const float* d_o, float* delta, std::int64_t rows, std::int64_t head_dim,
                      cudaStream_t stream) {
   check_row_kernel("attention_delta", rows, head_dim, o, d_o, delta, delta);
   if (rows == 0) return;
-  attention_delta_kernel<<<blocks_for(rows), 32 * kRowsPerBlock, 0, stream>>>(o, d_o, delta, rows, head_dim);
-  check_launch("attention_delta_kernel");
+  launch(attention_delta_kernel, blocks_for(rows), 32 * kRowsPerBlock, 0, stream, "attention_delta_kernel", o, d_o,
+         delta, rows, head_dim);
 }
 
 }  // namespace burst::rt::gpu

@@ -9,7 +9,7 @@
 // The block count depends on the element count only, so the norm is the same bits on every
 // run and GPU; no atomics anywhere.
 #include "runtime/cuda/detail/block_sum.cuh"
-#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/device/launch.cuh"
 #include "runtime/cuda/detail/training_checks.hpp"
 #include "runtime/cuda/detail/training_kernels.hpp"
 #include "runtime/cuda/detail/training_launch.hpp"
@@ -60,19 +60,17 @@ std::int64_t squared_norm_workspace_doubles(std::int64_t count) { return norm_bl
 void squared_norm(const float* grads, std::int64_t count, double* workspace, double* result, cudaStream_t stream) {
   check_squared_norm(grads, count, workspace, result);
   const std::int64_t blocks = norm_blocks(count);
-  squared_norm_partial_kernel<<<static_cast<unsigned>(blocks), kTrainThreads, 0, stream>>>(grads, count, workspace);
-  check_launch("squared_norm_partial_kernel");
-  squared_norm_sum_kernel<<<1, kTrainThreads, 0, stream>>>(workspace, blocks, result);
-  check_launch("squared_norm_sum_kernel");
+  launch(squared_norm_partial_kernel, static_cast<unsigned>(blocks), kTrainThreads, 0, stream,
+         "squared_norm_partial_kernel", grads, count, workspace);
+  launch(squared_norm_sum_kernel, 1, kTrainThreads, 0, stream, "squared_norm_sum_kernel", workspace, blocks, result);
 }
 
 void adamw_update(const AdamWDeviceRange& range, const hd::AdamWScalars<float>& scalars, float clip_factor,
                   cudaStream_t stream) {
   check_adamw(range, scalars, clip_factor);
   if (range.count == 0) return;
-  adamw_kernel<<<elementwise_blocks(range.count), kTrainThreads, 0, stream>>>(
-      range.params, range.grads, range.m, range.v, range.working, range.count, scalars, clip_factor);
-  check_launch("adamw_kernel");
+  launch(adamw_kernel, elementwise_blocks(range.count), kTrainThreads, 0, stream, "adamw_kernel", range.params,
+         range.grads, range.m, range.v, range.working, range.count, scalars, clip_factor);
 }
 
 }  // namespace burst::rt::gpu

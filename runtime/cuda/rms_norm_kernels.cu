@@ -13,7 +13,7 @@
 // No atomics: the chunks depend on the row count only (training_launch.hpp), so dgain is the
 // same bits on every run and every GPU.
 #include "runtime/cuda/detail/block_sum.cuh"
-#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/device/launch.cuh"
 #include "runtime/cuda/detail/training_checks.hpp"
 #include "runtime/cuda/detail/training_kernels.hpp"
 #include "runtime/cuda/detail/training_launch.hpp"
@@ -103,18 +103,16 @@ void rms_norm_forward(const Bf16* x, const Bf16* gain, std::int64_t rows, std::i
                       float* inv_rms, cudaStream_t stream) {
   check_rms_norm_forward(x, gain, rows, dim, eps, y, inv_rms);
   if (rows == 0) return;
-  rms_norm_forward_kernel<false>
-      <<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(x, nullptr, nullptr, gain, dim, eps, y, inv_rms);
-  check_launch("rms_norm_forward_kernel");
+  launch(rms_norm_forward_kernel<false>, static_cast<unsigned>(rows), kTrainThreads, 0, stream,
+         "rms_norm_forward_kernel", x, nullptr, nullptr, gain, dim, eps, y, inv_rms);
 }
 
 void add_rms_norm_forward(const ResidualSum& add, const Bf16* gain, std::int64_t rows, std::int64_t dim, float eps,
                           Bf16* y, float* inv_rms, cudaStream_t stream) {
   check_add_rms_norm_forward(add, gain, rows, dim, eps, y, inv_rms);
   if (rows == 0) return;
-  rms_norm_forward_kernel<true>
-      <<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(add.a, add.b, add.sum, gain, dim, eps, y, inv_rms);
-  check_launch("rms_norm_forward_kernel");
+  launch(rms_norm_forward_kernel<true>, static_cast<unsigned>(rows), kTrainThreads, 0, stream,
+         "rms_norm_forward_kernel", add.a, add.b, add.sum, gain, dim, eps, y, inv_rms);
 }
 
 void rms_norm_backward(const Bf16* x, const Bf16* gain, const float* inv_rms, const Bf16* dy, const Bf16* skip,
@@ -122,17 +120,15 @@ void rms_norm_backward(const Bf16* x, const Bf16* gain, const float* inv_rms, co
                        cudaStream_t stream) {
   check_rms_norm_backward(x, gain, inv_rms, dy, rows, dim, dx, dgain, workspace);
   if (rows == 0) return;
-  rms_norm_backward_kernel<<<static_cast<unsigned>(rows), kTrainThreads, 0, stream>>>(x, gain, inv_rms, dy, skip, dim,
-                                                                                      dx);
-  check_launch("rms_norm_backward_kernel");
+  launch(rms_norm_backward_kernel, static_cast<unsigned>(rows), kTrainThreads, 0, stream, "rms_norm_backward_kernel", x,
+         gain, inv_rms, dy, skip, dim, dx);
   const RowChunks chunks = dgain_chunks(rows);
   const auto column_blocks = static_cast<unsigned>(hd::ceil_div(dim, kTrainThreads));
   const dim3 partial_grid(column_blocks, static_cast<unsigned>(chunks.chunks));
-  rms_norm_dgain_partial_kernel<<<partial_grid, kTrainThreads, 0, stream>>>(x, inv_rms, dy, rows, dim,
-                                                                            chunks.rows_per_chunk, workspace);
-  check_launch("rms_norm_dgain_partial_kernel");
-  rms_norm_dgain_sum_kernel<<<column_blocks, kTrainThreads, 0, stream>>>(workspace, chunks.chunks, dim, dgain);
-  check_launch("rms_norm_dgain_sum_kernel");
+  launch(rms_norm_dgain_partial_kernel, partial_grid, kTrainThreads, 0, stream, "rms_norm_dgain_partial_kernel", x,
+         inv_rms, dy, rows, dim, chunks.rows_per_chunk, workspace);
+  launch(rms_norm_dgain_sum_kernel, column_blocks, kTrainThreads, 0, stream, "rms_norm_dgain_sum_kernel", workspace,
+         chunks.chunks, dim, dgain);
 }
 
 }  // namespace burst::rt::gpu

@@ -9,7 +9,7 @@
 //   rope_kernel                one thread per (token, pair i): the angle once, then the turn
 //                              applied to pair i of every head of the token, queries and keys
 //   swiglu_*_kernel, residual_add_kernel  grid-stride loops over the elements
-#include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/device/launch.cuh"
 #include "runtime/cuda/detail/training_checks.hpp"
 #include "runtime/cuda/detail/training_kernels.hpp"
 #include "runtime/cuda/detail/training_launch.hpp"
@@ -96,9 +96,8 @@ void rope(std::string_view call, const RopeArgs& a, bool inverse, cudaStream_t s
   check_rope(call, a);
   const std::int64_t pairs = a.tokens * (a.head_dim / 2);
   if (pairs == 0) return;
-  rope_kernel<<<elementwise_blocks(pairs), kTrainThreads, 0, stream>>>(a.x, a.heads, a.k, a.k_heads, a.tokens,
-                                                                       a.head_dim, a.positions, a.base, inverse);
-  check_launch("rope_kernel");
+  launch(rope_kernel, elementwise_blocks(pairs), kTrainThreads, 0, stream, "rope_kernel", a.x, a.heads, a.k, a.k_heads,
+         a.tokens, a.head_dim, a.positions, a.base, inverse);
 }
 
 }  // namespace
@@ -107,17 +106,16 @@ void embedding_forward(const std::int32_t* tokens, std::int64_t count, const Bf1
                        std::int64_t dim, Bf16* out, cudaStream_t stream) {
   check_embedding_forward(tokens, count, table, vocab, dim, out);
   if (count == 0) return;
-  embedding_forward_kernel<<<static_cast<unsigned>(count), kTrainThreads, 0, stream>>>(tokens, table, vocab, dim, out);
-  check_launch("embedding_forward_kernel");
+  launch(embedding_forward_kernel, static_cast<unsigned>(count), kTrainThreads, 0, stream, "embedding_forward_kernel",
+         tokens, table, vocab, dim, out);
 }
 
 void embedding_backward(const DeviceTokenGroups& groups, const Bf16* dout, std::int64_t vocab, std::int64_t dim,
                         float* dtable, cudaStream_t stream) {
   check_embedding_backward(groups, dout, vocab, dim, dtable);
   if (groups.groups == 0) return;
-  embedding_backward_kernel<<<static_cast<unsigned>(groups.groups), kTrainThreads, 0, stream>>>(
-      groups.rows, groups.offsets, groups.token_index, dout, dim, dtable);
-  check_launch("embedding_backward_kernel");
+  launch(embedding_backward_kernel, static_cast<unsigned>(groups.groups), kTrainThreads, 0, stream,
+         "embedding_backward_kernel", groups.rows, groups.offsets, groups.token_index, dout, dim, dtable);
 }
 
 void rope_forward(const RopeArgs& args, cudaStream_t stream) { rope("rope_forward", args, false, stream); }
@@ -127,23 +125,23 @@ void rope_backward(const RopeArgs& args, cudaStream_t stream) { rope("rope_backw
 void swiglu_forward(const Bf16* u, const Bf16* w, Bf16* m, std::int64_t count, cudaStream_t stream) {
   check_elementwise("swiglu_forward", count, {{"u", u}, {"w", w}, {"m", m}});
   if (count == 0) return;
-  swiglu_forward_kernel<<<elementwise_blocks(count), kTrainThreads, 0, stream>>>(u, w, m, count);
-  check_launch("swiglu_forward_kernel");
+  launch(swiglu_forward_kernel, elementwise_blocks(count), kTrainThreads, 0, stream, "swiglu_forward_kernel", u, w, m,
+         count);
 }
 
 void swiglu_backward(const Bf16* u, const Bf16* w, const Bf16* dm, Bf16* du, Bf16* dw, std::int64_t count,
                      cudaStream_t stream) {
   check_elementwise("swiglu_backward", count, {{"u", u}, {"w", w}, {"dm", dm}, {"du", du}, {"dw", dw}});
   if (count == 0) return;
-  swiglu_backward_kernel<<<elementwise_blocks(count), kTrainThreads, 0, stream>>>(u, w, dm, du, dw, count);
-  check_launch("swiglu_backward_kernel");
+  launch(swiglu_backward_kernel, elementwise_blocks(count), kTrainThreads, 0, stream, "swiglu_backward_kernel", u, w,
+         dm, du, dw, count);
 }
 
 void residual_add(const Bf16* a, const Bf16* b, Bf16* out, std::int64_t count, cudaStream_t stream) {
   check_elementwise("residual_add", count, {{"a", a}, {"b", b}, {"out", out}});
   if (count == 0) return;
-  residual_add_kernel<<<elementwise_blocks(count), kTrainThreads, 0, stream>>>(a, b, out, count);
-  check_launch("residual_add_kernel");
+  launch(residual_add_kernel, elementwise_blocks(count), kTrainThreads, 0, stream, "residual_add_kernel", a, b, out,
+         count);
 }
 
 }  // namespace burst::rt::gpu
