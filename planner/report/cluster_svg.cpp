@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "planner/detail/report/svg_canvas.hpp"
+#include "planner/detail/report/text_metrics.hpp"
 
 namespace burst::planner::svg {
 namespace {
@@ -216,16 +217,19 @@ void draw_node(Canvas& c, const Layout& l, int row, const NodeShape& shape,
     c.begin_group(used ? "gpu" : "gpu-idle");
     c.box(l.gpu_x(local), gpu_top, l.gpu_width, kGpuHeight, used ? kGpuFill : kIdleFill,
           used ? kGpuStroke : kIdleStroke);
-    c.text(l.gpu_centre(local), gpu_top + 16, fmt::format("GPU {}", local), "middle", 10);
-    c.text(l.gpu_centre(local), gpu_top + 33, used ? fmt::format("rank {}", at->second) : "idle", "middle", 11);
+    const double room = l.gpu_width - 4;
+    c.text(l.gpu_centre(local), gpu_top + 16, fit_text(fmt::format("GPU {}", local), 10, room), "middle", 10);
+    c.text(l.gpu_centre(local), gpu_top + 33, fit_text(used ? fmt::format("rank {}", at->second) : "idle", 11, room),
+           "middle", 11);
     c.end_group();
   }
   const double bar_y = gpu_top + kGpuHeight + 14;
   if (shape.nvswitch || shape.pcie_switch) {
     const std::string name = shape.nvswitch ? "NVSwitch" : "PCIe switches";
     const std::string speed = shape.nvswitch && !shape.nvlink.empty() ? ", NVLink " + shape.nvlink + " per GPU" : "";
-    c.box(l.gpu_x(0), bar_y, l.gpu_x(l.per_node - 1) + l.gpu_width - l.gpu_x(0), kBarHeight, kSwitchFill, "none");
-    c.text(l.gpu_x(0) + 6, bar_y + 13, name + speed, "start", 11);
+    const double bar_width = l.gpu_x(l.per_node - 1) + l.gpu_width - l.gpu_x(0);
+    c.box(l.gpu_x(0), bar_y, bar_width, kBarHeight, kSwitchFill, "none");
+    c.text(l.gpu_x(0) + 6, bar_y + 13, fit_text(name + speed, 11, bar_width - 12), "start", 11);
   }
   const double nic_y = bar_y + kBarHeight + 12;
   const double span = l.gpu_x(l.per_node - 1) + l.gpu_width - l.gpu_x(0);
@@ -234,7 +238,7 @@ void draw_node(Canvas& c, const Layout& l, int row, const NodeShape& shape,
     const double w = std::min(70.0, slot - 8);
     const double x = l.gpu_x(0) + (n + 0.5) * slot - w / 2;
     c.box(x, nic_y, w, kBarHeight, kNicFill, "none");
-    c.text(x + w / 2, nic_y + 13, fmt::format("NIC {}", n), "middle", 10);
+    c.text(x + w / 2, nic_y + 13, fit_text(fmt::format("NIC {}", n), 10, w - 4), "middle", 10);
   }
   if (shape.nics > 0) {
     c.line(kLeft + kNodeWidth, nic_y + kBarHeight / 2, kFabricX, nic_y + kBarHeight / 2, "#7A6A96", 2);
@@ -285,17 +289,20 @@ std::string cluster_picture(const plan::Plan& plan, bool standalone) {
   const double fabric_mid = (l.row_top(0) + l.height()) / 2;
   const std::string fabric = "fabric" + (shape.fabric.empty() ? std::string() : ": " + shape.fabric) +
                              (shape.nic_bandwidth.empty() ? "" : ", " + shape.nic_bandwidth + " per NIC port");
-  c.text(kFabricX + kFabricWidth / 2 + 4, fabric_mid, fabric, "middle", 12, -90);
+  c.text(kFabricX + kFabricWidth / 2 + 4, fabric_mid, fit_text(fabric, 12, l.height() - l.row_top(0) - 12), "middle",
+         12, -90);
   for (int row = 0; row < l.drawn; ++row) draw_node(c, l, row, shape, rank_at, plan.strategy);
   if (l.elided()) {
     const int rest = l.nodes - l.drawn;
     const double top = l.row_top(l.drawn);
     c.box(kLeft, top, kNodeWidth, kElidedHeight, "#FFFFFF", "#888888", 6);
-    c.text(
-        kLeft + kNodeWidth / 2, top + 24,
-        fmt::format("... {} more node{} like these (nodes {} to {})", rest, rest == 1 ? "" : "s", l.drawn, l.nodes - 1),
-        "middle", 13);
-    c.text(kLeft + kNodeWidth / 2, top + 42, "arrows into and out of this box are the rings' hops to and from them",
+    c.text(kLeft + kNodeWidth / 2, top + 24,
+           fit_text(fmt::format("... {} more node{} like these (nodes {} to {})", rest, rest == 1 ? "" : "s", l.drawn,
+                                l.nodes - 1),
+                    13, kNodeWidth - 16),
+           "middle", 13);
+    c.text(kLeft + kNodeWidth / 2, top + 42,
+           fit_text("arrows into and out of this box are the rings' hops to and from them", 10, kNodeWidth - 16),
            "middle", 10);
     c.line(kLeft + kNodeWidth, top + kElidedHeight / 2, kFabricX, top + kElidedHeight / 2, "#7A6A96", 2);
   }

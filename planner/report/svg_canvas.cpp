@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/escape.hpp"
+#include "planner/detail/report/text_metrics.hpp"
 
 namespace burst::planner::svg {
 
@@ -36,9 +37,9 @@ std::string NiceAxis::label(double tick) { return fmt::format("{:g}", tick); }
 
 Canvas::Canvas(double width, double height, std::string_view title, bool standalone) {
   out_ = fmt::format(R"(<svg{} width="{:.1f}" height="{:.1f}" viewBox="0 0 {:.1f} {:.1f}" role="img" )"
-                     R"(font-family="sans-serif" font-size="12"><title>{}</title>)",
+                     R"(font-family="{}" font-size="12"><title>{}</title>)",
                      standalone ? R"( xmlns="http://www.w3.org/2000/svg")" : "", width, height, width, height,
-                     escape::html(title));
+                     kFontFamily, escape::html(title));
   out_ += '\n';
 }
 
@@ -112,16 +113,17 @@ double Canvas::legend(double x, double y, double width, const std::vector<std::s
 
 double Canvas::legend(double x, double y, double width, const std::vector<std::string>& names,
                       const std::vector<std::string>& colours) {
-  constexpr double kRow = 18, kSwatch = 12, kCharWidth = 7;
+  constexpr double kRow = 18, kSwatch = 12;
   double cx = x, cy = y;
   for (std::size_t i = 0; i < names.size(); ++i) {
-    const double item = kSwatch + 6 + kCharWidth * static_cast<double>(names[i].size()) + 18;
+    const std::string name = fit_text(names[i], 12, width - kSwatch - 6);
+    const double item = kSwatch + 6 + text_width(name, 12) + 18;
     if (cx > x && cx + item > x + width) {
       cx = x;
       cy += kRow;
     }
     rect(cx, cy, kSwatch, kSwatch, i < colours.size() ? colours[i] : palette(i));
-    text(cx + kSwatch + 6, cy + 10.5, names[i]);
+    text(cx + kSwatch + 6, cy + 10.5, name);
     cx += item;
   }
   return names.empty() ? 0 : cy - y + kRow;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "planner/detail/report/svg_canvas.hpp"
+#include "planner/detail/report/text_metrics.hpp"
 
 namespace burst::planner::svg {
 namespace {
@@ -57,8 +58,9 @@ std::string timeline_picture(const Timeline& t, bool standalone) {
   c.text(kLeft + plot / 2, axis_y + 32, ms ? "milliseconds" : "microseconds", "middle");
   const double split = x_of(t.forward_s);
   c.line(split, kTop - 14, split, axis_y, kInk, 1.5, true);
-  c.text(split - 6, kTop - 16, "forward", "end");
-  c.text(split + 6, kTop - 16, "backward", "start");
+  // The two phase names beside the split, kept inside the picture when a phase is short.
+  c.text(std::max(split - 6, text_width("forward", 12) + 4), kTop - 16, "forward", "end");
+  c.text(std::min(split + 6, kWidth - text_width("backward", 12) - 4), kTop - 16, "backward", "start");
 
   for (std::size_t r = 0; r < t.ranks.size(); ++r) {
     const int rank = t.ranks[r];

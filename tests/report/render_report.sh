@@ -2,7 +2,10 @@
 # The capacity report in a real browser: `burst report` writes the HTML of three plans (a flat
 # ring, a double ring, Ulysses x ring; the last also with a run's JSON beside it), headless
 # Chromium renders each to a PNG, and the test checks that Chromium exited 0 and that every PNG
-# is a real 1400 x 2000 picture of some weight (a blank page is a few kB).
+# is a real 1400 x 2000 picture of some weight (a blank page is a few kB). Then the labels as
+# the browser lays them out: a copy of each report with a script that measures every SVG text's
+# box (getBoundingClientRect, the font Chromium really uses) against its picture's, printed
+# through --dump-dom; a text that sticks out of its picture fails the test.
 #
 # Usage: render_report.sh BURST_BINARY SOURCE_DIR [OUT_DIR]
 # Without Chromium (Debian's `chromium`) it prints a SKIPPED line and exits 77, which CTest
@@ -67,6 +70,37 @@ for entry in "${reports[@]}"; do
     failed=1
   else
     echo "ok $name: $png ($size bytes)"
+  fi
+  fit="$out/$name.fit.html"
+  sed 's#</body>#<script>\
+window.addEventListener("load", () => {\
+  const outside = [];\
+  let n = 0;\
+  for (const svg of document.querySelectorAll("svg")) {\
+    const b = svg.getBoundingClientRect();\
+    for (const t of svg.querySelectorAll("text")) {\
+      const r = t.getBoundingClientRect();\
+      if (r.width === 0) continue;\
+      ++n;\
+      if (r.left < b.left - 1 \|\| r.right > b.right + 1) outside.push(t.textContent + " [" + r.left.toFixed(1) + ", " + r.right.toFixed(1) + "] outside [" + b.left.toFixed(1) + ", " + b.right.toFixed(1) + "]");\
+    }\
+  }\
+  const pre = document.createElement("pre");\
+  pre.textContent = "LABELS MEASURED " + n + " OUTSIDE " + outside.length + " " + outside.join(" / ");\
+  document.body.appendChild(pre);\
+});\
+</script></body>#' "$html" >"$fit"
+  timeout 120 "$browser" --headless --no-sandbox --disable-gpu --dump-dom "file://$fit" >"$out/$name.fit.dom" \
+    2>"$out/$name.fit.log" || true
+  verdict=$(grep -o 'LABELS MEASURED [0-9]* OUTSIDE [0-9]*[^<]*' "$out/$name.fit.dom" | head -1)
+  if [[ -z "$verdict" ]]; then
+    echo "FAIL $name: the label measurement printed nothing ($out/$name.fit.log)"
+    failed=1
+  elif [[ "$verdict" != *" OUTSIDE 0 "* ]]; then
+    echo "FAIL $name: labels outside their picture: $verdict"
+    failed=1
+  else
+    echo "ok $name: ${verdict%% OUTSIDE*}, none outside its picture"
   fi
 done
 exit $failed
