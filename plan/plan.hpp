@@ -90,6 +90,8 @@ struct Prediction {
   double comm_bytes_inter = 0;
   double attention_forward_s = 0;  // one attention layer, as the runtime measures it
   double attention_backward_s = 0;
+  double forward_pass_s = 0;   // the step's forward and backward passes, as the runtime times them
+  double backward_pass_s = 0;  // (0 in plans written before they were predicted)
   friend bool operator==(const Prediction&, const Prediction&) = default;
 };
 

@@ -19,7 +19,7 @@ const std::vector<std::string> kStrategyKeys = {"name",     "tp",      "cp",    
                                                 "dq_bytes", "overlap", "checkpoint", "lm_head",  "zero"};
 const std::vector<std::string> kPredictionKeys = {"step_time_s",    "tokens_per_s_per_gpu", "mfu",
                                                   "exposed_comm_s", "memory_bytes_per_gpu", "time_s",
-                                                  "comm_bytes",     "attention_layer"};
+                                                  "comm_bytes",     "attention_layer",      "passes"};
 
 // The document's plan version (2, or 1 for burst.plan/1), or nothing when it declares another
 // format (reported): nothing else is worth checking. A missing "schema" is reported and read as

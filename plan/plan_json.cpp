@@ -75,6 +75,7 @@ Json prediction_json(const Prediction& p) {
   j["time_s"] = items_json(p.time_s);
   j["comm_bytes"] = Json{{"intra", p.comm_bytes_intra}, {"inter", p.comm_bytes_inter}};
   j["attention_layer"] = Json{{"forward_s", p.attention_forward_s}, {"backward_s", p.attention_backward_s}};
+  j["passes"] = Json{{"forward_s", p.forward_pass_s}, {"backward_s", p.backward_pass_s}};
   return j;
 }
 

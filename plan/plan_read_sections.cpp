@@ -196,6 +196,12 @@ void PlanReader::prediction(const Json& j, std::string_view pointer, Prediction&
     non_negative(*layer, JsonReader::child(pointer, "attention_layer"), "forward_s", p.attention_forward_s);
     non_negative(*layer, JsonReader::child(pointer, "attention_layer"), "backward_s", p.attention_backward_s);
   }
+  // Optional: plans written before the passes were predicted have none (the report then says so).
+  if (const Json* passes = reader_.object(j, pointer, "passes", false)) {
+    reader_.reject_unknown_keys(*passes, JsonReader::child(pointer, "passes"), {"forward_s", "backward_s"});
+    non_negative(*passes, JsonReader::child(pointer, "passes"), "forward_s", p.forward_pass_s);
+    non_negative(*passes, JsonReader::child(pointer, "passes"), "backward_s", p.backward_pass_s);
+  }
 }
 
 }  // namespace burst::plan::detail

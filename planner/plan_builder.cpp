@@ -67,6 +67,8 @@ plan::Prediction plan_prediction(const sim::IterationSimulation& sim) {
   p.comm_bytes_inter = sim.comm_bytes_inter;
   p.attention_forward_s = sim.attention.forward.time_s;
   p.attention_backward_s = sim.attention.backward.time_s;
+  p.forward_pass_s = sim.forward_s;
+  p.backward_pass_s = sim.backward_s;
   return p;
 }
 

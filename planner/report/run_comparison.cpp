@@ -15,6 +15,8 @@ constexpr const char* kAttention = "attention (its rings, forward, recompute and
 constexpr const char* kRecompute = "recompute";
 constexpr const char* kLmHead = "LM head and loss";
 constexpr const char* kZero = "ZeRO collectives (waited for)";
+constexpr const char* kDense = "dense layers and the rest of the passes";
+constexpr const char* kOptimizer = "optimizer";
 
 // Which of the plan's time items (plan:/predicted/time_s) each measured part is the sum of.
 struct Pairing {
@@ -25,7 +27,9 @@ const std::vector<Pairing>& pairings() {
   static const std::vector<Pairing> table = {{kAttention, {"attention_compute", "attention_exposed_comm"}},
                                              {kRecompute, {"recompute"}},
                                              {kLmHead, {"lm_head"}},
-                                             {kZero, {"zero_exposed_comm"}}};
+                                             {kZero, {"zero_exposed_comm"}},
+                                             {kDense, {"dense_compute", "elementwise", "tp_exposed_comm"}},
+                                             {kOptimizer, {"optimizer"}}};
   return table;
 }
 
@@ -33,6 +37,7 @@ class Reader {
  public:
   Reader(const Json& doc, const std::string& source) : doc_(doc), source_(source) {}
 
+  [[nodiscard]] bool has(const std::string& pointer) const { return doc_.contains(Json::json_pointer(pointer)); }
   [[nodiscard]] const Json& at(const std::string& pointer) const {
     const Json::json_pointer p(pointer);
     if (!doc_.contains(p)) fail(pointer, "missing");
@@ -66,6 +71,9 @@ void read_training(const Reader& r, RunFigures& f) {
   part(kRecompute, "/measured/recompute_s");
   part(kLmHead, "/measured/loss_s");
   part(kZero, "/zero/collective_s");
+  // Runs written before these were measured have neither: their plan items stay predicted only.
+  if (r.has("/measured/dense_s")) part(kDense, "/measured/dense_s");
+  if (r.has("/measured/optimizer_s")) part(kOptimizer, "/measured/optimizer_s");
   f.times.push_back({"step (median)", r.number("/measured/step_s_median"), r.number("/predicted/step_time_s")});
   const Json& items = r.at("/memory_items");
   if (!items.is_array()) r.fail("/memory_items", "not an array");
@@ -102,6 +110,16 @@ void read_attention(const Reader& r, const Json& doc, RunFigures& f) {
 
 std::vector<Compared> training_times(const RunFigures& run, const plan::Plan& plan) {
   std::vector<Compared> out = run.times;
+  // The passes, where the plan predicts them (plans written before it did say 0).
+  for (Compared& row : out) {
+    const double pass = row.name == "forward"    ? plan.predicted.forward_pass_s
+                        : row.name == "backward" ? plan.predicted.backward_pass_s
+                                                 : 0.0;
+    if (pass > 0) {
+      row.predicted = pass;
+      row.has_predicted = true;
+    }
+  }
   std::vector<bool> used(plan.predicted.time_s.size(), false);
   for (Compared& row : out) {
     for (const Pairing& pairing : pairings()) {

@@ -248,19 +248,19 @@ void TrainingStep::attention_output(Layer& s, bool recompute, StepOutcome& out) 
   s.lse = buffer(c * heads, MemoryUse::Activations, Stored::Fp32);
   if (recompute && policy_ == CheckpointPolicy::SeqStash) {
     // Each sequence's earlier rows on the short ring, its later ones from the stash.
-    if (short_attention_) attend_sequences(*short_attention_, s, short_rows_, out);
+    if (short_attention_) attend_sequences(*short_attention_, s, short_rows_, out, out.attention_recompute_s);
     copy_kept_rows(s, false);
     s.o_kept.clear();
     s.lse_kept.clear();
     return;
   }
-  attend_sequences(*attention_, s, sequence_rows_, out);
+  attend_sequences(*attention_, s, sequence_rows_, out, recompute ? out.attention_recompute_s : out.attention_s);
 }
 
 void TrainingStep::attend_sequences(DistributedAttention& attention, const Layer& s, std::int64_t rows,
-                                    StepOutcome& out) {
+                                    StepOutcome& out, double& seconds) {
   for (std::int64_t e = 0; e < sequences_; ++e) {
-    kernels_.time_span([&] { note_ring(ring_forward(attention, s, e * sequence_rows_, rows)); }, out.attention_s);
+    kernels_.time_span([&] { note_ring(ring_forward(attention, s, e * sequence_rows_, rows)); }, seconds);
     ++out.ring_passes;
   }
 }

@@ -90,10 +90,11 @@ struct StepOutcome {
   double loss_sum = 0;       // this rank's summed cross-entropy
   std::int64_t counted = 0;  // and how many targets it counted
   double forward_s = 0, backward_s = 0;
-  double attention_s = 0;  // in ring attention, forward, recompute and backward
-  double recompute_s = 0;  // recomputing what the checkpoint policy dropped (attention included)
-  double loss_s = 0;       // LM head and loss, forward and backward
-  int ring_passes = 0;     // ring attention calls, recompute included
+  double attention_s = 0;            // in ring attention, forward and backward (not in the recompute)
+  double recompute_s = 0;            // recomputing what the checkpoint policy dropped (attention included)
+  double attention_recompute_s = 0;  // the recompute's ring attention (part of recompute_s)
+  double loss_s = 0;                 // LM head and loss, forward and backward
+  int ring_passes = 0;               // ring attention calls, recompute included
   // Bytes this rank sent in the sequence-parallel all-gathers and reduce-scatters (tp > 1).
   std::uint64_t sequence_parallel_bytes = 0;
   // The micro-batches of one optimizer step, summed.
@@ -104,6 +105,7 @@ struct StepOutcome {
     backward_s += o.backward_s;
     attention_s += o.attention_s;
     recompute_s += o.recompute_s;
+    attention_recompute_s += o.attention_recompute_s;
     loss_s += o.loss_s;
     ring_passes += o.ring_passes;
     sequence_parallel_bytes += o.sequence_parallel_bytes;
@@ -181,7 +183,10 @@ class TrainingStep {
                                   std::int64_t rows);
   void attention_output(Layer& s, bool recompute, StepOutcome& out);
   // Attention of the first `rows` rows of each sequence of the micro-batch, one ring pass each.
-  void attend_sequences(DistributedAttention& attention, const Layer& s, std::int64_t rows, StepOutcome& out);
+  // The ring over each sequence, its time into `seconds` (out's attention_s, or its
+  // attention_recompute_s in the recompute).
+  void attend_sequences(DistributedAttention& attention, const Layer& s, std::int64_t rows, StepOutcome& out,
+                        double& seconds);
   void mlp_inputs(const BoundUnit& params, const LayerSlices& w, Layer& s);
   [[nodiscard]] StepBuffer forward_layer(const BoundUnit& params, const LayerSlices& w, Layer& s, StepOutcome& out);
   void keep_per_policy(Layer& s);

@@ -161,6 +161,8 @@ Json TrainingReport::to_json() const {
                         {"recompute_s", measured.recompute_s},
                         {"attention_s", measured.attention_s},
                         {"loss_s", measured.loss_s},
+                        {"dense_s", measured.dense_s},
+                        {"optimizer_s", measured.optimizer_s},
                         {"sequence_parallel_bytes", measured.sequence_parallel_bytes}};
   report["predicted"] = {{"step_time_s", predicted_step_s}};
   report["device_traffic"] = {{"scope", "this process, all its ranks"},

@@ -18,7 +18,8 @@
 //   zero            {stage, ranks, total_floats, shard_floats, state, offload, collective_s,
 //                    collectives_per_step: [{collective, of, calls, bytes}]}
 //   predicted_memory_bytes, predicted_memory {item: bytes}, predicted {step_time_s}
-//   measured        {step_s_median, forward_s, backward_s, recompute_s, attention_s, loss_s}
+//   measured        {step_s_median, forward_s, backward_s, recompute_s, attention_s, loss_s, dense_s,
+//                    optimizer_s, sequence_parallel_bytes}
 //   device_traffic  {scope, first_step, later_steps_max (runs of two steps or more)}
 //   check           {loss, reference_loss, loss_rel_err, max_rel_err_grad, worst_tensor,
 //                    rel_err_grad_by_tensor, tolerance, passed}   (--check only)
@@ -114,6 +115,11 @@ struct TrainingReport {
   std::vector<plan::Item> predicted_memory;
   struct Measured {
     double step_s_median = 0, forward_s = 0, backward_s = 0, recompute_s = 0, attention_s = 0, loss_s = 0;
+    // forward + backward less ring attention, the recompute, and the LM head and loss: the dense
+    // layers' products, norms, RoPE, SwiGLU, residuals, the embedding, tensor parallelism's
+    // collectives and any wait for ZeRO's gathers inside the passes.
+    double dense_s = 0;
+    double optimizer_s = 0;  // host time of the optimizer step (on a GPU, its last kernels may still run)
     // Bytes rank 0 sent a step in the sequence-parallel all-gathers and reduce-scatters (tp > 1).
     std::uint64_t sequence_parallel_bytes = 0;
   } measured;

@@ -164,6 +164,7 @@ struct TrainingRun::StepRecord {
   double grad_norm = 0;
   double lr = 0;            // the step's learning rate (the schedule's)
   double collective_s = 0;  // in ZeRO's collectives (the gradient all-reduce at stages 0-1)
+  double optimizer_s = 0;   // from the optimizer step's start to its return, on the host
   DeviceTraffic traffic;    // what this process moved between host and device in the step (device_traffic.hpp)
   StepOutcome outcome;
   struct Memory {  // one column of the ledger after the step
@@ -462,7 +463,8 @@ std::optional<TrainingReport> TrainingRun::run() {
     record.lr = adamw.lr;
     record.grad_norm = model.optimizer_step(adamw);
     require_finite(index + 1, record.loss, record.grad_norm, saved);
-    record.step_s = before_copy + seconds_since(optimizer_start);
+    record.optimizer_s = seconds_since(optimizer_start);
+    record.step_s = before_copy + record.optimizer_s;
     record.traffic = device_traffic().since(traffic_before);
     if (i + 1 == options_.steps) model.finish_collectives();  // the last step's gathers, counted with it
     record.collective_s = model.take_collective_s();
@@ -621,8 +623,14 @@ std::optional<TrainingReport> TrainingRun::report(const std::vector<StepRecord>&
     mean.forward_s += r.outcome.forward_s / n;
     mean.backward_s += r.outcome.backward_s / n;
     mean.recompute_s += r.outcome.recompute_s / n;
-    mean.attention_s += r.outcome.attention_s / n;
+    mean.attention_s += (r.outcome.attention_s + r.outcome.attention_recompute_s) / n;
     mean.loss_s += r.outcome.loss_s / n;
+    // What the passes spent outside ring attention (the recompute's counted once, in recompute_s),
+    // the recompute, and the LM head and loss.
+    mean.dense_s += std::max(0.0, r.outcome.forward_s + r.outcome.backward_s - r.outcome.attention_s -
+                                      r.outcome.recompute_s - r.outcome.loss_s) /
+                    n;
+    mean.optimizer_s += r.optimizer_s / n;
     mean.sequence_parallel_bytes = std::max(mean.sequence_parallel_bytes, r.outcome.sequence_parallel_bytes);
   }
   std::sort(step_times.begin(), step_times.end());

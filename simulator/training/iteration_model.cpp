@@ -132,6 +132,9 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   t.optimizer = optimizer_seconds(job, strategy.zero, topology, *models.comm);
 
   it.step_time_s = t.total();
+  const double loss = loss_seconds(m, c, tp, strategy.lm_head_chunks, job.dtype_bytes, *models.compute, gpu);
+  it.forward_s = mb * (layers * (dense_forward + fwd.time_s) + head_forward + loss);
+  it.backward_s = mb * (layers * (dense_backward + bwd.time_s + layer_recompute) + head_backward);
   const double tokens = static_cast<double>(job.seq) * job.batch;
   it.tokens_per_s_per_gpu = tokens / it.step_time_s / gpus;
   it.model_flops = mb * 3 * (gpus * (layers * dense_forward_flops + head_forward_flops) + layers * fwd.flops_total);

@@ -107,6 +107,11 @@ struct IterationSimulation {
   TimeBreakdown time;
   MemoryBreakdown memory;
   double step_time_s = 0;
+  // The step's forward and backward passes as the runtime times them (every micro-batch): the
+  // layers' dense work and attention phases and the LM head with its loss; the backward with
+  // the recompute. ZeRO's exposed collectives and the optimizer are outside both.
+  double forward_s = 0;
+  double backward_s = 0;
   double tokens_per_s_per_gpu = 0;
   double mfu = 0;               // model FLOPs (no recompute) / (step time x GPUs x peak)
   double model_flops = 0;       // per iteration, all GPUs: 3 x forward (dense + attention + LM head)

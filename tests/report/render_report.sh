@@ -5,7 +5,9 @@
 # is a real 1400 x 2000 picture of some weight (a blank page is a few kB). Then the labels as
 # the browser lays them out: a copy of each report with a script that measures every SVG text's
 # box (getBoundingClientRect, the font Chromium really uses) against its picture's, printed
-# through --dump-dom; a text that sticks out of its picture fails the test.
+# through --dump-dom; a text that sticks out of its picture fails the test. A sixth report is of a
+# training run planned and run by this script, and every row of its "measured against
+# predicted" must hold both figures.
 #
 # Usage: render_report.sh BURST_BINARY SOURCE_DIR [OUT_DIR]
 # Without Chromium (Debian's `chromium`) it prints a SKIPPED line and exits 77, which CTest
@@ -30,6 +32,14 @@ if [[ -z "$browser" ]]; then
   exit 77
 fi
 
+# A training run planned and run now (2 nodes of 2 CPU ranks, tiny-train at 256 tokens, 3 steps):
+# its report must fill every row of "measured against predicted".
+live_plan="$out/live-plan.json" live_run="$out/live-run.json"
+"$burst" plan --topology local --local-device cpu --nodes 2 --per-node 2 --model "$src/tests/data/models/tiny-train.json" \
+  --seq 256 -o "$live_plan" >"$out/live-plan.log" 2>&1
+timeout 300 mpirun --oversubscribe --allow-run-as-root -np 4 "$burst" run "$live_plan" --steps 3 --json --device cpu \
+  >"$live_run" 2>"$out/live-run.log"
+
 # name plan [run]
 reports=(
   "flat-ring $src/tests/data/plans/a800x4-burst14b-1M.json"
@@ -37,6 +47,7 @@ reports=(
   "ulysses-ring $src/tests/data/run/h100x4-llama3-8b-256K-burst-usp.json"
   "measured-training $src/tests/data/run/local-2x2-tiny-train-256.json $src/tests/report/data/local-2x2-tiny-train-256.run.json"
   "measured-attention $src/tests/data/run/local-2x2-tiny-mha-4K-burst.json $src/tests/report/data/local-2x2-tiny-mha-4K-burst.run.json"
+  "measured-live $live_plan $live_run"
 )
 failed=0
 for entry in "${reports[@]}"; do
@@ -44,6 +55,15 @@ for entry in "${reports[@]}"; do
   html="$out/$name.html"
   png="$out/$name.png"
   "$burst" report "$plan" ${run:+--run "$run"} --no-scaling -o "$html" 2>"$out/$name.report.log"
+  if [[ $name == measured-live ]]; then
+    table=$(sed -n "/id=.run-time./,/<\/table>/p" "$html")
+    if [[ -z "$table" ]] || grep -q "not measured\|not predicted" <<<"$table"; then
+      echo "FAIL $name: a row of measured against predicted is empty ($html)"
+      failed=1
+    else
+      echo "ok $name: every row of measured against predicted filled"
+    fi
+  fi
   rm -f "$png"
   if ! timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --screenshot="$png" \
       --window-size=1400,2000 "file://$html" >"$out/$name.chromium.log" 2>&1; then

@@ -81,3 +81,33 @@ TEST_CASE("a wrong file is named by the field it lacks") {
   attention["measured"]["backward_s"] = "slow";
   CHECK_THAT(error_of(attention), Catch::Contains("run.json:/measured/backward_s: not a number"));
 }
+
+TEST_CASE("with the dense layers and the optimizer measured and the passes predicted, every row is filled") {
+  Json run = run_json("local-2x2-tiny-train-256.run.json");
+  run["measured"]["dense_s"] = 0.05;
+  run["measured"]["optimizer_s"] = 0.002;
+  const planner::RunFigures f = planner::read_run(run, "run.json");
+  REQUIRE(f.times.size() == 9);
+  plan::Plan p = plan::read_plan(std::string(BURST_TEST_DATA) + "/run/local-2x2-tiny-train-256.json");
+  CHECK(p.predicted.forward_pass_s == 0);  // a plan from before the passes were predicted
+  p.predicted.forward_pass_s = 0.003;
+  p.predicted.backward_pass_s = 0.006;
+  const std::vector<planner::Compared> rows = planner::training_times(f, p);
+  CHECK(rows.size() == 9);
+  for (const planner::Compared& c : rows) {
+    INFO(c.name);
+    CHECK(c.has_measured);
+    CHECK(c.has_predicted);
+    if (c.name == "forward") CHECK(c.predicted == 0.003);
+    if (c.name == "optimizer") CHECK(c.measured == 0.002);
+    if (c.name.starts_with("dense")) {
+      double dense = 0;
+      for (const plan::Item& item : p.predicted.time_s) {
+        if (item.name == "dense_compute" || item.name == "elementwise" || item.name == "tp_exposed_comm")
+          dense += item.value;
+      }
+      CHECK(c.predicted == Approx(dense));
+      CHECK(c.measured == 0.05);
+    }
+  }
+}

@@ -45,6 +45,23 @@ TEST_CASE("time items sum to the step time", "[training][time]") {
   }
 }
 
+TEST_CASE("the forward and backward passes are the step less ZeRO's exposed collectives and the optimizer",
+          "[training][time]") {
+  const auto t = a800(2);
+  for (const std::int64_t seq : {std::int64_t{16 * 1024}, std::int64_t{64 * 1024}}) {
+    const auto job = job_of("burst-7b", seq);
+    for (const char* family : {"burst", "megatron-cp", "loongtrain-double-ring", "burst-usp"}) {
+      INFO(family << " at " << seq << " tokens");
+      const auto it = run(job, sim::training_preset(family, job, t), t);
+      REQUIRE(it.not_applicable.empty());
+      CHECK(it.forward_s > 0);
+      CHECK(it.backward_s > it.forward_s);  // twice the products, and the recompute
+      CHECK(it.forward_s + it.backward_s + it.time.zero_exposed_comm + it.time.optimizer ==
+            Approx(it.step_time_s).epsilon(1e-12));
+    }
+  }
+}
+
 TEST_CASE("seq_stash recompute fraction of the attention forward", "[training][time]") {
   const std::int64_t s = 1 << 20;
   CheckpointConfig ck;

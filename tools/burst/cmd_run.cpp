@@ -206,8 +206,9 @@ void print_training_report(const rt::TrainingReport& r) {
              run.lr_schedule.warmup_steps, decay_text(run.lr_schedule));
   fmt::print(
       "  step      measured {:.3f} s median (forward {:.3f}, backward {:.3f} of which recompute {:.3f}; attention "
-      "{:.3f}, LM head {:.3f}), predicted {:.3f} s\n",
-      m.step_s_median, m.forward_s, m.backward_s, m.recompute_s, m.attention_s, m.loss_s, r.predicted_step_s);
+      "{:.3f}, LM head {:.3f}, dense layers {:.3f}; optimizer {:.3f}), predicted {:.3f} s\n",
+      m.step_s_median, m.forward_s, m.backward_s, m.recompute_s, m.attention_s, m.loss_s, m.dense_s, m.optimizer_s,
+      r.predicted_step_s);
   const rt::ZeroSummary& z = r.zero;
   fmt::print("  zero      stage {} over {} ranks: {} of {} parameters a shard, {:.3f} s a step in its collectives\n",
              z.stage, z.ranks, z.shard_floats, z.total_floats, z.collective_s);
