@@ -307,10 +307,25 @@ Section run_section(const RunFigures& run, const plan::Plan& p) {
     s.blocks.push_back(std::move(block));
   }
   if (!run.memory.empty()) {
-    for (auto& block : comparison({"Memory per GPU: measured peak and predicted, by item", run.memory, rt::kGiB,
+    // Items the runtime holds no memory for (the allocator's reserve: a margin the plan keeps,
+    // not an allocation) are named under the table instead of standing in it half empty.
+    std::vector<Compared> measured;
+    std::vector<std::string> predicted_only;
+    for (const Compared& c : run.memory) {
+      if (c.has_measured) {
+        measured.push_back(c);
+      } else {
+        predicted_only.push_back(fmt::format("{} {}", c.name, units::human_bytes(c.predicted)));
+      }
+    }
+    for (auto& block : comparison({"Memory per GPU: measured peak and predicted, by item", measured, rt::kGiB,
                                    "GiB per GPU", units::human_bytes},
                                   "run-memory")) {
       s.blocks.push_back(std::move(block));
+    }
+    if (!predicted_only.empty()) {
+      s.blocks.emplace_back(fmt::format("Predicted only, nothing the runtime allocates to measure: {}.",
+                                        text::join(predicted_only, "; ")));
     }
   }
   if (!run.level_bytes.empty()) {

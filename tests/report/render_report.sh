@@ -56,7 +56,7 @@ for entry in "${reports[@]}"; do
   png="$out/$name.png"
   "$burst" report "$plan" ${run:+--run "$run"} --no-scaling -o "$html" 2>"$out/$name.report.log"
   if [[ $name == measured-live ]]; then
-    table=$(sed -n "/id=.run-time./,/<\/table>/p" "$html")
+    table=$(sed -n "/id=.run-time./,/<\/table>/p;/id=.run-memory./,/<\/table>/p" "$html")
     if [[ -z "$table" ]] || grep -q "not measured\|not predicted" <<<"$table"; then
       echo "FAIL $name: a row of measured against predicted is empty ($html)"
       failed=1
