@@ -19,6 +19,7 @@
 // pair's end are zero-filled: padded keys have position -1, which no mask interval contains, so
 // they are masked whenever the key tile is short; padded query rows are never written.
 #include "runtime/cuda/detail/device/launch.cuh"
+#include "runtime/cuda/detail/device/pair_tiles.cuh"
 #include "runtime/cuda/detail/device/tile_pipeline.cuh"
 #include "runtime/cuda/detail/device/warp_tiles.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
@@ -64,13 +65,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const DeviceTileWalk& walk = in.tiles.by_query;
   const device::TilePipeline<T::kStages> pipe{walk.offsets[blockIdx.x], walk.offsets[blockIdx.x + 1]};
   auto load = [&](int e, int stage) {
-    const std::int64_t k0 = std::int64_t{walk.tiles[e].tile} * T::kTileRows;
-    device::load_tile_async<D, T::kTileRows, T::kThreads>(k_tile(stage), in.k, k0, shape.k_tokens, shape.kv_heads,
-                                                          kv_head);
-    device::load_tile_async<D, T::kTileRows, T::kThreads>(v_tile(stage), in.v, k0, shape.k_tokens, shape.kv_heads,
-                                                          kv_head);
-    device::load_rows_async<T::kTileRows, T::kThreads>(k_positions(stage), in.k_positions, k0, shape.k_tokens,
-                                                       std::int64_t{1}, std::int64_t{0}, std::int64_t{-1});
+    device::load_key_tile_async<T>(k_tile(stage), v_tile(stage), k_positions(stage), in, walk.tiles[e].tile, kv_head);
   };
   if (pipe.first < pipe.last) {
     device::load_tile_async<D, T::kRows, T::kThreads>(q_tile, in.q, q0, shape.q_tokens, shape.heads, head);
