@@ -35,10 +35,14 @@ fi
 # A training run planned and run now (2 nodes of 2 CPU ranks, tiny-train at 256 tokens, 3 steps):
 # its report must fill every row of "measured against predicted".
 live_plan="$out/live-plan.json" live_run="$out/live-run.json"
-"$burst" plan --topology local --local-device cpu --nodes 2 --per-node 2 --model "$src/tests/data/models/tiny-train.json" \
-  --seq 256 -o "$live_plan" >"$out/live-plan.log" 2>&1
-timeout 300 mpirun --oversubscribe --allow-run-as-root -np 4 "$burst" run "$live_plan" --steps 3 --json --device cpu \
-  >"$live_run" 2>"$out/live-run.log"
+failed=0
+if ! "$burst" plan --topology local --local-device cpu --nodes 2 --per-node 2 \
+    --model "$src/tests/data/models/tiny-train.json" --seq 256 -o "$live_plan" >"$out/live-plan.log" 2>&1 ||
+  ! timeout 300 mpirun --oversubscribe --allow-run-as-root -np 4 "$burst" run "$live_plan" --steps 3 --json \
+    --device cpu >"$live_run" 2>"$out/live-run.log"; then
+  echo "FAIL measured-live: planning or running the live training failed ($out/live-plan.log, $out/live-run.log)"
+  failed=1
+fi
 
 # name plan [run]
 reports=(
@@ -49,7 +53,6 @@ reports=(
   "measured-attention $src/tests/data/run/local-2x2-tiny-mha-4K-burst.json $src/tests/report/data/local-2x2-tiny-mha-4K-burst.run.json"
   "measured-live $live_plan $live_run"
 )
-failed=0
 for entry in "${reports[@]}"; do
   read -r name plan run <<<"$entry"
   html="$out/$name.html"
