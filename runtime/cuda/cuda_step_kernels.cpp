@@ -22,6 +22,7 @@
 #include "common/bf16.hpp"
 #include "common/error.hpp"
 #include "runtime/cuda/detail/cublaslt_gemm.hpp"
+#include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/kernels/device_traffic.hpp"
 #include "runtime/cuda/device_count.hpp"
@@ -117,18 +118,6 @@ void check_targets(Problems& p, std::string_view call, std::span<const std::int3
   check_ids(p, call, "target", targets, gpu::kIgnoredTarget, vocab,
             fmt::format("-1 (ignored) or 0 <= target < {}", vocab));
 }
-
-// The stream of the State, created first and destroyed last (see the head comment).
-struct OwnedStream {
-  cudaStream_t handle = nullptr;
-  OwnedStream() { check_cuda(cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
-  ~OwnedStream() {  // no throwing here
-    (void)cudaStreamSynchronize(handle);
-    (void)cudaStreamDestroy(handle);
-  }
-  OwnedStream(const OwnedStream&) = delete;
-  OwnedStream& operator=(const OwnedStream&) = delete;
-};
 
 // Host arrays copied into one block of device memory, each part at a multiple of 16 bytes.
 struct Staged {
@@ -232,7 +221,7 @@ std::span<const std::byte> bytes_of(std::span<const T> values) {
 struct CudaStepKernels::State {
   explicit State(CudaKernelOptions o) : options(o) {}
   CudaKernelOptions options;
-  OwnedStream stream;  // first: destroyed last
+  gpu::OwnedStream stream;  // first: destroyed last (see the head comment)
   std::unique_ptr<gpu::DeviceKernelMemory> memory;
   std::unique_ptr<gpu::CublasLtGemm> gemm;
   StagedUpload upload;
@@ -249,7 +238,7 @@ struct CudaStepKernels::State {
     check_cuda(cudaSetDevice(options.device), fmt::format("cudaSetDevice({})", options.device));
   }
   Staged send(std::initializer_list<std::span<const std::byte>> parts) {
-    return upload.send(parts, *memory, stream.handle);
+    return upload.send(parts, *memory, stream.handle());
   }
 };
 
@@ -261,19 +250,19 @@ CudaStepKernels::CudaStepKernels(CudaKernelOptions options) {
   int major = 0;
   check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.device),
              "cudaDeviceGetAttribute(cudaDevAttrComputeCapabilityMajor)");
-  s.memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, s.stream.handle);
-  s.gemm = std::make_unique<gpu::CublasLtGemm>(s.stream.handle, gpu::recommended_gemm_workspace(major));
+  s.memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, s.stream.handle());
+  s.gemm = std::make_unique<gpu::CublasLtGemm>(s.stream.handle(), gpu::recommended_gemm_workspace(major));
 }
 
 CudaStepKernels::~CudaStepKernels() {  // no throwing here
   if (!state_) return;
   (void)cudaSetDevice(state_->options.device);
-  (void)cudaStreamSynchronize(state_->stream.handle);  // no copy still reads the staging buffer
+  (void)cudaStreamSynchronize(state_->stream.handle());  // no copy still reads the staging buffer
 }
 
 KernelMemory& CudaStepKernels::memory() { return *state_->memory; }
 
-void* CudaStepKernels::stream() const { return state_->stream.handle; }
+void* CudaStepKernels::stream() const { return state_->stream.handle(); }
 
 void CudaStepKernels::set_positions(std::span<const std::int64_t> positions) {
   State& s = *state_;
@@ -301,10 +290,10 @@ BoundTensor CudaStepKernels::bind_params(StepTensor params) {
   // return_gradients, which waits for the stream). From pageable memory it returns once the
   // driver has staged the source. The fp32 block is freed on the stream after the rounding.
   const MemoryBlock staged = s.memory->allocate(params.bytes());
-  check_cuda(cudaMemcpyAsync(staged.data(), params.data, params.bytes(), cudaMemcpyHostToDevice, s.stream.handle),
+  check_cuda(cudaMemcpyAsync(staged.data(), params.data, params.bytes(), cudaMemcpyHostToDevice, s.stream.handle()),
              fmt::format("cudaMemcpyAsync(a unit's fp32 parameters to the device, {} bytes)", params.bytes()));
   count_host_to_device(params.bytes());
-  gpu::to_bf16_on_device(staged.floats(), bound.tensor.data, params.count, s.stream.handle);
+  gpu::to_bf16_on_device(staged.floats(), bound.tensor.data, params.count, s.stream.handle());
   return bound;
 }
 
@@ -349,11 +338,11 @@ double CudaStepKernels::squared_norm(StepTensor grads) {
       s.memory->allocate(static_cast<std::size_t>(gpu::squared_norm_workspace_doubles(count) + 1) * sizeof(double));
   auto* partials =
       reinterpret_cast<double*>(workspace.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): fp64 storage
-  gpu::squared_norm(f32_in(grads), count, partials + 1, partials, s.stream.handle);
+  gpu::squared_norm(f32_in(grads), count, partials + 1, partials, s.stream.handle());
   double result = 0;
-  check_cuda(cudaMemcpyAsync(&result, partials, sizeof result, cudaMemcpyDeviceToHost, s.stream.handle),
+  check_cuda(cudaMemcpyAsync(&result, partials, sizeof result, cudaMemcpyDeviceToHost, s.stream.handle()),
              "cudaMemcpyAsync(a squared gradient norm to the host)");
-  check_cuda(cudaStreamSynchronize(s.stream.handle), "cudaStreamSynchronize(after a squared gradient norm)");
+  check_cuda(cudaStreamSynchronize(s.stream.handle()), "cudaStreamSynchronize(after a squared gradient norm)");
   count_device_to_host(sizeof result);
   count_host_wait();
   return result;
@@ -377,13 +366,13 @@ void CudaStepKernels::adamw_update(const AdamWTensors& range, std::span<const Pa
   p.throw_if_any();
   state_->select_device();
   const float clip = hd::adamw_clip_factor(norm, config.clip_norm);
-  for_each_group_part(range.offset, range.master.count, groups,
-                      [&](const ParamGroup& group, std::size_t i, std::size_t count) {
-                        const gpu::AdamWDeviceRange part{f32_out(range.master) + i,   f32_in(range.grads) + i,
-                                                         f32_out(range.m) + i,        f32_out(range.v) + i,
-                                                         bf16_out(range.working) + i, static_cast<std::int64_t>(count)};
-                        gpu::adamw_update(part, group_scalars<float>(config, group, step), clip, state_->stream.handle);
-                      });
+  for_each_group_part(
+      range.offset, range.master.count, groups, [&](const ParamGroup& group, std::size_t i, std::size_t count) {
+        const gpu::AdamWDeviceRange part{f32_out(range.master) + i,   f32_in(range.grads) + i,
+                                         f32_out(range.m) + i,        f32_out(range.v) + i,
+                                         bf16_out(range.working) + i, static_cast<std::int64_t>(count)};
+        gpu::adamw_update(part, group_scalars<float>(config, group, step), clip, state_->stream.handle());
+      });
 }
 
 void CudaStepKernels::linear_forward(StepTensor x, std::int64_t rows, std::int64_t in, StepTensor w, std::int64_t out,
@@ -425,7 +414,7 @@ void CudaStepKernels::rms_norm_forward(StepTensor x, StepTensor gain, std::int64
   p.throw_if_any();
   state_->select_device();
   gpu::rms_norm_forward(bf16_in(x), bf16_in(gain), rows, dim, kNormEps, bf16_out(y), f32_out(inv_rms),
-                        state_->stream.handle);
+                        state_->stream.handle());
 }
 
 void CudaStepKernels::add_rms_norm_forward(StepTensor a, StepTensor b, StepTensor sum, StepTensor gain,
@@ -440,7 +429,7 @@ void CudaStepKernels::add_rms_norm_forward(StepTensor a, StepTensor b, StepTenso
   p.throw_if_any();
   state_->select_device();
   gpu::add_rms_norm_forward({bf16_in(a), bf16_in(b), bf16_out(sum)}, bf16_in(gain), rows, dim, kNormEps, bf16_out(y),
-                            f32_out(inv_rms), state_->stream.handle);
+                            f32_out(inv_rms), state_->stream.handle());
 }
 
 void CudaStepKernels::rms_norm_backward(StepTensor x, StepTensor gain, StepTensor inv_rms, StepTensor dy,
@@ -463,7 +452,7 @@ void CudaStepKernels::rms_norm_backward(StepTensor x, StepTensor gain, StepTenso
       s.memory->allocate(static_cast<std::size_t>(gpu::rms_norm_workspace_floats(rows, dim)) * sizeof(float));
   gpu::rms_norm_backward(bf16_in(x), bf16_in(gain), f32_in(inv_rms), bf16_in(dy),
                          skip.count > 0 ? bf16_in(skip) : nullptr, rows, dim, bf16_out(dx), f32_out(dgain),
-                         workspace.floats(), s.stream.handle);
+                         workspace.floats(), s.stream.handle());
 }
 
 void CudaStepKernels::rope(StepTensor q, std::int64_t heads, StepTensor k, std::int64_t kv_heads, std::int64_t head_dim,
@@ -481,7 +470,7 @@ void CudaStepKernels::rope(StepTensor q, std::int64_t heads, StepTensor k, std::
   s.select_device();
   const std::int64_t* positions = s.position_count > 0 ? s.positions.part<std::int64_t>(0) : nullptr;
   const gpu::RopeArgs args{bf16_out(q), s.position_count, heads, head_dim, positions, base, bf16_out(k), kv_heads};
-  (backward ? gpu::rope_backward : gpu::rope_forward)(args, s.stream.handle);
+  (backward ? gpu::rope_backward : gpu::rope_forward)(args, s.stream.handle());
 }
 
 void CudaStepKernels::swiglu_forward(StepTensor u, StepTensor w, StepTensor m) {
@@ -489,7 +478,7 @@ void CudaStepKernels::swiglu_forward(StepTensor u, StepTensor w, StepTensor m) {
   check_same_bf16(p, call_name("swiglu_forward"), {{"u", u}, {"w", w}, {"m", m}});
   p.throw_if_any();
   state_->select_device();
-  gpu::swiglu_forward(bf16_in(u), bf16_in(w), bf16_out(m), static_cast<std::int64_t>(u.count), state_->stream.handle);
+  gpu::swiglu_forward(bf16_in(u), bf16_in(w), bf16_out(m), static_cast<std::int64_t>(u.count), state_->stream.handle());
 }
 
 void CudaStepKernels::swiglu_backward(StepTensor u, StepTensor w, StepTensor dm, StepTensor du, StepTensor dw) {
@@ -498,7 +487,7 @@ void CudaStepKernels::swiglu_backward(StepTensor u, StepTensor w, StepTensor dm,
   p.throw_if_any();
   state_->select_device();
   gpu::swiglu_backward(bf16_in(u), bf16_in(w), bf16_in(dm), bf16_out(du), bf16_out(dw),
-                       static_cast<std::int64_t>(u.count), state_->stream.handle);
+                       static_cast<std::int64_t>(u.count), state_->stream.handle());
 }
 
 void CudaStepKernels::residual_add(StepTensor a, StepTensor b, StepTensor out) {
@@ -506,7 +495,7 @@ void CudaStepKernels::residual_add(StepTensor a, StepTensor b, StepTensor out) {
   check_same_bf16(p, call_name("residual_add"), {{"a", a}, {"b", b}, {"out", out}});
   p.throw_if_any();
   state_->select_device();
-  gpu::residual_add(bf16_in(a), bf16_in(b), bf16_out(out), static_cast<std::int64_t>(a.count), state_->stream.handle);
+  gpu::residual_add(bf16_in(a), bf16_in(b), bf16_out(out), static_cast<std::int64_t>(a.count), state_->stream.handle());
 }
 
 void CudaStepKernels::copy(StepTensor src, StepTensor dst) {
@@ -517,7 +506,7 @@ void CudaStepKernels::copy(StepTensor src, StepTensor dst) {
   p.throw_if_any();
   if (src.count == 0) return;
   state_->select_device();
-  check_cuda(cudaMemcpyAsync(dst.data, src.data, src.bytes(), cudaMemcpyDeviceToDevice, state_->stream.handle),
+  check_cuda(cudaMemcpyAsync(dst.data, src.data, src.bytes(), cudaMemcpyDeviceToDevice, state_->stream.handle()),
              fmt::format("cudaMemcpyAsync({}, {} bytes device to device)", call, src.bytes()));
 }
 
@@ -537,7 +526,8 @@ void CudaStepKernels::embedding_forward(std::span<const std::int32_t> tokens, St
   State& s = *state_;
   s.select_device();
   const Staged ids = s.send({bytes_of(tokens)});
-  gpu::embedding_forward(ids.part<std::int32_t>(0), count, bf16_in(table), vocab, dim, bf16_out(out), s.stream.handle);
+  gpu::embedding_forward(ids.part<std::int32_t>(0), count, bf16_in(table), vocab, dim, bf16_out(out),
+                         s.stream.handle());
 }
 
 void CudaStepKernels::embedding_backward(std::span<const std::int32_t> tokens, StepTensor dout, std::int64_t vocab,
@@ -560,7 +550,7 @@ void CudaStepKernels::embedding_backward(std::span<const std::int32_t> tokens, S
   const gpu::DeviceTokenGroups device_groups{static_cast<std::int64_t>(groups.rows.size()), count,
                                              sent.part<std::int32_t>(0), sent.part<std::int32_t>(1),
                                              sent.part<std::int32_t>(2)};
-  gpu::embedding_backward(device_groups, bf16_in(dout), vocab, dim, f32_out(dtable), s.stream.handle);
+  gpu::embedding_backward(device_groups, bf16_in(dout), vocab, dim, f32_out(dtable), s.stream.handle());
 }
 
 LmHeadForward CudaStepKernels::cross_entropy_loss(StepTensor logits, std::int64_t rows, std::int64_t vocab,
@@ -578,12 +568,12 @@ LmHeadForward CudaStepKernels::cross_entropy_loss(StepTensor logits, std::int64_
   const MemoryBlock row_loss = s.memory->allocate(static_cast<std::size_t>(rows) * sizeof(double));
   auto* device_loss =
       reinterpret_cast<double*>(row_loss.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): doubles
-  gpu::cross_entropy_loss_rows(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), device_loss, s.stream.handle);
+  gpu::cross_entropy_loss_rows(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), device_loss, s.stream.handle());
   s.row_loss.resize(static_cast<std::size_t>(rows));
   check_cuda(cudaMemcpyAsync(s.row_loss.data(), device_loss, s.row_loss.size() * sizeof(double), cudaMemcpyDeviceToHost,
-                             s.stream.handle),
+                             s.stream.handle()),
              fmt::format("cudaMemcpyAsync({}: the row losses to the host)", call));
-  check_cuda(cudaStreamSynchronize(s.stream.handle), fmt::format("cudaStreamSynchronize({})", call));
+  check_cuda(cudaStreamSynchronize(s.stream.handle()), fmt::format("cudaStreamSynchronize({})", call));
   count_device_to_host(s.row_loss.size() * sizeof(double));
   count_host_wait();
   for (const double loss : s.row_loss) result.loss_sum += loss;  // row order, as the CPU adds them
@@ -608,7 +598,7 @@ void CudaStepKernels::cross_entropy_backward(StepTensor logits, std::int64_t row
   const Staged sent = s.send({bytes_of(targets)});
   const auto scale_f = static_cast<float>(scale);
   gpu::cross_entropy_backward(f32_in(logits), rows, vocab, sent.part<std::int32_t>(0), scale_f, bf16_out(dl),
-                              s.stream.handle);
+                              s.stream.handle());
 }
 
 // Two events of their own per span, so spans nest (a phase around its parts); the pairs are
@@ -620,7 +610,7 @@ void CudaStepKernels::time_span(const std::function<void()>& part, double& secon
   const std::size_t index = s.spans_used++;
   const gpu::EventPair& span = *s.spans[index];
   s.span_seconds.push_back(&seconds);
-  span.record_start(s.stream.handle);
+  span.record_start(s.stream.handle());
   try {
     part();
   } catch (...) {  // this span and those inside it never end: drop them (their seconds may be gone)
@@ -629,7 +619,7 @@ void CudaStepKernels::time_span(const std::function<void()>& part, double& secon
     throw;
   }
   s.select_device();
-  span.record_stop(s.stream.handle);
+  span.record_stop(s.stream.handle());
   s.last_stop = index;
 }
 

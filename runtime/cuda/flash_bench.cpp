@@ -10,6 +10,7 @@
 #include "common/bf16.hpp"
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/detail/device_buffer.hpp"
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/detail/event_timer.hpp"
@@ -49,8 +50,8 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
   check_cuda(cudaSetDevice(c.device), fmt::format("cudaSetDevice({})", c.device));
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, c.device), "cudaGetDeviceProperties");
-  cudaStream_t stream = nullptr;
-  check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  const OwnedStream owned;  // destroyed however the bench ends
+  const cudaStream_t stream = owned.handle();
 
   const std::int64_t n = c.tokens;
   const std::vector<std::int64_t> positions = contiguous_positions(n);
@@ -95,7 +96,6 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
     flash_backward(in, {d_o_bf16, lse_out, delta_out}, grads, c.deterministic, stream);
   });
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bench)");
-  (void)cudaStreamDestroy(stream);
   const auto heads = static_cast<double>(c.heads);
   r.forward_flops = 4.0 * c.head_dim * lists.by_query.scores * heads;
   r.backward_flops = 10.0 * c.head_dim * lists.by_key.scores * heads;

@@ -1,8 +1,9 @@
 // The flash-attention forward of one block pair on tensor cores (flash_attention.hpp).
 //
-// Grid: one block per (query block, query head), ForwardTraits: 4 warps over 128 query rows,
-// warp w owning rows 32w .. 32w + 31 as two mma row blocks (every K and V fragment it loads feeds
-// both). The block walks its key tiles from the query-major tile list (never the empty ones),
+// Grid: one block per (query block, query head), ForwardTraits: 128 query rows, each warp
+// owning kM = T::kWarpBlocks mma row blocks of 16 (head dim 64: 4 warps of 32 rows, every K and
+// V fragment a warp loads feeding both blocks; head dim 128: 8 warps of 16 rows). The block
+// walks its key tiles from the query-major tile list (never the empty ones),
 // K, V and the key positions of the next tile loading through the TilePipeline's second stage
 // while this one is computed. Per tile, with the online softmax of hd/online_softmax.hpp, per
 // row in fp32:
@@ -12,8 +13,8 @@
 //   acc = alpha acc + P V      (P rounded to bf16 in registers as the mma's A operand)
 // and at the end O = acc / l, lse = m + log l (hd::finish_row: O = 0, lse = -inf when l = 0).
 // The row sum l is kept per thread over its 16 columns and summed over the quad at the end.
-// A lane sees 4 rows: row pair r of row block m, row 32 warp + 16 m + c_row(lane, r); their
-// positions and allowed key intervals sit in shared memory, read on Partial tiles only.
+// A lane sees 2 kM rows: row pair r of row block m, row 16 kM warp + 16 m + c_row(lane, r);
+// their positions and allowed key intervals sit in shared memory, read on Partial tiles only.
 //
 // Grouped-query attention reads K, V of kv head h / (heads / kv_heads) in place. Rows past the
 // pair's end are zero-filled: padded keys have position -1, which no mask interval contains, so

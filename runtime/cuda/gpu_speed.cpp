@@ -13,6 +13,7 @@
 #include "runtime/calibration/gpu_speed.hpp"
 #include "runtime/calibration/together.hpp"
 #include "runtime/cuda/detail/cublaslt_gemm.hpp"
+#include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/detail/device_buffer.hpp"
 #include "runtime/cuda/detail/event_timer.hpp"
@@ -24,17 +25,6 @@ namespace burst::rt {
 namespace {
 
 using gpu::check_cuda;
-
-// A stream of this rank's GPU, destroyed however the measuring ends.
-struct Stream {
-  cudaStream_t stream = nullptr;
-  Stream() { check_cuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags"); }
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  ~Stream() {
-    if (stream != nullptr) (void)cudaStreamDestroy(stream);
-  }
-};
 
 // `count` random bf16 values in `buffer`: one MiB of them uploaded, then repeated on the device
 // (a GEMM on zeros runs faster than on data, and a 16K-square host array takes seconds to fill).
@@ -102,18 +92,18 @@ GpuSpeeds measure_gpu_speeds(Communicator& comm, const GpuSpeedOptions& o) {
       measured({"attn_bwd", mask, block, r.backward_flops}, r.backward_s);
     }
   }
-  const Stream stream;
-  gpu::CublasLtGemm gemm(stream.stream, gpu::recommended_gemm_workspace(prop.major));
+  const gpu::OwnedStream stream;  // destroyed however the measuring ends
+  gpu::CublasLtGemm gemm(stream.handle(), gpu::recommended_gemm_workspace(prop.major));
   std::mt19937 rng(11);
   for (const std::int64_t n : o.gemm_sides) {
     comm.barrier();
     measured({"gemm", "", n, linear_forward_gemm(n, n, n).flops()},
-             gemm_seconds(gemm, stream.stream, n, o.repeat, rng));
+             gemm_seconds(gemm, stream.handle(), n, o.repeat, rng));
   }
   comm.barrier();
   // One point: the simulator reads the elementwise curve at its large end only.
   measured({"elementwise", "", 1, 2.0 * static_cast<double>(o.copy_bytes)},
-           copy_seconds(stream.stream, o.copy_bytes, o.repeat));
+           copy_seconds(stream.handle(), o.copy_bytes, o.repeat));
   const std::vector<double> slowest = best_of_slowest(comm, mine, mine.size());
   for (std::size_t i = 0; i < speeds.kernels.size(); ++i) speeds.kernels[i].seconds = slowest.empty() ? 0 : slowest[i];
   return speeds;

@@ -45,7 +45,7 @@ struct KernelTraits {
 
 // The two tile lists the kernels walk (flash_attention.hpp's DeviceTileList):
 //   query-major  blocks of kQueryBlockRows queries, each walking key tiles of kKeyTileRows
-//                (the forward and the deterministic dQ pass: 128 query rows share each key
+//                (the forward and the dQ pass: 128 query rows share each key
 //                tile's loads, as FlashAttention-2's forward does)
 //   key-major    blocks of kKeyBlockRows keys, each walking query tiles of kQueryTileRows
 //                (the dK, dV pass)
@@ -73,9 +73,10 @@ using KvTraits = KernelTraits<D, kKeyBlockRows, kQueryTileRows, 2, 2>;
 // Where dQ is added from the dK, dV pass with float atomics (its dS^T through shared memory, one
 // more barrier a tile) rather than by the dQ pass, which recomputes S and dP over its own rows:
 // only at head dim 64. At 128 the two passes were faster on an H200 (16K tokens, 16 heads:
-// backward 127 against 105 TFLOP/s, full mask; 124 against 107, causal), and the atomic path's
-// dS^T tile would keep dK out of registers; at 64 they were even (123 against 120 full, 121
-// against 126 causal). The deterministic backward always takes the two passes.
+// backward 127 against 105 TFLOP/s, full mask; 124 against 107, causal; both with dK still in
+// shared memory then), so the atomic variant is not built there; at 64 they were even (123
+// against 120 full, 121 against 126 causal). The deterministic backward always takes the two
+// passes.
 template <int D>
 inline constexpr bool kAtomicDqPays = D <= 64;
 
