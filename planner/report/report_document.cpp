@@ -191,10 +191,8 @@ Table knobs_table(const plan::Plan& p) {
 // How the row's framework allocates beyond its knobs (its family's FrameworkMemory), "-" for a
 // strategy that is no family.
 std::string allocation_of(const std::string& name) {
-  for (const sim::FamilyTraits& f : sim::family_table()) {
-    if (f.name == name) return sim::describe_allocation(f.memory);
-  }
-  return "-";
+  const sim::FamilyTraits* family = sim::find_family(name);
+  return family != nullptr ? sim::describe_allocation(family->memory) : "-";
 }
 
 Table peers_table(const std::vector<Candidate>& all) {

@@ -44,19 +44,11 @@ namespace {
 
 using device::FastExp;
 using device::RowTile;
+using device::zero_blocks;
 
 // 8-column blocks of dQ a warp computes per pass in the atomic path (fewer live registers than
 // all of D).
 constexpr int kBlocksPerPass = 4;
-
-template <int kBlocks>
-__device__ inline void zero_blocks(float (&acc)[kBlocks][4]) {
-#pragma unroll
-  for (int j = 0; j < kBlocks; ++j) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
-  }
-}
 
 template <class T, bool kAtomicDq>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)

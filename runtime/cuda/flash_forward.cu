@@ -83,13 +83,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
   float acc[kM][D / 8][4];
 #pragma unroll
-  for (int m = 0; m < kM; ++m) {
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) acc[m][j][i] = 0.0f;
-    }
-  }
+  for (int m = 0; m < kM; ++m) device::zero_blocks(acc[m]);
   float row_max[kM][2], row_sum[kM][2];  // row_sum: this thread's 16 columns only
 #pragma unroll
   for (int m = 0; m < kM; ++m) {

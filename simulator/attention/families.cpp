@@ -114,14 +114,19 @@ std::vector<std::string> family_names() {
   return names;
 }
 
-const FamilyTraits& family_traits(std::string_view name, const std::string& where) {
+const FamilyTraits* find_family(std::string_view name) {
   const auto& table = family_table();
   const auto it = std::find_if(table.begin(), table.end(), [&](const FamilyTraits& f) { return f.name == name; });
-  if (it == table.end()) {
+  return it == table.end() ? nullptr : &*it;
+}
+
+const FamilyTraits& family_traits(std::string_view name, const std::string& where) {
+  const FamilyTraits* family = find_family(name);
+  if (family == nullptr) {
     throw Error(Problem{where, fmt::format("unknown strategy '{}'", name), text::join(family_names()),
                         text::did_you_mean(name, family_names())});
   }
-  return *it;
+  return *family;
 }
 
 }  // namespace burst::sim

@@ -67,6 +67,8 @@ struct FamilyTraits {
 // Every family, in the order tables and searches list them (burst's own first).
 [[nodiscard]] const std::vector<FamilyTraits>& family_table();
 [[nodiscard]] std::vector<std::string> family_names();
+// The row of `name`, or nullptr when no family has that name.
+[[nodiscard]] const FamilyTraits* find_family(std::string_view name);
 // The row of `name`; throws burst::Error at `where` naming the families (with did-you-mean).
 [[nodiscard]] const FamilyTraits& family_traits(std::string_view name, const std::string& where = "strategy");
 

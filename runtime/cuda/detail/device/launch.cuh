@@ -1,8 +1,9 @@
 // The one launch path of every CUDA kernel of the project (host side of a .cu file; no other
-// file writes a <<<>>> launch): a kernel, its grid, block and dynamic shared memory, on a stream. It raises the
-// kernel's dynamic shared-memory limit when the launch asks for more than the default 48 KiB (the attribute is the
-// kernel's, so it is set before every such launch: a process may drive several devices), launches, and checks the
-// launch (check_launch: a bad configuration throws burst::Error naming the kernel).
+// file writes a <<<>>> launch): a kernel, its grid, block and dynamic shared memory, on a
+// stream. It raises the kernel's dynamic shared-memory limit when the launch asks for more than
+// the default 48 KiB (the attribute is the kernel's, so it is set before every such launch: a
+// process may drive several devices), launches, and checks the launch (check_launch: a bad
+// configuration throws burst::Error naming the kernel).
 #pragma once
 
 #include <cstddef>

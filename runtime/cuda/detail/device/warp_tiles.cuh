@@ -34,6 +34,16 @@ inline constexpr int kScoreCols = 64;
 // Fragments of a warp's 16 x 64 result.
 using RowTile = float[kScoreCols / 8][4];
 
+// Zeroes kBlocks 16 x 8 accumulator blocks (a score tile, an output or gradient accumulator).
+template <int kBlocks>
+__device__ inline void zero_blocks(float (&acc)[kBlocks][4]) {
+#pragma unroll
+  for (int j = 0; j < kBlocks; ++j) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[j][i] = 0.0f;
+  }
+}
+
 // Queues the copy of rows [first, first + kRows) of head `head` of a [tokens, heads, D] bf16
 // tensor into a shared tile (rows D + kRowPad apart); rows at or past `tokens` become zeros.
 // All kThreads threads take part.
@@ -76,13 +86,7 @@ __device__ inline void warp_scores_rows(RowTile (&s)[kM], const std::uint16_t* a
   const layout::Coord a_at = layout::a_address(lane);
   const layout::Coord b_at = layout::b_pair_address_from_nk(lane);  // (row of b_tile, column)
 #pragma unroll
-  for (int m = 0; m < kM; ++m) {
-#pragma unroll
-    for (int j = 0; j < kScoreCols / 8; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) s[m][j][i] = 0.0f;
-    }
-  }
+  for (int m = 0; m < kM; ++m) zero_blocks(s[m]);
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
     std::uint32_t a[kM][4];
