@@ -160,11 +160,11 @@ void Communicator::check_collective(const Envelope& e, DType out_dtype, std::siz
                                     bool here) const {
   Problems problems;
   const std::string where = fmt::format("rank {}: {}", rank(), describe(e));
-  if (e.dtype == DType::BF16 || e.dtype == DType::Bytes) {
-    if (e.operation == Operation::Allreduce || e.operation == Operation::ReduceScatter) {
-      problems.add(where, fmt::format("cannot reduce {} elements", to_string(e.dtype)),
-                   "fp32, fp64, int32, int64, uint64", "reduce in fp32 and round afterwards");
-    }
+  const bool reduction = e.operation == Operation::Allreduce || e.operation == Operation::ReduceScatter;
+  if (reduction && (e.dtype == DType::Bytes || (e.dtype == DType::BF16 && !reduces_bf16()))) {
+    problems.add(where, fmt::format("cannot reduce {} elements on this backend", to_string(e.dtype)),
+                 reduces_bf16() ? "fp32, fp64, bf16, int32, int64, uint64" : "fp32, fp64, int32, int64, uint64",
+                 "reduce in fp32 and round afterwards");
   }
   if (here && out_dtype != e.dtype) {
     problems.add(where, fmt::format("output is {}, input {}", to_string(out_dtype), to_string(e.dtype)),

@@ -143,6 +143,10 @@ class Communicator {
   // Whether transfers and collectives may be handed device memory: NCCL, and the loopback when
   // its copy is the device copy. The others read host memory only.
   [[nodiscard]] virtual bool reads_device_memory() const { return false; }
+  // Whether allreduce and reduce_scatter take bf16 (summed in fp32 and rounded once on the host
+  // backends, comm/detail/reduce_in_order.hpp; NCCL's own bf16 reductions): the loopback, a
+  // subgroup and NCCL do, MPI does not (it has no bf16 type; check_collective refuses it there).
+  [[nodiscard]] virtual bool reduces_bf16() const { return false; }
 
   // This rank's device work is queued on `stream` (a cudaStream_t) from now on; a transport that
   // orders its copies by events on the ranks' streams (the GPU loopback) uses it, others ignore it.
@@ -165,7 +169,8 @@ class Communicator {
   void wait_all(std::span<Request> requests);
 
   // Collectives over every rank: each rank calls them in the same order with the same dtype
-  // and counts. They time out like a wait. Reductions take fp32, fp64 and the integer dtypes.
+  // and counts. They time out like a wait. Reductions take fp32, fp64 and the integer dtypes, and
+  // bf16 where reduces_bf16().
   void barrier();
   void allreduce(MutBuffer data, ReduceOp op);  // in place
   // all[r * mine.count ...] = rank r's `mine`, on every rank.

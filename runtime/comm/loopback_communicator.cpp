@@ -15,36 +15,24 @@
 
 #include "common/error.hpp"
 #include "runtime/comm/comm_errors.hpp"
+#include "runtime/comm/detail/reduce_in_order.hpp"
 #include "runtime/comm/detail/tag.hpp"
+#include "runtime/comm/subgroup_communicator.hpp"
 
 namespace burst::rt {
 namespace {
 
-// out[i] = op over ranks r (in rank order) of inputs[r][offset + i], for i < count.
-template <class T>
-void reduce_as(ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset, std::size_t count,
-               void* out, MessageCopy& copy) {
-  std::vector<T> acc(count);
-  std::memcpy(acc.data(), inputs.front().data() + offset * sizeof(T), count * sizeof(T));
-  for (std::size_t r = 1; r < inputs.size(); ++r) {
-    std::vector<T> x(count);
-    std::memcpy(x.data(), inputs[r].data() + offset * sizeof(T), count * sizeof(T));
-    for (std::size_t i = 0; i < count; ++i) acc[i] = op == ReduceOp::Sum ? acc[i] + x[i] : std::max(acc[i], x[i]);
-  }
-  if (count > 0) copy.copy(out, acc.data(), count * sizeof(T));
-}
-
+// out[i] = op over ranks r (in rank order) of inputs[r][offset + i], for i < count
+// (detail/reduce_in_order.hpp), written through the job's copy.
 void reduce(DType dtype, ReduceOp op, const std::vector<std::vector<std::byte>>& inputs, std::size_t offset,
             std::size_t count, void* out, MessageCopy& copy) {
-  switch (dtype) {
-    case DType::F32: return reduce_as<float>(op, inputs, offset, count, out, copy);
-    case DType::F64: return reduce_as<double>(op, inputs, offset, count, out, copy);
-    case DType::I32: return reduce_as<std::int32_t>(op, inputs, offset, count, out, copy);
-    case DType::I64: return reduce_as<std::int64_t>(op, inputs, offset, count, out, copy);
-    case DType::U64: return reduce_as<std::uint64_t>(op, inputs, offset, count, out, copy);
-    case DType::BF16:
-    case DType::Bytes: break;  // refused by Communicator::check_collective before posting
-  }
+  if (count == 0) return;
+  const std::size_t element = dtype_size(dtype);
+  std::vector<const std::byte*> blocks;
+  for (const std::vector<std::byte>& input : inputs) blocks.push_back(input.data() + offset * element);
+  std::vector<std::byte> result(count * element);
+  detail::reduce_in_order(dtype, op, blocks, count, result.data());
+  copy.copy(out, result.data(), result.size());
 }
 
 // A message kept on the host.
@@ -91,6 +79,7 @@ std::shared_ptr<MessageCopy> function_message_copy(CopyFunction copy, bool reads
 struct MessageKey {
   int to = 0, from = 0;
   long long tag = 0;
+  // NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 reads the defaulted <=>'s comparison with 0 as a null pointer
   friend auto operator<=>(const MessageKey&, const MessageKey&) = default;
 };
 
@@ -126,6 +115,8 @@ class LoopbackHub {
   std::map<MessageKey, std::deque<std::unique_ptr<KeptMessage>>> mailbox;  // sent, not yet received
   std::map<MessageKey, std::deque<ReceiveState*>> waiting;                 // posted, not yet delivered
   std::map<std::uint64_t, MeetingPoint> meetings;
+  // Sub-jobs made and not yet taken by every member, by (member list, k-th such list asked).
+  std::map<std::pair<std::vector<int>, int>, std::vector<std::unique_ptr<Communicator>>> subjobs;
 
  private:
   int size_;
@@ -237,6 +228,21 @@ bool LoopbackCommunicator::reads_device_memory() const { return hub_->copy->read
 void LoopbackCommunicator::use_device_stream(void* stream) {
   const std::lock_guard lock(hub_->mutex);
   hub_->copy->use_stream(rank_, stream);
+}
+
+std::unique_ptr<Communicator> LoopbackCommunicator::subjob(std::vector<int> members,
+                                                           std::shared_ptr<MessageCopy> copy) {
+  members = checked_members(*this, std::move(members));
+  const auto index = static_cast<std::size_t>(std::find(members.begin(), members.end(), rank_) - members.begin());
+  const int k = subjobs_asked_[members]++;
+  const std::lock_guard lock(hub_->mutex);
+  auto [entry, first] = hub_->subjobs.try_emplace({members, k});
+  if (first) entry->second = make_loopback_communicators(static_cast<int>(members.size()), options(), std::move(copy));
+  std::unique_ptr<Communicator> mine = std::move(entry->second[index]);
+  if (std::all_of(entry->second.begin(), entry->second.end(), [](const auto& c) { return c == nullptr; })) {
+    hub_->subjobs.erase(entry);
+  }
+  return mine;
 }
 
 std::unique_ptr<Request::State> LoopbackCommunicator::post_send(ConstBuffer buffer, const Envelope& e) {

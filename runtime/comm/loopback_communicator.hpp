@@ -34,6 +34,7 @@
 // mailboxes under one mutex.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <span>
 #include <vector>
@@ -104,8 +105,20 @@ class LoopbackCommunicator : public Communicator {
   [[nodiscard]] int local_size() const override { return size(); }
   // True when the job's copy is not the host memcpy (the device copy of --loopback --device cuda).
   [[nodiscard]] bool reads_device_memory() const override;
+  [[nodiscard]] bool reduces_bf16() const override { return true; }
   // This rank's device work is queued on `stream`: its messages are ordered by events on it.
   void use_device_stream(void* stream) override;
+
+  // This rank's communicator in a job of `members` alone (ranks of this job, increasing, this
+  // rank among them): its own mailboxes and meeting points, moving bytes with `copy` (null: the
+  // host memcpy). A tensor-parallel or ZeRO group of a --loopback --device cuda job gets its
+  // collectives on the device so, where a SubgroupCommunicator would reduce on the host; a new
+  // copy, because a copy knows the ranks of its job by their index (a stream each).
+  // Every member asks for the same groups in the same order; the first to ask for the k-th job
+  // of a list makes every member's communicator with its `copy`, and each member takes its own
+  // (nothing waits: the job's collectives meet later). Throws burst::Error for a bad list
+  // (checked_members, subgroup_communicator.hpp).
+  [[nodiscard]] std::unique_ptr<Communicator> subjob(std::vector<int> members, std::shared_ptr<MessageCopy> copy);
 
  protected:
   std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override;
@@ -124,7 +137,8 @@ class LoopbackCommunicator : public Communicator {
 
   std::shared_ptr<LoopbackHub> hub_;
   int rank_;
-  std::uint64_t collectives_ = 0;  // this rank's collectives so far: the next one's meeting point
+  std::uint64_t collectives_ = 0;                  // this rank's collectives so far: the next one's meeting point
+  std::map<std::vector<int>, int> subjobs_asked_;  // by member list: how many this rank has taken
 };
 
 // The shared mailboxes of a `ranks`-rank job, for building its communicators one by one

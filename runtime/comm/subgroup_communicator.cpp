@@ -16,6 +16,7 @@
 
 #include "common/error.hpp"
 #include "runtime/comm/comm_errors.hpp"
+#include "runtime/comm/detail/reduce_in_order.hpp"
 #include "runtime/comm/detail/tag.hpp"
 
 namespace burst::rt {
@@ -25,32 +26,6 @@ namespace {
 constexpr std::uint64_t kSubgroupSteps = static_cast<std::uint64_t>(max_step_for_tag_ub(32767)) + 1;
 
 std::string member_list(const std::vector<int>& members) { return fmt::format("{{{}}}", fmt::join(members, ", ")); }
-
-// acc[i] = op(acc[i], x[i]) for `count` elements of T, read and written bytewise (the received
-// blocks are byte vectors).
-template <class T>
-void combine_as(ReduceOp op, std::byte* acc, const std::byte* x, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) {
-    T a;
-    T b;
-    std::memcpy(&a, acc + i * sizeof(T), sizeof(T));
-    std::memcpy(&b, x + i * sizeof(T), sizeof(T));
-    a = op == ReduceOp::Sum ? static_cast<T>(a + b) : std::max(a, b);
-    std::memcpy(acc + i * sizeof(T), &a, sizeof(T));
-  }
-}
-
-void combine(DType dtype, ReduceOp op, std::byte* acc, const std::byte* x, std::size_t count) {
-  switch (dtype) {
-    case DType::F32: return combine_as<float>(op, acc, x, count);
-    case DType::F64: return combine_as<double>(op, acc, x, count);
-    case DType::I32: return combine_as<std::int32_t>(op, acc, x, count);
-    case DType::I64: return combine_as<std::int64_t>(op, acc, x, count);
-    case DType::U64: return combine_as<std::uint64_t>(op, acc, x, count);
-    case DType::BF16:
-    case DType::Bytes: break;  // refused by Communicator::check_collective before posting
-  }
-}
 
 // `total` elements in blocks of `per` (the last ones shorter or empty): block j is elements
 // [first(j), first(j) + length(j)).
@@ -62,6 +37,8 @@ struct Blocks {
 
 const std::byte* bytes_of(const void* p) { return static_cast<const std::byte*>(p); }
 std::byte* bytes_of(void* p) { return static_cast<std::byte*>(p); }
+
+}  // namespace
 
 std::vector<int> checked_members(const Communicator& parent, std::vector<int> members) {
   Problems problems;
@@ -87,8 +64,6 @@ std::vector<int> checked_members(const Communicator& parent, std::vector<int> me
   problems.throw_if_any();
   return members;
 }
-
-}  // namespace
 
 SubgroupCommunicator::SubgroupCommunicator(Communicator& parent, std::vector<int> members)
     : Communicator(parent.options()), parent_(parent), members_(checked_members(parent, std::move(members))) {
@@ -166,9 +141,9 @@ void SubgroupCommunicator::reduce_to_owners(ConstBuffer input, std::size_t per, 
   const auto block_of = [&](int m) {
     return m == rank_ ? in + blocks.first(rank_) * element : received[static_cast<std::size_t>(m)].data();
   };
-  std::vector<std::byte> acc(block_of(0), block_of(0) + length * element);
-  for (int m = 1; m < n; ++m) combine(input.dtype, op, acc.data(), block_of(m), length);
-  if (!acc.empty()) std::memcpy(out, acc.data(), acc.size());
+  std::vector<const std::byte*> ordered;
+  for (int m = 0; m < n; ++m) ordered.push_back(block_of(m));
+  detail::reduce_in_order(input.dtype, op, ordered, length, static_cast<std::byte*>(out));
 }
 
 void SubgroupCommunicator::share_blocks(ConstBuffer mine, void* all, std::size_t per, std::size_t total,

@@ -51,7 +51,8 @@
 // - Every collective, the posted iallgather / ireduce_scatter included, completes before it
 //   returns: its Request is not pending, and waiting on it does nothing. (A subgroup's posted
 //   collective therefore overlaps no compute; the interface allows a complete Request.)
-// - Reductions: Sum and Max over fp32, fp64, int32, int64 and uint64, as the loopback's.
+// - Reductions: Sum and Max over fp32, fp64, bf16 (in fp32, rounded once), int32, int64 and uint64,
+//   in member order, as the loopback's (comm/detail/reduce_in_order.hpp).
 // - Each phase waits at most the parent's timeout (the options are the parent's); a late one
 //   fails with a burst::Error that names this rank of the subgroup and of the parent, the
 //   members, the collective, and the parent's timeout message (the world rank that never sent).
@@ -76,6 +77,10 @@
 
 namespace burst::rt {
 
+// `members` when they are a group `parent`'s rank may form: parent ranks in increasing order,
+// each once, this rank among them; else burst::Error naming this rank, the list and what is wrong.
+[[nodiscard]] std::vector<int> checked_members(const Communicator& parent, std::vector<int> members);
+
 class SubgroupCommunicator final : public Communicator {
  public:
   // The members are parent ranks in increasing order, this rank among them, the same list on
@@ -91,6 +96,7 @@ class SubgroupCommunicator final : public Communicator {
   [[nodiscard]] int local_size() const override { return parent_.local_size(); }
   // Host buffers only: the reductions run on the host.
   [[nodiscard]] bool reads_device_memory() const override { return false; }
+  [[nodiscard]] bool reduces_bf16() const override { return true; }
 
   [[nodiscard]] const std::vector<int>& members() const { return members_; }
   // Payload bytes this member's messages to the other members have carried (its collectives'

@@ -149,12 +149,13 @@ class DeviceMessageCopy final : public MessageCopy {
     entry.staging = std::make_unique<DeviceKernelMemory>(device, entry.stream);
   }
 
-  // fp32 sums (ZeRO's gradients) and copies (its parameter gathers, broadcasts) of device buffers
-  // of a rank whose stream is known; the rest (host values, other reductions) on the host.
+  // fp32 sums (ZeRO's gradients), bf16 sums (the tensor-parallel reduce-scatters of a GPU step)
+  // and copies (parameter gathers, broadcasts, the sequence-parallel all-gathers) of device
+  // buffers of a rank whose stream is known; the rest (host values, other reductions) on the host.
   [[nodiscard]] bool collective_on_device(const Envelope& e, int r, const void* input,
                                           const void* output) const override {
     const bool sum = (e.operation == Operation::Allreduce || e.operation == Operation::ReduceScatter) &&
-                     e.dtype == DType::F32 && e.op == ReduceOp::Sum;
+                     (e.dtype == DType::F32 || e.dtype == DType::BF16) && e.op == ReduceOp::Sum;
     const bool copies = e.operation == Operation::Allgather || e.operation == Operation::Broadcast;
     return (sum || copies) && e.count > 0 && ranks_.contains(r) && (input == nullptr || is_device_memory(input)) &&
            (output == nullptr || is_device_memory(output)) && (input != nullptr || output != nullptr);
@@ -184,6 +185,15 @@ class DeviceMessageCopy final : public MessageCopy {
       case Operation::Allreduce:
       case Operation::ReduceScatter: {  // rank order, as the host's reductions
         const std::size_t offset = e.operation == Operation::ReduceScatter ? static_cast<std::size_t>(r) * bytes : 0;
+        if (e.dtype == DType::BF16) {  // widened into fp32, summed, rounded once (comm/detail/reduce_in_order.hpp)
+          const MemoryBlock scratch = rank(r)->staging->allocate(e.count * sizeof(float));
+          auto* sum = reinterpret_cast<float*>(scratch.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+          fill_on_device(sum, 0.0F, e.count, stream);
+          for (std::size_t i = 0; i < kept.size(); ++i)
+            accumulate_on_device(sum, input(i, offset), true, e.count, stream);
+          to_bf16_on_device(sum, out, e.count, stream);
+          break;  // the scratch is freed in this stream's order
+        }
         copy_in(out, input(0, offset), bytes);
         for (std::size_t i = 1; i < kept.size(); ++i) {
           accumulate_on_device(reinterpret_cast<float*>(out), input(i, offset), false, e.count,

@@ -99,6 +99,7 @@ class NcclCollectives final : public Communicator {
   [[nodiscard]] int local_rank() const override { return job_.local_rank(); }
   [[nodiscard]] int local_size() const override { return job_.local_size(); }
   [[nodiscard]] bool reads_device_memory() const override { return true; }
+  [[nodiscard]] bool reduces_bf16() const override { return true; }  // ncclBfloat16
 
   // The communicator stops for good; what is in flight is abandoned (the job is ending). NCCL
   // frees an aborted communicator, so it is forgotten here and never called again.

@@ -3,6 +3,9 @@
 // implementation of each), so this file holds the choices and checks, for every build alike.
 #include "runtime/device/device.hpp"
 
+#include <iterator>
+#include <vector>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -111,7 +114,7 @@ std::unique_ptr<Communicator> make_nccl_transport(Communicator& job, const NcclO
   return nccl.ring_transport(job, lists, stream);
 }
 
-std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernels& kernels) {
+std::unique_ptr<Communicator> make_device_collectives(Communicator& job, StepKernels& kernels) {
   if (job.size() == 1) return make_device_self_communicator(job.options());
   detail::NcclBackend& nccl = detail::nccl_backend();
   if (nccl.version().empty()) return nccl.state_collectives(job, nullptr);  // refused: no NCCL
@@ -122,6 +125,20 @@ std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernel
   }
   require_gpu_per_rank(job, "ZeRO collectives over NCCL");  // so the rank's GPU is its local rank, as the kernels'
   return nccl.state_collectives(job, stream);
+}
+
+std::unique_ptr<Communicator> make_loopback_device_collectives(Communicator& job, std::span<const int> members,
+                                                               StepKernels& kernels) {
+  auto* loopback = dynamic_cast<LoopbackCommunicator*>(&job);
+  if (loopback == nullptr || !loopback->reads_device_memory()) {
+    throw Error(Problem{"device collectives of a loopback job", "the job is not a --loopback job on the GPU",
+                        "a loopback job whose copy moves GPU memory", "a bug in the session: please report it"});
+  }
+  if (std::ssize(members) == job.size()) return nullptr;
+  std::unique_ptr<Communicator> sub =
+      loopback->subjob(std::vector<int>(members.begin(), members.end()), message_copy(Device::Cuda));
+  order_messages_on(*sub, kernels);
+  return sub;
 }
 
 GpuProbe probe_gpus() { return detail::cuda_backend().probe(); }

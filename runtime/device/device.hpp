@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -105,11 +106,21 @@ void order_messages_on(Communicator& comm, AttentionKernels& kernels);
 // A one-rank communicator that reads GPU memory (the loopback with the device copy).
 [[nodiscard]] std::unique_ptr<Communicator> make_device_self_communicator(CommOptions options);
 
-// ZeRO's collectives on a model state in the GPU memory of `kernels` (CUDA step kernels): over
-// NCCL between the job's processes (runtime/cuda/nccl_collectives.hpp; each waits for the work
-// `kernels` queued before it), or a device self communicator for a job of one. Collective over
-// `job`. Throws burst::Error when the build has no NCCL (several processes), the kernels are
-// not CUDA ones, a node has more ranks than GPUs, or NCCL fails.
-[[nodiscard]] std::unique_ptr<Communicator> make_state_transport(Communicator& job, StepKernels& kernels);
+// Collectives on the GPU memory of `kernels` (CUDA step kernels) over the ranks of `group` (the
+// job's communicator, or a subgroup of it: ZeRO's sharding group, a tensor-parallel group): over
+// NCCL between processes (runtime/cuda/nccl_collectives.hpp; its unique id broadcast over
+// `group`, which outlives the result; each collective waits for the work `kernels` queued
+// before it), or a device self communicator for a group of one. Collective over `group`.
+// Throws burst::Error when the build has no NCCL (several processes), the kernels are not CUDA
+// ones, a node has more ranks than GPUs, or NCCL fails.
+[[nodiscard]] std::unique_ptr<Communicator> make_device_collectives(Communicator& group, StepKernels& kernels);
+
+// The same for a --loopback job on one GPU (`job`, whose GPU copy moves device memory itself):
+// null for the whole job (its own communicator serves), else this rank's loopback sub-job of
+// `members` with a GPU copy of its own, its messages ordered on the stream of `kernels`
+// (LoopbackCommunicator::subjob). Throws burst::Error when `job` is not such a loopback.
+[[nodiscard]] std::unique_ptr<Communicator> make_loopback_device_collectives(Communicator& job,
+                                                                             std::span<const int> members,
+                                                                             StepKernels& kernels);
 
 }  // namespace burst::rt

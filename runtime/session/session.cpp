@@ -2,6 +2,7 @@
 #include "runtime/session/session.hpp"
 
 #include <algorithm>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -133,10 +134,17 @@ void Session::prepare_training(Device device) {
   }
   if (device == Device::Cuda && plan_.strategy.zero.offload) {
     options.host_state_memory = [] { return make_host_state_memory(Device::Cuda); };  // page-locked
-  } else if (device == Device::Cuda && !request_.loopback) {
-    // ZeRO's collectives on the GPU-resident model state: NCCL (the loopback's copy reads GPU memory itself)
-    options.state_transport = [&comm = comm_, &kernels = *step_kernels_] {
-      return make_state_transport(comm, kernels);
+  }
+  if (device == Device::Cuda && request_.loopback) {
+    // Groups of the ranks on the one GPU: loopback sub-jobs (the whole job's copy reads GPU memory itself)
+    options.device_collectives = [&comm = comm_, &kernels = *step_kernels_](Communicator&,
+                                                                            std::span<const int> members) {
+      return make_loopback_device_collectives(comm, members, kernels);
+    };
+  } else if (device == Device::Cuda) {
+    // ZeRO's collectives on a GPU-resident state and the tensor-parallel group's over NCCL
+    options.device_collectives = [&kernels = *step_kernels_](Communicator& group, std::span<const int>) {
+      return make_device_collectives(group, kernels);
     };
   }
   training_ = std::make_unique<TrainingRun>(plan_, comm_, std::move(options));

@@ -137,13 +137,6 @@ TrainingStep::TrainingStep(const plan::Plan& plan, const ModelLayout& model, std
           fmt::format("this rank's {} rows of a micro-batch do not split over {} tensor-parallel ranks", rows_, tp_),
           "seq x micro_batch / (cp x ulysses) a multiple of tp", ""});
     }
-    if (kernels_.memory().space() == MemorySpace::Device || kernels_.activation_dtype() != DType::F32) {
-      throw Error(Problem{"plan:/strategy/tp",
-                          fmt::format("tensor parallelism of {} on the GPU step: it runs tp 1 (the CPU step runs "
-                                      "tensor-parallel plans)",
-                                      tp_),
-                          "1", "run it with --device cpu, or plan with --tp 1"});
-    }
     held_ = rows_ / tp_;
     held_first_ = static_cast<std::int64_t>(group.comm->rank()) * held_;
   }
@@ -182,21 +175,33 @@ StepBuffer TrainingStep::buffer(std::size_t n, MemoryUse use, Stored stored) {
   return {kernels_, ledger_, use, n, stored};
 }
 
+void TrainingStep::require_tensor_transport() const {
+  if (kernels_.memory().space() == MemorySpace::Device && !tp_comm_->reads_device_memory()) {
+    throw Error(Problem{"the sequence-parallel collectives",
+                        "the step's activations are in GPU memory, and the tensor-parallel group's communicator "
+                        "reads host memory only",
+                        "NCCL between processes, or a loopback sub-job with the GPU copy",
+                        "burst run --device cuda does this itself (TrainingOptions::device_collectives)"});
+  }
+}
+
 StepTensor TrainingStep::all_rows(const StepBuffer& held, StepBuffer& gathered, std::size_t per_row) {
   if (tp_ == 1) return held.tensor();
+  require_tensor_transport();
   gathered = buffer(static_cast<std::size_t>(rows_) * per_row);
-  const std::uint64_t before = tp_comm_->wire_bytes();
-  tp_comm_->allgather(buffer_of(held.tensor()), buffer_of(gathered.tensor()));
-  sequence_parallel_bytes_ += tp_comm_->wire_bytes() - before;
+  const ConstBuffer mine = buffer_of(held.tensor());
+  tp_comm_->allgather(mine, buffer_of(gathered.tensor()));
+  sequence_parallel_bytes_ += static_cast<std::uint64_t>(tp_ - 1) * mine.bytes();
   return gathered.tensor();
 }
 
 StepBuffer TrainingStep::held_part(StepBuffer partial, std::size_t per_row) {
   if (tp_ == 1) return partial;
+  require_tensor_transport();
   StepBuffer mine = buffer(static_cast<std::size_t>(held_) * per_row);
-  const std::uint64_t before = tp_comm_->wire_bytes();
-  tp_comm_->reduce_scatter(buffer_of(partial.tensor()), buffer_of(mine.tensor()), ReduceOp::Sum);
-  sequence_parallel_bytes_ += tp_comm_->wire_bytes() - before;
+  const MutBuffer share = buffer_of(mine.tensor());
+  tp_comm_->reduce_scatter(buffer_of(partial.tensor()), share, ReduceOp::Sum);
+  sequence_parallel_bytes_ += static_cast<std::uint64_t>(tp_ - 1) * share.bytes();
   return mine;
 }
 

@@ -50,7 +50,10 @@
 // the simulator counts them (simulator/training/tp_collectives.cpp). The attention runs on its own context-parallel
 // group's rings (ring_schedule.hpp) with its heads. The replicated tensors (norm gains, embedding, LM head) saw only
 // the rank's rows: their gradients here are the rank's share, which the weight source sums over the group once a step
-// (ZeroModel::reduce_gradients, TensorParallelParts). Host memory only: the GPU step runs tp 1.
+// (ZeroModel::reduce_gradients, TensorParallelParts). The collectives move the step's own
+// activations in place, in their dtype: fp32 on the CPU over the group's SubgroupCommunicator, bf16 in
+// GPU memory over a device transport (carry_tensor_parallel_on: NCCL between processes, a loopback
+// sub-job on one GPU), whose reduce-scatter sums bf16 in fp32 (comm/detail/reduce_in_order.hpp).
 //
 // Parameters come from a WeightSource (weight_source.hpp), one unit at a time: the embedding
 // for its forward, each layer for its forward and again for its recompute and backward, the
@@ -132,7 +135,8 @@ struct StepBackend {
 // A tensor-parallel step's group: its communicator (the tp consecutive world ranks, this rank's
 // index its tensor-parallel rank) and this rank's part of the model, which the step runs.
 struct TensorParallelGroup {
-  SubgroupCommunicator* comm = nullptr;        // not owned
+  SubgroupCommunicator* comm = nullptr;        // not owned; the host collectives (and, until
+                                               // carry_tensor_parallel_on, the step's)
   const TensorParallelShard* shard = nullptr;  // not owned
 };
 
@@ -157,6 +161,12 @@ class TrainingStep {
     std::int64_t first = 0, count = 0;
   };
   [[nodiscard]] HeldRows held_rows() const { return {held_first_, held_}; }
+
+  // The sequence-parallel collectives over `transport` (the tensor-parallel group's ranks, in the
+  // same order; not owned, outliving the step) from now on: a GPU step's device collectives,
+  // where the group's own communicator reads host memory only. The first run throws burst::Error
+  // naming the transport when the step's tensors are device memory it cannot read.
+  void carry_tensor_parallel_on(Communicator& transport) { tp_comm_ = &transport; }
 
   // Forward and backward; each unit's gradients (WeightSource::gradients) receive this rank's
   // share of the gradient of (sum of losses over the sequence / global_counted).
@@ -201,6 +211,8 @@ class TrainingStep {
   void with_gradients(WeightSource& weights, std::size_t unit, Body&& body);
   [[nodiscard]] StepBuffer buffer(std::size_t n, MemoryUse use = MemoryUse::Activations,
                                   Stored stored = Stored::Activation);
+  // Throws burst::Error when the step's tensors are in device memory and tp_comm_ reads host memory only.
+  void require_tensor_transport() const;
   // Sequence parallelism's collectives over the tensor-parallel group, `per_row` floats a row:
   // every rank's held rows gathered into all m c rows (in `gathered`; the held tensor itself at
   // tp 1), and the sum over the group of a partial [m c] result, this rank's held rows of it
@@ -233,9 +245,11 @@ class TrainingStep {
   std::int64_t short_rows_ = 0;              // seq_stash: each sequence's earlier rows recomputed on the short ring
   bool keep_units_bound_ = false;            // a layer's device copy lives from its forward to its backward
   int tp_ = 1;
-  SubgroupCommunicator* tp_comm_ = nullptr;    // the tensor-parallel group's (tp > 1)
-  std::uint64_t sequence_parallel_bytes_ = 0;  // sent in all_rows and held_part, this run
-  std::int64_t held_first_ = 0, held_ = 0;     // the held rows (held_rows())
+  Communicator* tp_comm_ = nullptr;  // the tensor-parallel group's collectives (tp > 1)
+  // Sent in all_rows and held_part, this run: (tp - 1) held blocks a call, what leaves each rank
+  // in a ring's or the direct exchange's all-gather or reduce-scatter (subgroup_communicator.hpp).
+  std::uint64_t sequence_parallel_bytes_ = 0;
+  std::int64_t held_first_ = 0, held_ = 0;  // the held rows (held_rows())
 };
 
 }  // namespace burst::rt

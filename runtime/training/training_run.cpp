@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <numeric>
 
 #if defined(__SSE2__)
 #include <pmmintrin.h>
@@ -310,6 +311,14 @@ TrainingRun::TrainingRun(const plan::Plan& plan, Communicator& comm, TrainingOpt
   }
 }
 
+std::unique_ptr<Communicator> TrainingRun::device_collectives(SubgroupCommunicator* group) const {
+  if (!options_.device_collectives) return nullptr;
+  if (group != nullptr) return options_.device_collectives(*group, group->members());
+  std::vector<int> everyone(static_cast<std::size_t>(comm_.size()));
+  std::iota(everyone.begin(), everyone.end(), 0);
+  return options_.device_collectives(comm_, everyone);
+}
+
 std::vector<TrainingSequence> TrainingRun::step_sequences(std::int64_t index) const {
   std::vector<TrainingSequence> out;
   const std::int64_t batch = plan_.job.batch;
@@ -399,11 +408,17 @@ std::optional<TrainingReport> TrainingRun::run() {
   resumed_.reset();
   StepKernels* gpu = state_on_gpu(plan_, options_.backend);
   StepKernels& state = gpu != nullptr ? *gpu : host_state_;
-  const std::unique_ptr<Communicator> state_comm =
-      gpu != nullptr && options_.state_transport ? options_.state_transport() : nullptr;
+  // Device collectives, in the same order on every rank: the sharding group's for a GPU-resident
+  // state, then the tensor-parallel group's for a GPU step (its activations; and the state's
+  // replicated gradients where the state is on the GPU too).
+  const std::unique_ptr<Communicator> state_comm = gpu != nullptr ? device_collectives(sharding_group_.get()) : nullptr;
+  const std::unique_ptr<Communicator> tensor_comm =
+      tensor_group_ && device_step(options_.backend) != nullptr ? device_collectives(tensor_group_.get()) : nullptr;
+  if (tensor_comm) step_.carry_tensor_parallel_on(*tensor_comm);
+  Communicator* tensor_state_comm = gpu != nullptr && tensor_comm ? tensor_comm.get() : tensor_group_.get();
   ZeroModel model(plan_.strategy.zero.stage, plan_.strategy.overlap, step_model(), state,
                   state_comm ? *state_comm : zero_comm(), zero_comm(), ledger_, std::move(params), std::move(adam),
-                  {tensor_group_.get(), part_ ? part_->replicated() : std::vector<Slice>{}});
+                  {tensor_state_comm, tensor_group_.get(), part_ ? part_->replicated() : std::vector<Slice>{}});
   const std::int64_t seq = plan_.job.seq;
   const auto& positions = step_.positions();
   const TrainingStep::HeldRows held = step_.held_rows();

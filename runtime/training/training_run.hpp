@@ -47,6 +47,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -95,10 +96,19 @@ struct TrainingOptions {
   // (plan:/strategy/zero/offload; zero_model.hpp), and --check compares it with the CPU fp32
   // step under the bf16 tolerance.
   StepBackend backend;
-  // Where the model state lives beside a GPU step (zero_model.hpp), each made once a run:
-  // ZeRO's collectives on a state in GPU memory across processes (NCCL; empty: the job's
-  // communicator), and the host memory of a state the plan offloads (page-locked; empty: pageable).
-  std::function<std::unique_ptr<Communicator>()> state_transport;
+  // Collectives on device memory over a group of the job's ranks, made once a run for each group
+  // a GPU step needs them for: ZeRO's sharding group when the model state is in GPU memory
+  // (zero_model.hpp), and the tensor-parallel group when tp > 1 (the sequence-parallel
+  // all-gathers and reduce-scatters of bf16 activations, the replicated tensors' gradient sums).
+  // `group`: the group's host communicator (the job's, or a SubgroupCommunicator of it), which the
+  // result may bootstrap over (NCCL's unique id) and which outlives it; `members`: its world
+  // ranks. Every rank asks for its groups in the same order: the sharding group, then the
+  // tensor-parallel group. Null (or no function): `group` itself moves device memory (the GPU
+  // loopback's job), or nothing needs to.
+  using DeviceCollectives =
+      std::function<std::unique_ptr<Communicator>(Communicator& group, std::span<const int> members)>;
+  DeviceCollectives device_collectives;
+  // The host memory of a state the plan offloads beside a GPU step (page-locked; empty: pageable).
   std::function<std::unique_ptr<KernelMemory>()> host_state_memory;
   int ranks_per_device = 1;  // the ranks driving one GPU (a --loopback job: all): they share its memory
   // Called on rank 0 after every step.
@@ -151,6 +161,9 @@ class TrainingRun {
   // The ranks ZeRO shards over and reduces gradients across: the world, or under tensor
   // parallelism the ranks holding this rank's part.
   [[nodiscard]] Communicator& zero_comm() const { return sharding_group_ ? *sharding_group_ : comm_; }
+  // Collective: options_.device_collectives over the world (`group` null) or a subgroup; null
+  // where there is no such function or it made none.
+  [[nodiscard]] std::unique_ptr<Communicator> device_collectives(SubgroupCommunicator* group) const;
 
   plan::Plan plan_;
   Communicator& comm_;
@@ -160,7 +173,7 @@ class TrainingRun {
   // consecutive ranks), the ranks of every replica and context-parallel rank holding the same
   // part, and the part.
   std::unique_ptr<SubgroupCommunicator> tensor_group_;
-  std::unique_ptr<Communicator> sharding_group_;
+  std::unique_ptr<SubgroupCommunicator> sharding_group_;
   std::optional<TensorParallelShard> part_;
   Corpus corpus_;
   std::uint32_t corpus_crc_;  // corpus_digest(corpus_)

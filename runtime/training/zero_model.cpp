@@ -25,10 +25,11 @@ std::vector<float> moments(std::vector<float> whole, const ShardMap& shards, int
   return whole.empty() ? std::vector<float>(shards.shard_size(), 0.0f) : shards.shard_of(whole, rank);
 }
 
-StepKernels& state_readable_by(StepKernels& state, const Communicator& comm) {
+StepKernels& state_readable_by(StepKernels& state, const Communicator& comm,
+                               const char* collectives = "ZeRO collectives") {
   if (state.memory().space() == MemorySpace::Device && !comm.reads_device_memory()) {
     throw Error(Problem{
-        "ZeRO collectives",
+        collectives,
         "the model state is in GPU memory, and the communicator given for its collectives reads host memory only",
         "NCCL between processes, or the loopback's GPU copy",
         "burst run --device cuda does this itself; else offload the state (plan:/strategy/zero/offload)"});
@@ -56,6 +57,9 @@ ZeroModel::ZeroModel(int stage, bool overlap, const ModelLayout& model, StepKern
       gathering_(shards_.unit_count()),
       updating_(shards_.unit_count()),
       tensor_parallel_(std::move(tensor_parallel)) {
+  if (tensor_parallel_.group != nullptr) {
+    (void)state_readable_by(state, *tensor_parallel_.group, "the tensor-parallel group's gradient sums");
+  }
   const int rank = comm.rank();
   const DType working = state_.activation_dtype();
   constexpr MemoryUse kParams = MemoryUse::Params, kOptimizer = MemoryUse::Optimizer;
@@ -252,7 +256,10 @@ double ZeroModel::global_norm() {
     for (const ShardPiece& p : replicated_in(held)) squares[0] -= state_.squared_norm(grads_of(p));
   }
   if (stage_ > 0) timed([&] { host_.allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
-  if (group != nullptr) timed([&] { group->allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
+  if (group != nullptr) {
+    Communicator& host_group = tensor_parallel_.host_group != nullptr ? *tensor_parallel_.host_group : *group;
+    timed([&] { host_group.allreduce(std::span<double>(squares), ReduceOp::Sum); }, collective_s_);
+  }
   // Rounding in the replicated tensors' subtraction may leave a tiny negative sum; NaN stays NaN
   // (std::max(0.0, NaN) would be 0, and a diverged step would look clean).
   return std::sqrt(squares[0] < 0 ? 0.0 : squares[0]);

@@ -71,7 +71,11 @@ namespace burst::rt {
 // `group` (what this rank holds of them: all at stages 0-1, its shard's at 2-3); and the gradient
 // norm that clipping uses adds the other parts' over the group, counting them once.
 struct TensorParallelParts {
-  Communicator* group = nullptr;  // not owned; null: no tensor parallelism
+  // Not owned; null: no tensor parallelism. `group` reads the state's memory (its gradient sums;
+  // on a GPU-resident state a device transport, as `comm` below), `host_group` the same ranks'
+  // host values (the norms), as `host` below; null `host_group`: `group` itself.
+  Communicator* group = nullptr;
+  Communicator* host_group = nullptr;
   std::vector<Slice> replicated;
 };
 

@@ -119,7 +119,9 @@ TEST_CASE(
   options.data = BURST_TEST_DATA "/corpus";
   options.backend.step = &step_kernels;
   options.backend.attention = &attention_kernels;
-  options.state_transport = [&] { return make_state_transport(*comm, step_kernels); };
+  options.device_collectives = [&](Communicator& group, std::span<const int>) {
+    return make_device_collectives(group, step_kernels);
+  };
   TrainingRun run(plan, *comm, options);
   const std::optional<TrainingReport> report = run.run();
   REQUIRE(report);

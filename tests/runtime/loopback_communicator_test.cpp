@@ -356,3 +356,37 @@ TEST_CASE("collectives the job's copy runs on the device get every rank's input 
     CHECK(e.find(" host memory") != std::string::npos);
   }
 }
+
+TEST_CASE("a loopback job's sub-jobs: each group's own collectives, the k-th list asked for its k-th job") {
+  const auto errors = test::on_every_rank(4, [](Communicator& world) {
+    auto& job = dynamic_cast<LoopbackCommunicator&>(world);
+    const int r = world.rank();
+    const std::vector<int> pair = r < 2 ? std::vector{0, 1} : std::vector{2, 3};
+    // Two jobs of the same pair (a tensor-parallel group's activations and its state's), used in
+    // opposite orders: their meeting points are their own, so neither takes the other's collective.
+    const std::unique_ptr<Communicator> first = job.subjob(pair, nullptr), second = job.subjob(pair, nullptr);
+    const std::unique_ptr<Communicator> stride =
+        job.subjob(r % 2 == 0 ? std::vector{0, 2} : std::vector{1, 3}, nullptr);
+    test::rank_expect(first->size() == 2 && first->rank() == r % 2, "rank r % 2 of a pair");
+    test::rank_expect(stride->rank() == r / 2, "rank r / 2 of a stride-2 group");
+    std::vector<std::int64_t> a{r}, b{10 * r}, c{100 * r};
+    second->allreduce(std::span<std::int64_t>(b), ReduceOp::Sum);
+    first->allreduce(std::span<std::int64_t>(a), ReduceOp::Sum);
+    stride->allreduce(std::span<std::int64_t>(c), ReduceOp::Sum);
+    const std::int64_t pair_sum = pair[0] + pair[1];
+    test::rank_expect(a[0] == pair_sum && b[0] == 10 * pair_sum, "each pair's own sum, in each job");
+    test::rank_expect(c[0] == 100 * (r % 2 == 0 ? 0 + 2 : 1 + 3), "the stride group's sum");
+    std::vector<int> from_peer(1);
+    Request receive = first->irecv(std::span<int>(from_peer), 1 - r % 2, Channel::KvRing, 0, RingLevel::Flat);
+    const std::vector<int> mine{r};
+    Request send = first->isend(std::span<const int>(mine), 1 - r % 2, Channel::KvRing, 0, RingLevel::Flat);
+    first->wait(send);
+    first->wait(receive);
+    test::rank_expect(from_peer[0] == pair[static_cast<std::size_t>(1 - r % 2)],
+                      "a point-to-point message in the pair");
+    const std::string refused = test::error_text([&] { (void)job.subjob({(r + 1) % 4}, nullptr); });
+    test::rank_expect(refused.find("is not a member") != std::string::npos,
+                      "a list without this rank refused: " + refused);
+  });
+  CHECK(errors == std::vector<std::string>(4));
+}

@@ -250,3 +250,25 @@ TEST_CASE("a member that never comes fails the collective, naming this rank in t
         "stuck, or never sends on this channel, step and ring level (flat); a rank that is only slow needs a longer "
         "CommOptions::timeout_s)");
 }
+
+TEST_CASE("bf16 reductions sum in fp32 and round once, on a subgroup as on the loopback") {
+  // 1 + 3 x 2^-9 in one rounding is 1 + 2^-7 (0.75 of bf16's step at 1 rounds up); rounded after
+  // each addition it would stay 1 (each 2^-9 is a quarter step and rounds away).
+  constexpr float kOnce = 1.0f + 0.0078125f;
+  const auto contribution = [](int r) { return to_bf16(r == 0 ? 1.0f : 0.001953125f); };
+  std::vector<std::string> wrong(4);
+  const auto errors = test::on_every_rank(4, [&](Communicator& world) {
+    const int r = world.rank();
+    SubgroupCommunicator all(world, {0, 1, 2, 3});
+    std::vector<Bf16> on_group(3, contribution(r)), on_world(3, contribution(r));
+    all.allreduce(on_group, ReduceOp::Sum);
+    world.allreduce(on_world, ReduceOp::Sum);
+    std::vector<Bf16> spread(8, contribution(r)), share(2), world_share(2);
+    all.reduce_scatter(spread, share, ReduceOp::Sum);
+    world.reduce_scatter(spread, world_share, ReduceOp::Sum);
+    for (const auto* values : {&on_group, &on_world, &share, &world_share}) {
+      for (const Bf16 v : *values) test::rank_expect(to_float(v) == kOnce, "1 + 3 x 2^-9 rounded once: 1 + 2^-7");
+    }
+  });
+  CHECK(errors == std::vector<std::string>(4));
+}

@@ -128,9 +128,11 @@ TEST_CASE("reductions of bf16 are refused with a hint") {
   auto comm = make_mpi_communicator({20});
   std::vector<burst::Bf16> data(2);
   CHECK(burst::test::error_text([&] { comm->allreduce(data, ReduceOp::Sum); }) ==
-        fmt::format("rank {}: allreduce: cannot reduce bf16 elements (valid: fp32, fp64, int32, int64, uint64; hint: "
-                    "reduce in fp32 and round afterwards)",
-                    comm->rank()));
+        fmt::format(
+            "rank {}: allreduce: cannot reduce bf16 elements on this backend (valid: fp32, fp64, int32, int64, uint64; "
+            "hint: "
+            "reduce in fp32 and round afterwards)",
+            comm->rank()));
 }
 
 TEST_CASE("broadcast gives every rank the root's bytes, and the node-local rank is a place on the node") {
