@@ -58,9 +58,17 @@ struct AttentionShape {
   int data_parallel = 1;
 };
 
-// A family's name and its attention knobs (common/strategy_knobs.hpp; inner 0: ring ranks per node).
+// A family's name and its attention knobs (common/strategy_knobs.hpp; inner 0: ring ranks per node),
+// and what the family's own code does beyond them (FamilyCode, families.hpp): a preset carries its
+// family's; a strategy read back from a plan keeps the defaults, which are what burst's runtime
+// does when it executes the plan.
 struct AttentionStrategy : AttentionKnobs {
   std::string name;  // family, e.g. "burst", "megatron-cp"
+  // Bytes per element of the forward's running output between ring steps; 0: the activation dtype.
+  int output_accumulator_bytes = 4;
+  // A double ring's travelling dK, dV as they cross from one inner ring (node) to the next; 0:
+  // dkv_bytes, as within them.
+  int dkv_bytes_between_windows = 0;
 };
 
 // The family's defaults as used in practice (see docs/strategies.md) for this shape and

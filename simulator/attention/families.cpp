@@ -31,13 +31,15 @@ void burst_recipe(FamilyTraits& f) {
   f.searched = true;
 }
 
-// LoongTrain: a double ring, K,V-ring backward with fp32 dK, dV, selective checkpointing
+// LoongTrain: a double ring, K,V-ring backward with dK, dV in fp32 inside a window and bf16
+// between windows, selective checkpointing
 // that keeps the attention output; InternEvo casts the logits to fp32 and its loss
 // (flash-attn's cross entropy) computes the gradient in place in that one copy.
 void loongtrain_recipe(FamilyTraits& f) {
   f.ring = RingKind::Double;
   f.backward = BackwardMode::KvRing;
   f.dkv_bytes = 4;
+  f.code.dkv_bytes_between_windows = 2;  // cast to the activation dtype at each window's end
   f.checkpoint.policy = CheckpointPolicy::AttnStash;
   f.memory.logits_fp32_buffers = 1;
 }
@@ -74,6 +76,8 @@ const std::vector<FamilyTraits>& family_table() {
       row("megatron-cp",
           [](FamilyTraits& f) {
             f.backward = BackwardMode::KvRing;
+            f.code.output_accumulator_bytes = 0;           // TransformerEngine's per-step correction, in bf16
+            f.checkpoint.policy = CheckpointPolicy::None;  // recompute_granularity None; NeMo's recipes set none
             f.zero_stage = 1;
             f.memory.fp32_main_grads = true;
             f.memory.logits_fp32_buffers = 1;

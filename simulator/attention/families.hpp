@@ -39,6 +39,19 @@ struct FrameworkMemory {
   double gradient_bucket_elements = 0;  // a fixed gradient-reduction bucket, in elements of the activation dtype
 };
 
+// What the family's code does on the ring that the knobs do not say and the simulator prices,
+// read from that code (docs/strategies.md, "What each family's code runs", gives the repository,
+// commit and lines of each value, and the traits found there that are not priced).
+struct FamilyCode {
+  // The forward's running output between ring steps: fp32 (4) in ring-flash-attention,
+  // LoongTrain, BurstEngine and burst's runtime; TransformerEngine corrects it in the activation
+  // dtype after every step (0: that dtype). Each step's merge reads and writes it.
+  int output_accumulator_bytes = 4;
+  // A double ring's dK, dV crossing between inner rings (nodes); 0: as within them. LoongTrain
+  // sums them in fp32 inside a window and sends them on to the next window in bf16 (2).
+  int dkv_bytes_between_windows = 0;
+};
+
 struct FamilyTraits {
   std::string_view name;
   // Attention.
@@ -48,6 +61,7 @@ struct FamilyTraits {
   std::optional<BackwardMode> backward;  // none: the cheaper in bytes for the job's shape
   int dq_bytes = 2;                      // bytes per element of a travelling dQ
   int dkv_bytes = 2;                     // ... of travelling dK, dV
+  FamilyCode code;
   // Training recipe.
   CheckpointConfig checkpoint;            // what is checkpointed (SeqStash: the share kept)
   std::optional<Layout> training_layout;  // a layout the recipe needs instead (sequence stash: striped)

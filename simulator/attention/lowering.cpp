@@ -110,15 +110,17 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   const double h_kv = static_cast<double>(shape.kv_heads / g.ulysses) * shape.head_dim;
   const double share = tokens / g.ulysses;  // tokens a rank holds before the all-to-all
   const double forward_flops_per_pair = 4.0 * shape.head_dim * heads * batch;
-  // After each step's kernel, the fp32 running output is merged with the block's bf16 output:
-  // read both and the lse pair, write the output and lse (4 + e + 4 bytes per element, 12 per
-  // row and head). In the backward each step's gradients are added into their accumulators:
+  // After each step's kernel, the running output (fp32, or the activation dtype where the
+  // family's code keeps it so: a) is merged with the block's bf16 output: read both and the lse
+  // pair, write the output and lse (a + e + a bytes per element, 12 per row and head). In the
+  // backward each step's gradients are added into their accumulators:
   // the travelling one (read and write at its wire precision, plus the fp32 block result) and
   // the resident one (fp32: read, add, write).
   constexpr double kFp32 = 4;
   // A ring of one has nothing to merge: its kernel writes the output and gradients directly.
   const double merging = g.ring > 1 ? 1 : 0;
-  const double merge_bytes_per_row = merging * ((2 * kFp32 + e) * h + 3 * kFp32 * heads) * batch;
+  const double running = strategy.output_accumulator_bytes > 0 ? strategy.output_accumulator_bytes : e;
+  const double merge_bytes_per_row = merging * ((2 * running + e) * h + 3 * kFp32 * heads) * batch;
   const double resident_bytes = merging * 3 * kFp32;
 
   PhaseSpec forward;
@@ -144,6 +146,9 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   if (strategy.backward == BackwardMode::KvRing) {
     backward.pass.accumulator_payload = Payload::DKV;
     backward.pass.accumulator_bytes = 2 * tokens * h_kv * strategy.dkv_bytes * batch;
+    if (strategy.dkv_bytes_between_windows > 0) {
+      backward.pass.accumulator_bytes_between_windows = 2 * tokens * h_kv * strategy.dkv_bytes_between_windows * batch;
+    }
     backward.pass.epilogue_bytes_per_row = resident_bytes * h * batch;
     backward.pass.epilogue_bytes_per_column = merging * (2.0 * strategy.dkv_bytes + kFp32) * 2 * h_kv * batch;
   } else {

@@ -321,13 +321,19 @@ class PassBuilder {
 
   // One hop of a travelling accumulator, once the compute that last added to it and its
   // previous hop are done.
+  // Between two inner rings of a double ring it carries accumulator_bytes_between_windows where set.
   TaskId accumulator_hop(int src, int dst, int step, TaskId compute, TaskId previous_hop) {
+    const auto inner_ring = [&](int w) { return w / g_.ulysses / g_.inner; };
+    const bool between = g_.outer > 1 && inner_ring(src) != inner_ring(dst);
+    const double bytes = between && pass_.accumulator_bytes_between_windows > 0
+                             ? pass_.accumulator_bytes_between_windows
+                             : pass_.accumulator_bytes;
     return graph_.add_transfer(TaskGraph::TransferSpec{.src = src,
                                                        .dst = dst,
                                                        .channel = kChannelAccumulator,
                                                        .phase = pass_.phase,
                                                        .payload = pass_.accumulator_payload,
-                                                       .bytes = pass_.accumulator_bytes,
+                                                       .bytes = bytes,
                                                        .step = step},
                                {compute, previous_hop});
   }

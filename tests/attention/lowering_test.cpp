@@ -409,3 +409,55 @@ TEST_CASE("lower_attention refuses what check_applicable refuses", "[lowering]")
   const AttentionStrategy s = make_strategy(RingKind::Flat, Layout::Zigzag, BackwardMode::QRing);
   CHECK_THROWS_AS(lower_attention(mha(100), Mask{}, s, world), burst::Error);
 }
+
+TEST_CASE("family code: LoongTrain's dK, dV cross nodes in bf16, TransformerEngine merges in bf16",
+          "[lowering][bytes]") {
+  // 4 nodes x 4 GPUs, K,V-ring backward on a double ring: the accumulators cross nodes at outer
+  // steps (in fp32 inside a window, LoongTrain's bf16 across), every other hop stays in its node.
+  const World world{4, 4};
+  const AttentionShape shape = mha(256, 4, 64);
+  const double c = 16, h = 4 * 64;
+  AttentionStrategy s = make_strategy(RingKind::Double, Layout::Zigzag, BackwardMode::KvRing);
+  s.dkv_bytes = 4;
+  const Mask causal{MaskKind::Causal, 0, 0};
+  struct Hops {
+    double between = 0, within = 0;
+  };
+  const auto hops = [&](const AttentionStrategy& strategy) {
+    Hops out;
+    for (const Task& t : lower_attention(shape, causal, strategy, world).backward.tasks()) {
+      if (t.kind != TaskKind::Transfer || t.stream != kChannelAccumulator) continue;
+      CHECK(t.amount ==
+            2 * c * h *
+                (t.gpu / 4 != t.peer / 4
+                     ? strategy.dkv_bytes_between_windows > 0 ? strategy.dkv_bytes_between_windows : strategy.dkv_bytes
+                     : strategy.dkv_bytes));
+      (t.gpu / 4 != t.peer / 4 ? out.between : out.within) += t.amount;
+    }
+    return out;
+  };
+  const Hops fp32 = hops(s);
+  REQUIRE(fp32.between > 0);
+  REQUIRE(fp32.within > 0);
+  s.dkv_bytes_between_windows = 2;  // LoongTrain's cast at each window's end
+  const Hops loongtrain = hops(s);
+  CHECK(loongtrain.between == fp32.between / 2);
+  CHECK(loongtrain.within == fp32.within);
+  // The preset carries it, and megatron-cp's running output in the activation dtype.
+  CHECK(strategy_preset("loongtrain-double-ring", shape, world).dkv_bytes_between_windows == 2);
+  CHECK(strategy_preset("burst", shape, world).dkv_bytes_between_windows == 0);
+  CHECK(strategy_preset("megatron-cp", shape, world).output_accumulator_bytes == 0);
+  // Each step's merge reads and writes the running output: a + e + a bytes per element (and 12
+  // per row and head for the lse pair), so bf16 (a = e = 2) against fp32 (a = 4).
+  AttentionStrategy flat = make_strategy(RingKind::Flat, Layout::Zigzag, BackwardMode::KvRing);
+  const auto merge_bytes = [&](const AttentionStrategy& strategy) {
+    double bytes = 0;
+    for (const Task& t : lower_attention(shape, causal, strategy, world).forward.tasks())
+      bytes += static_cast<double>(t.epilogue_bytes);
+    return bytes;
+  };
+  const double fp32_merge = merge_bytes(flat);
+  flat.output_accumulator_bytes = 0;
+  const double bf16_merge = merge_bytes(flat);
+  CHECK(fp32_merge / bf16_merge == Approx((10.0 * h + 12 * 4) / (6.0 * h + 12 * 4)));
+}

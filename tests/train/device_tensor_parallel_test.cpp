@@ -68,8 +68,8 @@ TEST_CASE("tensor-parallel plans train on the device step like one rank, every c
           "[training][tensor_parallel][device_traffic]") {
   for (const Split& split : kSplits) {
     INFO(describe(split));
-    const rt::TrainingReport resident = test::run_device_job(device_plan(split, false), test::training_options(3, true),
-                                                             true);
+    const rt::TrainingReport resident =
+        test::run_device_job(device_plan(split, false), test::training_options(3, true), true);
     const Json json = resident.to_json();
     INFO(json["check"].dump());
     CHECK(json["check"]["passed"].get<bool>());

@@ -34,7 +34,7 @@ TEST_CASE("family defaults: checkpointing, LM head and ZeRO as used in practice"
   CHECK(burst.zero.stage == 3);
   CHECK_FALSE(burst.zero.offload);
   const auto megatron = sim::training_preset("megatron-cp", job, t);
-  CHECK(megatron.checkpoint.policy == CheckpointPolicy::Full);
+  CHECK(megatron.checkpoint.policy == CheckpointPolicy::None);  // Megatron's recompute default, and NeMo's recipes
   CHECK(megatron.zero.stage == 1);
   CHECK(megatron.lm_head_chunks == 1);
   CHECK(sim::training_preset("loongtrain-usp", job, t).checkpoint.policy == CheckpointPolicy::AttnStash);

@@ -60,8 +60,10 @@ struct RingPass {
   double block_bytes = 0;  // one hop of the travelling block
   Payload accumulator_payload = Payload::DKV;
   double accumulator_bytes = 0;  // one hop of the trailing accumulator; 0: none (forward)
-  bool queries_travel = false;   // Q ring: the block holds queries, the visitor keys; it travels k -> k-1
-  bool overlap = true;           // double buffering
+  // A hop of it from one inner ring (node) of a double ring to the next; 0: accumulator_bytes.
+  double accumulator_bytes_between_windows = 0;
+  bool queries_travel = false;  // Q ring: the block holds queries, the visitor keys; it travels k -> k-1
+  bool overlap = true;          // double buffering
 };
 
 // The ring ranks a pass builds tasks for: every rank, or one window of `size` consecutive ring
