@@ -78,7 +78,7 @@ std::vector<double> candidate_work(const std::vector<std::vector<sim::TrainingSt
 class Searcher {
  public:
   Searcher(const SearchRequest& request, const topo::Topology& topology, double budget)
-      : request_(request), topology_(topology), budget_(budget) {}
+      : request_(request), topology_(topology), budget_(budget), margin_(request.memory_margin_bytes) {}
 
   Evaluated evaluate(const std::string& family, const sim::TrainingStrategy& strategy) {
     Evaluated e;
@@ -87,9 +87,12 @@ class Searcher {
     e.sim = sim::simulate_iteration(request_.job, strategy, topology_, request_.simulation, layer);
     if (!e.sim.not_applicable.empty()) {
       e.reason = "not applicable: " + e.sim.not_applicable;
-    } else if (e.sim.memory.total() > budget_) {
-      e.reason = fmt::format("needs {} per GPU, budget {}", units::human_bytes(e.sim.memory.total()),
-                             units::human_bytes(budget_));
+    } else if (e.sim.memory.total() > budget_ - margin_) {
+      e.reason = margin_ > 0 ? fmt::format("needs {} per GPU, budget {} less the {} margin",
+                                           units::human_bytes(e.sim.memory.total()), units::human_bytes(budget_),
+                                           units::human_bytes(margin_))
+                             : fmt::format("needs {} per GPU, budget {}", units::human_bytes(e.sim.memory.total()),
+                                           units::human_bytes(budget_));
     } else {
       e.feasible = true;
     }
@@ -113,6 +116,7 @@ class Searcher {
   const SearchRequest& request_;
   const topo::Topology& topology_;
   double budget_;
+  double margin_;
   std::map<AttentionKey, sim::LayerSimulation> cache_;
 };
 

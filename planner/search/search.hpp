@@ -30,6 +30,7 @@ namespace burst::planner {
 struct SearchRequest {
   sim::TrainingJob job;
   double memory_budget_bytes = 0;   // 0: the GPU's memory
+  double memory_margin_bytes = 0;   // kept free: a candidate fits when its total leaves this much of the budget
   std::string only_family;          // "": choose among all families
   int only_tp = 0;                  // 0: every tensor-parallel degree the node allows; else this one
   int only_dp = 0;                  // 0: every data-parallel degree the batch allows; else this one

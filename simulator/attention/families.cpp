@@ -76,8 +76,9 @@ const std::vector<FamilyTraits>& family_table() {
       row("megatron-cp",
           [](FamilyTraits& f) {
             f.backward = BackwardMode::KvRing;
-            f.code.output_accumulator_bytes = 0;           // TransformerEngine's per-step correction, in bf16
-            f.checkpoint.policy = CheckpointPolicy::None;  // recompute_granularity None; NeMo's recipes set none
+            f.code.output_accumulator_bytes = 0;                 // TransformerEngine's per-step correction, in bf16
+            f.memory.separate_accumulator_communicator = false;  // [K,V, dK,dV] in one message a step
+            f.checkpoint.policy = CheckpointPolicy::None;        // recompute_granularity None; NeMo's recipes set none
             f.zero_stage = 1;
             f.memory.fp32_main_grads = true;
             f.memory.logits_fp32_buffers = 1;
@@ -106,6 +107,7 @@ const std::vector<FamilyTraits>& family_table() {
             f.layout = Layout::Contiguous;
             f.backward = BackwardMode::KvRing;
             f.dkv_bytes = 4;
+            f.memory.separate_accumulator_communicator = false;  // both RingComms on one process group
             f.also_zigzag_layout = true;
           }),
   };

@@ -37,6 +37,11 @@ struct FrameworkMemory {
   int logits_fp32_buffers = 2;          // fp32 tensors of the logits' shape the LM head and loss hold at their peak,
                                         // beside the logits themselves (burst: the softmax and its gradient)
   double gradient_bucket_elements = 0;  // a fixed gradient-reduction bucket, in elements of the activation dtype
+  // The ring's travelling gradients (dK,dV or dQ) on an NCCL communicator of their own beside the
+  // blocks' (burst's runtime, LoongTrain), each holding its buffers; false: one communicator
+  // carries both (TransformerEngine packs them into one message, ring-flash-attention runs both on
+  // one process group).
+  bool separate_accumulator_communicator = true;
 };
 
 // What the family's code does on the ring that the knobs do not say and the simulator prices,

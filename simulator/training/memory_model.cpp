@@ -30,8 +30,8 @@
 // their shape the framework's loss keeps beside them at its peak: (e + 4 * buffers) * vocab
 // bytes per token (burst: the softmax and its gradient, 2; Megatron and InternEvo: one fp32
 // copy worked in place, 1; DeepSpeed-Ulysses: the copy, the softmax and its log, 3).
-// Reserve: 1 GiB of CUDA context and framework, plus 5% of everything else for allocator
-// fragmentation (docs/iteration-model.md).
+// Reserve: the CUDA context, cuBLAS's workspaces, the NCCL communicators' buffers and the caching
+// allocator's fragmentation (reserve_model.cpp; docs/iteration-model.md).
 // Tensor parallelism of T (Megatron-LM's, with sequence parallelism): every GPU holds 1 / T of
 // each weight, gradient and optimizer state (the vocabulary split too), ZeRO shards those over
 // the P / T GPUs holding the same share (the data-parallel replicas included, as Megatron-LM's
@@ -49,8 +49,6 @@ namespace {
 
 constexpr double kFp32 = 4;
 constexpr double kOptimizerBytesPerParam = 12;  // fp32 master, m, v
-constexpr double kContextBytes = 1024.0 * 1024 * 1024;
-constexpr double kFragmentation = 0.05;
 
 struct TokenBytes {
   double all = 0;    // A: what one layer keeps per token when nothing is recomputed
@@ -141,7 +139,7 @@ MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& 
   mem.ring_buffers = ring_buffer_bytes(job, strategy, topology);
   const double chunk_tokens = std::ceil(c / std::max(1, strategy.lm_head_chunks));
   mem.lm_head = chunk_tokens * static_cast<double>(m.vocab) / t * (e + kFp32 * framework.logits_fp32_buffers);
-  mem.reserve = kContextBytes + kFragmentation * mem.total();
+  mem.reserve = estimate_reserve(strategy, topology, mem.total()).total();
   return mem;
 }
 

@@ -122,6 +122,17 @@ struct IterationSimulation {
 [[nodiscard]] MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& strategy,
                                               const topo::Topology& topology);
 
+// What MemoryBreakdown::reserve is made of (reserve_model.cpp gives each part's sources): the
+// CUDA context, cuBLAS's workspaces, the buffers of the NCCL communicators the strategy uses, and
+// the caching allocator's fragmentation of the `allocated` bytes. All 0 on CPU ranks.
+struct ReserveParts {
+  double context = 0, workspaces = 0, nccl = 0, fragmentation = 0;
+  int communicators = 0;  // NCCL communicators holding buffers
+  [[nodiscard]] double total() const;
+};
+[[nodiscard]] ReserveParts estimate_reserve(const TrainingStrategy& strategy, const topo::Topology& topology,
+                                            double allocated);
+
 // Never throws for a strategy that does not apply: not_applicable says why.
 [[nodiscard]] IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStrategy& strategy,
                                                      const topo::Topology& topology, const LayerSimOptions& options);

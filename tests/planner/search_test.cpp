@@ -113,6 +113,25 @@ TEST_CASE("nothing fits an impossible budget, and the best of each family says b
   }
 }
 
+TEST_CASE("--memory-margin keeps that much of the budget free: a plan that fits only without it is refused",
+          "[search]") {
+  const auto topology = preset("a800-4hca", 2);
+  const auto plain = planner::search(request("burst-7b", "256K"), topology);
+  REQUIRE(plain.chosen_plan() != nullptr);
+  const double spare = plain.memory_budget_bytes - plain.chosen_plan()->sim.memory.total();
+  REQUIRE(spare > 0);
+  auto r = request("burst-7b", "256K");
+  r.memory_margin_bytes = spare + 1;  // one byte more than the plain choice leaves
+  const auto margined = planner::search(r, topology);
+  for (const auto& e : margined.best_per_family) {
+    if (e.feasible) CHECK(e.sim.memory.total() <= margined.memory_budget_bytes - r.memory_margin_bytes);
+    if (!e.feasible && e.sim.not_applicable.empty()) CHECK_THAT(e.reason, Catch::Contains("margin"));
+  }
+  if (const auto* chosen = margined.chosen_plan()) {
+    CHECK(chosen->sim.memory.total() < plain.chosen_plan()->sim.memory.total());
+  }
+}
+
 TEST_CASE("the step budget caps the candidates scored and still reports every family", "[search]") {
   auto r = request("burst-7b", "256K");
   r.max_candidates = 10;

@@ -28,8 +28,50 @@ TEST_CASE("memory items sum to the total, in the JSON too", "[training][memory]"
   const Json j = sim::to_json(m);
   CHECK(j.at("total").get<double>() == Approx(sum).epsilon(1e-12));
   CHECK(j.size() == 9);
-  // reserve = 1 GiB + 5% of everything else
-  CHECK(m.reserve == Approx(1024.0 * 1024 * 1024 + 0.05 * (sum - m.reserve)).epsilon(1e-12));
+  // reserve = its parts, the fragmentation 5% of everything else
+  const sim::ReserveParts parts = sim::estimate_reserve(burst_preset(job, t), t, sum - m.reserve);
+  CHECK(m.reserve == Approx(parts.total()).epsilon(1e-12));
+  CHECK(parts.fragmentation == Approx(0.05 * (sum - m.reserve)).epsilon(1e-12));
+}
+
+TEST_CASE("the reserve: CUDA context, cuBLAS workspaces, each NCCL communicator's buffers, fragmentation",
+          "[training][memory][reserve]") {
+  const auto t = a800(2);  // 16 GPUs
+  const auto job = job_of("burst-7b", 64 * 1024);
+  constexpr double kMiB = 1024.0 * 1024;
+  constexpr double kCommunicator = 32 * 2 * (4 * kMiB + 4915200 + 512 * 1024);  // 32 channels x 2 ring peers
+  sim::TrainingStrategy s = sim::training_preset("burst", job, t);
+  s.tp = 1;
+  s.dp = 1;
+  s.attention.ulysses = 1;
+  s.attention.ring = RingKind::Flat;
+  const sim::ReserveParts flat = sim::estimate_reserve(s, t, 0);
+  CHECK(flat.context == 400e6);
+  CHECK(flat.workspaces == 64 * kMiB);
+  CHECK(flat.fragmentation == 0);
+  // The ring's blocks and its travelling gradients (each on a communicator of its own in burst's
+  // runtime), and ZeRO's group: 3 communicators, 588 MiB each (NVIDIA/nccl#964 measured 544-688 MB).
+  CHECK(flat.communicators == 3);
+  CHECK(flat.nccl == Approx(3 * kCommunicator));
+  CHECK(kCommunicator / 1e6 == Approx(616.6).epsilon(1e-3));
+  // A double ring doubles the ring's; one communicator carrying both halves them.
+  s.attention.ring = RingKind::Double;
+  CHECK(sim::estimate_reserve(s, t, 0).communicators == 5);
+  s.memory.separate_accumulator_communicator = false;
+  CHECK(sim::estimate_reserve(s, t, 0).communicators == 3);
+  // Ulysses of 8: its all-to-all reaches 7 peers; tensor parallelism adds its group.
+  s.attention.ulysses = 8;
+  s.tp = 2;
+  const sim::ReserveParts wide = sim::estimate_reserve(s, t, 0);
+  CHECK(wide.nccl == Approx(kCommunicator * (0 + 7 / 2.0 + 1 + 1)));  // a ring of 16 / 2 / 8 = 1: no ring
+  CHECK(sim::estimate_reserve(s, t, 1e9).fragmentation == Approx(0.05e9));
+  // CPU ranks hold none of it.
+  const auto local = topo::load_topology("local", topo::LoadOptions{});
+  CHECK(sim::estimate_reserve(s, local, 1e9).total() == 0);
+  // The preset that packs dK,dV with K,V (TransformerEngine) and the one running both on one group.
+  CHECK_FALSE(sim::training_preset("megatron-cp", job, t).memory.separate_accumulator_communicator);
+  CHECK_FALSE(sim::training_preset("ring", job, t).memory.separate_accumulator_communicator);
+  CHECK(sim::training_preset("loongtrain-double-ring", job, t).memory.separate_accumulator_communicator);
 }
 
 TEST_CASE("activation memory: none > attn_stash > seq_stash(0.5) > full", "[training][memory]") {

@@ -10,6 +10,10 @@ namespace burst::cli {
 void add_plan_options(CLI::App& cmd, PlanOptions& o) {
   add_job_options(cmd, o.job);
   cmd.add_option("--memory-budget", o.memory_budget, "Memory per GPU a plan may use, e.g. 64GiB (default: the GPU's)");
+  cmd.add_option("--memory-margin", o.memory_margin,
+                 "Memory per GPU to keep free beyond the predicted peak and reserve, e.g. 4GiB: a plan is refused "
+                 "when it leaves less (default 0; the reserve's fragmentation share is 5%, published peaks show "
+                 "1.4-50%: docs/iteration-model.md)");
   cmd.add_option("--strategy", o.strategy, "Choose only within this family (" + text::join(sim::family_names()) + ")");
   cmd.add_option("--tp", o.tp,
                  "Tensor-parallel degree (Megatron-LM's, with sequence parallelism, inside a node): 0 searches 1 and "

@@ -30,6 +30,16 @@ PlanningJob resolve_planning(const PlanOptions& o) {
       for (const auto& problem : e.problems()) problems.add(problem);
     }
   }
+  if (!o.memory_margin.empty()) {
+    try {
+      p.request.memory_margin_bytes = units::parse_bytes(o.memory_margin, "--memory-margin");
+      if (p.request.memory_margin_bytes < 0) {
+        problems.add({"--memory-margin", "must not be negative", "a size, e.g. 4GiB", ""});
+      }
+    } catch (const Error& e) {
+      for (const auto& problem : e.problems()) problems.add(problem);
+    }
+  }
   if (!o.strategy.empty()) {
     const auto families = sim::family_names();
     if (std::find(families.begin(), families.end(), o.strategy) == families.end()) {

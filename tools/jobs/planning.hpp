@@ -17,6 +17,7 @@ namespace burst::jobs {
 struct PlanOptions {
   JobOptions job;
   std::string memory_budget;  // "" : the GPU's memory
+  std::string memory_margin;  // "" : none
   std::string strategy;       // "" : every family
   int tp = 0;                 // 0: every tensor-parallel degree the node allows
   int dp = 0;                 // 0: every data-parallel degree the batch allows
