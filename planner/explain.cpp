@@ -79,9 +79,17 @@ std::string binding_constraint(const plan::Plan& plan) {
     }
   }
   const double used = budget > 0 ? p.memory_total_bytes / budget : 0;
-  out += fmt::format("  memory per GPU: {} of {} ({:.0f}%){}\n", units::human_bytes(p.memory_total_bytes),
-                     units::human_bytes(budget), 100 * used,
-                     used >= kNearlyFull ? ": memory binds, nothing larger fits" : "");
+  double reserve = 0;
+  for (const plan::Item& item : p.memory_bytes) {
+    if (item.name == "reserve") reserve = item.value;
+  }
+  out += fmt::format(
+      "  memory per GPU: {} of {} ({:.0f}%): {} allocated, {} reserve (CUDA context, workspaces, NCCL buffers, "
+      "allocator fragmentation), {} spare{}\n",
+      units::human_bytes(p.memory_total_bytes), units::human_bytes(budget), 100 * used,
+      units::human_bytes(p.memory_total_bytes - reserve), units::human_bytes(reserve),
+      units::human_bytes(std::max(0.0, budget - p.memory_total_bytes)),
+      used >= kNearlyFull ? ": memory binds, nothing larger fits" : "");
   std::vector<plan::Item> shares = p.time_s;
   std::stable_sort(shares.begin(), shares.end(),
                    [](const plan::Item& a, const plan::Item& b) { return a.value > b.value; });
