@@ -11,8 +11,8 @@
 #   2. the same 30 steps of a 3-rank plan the planner makes for the same model (state in GPU
 #      memory; its units do not divide by 3: the padded gathers), and of a 4-rank plan with
 #      tensor parallelism of 2 (the model with 2 KV heads; state offloaded as planned, and in GPU
-#      memory): the sequence-parallel collectives on each group's loopback sub-job, bf16 sums on
-#      the device;
+#      memory), and of a 2-rank plan that is one tensor-parallel group: the sequence-parallel
+#      collectives on each group's loopback sub-job, bf16 sums on the device;
 #   3. the GPU tests (ctest -L gpu): every kernel and CudaStepKernels call against the CPU, the
 #      whole GPU step against the CPU step, the device optimizer against the CPU's AdamW;
 #   4. perf (below): a 430M Llama-style model's step at 8K and 32K tokens on one GPU and on 2 and
@@ -88,6 +88,11 @@ step plan-tp "$burst" plan --topology local --nodes 1 --per-node 4 --model "$out
 sed 's/"offload": true/"offload": false/' "$out/tp.json" >"$out/tp-resident.json"
 train tp2 "$out/tp.json" "host memory"
 train tp2-resident "$out/tp-resident.json" "GPU memory"
+# The whole job one tensor-parallel group (2 ranks, tp 2): its collectives on a sub-job too.
+step plan-tp-whole "$burst" plan --topology local --nodes 1 --per-node 2 --model "$out/tp-model.json" --seq 512 \
+  --memory-budget 2GiB --strategy burst --tp 2 -o "$out/tp-whole.json"
+sed 's/"offload": true/"offload": false/' "$out/tp-whole.json" >"$out/tp-whole-resident.json"
+train tp2-whole "$out/tp-whole-resident.json" "GPU memory"
 
 [ "$device" = cuda ] && step gpu-tests ctest --test-dir "$build" -L gpu --output-on-failure
 

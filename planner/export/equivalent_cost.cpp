@@ -20,7 +20,11 @@ Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strateg
   const topo::Topology cluster = topo::parse_topology_json(plan.cluster, source + ":/cluster");
   const planner::SearchRequest request = planner::replan_request(plan);
   sim::TrainingStrategy training = planner::training_strategy(strategy);
-  if (!allocates_like.empty()) training.memory = sim::family_traits(allocates_like).memory;
+  if (!allocates_like.empty()) {  // as that framework allocates, and as its code runs the ring
+    const sim::FamilyTraits& framework = sim::family_traits(allocates_like);
+    training.memory = framework.memory;
+    training.attention.code = framework.code;
+  }
   const sim::IterationSimulation sim = sim::simulate_iteration(request.job, training, cluster, request.simulation);
   Predicted p;
   if (!sim.not_applicable.empty()) {

@@ -19,12 +19,23 @@ namespace burst::planner {
 namespace {
 
 // The knobs an attention layer simulation depends on: the tensor- and data-parallel degrees, the
-// micro-batch and the attention strategy's own.
-using AttentionKey = std::tuple<int, int, int, int, RingKind, int, Layout, BackwardMode, int, int, bool>;
+// micro-batch, the attention strategy's own and its family's code (families.hpp).
+using AttentionKey = std::tuple<int, int, int, int, RingKind, int, Layout, BackwardMode, int, int, bool, int, int>;
 AttentionKey key_of(const sim::TrainingStrategy& s) {
   const sim::AttentionStrategy& a = s.attention;
-  return {s.tp,     s.dp,       s.micro_batch, a.ulysses,  a.ring,   a.inner,
-          a.layout, a.backward, a.dkv_bytes,   a.dq_bytes, a.overlap};
+  return {s.tp,
+          s.dp,
+          s.micro_batch,
+          a.ulysses,
+          a.ring,
+          a.inner,
+          a.layout,
+          a.backward,
+          a.dkv_bytes,
+          a.dq_bytes,
+          a.overlap,
+          a.code.output_accumulator_bytes,
+          a.code.dkv_bytes_between_windows};
 }
 
 // Better: feasible first; then faster; then smaller. Strictly better only, so ties keep the

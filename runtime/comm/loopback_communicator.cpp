@@ -245,6 +245,13 @@ std::unique_ptr<Communicator> LoopbackCommunicator::subjob(std::vector<int> memb
   return mine;
 }
 
+std::unique_ptr<Communicator> LoopbackCommunicator::group_transport(const Communicator& group,
+                                                                    std::span<const int> members,
+                                                                    std::shared_ptr<MessageCopy> copy) {
+  if (group.reads_device_memory()) return nullptr;
+  return subjob(std::vector<int>(members.begin(), members.end()), std::move(copy));
+}
+
 std::unique_ptr<Request::State> LoopbackCommunicator::post_send(ConstBuffer buffer, const Envelope& e) {
   const std::span<const std::byte> data(static_cast<const std::byte*>(buffer.data), buffer.bytes());
   const MessageKey key{e.peer, rank_, message_tag(e.channel, e.step, e.level)};

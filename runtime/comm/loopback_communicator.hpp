@@ -119,6 +119,11 @@ class LoopbackCommunicator : public Communicator {
   // (nothing waits: the job's collectives meet later). Throws burst::Error for a bad list
   // (checked_members, subgroup_communicator.hpp).
   [[nodiscard]] std::unique_ptr<Communicator> subjob(std::vector<int> members, std::shared_ptr<MessageCopy> copy);
+  // The device collectives of a group of this job (TrainingOptions::device_collectives): none
+  // (null) where `group` moves device memory itself (this job, when its copy does), else this
+  // rank's subjob of `members` (the group's ranks, all of the job's included) with `copy`.
+  [[nodiscard]] std::unique_ptr<Communicator> group_transport(const Communicator& group, std::span<const int> members,
+                                                              std::shared_ptr<MessageCopy> copy);
 
  protected:
   std::unique_ptr<Request::State> post_send(ConstBuffer data, const Envelope& e) override;

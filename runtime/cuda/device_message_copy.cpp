@@ -188,7 +188,7 @@ class DeviceMessageCopy final : public MessageCopy {
         if (e.dtype == DType::BF16) {  // widened into fp32, summed, rounded once (comm/detail/reduce_in_order.hpp)
           const MemoryBlock scratch = rank(r)->staging->allocate(e.count * sizeof(float));
           auto* sum = reinterpret_cast<float*>(scratch.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-          fill_on_device(sum, 0.0F, e.count, stream);
+          fill_on_device(sum, -0.0F, e.count, stream);           // -0 + x = x for every x: the host's start, x_0
           for (std::size_t i = 0; i < kept.size(); ++i)
             accumulate_on_device(sum, input(i, offset), true, e.count, stream);
           to_bf16_on_device(sum, out, e.count, stream);

@@ -3,9 +3,6 @@
 // implementation of each), so this file holds the choices and checks, for every build alike.
 #include "runtime/device/device.hpp"
 
-#include <iterator>
-#include <vector>
-
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -120,24 +117,23 @@ std::unique_ptr<Communicator> make_device_collectives(Communicator& job, StepKer
   if (nccl.version().empty()) return nccl.state_collectives(job, nullptr);  // refused: no NCCL
   void* stream = detail::cuda_backend().stream_of(kernels);
   if (stream == nullptr) {
-    throw Error(Problem{"ZeRO collectives over NCCL", "the model state is not in GPU memory (CPU kernels)",
-                        "--device cuda", ""});
+    throw Error(Problem{"device collectives over NCCL (ZeRO, tensor parallelism)",
+                        "the step's tensors are not in GPU memory (CPU kernels)", "--device cuda", ""});
   }
-  require_gpu_per_rank(job, "ZeRO collectives over NCCL");  // so the rank's GPU is its local rank, as the kernels'
+  require_gpu_per_rank(job, "device collectives over NCCL (ZeRO, tensor parallelism)");  // so the rank's GPU is its
+                                                                                         // local rank, as the kernels'
   return nccl.state_collectives(job, stream);
 }
 
-std::unique_ptr<Communicator> make_loopback_device_collectives(Communicator& job, std::span<const int> members,
-                                                               StepKernels& kernels) {
+std::unique_ptr<Communicator> make_loopback_device_collectives(Communicator& job, const Communicator& group,
+                                                               std::span<const int> members, StepKernels& kernels) {
   auto* loopback = dynamic_cast<LoopbackCommunicator*>(&job);
   if (loopback == nullptr || !loopback->reads_device_memory()) {
     throw Error(Problem{"device collectives of a loopback job", "the job is not a --loopback job on the GPU",
                         "a loopback job whose copy moves GPU memory", "a bug in the session: please report it"});
   }
-  if (std::ssize(members) == job.size()) return nullptr;
-  std::unique_ptr<Communicator> sub =
-      loopback->subjob(std::vector<int>(members.begin(), members.end()), message_copy(Device::Cuda));
-  order_messages_on(*sub, kernels);
+  std::unique_ptr<Communicator> sub = loopback->group_transport(group, members, message_copy(Device::Cuda));
+  if (sub) order_messages_on(*sub, kernels);
   return sub;
 }
 

@@ -116,10 +116,12 @@ void order_messages_on(Communicator& comm, AttentionKernels& kernels);
 [[nodiscard]] std::unique_ptr<Communicator> make_device_collectives(Communicator& group, StepKernels& kernels);
 
 // The same for a --loopback job on one GPU (`job`, whose GPU copy moves device memory itself):
-// null for the whole job (its own communicator serves), else this rank's loopback sub-job of
-// `members` with a GPU copy of its own, its messages ordered on the stream of `kernels`
-// (LoopbackCommunicator::subjob). Throws burst::Error when `job` is not such a loopback.
+// null where `group` is the job (its own communicator serves), else this rank's loopback sub-job
+// of `members` (a subgroup's, whole job included) with a GPU copy of its own, its messages
+// ordered on the stream of `kernels` (LoopbackCommunicator::group_transport). Throws
+// burst::Error when `job` is not such a loopback.
 [[nodiscard]] std::unique_ptr<Communicator> make_loopback_device_collectives(Communicator& job,
+                                                                             const Communicator& group,
                                                                              std::span<const int> members,
                                                                              StepKernels& kernels);
 

@@ -15,8 +15,10 @@ class UnbuiltNccl final : public NcclBackend {
   }
   std::unique_ptr<Communicator> state_collectives(Communicator&, void*) override {
     throw Error(Problem{"--device cuda",
-                        "this build has no NCCL, which ZeRO's collectives on GPU memory need between processes",
-                        "a build with NCCL, or a plan that offloads the state (plan:/strategy/zero/offload)",
+                        "this build has no NCCL, which ZeRO's and tensor parallelism's collectives on GPU memory "
+                        "need between processes",
+                        "a build with NCCL, or a plan that offloads the state (plan:/strategy/zero/offload) and runs "
+                        "tp 1",
                         "build where the CUDA toolkit and NCCL are found (docs/runtime-cuda.md)"});
   }
 };

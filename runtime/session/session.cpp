@@ -137,9 +137,9 @@ void Session::prepare_training(Device device) {
   }
   if (device == Device::Cuda && request_.loopback) {
     // Groups of the ranks on the one GPU: loopback sub-jobs (the whole job's copy reads GPU memory itself)
-    options.device_collectives = [&comm = comm_, &kernels = *step_kernels_](Communicator&,
+    options.device_collectives = [&comm = comm_, &kernels = *step_kernels_](Communicator& group,
                                                                             std::span<const int> members) {
-      return make_loopback_device_collectives(comm, members, kernels);
+      return make_loopback_device_collectives(comm, group, members, kernels);
     };
   } else if (device == Device::Cuda) {
     // ZeRO's collectives on a GPU-resident state and the tensor-parallel group's over NCCL

@@ -175,6 +175,18 @@ StepBuffer TrainingStep::buffer(std::size_t n, MemoryUse use, Stored stored) {
   return {kernels_, ledger_, use, n, stored};
 }
 
+void TrainingStep::carry_tensor_parallel_on(Communicator& transport) {
+  if (tp_comm_ == nullptr || transport.size() != tp_comm_->size() || transport.rank() != tp_comm_->rank()) {
+    throw Error(Problem{"training step",
+                        fmt::format("a tensor-parallel transport of {} ranks, this rank {}, for a group of {} ranks, "
+                                    "this rank {}",
+                                    transport.size(), transport.rank(), tp_comm_ != nullptr ? tp_comm_->size() : 0,
+                                    tp_comm_ != nullptr ? tp_comm_->rank() : -1),
+                        "the group's ranks in its order", "a bug in the training runtime: please report it"});
+  }
+  tp_comm_ = &transport;
+}
+
 void TrainingStep::require_tensor_transport() const {
   if (kernels_.memory().space() == MemorySpace::Device && !tp_comm_->reads_device_memory()) {
     throw Error(Problem{"the sequence-parallel collectives",

@@ -166,7 +166,8 @@ class TrainingStep {
   // same order; not owned, outliving the step) from now on: a GPU step's device collectives,
   // where the group's own communicator reads host memory only. The first run throws burst::Error
   // naming the transport when the step's tensors are device memory it cannot read.
-  void carry_tensor_parallel_on(Communicator& transport) { tp_comm_ = &transport; }
+  // Throws burst::Error (a bug) when `transport` is not the group's size, or ranks this rank otherwise.
+  void carry_tensor_parallel_on(Communicator& transport);
 
   // Forward and backward; each unit's gradients (WeightSource::gradients) receive this rank's
   // share of the gradient of (sum of losses over the sequence / global_counted).

@@ -412,10 +412,10 @@ std::optional<TrainingReport> TrainingRun::run() {
   // state, then the tensor-parallel group's for a GPU step (its activations; and the state's
   // replicated gradients where the state is on the GPU too).
   const std::unique_ptr<Communicator> state_comm = gpu != nullptr ? device_collectives(sharding_group_.get()) : nullptr;
-  const std::unique_ptr<Communicator> tensor_comm =
+  tensor_transport_ =
       tensor_group_ && device_step(options_.backend) != nullptr ? device_collectives(tensor_group_.get()) : nullptr;
-  if (tensor_comm) step_.carry_tensor_parallel_on(*tensor_comm);
-  Communicator* tensor_state_comm = gpu != nullptr && tensor_comm ? tensor_comm.get() : tensor_group_.get();
+  if (tensor_transport_) step_.carry_tensor_parallel_on(*tensor_transport_);
+  Communicator* tensor_state_comm = gpu != nullptr && tensor_transport_ ? tensor_transport_.get() : tensor_group_.get();
   ZeroModel model(plan_.strategy.zero.stage, plan_.strategy.overlap, step_model(), state,
                   state_comm ? *state_comm : zero_comm(), zero_comm(), ledger_, std::move(params), std::move(adam),
                   {tensor_state_comm, tensor_group_.get(), part_ ? part_->replicated() : std::vector<Slice>{}});

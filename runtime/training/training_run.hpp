@@ -181,6 +181,9 @@ class TrainingRun {
   MemoryLedger ledger_;
   TrainingStep step_;
   HostStepKernels host_state_;  // where the model state lives unless it is on the GPU
+  // A GPU step's tensor-parallel collectives on device memory (made by run(); the step keeps a
+  // pointer to it, so it lives as long as the run).
+  std::unique_ptr<Communicator> tensor_transport_;
   std::int64_t first_step_ = 0;
 };
 

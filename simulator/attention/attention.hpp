@@ -64,11 +64,7 @@ struct AttentionShape {
 // does when it executes the plan.
 struct AttentionStrategy : AttentionKnobs {
   std::string name;  // family, e.g. "burst", "megatron-cp"
-  // Bytes per element of the forward's running output between ring steps; 0: the activation dtype.
-  int output_accumulator_bytes = 4;
-  // A double ring's travelling dK, dV as they cross from one inner ring (node) to the next; 0:
-  // dkv_bytes, as within them.
-  int dkv_bytes_between_windows = 0;
+  FamilyCode code;   // burst's runtime's by default
 };
 
 // The family's defaults as used in practice (see docs/strategies.md) for this shape and

@@ -119,7 +119,7 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   constexpr double kFp32 = 4;
   // A ring of one has nothing to merge: its kernel writes the output and gradients directly.
   const double merging = g.ring > 1 ? 1 : 0;
-  const double running = strategy.output_accumulator_bytes > 0 ? strategy.output_accumulator_bytes : e;
+  const double running = strategy.code.output_accumulator_bytes > 0 ? strategy.code.output_accumulator_bytes : e;
   const double merge_bytes_per_row = merging * ((2 * running + e) * h + 3 * kFp32 * heads) * batch;
   const double resident_bytes = merging * 3 * kFp32;
 
@@ -146,8 +146,9 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   if (strategy.backward == BackwardMode::KvRing) {
     backward.pass.accumulator_payload = Payload::DKV;
     backward.pass.accumulator_bytes = 2 * tokens * h_kv * strategy.dkv_bytes * batch;
-    if (strategy.dkv_bytes_between_windows > 0) {
-      backward.pass.accumulator_bytes_between_windows = 2 * tokens * h_kv * strategy.dkv_bytes_between_windows * batch;
+    if (strategy.code.dkv_bytes_between_windows > 0) {
+      backward.pass.accumulator_bytes_between_windows =
+          2 * tokens * h_kv * strategy.code.dkv_bytes_between_windows * batch;
     }
     backward.pass.epilogue_bytes_per_row = resident_bytes * h * batch;
     backward.pass.epilogue_bytes_per_column = merging * (2.0 * strategy.dkv_bytes + kFp32) * 2 * h_kv * batch;

@@ -208,8 +208,7 @@ AttentionStrategy strategy_preset(std::string_view name, const AttentionShape& s
   s.layout = f.layout;
   s.dq_bytes = f.dq_bytes;
   s.dkv_bytes = f.dkv_bytes;
-  s.output_accumulator_bytes = f.code.output_accumulator_bytes;
-  s.dkv_bytes_between_windows = f.code.dkv_bytes_between_windows;
+  s.code = f.code;
   s.backward = f.backward ? *f.backward : cheaper_backward(shape, s, world);
   return s;
 }

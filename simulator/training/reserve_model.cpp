@@ -17,13 +17,15 @@
 //                  A100 over NVLink: 544 MB for a 2-rank group, 688 MB for larger ones
 //                  (NVIDIA/nccl#964); memory grows linearly with channels and communicators (the
 //                  maintainers, #986). The communicators, each lazily connected by its first use:
-//                    the ring's: one per ring level (a double ring has two), and one more per level
+//                    the ring's: one per ring level of more than one rank (a double ring has two
+//                    unless one node holds it, or Ulysses fills the node), and one more per level
 //                    where the family's travelling gradients have a communicator of their own
 //                    (FrameworkMemory::separate_accumulator_communicator: burst's runtime and
 //                    LoongTrain; TransformerEngine packs dK,dV with K,V, ring-flash-attention runs
 //                    both on one group);
 //                    a Ulysses group's all-to-all: U - 1 peers;
-//                    a tensor-parallel group and the data-parallel / ZeRO group: 2 ring peers each.
+//                    a tensor-parallel group and the data-parallel / ZeRO group: 2 ring peers each
+//                  (1 where a ring is of two ranks).
 //                  NVLink SHARP buffers are left out (NeMo and JAX-Toolbox turn them off to save
 //                  memory: NCCL_NVLS_ENABLE=0).
 //   fragmentation  the caching allocator's reserved-but-unallocated memory: kFragmentation of what
@@ -37,6 +39,7 @@
 // A "GPU" that is a CPU rank (the local topology) holds none of these: its reserve is 0.
 #include <algorithm>
 
+#include "simulator/attention/ring.hpp"
 #include "simulator/detail/training/iteration_parts.hpp"
 #include "topologies/local_calibration.hpp"
 
@@ -60,28 +63,25 @@ ReserveParts estimate_reserve(const TrainingStrategy& strategy, const topo::Topo
   parts.context = kContextBytes;
   parts.workspaces = kWorkspaceBytes;
   const AttentionStrategy& a = strategy.attention;
-  const int tp = std::max(1, strategy.tp), dp = std::max(1, strategy.dp), u = std::max(1, a.ulysses);
-  const int world = topology.gpu_count();
-  const int ring = std::max(1, world / tp / dp / u);
+  const int tp = std::max(1, strategy.tp), dp = std::max(1, strategy.dp);
   double peers = 0;  // summed over the communicators: channel-peer buffer sets per channel
-  if (ring > 1) {
-    const int levels = a.ring == RingKind::Double ? 2 : 1;
+  // A group of n ranks reaching its peers: a ring's (or a collective's) previous and next, one
+  // when they are the same rank; an all-to-all's n - 1.
+  const auto group = [&](int n, int communicators, bool all_to_all) {
+    if (n <= 1) return;
+    parts.communicators += communicators;
+    peers += communicators * (all_to_all ? n - 1 : std::min(2, n - 1));
+  };
+  const World replica = replica_world(topology, tp, dp);
+  if (replica.size() > 0) {
+    const RingGeometry g = ring_geometry(a, replica);
     const int per_level = strategy.memory.separate_accumulator_communicator ? 2 : 1;
-    parts.communicators += levels * per_level;
-    peers += 2.0 * levels * per_level;
+    group(g.inner, per_level, false);  // the ring's levels that exist: a flat ring's one, a double ring's
+    group(g.outer, per_level, false);  // within and across nodes
+    group(g.ulysses, 1, true);
   }
-  if (u > 1) {
-    parts.communicators += 1;
-    peers += u - 1;
-  }
-  if (tp > 1) {
-    parts.communicators += 1;
-    peers += 2;
-  }
-  if (world / tp > 1) {  // the gradients' reduction (DP, and ZeRO's sharding group)
-    parts.communicators += 1;
-    peers += 2;
-  }
+  group(tp, 1, false);
+  group(topology.gpu_count() / tp, 1, false);  // the gradients' reduction (DP, and ZeRO's sharding group)
   parts.nccl = kChannels * peers * kBufferBytesPerChannelPeer;
   parts.fragmentation = kFragmentation * allocated;
   return parts;

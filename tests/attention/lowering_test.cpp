@@ -427,11 +427,11 @@ TEST_CASE("family code: LoongTrain's dK, dV cross nodes in bf16, TransformerEngi
     Hops out;
     for (const Task& t : lower_attention(shape, causal, strategy, world).backward.tasks()) {
       if (t.kind != TaskKind::Transfer || t.stream != kChannelAccumulator) continue;
-      CHECK(t.amount ==
-            2 * c * h *
-                (t.gpu / 4 != t.peer / 4
-                     ? strategy.dkv_bytes_between_windows > 0 ? strategy.dkv_bytes_between_windows : strategy.dkv_bytes
-                     : strategy.dkv_bytes));
+      CHECK(t.amount == 2 * c * h *
+                            (t.gpu / 4 != t.peer / 4 ? strategy.code.dkv_bytes_between_windows > 0
+                                                           ? strategy.code.dkv_bytes_between_windows
+                                                           : strategy.dkv_bytes
+                                                     : strategy.dkv_bytes));
       (t.gpu / 4 != t.peer / 4 ? out.between : out.within) += t.amount;
     }
     return out;
@@ -439,14 +439,14 @@ TEST_CASE("family code: LoongTrain's dK, dV cross nodes in bf16, TransformerEngi
   const Hops fp32 = hops(s);
   REQUIRE(fp32.between > 0);
   REQUIRE(fp32.within > 0);
-  s.dkv_bytes_between_windows = 2;  // LoongTrain's cast at each window's end
+  s.code.dkv_bytes_between_windows = 2;  // LoongTrain's cast at each window's end
   const Hops loongtrain = hops(s);
   CHECK(loongtrain.between == fp32.between / 2);
   CHECK(loongtrain.within == fp32.within);
   // The preset carries it, and megatron-cp's running output in the activation dtype.
-  CHECK(strategy_preset("loongtrain-double-ring", shape, world).dkv_bytes_between_windows == 2);
-  CHECK(strategy_preset("burst", shape, world).dkv_bytes_between_windows == 0);
-  CHECK(strategy_preset("megatron-cp", shape, world).output_accumulator_bytes == 0);
+  CHECK(strategy_preset("loongtrain-double-ring", shape, world).code.dkv_bytes_between_windows == 2);
+  CHECK(strategy_preset("burst", shape, world).code.dkv_bytes_between_windows == 0);
+  CHECK(strategy_preset("megatron-cp", shape, world).code.output_accumulator_bytes == 0);
   // Each step's merge reads and writes the running output: a + e + a bytes per element (and 12
   // per row and head for the lse pair), so bf16 (a = e = 2) against fp32 (a = 4).
   AttentionStrategy flat = make_strategy(RingKind::Flat, Layout::Zigzag, BackwardMode::KvRing);
@@ -457,7 +457,7 @@ TEST_CASE("family code: LoongTrain's dK, dV cross nodes in bf16, TransformerEngi
     return bytes;
   };
   const double fp32_merge = merge_bytes(flat);
-  flat.output_accumulator_bytes = 0;
+  flat.code.output_accumulator_bytes = 0;
   const double bf16_merge = merge_bytes(flat);
   CHECK(fp32_merge / bf16_merge == Approx((10.0 * h + 12 * 4) / (6.0 * h + 12 * 4)));
 }

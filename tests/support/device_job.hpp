@@ -67,11 +67,11 @@ inline DeviceJobOutcome device_job(const plan::Plan& plan, const rt::TrainingOpt
         mine.ranks_per_device = world;
         mine.backend.step = kernels[i].get();
         if (wiring.device_groups) {
-          // Each group's device collectives: a sub-job of the device-only job (its whole list included).
-          mine.device_collectives = [&state_job, i](rt::Communicator&, std::span<const int> members) {
+          // Each group's device collectives: a sub-job of the device-only job (the group's host
+          // communicator, the job's or a subgroup, reads host memory only), as the GPU loopback's are.
+          mine.device_collectives = [&state_job, i](rt::Communicator& group, std::span<const int> members) {
             auto& device_job = dynamic_cast<rt::LoopbackCommunicator&>(*state_job[i]);
-            return device_job.subjob({members.begin(), members.end()},
-                                     rt::function_message_copy(device_only_copy, true));
+            return device_job.group_transport(group, members, rt::function_message_copy(device_only_copy, true));
           };
         }
         if (wiring.device_rings) {

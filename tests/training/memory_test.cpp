@@ -59,11 +59,16 @@ TEST_CASE("the reserve: CUDA context, cuBLAS workspaces, each NCCL communicator'
   CHECK(sim::estimate_reserve(s, t, 0).communicators == 5);
   s.memory.separate_accumulator_communicator = false;
   CHECK(sim::estimate_reserve(s, t, 0).communicators == 3);
-  // Ulysses of 8: its all-to-all reaches 7 peers; tensor parallelism adds its group.
+  // A ring inside one node has one level, however it is asked for.
+  const auto one_node = a800(1);
+  CHECK(sim::estimate_reserve(s, one_node, 0).communicators == 2);  // the ring's, the gradients'
+  // Ulysses of 8: its all-to-all reaches 7 peers; tensor parallelism of 2 adds its group, whose
+  // ring of two has one peer; the gradients' group of 8 has two. A ring of 16 / 2 / 8 = 1: none.
   s.attention.ulysses = 8;
   s.tp = 2;
   const sim::ReserveParts wide = sim::estimate_reserve(s, t, 0);
-  CHECK(wide.nccl == Approx(kCommunicator * (0 + 7 / 2.0 + 1 + 1)));  // a ring of 16 / 2 / 8 = 1: no ring
+  CHECK(wide.communicators == 3);
+  CHECK(wide.nccl == Approx(kCommunicator * (7 + 1 + 2) / 2.0));
   CHECK(sim::estimate_reserve(s, t, 1e9).fragmentation == Approx(0.05e9));
   // CPU ranks hold none of it.
   const auto local = topo::load_topology("local", topo::LoadOptions{});

@@ -74,6 +74,17 @@ plan::Plan build_chosen_plan(const planner::SearchResult& result, const Planning
     }
     const std::string& family = p.request.only_family;
     const std::string scope = family.empty() ? "no strategy" : "'" + family + "'";
+    const double margin = p.request.memory_margin_bytes;
+    if (margin > 0) {
+      throw Error(Problem{"--memory-budget, --memory-margin",
+                          fmt::format("no plan fits: {} runs in {} per GPU less the {} margin on {} GPUs", scope,
+                                      units::human_bytes(result.memory_budget_bytes), units::human_bytes(margin),
+                                      p.job.topology->gpu_count()),
+                          "",
+                          margin >= result.memory_budget_bytes
+                              ? "the margin leaves nothing of the budget: a smaller --memory-margin"
+                              : "more nodes (see burst capacity), a smaller --memory-margin, or a shorter --seq"});
+    }
     throw Error(Problem{"--memory-budget",
                         fmt::format("no plan fits: {} runs in {} per GPU on {} GPUs", scope,
                                     units::human_bytes(result.memory_budget_bytes), p.job.topology->gpu_count()),
