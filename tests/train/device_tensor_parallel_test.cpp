@@ -30,22 +30,22 @@ using namespace burst;
 
 namespace {
 
-constexpr int kWorld = 4;
+constexpr int kTpWorld = 4;
 
-struct Split {
-  int tp, dp, ulysses;  // the ring is what is left: kWorld / (tp dp ulysses)
+struct TpSplit {
+  int tp, dp, ulysses;  // the ring is what is left: kTpWorld / (tp dp ulysses)
   int kv_heads;         // of 4 heads: 2 (GQA) where tp x ulysses divides them, else 4 (MHA)
   int zero_stage;
   std::string mask;
 };
 
-std::string describe(const Split& s) {
+std::string describe_split(const TpSplit& s) {
   return fmt::format("tp {} x ring {} x ulysses {} x dp {}, {} KV heads, ZeRO {}, {}", s.tp,
-                     kWorld / (s.tp * s.dp * s.ulysses), s.ulysses, s.dp, s.kv_heads, s.zero_stage, s.mask);
+                     kTpWorld / (s.tp * s.dp * s.ulysses), s.ulysses, s.dp, s.kv_heads, s.zero_stage, s.mask);
 }
 
-plan::Plan device_plan(const Split& s, bool offload) {
-  const int context = kWorld / (s.tp * s.dp);
+plan::Plan tp_device_plan(const TpSplit& s, bool offload) {
+  const int context = kTpWorld / (s.tp * s.dp);
   plan::Plan base = test::training_plan(context, context / s.ulysses, Layout::Zigzag, BackwardMode::QRing,
                                         CheckpointPolicy::AttnStash, 0, 2, s.mask, 8, 16, s.ulysses);
   base.job.model.kv_heads = s.kv_heads;
@@ -55,7 +55,7 @@ plan::Plan device_plan(const Split& s, bool offload) {
   return test::data_parallel(test::tensor_parallel(base, s.tp), s.dp, 2 * s.dp, 1);
 }
 
-const std::vector<Split> kSplits{
+const std::vector<TpSplit> kTpSplits{
     {2, 1, 1, 2, 0, "causal"},      // tp 2 inside a ring of 2
     {2, 2, 1, 2, 1, "sliding:12"},  // tp 2 x dp 2, one rank a replica's context
     {2, 1, 2, 4, 3, "causal"},      // tp 2 x Ulysses 2, every unit gathered on use
@@ -66,10 +66,10 @@ const std::vector<Split> kSplits{
 
 TEST_CASE("tensor-parallel plans train on the device step like one rank, every collective in device memory",
           "[training][tensor_parallel][device_traffic]") {
-  for (const Split& split : kSplits) {
-    INFO(describe(split));
+  for (const TpSplit& split : kTpSplits) {
+    INFO(describe_split(split));
     const rt::TrainingReport resident =
-        test::run_device_job(device_plan(split, false), test::training_options(3, true), true);
+        test::run_device_job(tp_device_plan(split, false), test::training_options(3, true), true);
     const Json json = resident.to_json();
     INFO(json["check"].dump());
     CHECK(json["check"]["passed"].get<bool>());
@@ -86,7 +86,8 @@ TEST_CASE("tensor-parallel plans train on the device step like one rank, every c
     CHECK(later.device_synchronizations == 0);
     CHECK(later.driver_allocations == 0);
     // The offloaded state: its tensor-parallel gradient sums on the host group, the step's still on the device.
-    const Json offloaded = test::run_device_job(device_plan(split, true), test::training_options(3, false)).to_json();
+    const Json offloaded =
+        test::run_device_job(tp_device_plan(split, true), test::training_options(3, false)).to_json();
     CHECK(offloaded["losses"] == json["losses"]);
     CHECK(offloaded["grad_norms"] == json["grad_norms"]);
   }
@@ -95,7 +96,7 @@ TEST_CASE("tensor-parallel plans train on the device step like one rank, every c
 TEST_CASE("a device step whose tensor-parallel group reads host memory only is refused by name",
           "[training][tensor_parallel]") {
   const test::DeviceJobOutcome outcome =
-      test::device_job(device_plan(kSplits.front(), true), test::training_options(1, false), {false, false});
+      test::device_job(tp_device_plan(kTpSplits.front(), true), test::training_options(1, false), {false, false});
   for (const std::string& error : outcome.errors) {
     INFO(error);
     CHECK(error.find("the sequence-parallel collectives") != std::string::npos);
