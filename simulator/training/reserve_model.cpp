@@ -46,10 +46,10 @@
 namespace burst::sim {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024;
+constexpr double kMebibyte = 1024.0 * 1024;
 constexpr double kContextBytes = 400e6;
-constexpr double kWorkspaceBytes = 2 * 32 * kMiB;
-constexpr double kBufferBytesPerChannelPeer = 4 * kMiB + 4915200 + 512 * 1024;  // Simple, LL128, LL
+constexpr double kWorkspaceBytes = 2 * 32 * kMebibyte;
+constexpr double kBufferBytesPerChannelPeer = 4 * kMebibyte + 4915200 + 512 * 1024;  // Simple, LL128, LL
 constexpr double kChannels = 32;
 constexpr double kFragmentation = 0.05;
 

@@ -256,7 +256,6 @@ TEST_CASE("bf16 reductions sum in fp32 and round once, on a subgroup as on the l
   // each addition it would stay 1 (each 2^-9 is a quarter step and rounds away).
   constexpr float kOnce = 1.0f + 0.0078125f;
   const auto contribution = [](int r) { return to_bf16(r == 0 ? 1.0f : 0.001953125f); };
-  std::vector<std::string> wrong(4);
   const auto errors = test::on_every_rank(4, [&](Communicator& world) {
     const int r = world.rank();
     SubgroupCommunicator all(world, {0, 1, 2, 3});

@@ -38,8 +38,8 @@ TEST_CASE("the reserve: CUDA context, cuBLAS workspaces, each NCCL communicator'
           "[training][memory][reserve]") {
   const auto t = a800(2);  // 16 GPUs
   const auto job = job_of("burst-7b", 64 * 1024);
-  constexpr double kMiB = 1024.0 * 1024;
-  constexpr double kCommunicator = 32 * 2 * (4 * kMiB + 4915200 + 512 * 1024);  // 32 channels x 2 ring peers
+  constexpr double kMebibyte = 1024.0 * 1024;
+  constexpr double kCommunicator = 32 * 2 * (4 * kMebibyte + 4915200 + 512 * 1024);  // 32 channels x 2 ring peers
   sim::TrainingStrategy s = sim::training_preset("burst", job, t);
   s.tp = 1;
   s.dp = 1;
@@ -47,7 +47,7 @@ TEST_CASE("the reserve: CUDA context, cuBLAS workspaces, each NCCL communicator'
   s.attention.ring = RingKind::Flat;
   const sim::ReserveParts flat = sim::estimate_reserve(s, t, 0);
   CHECK(flat.context == 400e6);
-  CHECK(flat.workspaces == 64 * kMiB);
+  CHECK(flat.workspaces == 64 * kMebibyte);
   CHECK(flat.fragmentation == 0);
   // The ring's blocks and its travelling gradients (each on a communicator of its own in burst's
   // runtime), and ZeRO's group: 3 communicators, 588 MiB each (NVIDIA/nccl#964 measured 544-688 MB).
