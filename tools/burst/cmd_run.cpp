@@ -173,7 +173,7 @@ void print_memory_items(const std::vector<rt::MemoryItemRow>& items) {
     fmt::print("            {:<16} {:>12} | {:>12} | {:>12}{}\n", shown(item.item), bytes(item.host.measured),
                bytes(item.on_gpu.measured), mib(item.predicted), note);
   }
-  if (reserve != nullptr) {
+  if (reserve != nullptr && reserve->predicted > 0) {  // CPU ranks' plans reserve nothing
     fmt::print("            {:<16} {:>12} | {:>12} | {:>12}  (apart, not in the total: {})\n", "reserve", "-", "-",
                mib(reserve->predicted), shown(reserve->host.note));
   }
