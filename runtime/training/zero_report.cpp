@@ -92,7 +92,8 @@ std::vector<MemoryItemRow> memory_items(const plan::Plan& plan, const MeasuredMe
       items.push_back(
           {predicted.name,
            predicted.value,
-           {std::nullopt, std::nullopt, "not held by this runtime (a GPU's context and allocator fragmentation)"},
+           {std::nullopt, std::nullopt,
+            "not held by this runtime (a GPU's context, workspaces, NCCL buffers and allocator fragmentation)"},
            {}});
       continue;
     }

@@ -5,12 +5,11 @@
 // the plan's order, beside the run's peak of the same use (the largest rank's, over the steps),
 // in both columns of the ledger: as this run holds it and as the GPU step lays it out
 // (memory_ledger.hpp); measured is empty where this runtime holds no such thing (the reserve for
-// a GPU's context and fragmentation); then a "total" row: the peak against the predicted total
-// without the reserve. Where a column and the prediction differ by more than 10% its note says
-// why, from what is known to differ: the CPU runtime holds every tensor in fp32 (a bf16 plan's
-// attention tensors are bf16-rounded, yet stored as fp32) and its fp32 parameters are AdamW's
-// master copy, so the optimizer holds m and v (8 bytes a parameter) where the plan counts 12
-// (neither applies to the GPU layout); ZeRO 3 gathers one unit at a time where the plan counts
+// a GPU's context, workspaces, NCCL buffers and fragmentation); then a "total" row: the peak against the predicted
+// total without the reserve. Where a column and the prediction differ by more than 10% its note says why, from what is
+// known to differ: the CPU runtime holds every tensor in fp32 (a bf16 plan's attention tensors are bf16-rounded, yet
+// stored as fp32) and its fp32 parameters are AdamW's master copy, so the optimizer holds m and v (8 bytes a parameter)
+// where the plan counts 12 (neither applies to the GPU layout); ZeRO 3 gathers one unit at a time where the plan counts
 // two layers (one prefetched); the LM head turns one fp32 logits buffer into its gradient in
 // place where the plan counts logits, softmax and gradient. An item that differs for none of
 // these reasons says so.
