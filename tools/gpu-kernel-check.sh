@@ -4,8 +4,11 @@
 #   1. the GPU tests (ctest -L gpu): every kernel against the CPU kernels, every mask, layout,
 #      head dim and GQA ratio, the deterministic backward bit for bit, the training step;
 #   2. compute-sanitizer's racecheck and memcheck over a small causal pair of each head dim,
-#      forward and both backwards (burst bench attention --tokens 1K: every kernel runs);
-#   3. burst bench attention --device cuda at 16K tokens, head dims 128 and 64, every mask,
+#      forward and both backwards, on every kernel path the GPU supports (burst bench attention
+#      --tokens 1K --kernel-path all: every kernel runs);
+#   3. the Hopper path's SASS, where cuobjdump is found: HGMMA (wgmma), UTMALDG (TMA loads);
+#   4. burst bench attention --device cuda at 16K tokens, head dims 128 and 64, every mask and
+#      every kernel path (a row each, each non-mma.sync forward's difference from mma.sync's),
 #      beside PyTorch's SDPA (FlashAttention-2) where PyTorch is installed, then grouped-query
 #      attention and the deterministic backward of both head dims.
 # Everything goes to $OUT (default gpu-kernel-check/), one file per step; this prints each
@@ -38,7 +41,7 @@ if command -v compute-sanitizer >/dev/null; then
   for d in 64 128; do
     for tool in racecheck memcheck; do
       step "$tool-d$d" 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$burst" bench attention --device cuda \
-        --tokens 1K --heads 2 --kv-heads 1 --head-dim "$d" --mask causal --repeat 1
+        --tokens 1K --heads 2 --kv-heads 1 --head-dim "$d" --mask causal --repeat 1 --kernel-path all
       step "$tool-d$d-deterministic" 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$burst" bench attention \
         --device cuda --tokens 1K --heads 2 --kv-heads 1 --head-dim "$d" --mask causal --repeat 1 --deterministic
     done
@@ -47,15 +50,22 @@ if command -v compute-sanitizer >/dev/null; then
 else
   echo "== compute-sanitizer: not on this machine, skipped"
 fi
+if command -v cuobjdump >/dev/null; then
+  cuobjdump -sass "$burst" >"$out/sm90-sass.txt" 2>&1  # only the Hopper path has either instruction
+  echo "== Hopper path SASS: $(grep -c HGMMA "$out/sm90-sass.txt") HGMMA, $(grep -c UTMALDG "$out/sm90-sass.txt") UTMALDG"
+  grep -q HGMMA "$out/sm90-sass.txt" && grep -q UTMALDG "$out/sm90-sass.txt" || failed=1
+else
+  echo "== Hopper path SASS: cuobjdump not found, skipped"
+fi
 bench() {
   name=$1
   shift
   step "$name" 150 "$burst" bench attention --device cuda "$@"
   cat "$out/$name.txt"
 }
-bench bench-d128 --tokens 16K --heads 16 --head-dim 128 --mask all
-bench bench-d64 --tokens 16K --heads 32 --head-dim 64 --mask all
-bench bench-gqa --tokens 8K --heads 32 --kv-heads 8 --head-dim 128 --mask causal
+bench bench-d128 --tokens 16K --heads 16 --head-dim 128 --mask all --kernel-path all
+bench bench-d64 --tokens 16K --heads 32 --head-dim 64 --mask all --kernel-path all
+bench bench-gqa --tokens 8K --heads 32 --kv-heads 8 --head-dim 128 --mask causal --kernel-path all
 bench bench-deterministic-d128 --tokens 16K --heads 16 --head-dim 128 --mask all --deterministic
 bench bench-deterministic-d64 --tokens 16K --heads 32 --head-dim 64 --mask all --deterministic
 

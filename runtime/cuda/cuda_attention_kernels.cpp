@@ -348,7 +348,7 @@ KernelStats CudaAttentionKernels::forward(const PairOperands& in, const Attentio
   s.select_device();
   const auto [pair, lists] = s.pairs.get(in, mask, *s.memory, s.stream);
   KernelStats stats = stats_of(lists.by_query, in.q.shape, 4.0);
-  s.run(stats, [&] { gpu::flash_forward(pair, o, lse, s.stream); });
+  s.run(stats, [&] { (void)gpu::flash_forward(pair, o, lse, s.stream, s.options.path); });
   return stats;
 }
 

@@ -26,6 +26,7 @@
 #include <span>
 #include <string_view>
 
+#include "runtime/cuda/kernel_path.hpp"
 #include "runtime/kernels/attention_kernels.hpp"
 
 namespace burst::rt {
@@ -38,6 +39,9 @@ struct CudaKernelOptions {
   // time, which waits for them). Off in a training step, whose parts the step times itself
   // (StepKernels::time_span): then a pass waits for nothing.
   bool device_times = true;
+  // The forward's implementation (runtime/cuda/kernel_path.hpp): auto, or one by name; a path
+  // this device cannot run fails the first forward with the reason.
+  gpu::KernelPathChoice path = gpu::KernelPathChoice::Auto;
 };
 
 class CudaAttentionKernels final : public AttentionKernels {

@@ -1,6 +1,9 @@
 // bench_flash (see flash_bench.hpp).
 #include "runtime/cuda/flash_bench.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -39,6 +42,25 @@ std::vector<Bf16> random_bf16(std::int64_t n, std::mt19937& rng) {
   std::vector<Bf16> out(static_cast<std::size_t>(n));
   for (Bf16& x : out) x = to_bf16(u(rng));
   return out;
+}
+
+std::vector<float> to_host(const float* device, std::int64_t n, cudaStream_t stream) {
+  std::vector<float> host(static_cast<std::size_t>(n));
+  check_cuda(cudaMemcpyAsync(host.data(), device, host.size() * sizeof(float), cudaMemcpyDeviceToHost, stream),
+             "cudaMemcpyAsync (bench outputs)");
+  check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bench outputs)");
+  return host;
+}
+
+// Largest |a - b|; equal infinities (lse = -inf of an empty row) differ by 0, a NaN by +inf.
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) continue;
+    const double d = std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+    worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
+  }
+  return worst;
 }
 
 }  // namespace
@@ -89,8 +111,16 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
 
   FlashBenchResult r;
   r.device_name = prop.name;
-  r.path = kKernelPath;
-  r.forward_s = best_event_time(c.repeat, stream, [&] { flash_forward(in, o_out, lse_out, stream); });
+  r.forward_path = flash_forward(in, o_out, lse_out, stream, c.path);
+  r.forward_s = best_event_time(c.repeat, stream, [&] { flash_forward(in, o_out, lse_out, stream, c.path); });
+  if (r.forward_path != KernelPath::MmaSync) {
+    const std::vector<float> o_path = to_host(o_out, q_elements, stream),
+                             lse_path = to_host(lse_out, n * c.heads, stream);
+    (void)flash_forward(in, o_out, lse_out, stream, KernelPathChoice::MmaSync);
+    r.o_max_diff = max_abs_diff(o_path, to_host(o_out, q_elements, stream));
+    r.lse_max_diff = max_abs_diff(lse_path, to_host(lse_out, n * c.heads, stream));
+    (void)flash_forward(in, o_out, lse_out, stream, c.path);  // the backward reads this path's lse
+  }
   r.backward_s = best_event_time(c.repeat, stream, [&] {
     attention_delta(o_out, d_o_fp32, delta_out, n * c.heads, c.head_dim, stream);
     flash_backward(in, {d_o_bf16, lse_out, delta_out}, grads, c.deterministic, stream);

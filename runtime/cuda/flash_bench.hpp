@@ -8,12 +8,16 @@
 // kernels count it, so calibrations of either device price the same work), and the useful work,
 // the same per (query, key) pair that attends: FlashAttention's own count for the full and
 // causal masks (tools/bench/sdpa_bench.py), so the two stand side by side whatever tile shapes
-// either uses.
+// either uses. The forward runs on the kernel path asked for (kernel_path.hpp); on any path but
+// mma.sync it runs once on mma.sync too, on the same inputs, and the largest differences of O
+// and lse between the two are reported (both paths round the same bf16 inputs and accumulate
+// in fp32, so they agree to about the bf16 rounding of P).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "runtime/cuda/kernel_path.hpp"
 #include "runtime/kernels/attention_mask.hpp"
 
 namespace burst::rt::gpu {
@@ -25,6 +29,7 @@ struct FlashBenchCase {
   int repeat = 3;
   bool deterministic = false;
   int device = 0;
+  KernelPathChoice path = KernelPathChoice::Auto;
 };
 
 struct FlashBenchResult {
@@ -32,7 +37,10 @@ struct FlashBenchResult {
   double forward_flops = 0, backward_flops = 0;            // computed tiles' scores
   double forward_pair_flops = 0, backward_pair_flops = 0;  // attending pairs
   std::int64_t tiles_computed = 0, tiles_skipped = 0;      // per head, of the dK, dV pass's list
-  std::string path;                                        // the kernel path that ran (kKernelPath)
+  KernelPath forward_path = KernelPath::MmaSync;           // the forward's path that ran
+  KernelPath backward_path = KernelPath::MmaSync;          // the backward's (mma.sync always)
+  // Largest |O - O_mma.sync| and |lse - lse_mma.sync| over every row (-1: the forward ran mma.sync).
+  double o_max_diff = -1, lse_max_diff = -1;
   std::string device_name;
 };
 

@@ -20,15 +20,17 @@
 // pair's end are zero-filled: padded keys have position -1, which no mask interval contains, so
 // they are masked whenever the key tile is short; padded query rows are never written.
 #include "runtime/cuda/detail/device/launch.cuh"
+#include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/detail/device/pair_tiles.cuh"
+#include "runtime/cuda/detail/device/row_softmax.cuh"
 #include "runtime/cuda/detail/device/tile_pipeline.cuh"
 #include "runtime/cuda/detail/device/warp_tiles.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
 #include "runtime/cuda/detail/flash_checks.hpp"
+#include "runtime/cuda/detail/flash_forward_paths.hpp"
 #include "runtime/cuda/detail/fragment_layout.hpp"
 #include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
-#include "runtime/kernels/hd/online_softmax.hpp"
 
 namespace burst::rt::gpu {
 namespace {
@@ -102,57 +104,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     RowTile s[kM];
     device::warp_scores_rows<D, kM>(s, q_tile, k_tile(stage), row0, lane);
     const bool masked = ref.kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens;
-    if (masked) {
-      const std::int64_t* keys = k_positions(stage);
-#pragma unroll
-      for (int m = 0; m < kM; ++m) {
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int row = row0 + 16 * m + layout::c_row(lane, r);
-          const hd::KeyInterval allowed{key_lo[row], key_hi[row]};
-          const std::int64_t position = q_positions[row];
-#pragma unroll
-          for (int j = 0; j < T::kTileRows / 8; ++j) {
-#pragma unroll
-            for (int i = 2 * r; i < 2 * r + 2; ++i) {
-              const std::int64_t key = keys[8 * j + layout::c_col(lane, i)];
-              if (!(allowed.contains(key) && hd::sparse_allows(in.mask, position, key))) s[m][j][i] = hd::kNegInf;
-            }
-          }
-        }
-      }
-    }
     device::PackedRowTile p[kM];
 #pragma unroll
     for (int m = 0; m < kM; ++m) {
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        float tile_max = hd::kNegInf;
-#pragma unroll
-        for (int j = 0; j < T::kTileRows / 8; ++j) {
-#pragma unroll
-          for (int i = 2 * r; i < 2 * r + 2; ++i) {
-            s[m][j][i] *= scale;
-            tile_max = fmaxf(tile_max, s[m][j][i]);
-          }
+        if (masked) {
+          const int row = row0 + 16 * m + layout::c_row(lane, r);
+          const std::int64_t* keys = k_positions(stage);
+          device::mask_row_pair(s[m], r, lane, {q_positions[row], {key_lo[row], key_hi[row]}}, in.mask,
+                                [&](int col) { return keys[col]; });
         }
-        const hd::SoftmaxStep step = hd::online_softmax_step(row_max[m][r], device::quad_max(tile_max), exp);
-        float sum = 0.0f;
-#pragma unroll
-        for (int j = 0; j < T::kTileRows / 8; ++j) {
-#pragma unroll
-          for (int i = 2 * r; i < 2 * r + 2; ++i) {
-            s[m][j][i] = hd::tile_probability(s[m][j][i], step, exp);
-            sum += s[m][j][i];
-          }
-        }
-        row_sum[m][r] = step.alpha * row_sum[m][r] + sum;
-        row_max[m][r] = step.max;
-#pragma unroll
-        for (int j = 0; j < D / 8; ++j) {
-          acc[m][j][2 * r] *= step.alpha;
-          acc[m][j][2 * r + 1] *= step.alpha;
-        }
+        const float alpha = device::softmax_row_pair(s[m], r, scale, row_max[m][r], row_sum[m][r], exp);
+        device::rescale_row_pair(acc[m], r, alpha);
       }
       device::pack_fragments(p[m], s[m]);
     }
@@ -164,16 +128,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   for (int m = 0; m < kM; ++m) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
-      const hd::RowEnd end = hd::finish_row(row_max[m][r], device::quad_sum(row_sum[m][r]));
       const std::int64_t token = q0 + row0 + 16 * m + layout::c_row(lane, r);
-      if (token >= shape.q_tokens) continue;
-      float* out = o + (token * shape.heads + head) * D + layout::c_col(lane, 2 * r);
-#pragma unroll
-      for (int j = 0; j < D / 8; ++j) {
-        *reinterpret_cast<float2*>(out + 8 * j) =
-            make_float2(acc[m][j][2 * r] * end.inv_sum, acc[m][j][2 * r + 1] * end.inv_sum);
+      if (token < shape.q_tokens) {
+        device::store_row_pair<D>(o, lse, acc[m], r, lane, row_max[m][r], row_sum[m][r], token, shape.heads, head);
       }
-      if (layout::c_col(lane, 0) == 0) lse[token * shape.heads + head] = end.lse;  // one lane of the quad
     }
   }
 }
@@ -188,14 +146,25 @@ void launch_forward(const PairInputs& in, float* o, float* lse, cudaStream_t str
 
 }  // namespace
 
-void flash_forward(const PairInputs& in, float* o, float* lse, cudaStream_t stream) {
-  check_forward_inputs(in, o, lse);
-  if (in.shape.q_tokens == 0) return;
+void flash_forward_mma_sync(const PairInputs& in, float* o, float* lse, cudaStream_t stream) {
   if (in.shape.head_dim == 64) {
     launch_forward<64>(in, o, lse, stream);
   } else {
     launch_forward<128>(in, o, lse, stream);
   }
+}
+
+KernelPath flash_forward(const PairInputs& in, float* o, float* lse, cudaStream_t stream, KernelPathChoice choice) {
+  check_forward_inputs(in, o, lse);
+  const bool aligned = tma_aligned(in.q) && tma_aligned(in.k) && tma_aligned(in.v);
+  const KernelPath path = choose_forward_path(choice, current_device_arch(), aligned, "flash_forward");
+  if (in.shape.q_tokens == 0) return path;
+  if (path == KernelPath::Wgmma) {
+    flash_forward_wgmma(in, o, lse, stream);
+  } else {
+    flash_forward_mma_sync(in, o, lse, stream);
+  }
+  return path;
 }
 
 }  // namespace burst::rt::gpu

@@ -8,6 +8,8 @@
 // the GPU rounds P and dS to bf16 for the tensor cores, the CPU keeps them in fp32), with k
 // fixed per tensor below. Rows with lse = -inf must agree exactly (and have O = 0), nothing
 // may be NaN or infinite otherwise, and the deterministic backward must repeat bit for bit.
+// The forward cases run on every kernel path the GPU supports (runtime/cuda/kernel_path.hpp:
+// mma.sync everywhere, wgmma on a Hopper GPU too), each asked for by name.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -19,6 +21,8 @@
 
 #include "common/bf16.hpp"
 #include "runtime/cuda/cuda_attention_kernels.hpp"
+#include "runtime/cuda/device_count.hpp"
+#include "runtime/cuda/kernel_path.hpp"
 #include "runtime/kernels/attention_kernels.hpp"
 #include "tests/runtime/naive_attention.hpp"
 #include "tests/support/host_tensor_kernels.hpp"
@@ -160,6 +164,22 @@ Backward run_backward(test::HostTensorKernels& kernels, const Pair& p, const rt:
   return b;
 }
 
+// Every path this GPU runs, each by name.
+std::vector<rt::gpu::KernelPathChoice> device_paths() {
+  std::vector<rt::gpu::KernelPathChoice> choices;
+  for (const rt::gpu::KernelPath path : rt::gpu::supported_paths(rt::gpu::current_device_arch())) {
+    choices.push_back(path == rt::gpu::KernelPath::Wgmma ? rt::gpu::KernelPathChoice::Wgmma
+                                                         : rt::gpu::KernelPathChoice::MmaSync);
+  }
+  return choices;
+}
+
+rt::CudaKernelOptions on_path(rt::gpu::KernelPathChoice path) {
+  rt::CudaKernelOptions options;
+  options.path = path;
+  return options;
+}
+
 }  // namespace
 
 TEST_CASE("the GPU forward and backward match the CPU kernels") {
@@ -169,14 +189,16 @@ TEST_CASE("the GPU forward and backward match the CPU kernels") {
   const auto pos_index = GENERATE(range(std::size_t{0}, std::size_t{4}));
   const std::int64_t kv_heads = GENERATE(8, 2, 1);  // GQA 1:1, 4:1, 8:1 over 8 query heads
   const std::int64_t d = GENERATE(64, 128);
+  const rt::gpu::KernelPathChoice path = GENERATE(from_range(device_paths()));
   const MaskCase& mc = masks[mask_index];
   const PositionCase& pc = positions[pos_index];
-  INFO("mask " << mc.name << ", positions " << pc.name << ", 8 heads / " << kv_heads << " kv heads, head_dim " << d);
+  INFO("mask " << mc.name << ", positions " << pc.name << ", 8 heads / " << kv_heads << " kv heads, head_dim " << d
+               << ", kernel path " << rt::gpu::kernel_path_choice_name(path));
 
   const Pair p = make_block_pair(pc, 8, kv_heads, d, static_cast<unsigned>(100 * mask_index + 10 * pos_index + d));
   rt::CpuAttentionKernels cpu_backend;
   test::HostTensorKernels cpu(cpu_backend, rt::DType::BF16);
-  rt::CudaAttentionKernels gpu_backend;
+  rt::CudaAttentionKernels gpu_backend(on_path(path));
   test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   const Forward want = run_forward(cpu, p, mc.mask);
   const Forward got = run_forward(gpu, p, mc.mask);
@@ -200,7 +222,9 @@ TEST_CASE("rows with no allowed key get lse = -inf exactly, O = 0 and no gradien
   const PositionCase pc{"mixed", q, k};
   const rt::AttentionMask mask{Mask{MaskKind::SlidingWindow, 8}, {}};
   const Pair p = make_block_pair(pc, 4, 2, 64, 7);
-  rt::CudaAttentionKernels gpu_backend;
+  const rt::gpu::KernelPathChoice path = GENERATE(from_range(device_paths()));
+  INFO("kernel path " << rt::gpu::kernel_path_choice_name(path));
+  rt::CudaAttentionKernels gpu_backend(on_path(path));
   test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   const Forward f = run_forward(gpu, p, mask);
   const std::int64_t heads = 4, d = 64;
@@ -317,4 +341,22 @@ TEST_CASE("the CUDA kernels refuse what they are not compiled for, by name") {
   std::vector<float> lse(10);
   CHECK_THROWS_WITH(gpu.forward(p.block_pair(), {Mask{MaskKind::Causal}, {}}, o.view(), lse),
                     Catch::Contains("CudaAttentionKernels::forward: q") && Catch::Contains("head_dim 32"));
+}
+
+TEST_CASE("a kernel path the GPU cannot run is refused with the reason, one it can runs") {
+  const PositionCase pc{"tiny", run(0, 70), run(0, 70)};
+  const Pair p = make_block_pair(pc, 2, 1, 64, 5);
+  rt::CudaAttentionKernels gpu_backend(on_path(rt::gpu::KernelPathChoice::Wgmma));
+  test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
+  const auto paths = device_paths();
+  const bool hopper = std::find(paths.begin(), paths.end(), rt::gpu::KernelPathChoice::Wgmma) != paths.end();
+  INFO("compute capability " << rt::gpu::current_device_arch().major << "." << rt::gpu::current_device_arch().minor);
+  if (hopper) {
+    const Forward f = run_forward(gpu, p, {Mask{MaskKind::Causal}, {}});
+    CHECK(std::all_of(f.lse.begin(), f.lse.end(), [](float x) { return std::isfinite(x); }));
+  } else {
+    CHECK_THROWS_WITH(
+        run_forward(gpu, p, {Mask{MaskKind::Causal}, {}}),
+        Catch::Contains("kernel path wgmma cannot run here") && Catch::Contains("compute capability 9.x"));
+  }
 }

@@ -19,7 +19,8 @@
 # the compile; the table says where.
 #
 # Usage: kernel_resources.sh NVCC KERNEL_SMEM SOURCE_ROOT OUT_DIR "ARCHS" SOURCE... -- FLAG...
-#   ARCHS: e.g. "80 90"; the table is also written to OUT_DIR/kernel_resources.txt.
+#   ARCHS: e.g. "80 90"; the table is also written to OUT_DIR/kernel_resources.txt. A SOURCE
+#   written path@ARCH (flash_forward_sm90.cu@90a) compiles for that architecture alone.
 set -u
 nvcc=$1 budget_tool=$2 root=$3 out=$4 archs=$5
 shift 5
@@ -33,11 +34,14 @@ for a in $archs; do gencode="$gencode -gencode arch=compute_$a,code=sm_$a"; done
 
 log="$out/ptxas.log"
 : >"$log"
-for src in $sources; do
+for spec in $sources; do
+  src=${spec%@*}
+  codes=$gencode
+  case $spec in *@*) codes="-gencode arch=compute_${spec##*@},code=sm_${spec##*@}" ;; esac
   name=$(basename "$src" .cu)
-  echo "nvcc -std=c++20 -O3 -I$root$gencode --resource-usage -fatbin $* $src" >>"$log"
+  echo "nvcc -std=c++20 -O3 -I$root $codes --resource-usage -fatbin $* $src" >>"$log"
   # shellcheck disable=SC2086
-  if ! "$nvcc" -std=c++20 -O3 -I"$root" $gencode --resource-usage -fatbin -o "$out/$name.fatbin" "$@" "$src" \
+  if ! "$nvcc" -std=c++20 -O3 -I"$root" $codes --resource-usage -fatbin -o "$out/$name.fatbin" "$@" "$src" \
       >>"$log" 2>&1; then
     cat "$log"
     echo "FAIL: $src does not compile with the kernel flags (a spill or local memory is an error)"

@@ -10,6 +10,8 @@
 // and softmax overlap another's matrix products. On sm_80 (164 KiB of shared memory a SM against
 // sm_90's 228) it is capped by the blocks that memory holds: the head-dim-128 dK, dV pass
 // (107 KiB with its second stage of Q and dO) keeps one 4-warp block there, two on sm_90.
+// The Hopper forward (sm_90a only) runs one 12-warp block per SM: a producer warpgroup and two
+// consumer warpgroups, which is the occupancy FlashAttention-3's forward runs at too.
 // Kernels whose block size their launcher chooses from the shape (the training and element
 // kernels) print 0 threads and are not gated.
 #include <algorithm>
@@ -55,6 +57,9 @@ void print_attention() {
     print("flash_backward_kv_kernel<" + traits<K>() + ", true>", KvSmem<K, true>::bytes, K::kThreads, K::kMinBlocks);
   }
   print("flash_backward_kv_kernel<" + traits<K>() + ", false>", KvSmem<K, false>::bytes, K::kThreads, K::kMinBlocks);
+  using H = HopperForwardTraits<D>;
+  print("flash_forward_sm90_kernel<HopperForwardTraits<" + std::to_string(D) + "> >", HopperForwardSmem<H>::bytes,
+        H::kThreads, H::kMinBlocks);
 }
 
 }  // namespace

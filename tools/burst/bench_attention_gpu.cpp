@@ -14,6 +14,7 @@
 #include "tools/burst/subprocess_json.hpp"
 
 #ifdef BURST_HAVE_CUDA
+#include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/flash_bench.hpp"
 #endif
 
@@ -34,6 +35,28 @@ Json sdpa_figures(const GpuAttentionBench& b, const Mask& mask) {
   if (parsed.is_discarded()) return {{"unavailable", "sdpa_bench.py printed no JSON: " + r.output}};
   return parsed;
 }
+
+Json bench_row(const GpuAttentionBench& b, const Mask& mask, rt::gpu::KernelPathChoice path, const Json& sdpa) {
+  rt::gpu::FlashBenchCase c{b.tokens, b.heads, b.kv_heads, b.head_dim, {mask, {}}, b.repeat, b.deterministic, 0};
+  c.path = path;
+  const rt::gpu::FlashBenchResult r = rt::gpu::bench_flash(c);
+  Json row{{"mask", to_string(mask)},
+           {"device", r.device_name},
+           {"forward_path", rt::gpu::kernel_path_name(r.forward_path)},
+           {"backward_path", rt::gpu::kernel_path_name(r.backward_path)},
+           {"forward_s", r.forward_s},
+           {"backward_s", r.backward_s},
+           {"forward_tflops", r.forward_pair_flops / r.forward_s / 1e12},
+           {"backward_tflops", r.backward_pair_flops / r.backward_s / 1e12},
+           {"forward_computed_tflops", r.forward_flops / r.forward_s / 1e12},
+           {"backward_computed_tflops", r.backward_flops / r.backward_s / 1e12},
+           {"tiles_computed", r.tiles_computed},
+           {"tiles_skipped", r.tiles_skipped},
+           {"sdpa", sdpa}};
+  if (r.o_max_diff >= 0)
+    row["forward_vs_mma_sync"] = {{"o_max_abs_diff", r.o_max_diff}, {"lse_max_abs_diff", r.lse_max_diff}};
+  return row;
+}
 #endif
 
 }  // namespace
@@ -41,23 +64,22 @@ Json sdpa_figures(const GpuAttentionBench& b, const Mask& mask) {
 void run_attention_bench_gpu(const GpuAttentionBench& b) {
 #ifdef BURST_HAVE_CUDA
   (void)rt::choose_device("cuda", rt::probe_gpus(), "--device");  // one clear line where no GPU is visible
+  std::vector<rt::gpu::KernelPathChoice> paths{b.path};
+  if (b.all_paths) {
+    paths.clear();
+    for (const rt::gpu::KernelPath p : rt::gpu::supported_paths(rt::gpu::current_device_arch())) {
+      paths.push_back(p == rt::gpu::KernelPath::Wgmma ? rt::gpu::KernelPathChoice::Wgmma
+                                                      : rt::gpu::KernelPathChoice::MmaSync);
+    }
+  }
   Json rows = Json::array();
   for (const Mask& mask : b.masks) {
-    fmt::print(stderr, "bench: {} mask ...\n", to_string(mask));
-    const rt::gpu::FlashBenchResult r =
-        rt::gpu::bench_flash({b.tokens, b.heads, b.kv_heads, b.head_dim, {mask, {}}, b.repeat, b.deterministic, 0});
-    rows.push_back({{"mask", to_string(mask)},
-                    {"device", r.device_name},
-                    {"path", r.path},
-                    {"forward_s", r.forward_s},
-                    {"backward_s", r.backward_s},
-                    {"forward_tflops", r.forward_pair_flops / r.forward_s / 1e12},
-                    {"backward_tflops", r.backward_pair_flops / r.backward_s / 1e12},
-                    {"forward_computed_tflops", r.forward_flops / r.forward_s / 1e12},
-                    {"backward_computed_tflops", r.backward_flops / r.backward_s / 1e12},
-                    {"tiles_computed", r.tiles_computed},
-                    {"tiles_skipped", r.tiles_skipped},
-                    {"sdpa", sdpa_figures(b, mask)}});
+    const Json sdpa = sdpa_figures(b, mask);
+    for (const rt::gpu::KernelPathChoice path : paths) {
+      fmt::print(stderr, "bench: {} mask, kernel path {} ...\n", to_string(mask),
+                 rt::gpu::kernel_path_choice_name(path));
+      rows.push_back(bench_row(b, mask, path, sdpa));
+    }
   }
   const Json result{{"tokens", b.tokens},
                     {"heads", b.heads},
@@ -75,8 +97,8 @@ void run_attention_bench_gpu(const GpuAttentionBench& b) {
   fmt::print(
       "TF/s count the attending (query, key) pairs, 4 d FLOPs each forward and 10 d backward, as FlashAttention "
       "counts them; x: burst / SDPA\n");
-  fmt::print("{:<16} {:<9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7}\n", "mask", "path", "fwd TF/s", "bwd TF/s",
-             "fwd ms", "bwd ms", "SDPA fwd", "SDPA bwd", "x fwd", "x bwd");
+  fmt::print("{:<16} {:<15} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>7} {:>7}\n", "mask", "path fwd/bwd", "fwd TF/s",
+             "bwd TF/s", "fwd ms", "bwd ms", "SDPA fwd", "SDPA bwd", "x fwd", "x bwd");
   for (const Json& row : rows) {
     const Json& sdpa = row["sdpa"];
     const bool have = sdpa.contains("forward_tflops");
@@ -88,11 +110,17 @@ void run_attention_bench_gpu(const GpuAttentionBench& b) {
     };
     const auto [sdpa_fwd, ratio_fwd] = figure("forward_tflops", fwd);
     const auto [sdpa_bwd, ratio_bwd] = figure("backward_tflops", bwd);
-    fmt::print("{:<16} {:<9} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>9} {:>9} {:>7} {:>7}\n",
-               row["mask"].get<std::string>(), row["path"].get<std::string>(), fwd, bwd,
+    fmt::print("{:<16} {:<15} {:>9.1f} {:>9.1f} {:>8.2f} {:>8.2f} {:>9} {:>9} {:>7} {:>7}\n",
+               row["mask"].get<std::string>(),
+               row["forward_path"].get<std::string>() + "/" + row["backward_path"].get<std::string>(), fwd, bwd,
                row["forward_s"].get<double>() * 1e3, row["backward_s"].get<double>() * 1e3, sdpa_fwd, sdpa_bwd,
                ratio_fwd, ratio_bwd);
     if (!have) fmt::print("  SDPA: {}\n", sdpa["unavailable"].get<std::string>());
+    if (row.contains("forward_vs_mma_sync")) {
+      const Json& diff = row["forward_vs_mma_sync"];
+      fmt::print("  forward against mma.sync on the same inputs: max |dO| {:.3g}, max |dlse| {:.3g}\n",
+                 diff["o_max_abs_diff"].get<double>(), diff["lse_max_abs_diff"].get<double>());
+    }
   }
 #else
   (void)b;

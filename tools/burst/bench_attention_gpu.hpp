@@ -2,12 +2,16 @@
 // mask, on device-resident inputs (runtime/cuda/flash_bench.hpp), beside PyTorch's
 // scaled_dot_product_attention (FlashAttention-2 through PyTorch) on the same GPU and shape when
 // python3 can import torch (tools/bench/sdpa_bench.py); otherwise it says why that column is empty.
+// Each row names the kernel path of its forward and backward (runtime/cuda/kernel_path.hpp);
+// `all_paths` runs every path the GPU supports, a row each, and a forward on a path other than
+// mma.sync reports its largest difference from mma.sync's on the same inputs.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "common/parallelism.hpp"
+#include "runtime/cuda/kernel_path.hpp"
 
 namespace burst::cli {
 
@@ -18,6 +22,8 @@ struct GpuAttentionBench {
   int repeat = 3;
   bool deterministic = false;
   bool json = false;
+  rt::gpu::KernelPathChoice path = rt::gpu::KernelPathChoice::Auto;
+  bool all_paths = false;  // every path the device supports (path ignored)
 };
 
 // Throws burst::Error (exit 2) where no GPU is visible or burst was built without CUDA.

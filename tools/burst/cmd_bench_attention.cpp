@@ -5,6 +5,9 @@
 // Figures, not assertions: speed goals live here. --device cuda measures the CUDA kernels
 // instead (bench_attention_gpu.hpp).
 
+#include <optional>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "common/error.hpp"
@@ -20,6 +23,7 @@
 #include "tools/burst/commands.hpp"
 #include "topologies/load.hpp"
 #include "tools/burst/validators.hpp"
+#include "runtime/cuda/kernel_path.hpp"
 
 namespace burst::cli {
 namespace {
@@ -37,11 +41,14 @@ struct AttentionBenchOptions {
   bool json = false;
   std::string device = "cpu";
   bool deterministic = false;
+  std::string kernel_path = "auto";
 };
 
 struct AttentionBenchSetup {
   std::int64_t tokens = 0;
   std::vector<Mask> masks;  // one, or every kind for --mask all (cuda)
+  rt::gpu::KernelPathChoice path = rt::gpu::KernelPathChoice::Auto;
+  bool all_paths = false;
 };
 
 // --mask all: each kind once, windows and documents scaled to the sequence.
@@ -74,6 +81,15 @@ AttentionBenchSetup resolve(const AttentionBenchOptions& o) {
   if (o.deterministic && o.device != "cuda") {
     problems.add("--deterministic", "chooses the CUDA backward's mode", "with --device cuda", "");
   }
+  const std::optional<rt::gpu::KernelPathChoice> path = rt::gpu::parse_kernel_path_choice(o.kernel_path);
+  setup.all_paths = o.kernel_path == "all";
+  if (path) setup.path = *path;
+  if (!path && !setup.all_paths) {
+    problems.add("--kernel-path", fmt::format("unknown kernel path '{}'", o.kernel_path),
+                 std::string(rt::gpu::kernel_path_choices()) + ", all", "");
+  } else if (o.kernel_path != "auto" && o.device != "cuda") {
+    problems.add("--kernel-path", "chooses the CUDA kernels' implementation", "with --device cuda", "");
+  }
   if (o.heads % o.kv_heads != 0) {
     problems.add("--kv-heads", fmt::format("{} kv heads do not divide the {} query heads", o.kv_heads, o.heads),
                  "a divisor of --heads",
@@ -87,8 +103,8 @@ void run_attention(const AttentionBenchOptions& o) {
   const AttentionBenchSetup setup = resolve(o);
   const InterruptScope ctrl_c;
   if (o.device == "cuda") {
-    return run_attention_bench_gpu(
-        {setup.tokens, o.heads, o.kv_heads, o.head_dim, setup.masks, o.repeat, o.deterministic, o.json});
+    return run_attention_bench_gpu({setup.tokens, o.heads, o.kv_heads, o.head_dim, setup.masks, o.repeat,
+                                    o.deterministic, o.json, setup.path, setup.all_paths});
   }
   const Mask& mask_kind = setup.masks.front();
   const std::int64_t n = setup.tokens;
@@ -159,6 +175,11 @@ void add_bench_attention_command(CLI::App& bench) {
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();
   attention->add_flag("--deterministic", a->deterministic, "cuda: the backward without float atomics");
+  attention
+      ->add_option("--kernel-path", a->kernel_path,
+                   "cuda: auto, mma.sync (Ampere and up), wgmma (Hopper forward), or all: a row per path the "
+                   "GPU supports, each forward checked against mma.sync's")
+      ->capture_default_str();
   attention->add_option("--repeat,--repeats", a->repeat, "Runs per measure; the best is reported")
       ->check(kAtLeastOne)
       ->capture_default_str();

@@ -26,14 +26,11 @@
 #include <cuda_runtime_api.h>
 
 #include "common/bf16.hpp"
+#include "runtime/cuda/kernel_path.hpp"
 #include "runtime/kernels/hd/mask.hpp"
 #include "runtime/kernels/hd/tile_kind.hpp"
 
 namespace burst::rt::gpu {
-
-// The kernel path flash_forward and flash_backward run: warp-level mma.sync tensor-core
-// products with cp.async-pipelined tiles, on every GPU of compute capability 8.0 and up.
-inline constexpr const char* kKernelPath = "mma.sync";
 
 struct PairShape {
   std::int64_t q_tokens = 0;
@@ -71,7 +68,13 @@ struct PairInputs {
   DeviceTileList tiles;
 };
 
-void flash_forward(const PairInputs& in, float* o, float* lse, cudaStream_t stream);
+// Runs on the path `choice` asks for on this device (kernel_path.hpp) and returns it; a choice
+// the device cannot run throws burst::Error saying why. The backward runs mma.sync always.
+KernelPath flash_forward(const PairInputs& in, float* o, float* lse, cudaStream_t stream,
+                         KernelPathChoice choice = KernelPathChoice::Auto);
+
+// What TMA needs of an operand's address (16-byte alignment).
+inline bool tma_aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 struct BackwardInputs {
   const Bf16* d_o = nullptr;

@@ -1,0 +1,230 @@
+// The Hopper forward of one block pair (kernel_path.hpp's wgmma path; built for sm_90a only).
+//
+// Same contract, tile list and per-row arithmetic as the Ampere forward (flash_forward.cu):
+// one block per (query block of 128 rows, query head) walking its key tiles of 64 from the
+// query-major tile list, Partial tiles masked element by element, online softmax in fp32, GQA
+// reading kv head h / (heads / kv_heads) in place, O = 0 and lse = -inf for a row with no key.
+// What differs is how the products are fed (HopperForwardTraits, wgmma_layout.hpp):
+//
+//   warpgroup 0 (producer)   one thread: Q once, then for each key tile K and V by TMA into
+//                            stage n % kStages, after waiting for the stage's "empty" barrier;
+//                            the loads complete the stage's "full" barrier with their bytes
+//   warpgroups 1, 2          64 query rows each; per key tile n:
+//   (consumers)                issue S_n = Q K_n^T              (wgmma, both from shared memory)
+//                              issue O += P_{n-1} V_{n-1}      (wgmma, P from registers)
+//                              wait for S_n; mask, softmax of S_n while P V still runs
+//                              wait for P V; release stage n - 1; O *= alpha_n; P_n = bf16(S_n)
+//
+// so the softmax of one tile overlaps the products of the next (FlashAttention-3's
+// intra-warpgroup pipelining), and loads run kStages - 2 tiles ahead of the products. The key
+// positions a Partial tile's mask needs are read from global memory (they are few and cached);
+// the query rows' positions and allowed intervals sit in each thread's registers.
+#include <cstdint>
+
+#include "runtime/cuda/detail/device/hopper.cuh"
+#include "runtime/cuda/detail/device/launch.cuh"
+#include "runtime/cuda/detail/device/row_softmax.cuh"
+#include "runtime/cuda/detail/flash_attention.hpp"
+#include "runtime/cuda/detail/flash_forward_paths.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
+#include "runtime/cuda/detail/tensor_map.hpp"
+#include "runtime/cuda/detail/wgmma_layout.hpp"
+#include "runtime/kernels/hd/index_math.hpp"
+
+namespace burst::rt::gpu {
+namespace {
+
+using device::PackedRowTile;
+using device::RowTile;
+namespace sm90 = device::sm90;
+
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
+    flash_forward_sm90_kernel(const __grid_constant__ CUtensorMap q_map, const __grid_constant__ CUtensorMap k_map,
+                              const __grid_constant__ CUtensorMap v_map, const PairInputs in, float* __restrict__ o,
+                              float* __restrict__ lse) {
+  constexpr int D = T::kHeadDim;
+  constexpr int S = T::kStages;
+  using Smem = HopperForwardSmem<T>;
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  const std::uint32_t raw = device::shared_address(smem_raw);
+  unsigned char* smem = smem_raw + ((Smem::kAlign - raw % Smem::kAlign) % Smem::kAlign);
+  auto* bars = reinterpret_cast<std::uint64_t*>(smem + Smem::barriers);
+  std::uint64_t* q_full = bars;
+  std::uint64_t* full = bars + 1;
+  std::uint64_t* empty = bars + 1 + S;
+  const std::uint32_t base = device::shared_address(smem);
+  auto k_stage = [&](int s) { return base + static_cast<std::uint32_t>(Smem::k + s * Smem::kv_stage); };
+  auto v_stage = [&](int s) { return base + static_cast<std::uint32_t>(Smem::v + s * Smem::kv_stage); };
+
+  const PairShape& shape = in.shape;
+  const std::int64_t head = blockIdx.y;
+  const std::int64_t kv_head = hd::kv_head_of(head, shape.heads, shape.kv_heads);
+  const std::int64_t q0 = std::int64_t{blockIdx.x} * T::kRows;
+  const DeviceTileWalk& walk = in.tiles.by_query;
+  const int first = walk.offsets[blockIdx.x], last = walk.offsets[blockIdx.x + 1];
+
+  if (threadIdx.x == 0) {
+    sm90::barrier_init(q_full, 1);
+    for (int s = 0; s < S; ++s) {
+      sm90::barrier_init(&full[s], 1);
+      sm90::barrier_init(&empty[s], T::kConsumerWarps);
+    }
+    sm90::barrier_init_fence();
+  }
+  __syncthreads();
+
+  const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  if (warpgroup == 0) {  // the producer
+    sm90::registers_decrease<T::kProducerRegisters>();
+    if (threadIdx.x != 0 || first == last) return;
+    sm90::barrier_arrive_expect_bytes(q_full, static_cast<std::uint32_t>(T::kColumnBlocks * Smem::q_block));
+    for (int cb = 0; cb < T::kColumnBlocks; ++cb) {
+      sm90::tma_load_3d(smem + Smem::q + cb * Smem::q_block, &q_map, q_full, cb * wgmma::kTileCols,
+                        static_cast<int>(head), static_cast<int>(q0));
+    }
+    for (int n = 0; first + n < last; ++n) {
+      const int s = n % S;
+      if (n >= S) sm90::barrier_wait(&empty[s], static_cast<std::uint32_t>((n / S - 1) & 1));
+      const int k0 = walk.tiles[first + n].tile * T::kTileRows;
+      sm90::barrier_arrive_expect_bytes(&full[s], static_cast<std::uint32_t>(2 * Smem::kv_stage));
+      for (int cb = 0; cb < T::kColumnBlocks; ++cb) {
+        const std::size_t at = s * Smem::kv_stage + cb * Smem::kv_block;
+        sm90::tma_load_3d(smem + Smem::k + at, &k_map, &full[s], cb * wgmma::kTileCols, static_cast<int>(kv_head), k0);
+        sm90::tma_load_3d(smem + Smem::v + at, &v_map, &full[s], cb * wgmma::kTileCols, static_cast<int>(kv_head), k0);
+      }
+    }
+    return;
+  }
+
+  // A consumer: 64 query rows; this thread's warp owns 16 of them, the lane a row pair.
+  sm90::registers_increase<T::kConsumerRegisters>();
+  const int consumer = warpgroup - 1;
+  const int t = static_cast<int>(threadIdx.x) % 128;
+  const int lane = t % 32;
+  const int row0 = 64 * consumer + 16 * (t / 32);  // the warp's first row in the block
+  device::QueryRow rows[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const std::int64_t token = q0 + row0 + layout::c_row(lane, r);
+    if (token < shape.q_tokens) {
+      rows[r].position = in.q_positions[token];
+      rows[r].allowed = hd::allowed_keys(in.mask, rows[r].position);
+    }
+  }
+  const std::uint32_t q_rows = base + static_cast<std::uint32_t>(Smem::q + 64 * consumer * wgmma::kSwizzleBytes);
+  const float scale = 1.0f / sqrtf(static_cast<float>(D));
+  const device::FastExp exp;
+
+  float acc[D / 8][4];
+  device::zero_blocks(acc);
+  float row_max[2] = {hd::kNegInf, hd::kNegInf}, row_sum[2] = {0.0f, 0.0f};
+  RowTile s;
+  PackedRowTile p;
+
+  auto issue_scores = [&](int n) {
+    const std::uint32_t keys = k_stage(n % S);
+    sm90::fence_operand(s);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      sm90::wgmma_64x64_ss(s, wgmma::encode(wgmma::k_major(q_rows, Smem::q_block, kk)),
+                           wgmma::encode(wgmma::k_major(keys, Smem::kv_block, kk)), kk > 0);
+    }
+    sm90::wgmma_commit();
+  };
+  auto issue_values = [&](int n) {
+    const std::uint32_t values = v_stage(n % S);
+    sm90::fence_operand(acc);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < device::kScoreCols / 16; ++kk) {
+#pragma unroll
+      for (int cb = 0; cb < T::kColumnBlocks; ++cb) {
+        auto& half = *reinterpret_cast<float(*)[8][4]>(&acc[8 * cb]);
+        sm90::wgmma_64x64_rs_mn(half, p[kk],
+                                wgmma::encode(wgmma::mn_major(values + cb * Smem::kv_block, Smem::kv_block, kk)));
+      }
+    }
+    sm90::wgmma_commit();
+  };
+  // Masks and normalises S_n (landed), returning each row pair's alpha.
+  auto softmax = [&](int n, float(&alpha)[2]) {
+    const std::int64_t k0 = std::int64_t{walk.tiles[first + n].tile} * T::kTileRows;
+    const bool masked = walk.tiles[first + n].kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (masked) {
+        device::mask_row_pair(s, r, lane, rows[r], in.mask, [&](int col) {
+          const std::int64_t key = k0 + col;
+          return key < shape.k_tokens ? in.k_positions[key] : std::int64_t{-1};
+        });
+      }
+      alpha[r] = device::softmax_row_pair(s, r, scale, row_max[r], row_sum[r], exp);
+    }
+  };
+  auto release = [&](int n) {
+    __syncwarp();
+    if (lane == 0) sm90::barrier_arrive(&empty[n % S]);
+  };
+
+  if (first < last) {
+    sm90::barrier_wait(q_full, 0);
+    sm90::barrier_wait(&full[0], 0);
+    issue_scores(0);
+    sm90::wgmma_wait<0>();
+    sm90::fence_operand(s);
+    float alpha[2];
+    softmax(0, alpha);
+    device::pack_fragments(p, s);
+    for (int n = 1; first + n < last; ++n) {
+      sm90::barrier_wait(&full[n % S], static_cast<std::uint32_t>((n / S) & 1));
+      issue_scores(n);
+      issue_values(n - 1);
+      sm90::wgmma_wait<1>();
+      sm90::fence_operand(s);
+      softmax(n, alpha);
+      sm90::wgmma_wait<0>();
+      sm90::fence_operand(acc);
+      release(n - 1);
+#pragma unroll
+      for (int r = 0; r < 2; ++r) device::rescale_row_pair(acc, r, alpha[r]);
+      device::pack_fragments(p, s);
+    }
+    issue_values(last - first - 1);
+    sm90::wgmma_wait<0>();
+    sm90::fence_operand(acc);
+  }
+
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const std::int64_t token = q0 + row0 + layout::c_row(lane, r);
+    if (token < shape.q_tokens) {
+      device::store_row_pair<D>(o, lse, acc, r, lane, row_max[r], row_sum[r], token, shape.heads, head);
+    }
+  }
+}
+
+template <int D>
+void launch_forward_sm90(const PairInputs& in, float* o, float* lse, cudaStream_t stream) {
+  using T = HopperForwardTraits<D>;
+  const PairShape& shape = in.shape;
+  const CUtensorMap q_map = bf16_token_map(in.q, shape.q_tokens, shape.heads, D, T::kRows, "q");
+  const CUtensorMap k_map = bf16_token_map(in.k, shape.k_tokens, shape.kv_heads, D, T::kTileRows, "k");
+  const CUtensorMap v_map = bf16_token_map(in.v, shape.k_tokens, shape.kv_heads, D, T::kTileRows, "v");
+  const dim3 grid(static_cast<unsigned>(in.tiles.by_query.blocks), static_cast<unsigned>(shape.heads));
+  launch(flash_forward_sm90_kernel<T>, grid, dim3(T::kThreads), HopperForwardSmem<T>::bytes, stream,
+         "flash_forward_sm90_kernel", q_map, k_map, v_map, in, o, lse);
+}
+
+}  // namespace
+
+void flash_forward_wgmma(const PairInputs& in, float* o, float* lse, cudaStream_t stream) {
+  if (in.shape.head_dim == 64) {
+    launch_forward_sm90<64>(in, o, lse, stream);
+  } else {
+    launch_forward_sm90<128>(in, o, lse, stream);
+  }
+}
+
+}  // namespace burst::rt::gpu

@@ -1,0 +1,48 @@
+// Which implementation of the attention kernels runs: the kernel paths, how a user asks for one
+// (`--kernel-path`, CudaKernelOptions::path) and the rule that picks one for a device.
+//
+//   mma.sync  warp-level tensor-core products (m16n8k16) with cp.async-pipelined tiles: every
+//             GPU of compute capability 8.0 and up, forward and backward
+//   wgmma     the Hopper forward: warpgroup products (wgmma) reading shared memory that the
+//             tensor memory accelerator (TMA) fills through mbarrier-tracked stages, a producer
+//             warpgroup feeding two consumer warpgroups; compute capability 9.x (every CUDA
+//             build carries its sm_90a code). Its backward is the mma.sync one.
+//
+// `auto` picks mma.sync on every device for now: the wgmma forward has passed its compile-time
+// checks and the CPU tests of its layouts, but not yet the GPU suite on a Hopper GPU, and a path
+// becomes the default only after that (docs/runtime-cuda.md, "Kernel paths"). Asking for a path
+// the device or the build cannot run is an error that says why, never a silent fallback.
+// Plain C++ (no CUDA), so the rule is tested on every machine.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace burst::rt::gpu {
+
+enum class KernelPath { MmaSync, Wgmma };
+enum class KernelPathChoice { Auto, MmaSync, Wgmma };
+
+[[nodiscard]] std::string_view kernel_path_name(KernelPath path);
+[[nodiscard]] std::string_view kernel_path_choice_name(KernelPathChoice choice);
+// "auto", "mma.sync" or "wgmma"; nullopt for anything else.
+[[nodiscard]] std::optional<KernelPathChoice> parse_kernel_path_choice(std::string_view text);
+// The accepted spellings, for --help and errors: "auto, mma.sync, wgmma".
+[[nodiscard]] std::string_view kernel_path_choices();
+
+// What decides the path: the device's compute capability.
+struct DeviceArch {
+  int major = 0;
+  int minor = 0;
+};
+
+// The paths this device can run, mma.sync first.
+[[nodiscard]] std::vector<KernelPath> supported_paths(const DeviceArch& arch);
+// The forward's path for `choice` on `arch`; `operands_aligned`: Q, K and V start on 16-byte
+// boundaries (what TMA needs). Throws burst::Error naming `call`, the path and the reason when
+// the choice cannot run here.
+[[nodiscard]] KernelPath choose_forward_path(KernelPathChoice choice, const DeviceArch& arch, bool operands_aligned,
+                                             std::string_view call);
+
+}  // namespace burst::rt::gpu
