@@ -67,31 +67,23 @@ const std::vector<GpuModel>& gpu_models() {
   constexpr double GiB = 1024.0 * 1024.0 * 1024.0;
   static const std::vector<GpuModel> models = {
       // NVLink links: A100 SXM 12 (NVLink 3), A800 8 (its export-limited 400 GB/s), H100 SXM and
-      // H200 18 (NVLink 4), H800 8; PCIe: gen4 (16 GT/s) on Ampere and Ada, gen5 (32 GT/s) on Hopper.
-      {0x20b0, {"A100-SXM4-40GB", 312e12, 40 * GiB, 1555e9}, 80, "NVIDIA A100-SXM4-40GB", 12, 16},
-      {0x20b2, {"A100-SXM4-80GB", 312e12, 80 * GiB, 2039e9}, 80, "NVIDIA A100-SXM4-80GB", 12, 16},
-      {0x20f1, {"A100-PCIE-40GB", 312e12, 40 * GiB, 1555e9}, 80, "NVIDIA A100-PCIE-40GB", 0, 16},
-      {0x20b5, {"A100-PCIE-80GB", 312e12, 80 * GiB, 1935e9}, 80, "NVIDIA A100 80GB PCIe", 0, 16},
-      {0x20f3, {"A800-SXM4-80GB", 312e12, 80 * GiB, 2039e9}, 80, "NVIDIA A800-SXM4-80GB", 8, 16},
-      {0x2330, {"H100-SXM5-80GB", 989e12, 80 * GiB, 3350e9}, 90, "NVIDIA H100 80GB HBM3", 18, 32},
-      {0x2331, {"H100-PCIE-80GB", 756e12, 80 * GiB, 2000e9}, 90, "NVIDIA H100 PCIe", 0, 32},
-      {0x2324, {"H800-SXM5-80GB", 989e12, 80 * GiB, 3350e9}, 90, "NVIDIA H800", 8, 32},
-      {0x2335, {"H200-SXM-141GB", 989e12, 141e9, 4800e9}, 90, "NVIDIA H200", 18, 32},
-      {0x27b8, {"L4-PCIE-24GB", 121e12, 24 * GiB, 300e9}, 89, "NVIDIA L4", 0, 16},
-      {0x26b9, {"L40S-PCIE-48GB", 362e12, 48 * GiB, 864e9}, 89, "NVIDIA L40S", 0, 16},
+      // H200 18 (NVLink 4), H800 8; over a bridge, A100 and H100 PCIe 12 (600 GB/s between two
+      // cards). PCIe: gen4 (16 GT/s) on Ampere and Ada, gen5 (32 GT/s) on Hopper. Network a GPU
+      // in the reference node: DGX A100 8 HDR 200 Gb/s ports, DGX H100 and H200 8 NDR 400 Gb/s;
+      // A800 and H800 as the A100 and H100 they are cut from. docs/topology-presets.md.
+      {0x20b0, {"A100-SXM4-40GB", 312e12, 40 * GiB, 1555e9}, 80, "NVIDIA A100-SXM4-40GB", 12, 16, 0, 200},
+      {0x20b2, {"A100-SXM4-80GB", 312e12, 80 * GiB, 2039e9}, 80, "NVIDIA A100-SXM4-80GB", 12, 16, 0, 200},
+      {0x20f1, {"A100-PCIE-40GB", 312e12, 40 * GiB, 1555e9}, 80, "NVIDIA A100-PCIE-40GB", 0, 16, 12, 0},
+      {0x20b5, {"A100-PCIE-80GB", 312e12, 80 * GiB, 1935e9}, 80, "NVIDIA A100 80GB PCIe", 0, 16, 12, 0},
+      {0x20f3, {"A800-SXM4-80GB", 312e12, 80 * GiB, 2039e9}, 80, "NVIDIA A800-SXM4-80GB", 8, 16, 0, 200},
+      {0x2330, {"H100-SXM5-80GB", 989e12, 80 * GiB, 3350e9}, 90, "NVIDIA H100 80GB HBM3", 18, 32, 0, 400},
+      {0x2331, {"H100-PCIE-80GB", 756e12, 80 * GiB, 2000e9}, 90, "NVIDIA H100 PCIe", 0, 32, 12, 0},
+      {0x2324, {"H800-SXM5-80GB", 989e12, 80 * GiB, 3350e9}, 90, "NVIDIA H800", 8, 32, 0, 400},
+      {0x2335, {"H200-SXM-141GB", 989e12, 141e9, 4800e9}, 90, "NVIDIA H200", 18, 32, 0, 400},
+      {0x27b8, {"L4-PCIE-24GB", 121e12, 24 * GiB, 300e9}, 89, "NVIDIA L4", 0, 16, 0, 0},
+      {0x26b9, {"L40S-PCIE-48GB", 362e12, 48 * GiB, 864e9}, 89, "NVIDIA L40S", 0, 16, 0, 0},
   };
   return models;
-}
-
-std::vector<const GpuModel*> gpu_models_fitting(int sm, int nvlinks, double pcie_gts) {
-  std::vector<const GpuModel*> fits;
-  for (const GpuModel& m : gpu_models()) {
-    if (sm > 0 && m.sm != sm) continue;
-    if (nvlinks > 0 && m.nvlinks != nvlinks) continue;
-    if (pcie_gts > 0 && m.pcie_gts != pcie_gts) continue;
-    fits.push_back(&m);
-  }
-  return fits;
 }
 
 const GpuModel* gpu_by_pci_device(unsigned device) {

@@ -65,17 +65,15 @@ inline constexpr double kNcclLocalBps = 5000e9;
 struct GpuModel {
   unsigned pci_device = 0;  // NVIDIA PCI device id, 0 when we do not match it
   GpuSpec spec;
-  int sm = 0;                  // compute capability x 10, what NVLink speeds go by
-  const char* cuda_name = "";  // cudaDeviceProp::name, e.g. "NVIDIA H100 80GB HBM3"
-  int nvlinks = 0;             // NVLink links of the SXM part (0: a PCIe card)
-  double pcie_gts = 0;         // its host link's transfer rate, GT/s per lane
+  int sm = 0;                         // compute capability x 10, what NVLink speeds go by
+  const char* cuda_name = "";         // cudaDeviceProp::name, e.g. "NVIDIA H100 80GB HBM3"
+  int nvlinks = 0;                    // NVLink links of the SXM part (0: a PCIe card)
+  double pcie_gts = 0;                // its host link's transfer rate, GT/s per lane (x16 on every model)
+  int bridge_nvlinks = 0;             // a PCIe card's NVLink links over a bridge to one other card (0: none)
+  double reference_network_Gbps = 0;  // network a GPU in its reference node (DGX); 0: none
 };
+// What the models are told apart by where a file names no PCI device id: gpu_inference.hpp.
 [[nodiscard]] const std::vector<GpuModel>& gpu_models();
-// The models a GPU can be when its PCI device id says nothing, by what a topology dump does say:
-// its compute capability (`sm`, 0 when not stated), its NVLink links (`nvlinks`, 0 when the
-// dump lists none, which some dumps omit: then any count fits) and its PCIe link rate (GT/s, 0
-// when not stated). In gpu_models() order.
-[[nodiscard]] std::vector<const GpuModel*> gpu_models_fitting(int sm, int nvlinks, double pcie_gts);
 [[nodiscard]] const GpuModel* gpu_by_pci_device(unsigned device);
 [[nodiscard]] const GpuModel* gpu_by_model(std::string_view model);  // exact model name
 // The model whose cuda_name is `name` (surrounding spaces ignored), or nullptr.

@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -26,6 +27,7 @@
 #include "common/json_reader.hpp"
 #include "common/text.hpp"
 #include "topologies/hardware.hpp"
+#include "topologies/detail/gpu_inference.hpp"
 #include "topologies/detail/node_builder.hpp"
 #include "topologies/detail/physical_ranges.hpp"
 #include "topologies/presets.hpp"
@@ -53,9 +55,7 @@ struct GpuFound {
   std::string busid;
   unsigned pci_device = 0;  // 0: no 'device' attribute
   int sm = 0;               // 0: no <gpu> element
-  bool sm_stated = false;   // the <gpu> element's own 'sm' (not the assumed 80)
-  int nvlinks = 0;          // NVLink links its <nvlink> elements count
-  double pcie_gts = 0;      // its <pci>'s link_speed, 0 when not stated
+  hw::GpuClues clues;       // what the file says of it, for when it gives no PCI device id
   std::size_t line = 0;
 };
 
@@ -131,6 +131,19 @@ std::string presets_with_gpus(bool nvswitch_only) {
   return text::join(items);
 }
 
+// "dgx-h100 (H100-SXM5-80GB), h200 (H200-SXM-141GB)": the presets with one of `models`' GPUs (or
+// only those on an NVSwitch plane); when none has, every preset, as presets_with_gpus does.
+std::string presets_of(const std::vector<const hw::GpuModel*>& models, bool nvswitch_only) {
+  std::vector<std::string> items;
+  for (const GpuPreset& p : gpu_presets()) {
+    const bool ours =
+        std::any_of(models.begin(), models.end(), [&](const hw::GpuModel* m) { return m->spec.model == p.gpu_model; });
+    if (ours && (p.nvswitch || !nvswitch_only)) items.push_back(fmt::format("{} ({})", p.name, p.gpu_model));
+  }
+  if (items.empty() && !nvswitch_only) return presets_with_gpus(false);
+  return text::join(items);
+}
+
 // A preset GPU's link to its NVSwitch plane, or null when its GPUs have none.
 const Link* nvswitch_link(const NodeTemplate& node) {
   const int gpu = node.gpu_device(0);
@@ -200,11 +213,9 @@ class Importer {
   void add_nics();
   void add_nic_group(const std::vector<const NicFound*>& group);
   GpuSpec gpu_spec();
-  // The model of a GPU whose PCI device id names none, from what the file says of it (its sm,
-  // NVLinks and PCIe rate): the fitting model with the least memory, said in a note with the
-  // others that fit; nullptr when none fits, or (a problem added, `refused` set) when models of
-  // two generations fit.
-  const hw::GpuModel* inferred_model(const GpuFound& g, bool& refused);
+  // The model of a GPU without a PCI device id, from what the file says of it (gpu_inference.hpp),
+  // said in a note; nullptr, with a problem that names the models that fit, when none is the answer.
+  const hw::GpuModel* inferred_model(const GpuFound& g);
   GpuSpec spec_from_preset(const std::string& preset, std::string_view flag);
   const hw::GpuModel* file_gpu_model() const;
   std::string file_gpu_label() const;
@@ -221,9 +232,9 @@ class Importer {
   std::vector<GpuFound> gpus_;
   std::unordered_map<std::string, std::size_t> gpu_line_by_busid_;  // bus id -> its first GPU's line
   std::vector<PendingNvLink> nvlinks_;
-  int nvlink_elements_ = 0;           // every <nvlink>, valid or not
-  bool nvlinks_from_preset_ = false;  // the NVSwitch plane came from `nvlink_from`
+  int nvlink_elements_ = 0;  // every <nvlink>, valid or not
   std::vector<NicFound> nics_;
+  double net_Gbps_ = 0;                       // every <net>'s speed added up
   std::vector<std::pair<int, double>> cpus_;  // device, inter-socket bandwidth
   pugi::xml_node first_gpu_pci_;
   pugi::xml_node first_flattened_;  // the first Broadcom switch with merged sub-switches
@@ -309,6 +320,7 @@ void Importer::found_nic(const pugi::xml_node& nic_element, const pugi::xml_node
       continue;
     }
     const double bw = static_cast<double>(*speed) * 1e6 / 8;
+    net_Gbps_ += static_cast<double>(*speed) / 1000;
     n.port_Bps = n.port_Bps == 0 ? bw : std::min(n.port_Bps, bw);
   }
   result_.nets += std::max(n.ports, 1);
@@ -324,6 +336,7 @@ void Importer::visit_gpu(const pugi::xml_node& pci, int parent, double link_Bps)
   if (!first_gpu_pci_) first_gpu_pci_ = pci;
   node_.link(g.device, parent, LinkKind::Pcie, link_Bps, hw::kPcieLatency);
   int lanes = 0;
+  std::set<std::string> peers;  // the GPUs its direct NVLinks reach
   // One bus id is one PCI function: two GPUs on it would make every NVLink to it ambiguous.
   const auto [first, fresh] = gpu_line_by_busid_.try_emplace(g.busid, g.line);
   if (!g.busid.empty() && !fresh) {
@@ -338,7 +351,7 @@ void Importer::visit_gpu(const pugi::xml_node& pci, int parent, double link_Bps)
           fmt::format("{} to {}: major and minor version as one number, e.g. 80 (A100) or 90 (H100)", kMinSm, kMaxSm));
     }
     g.sm = sm && *sm > 0 ? static_cast<int>(*sm) : 80;
-    g.sm_stated = sm && *sm > 0;
+    if (sm && *sm > 0) g.clues.sm = static_cast<int>(*sm);
     if (!sm) note(gpu, "<gpu> has no 'sm': NVLink speed of sm 80 (A100) assumed");
     for (const pugi::xml_node& nv : gpu.children("nvlink")) {
       ++nvlink_elements_;
@@ -355,13 +368,21 @@ void Importer::visit_gpu(const pugi::xml_node& pci, int parent, double link_Bps)
         continue;
       }
       lanes += static_cast<int>(*count);
+      if (*tclass == kNvSwitchClass || (*tclass >> 16) == 0x03) g.clues.nvlinks += static_cast<int>(*count);
+      g.clues.to_nvswitch |= *tclass == kNvSwitchClass;
+      if ((*tclass >> 16) == 0x03) peers.insert(target);
       nvlinks_.push_back({static_cast<int>(gpus_.size()), target, static_cast<int>(*count),
                           static_cast<unsigned>(*tclass), line_of(nv.offset_debug())});
     }
   }
   result_.nvlinks_per_gpu.push_back(lanes);
-  g.nvlinks = lanes;
-  if (const auto gts = hw::parse_pcie_speed(pci.attribute("link_speed").value()); gts && *gts > 0) g.pcie_gts = *gts;
+  g.clues.nvlink_peers = static_cast<int>(peers.size());
+  if (const auto gts = hw::parse_pcie_speed(pci.attribute("link_speed").value()); gts && *gts > 0) {
+    g.clues.pcie_gts = *gts;
+  }
+  if (const auto width = parse_int(pci.attribute("link_width").value(), 10); width && *width > 0 && *width <= 32) {
+    g.clues.pcie_width = static_cast<int>(*width);
+  }
   gpus_.push_back(std::move(g));
 }
 
@@ -504,7 +525,7 @@ void Importer::add_nvlinks() {
     return;
   }
   if (!options_.nvlink_from.empty()) {
-    note(first_gpu_pci_, fmt::format("--nvlink-from {} not used: the file lists its NVLinks", options_.nvlink_from));
+    note(first_gpu_pci_, fmt::format("--nvlink-from {} adds no NVLinks: the file lists its own", options_.nvlink_from));
   }
   std::vector<int> switch_lanes(gpus_.size(), 0);
   std::map<std::pair<int, int>, int> peer_lanes;      // (lower, higher GPU ordinal) -> lanes
@@ -562,7 +583,6 @@ void Importer::complete_nvlinks(std::string_view what) {
   }
   const double bandwidth = preset_nvlink_Bps(preset, *nvlink);
   result_.nvswitch = true;
-  nvlinks_from_preset_ = true;
   note(first_gpu_pci_, fmt::format("{} completed from preset '{}': NVSwitch plane, {:g} GB/s per GPU", what,
                                    options_.nvlink_from, bandwidth / 1e9));
   note_nvlink_generation(preset);
@@ -667,14 +687,14 @@ GpuSpec Importer::gpu_spec() {
   for (const GpuFound& g : gpus_) {
     const hw::GpuModel* m = hw::gpu_by_pci_device(g.pci_device);
     const std::string where = fmt::format("{}:{}", source_, g.line);
-    // No id at all (an unknown one is a GPU this build does not know: never guessed).
-    if (g.pci_device == 0 && !nvlinks_from_preset_ && g.sm > 0) {
-      bool refused = false;
-      m = inferred_model(g, refused);
-      if (refused) return GpuSpec{};
+    if (m == nullptr && !options_.nvlink_from.empty()) return spec_from_preset(options_.nvlink_from, "--nvlink-from");
+    // No id at all, and a <gpu> element that says something of it: inferred. An unknown id is a
+    // GPU this build does not know, never guessed.
+    if (m == nullptr && g.pci_device == 0 && g.sm > 0) {
+      m = inferred_model(g);
+      if (m == nullptr) return GpuSpec{};
     }
     if (m == nullptr) {
-      if (nvlinks_from_preset_) return spec_from_preset(options_.nvlink_from, "--nvlink-from");
       std::vector<std::string> known;
       for (const auto& k : hw::gpu_models()) known.push_back(fmt::format("0x{:04x} {}", k.pci_device, k.spec.model));
       std::string hint = "name the GPU with --gpu-from <preset>, one of " + presets_with_gpus(false);
@@ -695,45 +715,55 @@ GpuSpec Importer::gpu_spec() {
   return spec ? *spec : GpuSpec{};
 }
 
-const hw::GpuModel* Importer::inferred_model(const GpuFound& g, bool& refused) {
-  const std::vector<const hw::GpuModel*> fits = hw::gpu_models_fitting(g.sm_stated ? g.sm : 0, g.nvlinks, g.pcie_gts);
-  if (fits.empty()) return nullptr;
-  std::vector<std::string> names;
-  bool one_generation = true;
-  const hw::GpuModel* chosen = fits.front();
-  for (const hw::GpuModel* m : fits) {
-    names.push_back(fmt::format("{} (sm {})", m->spec.model, m->sm));
-    one_generation &= m->sm == fits.front()->sm;
-    if (m->spec.memory_bytes < chosen->spec.memory_bytes) chosen = m;
-  }
-  const std::string said =
-      fmt::format("{}, {}, {}", g.sm_stated ? fmt::format("sm {}", g.sm) : "no sm",
-                  g.nvlinks > 0 ? fmt::format("{} NVLinks", g.nvlinks) : "no <nvlink> listed",
-                  g.pcie_gts > 0 ? fmt::format("{:g} GT/s PCIe", g.pcie_gts) : "no PCIe link speed");
+const hw::GpuModel* Importer::inferred_model(const GpuFound& g) {
+  hw::GpuClues clues = g.clues;
+  clues.network_Gbps_per_gpu = net_Gbps_ / static_cast<double>(gpus_.size());
+  const hw::GpuInference found = hw::infer_gpu_model(clues);
   const std::string where = fmt::format("{}:{}", source_, g.line);
-  if (!one_generation) {
+  const std::string said = hw::clue_list(found);
+  if (found.sureness == hw::Sureness::NoFit) {
+    std::vector<std::string> known;
+    for (const auto& k : hw::gpu_models()) known.push_back(fmt::format("{} (sm {})", k.spec.model, k.sm));
     problems_.add(where,
-                  fmt::format("the GPU's model is not in the file ({}), and GPUs of two generations fit: {}",
-                              gpu_id_label(g.pci_device), said),
-                  text::join(names), "name the GPU with --gpu-from <preset>, one of " + presets_with_gpus(false));
-    refused = true;
+                  fmt::format("the GPU's <pci> has no 'device' attribute, and what the file says of it rules out "
+                              "every GPU model we know: {}",
+                              said),
+                  text::join(known), "name the GPU with --gpu-from <preset>, one of " + presets_with_gpus(false));
+    return nullptr;
+  }
+  if (found.sureness == hw::Sureness::Tied) {
+    std::string hint =
+        found.reason + ": name the GPU with --gpu-from <preset>, one of " + presets_of(found.best, false);
+    const std::string nvswitch = presets_of(found.best, true);
+    if (nvlink_elements_ == 0 && !nvswitch.empty()) {
+      hint +=
+          "; or, as the file lists no NVLink, with --nvlink-from <preset>, which adds its NVSwitch plane too, "
+          "one of " +
+          nvswitch;
+    }
+    std::vector<std::string> tied;
+    for (const hw::GpuModel* m : found.best) tied.push_back(m->spec.model);
+    problems_.add(where,
+                  fmt::format("the GPU's <pci> has no 'device' attribute, and {} GPU models fit what the file says "
+                              "of it equally: {}",
+                              found.best.size(), said),
+                  text::join(tied), hint);
     return nullptr;
   }
   if (!noted_inferred_gpu_) {
     noted_inferred_gpu_ = true;
-    std::vector<std::string> others;
-    for (const hw::GpuModel* m : fits) {
-      if (m != chosen) others.push_back(m->spec.model);
+    std::string other;
+    if (found.sureness != hw::Sureness::Sure) {
+      std::vector<const hw::GpuModel*> candidates = found.best;
+      candidates.insert(candidates.end(), found.fewer.begin(), found.fewer.end());
+      other = " (if yours is another, name it with --gpu-from <preset>, one of " + presets_of(candidates, false) + ")";
     }
-    note(first_gpu_pci_,
-         fmt::format("GPU model {} inferred from what the file says ({}; {}): {}", chosen->spec.model,
-                     gpu_id_label(g.pci_device), said,
-                     others.empty() ? std::string("the only model that fits")
-                                    : fmt::format("the least memory of those that fit; also fit: {} (name yours with "
-                                                  "--gpu-from <preset>)",
-                                                  text::join(others))));
+    result_.notes.push_back(
+        fmt::format("{}: GPU model {} inferred from what the file says, as it gives no PCI "
+                    "device id: {}; {}{}",
+                    where, found.model->spec.model, said, found.reason, other));
   }
-  return chosen;
+  return found.model;
 }
 
 XmlImport Importer::run() {

@@ -30,9 +30,15 @@
 //   - an NCCL_TOPO_FILE skeleton whose <pci> have no class (AWS's g5 file: NCCL reads the
 //     classes from sysfs) cannot tell GPUs from NICs: an error that says to dump the topology;
 //   - an NCCL GRAPH file (<graphs>, NCCL_GRAPH_FILE) holds channel orders, not a topology.
-// Where a GPU model comes from a preset rather than the PCI device id, a note says so; hints
-// name the presets whose GPUs match the file's PCI device id. Every problem and note names the
-// file and the XML line.
+// The GPU model is the one its PCI device id names. A GPU whose <pci> has no device id at all
+// gets the model the rest of the file points to: its sm, NVLinks, PCIe link and network held
+// against every known model (gpu_inference.hpp). A note says which model, from which clues and
+// how sure (sure; likely; or sure of all but the memory, which no topology file states, the
+// least taken). When models of different parts fit alike (AWS's p5 file: H100, H800 and H200
+// SXM, as it lists no NVLink) the file is refused, naming them and the flags that settle it. An
+// unknown id is never guessed. `gpu_from` takes precedence over the id and the inference,
+// `nvlink_from` over the inference; a note says when the model comes from a preset, and hints
+// name the presets of the file's GPUs. Every problem and note names the file and the XML line.
 #pragma once
 
 #include <optional>
@@ -51,6 +57,7 @@ struct XmlImportOptions {
   std::string nvlink_from;  // preset whose NVSwitch plane (and NIC speed, GPU spec) completes a
                             // skeleton or a dump without <nvlink>
   std::string gpu_from;     // preset whose GPU spec replaces the one found from PCI device ids
+                            // (or inferred where the file gives none)
   double nic_port_Bps = 0;  // port bandwidth for NICs without <net> (0: from nvlink_from)
   // NCCL's derated link figures (PCIe gen4 x16 24 GB/s, NVLink sm 80 20 GB/s per link) instead
   // of the physical ones, to see a node as NCCL's topology search does. Off by default: the
