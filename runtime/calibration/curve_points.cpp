@@ -17,14 +17,15 @@ double efficiency_point(double work, double seconds, double peak) {
   return std::clamp(std::round(work / seconds / peak * 1000) / 1000, 0.001, 1.0);
 }
 
-Json compute_entry(const std::string& gpu, const std::vector<KernelSpeed>& speeds, const Peaks& peaks) {
+Json compute_entry(const std::string& gpu, const std::vector<KernelSpeed>& speeds, const Peaks& peaks,
+                   const std::string& attention_path) {
   std::map<std::string, std::map<std::int64_t, std::pair<double, double>>> sums;  // curve -> block -> (work, s)
   for (const KernelSpeed& k : speeds) {
     auto& [work, seconds] = sums[curve_of(k)][k.block];
     work += k.flops;
     seconds += k.seconds;
   }
-  Json entry = {{"gpu", gpu}};
+  Json entry = {{"gpu", gpu}, {"attention_path", attention_path}};
   for (const char* curve : {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked", "gemm", "elementwise"}) {
     const auto found = sums.find(curve);
     if (found == sums.end()) continue;

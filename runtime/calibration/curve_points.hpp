@@ -28,6 +28,8 @@ struct Peaks {
 [[nodiscard]] double efficiency_point(double work, double seconds, double peak);
 
 // {"gpu": gpu, "<curve>": [[block, efficiency], ...], ...} for the curves measured.
-[[nodiscard]] Json compute_entry(const std::string& gpu, const std::vector<KernelSpeed>& speeds, const Peaks& peaks);
+// `attention_path` names the attention kernels' implementation measured ("cpu", "mma.sync", ...).
+[[nodiscard]] Json compute_entry(const std::string& gpu, const std::vector<KernelSpeed>& speeds, const Peaks& peaks,
+                                 const std::string& attention_path);
 
 }  // namespace burst::rt

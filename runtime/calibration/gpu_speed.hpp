@@ -52,6 +52,7 @@ struct GpuSpeeds {
   std::string cuda_name;   // cudaDeviceProp::name of this rank's GPU
   std::string pci_bus_id;  // its PCI address as sysfs names it, "0000:3b:00.0"
   int multiprocessors = 0;
+  std::string attention_path;  // the kernel path the attention curves ran on (runtime/cuda/kernel_path.hpp)
   // attn_fwd / attn_bwd per mask ("causal", "full"), gemm, elementwise (flops = bytes moved);
   // seconds are the slowest rank's on rank 0 (0 elsewhere).
   std::vector<KernelSpeed> kernels;

@@ -88,6 +88,7 @@ GpuSpeeds measure_gpu_speeds(Communicator& comm, const GpuSpeedOptions& o) {
       const gpu::FlashBenchResult r = gpu::bench_flash(
           {block, o.heads, o.heads, o.head_dim, AttentionMask{Mask{kind}, {}}, o.repeat, false, o.device});
       const std::string mask = kind == MaskKind::Causal ? "causal" : "full";
+      speeds.attention_path = std::string(gpu::kernel_path_name(r.forward_path));
       measured({"attn_fwd", mask, block, r.forward_flops}, r.forward_s);
       measured({"attn_bwd", mask, block, r.backward_flops}, r.backward_s);
     }

@@ -190,8 +190,8 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       reader.problem(at, fmt::format("expected an object, found {}", entry.type_name()));
       continue;
     }
-    std::vector<std::string> allowed = {"gpu",        "launch_gap",       "multiprocessors",
-                                        "curve_ctas", "tail_ctas_per_sm", "comm_ctas"};
+    std::vector<std::string> allowed = {
+        "gpu", "launch_gap", "multiprocessors", "curve_ctas", "tail_ctas_per_sm", "comm_ctas", "attention_path"};
     allowed.insert(allowed.end(), kernel_names().begin(), kernel_names().end());
     reader.reject_unknown_keys(entry, at, allowed);
     const auto gpu = reader.name(entry, at, "gpu");
@@ -223,6 +223,7 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       const std::size_t plain = curve_index(kernel, false), masked = curve_index(kernel, true);
       if (given[plain] && !given[masked]) it->kernels[masked] = it->kernels[plain];
     }
+    if (const auto path = reader.name(entry, at, "attention_path", false)) it->attention_path = *path;
     if (const auto sms = reader.number(entry, at, "multiprocessors", false)) {
       if (*sms >= 0 && *sms <= 1024 && *sms == std::floor(*sms)) {
         it->multiprocessors = static_cast<int>(*sms);
@@ -367,6 +368,7 @@ Json calibration_to_json(const Calibration& calibration) {
   for (const auto& c : calibration.compute) {
     Json entry = Json::object();
     entry["gpu"] = c.gpu;
+    if (!c.attention_path.empty()) entry["attention_path"] = c.attention_path;
     for (std::size_t k = 0; k < kernel_names().size(); ++k) {
       Json curve = Json::array();
       for (const auto& [tokens, eff] : c.kernels[k].points) {

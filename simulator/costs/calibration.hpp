@@ -54,7 +54,10 @@ struct EfficiencyCurve {
 // (the curves are the ceiling): a 5-head causal 8K block gets two thirds of a 32-head one's
 // (docs/cost-models.md).
 struct ComputeCalibration {
-  std::string gpu = "*";                               // substring of GpuSpec::model, or "*"
+  std::string gpu = "*";  // substring of GpuSpec::model, or "*"
+  // The attention kernels' implementation the attention curves were measured on ("mma.sync",
+  // "wgmma", "cpu"; `burst calibrate` records it); "" for built-in and published curves.
+  std::string attention_path;
   std::array<EfficiencyCurve, kKernelCurves> kernels;  // indexed by curve_index()
   double launch_gap_s = 0;
   int multiprocessors = 108;  // 0: not a GPU (the local CPU ranks): no thread-block or overlap model

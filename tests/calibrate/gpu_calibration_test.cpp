@@ -107,8 +107,9 @@ TEST_CASE("curve points: work per second over the peak, summed per block, rounde
                                              run_at("attn_bwd", "causal", 1024, 0.2, peak),
                                              run_at("gemm", "", 2048, 3.0, peak),
                                              run_at("elementwise", "", 1, 0.8, memory)};
-  const Json entry = rt::compute_entry("X", runs, {peak, memory});
+  const Json entry = rt::compute_entry("X", runs, {peak, memory}, "mma.sync");
   CHECK(entry["gpu"] == "X");
+  CHECK(entry["attention_path"] == "mma.sync");
   CHECK(entry["attn_fwd"] == Json::parse("[[1024, 0.3], [4096, 0.612]]"));  // two 10 ms runs of one block add up
   CHECK(entry["attn_bwd_masked"] == Json::parse("[[1024, 0.2]]"));          // causal: the masked blocks' curve
   CHECK(entry["gemm"] == Json::parse("[[2048, 1.0]]"));                     // above the peak: clamped
@@ -192,6 +193,7 @@ TEST_CASE("a GPU calibration file changes its model's curves and the measured li
   cli::GpuMeasurements m;
   m.cuda_name = h100.cuda_name;
   m.multiprocessors = 114;
+  m.attention_path = "wgmma";
   for (const std::int64_t block : {1024, 4096}) {
     const double rise = block == 1024 ? 0.5 : 1.0;
     m.kernels.push_back(run_at("attn_fwd", "full", block, 0.41 * rise, peak));
@@ -215,6 +217,8 @@ TEST_CASE("a GPU calibration file changes its model's curves and the measured li
   const sim::ComputeCalibration& c = file.compute_for("H100-SXM5-80GB");
   CHECK(c.gpu == "H100-SXM5-80GB");
   CHECK(c.multiprocessors == m.multiprocessors);
+  CHECK(c.attention_path == "wgmma");  // which kernels the curves are of
+  CHECK(defaults.compute_for("H100-SXM5-80GB").attention_path.empty());
   const auto at = [&](sim::KernelKind kind, bool masked, double block) {
     return c.kernels[sim::curve_index(kind, masked)].at(block);
   };

@@ -156,7 +156,7 @@ Json calibration_document(const Measured& m) {
   link("inter", m.inter);
   return {{"schema", "burst.calibration/1"},
           {"local", local},
-          {"compute", Json::array({rt::compute_entry(topo::kLocalGpuModel, m.kernels, {peak, 0})})}};
+          {"compute", Json::array({rt::compute_entry(topo::kLocalGpuModel, m.kernels, {peak, 0}, "cpu")})}};
 }
 
 // One row per kernel measured (the elementwise copy is printed as a bandwidth apart).
@@ -213,7 +213,13 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
     if (lead) fmt::print(stderr, "calibrate: attention, GEMM and copy on {} GPU(s) at once ...\n", comm.size());
     const rt::GpuSpeeds speeds = rt::measure_gpu_speeds(
         comm, o.quick ? rt::quick_gpu_speed_options(device) : rt::GpuSpeedOptions{.device = device});
-    m = {speeds.cuda_name, pci_device_of(speeds.pci_bus_id), speeds.multiprocessors, speeds.kernels, {}, {}};
+    m = {speeds.cuda_name,
+         pci_device_of(speeds.pci_bus_id),
+         speeds.multiprocessors,
+         speeds.kernels,
+         speeds.attention_path,
+         {},
+         {}};
     // Every rank knows the model (each asks its own GPU), so every rank skips or measures alike.
     const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name, m.pci_device);
     links = link_topology(o.topology, model);
@@ -249,8 +255,8 @@ void calibrate_gpus(rt::Communicator& comm, const Setup& s, const CalibrateOptio
     fmt::print("{}\n", Json{{"file", path}, {"calibration", doc}}.dump(2));
     return;
   }
-  fmt::print("{} GPU(s) ({}, {} multiprocessors) in nodes of {}, measured together\n", comm.size(), model.spec.model,
-             m.multiprocessors, s.per_node);
+  fmt::print("{} GPU(s) ({}, {} multiprocessors) in nodes of {}, measured together; attention on the {} kernel path\n",
+             comm.size(), model.spec.model, m.multiprocessors, s.per_node, m.attention_path);
   print_kernels(m.kernels);
   for (const auto& k : m.kernels) {
     if (k.kernel == "elementwise")

@@ -66,8 +66,8 @@ std::optional<topo::Topology> link_topology(const std::string& requested, const 
 
 Json gpu_calibration_document(const GpuMeasurements& m, const topo::Topology* links) {
   const topo::hw::GpuModel& model = gpu_model_of(m.cuda_name, m.pci_device);
-  Json entry =
-      rt::compute_entry(model.spec.model, m.kernels, {model.spec.peak_bf16_flops, model.spec.memory_bandwidth_Bps});
+  Json entry = rt::compute_entry(model.spec.model, m.kernels,
+                                 {model.spec.peak_bf16_flops, model.spec.memory_bandwidth_Bps}, m.attention_path);
   entry["multiprocessors"] = m.multiprocessors;
   Json doc = {{"schema", "burst.calibration/1"}, {"compute", Json::array({entry})}};
   if ((m.intra || m.inter) && links == nullptr) {

@@ -34,6 +34,7 @@ struct GpuMeasurements {
   std::optional<unsigned> pci_device;  // PCI device id (pci_device_of), when known
   int multiprocessors = 0;
   std::vector<rt::KernelSpeed> kernels;  // seconds: the slowest rank's
+  std::string attention_path;            // the kernel path the attention ran on
   std::optional<rt::LinkSpeed> intra, inter;
 };
 
