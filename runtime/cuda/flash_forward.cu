@@ -128,10 +128,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   for (int m = 0; m < kM; ++m) {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
+      const hd::RowEnd end = device::end_row_pair(row_max[m][r], row_sum[m][r]);  // every lane: it shuffles
       const std::int64_t token = q0 + row0 + 16 * m + layout::c_row(lane, r);
-      if (token < shape.q_tokens) {
-        device::store_row_pair<D>(o, lse, acc[m], r, lane, row_max[m][r], row_sum[m][r], token, shape.heads, head);
-      }
+      if (token < shape.q_tokens) device::store_row_pair<D>(o, lse, acc[m], r, lane, end, token, shape.heads, head);
     }
   }
 }

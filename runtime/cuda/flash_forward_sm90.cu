@@ -198,10 +198,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
+    const hd::RowEnd end = device::end_row_pair(row_max[r], row_sum[r]);  // every lane: it shuffles
     const std::int64_t token = q0 + row0 + layout::c_row(lane, r);
-    if (token < shape.q_tokens) {
-      device::store_row_pair<D>(o, lse, acc, r, lane, row_max[r], row_sum[r], token, shape.heads, head);
-    }
+    if (token < shape.q_tokens) device::store_row_pair<D>(o, lse, acc, r, lane, end, token, shape.heads, head);
   }
 }
 
@@ -210,8 +209,11 @@ void launch_forward_sm90(const PairInputs& in, float* o, float* lse, cudaStream_
   using T = HopperForwardTraits<D>;
   const PairShape& shape = in.shape;
   const CUtensorMap q_map = bf16_token_map(in.q, shape.q_tokens, shape.heads, D, T::kRows, "q");
-  const CUtensorMap k_map = bf16_token_map(in.k, shape.k_tokens, shape.kv_heads, D, T::kTileRows, "k");
-  const CUtensorMap v_map = bf16_token_map(in.v, shape.k_tokens, shape.kv_heads, D, T::kTileRows, "v");
+  // No keys: no tile is walked and K, V (which may be null then) are never read; the maps still
+  // need an address.
+  const bool keys = shape.k_tokens > 0;
+  const CUtensorMap k_map = bf16_token_map(keys ? in.k : in.q, shape.k_tokens, shape.kv_heads, D, T::kTileRows, "k");
+  const CUtensorMap v_map = bf16_token_map(keys ? in.v : in.q, shape.k_tokens, shape.kv_heads, D, T::kTileRows, "v");
   const dim3 grid(static_cast<unsigned>(in.tiles.by_query.blocks), static_cast<unsigned>(shape.heads));
   launch(flash_forward_sm90_kernel<T>, grid, dim3(T::kThreads), HopperForwardSmem<T>::bytes, stream,
          "flash_forward_sm90_kernel", q_map, k_map, v_map, in, o, lse);

@@ -7,7 +7,9 @@
 //   softmax_row_pair  S scaled, m' = max(m, tile max over the quad), P = exp(S - m'), l updated
 //                     (this lane's 16 columns; summed over the quad at the end); returns alpha
 //   rescale_row_pair  the output accumulator times alpha
-//   store_row_pair    O = acc / l, lse = m + log l (O = 0, lse = -inf for a row with no key)
+//   end_row_pair      l summed over the quad, then 1 / l and lse = m + log l (lse = -inf for a
+//                     row with no key); every lane of the warp calls it (it shuffles)
+//   store_row_pair    O = acc / l and the lse, for a row past the pair's end never called
 #pragma once
 
 #include <cstdint>
@@ -76,13 +78,15 @@ __device__ inline void rescale_row_pair(float (&acc)[kBlocks][4], int r, float a
   }
 }
 
-// Row pair r of a D-column accumulator, for query `token` (rows past the pair's end are never
-// written: the caller skips them). One lane of the quad writes the lse.
+__device__ inline hd::RowEnd end_row_pair(float row_max, float row_sum) {
+  return hd::finish_row(row_max, quad_sum(row_sum));
+}
+
+// Row pair r of a D-column accumulator, for query `token`. One lane of the quad writes the lse.
 template <int D>
 __device__ inline void store_row_pair(float* o, float* lse, const float (&acc)[D / 8][4], int r, int lane,
-                                      float row_max, float row_sum, std::int64_t token, std::int64_t heads,
+                                      const hd::RowEnd& end, std::int64_t token, std::int64_t heads,
                                       std::int64_t head) {
-  const hd::RowEnd end = hd::finish_row(row_max, quad_sum(row_sum));
   float* out = o + (token * heads + head) * D + layout::c_col(lane, 2 * r);
 #pragma unroll
   for (int j = 0; j < D / 8; ++j) {
