@@ -9,6 +9,7 @@ double time_together(Communicator& comm, const std::function<void()>& run) {
   comm.barrier();
   const auto t0 = std::chrono::steady_clock::now();
   run();
+  comm.barrier();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

@@ -3,10 +3,14 @@
 // On a machine whose cores are shared by all ranks, a kernel timed alone runs faster than the
 // same kernel in a job: the other ranks take their share of cores, caches and memory
 // bandwidth. So calibration times every measurement on all ranks together: a barrier lines
-// the ranks up, each times its own run, and the round counts as long as its slowest rank
-// (a ring step ends when its slowest rank does). Rounds repeat the whole list of measurements
-// interleaved, and the best round of each measurement is kept: the load of a shared machine
-// moves within seconds, and the best round is the one least disturbed by other jobs.
+// the ranks up, each runs, a second barrier waits for the last, and the round counts as long
+// as its slowest rank (a ring step ends when its slowest rank does). The second barrier is
+// what makes "together" hold where ranks share cores: a rank the scheduler has not run yet
+// leaves the first barrier late, so clocks that stopped at each rank's own end let the ranks
+// run one after another and each report a whole core's speed (4 ranks on 2 cores measured
+// 75 GFLOP/s a rank at small blocks, twice what the two cores give four ranks). Rounds repeat the whole list of
+// measurements interleaved, and the best round of each measurement is kept: the load of a shared machine moves within
+// seconds, and the best round is the one least disturbed by other jobs.
 #pragma once
 
 #include <functional>
@@ -17,7 +21,8 @@
 
 namespace burst::rt {
 
-// Barrier, then the seconds `run` takes on this rank. Every rank calls it.
+// Barrier, `run`, barrier: the seconds from this rank's start until every rank is done. Every
+// rank calls it.
 [[nodiscard]] double time_together(Communicator& comm, const std::function<void()>& run);
 
 // `mine[round * per_round + i]` is this rank's time of measurement i in a round. Returns, on

@@ -1,0 +1,32 @@
+#!/bin/sh
+# The README's local job, its measured step against its predicted one: calibrates this machine
+# the way the README does (4 ranks as 2 virtual nodes of 2, into a file of the test's own), plans
+# tiny-mha at 2K tokens for it, trains 10 steps and requires the measured median step to be
+# within [LO, HI] times the plan's prediction. The band is wide for a shared CI machine's noise
+# and narrow enough to catch the calibration error it was set after (1.33-1.40x: probes timed
+# from each rank's own start, docs/fidelity.md "The local machine").
+# Usage: local_prediction.sh BURST MPIEXEC LO HI
+set -eu
+burst=$1 mpiexec=$2 lo=$3 hi=$4
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+BURST_LOCAL_CALIBRATION="$dir/local.json"
+export BURST_LOCAL_CALIBRATION
+run() { "$mpiexec" --oversubscribe --allow-run-as-root -np 4 "$burst" "$@"; }
+run calibrate --per-node 2 --device cpu -o "$BURST_LOCAL_CALIBRATION" >"$dir/calibrate.txt" 2>&1 ||
+  { cat "$dir/calibrate.txt"; exit 1; }
+"$burst" plan --topology local --local-device cpu --nodes 2 --per-node 2 --model tiny-mha --seq 2K \
+  -o "$dir/plan.json" >"$dir/plan.txt" 2>&1 || { cat "$dir/plan.txt"; exit 1; }
+run run "$dir/plan.json" --device cpu --steps 10 --json >"$dir/run.json" 2>"$dir/run.txt" ||
+  { cat "$dir/run.txt"; exit 1; }
+python3 - "$dir/run.json" "$lo" "$hi" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+lo, hi = float(sys.argv[2]), float(sys.argv[3])
+measured, predicted = report["measured"]["step_s_median"], report["predicted"]["step_time_s"]
+ratio = measured / predicted
+verdict = "within" if lo <= ratio <= hi else "OUTSIDE"
+print(f"local job: measured {measured:.3f} s a step (median of 10), predicted {predicted:.3f} s: "
+      f"{ratio:.2f}x, {verdict} [{lo}, {hi}]")
+sys.exit(0 if lo <= ratio <= hi else 1)
+PY
