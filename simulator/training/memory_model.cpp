@@ -22,7 +22,8 @@
 //   seq_stash(f) full's, plus f * L * c * S;
 //   none         L * c * A, plus one layer's gradients A * c.
 // Ring buffers (ring of R = P / (D U) ranks, c_r = seq * micro_batch / R tokens, heads split U ways):
-// double buffering keeps 2 blocks in flight per ring level (a double ring has two); a forward
+// double buffering keeps 2 blocks in flight per ring level that exists (a double ring has two,
+// one on a single node); a forward
 // block is K,V (2 c_r hkv e); a backward block is Q, dO, dQ and D, lse (Q ring) or K, V and
 // dK, dV (K,V ring). Forward and backward blocks are never alive together. Ulysses (U > 1) adds
 // its all-to-all buffers: the local Q, K, V and O.
@@ -42,6 +43,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "simulator/attention/ring.hpp"
 #include "simulator/detail/training/iteration_parts.hpp"
 
 namespace burst::sim {
@@ -76,6 +78,17 @@ double stash_fraction(const CheckpointConfig& checkpoint) {
   return 0;
 }
 
+// The ring levels that exist, each holding its own blocks in flight: a flat ring's one; a double
+// ring's inner (within a node) and outer (across nodes) ring where each has more than one rank,
+// so a double ring on one node holds one level's buffers, not two.
+double ring_levels(const AttentionStrategy& a, const topo::Topology& topology, int tp, int dp) {
+  if (a.ring != RingKind::Double) return 1;
+  const World replica = replica_world(topology, tp, dp);
+  if (replica.size() == 0) return 2;
+  const RingGeometry g = ring_geometry(a, replica);
+  return std::max(1, (g.inner > 1 ? 1 : 0) + (g.outer > 1 ? 1 : 0));
+}
+
 double ring_buffer_bytes(const TrainingJob& job, const TrainingStrategy& strategy, const topo::Topology& topology) {
   const AttentionStrategy& a = strategy.attention;
   const int tp = std::max(1, strategy.tp);
@@ -91,7 +104,7 @@ double ring_buffer_bytes(const TrainingJob& job, const TrainingStrategy& strateg
     const double forward = 2 * hkv * e;
     const double backward = a.backward == BackwardMode::QRing ? 2 * hq * e + hq * a.dq_bytes + 2 * kFp32 * heads
                                                               : 2 * hkv * e + 2 * hkv * a.dkv_bytes;
-    const double levels = a.ring == RingKind::Double ? 2 : 1;
+    const double levels = ring_levels(a, topology, tp, std::max(1, strategy.dp));
     const double in_flight = a.overlap ? 2 : 1;
     bytes += levels * in_flight * c_ring * std::max(forward, backward);
   }

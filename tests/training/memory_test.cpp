@@ -166,4 +166,10 @@ TEST_CASE("ring buffers: two blocks in flight per ring level", "[training][memor
   CHECK(flat == Approx(2 * c * 4 * hkv * 2));
   s.attention.ring = RingKind::Double;
   CHECK(sim::estimate_memory(job, s, t).ring_buffers == Approx(2 * flat));
+  // On one node a double ring's outer ring has one rank: one level holds blocks, as a flat ring's.
+  const auto one_node = a800(1);
+  s.attention.ring = RingKind::Flat;
+  const double flat_one_node = sim::estimate_memory(job, s, one_node).ring_buffers;
+  s.attention.ring = RingKind::Double;
+  CHECK(sim::estimate_memory(job, s, one_node).ring_buffers == Approx(flat_one_node));
 }
