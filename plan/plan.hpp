@@ -40,6 +40,7 @@ struct Job {
   std::string dtype = "bf16";
   Mask mask;
   double memory_budget_bytes = 0;  // per GPU; 0: the GPU's memory
+  double memory_margin_bytes = 0;  // of the budget kept free (--memory-margin), so a replan keeps it too
   std::string only_family;         // the search was limited to this family ("": all), so a replan is too
   int only_tp = 0;                 // ... and to this tensor-parallel degree (0: every one the node allows)
   int only_dp = 0;                 // ... and to this data-parallel degree (0: every one the batch allows)

@@ -34,6 +34,7 @@ Json job_json(const Job& job) {
   j["dtype"] = job.dtype;
   j["mask"] = to_string(job.mask);
   j["memory_budget_bytes"] = job.memory_budget_bytes;
+  if (job.memory_margin_bytes > 0) j["memory_margin_bytes"] = job.memory_margin_bytes;
   if (!job.only_family.empty()) j["only_family"] = job.only_family;
   if (job.only_tp > 0) j["only_tp"] = job.only_tp;
   if (job.only_dp > 0) j["only_dp"] = job.only_dp;

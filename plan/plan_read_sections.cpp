@@ -81,6 +81,7 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   if (const auto dtype = reader_.choice(j, pointer, "dtype", {"bf16", "fp16", "fp32"})) job.dtype = *dtype;
   spelled(j, pointer, "mask", job.mask, parse_mask);
   non_negative(j, pointer, "memory_budget_bytes", job.memory_budget_bytes);
+  if (j.contains("memory_margin_bytes")) non_negative(j, pointer, "memory_margin_bytes", job.memory_margin_bytes);
   if (j.contains("only_tp")) integer(j, pointer, "only_tp", job.only_tp, 1, kMaxCount);
   if (j.contains("only_dp")) integer(j, pointer, "only_dp", job.only_dp, 1, kMaxCount);
   if (j.contains("only_family") && text(j, pointer, "only_family", job.only_family) && job.only_family.empty()) {

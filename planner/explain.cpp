@@ -85,10 +85,13 @@ std::string binding_constraint(const plan::Plan& plan) {
   }
   out += fmt::format(
       "  memory per GPU: {} of {} ({:.0f}%): {} allocated, {} reserve (CUDA context, workspaces, NCCL buffers, "
-      "allocator fragmentation), {} spare{}\n",
+      "allocator fragmentation), {} spare{}{}\n",
       units::human_bytes(p.memory_total_bytes), units::human_bytes(budget), 100 * used,
       units::human_bytes(p.memory_total_bytes - reserve), units::human_bytes(reserve),
       units::human_bytes(std::max(0.0, budget - p.memory_total_bytes)),
+      plan.job.memory_margin_bytes > 0 ? fmt::format(" (the plan keeps at least {} free: --memory-margin)",
+                                                     units::human_bytes(plan.job.memory_margin_bytes))
+                                       : std::string(),
       used >= kNearlyFull ? ": memory binds, nothing larger fits" : "");
   std::vector<plan::Item> shares = p.time_s;
   std::stable_sort(shares.begin(), shares.end(),

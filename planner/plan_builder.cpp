@@ -80,6 +80,7 @@ SearchRequest replan_request(const plan::Plan& plan) {
   request.job.mask = plan.job.mask;
   request.job.dtype_bytes = plan.job.dtype == "fp32" ? 4 : 2;
   request.memory_budget_bytes = plan.job.memory_budget_bytes;
+  request.memory_margin_bytes = plan.job.memory_margin_bytes;
   request.only_family = plan.job.only_family;
   request.only_tp = plan.job.only_tp;
   request.only_dp = plan.job.only_dp;
@@ -99,6 +100,7 @@ plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, 
   p.job.mask = request.job.mask;
   p.job.dtype = request.job.dtype_bytes == 4 ? "fp32" : "bf16";
   p.job.memory_budget_bytes = result.memory_budget_bytes;
+  p.job.memory_margin_bytes = request.memory_margin_bytes;
   p.job.only_family = request.only_family;
   p.job.only_tp = request.only_tp;
   p.job.only_dp = request.only_dp;

@@ -54,6 +54,18 @@ TEST_CASE("the model's RoPE base and Q, K, V biases: kept, defaulted for older p
              Catch::Contains("/job/model/rope_base: 0.5 is not a rotary base"));
 }
 
+TEST_CASE("the memory margin a plan keeps: written when set, kept, checked") {
+  plan::Plan p = test::sample_plan();
+  CHECK_FALSE(plan::to_json(p)["job"].contains("memory_margin_bytes"));  // none: no key, older plans' bytes
+  constexpr double kMargin = 2.0 * 1024 * 1024 * 1024;
+  p.job.memory_margin_bytes = kMargin;
+  const Json doc = plan::to_json(p);
+  CHECK(doc["job"]["memory_margin_bytes"] == kMargin);
+  CHECK(plan::plan_from_json(doc, "plan.json").job.memory_margin_bytes == p.job.memory_margin_bytes);
+  CHECK_THAT(error_after([](Json& d) { d["job"]["memory_margin_bytes"] = -1; }),
+             Catch::Contains("/job/memory_margin_bytes"));
+}
+
 TEST_CASE("the same plan is the same bytes") {
   const std::string first = plan::to_json(test::sample_plan()).dump(2);
   CHECK(first == plan::to_json(test::sample_plan()).dump(2));
