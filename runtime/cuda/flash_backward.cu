@@ -340,11 +340,7 @@ void flash_backward(const PairInputs& in, const BackwardInputs& grad_in, const G
                     cudaStream_t stream) {
   check_backward_inputs(in, grad_in, out);
   if (in.shape.q_tokens == 0 || in.shape.k_tokens == 0) return;
-  if (in.shape.head_dim == 64) {
-    launch_backward<64>(in, grad_in, out, deterministic, stream);
-  } else {
-    launch_backward<128>(in, grad_in, out, deterministic, stream);
-  }
+  with_head_dim(in.shape.head_dim, [&]<int D>() { launch_backward<D>(in, grad_in, out, deterministic, stream); });
 }
 
 }  // namespace burst::rt::gpu

@@ -146,11 +146,7 @@ void launch_forward(const PairInputs& in, float* o, float* lse, cudaStream_t str
 }  // namespace
 
 void flash_forward_mma_sync(const PairInputs& in, float* o, float* lse, cudaStream_t stream) {
-  if (in.shape.head_dim == 64) {
-    launch_forward<64>(in, o, lse, stream);
-  } else {
-    launch_forward<128>(in, o, lse, stream);
-  }
+  with_head_dim(in.shape.head_dim, [&]<int D>() { launch_forward<D>(in, o, lse, stream); });
 }
 
 KernelPath flash_forward(const PairInputs& in, float* o, float* lse, cudaStream_t stream, KernelPathChoice choice) {

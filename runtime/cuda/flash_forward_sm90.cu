@@ -222,11 +222,7 @@ void launch_forward_sm90(const PairInputs& in, float* o, float* lse, cudaStream_
 }  // namespace
 
 void flash_forward_wgmma(const PairInputs& in, float* o, float* lse, cudaStream_t stream) {
-  if (in.shape.head_dim == 64) {
-    launch_forward_sm90<64>(in, o, lse, stream);
-  } else {
-    launch_forward_sm90<128>(in, o, lse, stream);
-  }
+  with_head_dim(in.shape.head_dim, [&]<int D>() { launch_forward_sm90<D>(in, o, lse, stream); });
 }
 
 }  // namespace burst::rt::gpu

@@ -80,6 +80,17 @@ using KvTraits = KernelTraits<D, kKeyBlockRows, kQueryTileRows, 2, 2>;
 template <int D>
 inline constexpr bool kAtomicDqPays = D <= 64;
 
+// Runs f.template operator()<D>() for a pair's head dim D, 64 or 128 (the argument checks
+// refuse every other): the one place a launcher turns the runtime head dim into its traits'.
+template <class F>
+void with_head_dim(std::int64_t head_dim, F&& f) {
+  if (head_dim == 64) {
+    f.template operator()<64>();
+  } else {
+    f.template operator()<128>();
+  }
+}
+
 // Bytes of a shared bf16 tile of `rows` rows of `cols` elements.
 constexpr std::size_t bf16_tile_bytes(int rows, int cols) {
   return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols + kRowPad) * 2;
