@@ -7,7 +7,8 @@
 #      2-rank head-dim-64 test plan (ZeRO 3): its model state offloaded to page-locked host
 #      memory (the plan as written), kept in GPU memory (offload false), in GPU memory with the
 #      LM head in 4 chunks, and in GPU memory at ZeRO 1 (the deferred gathers of the updated
-#      parameters);
+#      parameters); on a Hopper GPU, the GPU-memory run again on the Hopper forward
+#      (--kernel-path wgmma);
 #   2. the same 30 steps of a 3-rank plan the planner makes for the same model (state in GPU
 #      memory; its units do not divide by 3: the padded gathers), and of a 4-rank plan with
 #      tensor parallelism of 2 (the model with 2 KV heads; state offloaded as planned, and in GPU
@@ -53,14 +54,16 @@ step() {
   fi
 }
 
-# train NAME PLAN WHERE: $steps steps with --check on the loopback; prints the run's report and
-# checks that the model state lived WHERE ("GPU memory" or "host memory"; the CPU's is host).
+# train NAME PLAN WHERE [OPTION...]: $steps steps with --check on the loopback (and the options);
+# prints the run's report and checks that the model state lived WHERE ("GPU memory" or "host
+# memory"; the CPU's is host).
 train() {
-  step "$1" "$burst" run "$2" --steps "$steps" --check --device "$device" --loopback --data "$corpus"
-  sed -n '/ ranks: /,$p' "$out/$1.txt"
-  where=$3
+  name=$1 plan_file=$2 where=$3
+  shift 3
+  step "$name" "$burst" run "$plan_file" --steps "$steps" --check --device "$device" --loopback --data "$corpus" "$@"
+  sed -n '/ ranks: /,$p' "$out/$name.txt"
   [ "$device" = cpu ] && where="host memory"
-  grep -q "state .*$where" "$out/$1.txt" || { echo "   FAILED: the model state was not in $where"; failed=1; }
+  grep -q "state .*$where" "$out/$name.txt" || { echo "   FAILED: the model state was not in $where"; failed=1; }
 }
 
 command -v nvidia-smi >/dev/null && nvidia-smi -L
@@ -74,6 +77,11 @@ train offloaded "$plan" "host memory"
 train resident "$out/resident.plan.json" "GPU memory"
 train chunked "$out/chunked.plan.json" "GPU memory"
 train stage1 "$out/stage1.plan.json" "GPU memory"
+# On a Hopper GPU, the resident plan again on the Hopper forward (runtime/cuda/kernel_path.hpp).
+if [ "$device" = cuda ] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 |
+  grep -q '^9\.'; then
+  train resident-wgmma "$out/resident.plan.json" "GPU memory" --kernel-path wgmma
+fi
 echo "== LM head workspace, whole vs 4 chunks (per rank, GPU layout):"
 grep -h '^ *lm_head ' "$out/resident.txt" "$out/chunked.txt"
 

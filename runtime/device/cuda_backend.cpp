@@ -41,20 +41,23 @@ class Cuda final : public CudaBackend {
     return out;
   }
 
-  std::unique_ptr<AttentionKernels> attention_kernels(int local_rank, bool deterministic, bool timed) override {
+  std::unique_ptr<AttentionKernels> attention_kernels(int local_rank, bool deterministic, bool timed,
+                                                      std::string_view kernel_path) override {
     CudaKernelOptions options = rank_gpu(local_rank, deterministic);
     options.timed = timed;
+    options.path = path_of(kernel_path);
     return std::make_unique<CudaAttentionKernels>(options);
   }
 
-  std::unique_ptr<AttentionKernels> step_attention_kernels(StepKernels& step, int local_rank,
-                                                           bool deterministic) override {
+  std::unique_ptr<AttentionKernels> step_attention_kernels(StepKernels& step, int local_rank, bool deterministic,
+                                                           std::string_view kernel_path) override {
     auto* cuda = dynamic_cast<CudaStepKernels*>(&step);
     if (cuda == nullptr) {
       throw Error(Problem{"--device cuda", "the training step's kernels are not CUDA ones", "CUDA step kernels", ""});
     }
     CudaKernelOptions options = rank_gpu(local_rank, deterministic);
     options.device_times = false;  // the step times its parts; a pass waits for nothing
+    options.path = path_of(kernel_path);
     return std::make_unique<CudaAttentionKernels>(options, cuda->stream(), cuda->memory());
   }
 
@@ -75,6 +78,15 @@ class Cuda final : public CudaBackend {
   }
 
  private:
+  static gpu::KernelPathChoice path_of(std::string_view name) {
+    const std::optional<gpu::KernelPathChoice> path = gpu::parse_kernel_path_choice(name);
+    if (!path) {
+      throw Error(Problem{"--kernel-path", fmt::format("unknown kernel path '{}'", name),
+                          std::string(gpu::kernel_path_choices()), ""});
+    }
+    return *path;
+  }
+
   // A rank's GPU is its node-local rank mod the visible GPUs. Throws, saying why, where none is visible.
   CudaKernelOptions rank_gpu(int local_rank, bool deterministic) {
     const GpuProbe visible = probe();

@@ -42,16 +42,34 @@ Device job_device(std::string_view requested, const Communicator& comm, std::str
   return device;
 }
 
-std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic,
-                                                         bool timed) {
-  if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>();
-  return detail::cuda_backend().attention_kernels(local_rank, deterministic, timed);
+namespace {
+
+// The CPU kernels have one implementation: a kernel path other than auto is a CUDA choice.
+void require_cpu_path(std::string_view kernel_path) {
+  if (kernel_path != "auto") {
+    throw Error(Problem{"--kernel-path", fmt::format("'{}' chooses the CUDA kernels' implementation", kernel_path),
+                        "with --device cuda", ""});
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank, bool deterministic, bool timed,
+                                                         std::string_view kernel_path) {
+  if (device == Device::Cpu) {
+    require_cpu_path(kernel_path);
+    return std::make_unique<CpuAttentionKernels>();
+  }
+  return detail::cuda_backend().attention_kernels(local_rank, deterministic, timed, kernel_path);
 }
 
 std::unique_ptr<AttentionKernels> make_step_attention_kernels(Device device, StepKernels& step, int local_rank,
-                                                              bool deterministic) {
-  if (device == Device::Cpu) return std::make_unique<CpuAttentionKernels>(KernelOptions{}, &step.memory());
-  return detail::cuda_backend().step_attention_kernels(step, local_rank, deterministic);
+                                                              bool deterministic, std::string_view kernel_path) {
+  if (device == Device::Cpu) {
+    require_cpu_path(kernel_path);
+    return std::make_unique<CpuAttentionKernels>(KernelOptions{}, &step.memory());
+  }
+  return detail::cuda_backend().step_attention_kernels(step, local_rank, deterministic, kernel_path);
 }
 
 std::unique_ptr<StepKernels> make_step_kernels(Device device, int local_rank, bool deterministic) {

@@ -63,15 +63,19 @@ void report_device(Device device, std::string_view requested, const GpuProbe& pr
 
 // The kernels of `device` on this rank; `local_rank` picks the GPU (local_rank mod count).
 // `deterministic`: CUDA kernels without float atomics (bit-reproducible runs); `timed`: each
-// CUDA call waits for its kernels and reports their time (a traced run).
+// CUDA call waits for its kernels and reports their time (a traced run); `kernel_path`: the
+// CUDA forward's implementation (runtime/cuda/kernel_path.hpp: "auto", "mma.sync", "wgmma");
+// anything but "auto" on cpu, or a name that is none of those, throws burst::Error.
 [[nodiscard]] std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank,
-                                                                       bool deterministic = false, bool timed = false);
+                                                                       bool deterministic = false, bool timed = false,
+                                                                       std::string_view kernel_path = "auto");
 
 // The attention kernels of a training step on `device`, computing in `step`'s memory (the
 // step's tensors read in place): the CPU kernels over it, or on cuda CUDA kernels on the step
 // kernels' own stream and memory pool, so the two are ordered by that one stream.
 [[nodiscard]] std::unique_ptr<AttentionKernels> make_step_attention_kernels(Device device, StepKernels& step,
-                                                                            int local_rank, bool deterministic = false);
+                                                                            int local_rank, bool deterministic = false,
+                                                                            std::string_view kernel_path = "auto");
 
 // The training step's operations on `device` (step_kernels.hpp): host fp32 on cpu, the rank's
 // GPU (local_rank mod visible GPUs) on cuda. `deterministic` is accepted as for the attention

@@ -13,8 +13,10 @@ class UnbuiltCuda final : public CudaBackend {
             "this burst was built without CUDA; rebuild with the CUDA toolkit installed (BURST_WITH_CUDA=AUTO or ON)"};
   }
   std::optional<GpuInventory> inventory() override { return std::nullopt; }
-  std::unique_ptr<AttentionKernels> attention_kernels(int, bool, bool) override { refuse(); }
-  std::unique_ptr<AttentionKernels> step_attention_kernels(StepKernels&, int, bool) override { refuse(); }
+  std::unique_ptr<AttentionKernels> attention_kernels(int, bool, bool, std::string_view) override { refuse(); }
+  std::unique_ptr<AttentionKernels> step_attention_kernels(StepKernels&, int, bool, std::string_view) override {
+    refuse();
+  }
   std::unique_ptr<StepKernels> step_kernels(int, bool) override { refuse(); }
   std::unique_ptr<KernelMemory> pinned_host_memory() override { refuse(); }
   std::shared_ptr<MessageCopy> message_copy() override { refuse(); }

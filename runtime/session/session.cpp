@@ -88,6 +88,12 @@ Session::Session(plan::Plan plan, Communicator& comm, RunRequest request)
   const Device device = trains_on_cpu(request_) ? Device::Cpu
                                                 : job_device(request_.device, comm_,
                                                              request_.deterministic ? ", deterministic kernels" : "");
+  if (device == Device::Cpu && request_.kernel_path != "auto") {
+    throw Error(Problem{
+        "--kernel-path",
+        fmt::format("'{}' chooses the CUDA kernels' implementation; this run is on the CPU", request_.kernel_path),
+        "with --device cuda", ""});
+  }
   if (trains(request_)) {
     prepare_training(device);
   } else {
@@ -101,7 +107,7 @@ void Session::prepare_attention(Device device) {
   require_runnable_job(plan_, comm_.size());
   // A loopback job's ranks share the first GPU.
   attention_kernels_ = make_attention_kernels(device, request_.loopback ? 0 : comm_.local_rank(),
-                                              request_.deterministic, request_.trace);
+                                              request_.deterministic, request_.trace, request_.kernel_path);
   order_messages_on(comm_, *attention_kernels_);  // the GPU loopback's copies ordered on the kernels' stream
   attention_options_.seed = request_.seed;
   attention_options_.check = request_.check;
@@ -120,7 +126,8 @@ void Session::prepare_training(Device device) {
     // A loopback job's ranks share the first GPU, as its attention runs do.
     const int gpu = request_.loopback ? 0 : comm_.local_rank();
     step_kernels_ = make_step_kernels(device, gpu, request_.deterministic);
-    attention_kernels_ = make_step_attention_kernels(device, *step_kernels_, gpu, request_.deterministic);
+    attention_kernels_ =
+        make_step_attention_kernels(device, *step_kernels_, gpu, request_.deterministic, request_.kernel_path);
     order_messages_on(comm_, *step_kernels_);  // the GPU loopback's copies ordered on the step's stream
     options.backend.step = step_kernels_.get();
     options.backend.attention = attention_kernels_.get();

@@ -143,3 +143,18 @@ TEST_CASE("text that is not UTF-8 trains as bytes, and the run says so") {
   CHECK_THAT(run.err, Catch::Contains("note: --data: 1 of 1 document(s) are not UTF-8 (the first, 'latin1.txt', at "
                                       "byte 303: 0xe9); they train as they are, every byte a token"));
 }
+
+TEST_CASE("--kernel-path: a CUDA choice, refused by name on the CPU and when unknown") {
+  const CliRun on_cpu = train(kTrainPlan, "--steps 1 --kernel-path wgmma");
+  CHECK(on_cpu.exit_code == 2);
+  CHECK_THAT(on_cpu.err, Catch::Contains("--kernel-path: 'wgmma' chooses the CUDA kernels' implementation; this run is "
+                                         "on the CPU (valid: with --device cuda)"));
+  const CliRun named_cpu = train(kTrainPlan, "--steps 1 --device cpu --kernel-path mma.sync");
+  CHECK(named_cpu.exit_code == 2);
+  CHECK_THAT(named_cpu.err, Catch::Contains("--kernel-path: chooses the CUDA kernels' implementation"));
+  const CliRun unknown = train(kTrainPlan, "--steps 1 --kernel-path hopper");
+  CHECK(unknown.exit_code == 2);
+  CHECK_THAT(unknown.err,
+             Catch::Contains("--kernel-path: unknown kernel path 'hopper' (valid: auto, mma.sync, wgmma)"));
+  CHECK(train(kTrainPlan, "--steps 1 --kernel-path auto").exit_code == 0);
+}

@@ -25,6 +25,7 @@
 #include "common/units.hpp"
 #include "plan/plan.hpp"
 #include "planner/plan_traffic.hpp"
+#include "runtime/cuda/kernel_path.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/session/session.hpp"
@@ -324,6 +325,13 @@ void run(const RunOptions& o) {
     throw Error(Problem{"--deterministic", "chooses the CUDA kernels' mode; the CPU kernels are always deterministic",
                         "with --device cuda", ""});
   }
+  if (!rt::gpu::parse_kernel_path_choice(o.request.kernel_path)) {
+    throw Error(Problem{"--kernel-path", fmt::format("unknown kernel path '{}'", o.request.kernel_path),
+                        std::string(rt::gpu::kernel_path_choices()), ""});
+  }
+  if (o.request.kernel_path != "auto" && o.request.device == "cpu") {
+    throw Error(Problem{"--kernel-path", "chooses the CUDA kernels' implementation", "with --device cuda", ""});
+  }
   if (o.request.loopback) {
     run_loopback(o, comm_options);
     return;
@@ -370,6 +378,10 @@ void add_run_command(CLI::App& app) {
                 "machine (with --device cuda, every rank on this machine's first GPU)");
   cmd->add_flag("--deterministic", options->request.deterministic,
                 "CUDA kernels without float atomics: bit-identical results run to run (a little slower)");
+  cmd->add_option("--kernel-path", options->request.kernel_path,
+                  "The CUDA attention forward's implementation: auto (today mma.sync everywhere), mma.sync, or wgmma "
+                  "(Hopper GPUs; not yet run on one, docs/runtime-cuda.md)")
+      ->capture_default_str();
   cmd->add_option("--seed", options->request.seed,
                   "Seed of the initial weights (training) or of the random inputs (attention)")
       ->capture_default_str();

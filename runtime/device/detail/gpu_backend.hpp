@@ -28,11 +28,14 @@ class CudaBackend {
   [[nodiscard]] virtual GpuProbe probe() = 0;
   [[nodiscard]] virtual std::optional<GpuInventory> inventory() = 0;
   // GPU (local_rank mod visible GPUs)'s kernels; `timed`: each call waits and reports its time.
+  // `kernel_path`: "auto", "mma.sync" or "wgmma" (runtime/cuda/kernel_path.hpp); another name throws.
   [[nodiscard]] virtual std::unique_ptr<AttentionKernels> attention_kernels(int local_rank, bool deterministic,
-                                                                            bool timed) = 0;
+                                                                            bool timed,
+                                                                            std::string_view kernel_path) = 0;
   // On `step`'s stream and memory (CUDA step kernels; burst::Error for others).
   [[nodiscard]] virtual std::unique_ptr<AttentionKernels> step_attention_kernels(StepKernels& step, int local_rank,
-                                                                                 bool deterministic) = 0;
+                                                                                 bool deterministic,
+                                                                                 std::string_view kernel_path) = 0;
   [[nodiscard]] virtual std::unique_ptr<StepKernels> step_kernels(int local_rank, bool deterministic) = 0;
   [[nodiscard]] virtual std::unique_ptr<KernelMemory> pinned_host_memory() = 0;
   [[nodiscard]] virtual std::shared_ptr<MessageCopy> message_copy() = 0;
