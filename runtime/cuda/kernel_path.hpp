@@ -1,5 +1,6 @@
 // Which implementation of the attention kernels runs: the kernel paths, how a user asks for one
-// (`--kernel-path`, CudaKernelOptions::path) and the rule that picks one for a device.
+// (`burst run` and `burst bench attention` --kernel-path, CudaKernelOptions::path) and the rule
+// that picks one for a device.
 //
 //   mma.sync  warp-level tensor-core products (m16n8k16) with cp.async-pipelined tiles: every
 //             GPU of compute capability 8.0 and up, forward and backward
