@@ -27,6 +27,7 @@
 #include "runtime/cuda/detail/flash_attention.hpp"
 #include "runtime/cuda/detail/flash_forward_paths.hpp"
 #include "runtime/cuda/detail/kernel_traits.hpp"
+#include "runtime/cuda/detail/stage_ring.hpp"
 #include "runtime/cuda/detail/tensor_map.hpp"
 #include "runtime/cuda/detail/wgmma_layout.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
@@ -54,6 +55,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   std::uint64_t* full = bars + 1;
   std::uint64_t* empty = bars + 1 + S;
   const std::uint32_t base = device::shared_address(smem);
+  using Ring = StageRing<S>;
   auto k_stage = [&](int s) { return base + static_cast<std::uint32_t>(Smem::k + s * Smem::kv_stage); };
   auto v_stage = [&](int s) { return base + static_cast<std::uint32_t>(Smem::v + s * Smem::kv_stage); };
 
@@ -84,8 +86,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                         static_cast<int>(head), static_cast<int>(q0));
     }
     for (int n = 0; first + n < last; ++n) {
-      const int s = n % S;
-      if (n >= S) sm90::barrier_wait(&empty[s], static_cast<std::uint32_t>((n / S - 1) & 1));
+      const int s = Ring::stage(n);
+      if (Ring::refill(n)) sm90::barrier_wait(&empty[s], Ring::empty_parity(n));
       const int k0 = walk.tiles[first + n].tile * T::kTileRows;
       sm90::barrier_arrive_expect_bytes(&full[s], static_cast<std::uint32_t>(2 * Smem::kv_stage));
       for (int cb = 0; cb < T::kColumnBlocks; ++cb) {
@@ -123,7 +125,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   PackedRowTile p;
 
   auto issue_scores = [&](int n) {
-    const std::uint32_t keys = k_stage(n % S);
+    const std::uint32_t keys = k_stage(Ring::stage(n));
     sm90::fence_operand(s);
     sm90::wgmma_fence();
 #pragma unroll
@@ -134,7 +136,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     sm90::wgmma_commit();
   };
   auto issue_values = [&](int n) {
-    const std::uint32_t values = v_stage(n % S);
+    const std::uint32_t values = v_stage(Ring::stage(n));
     sm90::fence_operand(acc);
     sm90::wgmma_fence();
 #pragma unroll
@@ -165,12 +167,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   };
   auto release = [&](int n) {
     __syncwarp();
-    if (lane == 0) sm90::barrier_arrive(&empty[n % S]);
+    if (lane == 0) sm90::barrier_arrive(&empty[Ring::stage(n)]);
   };
 
   if (first < last) {
     sm90::barrier_wait(q_full, 0);
-    sm90::barrier_wait(&full[0], 0);
+    sm90::barrier_wait(&full[Ring::stage(0)], Ring::full_parity(0));
     issue_scores(0);
     sm90::wgmma_wait<0>();
     sm90::fence_operand(s);
@@ -178,7 +180,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     softmax(0, alpha);
     device::pack_fragments(p, s);
     for (int n = 1; first + n < last; ++n) {
-      sm90::barrier_wait(&full[n % S], static_cast<std::uint32_t>((n / S) & 1));
+      sm90::barrier_wait(&full[Ring::stage(n)], Ring::full_parity(n));
       issue_scores(n);
       issue_values(n - 1);
       sm90::wgmma_wait<1>();
