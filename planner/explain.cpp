@@ -71,6 +71,7 @@ std::string why_it_won(const plan::Plan& plan) {
 std::string binding_constraint(const plan::Plan& plan) {
   const plan::Prediction& p = plan.predicted;
   const double budget = plan.job.memory_budget_bytes;
+  const double usable = budget - plan.job.memory_margin_bytes;  // what a plan may fill (--memory-margin)
   std::string out = "Binding constraint\n";
   for (const plan::Alternative& a : plan.alternatives) {
     if (!a.feasible && a.predicted.tokens_per_s_per_gpu > p.tokens_per_s_per_gpu) {
@@ -79,6 +80,7 @@ std::string binding_constraint(const plan::Plan& plan) {
     }
   }
   const double used = budget > 0 ? p.memory_total_bytes / budget : 0;
+  const bool binds = usable > 0 && p.memory_total_bytes / usable >= kNearlyFull;
   double reserve = 0;
   for (const plan::Item& item : p.memory_bytes) {
     if (item.name == "reserve") reserve = item.value;
@@ -92,7 +94,7 @@ std::string binding_constraint(const plan::Plan& plan) {
       plan.job.memory_margin_bytes > 0 ? fmt::format(" (the plan keeps at least {} free: --memory-margin)",
                                                      units::human_bytes(plan.job.memory_margin_bytes))
                                        : std::string(),
-      used >= kNearlyFull ? ": memory binds, nothing larger fits" : "");
+      binds ? ": memory binds, nothing larger fits" : "");
   std::vector<plan::Item> shares = p.time_s;
   std::stable_sort(shares.begin(), shares.end(),
                    [](const plan::Item& a, const plan::Item& b) { return a.value > b.value; });
@@ -114,8 +116,9 @@ std::string runner_up_needs(const plan::Plan& plan) {
   const plan::Prediction& theirs = r->predicted;
   std::string out = fmt::format("Runner-up: {} ({})\n", shown(r->strategy.name), describe(r->strategy));
   if (!r->feasible) {
-    out += fmt::format("  it does not fit: {}; it needs {} more memory per GPU", shown(r->reason),
-                       units::human_bytes(theirs.memory_total_bytes - plan.job.memory_budget_bytes));
+    out += fmt::format(
+        "  it does not fit: {}; it needs {} more memory per GPU", shown(r->reason),
+        units::human_bytes(theirs.memory_total_bytes - (plan.job.memory_budget_bytes - plan.job.memory_margin_bytes)));
     if (theirs.tokens_per_s_per_gpu > ours.tokens_per_s_per_gpu) {
       out +=
           fmt::format(", and would then be {:.2f}x faster\n", theirs.tokens_per_s_per_gpu / ours.tokens_per_s_per_gpu);

@@ -25,7 +25,8 @@ Json compute_entry(const std::string& gpu, const std::vector<KernelSpeed>& speed
     work += k.flops;
     seconds += k.seconds;
   }
-  Json entry = {{"gpu", gpu}, {"attention_path", attention_path}};
+  Json entry = {{"gpu", gpu}};
+  if (!attention_path.empty()) entry["attention_path"] = attention_path;
   for (const char* curve : {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked", "gemm", "elementwise"}) {
     const auto found = sums.find(curve);
     if (found == sums.end()) continue;

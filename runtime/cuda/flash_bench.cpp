@@ -52,7 +52,8 @@ std::vector<float> to_host(const float* device, std::int64_t n, cudaStream_t str
   return host;
 }
 
-// Largest |a - b|; equal infinities (lse = -inf of an empty row) differ by 0, a NaN by +inf.
+// Largest |a - b|; equal infinities (lse = -inf of an empty row) differ by 0, a NaN (on either
+// side) by +inf.
 double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -114,8 +115,19 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
   r.forward_path = flash_forward(in, o_out, lse_out, stream, c.path);
   r.forward_s = best_event_time(c.repeat, stream, [&] { flash_forward(in, o_out, lse_out, stream, c.path); });
   if (r.forward_path != KernelPath::MmaSync) {
+    // Each compared run writes into outputs set to NaN first (bytes 0xFF): a row either run
+    // leaves unwritten shows as an infinite difference, not as the other run's values.
+    const auto poison = [&] {
+      check_cuda(cudaMemsetAsync(o_out, 0xFF, static_cast<std::size_t>(q_elements) * sizeof(float), stream),
+                 "cudaMemsetAsync (bench o)");
+      check_cuda(cudaMemsetAsync(lse_out, 0xFF, static_cast<std::size_t>(n * c.heads) * sizeof(float), stream),
+                 "cudaMemsetAsync (bench lse)");
+    };
+    poison();
+    (void)flash_forward(in, o_out, lse_out, stream, c.path);
     const std::vector<float> o_path = to_host(o_out, q_elements, stream),
                              lse_path = to_host(lse_out, n * c.heads, stream);
+    poison();
     (void)flash_forward(in, o_out, lse_out, stream, KernelPathChoice::MmaSync);
     r.o_max_diff = max_abs_diff(o_path, to_host(o_out, q_elements, stream));
     r.lse_max_diff = max_abs_diff(lse_path, to_host(lse_out, n * c.heads, stream));

@@ -30,29 +30,42 @@ std::string_view kernel_path_choices() { return "auto, mma.sync, wgmma"; }
 
 namespace {
 
-// Why `arch` cannot run the wgmma path; empty when it can.
-std::string wgmma_unavailable(const DeviceArch& arch) {
-  if (arch.major == 9) return {};
-  return fmt::format("it needs a Hopper GPU (compute capability 9.x); this device is {}.{}", arch.major, arch.minor);
+// Why `arch` cannot run a path; empty when it can. sm_90a code runs on compute capability 9.0
+// alone; the mma.sync kernels are built for 8.0 and 9.0, and run on every later device.
+std::string unavailable(KernelPath path, const DeviceArch& arch) {
+  if (path == KernelPath::Wgmma) {
+    if (arch.major == 9 && arch.minor == 0) return {};
+    return fmt::format("it needs a Hopper GPU (compute capability 9.0, sm_90a); this device is {}.{}", arch.major,
+                       arch.minor);
+  }
+  if (arch.major >= 8) return {};
+  return fmt::format("it needs compute capability 8.0 or later (mma.sync on bf16); this device is {}.{}", arch.major,
+                     arch.minor);
 }
 
 }  // namespace
 
 std::vector<KernelPath> supported_paths(const DeviceArch& arch) {
-  std::vector<KernelPath> paths{KernelPath::MmaSync};
-  if (wgmma_unavailable(arch).empty()) paths.push_back(KernelPath::Wgmma);
+  std::vector<KernelPath> paths;
+  for (const KernelPath p : {KernelPath::MmaSync, KernelPath::Wgmma}) {
+    if (unavailable(p, arch).empty()) paths.push_back(p);
+  }
   return paths;
 }
 
 KernelPath choose_forward_path(KernelPathChoice choice, const DeviceArch& arch, bool operands_aligned,
                                std::string_view call) {
-  if (choice != KernelPathChoice::Wgmma) return KernelPath::MmaSync;
-  std::string why = wgmma_unavailable(arch);
-  if (why.empty() && !operands_aligned) why = "TMA needs Q, K and V to start on 16-byte boundaries";
-  if (!why.empty()) {
-    throw Error(Problem{std::string(call), "kernel path wgmma cannot run here: " + why, "auto or mma.sync", ""});
+  const KernelPath path = choice == KernelPathChoice::Wgmma ? KernelPath::Wgmma : KernelPath::MmaSync;
+  std::string why = unavailable(path, arch);
+  if (why.empty() && path == KernelPath::Wgmma && !operands_aligned) {
+    why = "TMA needs Q, K and V to start on 16-byte boundaries";
   }
-  return KernelPath::Wgmma;
+  if (!why.empty()) {
+    throw Error(
+        Problem{std::string(call), fmt::format("kernel path {} cannot run here: {}", kernel_path_name(path), why),
+                path == KernelPath::Wgmma ? "auto or mma.sync" : "a GPU of compute capability 8.0 or later", ""});
+  }
+  return path;
 }
 
 }  // namespace burst::rt::gpu

@@ -6,13 +6,13 @@
 //             GPU of compute capability 8.0 and up, forward and backward
 //   wgmma     the Hopper forward: warpgroup products (wgmma) reading shared memory that the
 //             tensor memory accelerator (TMA) fills through mbarrier-tracked stages, a producer
-//             warpgroup feeding two consumer warpgroups; compute capability 9.x (every CUDA
-//             build carries its sm_90a code). Its backward is the mma.sync one.
+//             warpgroup feeding two consumer warpgroups; compute capability 9.0 (its sm_90a code,
+//             which every CUDA build carries, runs there alone). Its backward is the mma.sync one.
 //
 // `auto` picks mma.sync on every device for now: the wgmma forward has passed its compile-time
 // checks and the CPU tests of its layouts, but not yet the GPU suite on a Hopper GPU, and a path
 // becomes the default only after that (docs/runtime-cuda.md, "Kernel paths"). Asking for a path
-// the device or the build cannot run is an error that says why, never a silent fallback.
+// the device cannot run is an error that says why, never a silent fallback.
 // Plain C++ (no CUDA), so the rule is tested on every machine.
 #pragma once
 
@@ -38,7 +38,7 @@ struct DeviceArch {
   int minor = 0;
 };
 
-// The paths this device can run, mma.sync first.
+// The paths this device can run, mma.sync first (none before compute capability 8.0).
 [[nodiscard]] std::vector<KernelPath> supported_paths(const DeviceArch& arch);
 // The forward's path for `choice` on `arch`; `operands_aligned`: Q, K and V start on 16-byte
 // boundaries (what TMA needs). Throws burst::Error naming `call`, the path and the reason when

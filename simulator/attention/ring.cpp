@@ -45,6 +45,14 @@ RingGeometry ring_geometry(const AttentionStrategy& strategy, const World& world
   return g;
 }
 
+std::vector<int> ring_level_sizes(const RingGeometry& geometry) {
+  std::vector<int> sizes;
+  for (const int n : {geometry.inner, geometry.outer}) {
+    if (n > 1) sizes.push_back(n);
+  }
+  return sizes;
+}
+
 std::vector<std::string> check_ring(const RingGeometry& g) {
   std::vector<std::string> problems;
   if (g.world != g.ring * g.ulysses || g.ring != g.inner * g.outer) {

@@ -47,6 +47,10 @@ struct World {
 [[nodiscard]] int ring_ranks_per_node(int ulysses, const World& world);
 // The geometry of a strategy that check_applicable() accepts.
 [[nodiscard]] RingGeometry ring_geometry(const AttentionStrategy& strategy, const World& world);
+// The ring levels that exist, by their ranks: a flat ring's one; a double ring's inner (within
+// a node) and outer (across nodes) ring, each where it has more than one rank. Each level keeps
+// its own blocks in flight and its own communicators.
+[[nodiscard]] std::vector<int> ring_level_sizes(const RingGeometry& geometry);
 
 // Problems with a geometry's schedule or rank mapping, one line each; empty when every ring
 // visits every rank exactly once.

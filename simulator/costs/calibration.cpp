@@ -223,7 +223,14 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       const std::size_t plain = curve_index(kernel, false), masked = curve_index(kernel, true);
       if (given[plain] && !given[masked]) it->kernels[masked] = it->kernels[plain];
     }
-    if (const auto path = reader.name(entry, at, "attention_path", false)) it->attention_path = *path;
+    if (const auto path = reader.name(entry, at, "attention_path", false)) {
+      if (path->empty()) {
+        reader.problem(JsonReader::child(at, "attention_path"), "empty kernel path",
+                       "the attention kernels' path the curves ran on: cpu, mma.sync, wgmma", "or no key");
+      } else {
+        it->attention_path = *path;
+      }
+    }
     if (const auto sms = reader.number(entry, at, "multiprocessors", false)) {
       if (*sms >= 0 && *sms <= 1024 && *sms == std::floor(*sms)) {
         it->multiprocessors = static_cast<int>(*sms);

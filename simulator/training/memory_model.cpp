@@ -78,15 +78,13 @@ double stash_fraction(const CheckpointConfig& checkpoint) {
   return 0;
 }
 
-// The ring levels that exist, each holding its own blocks in flight: a flat ring's one; a double
-// ring's inner (within a node) and outer (across nodes) ring where each has more than one rank,
-// so a double ring on one node holds one level's buffers, not two.
+// The ring levels holding blocks in flight (ring_level_sizes): a double ring on one node holds
+// one level's buffers, not two.
 double ring_levels(const AttentionStrategy& a, const topo::Topology& topology, int tp, int dp) {
   if (a.ring != RingKind::Double) return 1;
   const World replica = replica_world(topology, tp, dp);
   if (replica.size() == 0) return 2;
-  const RingGeometry g = ring_geometry(a, replica);
-  return std::max(1, (g.inner > 1 ? 1 : 0) + (g.outer > 1 ? 1 : 0));
+  return static_cast<double>(std::max<std::size_t>(1, ring_level_sizes(ring_geometry(a, replica)).size()));
 }
 
 double ring_buffer_bytes(const TrainingJob& job, const TrainingStrategy& strategy, const topo::Topology& topology) {

@@ -76,8 +76,7 @@ ReserveParts estimate_reserve(const TrainingStrategy& strategy, const topo::Topo
   if (replica.size() > 0) {
     const RingGeometry g = ring_geometry(a, replica);
     const int per_level = strategy.memory.separate_accumulator_communicator ? 2 : 1;
-    group(g.inner, per_level, false);  // the ring's levels that exist: a flat ring's one, a double ring's
-    group(g.outer, per_level, false);  // within and across nodes
+    for (const int n : ring_level_sizes(g)) group(n, per_level, false);
     group(g.ulysses, 1, true);
   }
   group(tp, 1, false);

@@ -211,7 +211,7 @@ TEST_CASE("a calibration sets launch gaps and parallelism; a measured kernel ser
 TEST_CASE("calibration errors name every problem with its JSON pointer") {
   const Json doc = parse_json_text(R"({
     "schema": "burst.calibration/2",
-    "compute": [{"gpu": "H100", "attn_fwd": [[512, 1.5], [256, 0.5]], "gem": []}],
+    "compute": [{"gpu": "H100", "attn_fwd": [[512, 1.5], [256, 0.5]], "gem": [], "attention_path": ""}],
     "link_efficiency": {"nvlnk": 0.5},
     "latency": {"NET": "3xs"}})",
                                    "cal.json");
@@ -223,6 +223,7 @@ TEST_CASE("calibration errors name every problem with its JSON pointer") {
     auto has = [&](const std::string& where) { return std::find(w.begin(), w.end(), where) != w.end(); };
     CHECK(has("cal.json:/schema"));
     CHECK(has("cal.json:/compute/0/gem"));
+    CHECK(has("cal.json:/compute/0/attention_path"));
     CHECK(has("cal.json:/compute/0/attn_fwd/0/1"));
     CHECK(has("cal.json:/compute/0/attn_fwd/1/0"));
     CHECK(has("cal.json:/link_efficiency/nvlnk"));

@@ -205,6 +205,8 @@ TEST_CASE("the GPU forward and backward match the CPU kernels") {
   CHECK_WITHIN(got.o.values(), want.o.values(), kO);
   CHECK_WITHIN(std::span<const float>(got.lse), std::span<const float>(want.lse), kLse);
   CHECK(got.stats.allowed_pairs == want.stats.allowed_pairs);
+  // The backward has one path (mma.sync) and reads the CPU's lse: once per case is enough.
+  if (path != rt::gpu::KernelPathChoice::MmaSync) return;
 
   const Backward want_grad = run_backward(cpu, p, mc.mask, want);
   const Backward got_grad = run_backward(gpu, p, mc.mask, want);
@@ -357,6 +359,6 @@ TEST_CASE("a kernel path the GPU cannot run is refused with the reason, one it c
   } else {
     CHECK_THROWS_WITH(
         run_forward(gpu, p, {Mask{MaskKind::Causal}, {}}),
-        Catch::Contains("kernel path wgmma cannot run here") && Catch::Contains("compute capability 9.x"));
+        Catch::Contains("kernel path wgmma cannot run here") && Catch::Contains("compute capability 9.0"));
   }
 }

@@ -22,13 +22,12 @@ require() {  # require NAME COUNT FILE
   [ "$2" -gt 0 ] || { echo "FAIL: no $1 in $3"; status=1; }
 }
 for spec in $sources; do
-  src=${spec%@*}
+  src=$spec arch=80
+  case ${spec##*/} in  # the file name only: a folder may hold an @ (a CI workspace "ws@2")
+    *@*) src=${spec%@*} arch=${spec##*@} ;;
+  esac
   name=$(basename "$src" .cu)
   ptx="$out/$name.ptx"
-  case $spec in
-    *@*) arch=${spec##*@} ;;
-    *) arch=80 ;;
-  esac
   if ! "$nvcc" -std=c++20 -O3 -I"$root" -arch=compute_$arch -ptx -o "$ptx" "$@" "$src"; then
     echo "FAIL: $src does not compile to PTX"
     exit 1

@@ -35,9 +35,10 @@ for a in $archs; do gencode="$gencode -gencode arch=compute_$a,code=sm_$a"; done
 log="$out/ptxas.log"
 : >"$log"
 for spec in $sources; do
-  src=${spec%@*}
-  codes=$gencode
-  case $spec in *@*) codes="-gencode arch=compute_${spec##*@},code=sm_${spec##*@}" ;; esac
+  src=$spec codes=$gencode
+  case ${spec##*/} in  # the file name only: a folder may hold an @ (a CI workspace "ws@2")
+    *@*) src=${spec%@*} codes="-gencode arch=compute_${spec##*@},code=sm_${spec##*@}" ;;
+  esac
   name=$(basename "$src" .cu)
   echo "nvcc -std=c++20 -O3 -I$root $codes --resource-usage -fatbin $* $src" >>"$log"
   # shellcheck disable=SC2086

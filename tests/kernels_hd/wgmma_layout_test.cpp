@@ -137,4 +137,10 @@ TEST_CASE("kernel paths: names, choices and the rule that picks one", "[wgmma]")
   CHECK_THROWS_WITH(choose_forward_path(KernelPathChoice::Wgmma, a100, true, "flash_forward"),
                     Catch::Contains("flash_forward: kernel path wgmma") && Catch::Contains("this device is 8.0"));
   CHECK_THROWS_WITH(choose_forward_path(KernelPathChoice::Wgmma, h100, false, "f"), Catch::Contains("16-byte"));
+  // sm_90a code runs on 9.0 alone; the mma.sync kernels need 8.0 or later.
+  const DeviceArch hopper_next{9, 2}, volta{7, 0};
+  CHECK(supported_paths(hopper_next) == std::vector<KernelPath>{KernelPath::MmaSync});
+  CHECK(supported_paths(volta).empty());
+  CHECK_THROWS_WITH(choose_forward_path(KernelPathChoice::Auto, volta, true, "flash_forward"),
+                    Catch::Contains("kernel path mma.sync cannot run here") && Catch::Contains("this device is 7.0"));
 }

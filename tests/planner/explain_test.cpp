@@ -76,6 +76,17 @@ TEST_CASE("under a tight budget explain says memory binds", "[explain]") {
   CHECK_THAT(text, Catch::Contains("memory binds"));
 }
 
+TEST_CASE("a plan's memory margin counts against its budget: named, and binding near the rest", "[explain]") {
+  plan::Plan p = made();
+  const double need = p.predicted.memory_total_bytes;
+  p.job.memory_budget_bytes = 2 * need;
+  CHECK_THAT(planner::explain_plan(p), !Catch::Contains("memory binds") && !Catch::Contains("--memory-margin"));
+  // The margin leaves just over the plan's need: memory binds, though half the budget is spare.
+  p.job.memory_margin_bytes = 2 * need - need * 1.01;
+  const std::string text = planner::explain_plan(p);
+  CHECK_THAT(text, Catch::Contains("memory binds") && Catch::Contains("free: --memory-margin)"));
+}
+
 TEST_CASE("the runner-up's required step time makes it tie with the plan", "[explain]") {
   // ours/theirs tokens/s = theirs/ours step time, so the target step is theirs * (their speed / ours).
   const plan::Plan p = made();

@@ -24,7 +24,10 @@ TEST_CASE("a measurement taken together lasts until the slowest rank is done, on
     });
   });
   for (const auto& e : errors) CHECK(e.empty());
-  for (const double s : seconds) CHECK(s >= 0.06);
+  // Every rank, the ones done at once too (one barrier would give them about 0), at least half
+  // the slow rank's time: scheduling delays on a loaded machine eat into the rest.
+  const double slow_s = std::chrono::duration<double>(kSlow).count();
+  for (const double s : seconds) CHECK(s >= 0.5 * slow_s);
 }
 
 TEST_CASE("best of slowest: per measurement, the best round of its slowest rank") {

@@ -64,6 +64,8 @@ Json bench_row(const GpuAttentionBench& b, const Mask& mask, rt::gpu::KernelPath
 void run_attention_bench_gpu(const GpuAttentionBench& b) {
 #ifdef BURST_HAVE_CUDA
   (void)rt::choose_device("cuda", rt::probe_gpus(), "--device");  // one clear line where no GPU is visible
+  // A path this GPU cannot run is refused here, by the option's name, before any measuring.
+  (void)rt::gpu::choose_forward_path(b.path, rt::gpu::current_device_arch(), true, "--kernel-path");
   std::vector<rt::gpu::KernelPathChoice> paths{b.path};
   if (b.all_paths) {
     paths.clear();
