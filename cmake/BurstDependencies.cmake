@@ -34,9 +34,16 @@ if(NOT BURST_WITH_CUDA STREQUAL "OFF")
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit QUIET)
+    # 12.5: the runtime's cudaGetDriverEntryPointByVersion (the Hopper path's TMA tensor maps),
+    # and sm_90a code, which every CUDA build carries; C++20 in nvcc needs 12 too.
+    if(CUDAToolkit_FOUND AND CUDAToolkit_VERSION VERSION_LESS 12.5)
+      message(STATUS "CUDA toolkit ${CUDAToolkit_VERSION} is older than 12.5: building without CUDA")
+      set(CUDAToolkit_FOUND OFF)
+    endif()
   endif()
 endif()
-burst_resolve_backend(BURST_WITH_CUDA CUDAToolkit_FOUND "Install the CUDA toolkit (nvcc) or set CMAKE_CUDA_COMPILER.")
+burst_resolve_backend(BURST_WITH_CUDA CUDAToolkit_FOUND
+                      "Install the CUDA toolkit 12.5 or later (nvcc) or set CMAKE_CUDA_COMPILER.")
 
 set(BURST_NCCL_FOUND OFF)
 if(BURST_WITH_CUDA_ENABLED AND NOT BURST_WITH_NCCL STREQUAL "OFF")
