@@ -7,9 +7,12 @@
 # from each rank's own start, docs/fidelity.md "The local machine").
 # Usage: local_prediction.sh BURST MPIEXEC LO HI
 set -eu
+[ $# -eq 4 ] || { echo "usage: local_prediction.sh BURST MPIEXEC LO HI (MPI found?)"; exit 2; }
 burst=$1 mpiexec=$2 lo=$3 hi=$4
+command -v python3 >/dev/null || { echo "local_prediction.sh: python3 is needed to read the run's JSON report"; exit 2; }
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
+trap 'exit 1' INT TERM  # a CTest timeout: the EXIT trap still removes the folder
 BURST_LOCAL_CALIBRATION="$dir/local.json"
 export BURST_LOCAL_CALIBRATION
 run() { "$mpiexec" --oversubscribe --allow-run-as-root -np 4 "$burst" "$@"; }
@@ -23,7 +26,12 @@ python3 - "$dir/run.json" "$lo" "$hi" <<'PY'
 import json, sys
 report = json.load(open(sys.argv[1]))
 lo, hi = float(sys.argv[2]), float(sys.argv[3])
-measured, predicted = report["measured"]["step_s_median"], report["predicted"]["step_time_s"]
+try:
+    measured, predicted = report["measured"]["step_s_median"], report["predicted"]["step_time_s"]
+except (KeyError, TypeError) as e:
+    sys.exit(f"local job: the run's JSON report has no measured median step or prediction ({e!r})")
+if predicted <= 0:
+    sys.exit(f"local job: the plan predicts {predicted} s a step")
 ratio = measured / predicted
 verdict = "within" if lo <= ratio <= hi else "OUTSIDE"
 print(f"local job: measured {measured:.3f} s a step (median of 10), predicted {predicted:.3f} s: "
