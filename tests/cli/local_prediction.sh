@@ -2,9 +2,10 @@
 # The README's local job, its measured step against its predicted one: calibrates this machine
 # the way the README does (4 ranks as 2 virtual nodes of 2, into a file of the test's own), plans
 # tiny-mha at 2K tokens for it, trains 10 steps and requires the measured median step to be
-# within [LO, HI] times the plan's prediction. The band is wide for a shared CI machine's noise
-# and narrow enough to catch the calibration error it was set after (1.33-1.40x: probes timed
-# from each rank's own start, docs/fidelity.md "The local machine").
+# within [LO, HI] times the plan's prediction. The band (CTest: 0.7-1.4) is wide for a shared CI
+# machine's noise: the job measures 1.11-1.23x its prediction here, run to run, and measured
+# 1.33-1.40x before the calibration timed every rank until the slowest was done
+# (docs/fidelity.md "The local machine").
 # Usage: local_prediction.sh BURST MPIEXEC LO HI
 set -eu
 [ $# -eq 4 ] || { echo "usage: local_prediction.sh BURST MPIEXEC LO HI (MPI found?)"; exit 2; }
