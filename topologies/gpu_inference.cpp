@@ -21,11 +21,13 @@ enum class Verdict : std::uint8_t { Fits, Silent, RulesOut };
 struct Clue {
   std::string label;
   std::function<Verdict(const GpuModel&)> judge;
+  bool weak = false;  // the network: its buyer's choice, no property of the GPU
 };
 
 struct Score {
   const GpuModel* model = nullptr;
   int fits = 0;
+  int strong_fits = 0;              // of them, the clues that are properties of the GPU
   std::vector<std::string> missed;  // the labels of the clues it does not fit
 };
 
@@ -86,7 +88,8 @@ std::vector<Clue> clues_of(const GpuClues& c) {
                      [gbps = c.network_Gbps_per_gpu](const GpuModel& m) {
                        return m.reference_network_Gbps > 0 && near(gbps, m.reference_network_Gbps) ? Verdict::Fits
                                                                                                    : Verdict::Silent;
-                     }});
+                     },
+                     true});
   }
   return clues;
 }
@@ -161,6 +164,7 @@ GpuInference infer_gpu_model(const GpuClues& given) {
       ruled_out |= v == Verdict::RulesOut;
       if (v == Verdict::Fits) {
         ++s.fits;
+        if (!c.weak) ++s.strong_fits;
       } else {
         s.missed.push_back(c.label);
       }
@@ -180,6 +184,28 @@ GpuInference infer_gpu_model(const GpuClues& given) {
     } else {
       result.fewer.push_back(s.model);
       fewer.push_back(s);
+    }
+  }
+  // A lead that rests on the network alone does not decide between GPUs of different compute:
+  // the models the GPU's own clues fit as well as the leader's tie with it, unless they are its
+  // memory twins.
+  if (result.best.size() == 1) {
+    const Score& lead = standing.front();
+    std::vector<const GpuModel*> even{lead.model};
+    for (const Score& s : fewer) {
+      if (s.strong_fits == lead.strong_fits && !memory_twins({lead.model, s.model})) even.push_back(s.model);
+    }
+    if (even.size() > 1) {
+      result.best = even;
+      result.fewer.erase(std::remove_if(result.fewer.begin(), result.fewer.end(),
+                                        [&](const GpuModel* m) { return std::count(even.begin(), even.end(), m) > 0; }),
+                         result.fewer.end());
+      result.sureness = Sureness::Tied;
+      result.reason = fmt::format(
+          "{} fit them alike as far as the GPU's own clues go, only the network (a weak clue) favouring {}, and "
+          "they differ in {}, which the file does not say",
+          and_list(names(even)), lead.model->spec.model, differences(even));
+      return result;
     }
   }
   const std::size_t n = clues.size();

@@ -199,14 +199,19 @@ TEST_CASE("GPU inference clue by clue: what fits, what says nothing, what rules 
     CHECK(board.model->spec.model == "A100-SXM4-40GB");
     CHECK(board.best.size() == 2);
   }
-  SECTION("the network, a weak clue, decides between models the others leave standing, and says so") {
+  SECTION("the network, a weak clue, never decides between GPUs of different compute") {
+    // 8 NVLinks fit the A800 and the H800 (3x its peak); 200 Gb/s a GPU is the A800's reference node's.
     const auto r = infer({0, 8, true, 0, 0, 0, 200});
-    CHECK(r.sureness == Sureness::Likely);
-    CHECK(r.model->spec.model == "A800-SXM4-80GB");
+    CHECK(r.sureness == Sureness::Tied);
+    CHECK(r.model == nullptr);
+    REQUIRE(r.best.size() == 2);
     CHECK(r.reason ==
-          "likely, not sure: it fits 2 of 2 clues; fitting fewer, also possible: H800-SXM5-80GB (1: not 200 Gb/s of "
-          "network a GPU)");
+          "A800-SXM4-80GB and H800-SXM5-80GB fit them alike as far as the GPU's own clues go, only the network (a "
+          "weak clue) favouring A800-SXM4-80GB, and they differ in compute capability, PCIe generation, peak compute "
+          "and memory, which the file does not say");
     CHECK(infer({0, 8, true, 0, 0, 0, 100}).sureness == Sureness::Tied);  // 100 Gb/s is neither's reference
+    // With the GPU's own clue that tells them apart, the answer is sure.
+    CHECK(infer({90, 8, true, 0, 0, 0, 200}).model->spec.model == "H800-SXM5-80GB");
   }
   SECTION("a file that says nothing fits every model alike") {
     const auto r = infer({});

@@ -15,7 +15,8 @@
 //     one rules the card out (a gen5 link is no Ampere GPU's);
 //   - the network a GPU gets, the file's <net> speeds over its GPUs: what the model's reference
 //     node gives each GPU (DGX A100: HDR 200 Gb/s; DGX H100 and H200: NDR 400) fits; anything
-//     else says nothing, as a network is its buyer's choice. A weak clue: it can only tell apart
+//     else says nothing, as a network is its buyer's choice. A weak clue: it never decides between
+//     GPUs of different compute (those the GPU's own clues fit alike tie), and can only tell apart
 //     models that the others leave standing.
 // The number of GPUs is no clue: NCCL lists the GPUs of its job, and 8-GPU PCIe servers exist.
 //
