@@ -220,6 +220,7 @@ class Importer {
   const hw::GpuModel* file_gpu_model() const;
   std::string file_gpu_label() const;
   std::string nvlink_from_choice() const;
+  void note_contradicted_preset(const GpuFound& g);
 
   std::string_view text_;
   std::string source_;
@@ -687,7 +688,10 @@ GpuSpec Importer::gpu_spec() {
   for (const GpuFound& g : gpus_) {
     const hw::GpuModel* m = hw::gpu_by_pci_device(g.pci_device);
     const std::string where = fmt::format("{}:{}", source_, g.line);
-    if (m == nullptr && !options_.nvlink_from.empty()) return spec_from_preset(options_.nvlink_from, "--nvlink-from");
+    if (m == nullptr && !options_.nvlink_from.empty()) {
+      note_contradicted_preset(g);
+      return spec_from_preset(options_.nvlink_from, "--nvlink-from");
+    }
     // No id at all, and a <gpu> element that says something of it: inferred. An unknown id is a
     // GPU this build does not know, never guessed.
     if (m == nullptr && g.pci_device == 0 && g.sm > 0) {
@@ -713,6 +717,27 @@ GpuSpec Importer::gpu_spec() {
     spec = m->spec;
   }
   return spec ? *spec : GpuSpec{};
+}
+
+// --nvlink-from names the GPU of a file without ids; where the file lists its own NVLinks, its
+// clues may rule that GPU out (an H800 preset for a GPU with 18 NVLinks): the name is kept, as
+// asked, and a note says what contradicts it, once.
+void Importer::note_contradicted_preset(const GpuFound& g) {
+  if (nvlink_elements_ == 0 || noted_inferred_gpu_) return;
+  noted_inferred_gpu_ = true;
+  hw::GpuClues clues = g.clues;
+  clues.network_Gbps_per_gpu = net_Gbps_ / static_cast<double>(gpus_.size());
+  const hw::GpuInference found = hw::infer_gpu_model(clues);
+  const std::string model = make_preset(options_.nvlink_from).gpu().model;
+  const auto named = [&](const hw::GpuModel* m) { return m->spec.model == model; };
+  if (std::any_of(found.best.begin(), found.best.end(), named) ||
+      std::any_of(found.fewer.begin(), found.fewer.end(), named)) {
+    return;
+  }
+  result_.notes.push_back(fmt::format(
+      "{}:{}: --nvlink-from {} names {}, which what the file says of its GPUs rules out ({}); taken as asked "
+      "(--gpu-from names the GPU alone)",
+      source_, g.line, options_.nvlink_from, model, hw::clue_list(found)));
 }
 
 const hw::GpuModel* Importer::inferred_model(const GpuFound& g) {

@@ -138,6 +138,16 @@ TEST_CASE("GPU inference: --nvlink-from names the GPU of a file that lists its o
   CHECK_FALSE(any_inferred(x));
   CHECK(std::count(x.notes.begin(), x.notes.end(),
                    oci + ":6: --nvlink-from h800 adds no NVLinks: the file lists its own") == 1);
+  // An H800 has 8 NVLinks, not the file's 18: taken as asked, and said.
+  const auto contradicted = [](const XmlImport& i) {
+    return std::count_if(i.notes.begin(), i.notes.end(), [](const std::string& n) {
+      return n.find("which what the file says of its GPUs rules out") != std::string::npos;
+    });
+  };
+  CHECK(contradicted(x) == 1);
+  XmlImportOptions h100;
+  h100.nvlink_from = "dgx-h100";
+  CHECK(contradicted(import_nccl_xml(without_attributes(topology_text(oci), kOciGpuIds, 8), oci, h100)) == 0);
 }
 
 TEST_CASE("GPU inference: an id the GPU table does not know is never guessed, whatever else the file says") {
