@@ -10,8 +10,8 @@
 // causal masks (tools/bench/sdpa_bench.py), so the two stand side by side whatever tile shapes
 // either uses. The forward runs on the kernel path asked for (kernel_path.hpp); on any path but
 // mma.sync it runs once more and once on mma.sync, on the same inputs into outputs set to NaN
-// first, and the largest differences of O and lse between the two are reported (both paths round the same bf16 inputs and accumulate
-// in fp32, so they agree to about the bf16 rounding of P).
+// first, and the largest differences of O and lse between the two are reported (both paths round the same bf16 inputs
+// and accumulate in fp32, so they agree to about the bf16 rounding of P).
 #pragma once
 
 #include <cstdint>
