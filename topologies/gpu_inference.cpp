@@ -157,7 +157,7 @@ GpuInference infer_gpu_model(const GpuClues& given) {
 
   std::vector<Score> standing;  // the models no clue rules out
   for (const GpuModel& m : gpu_models()) {
-    Score s{&m, 0, {}};
+    Score s{&m, 0, 0, {}};
     bool ruled_out = false;
     for (const Clue& c : clues) {
       const Verdict v = c.judge(m);
