@@ -36,9 +36,10 @@ TEST_CASE("the quick GPU calibration measures finite speeds and makes a valid fi
     CHECK(topo::hw::gpu_by_cuda_name(speeds.cuda_name) == &model);  // the name table agrees with the id
   }
   const Json doc = cli::gpu_calibration_document(
-      {speeds.cuda_name, pci_device, speeds.multiprocessors, speeds.kernels, {}, {}}, nullptr);
+      {speeds.cuda_name, pci_device, speeds.multiprocessors, speeds.kernels, speeds.attention_path, {}, {}}, nullptr);
   const Json& entry = doc["compute"][0];
   CHECK(entry["gpu"] == model.spec.model);
+  CHECK(entry["attention_path"] == "mma.sync");  // what `auto` runs today (runtime/cuda/kernel_path.hpp)
   for (const char* curve : {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked"}) {
     CAPTURE(curve);
     REQUIRE(entry[curve].size() == options.blocks.size());
