@@ -28,7 +28,9 @@ struct Peaks {
 [[nodiscard]] double efficiency_point(double work, double seconds, double peak);
 
 // {"gpu": gpu, "<curve>": [[block, efficiency], ...], ...} for the curves measured.
-// `attention_path` names the attention kernels' implementation measured ("cpu", "mma.sync", ...).
+// `attention_path` names the attention kernels' implementation the curves are of ("cpu",
+// "mma.sync", ...); attention measured on other paths (KernelSpeed::path) goes apart, under
+// "attention_paths": {"<path>": {"<curve>": [...], ...}}.
 [[nodiscard]] Json compute_entry(const std::string& gpu, const std::vector<KernelSpeed>& speeds, const Peaks& peaks,
                                  const std::string& attention_path);
 

@@ -4,7 +4,9 @@
 //   attention  the CUDA flash kernels (runtime/cuda/flash_bench.hpp: device-resident bf16
 //              inputs, CUDA events, best of `repeat`) on one (B, B) block pair per block size
 //              B, full and causal mask, `heads` heads of `head_dim`; FLOPs as the CPU
-//              kernels count them (4 d forward, 10 d backward per computed score)
+//              kernels count them (4 d forward, 10 d backward per computed score); on the kernel
+//              path `auto` runs (attention_path), then again on every other path this GPU runs,
+//              kept apart (KernelSpeed::path: the file's "attention_paths")
 //   gemm       the training step's cuBLASLt product (runtime/cuda/detail/cublaslt_gemm.hpp: bf16
 //              inputs and output, fp32 accumulation), a linear layer's forward at n tokens,
 //              n in, n out, for n in gemm_sides: the simulator prices a GEMM of m n k at the

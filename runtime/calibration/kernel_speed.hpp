@@ -37,6 +37,9 @@ struct KernelSpeed {
   std::int64_t block = 0;
   double flops = 0;    // per timed run
   double seconds = 0;  // best round of the slowest rank
+  // Attention: the kernel path it ran on when it is not the one the file's curves stand for
+  // (runtime/cuda/kernel_path.hpp: measured for comparison, kept apart); "" otherwise.
+  std::string path{};
   [[nodiscard]] double flops_per_s() const { return flops / seconds; }
 };
 

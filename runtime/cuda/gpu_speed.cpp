@@ -17,7 +17,9 @@
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/detail/device_buffer.hpp"
 #include "runtime/cuda/detail/event_timer.hpp"
+#include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/flash_bench.hpp"
+#include "runtime/cuda/kernel_path.hpp"
 #include "runtime/kernels/attention_mask.hpp"
 #include "runtime/kernels/gemm_shape.hpp"
 
@@ -82,15 +84,24 @@ GpuSpeeds measure_gpu_speeds(Communicator& comm, const GpuSpeedOptions& o) {
     speeds.kernels.push_back(std::move(k));
     mine.push_back(seconds);
   };
-  for (const std::int64_t block : o.blocks) {
-    for (const MaskKind kind : {MaskKind::Causal, MaskKind::Full}) {
-      comm.barrier();  // every rank's GPU busy at once, as in a run
-      const gpu::FlashBenchResult r = gpu::bench_flash(
-          {block, o.heads, o.heads, o.head_dim, AttentionMask{Mask{kind}, {}}, o.repeat, false, o.device});
-      const std::string mask = kind == MaskKind::Causal ? "causal" : "full";
-      speeds.attention_path = std::string(gpu::kernel_path_name(r.forward_path));
-      measured({"attn_fwd", mask, block, r.forward_flops}, r.forward_s);
-      measured({"attn_bwd", mask, block, r.backward_flops}, r.backward_s);
+  // The curves are of the path `auto` runs; every other path this GPU runs is measured too and
+  // kept apart (KernelSpeed::path), the backward being mma.sync's on every path.
+  const gpu::KernelPath runs =
+      gpu::choose_forward_path(gpu::KernelPathChoice::Auto, gpu::current_device_arch(), true, "calibrate");
+  speeds.attention_path = std::string(gpu::kernel_path_name(runs));
+  for (const gpu::KernelPath path : gpu::supported_paths(gpu::current_device_arch())) {
+    const std::string apart = path == runs ? std::string() : std::string(gpu::kernel_path_name(path));
+    for (const std::int64_t block : o.blocks) {
+      for (const MaskKind kind : {MaskKind::Causal, MaskKind::Full}) {
+        comm.barrier();  // every rank's GPU busy at once, as in a run
+        gpu::FlashBenchCase c{block,    o.heads, o.heads, o.head_dim, AttentionMask{Mask{kind}, {}},
+                              o.repeat, false,   o.device};
+        c.path = path == gpu::KernelPath::Wgmma ? gpu::KernelPathChoice::Wgmma : gpu::KernelPathChoice::MmaSync;
+        const gpu::FlashBenchResult r = gpu::bench_flash(c);
+        const std::string mask = kind == MaskKind::Causal ? "causal" : "full";
+        measured({"attn_fwd", mask, block, r.forward_flops, 0, apart}, r.forward_s);
+        measured({"attn_bwd", mask, block, r.backward_flops, 0, apart}, r.backward_s);
+      }
     }
   }
   const gpu::OwnedStream stream;  // destroyed however the measuring ends

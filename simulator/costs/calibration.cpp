@@ -191,7 +191,8 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       continue;
     }
     std::vector<std::string> allowed = {
-        "gpu", "launch_gap", "multiprocessors", "curve_ctas", "tail_ctas_per_sm", "comm_ctas", "attention_path"};
+        "gpu",       "launch_gap",     "multiprocessors", "curve_ctas", "tail_ctas_per_sm",
+        "comm_ctas", "attention_path", "attention_paths"};
     allowed.insert(allowed.end(), kernel_names().begin(), kernel_names().end());
     reader.reject_unknown_keys(entry, at, allowed);
     const auto gpu = reader.name(entry, at, "gpu");
@@ -222,6 +223,24 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
     for (const KernelKind kernel : {KernelKind::AttentionForward, KernelKind::AttentionBackward}) {
       const std::size_t plain = curve_index(kernel, false), masked = curve_index(kernel, true);
       if (given[plain] && !given[masked]) it->kernels[masked] = it->kernels[plain];
+    }
+    if (const Json* paths = reader.object(entry, at, "attention_paths", false)) {
+      const std::vector<std::string> attention_curves = {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked"};
+      for (const auto& [path, curves] : paths->items()) {
+        const std::string where = JsonReader::child(JsonReader::child(at, "attention_paths"), path);
+        if (!curves.is_object()) {
+          reader.problem(where, fmt::format("expected an object of curves, found {}", curves.type_name()));
+          continue;
+        }
+        reader.reject_unknown_keys(curves, where, attention_curves);
+        for (const std::string& name : attention_curves) {
+          const auto found = curves.find(name);
+          if (found == curves.end()) continue;
+          if (auto curve = read_curve(reader, *found, JsonReader::child(where, name))) {
+            it->attention_paths[path][name].points = std::move(*curve);
+          }
+        }
+      }
     }
     if (const auto path = reader.name(entry, at, "attention_path", false)) {
       if (path->empty()) {
@@ -368,6 +387,19 @@ Calibration read_calibration_file(const std::string& path) {
   return apply_calibration(default_calibration(), read_json_file(path), path);
 }
 
+namespace {
+
+// [["1K", 0.5], ...]: a curve as a calibration file writes it.
+Json curve_json(const EfficiencyCurve& curve) {
+  Json points = Json::array();
+  for (const auto& [tokens, eff] : curve.points) {
+    points.push_back(Json::array({units::format_tokens(static_cast<std::int64_t>(tokens)), eff}));
+  }
+  return points;
+}
+
+}  // namespace
+
 Json calibration_to_json(const Calibration& calibration) {
   Json doc = Json::object();
   doc["schema"] = "burst.calibration/1";
@@ -376,13 +408,10 @@ Json calibration_to_json(const Calibration& calibration) {
     Json entry = Json::object();
     entry["gpu"] = c.gpu;
     if (!c.attention_path.empty()) entry["attention_path"] = c.attention_path;
-    for (std::size_t k = 0; k < kernel_names().size(); ++k) {
-      Json curve = Json::array();
-      for (const auto& [tokens, eff] : c.kernels[k].points) {
-        curve.push_back(Json::array({units::format_tokens(static_cast<std::int64_t>(tokens)), eff}));
-      }
-      entry[kernel_names()[k]] = curve;
+    for (const auto& [path, curves] : c.attention_paths) {
+      for (const auto& [name, curve] : curves) entry["attention_paths"][path][name] = curve_json(curve);
     }
+    for (std::size_t k = 0; k < kernel_names().size(); ++k) entry[kernel_names()[k]] = curve_json(c.kernels[k]);
     entry["launch_gap"] = units::format_duration(c.launch_gap_s);
     entry["multiprocessors"] = c.multiprocessors;
     entry["curve_ctas"] = c.curve_ctas;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,9 @@ struct ComputeCalibration {
   // The attention kernels' implementation the attention curves were measured on ("mma.sync",
   // "wgmma", "cpu"; `burst calibrate` records it); "" for built-in and published curves.
   std::string attention_path;
+  // The attention curves measured on other paths, by path and curve name ("attn_fwd", ...):
+  // recorded for comparison; predictions use the curves above, the path `auto` runs.
+  std::map<std::string, std::map<std::string, EfficiencyCurve>> attention_paths;
   std::array<EfficiencyCurve, kKernelCurves> kernels;  // indexed by curve_index()
   double launch_gap_s = 0;
   int multiprocessors = 108;  // 0: not a GPU (the local CPU ranks): no thread-block or overlap model

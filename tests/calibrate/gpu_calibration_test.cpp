@@ -116,6 +116,35 @@ TEST_CASE("curve points: work per second over the peak, summed per block, rounde
   CHECK(entry["elementwise"] == Json::parse("[[1, 0.8]]"));                 // a fraction of the memory bandwidth
   CHECK_FALSE(entry.contains("attn_bwd"));                                  // not measured: the file keeps its default
   CHECK(rt::efficiency_point(1, 1e9, peak) == 0.001);
+  CHECK_FALSE(entry.contains("attention_paths"));  // every run on the entry's own path
+}
+
+TEST_CASE("curve points: attention on another kernel path goes apart, under its name") {
+  const double peak = 1e12;
+  std::vector<rt::KernelSpeed> runs = {run_at("attn_fwd", "full", 1024, 0.3, peak),
+                                       run_at("attn_fwd", "causal", 1024, 0.2, peak)};
+  rt::KernelSpeed other = run_at("attn_fwd", "full", 1024, 0.6, peak);
+  other.path = "wgmma";
+  runs.push_back(other);
+  const Json entry = rt::compute_entry("H100", runs, {peak, 0}, "mma.sync");
+  CHECK(entry["attn_fwd"] == Json::parse("[[1024, 0.3]]"));  // the entry's own path only
+  CHECK(entry["attention_paths"] == Json::parse(R"({"wgmma": {"attn_fwd": [[1024, 0.6]]}})"));
+  // As a calibration file: kept apart, and the predictions' curves stay the path auto runs.
+  const sim::Calibration c = sim::apply_calibration(
+      sim::default_calibration(), Json{{"schema", "burst.calibration/1"}, {"compute", Json::array({entry})}}, "c.json");
+  const sim::ComputeCalibration& h100 = c.compute_for("H100-SXM5-80GB");
+  CHECK(h100.kernels[sim::curve_index(sim::KernelKind::AttentionForward, false)].at(1024) == Approx(0.3));
+  CHECK(h100.attention_paths.at("wgmma").at("attn_fwd").at(1024) == Approx(0.6));
+  const Json back = sim::calibration_to_json(c);
+  CHECK(sim::apply_calibration(sim::default_calibration(), back, "back.json")
+            .compute_for("H100-SXM5-80GB")
+            .attention_paths.at("wgmma")
+            .at("attn_fwd")
+            .points == h100.attention_paths.at("wgmma").at("attn_fwd").points);
+  Json bad = {{"schema", "burst.calibration/1"},
+              {"compute", Json::array({{{"gpu", "H100"}, {"attention_paths", {{"wgmma", {{"gemm", 1}}}}}}})}};
+  CHECK_THROWS_WITH(sim::apply_calibration(sim::default_calibration(), bad, "bad.json"),
+                    Catch::Contains("bad.json:/compute/0/attention_paths/wgmma/gemm"));
 }
 
 TEST_CASE("every GPU model is found by the name CUDA reports, and only by it") {
