@@ -221,6 +221,7 @@ class Importer {
   std::string file_gpu_label() const;
   std::string nvlink_from_choice() const;
   void note_contradicted_preset(const GpuFound& g);
+  [[nodiscard]] hw::GpuInference infer(const GpuFound& g) const;
 
   std::string_view text_;
   std::string source_;
@@ -725,9 +726,7 @@ GpuSpec Importer::gpu_spec() {
 void Importer::note_contradicted_preset(const GpuFound& g) {
   if (nvlink_elements_ == 0 || noted_inferred_gpu_) return;
   noted_inferred_gpu_ = true;
-  hw::GpuClues clues = g.clues;
-  clues.network_Gbps_per_gpu = net_Gbps_ / static_cast<double>(gpus_.size());
-  const hw::GpuInference found = hw::infer_gpu_model(clues);
+  const hw::GpuInference found = infer(g);
   const std::string model = make_preset(options_.nvlink_from).gpu().model;
   const auto named = [&](const hw::GpuModel* m) { return m->spec.model == model; };
   if (std::any_of(found.best.begin(), found.best.end(), named) ||
@@ -740,10 +739,15 @@ void Importer::note_contradicted_preset(const GpuFound& g) {
       source_, g.line, options_.nvlink_from, model, hw::clue_list(found)));
 }
 
-const hw::GpuModel* Importer::inferred_model(const GpuFound& g) {
+// The GPU's own clues and the network each GPU of the file gets, held against every model.
+hw::GpuInference Importer::infer(const GpuFound& g) const {
   hw::GpuClues clues = g.clues;
   clues.network_Gbps_per_gpu = net_Gbps_ / static_cast<double>(gpus_.size());
-  const hw::GpuInference found = hw::infer_gpu_model(clues);
+  return hw::infer_gpu_model(clues);
+}
+
+const hw::GpuModel* Importer::inferred_model(const GpuFound& g) {
+  const hw::GpuInference found = infer(g);
   const std::string where = fmt::format("{}:{}", source_, g.line);
   const std::string said = hw::clue_list(found);
   if (found.sureness == hw::Sureness::NoFit) {

@@ -96,7 +96,7 @@ GpuSpeeds measure_gpu_speeds(Communicator& comm, const GpuSpeedOptions& o) {
         comm.barrier();  // every rank's GPU busy at once, as in a run
         gpu::FlashBenchCase c{block,    o.heads, o.heads, o.head_dim, AttentionMask{Mask{kind}, {}},
                               o.repeat, false,   o.device};
-        c.path = path == gpu::KernelPath::Wgmma ? gpu::KernelPathChoice::Wgmma : gpu::KernelPathChoice::MmaSync;
+        c.path = gpu::choice_of(path);
         const gpu::FlashBenchResult r = gpu::bench_flash(c);
         const std::string mask = kind == MaskKind::Causal ? "causal" : "full";
         measured({"attn_fwd", mask, block, r.forward_flops, 0, apart}, r.forward_s);

@@ -28,6 +28,19 @@ std::optional<KernelPathChoice> parse_kernel_path_choice(std::string_view text) 
 
 std::string_view kernel_path_choices() { return "auto, mma.sync, wgmma"; }
 
+KernelPathChoice kernel_path_choice(std::string_view text) {
+  const std::optional<KernelPathChoice> choice = parse_kernel_path_choice(text);
+  if (!choice) {
+    throw Error(Problem{"--kernel-path", fmt::format("unknown kernel path '{}'", text),
+                        std::string(kernel_path_choices()), ""});
+  }
+  return *choice;
+}
+
+KernelPathChoice choice_of(KernelPath path) {
+  return path == KernelPath::Wgmma ? KernelPathChoice::Wgmma : KernelPathChoice::MmaSync;
+}
+
 namespace {
 
 // Why `arch` cannot run a path; empty when it can. sm_90a code runs on compute capability 9.0

@@ -29,6 +29,10 @@ enum class KernelPathChoice { Auto, MmaSync, Wgmma };
 [[nodiscard]] std::string_view kernel_path_choice_name(KernelPathChoice choice);
 // "auto", "mma.sync" or "wgmma"; nullopt for anything else.
 [[nodiscard]] std::optional<KernelPathChoice> parse_kernel_path_choice(std::string_view text);
+// The same, or burst::Error "--kernel-path: unknown kernel path '<text>'" with the valid names.
+[[nodiscard]] KernelPathChoice kernel_path_choice(std::string_view text);
+// Asking for `path` by name.
+[[nodiscard]] KernelPathChoice choice_of(KernelPath path);
 // The accepted spellings, for --help and errors: "auto, mma.sync, wgmma".
 [[nodiscard]] std::string_view kernel_path_choices();
 

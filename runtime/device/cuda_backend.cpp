@@ -45,7 +45,7 @@ class Cuda final : public CudaBackend {
                                                       std::string_view kernel_path) override {
     CudaKernelOptions options = rank_gpu(local_rank, deterministic);
     options.timed = timed;
-    options.path = path_of(kernel_path);
+    options.path = gpu::kernel_path_choice(kernel_path);
     return std::make_unique<CudaAttentionKernels>(options);
   }
 
@@ -57,7 +57,7 @@ class Cuda final : public CudaBackend {
     }
     CudaKernelOptions options = rank_gpu(local_rank, deterministic);
     options.device_times = false;  // the step times its parts; a pass waits for nothing
-    options.path = path_of(kernel_path);
+    options.path = gpu::kernel_path_choice(kernel_path);
     return std::make_unique<CudaAttentionKernels>(options, cuda->stream(), cuda->memory());
   }
 
@@ -78,15 +78,6 @@ class Cuda final : public CudaBackend {
   }
 
  private:
-  static gpu::KernelPathChoice path_of(std::string_view name) {
-    const std::optional<gpu::KernelPathChoice> path = gpu::parse_kernel_path_choice(name);
-    if (!path) {
-      throw Error(Problem{"--kernel-path", fmt::format("unknown kernel path '{}'", name),
-                          std::string(gpu::kernel_path_choices()), ""});
-    }
-    return *path;
-  }
-
   // A rank's GPU is its node-local rank mod the visible GPUs. Throws, saying why, where none is visible.
   CudaKernelOptions rank_gpu(int local_rank, bool deterministic) {
     const GpuProbe visible = probe();

@@ -168,8 +168,7 @@ Backward run_backward(test::HostTensorKernels& kernels, const Pair& p, const rt:
 std::vector<rt::gpu::KernelPathChoice> device_paths() {
   std::vector<rt::gpu::KernelPathChoice> choices;
   for (const rt::gpu::KernelPath path : rt::gpu::supported_paths(rt::gpu::current_device_arch())) {
-    choices.push_back(path == rt::gpu::KernelPath::Wgmma ? rt::gpu::KernelPathChoice::Wgmma
-                                                         : rt::gpu::KernelPathChoice::MmaSync);
+    choices.push_back(rt::gpu::choice_of(path));
   }
   return choices;
 }

@@ -129,6 +129,11 @@ TEST_CASE("kernel paths: names, choices and the rule that picks one", "[wgmma]")
   CHECK(parse_kernel_path_choice("mma.sync") == KernelPathChoice::MmaSync);
   CHECK(parse_kernel_path_choice("auto") == KernelPathChoice::Auto);
   CHECK_FALSE(parse_kernel_path_choice("hopper").has_value());
+  CHECK(kernel_path_choice("wgmma") == KernelPathChoice::Wgmma);
+  CHECK_THROWS_WITH(kernel_path_choice("hopper"),
+                    Catch::Contains("--kernel-path: unknown kernel path 'hopper' (valid: auto, mma.sync, wgmma)"));
+  CHECK(choice_of(KernelPath::Wgmma) == KernelPathChoice::Wgmma);
+  CHECK(choice_of(KernelPath::MmaSync) == KernelPathChoice::MmaSync);
   const DeviceArch a100{8, 0}, h100{9, 0};
   CHECK(supported_paths(a100) == std::vector<KernelPath>{KernelPath::MmaSync});
   CHECK(supported_paths(h100) == std::vector<KernelPath>{KernelPath::MmaSync, KernelPath::Wgmma});

@@ -70,8 +70,7 @@ void run_attention_bench_gpu(const GpuAttentionBench& b) {
   if (b.all_paths) {
     paths.clear();
     for (const rt::gpu::KernelPath p : rt::gpu::supported_paths(rt::gpu::current_device_arch())) {
-      paths.push_back(p == rt::gpu::KernelPath::Wgmma ? rt::gpu::KernelPathChoice::Wgmma
-                                                      : rt::gpu::KernelPathChoice::MmaSync);
+      paths.push_back(rt::gpu::choice_of(p));
     }
   }
   Json rows = Json::array();
