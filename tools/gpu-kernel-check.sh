@@ -4,11 +4,12 @@
 #   1. the GPU tests (ctest -L gpu): every kernel against the CPU kernels, every mask, layout,
 #      head dim and GQA ratio, the deterministic backward bit for bit, the training step;
 #   2. compute-sanitizer's racecheck and memcheck over a small causal pair of each head dim,
-#      forward and both backwards, on every kernel path the GPU supports (burst bench attention
+#      forward and backward (mma.sync's two: atomic and deterministic), on every kernel path the GPU supports (burst bench attention
 #      --tokens 1K --kernel-path all: every kernel runs);
 #   3. the Hopper path's SASS, where cuobjdump is found: HGMMA (wgmma), UTMALDG (TMA loads);
 #   4. burst bench attention --device cuda at 16K tokens, head dims 128 and 64, every mask and
-#      every kernel path (a row each, each non-mma.sync forward's difference from mma.sync's),
+#      every kernel path (a row each, each non-mma.sync forward's and backward's differences
+#      from mma.sync's),
 #      beside PyTorch's SDPA (FlashAttention-2) where PyTorch is installed, then grouped-query
 #      attention and the deterministic backward of both head dims.
 # Everything goes to $OUT (default gpu-kernel-check/), one file per step; this prints each

@@ -402,7 +402,8 @@ KernelStats CudaAttentionKernels::backward(const PairOperands& in, const Attenti
   const gpu::BackwardInputs grad_in{bf16_of(d_o), lse, delta};
   const gpu::Gradients out{d_q, d_k, d_v};
   KernelStats stats = stats_of(lists.by_key, in.q.shape, 10.0);
-  s.run(stats, [&] { gpu::flash_backward(pair, grad_in, out, s.options.deterministic, s.stream); });
+  s.run(stats,
+        [&] { (void)gpu::flash_backward(pair, grad_in, out, s.options.deterministic, s.stream, s.options.path); });
   return stats;
 }
 

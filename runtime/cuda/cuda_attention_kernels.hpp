@@ -39,8 +39,8 @@ struct CudaKernelOptions {
   // time, which waits for them). Off in a training step, whose parts the step times itself
   // (StepKernels::time_span): then a pass waits for nothing.
   bool device_times = true;
-  // The forward's implementation (runtime/cuda/kernel_path.hpp): auto, or one by name; a path
-  // this device cannot run fails the first forward with the reason.
+  // The kernels' implementation, forward and backward (runtime/cuda/kernel_path.hpp): auto, or
+  // one by name; a path this device cannot run fails the first call with the reason.
   gpu::KernelPathChoice path = gpu::KernelPathChoice::Auto;
 };
 

@@ -28,12 +28,15 @@
 // Padding: query rows past the pair get lse = -inf (P = 0, so dS = 0 whatever the mask says);
 // key rows past it have position -1 (masked whenever the key tile is short); neither is ever
 // written.
+#include "runtime/cuda/detail/device/backward_tiles.cuh"
 #include "runtime/cuda/detail/device/launch.cuh"
 #include "runtime/cuda/detail/device/pair_tiles.cuh"
 #include "runtime/cuda/detail/device/tile_pipeline.cuh"
 #include "runtime/cuda/detail/device/warp_tiles.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
 #include "runtime/cuda/detail/flash_checks.hpp"
+#include "runtime/cuda/detail/flash_paths.hpp"
+#include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/detail/fragment_layout.hpp"
 #include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
@@ -122,25 +125,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     // P^T: the warp's 16 keys (rows g, g + 8) x the tile's 64 queries.
     RowTile s;
     device::warp_scores<D>(s, k_tile, q_tile(stage), warp, lane);
-    const bool masked = ref.kind != hd::TileKind::Full || keys_short;
-#pragma unroll
-    for (int j = 0; j < T::kTileRows / 8; ++j) {
-      hd::KeyInterval allowed[2];  // of this lane's two query columns of block j
-      if (masked) {
-#pragma unroll
-        for (int c = 0; c < 2; ++c) allowed[c] = hd::allowed_keys(in.mask, queries[8 * j + layout::c_col(lane, c)]);
-      }
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int query = 8 * j + layout::c_col(lane, i);
-        float score = s[j][i] * scale;
-        if (masked) {
-          const std::int64_t key = k_positions[warp * 16 + layout::c_row(lane, layout::c_pair(i))];
-          if (!(allowed[i % 2].contains(key) && hd::sparse_allows(in.mask, queries[query], key))) score = hd::kNegInf;
-        }
-        s[j][i] = hd::probability_from_lse(score, lse[query], exp);
-      }
-    }
+    device::key_row_probabilities(
+        s, lane, [&](int r) { return k_positions[warp * 16 + layout::c_row(lane, r)]; }, queries, lse, in.mask,
+        ref.kind != hd::TileKind::Full || keys_short, scale, exp);
     // P^T stays only as bf16 (what the mma reads anyway): dK, dV and P^T in fp32 together
     // would not fit the 255 registers at D = 128 without spilling.
     device::PackedRowTile p;
@@ -149,13 +136,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     // dS^T = P^T (dP^T - D), dP^T = V dO^T.
     RowTile ds;
     device::warp_scores<D>(ds, v_tile, do_tile(stage), warp, lane);
-#pragma unroll
-    for (int j = 0; j < T::kTileRows / 8; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        ds[j][i] = device::packed_element(p, j, i) * (ds[j][i] - delta[8 * j + layout::c_col(lane, i)]);
-      }
-    }
+    device::key_row_score_gradient(ds, p, delta, lane);
     device::PackedRowTile ds_a;
     device::pack_fragments(ds_a, ds);
     device::warp_accumulate<D>(d_k, ds_a, q_tile(stage), lane);
@@ -193,20 +174,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
   pipe.drain();
 
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const std::int64_t token = k0 + warp * 16 + layout::c_row(lane, r);
-    if (token >= shape.k_tokens) continue;
-    const std::int64_t row = (token * shape.kv_heads + kv_head) * D + layout::c_col(lane, 2 * r);
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      auto* dk = reinterpret_cast<float2*>(out.d_k + row + 8 * j);
-      auto* dv = reinterpret_cast<float2*>(out.d_v + row + 8 * j);
-      const float2 k_old = *dk, v_old = *dv;
-      *dk = make_float2(k_old.x + scale * d_k[j][2 * r], k_old.y + scale * d_k[j][2 * r + 1]);
-      *dv = make_float2(v_old.x + d_v[j][2 * r], v_old.y + d_v[j][2 * r + 1]);
-    }
-  }
+  device::add_key_rows<D>(out, d_k, d_v, scale, k0 + warp * 16, lane, shape, kv_head);
 }
 
 // Deterministic dQ: one block per (query block, query head) owns its dQ rows.
@@ -237,15 +205,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
   const FastExp exp;
 
-  std::int64_t row_position[2];
-  hd::KeyInterval row_keys[2];
+  device::QueryRow rows[2];
   float row_lse[2], row_delta[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const std::int64_t token = q0 + warp * 16 + layout::c_row(lane, r);
     const bool valid = token < shape.q_tokens;
-    row_position[r] = valid ? in.q_positions[token] : 0;
-    row_keys[r] = valid ? hd::allowed_keys(in.mask, row_position[r]) : hd::KeyInterval{};
+    if (valid) rows[r] = {in.q_positions[token], hd::allowed_keys(in.mask, in.q_positions[token])};
     row_lse[r] = valid ? grad_in.lse[token * shape.heads + head] : hd::kNegInf;
     row_delta[r] = valid ? grad_in.delta[token * shape.heads + head] : 0.0f;
   }
@@ -267,45 +233,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
     RowTile p;
     device::warp_scores<D>(p, q_tile, k_tile(stage), warp, lane);
-    const bool masked = ref.kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens;
-#pragma unroll
-    for (int j = 0; j < T::kTileRows / 8; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = layout::c_pair(i);
-        float score = p[j][i] * scale;
-        if (masked) {
-          const std::int64_t key = keys[8 * j + layout::c_col(lane, i)];
-          if (!(row_keys[r].contains(key) && hd::sparse_allows(in.mask, row_position[r], key))) score = hd::kNegInf;
-        }
-        p[j][i] = hd::probability_from_lse(score, row_lse[r], exp);
-      }
-    }
+    device::query_row_probabilities(
+        p, rows, row_lse, [&](int col) { return keys[col]; }, lane, in.mask,
+        ref.kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens, scale, exp);
     RowTile ds;
     device::warp_scores<D>(ds, do_tile, v_tile(stage), warp, lane);  // dP = dO V^T
-#pragma unroll
-    for (int j = 0; j < T::kTileRows / 8; ++j) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) ds[j][i] = p[j][i] * (ds[j][i] - row_delta[layout::c_pair(i)]);
-    }
+    device::query_row_score_gradient(ds, p, row_delta);
     device::PackedRowTile ds_a;
     device::pack_fragments(ds_a, ds);
     device::warp_accumulate<D>(d_q, ds_a, k_tile(stage), lane);
   }
   pipe.drain();
 
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const std::int64_t token = q0 + warp * 16 + layout::c_row(lane, r);
-    if (token >= shape.q_tokens) continue;
-    float* row = out.d_q + (token * shape.heads + head) * D + layout::c_col(lane, 2 * r);
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      auto* dq = reinterpret_cast<float2*>(row + 8 * j);
-      const float2 old = *dq;
-      *dq = make_float2(old.x + scale * d_q[j][2 * r], old.y + scale * d_q[j][2 * r + 1]);
-    }
-  }
+  device::add_query_rows<D>(out.d_q, d_q, scale, q0 + warp * 16, lane, shape, head);
 }
 
 template <int D, bool kAtomicDq>
@@ -336,11 +276,23 @@ void launch_backward(const PairInputs& in, const BackwardInputs& grad_in, const 
 
 }  // namespace
 
-void flash_backward(const PairInputs& in, const BackwardInputs& grad_in, const Gradients& out, bool deterministic,
-                    cudaStream_t stream) {
-  check_backward_inputs(in, grad_in, out);
-  if (in.shape.q_tokens == 0 || in.shape.k_tokens == 0) return;
+void flash_backward_mma_sync(const PairInputs& in, const BackwardInputs& grad_in, const Gradients& out,
+                             bool deterministic, cudaStream_t stream) {
   with_head_dim(in.shape.head_dim, [&]<int D>() { launch_backward<D>(in, grad_in, out, deterministic, stream); });
+}
+
+KernelPath flash_backward(const PairInputs& in, const BackwardInputs& grad_in, const Gradients& out, bool deterministic,
+                          cudaStream_t stream, KernelPathChoice choice) {
+  check_backward_inputs(in, grad_in, out);
+  const bool aligned = tma_aligned(in.q) && tma_aligned(in.k) && tma_aligned(in.v) && tma_aligned(grad_in.d_o);
+  const KernelPath path = choose_path(choice, current_device_arch(), aligned, "flash_backward");
+  if (in.shape.q_tokens == 0 || in.shape.k_tokens == 0) return path;
+  if (path == KernelPath::Wgmma) {
+    flash_backward_wgmma(in, grad_in, out, stream);
+  } else {
+    flash_backward_mma_sync(in, grad_in, out, deterministic, stream);
+  }
+  return path;
 }
 
 }  // namespace burst::rt::gpu

@@ -2,6 +2,7 @@
 #include "runtime/cuda/flash_bench.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -133,9 +134,31 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
     r.lse_max_diff = max_abs_diff(lse_path, to_host(lse_out, n * c.heads, stream));
     (void)flash_forward(in, o_out, lse_out, stream, c.path);  // the backward reads this path's lse
   }
+  const BackwardInputs grad_in{d_o_bf16, lse_out, delta_out};
+  attention_delta(o_out, d_o_fp32, delta_out, n * c.heads, c.head_dim, stream);
+  r.backward_path = flash_backward(in, grad_in, grads, c.deterministic, stream, c.path);
+  if (r.backward_path != KernelPath::MmaSync) {
+    // The backward adds into its gradients: each compared run starts from zeros, so a row one
+    // run leaves unwritten shows as the other's value.
+    const auto run = [&](KernelPathChoice path) {
+      for (float* g : {grads.d_q, grads.d_k, grads.d_v}) {
+        const std::int64_t elements = g == grads.d_q ? q_elements : kv_elements;
+        check_cuda(cudaMemsetAsync(g, 0, static_cast<std::size_t>(elements) * sizeof(float), stream),
+                   "cudaMemsetAsync (bench gradients)");
+      }
+      (void)flash_backward(in, grad_in, grads, c.deterministic, stream, path);
+      return std::array<std::vector<float>, 3>{to_host(grads.d_q, q_elements, stream),
+                                               to_host(grads.d_k, kv_elements, stream),
+                                               to_host(grads.d_v, kv_elements, stream)};
+    };
+    const auto path = run(c.path), reference = run(KernelPathChoice::MmaSync);
+    r.d_q_max_diff = max_abs_diff(path[0], reference[0]);
+    r.d_k_max_diff = max_abs_diff(path[1], reference[1]);
+    r.d_v_max_diff = max_abs_diff(path[2], reference[2]);
+  }
   r.backward_s = best_event_time(c.repeat, stream, [&] {
     attention_delta(o_out, d_o_fp32, delta_out, n * c.heads, c.head_dim, stream);
-    flash_backward(in, {d_o_bf16, lse_out, delta_out}, grads, c.deterministic, stream);
+    (void)flash_backward(in, grad_in, grads, c.deterministic, stream, c.path);
   });
   check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize (bench)");
   const auto heads = static_cast<double>(c.heads);

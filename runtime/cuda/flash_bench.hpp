@@ -8,10 +8,11 @@
 // kernels count it, so calibrations of either device price the same work), and the useful work,
 // the same per (query, key) pair that attends: FlashAttention's own count for the full and
 // causal masks (tools/bench/sdpa_bench.py), so the two stand side by side whatever tile shapes
-// either uses. The forward runs on the kernel path asked for (kernel_path.hpp); on any path but
-// mma.sync it runs once more and once on mma.sync, on the same inputs into outputs set to NaN
-// first, and the largest differences of O and lse between the two are reported (both paths round the same bf16 inputs
-// and accumulate in fp32, so they agree to about the bf16 rounding of P).
+// either uses. Both directions run on the kernel path asked for (kernel_path.hpp); on any path
+// but mma.sync each runs once more and once on mma.sync, on the same inputs (the forward into
+// outputs set to NaN first, the backward into gradients set to zero), and the largest
+// differences of O and lse, and of dQ, dK and dV, between the two are reported (both paths round
+// the same bf16 inputs and accumulate in fp32, so they agree to about the bf16 rounding of P).
 #pragma once
 
 #include <cstdint>
@@ -38,9 +39,11 @@ struct FlashBenchResult {
   double forward_pair_flops = 0, backward_pair_flops = 0;  // attending pairs
   std::int64_t tiles_computed = 0, tiles_skipped = 0;      // per head, of the dK, dV pass's list
   KernelPath forward_path = KernelPath::MmaSync;           // the forward's path that ran
-  KernelPath backward_path = KernelPath::MmaSync;          // the backward's (mma.sync always)
+  KernelPath backward_path = KernelPath::MmaSync;          // the backward's
   // Largest |O - O_mma.sync| and |lse - lse_mma.sync| over every row (-1: the forward ran mma.sync).
   double o_max_diff = -1, lse_max_diff = -1;
+  // Largest |dQ - dQ_mma.sync|, and of dK and dV (-1: the backward ran mma.sync).
+  double d_q_max_diff = -1, d_k_max_diff = -1, d_v_max_diff = -1;
   std::string device_name;
 };
 

@@ -27,7 +27,7 @@
 #include "runtime/cuda/detail/device/warp_tiles.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
 #include "runtime/cuda/detail/flash_checks.hpp"
-#include "runtime/cuda/detail/flash_forward_paths.hpp"
+#include "runtime/cuda/detail/flash_paths.hpp"
 #include "runtime/cuda/detail/fragment_layout.hpp"
 #include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/kernels/hd/index_math.hpp"
@@ -152,7 +152,7 @@ void flash_forward_mma_sync(const PairInputs& in, float* o, float* lse, cudaStre
 KernelPath flash_forward(const PairInputs& in, float* o, float* lse, cudaStream_t stream, KernelPathChoice choice) {
   check_forward_inputs(in, o, lse);
   const bool aligned = tma_aligned(in.q) && tma_aligned(in.k) && tma_aligned(in.v);
-  const KernelPath path = choose_forward_path(choice, current_device_arch(), aligned, "flash_forward");
+  const KernelPath path = choose_path(choice, current_device_arch(), aligned, "flash_forward");
   if (in.shape.q_tokens == 0) return path;
   if (path == KernelPath::Wgmma) {
     flash_forward_wgmma(in, o, lse, stream);

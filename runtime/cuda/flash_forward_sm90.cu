@@ -21,12 +21,12 @@
 // the query rows' positions and allowed intervals sit in each thread's registers.
 #include <cstdint>
 
-#include "runtime/cuda/detail/device/hopper.cuh"
+#include "runtime/cuda/detail/device/hopper_pipeline.cuh"
 #include "runtime/cuda/detail/device/launch.cuh"
 #include "runtime/cuda/detail/device/row_softmax.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
-#include "runtime/cuda/detail/flash_forward_paths.hpp"
-#include "runtime/cuda/detail/kernel_traits.hpp"
+#include "runtime/cuda/detail/flash_paths.hpp"
+#include "runtime/cuda/detail/hopper_traits.hpp"
 #include "runtime/cuda/detail/stage_ring.hpp"
 #include "runtime/cuda/detail/tensor_map.hpp"
 #include "runtime/cuda/detail/wgmma_layout.hpp"
@@ -45,19 +45,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                               const __grid_constant__ CUtensorMap v_map, const PairInputs in, float* __restrict__ o,
                               float* __restrict__ lse) {
   constexpr int D = T::kHeadDim;
-  constexpr int S = T::kStages;
   using Smem = HopperForwardSmem<T>;
+  using Ring = StageRing<T::kStages>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  const std::uint32_t raw = device::shared_address(smem_raw);
-  unsigned char* smem = smem_raw + ((Smem::kAlign - raw % Smem::kAlign) % Smem::kAlign);
-  auto* bars = reinterpret_cast<std::uint64_t*>(smem + Smem::barriers);
-  std::uint64_t* q_full = bars;
-  std::uint64_t* full = bars + 1;
-  std::uint64_t* empty = bars + 1 + S;
+  unsigned char* smem = sm90::aligned_shared<Smem::kAlign>(smem_raw);
+  const sm90::StageBarriers<T::kStages> bars(smem + Smem::barriers);
   const std::uint32_t base = device::shared_address(smem);
-  using Ring = StageRing<S>;
-  auto k_stage = [&](int s) { return base + static_cast<std::uint32_t>(Smem::k + s * Smem::kv_stage); };
-  auto v_stage = [&](int s) { return base + static_cast<std::uint32_t>(Smem::v + s * Smem::kv_stage); };
 
   const PairShape& shape = in.shape;
   const std::int64_t head = blockIdx.y;
@@ -66,35 +59,24 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const DeviceTileWalk& walk = in.tiles.by_query;
   const int first = walk.offsets[blockIdx.x], last = walk.offsets[blockIdx.x + 1];
 
-  if (threadIdx.x == 0) {
-    sm90::barrier_init(q_full, 1);
-    for (int s = 0; s < S; ++s) {
-      sm90::barrier_init(&full[s], 1);
-      sm90::barrier_init(&empty[s], T::kConsumerWarps);
-    }
-    sm90::barrier_init_fence();
-  }
+  if (threadIdx.x == 0) bars.init(1, T::kConsumerWarps);
   __syncthreads();
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   if (warpgroup == 0) {  // the producer
     sm90::registers_decrease<T::kProducerRegisters>();
     if (threadIdx.x != 0 || first == last) return;
-    sm90::barrier_arrive_expect_bytes(q_full, static_cast<std::uint32_t>(T::kColumnBlocks * Smem::q_block));
-    for (int cb = 0; cb < T::kColumnBlocks; ++cb) {
-      sm90::tma_load_3d(smem + Smem::q + cb * Smem::q_block, &q_map, q_full, cb * wgmma::kTileCols,
-                        static_cast<int>(head), static_cast<int>(q0));
-    }
+    sm90::barrier_arrive_expect_bytes(bars.kept, static_cast<std::uint32_t>(Smem::kept_operand));
+    sm90::load_operand<T::kColumnBlocks>(smem + Smem::kept_at(0), Smem::kept_block, q_map, bars.kept, head, q0);
     for (int n = 0; first + n < last; ++n) {
       const int s = Ring::stage(n);
-      if (Ring::refill(n)) sm90::barrier_wait(&empty[s], Ring::empty_parity(n));
-      const int k0 = walk.tiles[first + n].tile * T::kTileRows;
-      sm90::barrier_arrive_expect_bytes(&full[s], static_cast<std::uint32_t>(2 * Smem::kv_stage));
-      for (int cb = 0; cb < T::kColumnBlocks; ++cb) {
-        const std::size_t at = s * Smem::kv_stage + cb * Smem::kv_block;
-        sm90::tma_load_3d(smem + Smem::k + at, &k_map, &full[s], cb * wgmma::kTileCols, static_cast<int>(kv_head), k0);
-        sm90::tma_load_3d(smem + Smem::v + at, &v_map, &full[s], cb * wgmma::kTileCols, static_cast<int>(kv_head), k0);
-      }
+      if (Ring::refill(n)) sm90::barrier_wait(&bars.empty[s], Ring::empty_parity(n));
+      const std::int64_t k0 = std::int64_t{walk.tiles[first + n].tile} * T::kTileRows;
+      sm90::barrier_arrive_expect_bytes(&bars.full[s], static_cast<std::uint32_t>(Smem::walked_stage));
+      sm90::load_operand<T::kColumnBlocks>(smem + Smem::walked_at(s, 0), Smem::walked_block, k_map, &bars.full[s],
+                                           kv_head, k0);
+      sm90::load_operand<T::kColumnBlocks>(smem + Smem::walked_at(s, 1), Smem::walked_block, v_map, &bars.full[s],
+                                           kv_head, k0);
     }
     return;
   }
@@ -114,7 +96,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       rows[r].allowed = hd::allowed_keys(in.mask, rows[r].position);
     }
   }
-  const std::uint32_t q_rows = base + static_cast<std::uint32_t>(Smem::q + 64 * consumer * wgmma::kSwizzleBytes);
+  const std::uint32_t q_rows = base + Smem::consumer_rows(0, consumer);
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
   const device::FastExp exp;
 
@@ -125,30 +107,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   PackedRowTile p;
 
   auto issue_scores = [&](int n) {
-    const std::uint32_t keys = k_stage(Ring::stage(n));
-    sm90::fence_operand(s);
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < D / 16; ++kk) {
-      sm90::wgmma_64x64_ss(s, wgmma::encode(wgmma::k_major(q_rows, Smem::q_block, kk)),
-                           wgmma::encode(wgmma::k_major(keys, Smem::kv_block, kk)), kk > 0);
-    }
-    sm90::wgmma_commit();
+    sm90::issue_product_abt<D>(s, q_rows, Smem::kept_block, base + Smem::walked_at(Ring::stage(n), 0),
+                               Smem::walked_block);
   };
   auto issue_values = [&](int n) {
-    const std::uint32_t values = v_stage(Ring::stage(n));
-    sm90::fence_operand(acc);
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < device::kScoreCols / 16; ++kk) {
-#pragma unroll
-      for (int cb = 0; cb < T::kColumnBlocks; ++cb) {
-        auto& half = *reinterpret_cast<float(*)[8][4]>(&acc[8 * cb]);
-        sm90::wgmma_64x64_rs_mn(half, p[kk],
-                                wgmma::encode(wgmma::mn_major(values + cb * Smem::kv_block, Smem::kv_block, kk)));
-      }
-    }
-    sm90::wgmma_commit();
+    sm90::issue_product_pb<D>(acc, p, base + Smem::walked_at(Ring::stage(n), 1), Smem::walked_block);
   };
   // Masks and normalises S_n (landed), returning each row pair's alpha.
   auto softmax = [&](int n, float(&alpha)[2]) {
@@ -157,22 +120,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       if (masked) {
-        device::mask_row_pair(s, r, lane, rows[r], in.mask, [&](int col) {
-          const std::int64_t key = k0 + col;
-          return key < shape.k_tokens ? in.k_positions[key] : std::int64_t{-1};
-        });
+        device::mask_row_pair(s, r, lane, rows[r], in.mask, [&](int col) { return sm90::key_position(in, k0 + col); });
       }
       alpha[r] = device::softmax_row_pair(s, r, scale, row_max[r], row_sum[r], exp);
     }
   };
-  auto release = [&](int n) {
-    __syncwarp();
-    if (lane == 0) sm90::barrier_arrive(&empty[Ring::stage(n)]);
-  };
 
   if (first < last) {
-    sm90::barrier_wait(q_full, 0);
-    sm90::barrier_wait(&full[Ring::stage(0)], Ring::full_parity(0));
+    sm90::barrier_wait(bars.kept, 0);
+    sm90::barrier_wait(&bars.full[Ring::stage(0)], Ring::full_parity(0));
     issue_scores(0);
     sm90::wgmma_wait<0>();
     sm90::fence_operand(s);
@@ -180,7 +136,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     softmax(0, alpha);
     device::pack_fragments(p, s);
     for (int n = 1; first + n < last; ++n) {
-      sm90::barrier_wait(&full[Ring::stage(n)], Ring::full_parity(n));
+      sm90::barrier_wait(&bars.full[Ring::stage(n)], Ring::full_parity(n));
       issue_scores(n);
       issue_values(n - 1);
       sm90::wgmma_wait<1>();
@@ -188,7 +144,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       softmax(n, alpha);
       sm90::wgmma_wait<0>();
       sm90::fence_operand(acc);
-      release(n - 1);
+      sm90::fence_operand(p);  // P V has read P: it may be overwritten now
+      bars.release(Ring::stage(n - 1), lane);
 #pragma unroll
       for (int r = 0; r < 2; ++r) device::rescale_row_pair(acc, r, alpha[r]);
       device::pack_fragments(p, s);

@@ -85,9 +85,9 @@ GpuSpeeds measure_gpu_speeds(Communicator& comm, const GpuSpeedOptions& o) {
     mine.push_back(seconds);
   };
   // The curves are of the path `auto` runs; every other path this GPU runs is measured too and
-  // kept apart (KernelSpeed::path), the backward being mma.sync's on every path.
+  // kept apart (KernelSpeed::path), forward and backward alike.
   const gpu::KernelPath runs =
-      gpu::choose_forward_path(gpu::KernelPathChoice::Auto, gpu::current_device_arch(), true, "calibrate");
+      gpu::choose_path(gpu::KernelPathChoice::Auto, gpu::current_device_arch(), true, "calibrate");
   speeds.attention_path = std::string(gpu::kernel_path_name(runs));
   for (const gpu::KernelPath path : gpu::supported_paths(gpu::current_device_arch())) {
     const std::string apart = path == runs ? std::string() : std::string(gpu::kernel_path_name(path));

@@ -66,12 +66,11 @@ std::vector<KernelPath> supported_paths(const DeviceArch& arch) {
   return paths;
 }
 
-KernelPath choose_forward_path(KernelPathChoice choice, const DeviceArch& arch, bool operands_aligned,
-                               std::string_view call) {
+KernelPath choose_path(KernelPathChoice choice, const DeviceArch& arch, bool operands_aligned, std::string_view call) {
   const KernelPath path = choice == KernelPathChoice::Wgmma ? KernelPath::Wgmma : KernelPath::MmaSync;
   std::string why = unavailable(path, arch);
   if (why.empty() && path == KernelPath::Wgmma && !operands_aligned) {
-    why = "TMA needs Q, K and V to start on 16-byte boundaries";
+    why = "TMA needs its operands (Q, K, V, dO) to start on 16-byte boundaries";
   }
   if (!why.empty()) {
     throw Error(

@@ -4,15 +4,16 @@
 //
 //   mma.sync  warp-level tensor-core products (m16n8k16) with cp.async-pipelined tiles: every
 //             GPU of compute capability 8.0 and up, forward and backward
-//   wgmma     the Hopper forward: warpgroup products (wgmma) reading shared memory that the
+//   wgmma     the Hopper kernels: warpgroup products (wgmma) reading shared memory that the
 //             tensor memory accelerator (TMA) fills through mbarrier-tracked stages, a producer
-//             warpgroup feeding two consumer warpgroups; compute capability 9.0 (its sm_90a code,
-//             which every CUDA build carries, runs there alone). Its backward is the mma.sync one.
+//             warpgroup feeding consumer warpgroups, forward and backward (the backward in two
+//             passes, deterministic always); compute capability 9.0 (its sm_90a code, which
+//             every CUDA build carries, runs there alone)
 //
-// `auto` picks mma.sync on every device for now: the wgmma forward has passed its compile-time
-// checks and the CPU tests of its layouts, but not yet the GPU suite on a Hopper GPU, and a path
-// becomes the default only after that (docs/runtime-cuda.md, "Kernel paths"). Asking for a path
-// the device cannot run is an error that says why, never a silent fallback.
+// `auto` picks mma.sync on every device for now: the wgmma kernels have passed their
+// compile-time checks and the CPU tests of their layouts, but not yet the GPU suite on a Hopper
+// GPU, and a path becomes the default only after that (docs/runtime-cuda.md, "Kernel paths").
+// Asking for a path the device cannot run is an error that says why, never a silent fallback.
 // Plain C++ (no CUDA), so the rule is tested on every machine.
 #pragma once
 
@@ -44,10 +45,10 @@ struct DeviceArch {
 
 // The paths this device can run, mma.sync first (none before compute capability 8.0).
 [[nodiscard]] std::vector<KernelPath> supported_paths(const DeviceArch& arch);
-// The forward's path for `choice` on `arch`; `operands_aligned`: Q, K and V start on 16-byte
-// boundaries (what TMA needs). Throws burst::Error naming `call`, the path and the reason when
-// the choice cannot run here.
-[[nodiscard]] KernelPath choose_forward_path(KernelPathChoice choice, const DeviceArch& arch, bool operands_aligned,
-                                             std::string_view call);
+// The path for `choice` on `arch`, either direction; `operands_aligned`: the bf16 operands (Q,
+// K, V, and dO for the backward) start on 16-byte boundaries (what TMA needs). Throws
+// burst::Error naming `call`, the path and the reason when the choice cannot run here.
+[[nodiscard]] KernelPath choose_path(KernelPathChoice choice, const DeviceArch& arch, bool operands_aligned,
+                                     std::string_view call);
 
 }  // namespace burst::rt::gpu

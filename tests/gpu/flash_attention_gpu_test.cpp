@@ -8,8 +8,8 @@
 // the GPU rounds P and dS to bf16 for the tensor cores, the CPU keeps them in fp32), with k
 // fixed per tensor below. Rows with lse = -inf must agree exactly (and have O = 0), nothing
 // may be NaN or infinite otherwise, and the deterministic backward must repeat bit for bit.
-// The forward cases run on every kernel path the GPU supports (runtime/cuda/kernel_path.hpp:
-// mma.sync everywhere, wgmma on a Hopper GPU too), each asked for by name.
+// Every case runs on every kernel path the GPU supports (runtime/cuda/kernel_path.hpp: mma.sync
+// everywhere, wgmma on a Hopper GPU too), each asked for by name, forward and backward.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -204,8 +204,6 @@ TEST_CASE("the GPU forward and backward match the CPU kernels") {
   CHECK_WITHIN(got.o.values(), want.o.values(), kO);
   CHECK_WITHIN(std::span<const float>(got.lse), std::span<const float>(want.lse), kLse);
   CHECK(got.stats.allowed_pairs == want.stats.allowed_pairs);
-  // The backward has one path (mma.sync) and reads the CPU's lse: once per case is enough.
-  if (path != rt::gpu::KernelPathChoice::MmaSync) return;
 
   const Backward want_grad = run_backward(cpu, p, mc.mask, want);
   const Backward got_grad = run_backward(gpu, p, mc.mask, want);
@@ -255,9 +253,11 @@ TEST_CASE("the backward adds into the gradients it is given") {
   const PositionCase pc{"contiguous 70 x 90", run(20, 70), run(0, 90)};
   const rt::AttentionMask mask{Mask{MaskKind::Causal}, {}};
   const Pair p = make_block_pair(pc, 4, 4, 128, 11);
+  const rt::gpu::KernelPathChoice path = GENERATE(from_range(device_paths()));
+  INFO("kernel path " << rt::gpu::kernel_path_choice_name(path));
   rt::CpuAttentionKernels cpu_backend;
   test::HostTensorKernels cpu(cpu_backend, rt::DType::BF16);
-  rt::CudaAttentionKernels gpu_backend;
+  rt::CudaAttentionKernels gpu_backend(on_path(path));
   test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   const Forward f = run_forward(cpu, p, mask);
   std::vector<float> delta(f.lse.size());
@@ -284,13 +284,16 @@ TEST_CASE("the deterministic backward repeats bit for bit and matches the CPU") 
   const auto positions = position_cases();
   const auto pos_index = GENERATE(range(std::size_t{0}, std::size_t{3}));
   const std::int64_t d = GENERATE(64, 128);
+  const rt::gpu::KernelPathChoice path = GENERATE(from_range(device_paths()));
   const PositionCase& pc = positions[pos_index];
-  INFO("positions " << pc.name << ", head_dim " << d);
+  INFO("positions " << pc.name << ", head_dim " << d << ", kernel path " << rt::gpu::kernel_path_choice_name(path));
   const rt::AttentionMask mask{Mask{MaskKind::Causal}, {}};
   const Pair p = make_block_pair(pc, 8, 2, d, static_cast<unsigned>(31 + pos_index));
   rt::CpuAttentionKernels cpu_backend;
   test::HostTensorKernels cpu(cpu_backend, rt::DType::BF16);
-  rt::CudaAttentionKernels gpu_backend(rt::CudaKernelOptions{0, true});
+  rt::CudaKernelOptions options = on_path(path);
+  options.deterministic = true;
+  rt::CudaAttentionKernels gpu_backend(options);
   test::HostTensorKernels gpu(gpu_backend, rt::DType::BF16);
   const Forward f = run_forward(cpu, p, mask);
   const Backward first = run_backward(gpu, p, mask, f), second = run_backward(gpu, p, mask, f);
@@ -352,12 +355,20 @@ TEST_CASE("a kernel path the GPU cannot run is refused with the reason, one it c
   const auto paths = device_paths();
   const bool hopper = std::find(paths.begin(), paths.end(), rt::gpu::KernelPathChoice::Wgmma) != paths.end();
   INFO("compute capability " << rt::gpu::current_device_arch().major << "." << rt::gpu::current_device_arch().minor);
+  const rt::AttentionMask causal{Mask{MaskKind::Causal}, {}};
   if (hopper) {
-    const Forward f = run_forward(gpu, p, {Mask{MaskKind::Causal}, {}});
+    const Forward f = run_forward(gpu, p, causal);
     CHECK(std::all_of(f.lse.begin(), f.lse.end(), [](float x) { return std::isfinite(x); }));
+    const Backward b = run_backward(gpu, p, causal, f);
+    CHECK(std::all_of(b.d_q.values().begin(), b.d_q.values().end(), [](float x) { return std::isfinite(x); }));
   } else {
-    CHECK_THROWS_WITH(
-        run_forward(gpu, p, {Mask{MaskKind::Causal}, {}}),
-        Catch::Contains("kernel path wgmma cannot run here") && Catch::Contains("compute capability 9.0"));
+    CHECK_THROWS_WITH(run_forward(gpu, p, causal), Catch::Contains("kernel path wgmma cannot run here") &&
+                                                       Catch::Contains("compute capability 9.0"));
+    rt::CpuAttentionKernels cpu_backend;
+    test::HostTensorKernels cpu(cpu_backend, rt::DType::BF16);
+    const Forward f = run_forward(cpu, p, causal);
+    CHECK_THROWS_WITH(run_backward(gpu, p, causal, f),
+                      Catch::Contains("flash_backward: kernel path wgmma cannot run here") &&
+                          Catch::Contains("compute capability 9.0"));
   }
 }

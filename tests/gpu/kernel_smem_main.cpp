@@ -19,6 +19,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "runtime/cuda/detail/hopper_traits.hpp"
 #include "runtime/cuda/detail/kernel_traits.hpp"
 
 using namespace burst::rt::gpu;
@@ -57,9 +58,16 @@ void print_attention() {
     print("flash_backward_kv_kernel<" + traits<K>() + ", true>", KvSmem<K, true>::bytes, K::kThreads, K::kMinBlocks);
   }
   print("flash_backward_kv_kernel<" + traits<K>() + ", false>", KvSmem<K, false>::bytes, K::kThreads, K::kMinBlocks);
+  const std::string d = std::to_string(D);
   using H = HopperForwardTraits<D>;
-  print("flash_forward_sm90_kernel<HopperForwardTraits<" + std::to_string(D) + "> >", HopperForwardSmem<H>::bytes,
-        H::kThreads, H::kMinBlocks);
+  print("flash_forward_sm90_kernel<HopperForwardTraits<" + d + "> >", HopperForwardSmem<H>::bytes, H::kThreads,
+        H::kMinBlocks);
+  using HK = HopperKvTraits<D>;
+  print("flash_backward_kv_sm90_kernel<HopperKvTraits<" + d + "> >", HopperKvSmem<HK>::bytes, HK::kThreads,
+        HK::kMinBlocks);
+  using HQ = HopperDqTraits<D>;
+  print("flash_backward_dq_sm90_kernel<HopperDqTraits<" + d + "> >", HopperDqSmem<HQ>::bytes, HQ::kThreads,
+        HQ::kMinBlocks);
 }
 
 }  // namespace

@@ -4,13 +4,13 @@
 // chunk c ^ (r % 8)) must hold, at the address every wgmma descriptor of the kernel reads, the
 // element the product expects, for Q, K (K-major) and V (MN-major) at both head dims; the
 // descriptor's bit fields; the accumulator layout against the PTX ISA's formula; and the
-// shared-memory plan of HopperForwardTraits.
+// shared-memory plans of the Hopper kernels (hopper_traits.hpp).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <set>
 
-#include "runtime/cuda/detail/kernel_traits.hpp"
+#include "runtime/cuda/detail/hopper_traits.hpp"
 #include "runtime/cuda/detail/wgmma_layout.hpp"
 #include "runtime/cuda/kernel_path.hpp"
 
@@ -112,16 +112,45 @@ TEST_CASE("swizzled tiles are conflict-free along a column", "[wgmma]") {
   }
 }
 
-TEST_CASE("the Hopper forward's shared-memory plan", "[wgmma]") {
-  using T = HopperForwardTraits<128>;
-  using L = HopperForwardSmem<T>;
-  CHECK(L::k % L::kAlign == 0);
-  CHECK(L::v % L::kAlign == 0);
-  CHECK(L::kv_stage % L::kAlign == 0);
+namespace {
+
+// A Hopper kernel's plan: every operand tile starts 1024-byte aligned (the swizzle's period),
+// the scalars and barriers 8-byte aligned, and its resident blocks fit a Hopper multiprocessor.
+template <class T, class L>
+void check_hopper_plan() {
+  INFO("head dim " << T::kHeadDim << ", " << T::kRows << " rows");
+  CHECK(L::walked % L::kAlign == 0);
+  CHECK(L::walked_stage % L::kAlign == 0);
+  CHECK(L::walked_operand % L::kAlign == 0);
+  CHECK(L::kept_operand % L::kAlign == 0);
+  CHECK(L::scalars % 8 == 0);
   CHECK(L::barriers % 8 == 0);
-  CHECK(L::q_block == wgmma::tile_bytes(T::kRows));
-  CHECK(T::kThreads == 384);
-  CHECK(L::bytes <= kMaxSharedBytesSm80);
+  CHECK(L::kept_block == wgmma::tile_bytes(T::kRows));
+  CHECK(L::walked_block == wgmma::tile_bytes(T::kTileRows));
+  CHECK(T::kThreads == 128 * (T::kConsumers + 1));
+  CHECK(T::kMinBlocks * (L::bytes + kReservedSharedPerBlock) <= kSharedBytesPerSm90);
+  // The registers setmaxnreg hands out come from the block's share at launch.
+  CHECK(128 * (T::kProducerRegisters + T::kConsumers * T::kConsumerRegisters) <= T::kThreads * T::kLaunchRegisters);
+}
+
+}  // namespace
+
+TEST_CASE("the Hopper kernels' shared-memory plans", "[wgmma]") {
+  check_hopper_plan<HopperForwardTraits<64>, HopperForwardSmem<HopperForwardTraits<64>>>();
+  check_hopper_plan<HopperForwardTraits<128>, HopperForwardSmem<HopperForwardTraits<128>>>();
+  check_hopper_plan<HopperDqTraits<128>, HopperDqSmem<HopperDqTraits<128>>>();
+  check_hopper_plan<HopperKvTraits<64>, HopperKvSmem<HopperKvTraits<64>>>();
+  check_hopper_plan<HopperKvTraits<128>, HopperKvSmem<HopperKvTraits<128>>>();
+  CHECK(HopperForwardTraits<128>::kThreads == 384);
+  CHECK(HopperForwardTraits<128>::kLaunchRegisters == 168);
+  CHECK(HopperKvTraits<128>::kThreads == 256);
+  CHECK(HopperKvTraits<128>::kLaunchRegisters == 128);
+  // The forward fits sm_80's limit too (its plan predates the Hopper one); the dK, dV pass's
+  // scalars follow its two walked operands in each stage.
+  CHECK(HopperForwardSmem<HopperForwardTraits<128>>::bytes <= kMaxSharedBytesSm80);
+  using KvScalars = HopperKvScalars<HopperKvTraits<128>>;
+  CHECK(KvScalars::lse == 64 * 8);
+  CHECK(KvScalars::bytes == 64 * 16);
 }
 
 TEST_CASE("kernel paths: names, choices and the rule that picks one", "[wgmma]") {
@@ -137,15 +166,15 @@ TEST_CASE("kernel paths: names, choices and the rule that picks one", "[wgmma]")
   const DeviceArch a100{8, 0}, h100{9, 0};
   CHECK(supported_paths(a100) == std::vector<KernelPath>{KernelPath::MmaSync});
   CHECK(supported_paths(h100) == std::vector<KernelPath>{KernelPath::MmaSync, KernelPath::Wgmma});
-  CHECK(choose_forward_path(KernelPathChoice::Auto, h100, true, "f") == KernelPath::MmaSync);
-  CHECK(choose_forward_path(KernelPathChoice::Wgmma, h100, true, "f") == KernelPath::Wgmma);
-  CHECK_THROWS_WITH(choose_forward_path(KernelPathChoice::Wgmma, a100, true, "flash_forward"),
+  CHECK(choose_path(KernelPathChoice::Auto, h100, true, "f") == KernelPath::MmaSync);
+  CHECK(choose_path(KernelPathChoice::Wgmma, h100, true, "f") == KernelPath::Wgmma);
+  CHECK_THROWS_WITH(choose_path(KernelPathChoice::Wgmma, a100, true, "flash_forward"),
                     Catch::Contains("flash_forward: kernel path wgmma") && Catch::Contains("this device is 8.0"));
-  CHECK_THROWS_WITH(choose_forward_path(KernelPathChoice::Wgmma, h100, false, "f"), Catch::Contains("16-byte"));
+  CHECK_THROWS_WITH(choose_path(KernelPathChoice::Wgmma, h100, false, "f"), Catch::Contains("16-byte"));
   // sm_90a code runs on 9.0 alone; the mma.sync kernels need 8.0 or later.
   const DeviceArch hopper_next{9, 2}, volta{7, 0};
   CHECK(supported_paths(hopper_next) == std::vector<KernelPath>{KernelPath::MmaSync});
   CHECK(supported_paths(volta).empty());
-  CHECK_THROWS_WITH(choose_forward_path(KernelPathChoice::Auto, volta, true, "flash_forward"),
+  CHECK_THROWS_WITH(choose_path(KernelPathChoice::Auto, volta, true, "flash_forward"),
                     Catch::Contains("kernel path mma.sync cannot run here") && Catch::Contains("this device is 7.0"));
 }

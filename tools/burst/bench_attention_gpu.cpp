@@ -55,6 +55,11 @@ Json bench_row(const GpuAttentionBench& b, const Mask& mask, rt::gpu::KernelPath
            {"sdpa", sdpa}};
   if (r.o_max_diff >= 0)
     row["forward_vs_mma_sync"] = {{"o_max_abs_diff", r.o_max_diff}, {"lse_max_abs_diff", r.lse_max_diff}};
+  if (r.d_q_max_diff >= 0) {
+    row["backward_vs_mma_sync"] = {{"d_q_max_abs_diff", r.d_q_max_diff},
+                                   {"d_k_max_abs_diff", r.d_k_max_diff},
+                                   {"d_v_max_abs_diff", r.d_v_max_diff}};
+  }
   return row;
 }
 #endif
@@ -65,7 +70,7 @@ void run_attention_bench_gpu(const GpuAttentionBench& b) {
 #ifdef BURST_HAVE_CUDA
   (void)rt::choose_device("cuda", rt::probe_gpus(), "--device");  // one clear line where no GPU is visible
   // A path this GPU cannot run is refused here, by the option's name, before any measuring.
-  (void)rt::gpu::choose_forward_path(b.path, rt::gpu::current_device_arch(), true, "--kernel-path");
+  (void)rt::gpu::choose_path(b.path, rt::gpu::current_device_arch(), true, "--kernel-path");
   std::vector<rt::gpu::KernelPathChoice> paths{b.path};
   if (b.all_paths) {
     paths.clear();
@@ -121,6 +126,13 @@ void run_attention_bench_gpu(const GpuAttentionBench& b) {
       const Json& diff = row["forward_vs_mma_sync"];
       fmt::print("  forward against mma.sync on the same inputs: max |dO| {:.3g}, max |dlse| {:.3g}\n",
                  diff["o_max_abs_diff"].get<double>(), diff["lse_max_abs_diff"].get<double>());
+    }
+    if (row.contains("backward_vs_mma_sync")) {
+      const Json& diff = row["backward_vs_mma_sync"];
+      fmt::print(
+          "  backward against mma.sync on the same inputs: max |ddQ| {:.3g}, max |ddK| {:.3g}, max |ddV| {:.3g}\n",
+          diff["d_q_max_abs_diff"].get<double>(), diff["d_k_max_abs_diff"].get<double>(),
+          diff["d_v_max_abs_diff"].get<double>());
     }
   }
 #else

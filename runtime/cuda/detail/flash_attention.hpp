@@ -68,8 +68,8 @@ struct PairInputs {
   DeviceTileList tiles;
 };
 
-// Runs on the path `choice` asks for on this device (kernel_path.hpp) and returns it; a choice
-// the device cannot run throws burst::Error saying why. The backward runs mma.sync always.
+// Each runs on the path `choice` asks for on this device (kernel_path.hpp) and returns it; a
+// choice the device cannot run throws burst::Error saying why.
 KernelPath flash_forward(const PairInputs& in, float* o, float* lse, cudaStream_t stream,
                          KernelPathChoice choice = KernelPathChoice::Auto);
 
@@ -87,9 +87,10 @@ struct Gradients {
   float* d_v = nullptr;
 };
 
-// Adds this pair's dQ, dK, dV. `deterministic`: no float atomics, bitwise repeatable.
-void flash_backward(const PairInputs& in, const BackwardInputs& grad_in, const Gradients& out, bool deterministic,
-                    cudaStream_t stream);
+// Adds this pair's dQ, dK, dV. `deterministic`: no float atomics, bitwise repeatable (the wgmma
+// path always is).
+KernelPath flash_backward(const PairInputs& in, const BackwardInputs& grad_in, const Gradients& out, bool deterministic,
+                          cudaStream_t stream, KernelPathChoice choice = KernelPathChoice::Auto);
 
 // rows = tokens * heads rows of head_dim floats each.
 void merge_partials(float* o, float* lse, const float* o_i, const float* lse_i, std::int64_t rows,

@@ -144,47 +144,4 @@ static_assert(ForwardSmem<ForwardTraits<128>>::bytes <= kMaxSharedBytesSm80);
 static_assert(DqSmem<DqTraits<128>>::bytes <= kMaxSharedBytesSm80);
 static_assert(KvSmem<KvTraits<128>, false>::bytes <= kMaxSharedBytesSm80);
 
-// The Hopper forward (flash_forward_sm90.cu, kernel_path.hpp's wgmma path): the same query-major
-// tile list (blocks of kQueryBlockRows queries walking key tiles of kKeyTileRows), one producer
-// warpgroup issuing TMA loads and two consumer warpgroups of 64 query rows each, kStages K, V
-// stages. Tiles are 128-byte swizzled column blocks of 64 head-dim elements (wgmma_layout.hpp),
-// each 1024-byte aligned; one block per SM. Its 384 threads are launched with 168 registers
-// each and rebalance (setmaxnreg): the producer keeps 40, each consumer thread takes 232 for
-// its output accumulator, scores and probabilities (40 x 128 + 232 x 256 <= 65536).
-template <int D>
-struct HopperForwardTraits {
-  static_assert(D % 64 == 0);
-  static constexpr int kHeadDim = D;
-  static constexpr int kRows = kQueryBlockRows;
-  static constexpr int kTileRows = kKeyTileRows;
-  static constexpr int kConsumers = kRows / 64;  // warpgroups of 64 rows
-  static constexpr int kConsumerWarps = 4 * kConsumers;
-  static constexpr int kThreads = 128 * (kConsumers + 1);
-  static constexpr int kStages = 3;
-  static constexpr int kMinBlocks = 1;
-  static constexpr int kColumnBlocks = D / 64;
-  static constexpr int kProducerRegisters = 40;
-  static constexpr int kConsumerRegisters = 232;
-  static_assert(kProducerRegisters * 128 + kConsumerRegisters * 128 * kConsumers <= 65536);
-};
-
-// Q (kColumnBlocks tiles of kRows rows), per stage K and V (kColumnBlocks tiles of kTileRows
-// rows each), then the mbarriers: Q's, and per stage "full" (the producer's loads landed) and
-// "empty" (every consumer warp is done with the stage). 1 KiB more than the layout, to align it.
-template <class T>
-struct HopperForwardSmem {
-  static constexpr std::size_t kAlign = 1024;
-  static constexpr std::size_t q_block = std::size_t{T::kRows} * 128;  // one column block of Q
-  static constexpr std::size_t kv_block = std::size_t{T::kTileRows} * 128;
-  static constexpr std::size_t kv_stage = T::kColumnBlocks * kv_block;
-  static constexpr std::size_t q = 0;
-  static constexpr std::size_t k = q + T::kColumnBlocks * q_block;  // + stage * kv_stage + block * kv_block
-  static constexpr std::size_t v = k + T::kStages * kv_stage;
-  static constexpr std::size_t barriers = v + T::kStages * kv_stage;  // q_full, full[kStages], empty[kStages]
-  static constexpr std::size_t bytes = barriers + (1 + 2 * T::kStages) * sizeof(std::uint64_t) + kAlign;
-  static_assert(q_block % kAlign == 0 && kv_block % kAlign == 0);
-};
-
-static_assert(HopperForwardSmem<HopperForwardTraits<128>>::bytes <= kMaxSharedBytesSm80);
-
 }  // namespace burst::rt::gpu

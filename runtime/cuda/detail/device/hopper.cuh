@@ -1,5 +1,5 @@
 // The Hopper (sm_90a) instructions of the Hopper attention path, as inline PTX (device only;
-// compiled into flash_forward_sm90.cu alone, which is built for sm_90a).
+// compiled into the sm_90a kernels alone: flash_forward_sm90.cu, flash_backward_sm90.cu).
 //
 //   mbarrier        a 64-bit shared-memory barrier with a phase bit: init(count) expects `count`
 //                   arrivals a phase; arrive_expect_tx also adds bytes that asynchronous copies
@@ -19,9 +19,10 @@
 //   setmaxnreg      a warpgroup gives back registers (dec) or takes them from the pool (inc):
 //                   the producer needs few, the consumers' accumulators many; the kernel is
 //                   launched with the even share (65536 / threads) and rebalances at the start.
-//   fence_operand   an empty asm that makes the compiler treat an accumulator register as read
-//                   and written there, so no ordinary use of it moves across a wgmma's issue
-//                   or its wait (CUTLASS's warpgroup_fence_operand).
+//   fence_operand   an empty asm that makes the compiler treat an accumulator (or A operand)
+//                   register as read and written there, so no ordinary use of it moves across
+//                   a wgmma's issue or its wait, and its register is not reused before the
+//                   wait (CUTLASS's warpgroup_fence_operand).
 #pragma once
 
 #include <cstdint>
@@ -91,6 +92,16 @@ __device__ inline void fence_operand(float (&acc)[kBlocks][4]) {
   for (int j = 0; j < kBlocks; ++j) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) asm volatile("" : "+f"(acc[j][i])::"memory");
+  }
+}
+// The same for an A operand in registers: wgmma reads it asynchronously too, so it must stay in
+// its registers, unchanged, until the wait (fenced after the wait, it is live until then).
+template <int kBlocks>
+__device__ inline void fence_operand(std::uint32_t (&a)[kBlocks][4]) {
+#pragma unroll
+  for (int j = 0; j < kBlocks; ++j) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(a[j][i])::"memory");
   }
 }
 

@@ -1,0 +1,107 @@
+// The pieces every Hopper attention kernel is made of (device only, sm_90a; hopper_traits.hpp
+// for the shapes): the shared-memory plan's barriers, the producer's TMA loads of an operand,
+// and the consumers' two products over a warpgroup's 64 rows, each issued as one wgmma group.
+//
+//   StageBarriers       "kept", full[kStages], empty[kStages] at the end of a HopperSmem, and a
+//                       consumer warp's release of a stage
+//   load_operand        one operand's rows [row0, row0 + box) of one head, all its column blocks
+//   issue_product_abt   acc[64 x 64]  = A B^T over the head dim (A, B K-major tiles in shared
+//                       memory: S = Q K^T, S^T = K Q^T, dP = dO V^T, dP^T = V dO^T)
+//   key_position        a key's global position, read from global memory where a Partial
+//                       tile's mask needs it (few, and cached)
+//   issue_product_pb    acc[64 x D]  += P B (P the warpgroup's packed 64 x 64 fragments in
+//                       registers, B 64 rows x D read MN-major: O += P V, dV += P^T dO,
+//                       dK += dS^T Q, dQ += dS K)
+// A consumer fences an accumulator before it issues (fence_operand: ordinary code is done with
+// it), and fences it, and a register operand P, after the wait_group that completes the group.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda.h>
+
+#include "runtime/cuda/detail/device/hopper.cuh"
+#include "runtime/cuda/detail/device/warp_tiles.cuh"
+#include "runtime/cuda/detail/flash_attention.hpp"
+#include "runtime/cuda/detail/wgmma_layout.hpp"
+
+namespace burst::rt::gpu::device::sm90 {
+
+// The start of dynamic shared memory, rounded up to kAlign (the swizzle's 1024 bytes; the layout
+// asked for kAlign bytes more).
+template <std::size_t kAlign>
+__device__ inline unsigned char* aligned_shared(unsigned char* raw) {
+  const std::uint32_t at = shared_address(raw);
+  return raw + ((kAlign - at % kAlign) % kAlign);
+}
+
+template <int kStages>
+struct StageBarriers {
+  std::uint64_t* kept;
+  std::uint64_t* full;
+  std::uint64_t* empty;
+  __device__ explicit StageBarriers(unsigned char* at)
+      : kept(reinterpret_cast<std::uint64_t*>(at)), full(kept + 1), empty(kept + 1 + kStages) {}
+  // By one thread, before a __syncthreads: a phase of "kept" and of each "full" completes with
+  // `full_arrivals` arrivals and the bytes they announce; of each "empty" with `empty_arrivals`.
+  __device__ void init(std::uint32_t full_arrivals, std::uint32_t empty_arrivals) const {
+    barrier_init(kept, 1);
+    for (int s = 0; s < kStages; ++s) {
+      barrier_init(&full[s], full_arrivals);
+      barrier_init(&empty[s], empty_arrivals);
+    }
+    barrier_init_fence();
+  }
+  // A consumer warp is done with `stage`: one arrival per warp.
+  __device__ void release(int stage, int lane) const {
+    __syncwarp();
+    if (lane == 0) barrier_arrive(&empty[stage]);
+  }
+};
+
+template <int kColumnBlocks>
+__device__ inline void load_operand(unsigned char* dst, std::size_t block_bytes, const CUtensorMap& map,
+                                    std::uint64_t* bar, std::int64_t head, std::int64_t row0) {
+#pragma unroll
+  for (int cb = 0; cb < kColumnBlocks; ++cb) {
+    tma_load_3d(dst + cb * block_bytes, &map, bar, cb * wgmma::kTileCols, static_cast<int>(head),
+                static_cast<int>(row0));
+  }
+}
+
+// -1 past the pair's end: a key no interval contains.
+__device__ inline std::int64_t key_position(const PairInputs& in, std::int64_t key) {
+  return key < in.shape.k_tokens ? in.k_positions[key] : std::int64_t{-1};
+}
+
+template <int D>
+__device__ inline void issue_product_abt(RowTile& acc, std::uint32_t a, std::uint32_t a_block, std::uint32_t b,
+                                         std::uint32_t b_block) {
+  fence_operand(acc);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    wgmma_64x64_ss(acc, wgmma::encode(wgmma::k_major(a, a_block, kk)), wgmma::encode(wgmma::k_major(b, b_block, kk)),
+                   kk > 0);
+  }
+  wgmma_commit();
+}
+
+template <int D>
+__device__ inline void issue_product_pb(float (&acc)[D / 8][4], const PackedRowTile& p, std::uint32_t b,
+                                        std::uint32_t b_block) {
+  fence_operand(acc);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < kScoreCols / 16; ++kk) {
+#pragma unroll
+    for (int cb = 0; cb < D / wgmma::kTileCols; ++cb) {
+      auto& columns = *reinterpret_cast<float(*)[8][4]>(&acc[8 * cb]);
+      wgmma_64x64_rs_mn(columns, p[kk], wgmma::encode(wgmma::mn_major(b + cb * b_block, b_block, kk)));
+    }
+  }
+  wgmma_commit();
+}
+
+}  // namespace burst::rt::gpu::device::sm90
