@@ -11,6 +11,7 @@
 #include <compare>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/cuda/device_count.hpp"
+#include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/detail/device_kernel_memory.hpp"
 #include "runtime/cuda/detail/event_timer.hpp"
 #include "runtime/cuda/detail/flash_attention.hpp"
@@ -266,8 +268,8 @@ class KernelTimes {
 
 struct CudaAttentionKernels::State {
   Options options;
-  cudaStream_t stream = nullptr;
-  bool owns_stream = false;
+  std::optional<gpu::OwnedStream> own_stream;  // made by the first constructor; the second's is the caller's
+  cudaStream_t stream = nullptr;               // own_stream's, or the caller's
   PairCache pairs;
   KernelTimes times;
   std::unique_ptr<gpu::DeviceKernelMemory> own_memory;
@@ -296,14 +298,10 @@ CudaAttentionKernels::CudaAttentionKernels(Options options) : state_(std::make_u
   state_->options = options;
   gpu::require_cuda_device(options.device);
   state_->select_device();
-  check_cuda(cudaStreamCreateWithFlags(&state_->stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  state_->owns_stream = true;
-  try {
-    state_->own_memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, state_->stream);
-  } catch (...) {  // the destructor does not run for a constructor that throws
-    (void)cudaStreamDestroy(state_->stream);
-    throw;
-  }
+  // The destructor does not run for a constructor that throws, but state_ goes: a throw from the
+  // memory layer takes the stream with it (drained: nothing was queued on it).
+  state_->stream = state_->own_stream.emplace().handle();
+  state_->own_memory = std::make_unique<gpu::DeviceKernelMemory>(options.device, state_->stream);
   state_->memory = state_->own_memory.get();
 }
 
@@ -324,7 +322,9 @@ CudaAttentionKernels::~CudaAttentionKernels() {  // no throwing here
   if (!state_ || state_->stream == nullptr) return;
   (void)cudaStreamSynchronize(state_->stream);  // nothing queued still reads the pairs' arrays or the events
   state_->pairs.clear();                        // their blocks freed on the stream, before it goes
-  if (state_->owns_stream) (void)cudaStreamDestroy(state_->stream);
+  // An own stream goes here, before the State's other members, as it always did; its drain
+  // (cuda_stream.hpp) waits only for those frees, the stream having just been synchronised.
+  state_->own_stream.reset();
 }
 
 KernelMemory& CudaAttentionKernels::memory() { return *state_->memory; }

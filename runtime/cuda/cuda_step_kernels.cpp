@@ -12,6 +12,7 @@
 #include <array>
 #include <initializer_list>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "common/bf16.hpp"
 #include "common/error.hpp"
 #include "runtime/cuda/detail/cublaslt_gemm.hpp"
+#include "runtime/cuda/detail/cuda_event.hpp"
 #include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/kernels/device_traffic.hpp"
@@ -144,10 +146,7 @@ class StagedUpload {
   StagedUpload() = default;
   StagedUpload(const StagedUpload&) = delete;
   StagedUpload& operator=(const StagedUpload&) = delete;
-  ~StagedUpload() {  // after the stream is synchronised (OwnedStream outlives this)
-    for (cudaEvent_t event : copied_) {
-      if (event != nullptr) (void)cudaEventDestroy(event);
-    }
+  ~StagedUpload() {  // after the stream is synchronised (OwnedStream outlives this); the events go after
     if (pinned_ != nullptr) (void)cudaFreeHost(pinned_);
   }
 
@@ -168,7 +167,7 @@ class StagedUpload {
     check_cuda(cudaMemcpyAsync(staged.block.data(), pinned, total, cudaMemcpyHostToDevice, stream),
                fmt::format("cudaMemcpyAsync(host arrays to the device, {} bytes)", total));
     count_host_to_device(total);
-    check_cuda(cudaEventRecord(copied_[slot], stream), "cudaEventRecord(after the host arrays' copy)");
+    check_cuda(cudaEventRecord(copied_[slot]->handle(), stream), "cudaEventRecord(after the host arrays' copy)");
     return staged;
   }
 
@@ -178,13 +177,11 @@ class StagedUpload {
   // Waits for the last copy out of the slot (its event made on first use), then returns the
   // slot's memory, every slot grown to at least `bytes` first when it is smaller.
   std::byte* wait_and_reserve(std::size_t slot, std::size_t bytes) {
-    if (copied_[slot] == nullptr) {
-      check_cuda(cudaEventCreateWithFlags(&copied_[slot], cudaEventDisableTiming), "cudaEventCreateWithFlags");
-    }
-    wait(copied_[slot]);
+    if (!copied_[slot]) copied_[slot].emplace("a staging slot's copy");
+    wait(copied_[slot]->handle());
     if (bytes > slot_bytes_) {
-      for (cudaEvent_t event : copied_) {
-        if (event != nullptr) wait(event);  // no copy still reads the old buffer
+      for (const std::optional<gpu::OwnedEvent>& event : copied_) {
+        if (event) wait(event->handle());  // no copy still reads the old buffer
       }
       const std::size_t grown = (std::max(bytes, 2 * slot_bytes_) + 15) / 16 * 16;
       if (pinned_ != nullptr) check_cuda(cudaFreeHost(pinned_), "cudaFreeHost(staging slots)");
@@ -206,8 +203,8 @@ class StagedUpload {
   }
 
   std::byte* pinned_ = nullptr;
-  std::size_t slot_bytes_ = 0;  // each slot's
-  std::array<cudaEvent_t, kSlots> copied_{};
+  std::size_t slot_bytes_ = 0;                                 // each slot's
+  std::array<std::optional<gpu::OwnedEvent>, kSlots> copied_;  // each made on its slot's first use
   std::size_t next_ = 0;
 };
 

@@ -1,9 +1,10 @@
 // Event-ordered copies between the GPU loopback's rank streams (see device_message_copy.hpp).
 #include "runtime/cuda/device_message_copy.hpp"
 
-#include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "common/error.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/cuda_event.hpp"
 #include "runtime/cuda/detail/device_kernel_memory.hpp"
 #include "runtime/cuda/detail/element_kernels.hpp"
 #include "runtime/kernels/device_traffic.hpp"
@@ -20,44 +22,32 @@
 namespace burst::rt::gpu {
 namespace {
 
-// An event recorded on `stream` now (timing off: ordering only). Destroyed by the caller once
-// waited on; CUDA releases it when the device has passed it.
-cudaEvent_t record_on(cudaStream_t stream) {
-  cudaEvent_t event = nullptr;
-  check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags(a loopback message)");
-  check_cuda(cudaEventRecord(event, stream), "cudaEventRecord(a loopback message)");
+// An event recorded on `stream` now (timing off: ordering only). Its owner drops it once the
+// waits on it are queued; CUDA releases it when the device has passed it (cuda_event.hpp).
+OwnedEvent record_on(cudaStream_t stream) {
+  OwnedEvent event("a loopback message");
+  check_cuda(cudaEventRecord(event.handle(), stream), "cudaEventRecord(a loopback message)");
   return event;
 }
 
 // `waiter` runs its later work after `event`; the event goes.
-void wait_and_release(cudaStream_t waiter, cudaEvent_t event) {
-  check_cuda(cudaStreamWaitEvent(waiter, event, 0), "cudaStreamWaitEvent(a loopback message)");
-  (void)cudaEventDestroy(event);
+void wait_and_release(cudaStream_t waiter, OwnedEvent event) {
+  check_cuda(cudaStreamWaitEvent(waiter, event.handle(), 0), "cudaStreamWaitEvent(a loopback message)");
 }
 
 // A message (or collective input) kept in staging memory of its sender's pool.
 struct DeviceKept final : KeptMessage {
-  DeviceKept() = default;
-  DeviceKept(const DeviceKept&) = delete;
-  DeviceKept& operator=(const DeviceKept&) = delete;
-  ~DeviceKept() override {  // no throwing here
-    if (ready != nullptr) (void)cudaEventDestroy(ready);
-  }
-  MemoryBlock staging;               // freed in its sender's stream order
-  cudaEvent_t ready = nullptr;       // after the copy into it
-  cudaStream_t owner = nullptr;      // the sender's stream, which frees it
-  std::vector<cudaEvent_t> readers;  // a collective's: after each rank's reads of it (shared events)
+  MemoryBlock staging;                               // freed in its sender's stream order
+  std::optional<OwnedEvent> ready;                   // after the copy into it; gone once waited on
+  cudaStream_t owner = nullptr;                      // the sender's stream, which frees it
+  std::vector<std::shared_ptr<OwnedEvent>> readers;  // a collective's: after each rank's reads of it (each
+                                                     // rank's event shared by every input it read)
 };
 
 // Where a receive was posted: an event on the receiver's stream, after which its buffer exists.
 struct PostedMark final : KeptMessage {
-  PostedMark() = default;
-  PostedMark(const PostedMark&) = delete;
-  PostedMark& operator=(const PostedMark&) = delete;
-  ~PostedMark() override {
-    if (event != nullptr) (void)cudaEventDestroy(event);
-  }
-  cudaEvent_t event = nullptr;
+  explicit PostedMark(OwnedEvent posted) : event(std::move(posted)) {}
+  OwnedEvent event;
 };
 
 // A rank's stream and the staging pool on it.
@@ -90,9 +80,7 @@ class DeviceMessageCopy final : public MessageCopy {
   std::unique_ptr<KeptMessage> receive_posted(int to) override {
     const Rank* receiver = rank(to);
     if (receiver == nullptr) return nullptr;
-    auto mark = std::make_unique<PostedMark>();
-    mark->event = record_on(receiver->stream);
-    return mark;
+    return std::make_unique<PostedMark>(record_on(receiver->stream));
   }
 
   // On the sender's stream, after the receive's buffer exists; the receiver's later work waits for it.
@@ -104,7 +92,7 @@ class DeviceMessageCopy final : public MessageCopy {
         !is_device_memory(src)) {
       return copy(dst, src, bytes);
     }
-    check_cuda(cudaStreamWaitEvent(sender->stream, mark->event, 0), "cudaStreamWaitEvent(a loopback receive)");
+    check_cuda(cudaStreamWaitEvent(sender->stream, mark->event.handle(), 0), "cudaStreamWaitEvent(a loopback receive)");
     check_cuda(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, sender->stream),
                fmt::format("cudaMemcpyAsync(a loopback message, {} bytes)", bytes));
     wait_and_release(receiver->stream, record_on(sender->stream));
@@ -129,11 +117,11 @@ class DeviceMessageCopy final : public MessageCopy {
     if (kept == nullptr) return MessageCopy::deliver_kept(dst, to, message);
     const Rank* receiver = rank(to);
     if (receiver == nullptr || !is_device_memory(dst)) {
-      check_cuda(cudaEventSynchronize(kept->ready), "cudaEventSynchronize(a kept loopback message)");
+      check_cuda(cudaEventSynchronize(kept->ready->handle()), "cudaEventSynchronize(a kept loopback message)");
       count_host_wait();
       return copy(dst, kept->staging.data(), kept->bytes);
     }
-    wait_and_release(receiver->stream, std::exchange(kept->ready, nullptr));
+    wait_and_release(receiver->stream, *std::exchange(kept->ready, std::nullopt));
     check_cuda(cudaMemcpyAsync(dst, kept->staging.data(), kept->bytes, cudaMemcpyDeviceToDevice, receiver->stream),
                fmt::format("cudaMemcpyAsync(a kept loopback message, {} bytes)", kept->bytes));
     wait_and_release(kept->owner, record_on(receiver->stream));
@@ -168,7 +156,7 @@ class DeviceMessageCopy final : public MessageCopy {
     for (KeptMessage* k : inputs) kept.push_back(dynamic_cast<DeviceKept*>(k));
     for (DeviceKept* k : kept) {
       if (k != nullptr)
-        check_cuda(cudaStreamWaitEvent(stream, k->ready, 0), "cudaStreamWaitEvent(a loopback collective)");
+        check_cuda(cudaStreamWaitEvent(stream, k->ready->handle(), 0), "cudaStreamWaitEvent(a loopback collective)");
     }
     const std::size_t bytes = e.bytes();
     auto* out = static_cast<std::byte*>(output);
@@ -209,23 +197,22 @@ class DeviceMessageCopy final : public MessageCopy {
         break;
       default: throw Error(Problem{"loopback collective", "not a device collective", "", ""});
     }
-    const cudaEvent_t read = record_on(stream);
+    const auto read = std::make_shared<OwnedEvent>(record_on(stream));
     for (DeviceKept* k : kept) {
       if (k != nullptr) k->readers.push_back(read);
     }
     if (!last) return;
-    // Every rank has queued its reads: each input goes on its owner's stream once all of them are done.
-    std::vector<cudaEvent_t> events;
+    // Every rank has queued its reads: each input goes on its owner's stream once all of them are
+    // done. A reader's event goes with the last input that holds it, after every wait on it is queued.
     for (DeviceKept* k : kept) {
       if (k == nullptr) continue;
-      for (const cudaEvent_t reader : k->readers) {
-        check_cuda(cudaStreamWaitEvent(k->owner, reader, 0), "cudaStreamWaitEvent(a loopback collective's readers)");
-        if (std::find(events.begin(), events.end(), reader) == events.end()) events.push_back(reader);
+      for (const std::shared_ptr<OwnedEvent>& reader : k->readers) {
+        check_cuda(cudaStreamWaitEvent(k->owner, reader->handle(), 0),
+                   "cudaStreamWaitEvent(a loopback collective's readers)");
       }
       k->readers.clear();
       k->staging = {};
     }
-    for (const cudaEvent_t reader : events) (void)cudaEventDestroy(reader);
   }
 
  private:

@@ -6,35 +6,22 @@
 
 namespace burst::rt::gpu {
 
-EventPair::EventPair() {
-  check_cuda(cudaEventCreate(&start_), "cudaEventCreate");
-  if (const cudaError_t made = cudaEventCreate(&stop_); made != cudaSuccess) {
-    (void)cudaEventDestroy(start_);  // the destructor does not run for a constructor that throws
-    check_cuda(made, "cudaEventCreate");
-  }
-}
-
-EventPair::~EventPair() {
-  (void)cudaEventDestroy(start_);
-  (void)cudaEventDestroy(stop_);
-}
-
 void EventPair::record_start(cudaStream_t stream) const {
-  check_cuda(cudaEventRecord(start_, stream), "cudaEventRecord(before the work)");
+  check_cuda(cudaEventRecord(start_.handle(), stream), "cudaEventRecord(before the work)");
 }
 
 void EventPair::record_stop(cudaStream_t stream) const {
-  check_cuda(cudaEventRecord(stop_, stream), "cudaEventRecord(after the work)");
+  check_cuda(cudaEventRecord(stop_.handle(), stream), "cudaEventRecord(after the work)");
 }
 
 double EventPair::elapsed_s() const {
   float ms = 0;
-  check_cuda(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+  check_cuda(cudaEventElapsedTime(&ms, start_.handle(), stop_.handle()), "cudaEventElapsedTime");
   return static_cast<double>(ms) / 1e3;
 }
 
 double EventPair::seconds() const {
-  check_cuda(cudaEventSynchronize(stop_), "cudaEventSynchronize(after the work)");
+  check_cuda(cudaEventSynchronize(stop_.handle()), "cudaEventSynchronize(after the work)");
   return elapsed_s();
 }
 

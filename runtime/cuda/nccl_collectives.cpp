@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,6 +20,8 @@
 #include "runtime/comm/comm_errors.hpp"
 #include "runtime/comm/nccl_bootstrap.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/cuda_event.hpp"
+#include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/detail/nccl_wait.hpp"
 
 namespace burst::rt::gpu {
@@ -49,17 +52,15 @@ class NcclCollectives;
 
 // A posted collective and the event recorded after it on the collective stream. Destroyed
 // before the event fired (a timeout, a failure while posting): NCCL cannot withdraw it, so the
-// communicator is aborted.
+// communicator is aborted (~Posted's body), and the event goes after that, with the members.
 struct Posted final : Request::State {
-  explicit Posted(NcclCollectives& owner_) : owner(owner_) {
-    check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags(NCCL collective)");
-  }
+  explicit Posted(NcclCollectives& owner_) : owner(owner_), event("NCCL collective") {}
   Posted(const Posted&) = delete;
   Posted& operator=(const Posted&) = delete;
   ~Posted() override;
 
   NcclCollectives& owner;
-  cudaEvent_t event = nullptr;
+  OwnedEvent event;
   bool done = false;
 };
 
@@ -116,25 +117,25 @@ class NcclCollectives final : public Communicator {
   std::unique_ptr<Request::State> post_barrier() override {
     const Envelope e{Operation::Barrier, -1, Channel::Collective, 0, RingLevel::Flat, 0, DType::Bytes};
     return issue(e, "ncclAllReduce",
-                 [this] { return ncclAllReduce(barrier_, barrier_, 1, ncclInt32, ncclSum, comm_, stream_); });
+                 [this] { return ncclAllReduce(barrier_, barrier_, 1, ncclInt32, ncclSum, comm_, stream()); });
   }
   std::unique_ptr<Request::State> post_allreduce(MutBuffer data, const Envelope& e) override {
     require_device(e, data.data, "buffer");
     return issue(e, "ncclAllReduce", [&] {
-      return ncclAllReduce(data.data, data.data, data.count, nccl_type(e.dtype), nccl_op(e.op), comm_, stream_);
+      return ncclAllReduce(data.data, data.data, data.count, nccl_type(e.dtype), nccl_op(e.op), comm_, stream());
     });
   }
   std::unique_ptr<Request::State> post_allgather(ConstBuffer mine, MutBuffer all, const Envelope& e) override {
     require_device(e, mine.data, "input");
     require_device(e, all.data, "output");
     return issue(e, "ncclAllGather",
-                 [&] { return ncclAllGather(mine.data, all.data, mine.count, nccl_type(e.dtype), comm_, stream_); });
+                 [&] { return ncclAllGather(mine.data, all.data, mine.count, nccl_type(e.dtype), comm_, stream()); });
   }
   std::unique_ptr<Request::State> post_reduce_scatter(ConstBuffer all, MutBuffer mine, const Envelope& e) override {
     require_device(e, all.data, "input");
     require_device(e, mine.data, "output");
     return issue(e, "ncclReduceScatter", [&] {
-      return ncclReduceScatter(all.data, mine.data, mine.count, nccl_type(e.dtype), nccl_op(e.op), comm_, stream_);
+      return ncclReduceScatter(all.data, mine.data, mine.count, nccl_type(e.dtype), nccl_op(e.op), comm_, stream());
     });
   }
   std::unique_ptr<Request::State> post_gather(ConstBuffer mine, MutBuffer all, const Envelope& e) override {
@@ -145,14 +146,14 @@ class NcclCollectives final : public Communicator {
   std::unique_ptr<Request::State> post_broadcast(MutBuffer data, int root, const Envelope& e) override {
     require_device(e, data.data, "buffer");
     return issue(e, "ncclBroadcast", [&] {
-      return ncclBroadcast(data.data, data.data, data.count, nccl_type(e.dtype), root, comm_, stream_);
+      return ncclBroadcast(data.data, data.data, data.count, nccl_type(e.dtype), root, comm_, stream());
     });
   }
 
   bool test(Request::State& state, const Envelope& e) override {
     require_live(e);
     auto& posted = static_cast<Posted&>(state);
-    const NcclPoll poll = poll_nccl_event(comm_, posted.event);
+    const NcclPoll poll = poll_nccl_event(comm_, posted.event.handle());
     if (poll.state == NcclPoll::State::Pending) return false;
     if (poll.state == NcclPoll::State::Failed) {
       abort_nccl();
@@ -198,10 +199,10 @@ class NcclCollectives final : public Communicator {
     // Kernels of this communicator and the ring's in the host's issue order (see the header).
     ::setenv("NCCL_LAUNCH_ORDER_IMPLICIT", "1", 0);
     check_cuda(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
-    check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-    check_cuda(cudaEventCreateWithFlags(&produced_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    stream_.emplace();
+    produced_.emplace("the producer's stream, before a collective");
     check_cuda(cudaMalloc(&barrier_, sizeof(std::int32_t)), "cudaMalloc(NCCL barrier, 4 bytes)");
-    check_cuda(cudaMemsetAsync(barrier_, 0, sizeof(std::int32_t), stream_), "cudaMemsetAsync(NCCL barrier)");
+    check_cuda(cudaMemsetAsync(barrier_, 0, sizeof(std::int32_t), stream()), "cudaMemsetAsync(NCCL barrier)");
     const NcclUniqueIdBytes id_bytes = shared_nccl_unique_id(job_);
     ncclUniqueId id;
     std::memcpy(&id, id_bytes.data(), sizeof id);
@@ -219,10 +220,12 @@ class NcclCollectives final : public Communicator {
                                         const std::function<ncclResult_t()>& enqueue) {
     require_live(e);
     auto posted = std::make_unique<Posted>(*this);
-    check_cuda(cudaEventRecord(produced_, producer_), "cudaEventRecord(the producer's stream, before a collective)");
-    check_cuda(cudaStreamWaitEvent(stream_, produced_, 0), "cudaStreamWaitEvent(a collective on the producer)");
+    check_cuda(cudaEventRecord(produced_->handle(), producer_),
+               "cudaEventRecord(the producer's stream, before a collective)");
+    check_cuda(cudaStreamWaitEvent(stream(), produced_->handle(), 0),
+               "cudaStreamWaitEvent(a collective on the producer)");
     complete(enqueue(), call, payload(e));
-    check_cuda(cudaEventRecord(posted->event, stream_), "cudaEventRecord(NCCL collective)");
+    check_cuda(cudaEventRecord(posted->event.handle(), stream()), "cudaEventRecord(NCCL collective)");
     return posted;
   }
 
@@ -231,47 +234,47 @@ class NcclCollectives final : public Communicator {
   ncclResult_t gather_group(ConstBuffer mine, MutBuffer all) const {
     const ncclDataType_t type = nccl_type(mine.dtype);
     if (rank() == 0) {
-      check_cuda(cudaMemcpyAsync(all.data, mine.data, mine.bytes(), cudaMemcpyDeviceToDevice, stream_),
+      check_cuda(cudaMemcpyAsync(all.data, mine.data, mine.bytes(), cudaMemcpyDeviceToDevice, stream()),
                  "cudaMemcpyAsync(gather_to_root, rank 0's own block)");
     }
     if (const ncclResult_t started = ncclGroupStart(); started != ncclSuccess) return started;
     ncclResult_t refused = ncclSuccess;
     if (rank() != 0) {
-      refused = ncclSend(mine.data, mine.count, type, 0, comm_, stream_);
+      refused = ncclSend(mine.data, mine.count, type, 0, comm_, stream());
     } else {
       for (int peer = 1; peer < size() && (refused == ncclSuccess || refused == ncclInProgress); ++peer) {
         auto* block = static_cast<std::byte*>(all.data) + static_cast<std::size_t>(peer) * mine.bytes();
-        refused = ncclRecv(block, mine.count, type, peer, comm_, stream_);
+        refused = ncclRecv(block, mine.count, type, peer, comm_, stream());
       }
     }
     const ncclResult_t ended = ncclGroupEnd();
     return refused == ncclSuccess || refused == ncclInProgress ? ended : refused;
   }
 
-  // The CUDA objects; the communicator is finalized or aborted first.
+  // The CUDA objects; the communicator is finalized or aborted first, so the stream's drain
+  // (cuda_stream.hpp) ends: a finalized communicator has settled, an aborted one's kernels exit.
   void release_cuda() {
     if (barrier_ != nullptr) (void)cudaFree(barrier_);
-    if (produced_ != nullptr) (void)cudaEventDestroy(produced_);
-    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
     barrier_ = nullptr;
-    produced_ = nullptr;
-    stream_ = nullptr;
+    produced_.reset();
+    stream_.reset();
   }
 
+  [[nodiscard]] cudaStream_t stream() const { return stream_->handle(); }
+
   Communicator& job_;
-  cudaStream_t producer_;           // where the buffers' writers are queued
-  cudaStream_t stream_ = nullptr;   // the collectives'
-  cudaEvent_t produced_ = nullptr;  // recorded on producer_ before each collective
-  void* barrier_ = nullptr;         // one int32 on the device, zero, for barrier
+  cudaStream_t producer_;               // where the buffers' writers are queued
+  std::optional<OwnedStream> stream_;   // the collectives' (made in init, on the device)
+  std::optional<OwnedEvent> produced_;  // recorded on producer_ before each collective
+  void* barrier_ = nullptr;             // one int32 on the device, zero, for barrier
   // One host thread issues every NCCL call of this rank; aborted_ is atomic because
   // abort_backend may come from a watchdog.
   mutable ncclComm_t comm_ = nullptr;
   mutable std::atomic<bool> aborted_ = false;
 };
 
-Posted::~Posted() {
+Posted::~Posted() {  // the event goes after this, with the members
   if (!done) owner.abort_nccl();
-  (void)cudaEventDestroy(event);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,8 @@
 #include "runtime/comm/comm_errors.hpp"
 #include "runtime/comm/nccl_bootstrap.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/cuda_event.hpp"
+#include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/detail/nccl_wait.hpp"
 #include "runtime/schedule/nccl_group_assembler.hpp"
 
@@ -52,10 +55,13 @@ class StagingPool {
   std::multimap<std::size_t, void*> free_;
 };
 
-// One NCCL communicator of the plan (a ring at a level) and the stream its groups run on.
+// One NCCL communicator of the plan (a ring at a level) and the stream its groups run on. The
+// stream is reset by NcclCommunicator only after the communicator was destroyed or aborted, so its
+// drain (cuda_stream.hpp) ends.
 struct Lane {
   ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
+  std::optional<OwnedStream> owned;  // made with the communicator (init)
+  [[nodiscard]] cudaStream_t stream() const { return owned->handle(); }
 };
 
 // One group of the current pass: the device buffer of each op, and once issued its event.
@@ -63,11 +69,8 @@ struct GroupRecord {
   explicit GroupRecord(std::size_t ops) : buffers(ops, nullptr) {}
   GroupRecord(const GroupRecord&) = delete;
   GroupRecord& operator=(const GroupRecord&) = delete;
-  ~GroupRecord() {
-    if (event != nullptr) (void)cudaEventDestroy(event);
-  }
   std::vector<void*> buffers;
-  cudaEvent_t event = nullptr;  // recorded after the group: set once it is issued
+  std::optional<OwnedEvent> event;  // recorded after the group: set once it is issued
   int lane = 0;
 };
 
@@ -113,12 +116,8 @@ class NcclCommunicator final : public Communicator {
       init(lists, device);
     } catch (...) {
       abort_nccl();
-      if (produced_ != nullptr) (void)cudaEventDestroy(produced_);
-      produced_ = nullptr;
-      for (Lane& lane : lanes_) {
-        if (lane.stream != nullptr) (void)cudaStreamDestroy(lane.stream);
-        lane.stream = nullptr;
-      }
+      produced_.reset();
+      for (Lane& lane : lanes_) lane.owned.reset();  // after the abort: their drains end
       throw;
     }
   }
@@ -138,9 +137,9 @@ class NcclCommunicator final : public Communicator {
     }
     for (Lane& lane : lanes_) {
       if (lane.comm != nullptr && !aborted_) (void)ncclCommDestroy(lane.comm);
-      if (lane.stream != nullptr) (void)cudaStreamDestroy(lane.stream);
+      lane.owned.reset();  // finalized and settled, or aborted: its drain ends
     }
-    if (produced_ != nullptr) (void)cudaEventDestroy(produced_);
+    produced_.reset();
   }
 
   [[nodiscard]] int rank() const override { return job_.rank(); }
@@ -203,12 +202,12 @@ class NcclCommunicator final : public Communicator {
   bool test(Request::State& state, const Envelope& e) override {
     require_live(e);
     auto& t = static_cast<Transfer&>(state);
-    if (t.group->event == nullptr) {  // the executor waits on a group it never completed: NCCL would hang
+    if (!t.group->event) {  // the executor waits on a group it never completed: NCCL would hang
       throw backend_error(rank(), e,
                           fmt::format("its NCCL group was never issued: {}", assembler_.incomplete(t.group_index)));
     }
     const Lane& lane = lanes_[static_cast<std::size_t>(t.group->lane)];
-    const NcclPoll poll = poll_nccl_event(lane.comm, t.group->event);
+    const NcclPoll poll = poll_nccl_event(lane.comm, t.group->event->handle());
     if (poll.state == NcclPoll::State::Pending) return false;
     if (poll.state == NcclPoll::State::Failed) {
       abort_nccl();
@@ -263,7 +262,7 @@ class NcclCommunicator final : public Communicator {
     }
     check_cuda(cudaSetDevice(device), fmt::format("cudaSetDevice({})", device));
     // On this device, before the warm-up issues the first group.
-    check_cuda(cudaEventCreateWithFlags(&produced_, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    produced_.emplace("the kernels' stream, before a group");
     const NcclUniqueIdBytes id_bytes = shared_nccl_unique_id(job_);
     ncclUniqueId id;
     std::memcpy(&id, id_bytes.data(), sizeof id);
@@ -286,7 +285,7 @@ class NcclCommunicator final : public Communicator {
       Lane& lane = lanes_[static_cast<std::size_t>(index)];
       const ncclResult_t split = ncclCommSplit(world_, 0, job_.rank(), &lane.comm, &config);
       complete(split, lane.comm != nullptr ? lane.comm : world_, deadline, "ncclCommSplit", to_string(comm));
-      check_cuda(cudaStreamCreateWithFlags(&lane.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+      lane.owned.emplace();
     }
     complete(ncclCommFinalize(world_), world_, deadline, "ncclCommFinalize", "job");
     check_nccl(ncclCommDestroy(world_), "ncclCommDestroy(world)");
@@ -318,7 +317,7 @@ class NcclCommunicator final : public Communicator {
         void* staging = pool_.take(bytes);
         if (source != nullptr) {
           check_cuda(cudaMemcpyAsync(staging, source, bytes, cudaMemcpyHostToDevice,
-                                     lanes_[static_cast<std::size_t>(record->lane)].stream),
+                                     lanes_[static_cast<std::size_t>(record->lane)].stream()),
                      "cudaMemcpyAsync(NCCL send)");
         }
         record->buffers[slot.op] = staging;
@@ -341,34 +340,37 @@ class NcclCommunicator final : public Communicator {
     const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(group.comm))];
     const std::string where = fmt::format("{} (step {})", to_string(group.comm), group.step);
     if (producer_ != nullptr) {
-      check_cuda(cudaEventRecord(produced_, producer_), "cudaEventRecord(the kernels' stream, before a group)");
-      check_cuda(cudaStreamWaitEvent(lane.stream, produced_, 0), "cudaStreamWaitEvent(a group on the kernels)");
+      check_cuda(cudaEventRecord(produced_->handle(), producer_),
+                 "cudaEventRecord(the kernels' stream, before a group)");
+      check_cuda(cudaStreamWaitEvent(lane.stream(), produced_->handle(), 0),
+                 "cudaStreamWaitEvent(a group on the kernels)");
     }
-    cudaEvent_t event = nullptr;
-    check_cuda(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+    // Made before the group starts, so a refused event leaves no group in flight without one. An
+    // event never recorded would read as complete: on a failure below it is dropped, never stored.
+    std::optional<OwnedEvent> event(std::in_place, "NCCL group");
     check_nccl(ncclGroupStart(), "ncclGroupStart");
     for (std::size_t o = 0; o < group.ops.size(); ++o) {
       const NcclOp& op = group.ops[o];
       const bool send = op.direction == NcclDirection::Send;
       const ncclResult_t status =
-          send ? ncclSend(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream)
-               : ncclRecv(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream);
+          send ? ncclSend(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream())
+               : ncclRecv(record.buffers[o], op.bytes, ncclUint8, op.peer, lane.comm, lane.stream());
       if (status != ncclSuccess && status != ncclInProgress) {
         (void)ncclGroupEnd();  // what was added may launch: only an abort stops it
-        (void)cudaEventDestroy(event);
+        event.reset();
         complete(status, lane.comm, nccl_deadline(options().timeout_s),
                  fmt::format("{} ({} rank {})", send ? "ncclSend" : "ncclRecv", describe_payload(op), op.peer), where);
       }
     }
     const ncclResult_t ended = ncclGroupEnd();
-    if (ended != ncclSuccess && ended != ncclInProgress) (void)cudaEventDestroy(event);
+    if (ended != ncclSuccess && ended != ncclInProgress) event.reset();
     complete(ended, lane.comm, nccl_deadline(options().timeout_s), "ncclGroupEnd", where);
-    if (const cudaError_t recorded = cudaEventRecord(event, lane.stream); recorded != cudaSuccess) {
-      (void)cudaEventDestroy(event);  // never recorded: it would read as complete
+    if (const cudaError_t recorded = cudaEventRecord(event->handle(), lane.stream()); recorded != cudaSuccess) {
+      event.reset();  // never recorded: it would read as complete
       abort_nccl();
       check_cuda(recorded, "cudaEventRecord(NCCL group)");
     }
-    record.event = event;
+    record.event = std::move(event);
   }
 
   // One element each way with every peer of every communicator, then wait for all of it, so
@@ -380,7 +382,7 @@ class NcclCommunicator final : public Communicator {
       const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(group.comm))];
       for (std::size_t o = 0; o < group.ops.size(); ++o) {
         record->buffers[o] = pool_.take(group.ops[o].bytes);
-        check_cuda(cudaMemsetAsync(record->buffers[o], 0, group.ops[o].bytes, lane.stream),
+        check_cuda(cudaMemsetAsync(record->buffers[o], 0, group.ops[o].bytes, lane.stream()),
                    "cudaMemsetAsync(NCCL warm-up)");
       }
       issue(group, *record);
@@ -388,7 +390,7 @@ class NcclCommunicator final : public Communicator {
     const auto deadline = nccl_deadline(options().timeout_s);
     for (std::size_t g = 0; g < groups.size(); ++g) {
       const Lane& lane = lanes_[static_cast<std::size_t>(comm_index(groups[g].comm))];
-      const NcclPoll poll = wait_nccl_event(lane.comm, records[g]->event, deadline);
+      const NcclPoll poll = wait_nccl_event(lane.comm, records[g]->event->handle(), deadline);
       if (poll.state != NcclPoll::State::Done) {
         std::vector<int> peers;
         for (const NcclOp& op : groups[g].ops) peers.push_back(op.peer);
@@ -405,8 +407,8 @@ class NcclCommunicator final : public Communicator {
   }
 
   Communicator& job_;
-  cudaStream_t producer_;           // where the blocks' writers are queued (may be null)
-  cudaEvent_t produced_ = nullptr;  // recorded on producer_ before each group
+  cudaStream_t producer_;               // where the blocks' writers are queued (may be null)
+  std::optional<OwnedEvent> produced_;  // recorded on producer_ before each group (made in init)
   NcclGroupAssembler assembler_;
   // One host thread per device issues every NCCL call of this rank (NCCL makes racing launch
   // threads fatal); aborted_ is atomic because abort_backend may come from a watchdog.

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "runtime/calibration/gpu_speed.hpp"
 #include "runtime/comm/nccl_bootstrap.hpp"
 #include "runtime/cuda/cuda_check.hpp"
+#include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/detail/device_buffer.hpp"
 #include "runtime/cuda/detail/event_timer.hpp"
 #include "runtime/cuda/detail/nccl_wait.hpp"
@@ -42,13 +44,14 @@ class PingPongComm {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
     complete(ncclCommInitRankConfig(&comm_, job.size(), id, job.rank(), &config), "ncclCommInitRankConfig");
-    gpu::check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    stream_.emplace();
   }
   PingPongComm(const PingPongComm&) = delete;
   PingPongComm& operator=(const PingPongComm&) = delete;
+  // The stream goes after this body (a member): after the abort, so its drain (cuda_stream.hpp)
+  // ends, NCCL's kernels having exited; after finish() nothing of the communicator is left to run.
   ~PingPongComm() {
     if (comm_ != nullptr) (void)ncclCommAbort(comm_);
-    if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
   }
 
   // Finalize (polled), then destroy: the orderly end once every exchange is done.
@@ -64,12 +67,12 @@ class PingPongComm {
     const bool first = job_.rank() == p.a;
     const int peer = first ? p.b : p.a;
     return gpu::best_event_time(
-        repeat, stream_,
+        repeat, stream_->handle(),
         [&] {
           for (const bool sending : {first, !first}) {
             gpu::check_nccl(ncclGroupStart(), "ncclGroupStart");
-            const ncclResult_t posted = sending ? ncclSend(buffer, bytes, ncclUint8, peer, comm_, stream_)
-                                                : ncclRecv(buffer, bytes, ncclUint8, peer, comm_, stream_);
+            const ncclResult_t posted = sending ? ncclSend(buffer, bytes, ncclUint8, peer, comm_, stream_->handle())
+                                                : ncclRecv(buffer, bytes, ncclUint8, peer, comm_, stream_->handle());
             const ncclResult_t ended = ncclGroupEnd();
             complete(posted == ncclSuccess || posted == ncclInProgress ? ended : posted,
                      fmt::format("{} of {} bytes with rank {}", sending ? "ncclSend" : "ncclRecv", bytes, peer));
@@ -103,7 +106,7 @@ class PingPongComm {
 
   Communicator& job_;
   ncclComm_t comm_ = nullptr;
-  cudaStream_t stream_ = nullptr;
+  std::optional<gpu::OwnedStream> stream_;  // made once the communicator is
 };
 
 }  // namespace

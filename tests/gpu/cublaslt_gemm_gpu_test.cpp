@@ -23,6 +23,7 @@
 
 #include "common/bf16.hpp"
 #include "runtime/cuda/detail/cublaslt_gemm.hpp"
+#include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/cuda_check.hpp"
 #include "runtime/kernels/blas.hpp"
 
@@ -72,8 +73,11 @@ void compare(const rt::GemmShape& g, rt::gpu::GemmOutput out, std::size_t a_offs
   std::uint16_t* da = upload(a_bits, a_offset);
   std::uint16_t* db = upload(b_bits);
   void* dc = out == rt::gpu::GemmOutput::F32 ? static_cast<void*>(upload(c0)) : static_cast<void*>(upload(to_bits(c0)));
-  cudaStream_t stream = nullptr;
-  check_cuda(cudaStreamCreate(&stream), "cudaStreamCreate");
+  // The uploads' cudaMemcpy may return before its DMA lands, and the products run on a
+  // non-blocking stream, which does not wait for the default stream: the device finishes them first.
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize(after the uploads)");
+  const rt::gpu::OwnedStream owned;
+  const cudaStream_t stream = owned.handle();
   int device = 0, major = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
@@ -104,7 +108,6 @@ void compare(const rt::GemmShape& g, rt::gpu::GemmOutput out, std::size_t a_offs
     }
   }
   for (void* p : {static_cast<void*>(da - a_offset), static_cast<void*>(db), dc}) check_cuda(cudaFree(p), "cudaFree");
-  check_cuda(cudaStreamDestroy(stream), "cudaStreamDestroy");
 }
 
 }  // namespace

@@ -1,16 +1,22 @@
 // The host side of the CUDA backend, which runs on any machine (label unit): the device count
 // says why it is 0, CudaAttentionKernels refuses to start without a device and says why, and
 // the kernels' host API checks its arguments, naming them, before it touches the GPU, and
-// cuBLASLt, which the program does not link, opens on first use with every entry point.
+// cuBLASLt, which the program does not link, opens on first use with every entry point. The
+// owned stream and event handles are move-only, and name the call (and the event's purpose)
+// when CUDA refuses one.
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "common/error.hpp"
 #include "runtime/cuda/detail/cublaslt_gemm.hpp"
 #include "runtime/cuda/detail/cublaslt_library.hpp"
 #include "runtime/cuda/cuda_attention_kernels.hpp"
 #include "runtime/cuda/cuda_step_kernels.hpp"
+#include "runtime/cuda/detail/cuda_event.hpp"
+#include "runtime/cuda/detail/cuda_stream.hpp"
 #include "runtime/cuda/device_count.hpp"
 #include "runtime/cuda/detail/flash_attention.hpp"
 #include "runtime/cuda/detail/kernel_traits.hpp"
@@ -41,6 +47,41 @@ TEST_CASE("without a visible device the CUDA kernels refuse to start, saying why
   if (visible.count > 0) return;  // a GPU machine: nothing to refuse
   CHECK_THROWS_WITH(rt::CudaAttentionKernels{}, Catch::Contains("no CUDA device visible (" + visible.reason + ")"));
   CHECK_THROWS_WITH(rt::CudaStepKernels{}, Catch::Contains("no CUDA device visible (" + visible.reason + ")"));
+}
+
+// One owner per handle: a copy would destroy the stream or event twice. Moves never throw, so a
+// vector of them (which moves them when it grows) keeps them without copies.
+template <typename Handle>
+constexpr bool move_only_handle = !std::is_copy_constructible_v<Handle> && !std::is_copy_assignable_v<Handle> &&
+                                  std::is_nothrow_move_constructible_v<Handle> &&
+                                  std::is_nothrow_move_assignable_v<Handle> && std::is_nothrow_destructible_v<Handle>;
+static_assert(move_only_handle<rt::gpu::OwnedStream>);
+static_assert(move_only_handle<rt::gpu::OwnedEvent>);
+static_assert(!std::is_default_constructible_v<rt::gpu::OwnedEvent>);  // every event says what it is for
+
+TEST_CASE("the owned stream and event handles: one owner, and a refusal names the call") {
+  using Catch::Contains;
+  if (rt::gpu::cuda_device_count().count == 0) {  // CUDA refuses both: the error says which call, for what
+    CHECK_THROWS_WITH(rt::gpu::OwnedEvent("a loopback message"),
+                      Contains("cudaEventCreateWithFlags(a loopback message)"));
+    CHECK_THROWS_WITH(rt::gpu::OwnedEvent("timing: before the work", rt::gpu::EventTiming::On),
+                      Contains("cudaEventCreateWithFlags(timing: before the work)"));
+    CHECK_THROWS_WITH(rt::gpu::OwnedStream(), Contains("cudaStreamCreateWithFlags"));
+    return;
+  }
+  rt::gpu::OwnedEvent event("a test event");
+  const cudaEvent_t made = event.handle();
+  CHECK(made != nullptr);
+  rt::gpu::OwnedEvent moved(std::move(event));
+  CHECK(moved.handle() == made);
+  CHECK(event.handle() == nullptr);  // moved from: its destructor destroys nothing
+  rt::gpu::OwnedStream stream;
+  const cudaStream_t stream_made = stream.handle();
+  CHECK(stream_made != nullptr);  // never the legacy default stream
+  rt::gpu::OwnedStream other;
+  other = std::move(stream);  // other's own stream is drained and destroyed
+  CHECK(other.handle() == stream_made);
+  CHECK(stream.handle() == nullptr);
 }
 
 TEST_CASE("the kernels' host API names bad arguments before any launch") {

@@ -10,29 +10,33 @@
 
 #include <cuda_runtime_api.h>
 
+#include "runtime/cuda/detail/cuda_event.hpp"
+
 namespace burst::rt::gpu {
 
 using EventWait = std::function<void(cudaEvent_t)>;
 
-// Two events around work on a stream, destroyed however their owner ends. Not copyable or
-// movable (a vector of them holds them through unique_ptr or is reserved).
+// Two timing events around work on a stream (OwnedEvent, EventTiming::On), destroyed however
+// their owner ends. Not copyable or movable (a vector of them holds them through unique_ptr or is
+// reserved).
 class EventPair {
  public:
-  EventPair();
+  EventPair() = default;
   EventPair(const EventPair&) = delete;
   EventPair& operator=(const EventPair&) = delete;
-  ~EventPair();
+  ~EventPair() = default;
 
   void record_start(cudaStream_t stream) const;
   void record_stop(cudaStream_t stream) const;
-  [[nodiscard]] cudaEvent_t stop() const { return stop_; }
+  [[nodiscard]] cudaEvent_t stop() const { return stop_.handle(); }
   // Seconds from start to stop; the stop must have completed (wait for it first).
   [[nodiscard]] double elapsed_s() const;
   // Waits for the stop (cudaEventSynchronize), then elapsed_s().
   [[nodiscard]] double seconds() const;
 
  private:
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  OwnedEvent start_{"timing: before the work", EventTiming::On};
+  OwnedEvent stop_{"timing: after the work", EventTiming::On};
 };
 
 // Seconds of the best run. Every CUDA call is checked (burst::Error naming it).
