@@ -34,10 +34,8 @@ std::int64_t diagonal_prefix(std::int64_t n, std::int64_t m, std::int64_t x) {
   return n * m - tail * (tail + 1) / 2;
 }
 
-// (i, j) in [0, n) x [0, m) with t0 <= i - j <= t1.
+// (i, j) in [0, n) x [0, m) with t0 <= i - j <= t1, for 1 - m <= t0 and t1 <= n - 1.
 std::int64_t diagonal_pairs(std::int64_t n, std::int64_t m, std::int64_t t0, std::int64_t t1) {
-  t0 = std::max(t0, 1 - m);
-  t1 = std::min(t1, n - 1);
   if (t0 > t1) return 0;
   return diagonal_prefix(n, m, t1) - diagonal_prefix(n, m, t0 - 1);
 }
@@ -49,13 +47,24 @@ struct Band {
   std::int64_t hi;  // kUnbounded: none
 };
 
-// Pairs of two same-stride progressions with lo <= q - k <= hi.
-std::int64_t band_pairs(const Progression& q, const Progression& k, std::int64_t stride, Band band) {
-  if (q.count <= 0 || k.count <= 0) return 0;
+// The diagonals t = i - j (query i, key j) of two same-stride progressions on which
+// lo <= q - k <= hi, clipped to those of the count(q) x count(k) grid: [t0, t1], none if t0 > t1.
+struct Diagonals {
+  std::int64_t t0;
+  std::int64_t t1;
+};
+Diagonals band_diagonals(const Progression& q, const Progression& k, std::int64_t stride, Band band) {
   const std::int64_t d = q.start - k.start;  // q - k = d + t * stride
   const std::int64_t t0 = band.lo == -kUnbounded ? 1 - k.count : ceil_div(band.lo - d, stride);
   const std::int64_t t1 = band.hi == kUnbounded ? q.count - 1 : floor_div(band.hi - d, stride);
-  return diagonal_pairs(q.count, k.count, t0, t1);
+  return {std::max(t0, 1 - k.count), std::min(t1, q.count - 1)};
+}
+
+// Pairs of two same-stride progressions with lo <= q - k <= hi.
+std::int64_t band_pairs(const Progression& q, const Progression& k, std::int64_t stride, Band band) {
+  if (q.count <= 0 || k.count <= 0) return 0;
+  const Diagonals t = band_diagonals(q, k, stride, band);
+  return diagonal_pairs(q.count, k.count, t.t0, t.t1);
 }
 
 // The elements of p inside [lo, hi], as a progression of the same stride.
@@ -142,6 +151,25 @@ std::int64_t mixed_stride_pairs(const Mask& mask, const Progression& q, const Pr
   return total;
 }
 
+// The stride two progressions share (a single element has none of its own and takes the
+// other's), or 0 when they step differently.
+std::int64_t common_stride(const Progression& q, const Progression& k) {
+  if (q.count == 1) return k.stride;
+  if (k.count == 1 || k.stride == q.stride) return q.stride;
+  return 0;
+}
+
+// The mask as bounds on q - k; the document mask is no band.
+Band band_of(const Mask& mask) {
+  switch (mask.kind) {
+    case MaskKind::Causal: return {0, kUnbounded};
+    case MaskKind::SlidingWindow: return {0, mask.window - 1};
+    case MaskKind::Full:
+    case MaskKind::Document: break;
+  }
+  return {-kUnbounded, kUnbounded};
+}
+
 }  // namespace
 
 void TokenSet::add(const Progression& p) {
@@ -158,20 +186,24 @@ std::int64_t TokenSet::tokens() const {
 std::int64_t allowed_pairs(const Mask& mask, const Progression& q, const Progression& k) {
   if (q.count <= 0 || k.count <= 0) return 0;
   if (mask.kind == MaskKind::Full) return q.count * k.count;
-  // A single element has no stride of its own: give it the other's.
-  std::int64_t stride = q.stride;
-  if (q.count == 1)
-    stride = k.stride;
-  else if (k.count != 1 && k.stride != q.stride)
-    return mixed_stride_pairs(mask, q, k);
+  const std::int64_t stride = common_stride(q, k);
+  if (stride == 0) return mixed_stride_pairs(mask, q, k);
   const Progression qs{q.start, q.count, stride}, ks{k.start, k.count, stride};
-  switch (mask.kind) {
-    case MaskKind::Causal: return band_pairs(qs, ks, stride, {0, kUnbounded});
-    case MaskKind::SlidingWindow: return band_pairs(qs, ks, stride, {0, mask.window - 1});
-    case MaskKind::Document: return document_pairs(qs, ks, stride, mask.doc_len);
-    case MaskKind::Full: break;
+  if (mask.kind == MaskKind::Document) return document_pairs(qs, ks, stride, mask.doc_len);
+  return band_pairs(qs, ks, stride, band_of(mask));
+}
+
+PairedTokens paired_tokens(const Mask& mask, const Progression& q, const Progression& k) {
+  const std::int64_t stride = common_stride(q, k);
+  if (mask.kind == MaskKind::Document || stride == 0) {
+    if (allowed_pairs(mask, q, k) == 0) return {};
+    return {{0, q.count - 1}, {0, k.count - 1}};
   }
-  return q.count * k.count;
+  if (q.count <= 0 || k.count <= 0) return {};
+  const Diagonals t = band_diagonals(q, k, stride, band_of(mask));
+  if (t.t0 > t.t1) return {};
+  return {{std::max<std::int64_t>(0, t.t0), std::min(q.count - 1, k.count - 1 + t.t1)},
+          {std::max<std::int64_t>(0, -t.t1), std::min(k.count - 1, q.count - 1 - t.t0)}};
 }
 
 std::int64_t allowed_pairs(const Mask& mask, const TokenSet& q, const TokenSet& k) {

@@ -66,6 +66,27 @@ struct TokenSet {
 [[nodiscard]] std::int64_t allowed_pairs(const Mask& mask, const Progression& q, const Progression& k);
 [[nodiscard]] std::int64_t allowed_pairs(const Mask& mask, const TokenSet& q, const TokenSet& k);
 
+// Elements first .. last of a progression (by index); empty when last < first.
+struct IndexRange {
+  std::int64_t first = 0;
+  std::int64_t last = -1;
+  [[nodiscard]] std::int64_t count() const { return last >= first ? last - first + 1 : 0; }
+};
+
+// The tokens a kernel on the block (q, k) needs: the queries with at least one allowed key and
+// the keys with at least one allowed query. Under a band mask (full, causal, sliding window)
+// between progressions of one stride they are consecutive: pair (i, j) is allowed for
+// t0 <= i - j <= t1, so query i takes part for t0 <= i <= m - 1 + t1 and key j for
+// -t1 <= j <= n - 1 - t0 (n queries, m keys). A striped block past its rank is the causal
+// triangle of c - 1 tokens: query 0 and key c - 1 meet nothing, and ring-flash-attention runs
+// its kernel on q[:, 1:] and k[:, :-1]. The document mask and mixed strides give the whole
+// progressions wherever any pair is allowed.
+struct PairedTokens {
+  IndexRange queries;
+  IndexRange keys;
+};
+[[nodiscard]] PairedTokens paired_tokens(const Mask& mask, const Progression& q, const Progression& k);
+
 // The sequence length must be a multiple of this for the layout on `ring_size` ranks:
 // R for contiguous and striped, 2R for zigzag.
 [[nodiscard]] std::int64_t layout_multiple(Layout layout, int ring_size);

@@ -101,12 +101,14 @@ const std::vector<FamilyTraits>& family_table() {
             loongtrain_recipe(f);
             f.ulysses = UlyssesRule::UpTo4;
           }),
-      // The original ring attention: contiguous blocks (the planner also tries zigzag), fp32 dK, dV.
+      // The original ring attention: contiguous blocks (the planner also tries zigzag), fp32 dK, dV;
+      // ring-flash-attention's merge of a partial block copies the slice back.
       row("ring",
           [](FamilyTraits& f) {
             f.layout = Layout::Contiguous;
             f.backward = BackwardMode::KvRing;
             f.dkv_bytes = 4;
+            f.code.copies_merged_slices = true;
             f.memory.separate_accumulator_communicator = false;  // both RingComms on one process group
             f.also_zigzag_layout = true;
           }),

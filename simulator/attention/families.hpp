@@ -55,6 +55,11 @@ struct FamilyCode {
   // A double ring's dK, dV crossing between inner rings (nodes); 0: as within them. LoongTrain
   // sums them in fp32 inside a window and sends them on to the next window in bf16 (2).
   int dkv_bytes_between_windows = 0;
+  // The forward's merge of a block that covers only part of the rank's queries (zigzag's later
+  // half, striped's shifted triangle): ring-flash-attention merges the slice of the running
+  // output and lse into new tensors and copies them back into the slice, one more read and
+  // write of those rows; false: merged in place.
+  bool copies_merged_slices = false;
 };
 
 struct FamilyTraits {

@@ -121,6 +121,10 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   const double merging = g.ring > 1 ? 1 : 0;
   const double running = strategy.code.output_accumulator_bytes > 0 ? strategy.code.output_accumulator_bytes : e;
   const double merge_bytes_per_row = merging * ((2 * running + e) * h + 3 * kFp32 * heads) * batch;
+  // Where the family's code merges a partial block through a slice, it copies the merged rows
+  // back: a row's output (a bytes an element) and lse (4 a head) read and written once more.
+  const double slice_copy_bytes_per_row =
+      strategy.code.copies_merged_slices ? merging * 2 * (running * h + kFp32 * heads) * batch : 0;
   const double resident_bytes = merging * 3 * kFp32;
 
   PhaseSpec forward;
@@ -129,6 +133,8 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
                           .flops_per_pair = forward_flops_per_pair,
                           .lanes = static_cast<int>(std::min(heads * batch, 65535.0)),
                           .epilogue_bytes_per_row = merge_bytes_per_row,
+                          .slice_copy_bytes_per_row = slice_copy_bytes_per_row,
+                          .rank_rows = c,
                           .block_payload = Payload::KV,
                           .block_bytes = 2 * tokens * h_kv * e * batch,
                           .accumulator_payload = Payload::DKV,
@@ -143,6 +149,7 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   backward.pass.phase = Phase::Backward;
   backward.pass.kernel = KernelKind::AttentionBackward;
   backward.pass.flops_per_pair = 2.5 * forward_flops_per_pair;
+  backward.pass.slice_copy_bytes_per_row = 0;  // gradients are added into their slices in place
   if (strategy.backward == BackwardMode::KvRing) {
     backward.pass.accumulator_payload = Payload::DKV;
     backward.pass.accumulator_bytes = 2 * tokens * h_kv * strategy.dkv_bytes * batch;

@@ -43,10 +43,38 @@
 #include <array>
 #include <numeric>
 
+#include <fmt/format.h>
+
+#include "common/error.hpp"
 #include "common/token_sets.hpp"
 #include "simulator/attention/lowering.hpp"
 
 namespace burst::sim {
+
+namespace {
+
+// What one query part meets of one key part: its allowed pairs, the tokens of each that take
+// part, and whether those pairs fill the rectangle of those tokens (pairs -1: not counted yet,
+// in the memo below).
+struct PartBlock {
+  std::int64_t pairs = -1;
+  PairedTokens tokens;
+  bool masked = false;
+};
+
+PartBlock part_block(const Mask& mask, const Progression& q, const Progression& k) {
+  PartBlock block{.pairs = allowed_pairs(mask, q, k), .tokens = paired_tokens(mask, q, k), .masked = false};
+  block.masked = block.pairs < block.tokens.queries.count() * block.tokens.keys.count();
+  return block;
+}
+
+// Elements in either of two ranges of one progression.
+std::int64_t union_count(const IndexRange& x, const IndexRange& y) {
+  const IndexRange both{std::max(x.first, y.first), std::min(x.last, y.last)};
+  return x.count() + y.count() - both.count();
+}
+
+}  // namespace
 
 PairTable::PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring_size) : ring_(ring_size) {
   std::vector<TokenSet> tokens;
@@ -60,66 +88,86 @@ PairTable::PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring
       top = std::max(top, start);
     }
   }
+  if (tokens.front().tokens() >= std::int64_t{kMasked}) {
+    throw Error(Problem{"seq", fmt::format("{} tokens per ring rank", tokens.front().tokens()),
+                        fmt::format("fewer than {}", kMasked), "split the sequence over more ring ranks"});
+  }
   unit = std::max<std::int64_t>(unit, 1);
   // Full, causal and sliding masks depend on q - k only, and every rank's part p has the same
-  // count and stride: the count of parts (p, p') is a function of the start difference, a
+  // count and stride: what parts (p, p') meet is a function of the start difference, a
   // multiple of `unit` in [-top, top]. Memoised per (p, p'), a million blocks cost a few
   // thousand counts. The document mask is not translation invariant: counted directly.
   const bool invariant = mask.kind != MaskKind::Document;
   const std::int64_t span = top / unit;
   const auto slots = static_cast<std::size_t>(2 * span + 1);
-  std::array<std::vector<std::int64_t>, 4> memo;
+  std::array<std::vector<PartBlock>, 4> memo;
   if (invariant) {
-    for (auto& m : memo) m.assign(slots, -1);
+    for (auto& m : memo) m.assign(slots, PartBlock{});
   }
   std::vector<std::array<std::int64_t, 2>> units(tokens.size());  // part starts / unit
   for (std::size_t r = 0; r < tokens.size(); ++r) {
     for (std::size_t p = 0; p < 2; ++p) units[r][p] = tokens[r].parts[p].start / unit;
   }
-  for (std::size_t part = 0; part < 2; ++part) part_tokens_[part] = tokens.front().parts[part].count;
   const auto cells = static_cast<std::size_t>(ring_size) * static_cast<std::size_t>(ring_size);
   pairs_.resize(cells);  // all written below
   shapes_.resize(cells);
+  const PartBlock none{.pairs = 0, .tokens = {}, .masked = false};
+  std::array<PartBlock, 4> counted;  // the document mask's part blocks of one cell
   std::size_t x = 0;
   for (std::size_t q = 0; q < tokens.size(); ++q) {
     const TokenSet& qs = tokens[q];
     for (std::size_t k = 0; k < tokens.size(); ++k) {
       const TokenSet& ks = tokens[k];
+      // [a * 2 + b]: query part a against key part b, in the memo (or `counted`); absent: `none`.
+      std::array<const PartBlock*, 4> met{&none, &none, &none, &none};
       std::int64_t total = 0;
-      std::uint8_t shape = 0;
+      bool masked = false;
       for (std::size_t a = 0; a < static_cast<std::size_t>(qs.size); ++a) {
         for (std::size_t b = 0; b < static_cast<std::size_t>(ks.size); ++b) {
-          std::int64_t part_pairs = 0;
+          const std::size_t i = a * 2 + b;
           if (invariant) {
-            std::int64_t& slot = memo[a * 2 + b][static_cast<std::size_t>(units[q][a] - units[k][b] + span)];
-            if (slot < 0) slot = allowed_pairs(mask, qs.parts[a], ks.parts[b]);
-            part_pairs = slot;
+            PartBlock& slot = memo[i][static_cast<std::size_t>(units[q][a] - units[k][b] + span)];
+            if (slot.pairs < 0) slot = part_block(mask, qs.parts[a], ks.parts[b]);
+            met[i] = &slot;
           } else {
-            part_pairs = allowed_pairs(mask, qs.parts[a], ks.parts[b]);
+            counted[i] = part_block(mask, qs.parts[a], ks.parts[b]);
+            met[i] = &counted[i];
           }
-          if (part_pairs == 0) continue;
-          total += part_pairs;
-          shape |= static_cast<std::uint8_t>((kRowPart << a) | (kColumnPart << b));
-          if (part_pairs < qs.parts[a].count * ks.parts[b].count) shape |= kMasked;
+          total += met[i]->pairs;
+          masked = masked || met[i]->masked;
         }
       }
+      std::int64_t rows = 0, columns = 0;
+      for (std::size_t p = 0; p < 2; ++p) {
+        rows += union_count(met[p * 2]->tokens.queries, met[p * 2 + 1]->tokens.queries);
+        columns += union_count(met[p]->tokens.keys, met[2 + p]->tokens.keys);
+      }
       pairs_[x] = total;
-      shapes_[x++] = shape;
+      shapes_[x++] =
+          PackedShape{static_cast<std::uint32_t>(rows), static_cast<std::uint32_t>(columns) | (masked ? kMasked : 0U)};
     }
   }
 }
 
 BlockShape PairTable::shape(int q, int k) const {
-  const std::uint8_t code =
-      shapes_[static_cast<std::size_t>(q) * static_cast<std::size_t>(ring_) + static_cast<std::size_t>(k)];
-  BlockShape out;
-  for (std::size_t part = 0; part < 2; ++part) {
-    if (code & (kRowPart << part)) out.rows += part_tokens_[part];
-    if (code & (kColumnPart << part)) out.columns += part_tokens_[part];
-  }
-  out.masked = (code & kMasked) != 0;
-  return out;
+  const PackedShape packed = shapes_[cell(q, k)];
+  return BlockShape{.rows = packed.rows,
+                    .columns = packed.columns_masked & ~kMasked,
+                    .masked = (packed.columns_masked & kMasked) != 0};
 }
+
+namespace {
+
+// The merge or accumulation after a block's kernel, over its rows and columns, and the copy of
+// a merged slice back into the rank's output where the family's code makes one.
+double epilogue_bytes(const RingPass& pass, const BlockShape& shape) {
+  const auto rows = static_cast<double>(shape.rows);
+  const double slice_copy = shape.rows < pass.rank_rows ? rows * pass.slice_copy_bytes_per_row : 0;
+  return rows * pass.epilogue_bytes_per_row + static_cast<double>(shape.columns) * pass.epilogue_bytes_per_column +
+         slice_copy;
+}
+
+}  // namespace
 
 TaskGraph::ComputeSpec block_compute(const RingPass& pass, std::int64_t pairs, const BlockShape& shape) {
   return TaskGraph::ComputeSpec{.gpu = 0,
@@ -130,8 +178,7 @@ TaskGraph::ComputeSpec block_compute(const RingPass& pass, std::int64_t pairs, c
                                 .block_q = shape.rows,
                                 .block_k = shape.columns,
                                 .masked = shape.masked,
-                                .epilogue_bytes = static_cast<double>(shape.rows) * pass.epilogue_bytes_per_row +
-                                                  static_cast<double>(shape.columns) * pass.epilogue_bytes_per_column,
+                                .epilogue_bytes = epilogue_bytes(pass, shape),
                                 .lanes = pass.lanes,
                                 .step = 0};
 }
@@ -263,7 +310,7 @@ class PassBuilder {
   }
 
   // The allowed pairs and the shape of every rank's block at this step are looked up first, in
-  // a loop of independent loads: the R x R tables (8 MB and 1 MB for R = 1024) are read across
+  // a loop of independent loads: the R x R tables (8 MB each for R = 1024) are read across
   // rows, cache misses per rank, and here the misses overlap instead of each stalling the
   // task-building loop.
   void computes(int t, int o, int i) {

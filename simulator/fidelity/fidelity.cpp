@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "simulator/attention/families.hpp"
 #include "simulator/costs/calibration.hpp"
 #include "simulator/layer_simulation.hpp"
 #include "topologies/json_format.hpp"
@@ -31,6 +32,7 @@ std::optional<AttentionStrategy> method_strategy(const PublishedFigure& f) {
   if (f.method == "fa2" || f.method == "ring" || f.method == "zigzag_ring" || f.method == "stripe_ring") {
     s.backward = BackwardMode::KvRing;  // ring-flash-attention: K,V circulate, dK,dV follow in fp32
     s.dkv_bytes = 4;
+    s.code = family_traits("ring").code;  // and its code's traits (docs/strategies.md)
     return s;
   }
   if (f.method == "burst") {

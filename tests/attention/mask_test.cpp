@@ -19,6 +19,25 @@ std::vector<Mask> masks_to_try() {
   return masks;
 }
 
+// The range of indices whose element meets any allowed partner, token by token: the first and
+// last such element of `own` (the queries when `queries`), {0, -1} when none.
+IndexRange brute_paired(const Mask& m, const Progression& q, const Progression& k, bool queries) {
+  const Progression& own = queries ? q : k;
+  const Progression& other = queries ? k : q;
+  IndexRange range{0, -1};
+  for (std::int64_t i = 0; i < own.count; ++i) {
+    bool met = false;
+    for (std::int64_t j = 0; j < other.count && !met; ++j) {
+      const std::int64_t a = own.start + i * own.stride, b = other.start + j * other.stride;
+      met = queries ? allowed(m, a, b) : allowed(m, b, a);
+    }
+    if (!met) continue;
+    if (range.count() == 0) range.first = i;
+    range.last = i;
+  }
+  return range;
+}
+
 std::string error_of(std::string_view text) {
   try {
     (void)parse_mask(text, "--mask");
@@ -74,6 +93,38 @@ TEST_CASE("pair counts of random progressions equal token-by-token counts", "[ma
       INFO("q {" << q.start << "," << q.count << "," << q.stride << "} k {" << k.start << "," << k.count << ","
                  << k.stride << "} mask " << to_string(m));
       REQUIRE(allowed_pairs(m, q, k) == brute_pairs(m, tokens_of(qs), tokens_of(ks)));
+    }
+  }
+}
+
+TEST_CASE("the tokens a block's kernel needs are exact for band masks and whole for documents", "[mask]") {
+  std::mt19937 rng(11);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const auto masks = masks_to_try();
+  for (int trial = 0; trial < 400; ++trial) {
+    const std::int64_t stride = pick(1, 6);
+    const Progression q{pick(0, 80), pick(0, 14), stride};
+    const Progression k{pick(0, 80), pick(0, 14), stride};
+    for (const Mask& m : masks) {
+      INFO("q {" << q.start << "," << q.count << "} k {" << k.start << "," << k.count << "} stride " << stride
+                 << " mask " << to_string(m));
+      const PairedTokens got = paired_tokens(m, q, k);
+      const IndexRange queries = brute_paired(m, q, k, true), keys = brute_paired(m, q, k, false);
+      if (m.kind == MaskKind::Document) {
+        // Documents may leave gaps: the whole progressions wherever any pair is allowed.
+        REQUIRE(got.queries.count() == (queries.count() > 0 ? q.count : 0));
+        REQUIRE(got.keys.count() == (keys.count() > 0 ? k.count : 0));
+        continue;
+      }
+      // Band masks: the paired tokens are consecutive, exactly the brute-force range.
+      REQUIRE(got.queries.count() == queries.count());
+      REQUIRE(got.keys.count() == keys.count());
+      if (queries.count() > 0) {
+        REQUIRE(got.queries.first == queries.first);
+        REQUIRE(got.queries.last == queries.last);
+        REQUIRE(got.keys.first == keys.first);
+        REQUIRE(got.keys.last == keys.last);
+      }
     }
   }
 }

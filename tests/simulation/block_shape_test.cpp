@@ -41,9 +41,22 @@ TEST_CASE("contiguous and striped: whole blocks, masked on the diagonal (contigu
   check_shape(contiguous, 1, 2, 0, 0, false);  // nothing allowed: no kernel
   const PairTable striped(Mask{}, Layout::Striped, kSeq, 4);
   check_shape(striped, 2, 1, kRank, kRank, true);
-  check_shape(striped, 1, 2, kRank, kRank, true);
+  // Past its rank (keys 4j + 2 for queries 4i + 1) a striped block is the causal triangle
+  // i > j: the rank's first query and the block's last key meet nothing, so the kernel is
+  // c-1 x c-1 (ring-flash-attention runs it on q[:, 1:] and k[:, :-1]).
+  check_shape(striped, 1, 2, kRank - 1, kRank - 1, true);
+  CHECK(striped.at(1, 2) == (kRank - 1) * kRank / 2);
   const PairTable full(Mask{.kind = MaskKind::Full}, Layout::Zigzag, kSeq, 4);
   check_shape(full, 1, 2, kRank, kRank, false);
+}
+
+TEST_CASE("a sliding window's block is the rows and columns its window reaches") {
+  // Window of 512 on contiguous ranks of 2048: the previous rank's block reaches the first 511
+  // queries and the last 511 keys; two ranks back, nothing.
+  const PairTable t(Mask{.kind = MaskKind::SlidingWindow, .window = 512}, Layout::Contiguous, kSeq, 4);
+  check_shape(t, 2, 1, 511, 511, true);
+  check_shape(t, 2, 2, kRank, kRank, true);
+  check_shape(t, 3, 1, 0, 0, false);
 }
 
 TEST_CASE("document masks count part pairs directly and shape the same way") {

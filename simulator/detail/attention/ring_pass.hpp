@@ -5,7 +5,6 @@
 // Internal to simulator/attention: lowering.cpp builds the phases out of passes.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -18,9 +17,11 @@ namespace burst::sim {
 
 // What a kernel computes when the block of ring rank k visits ring rank q: the query rows and
 // key columns with any allowed pair (a zigzag rank's two half-chunks are its parts: an early
-// block meets only the first half of the keys, so the kernel is c x c/2), and whether any
-// part pair is only partly allowed (a causal diagonal, striped's shifted triangle, a sliding
-// window's edge), which runs the kernel's masked tiles. Kernel efficiency depends on both.
+// block meets only the first half of the keys, so the kernel is c x c/2; a striped block past
+// its rank loses its first query and last key, c-1 x c-1, paired_tokens in
+// common/token_sets.hpp), and whether any part pair is only partly allowed (a causal diagonal,
+// striped's shifted triangle, a sliding window's edge), which runs the kernel's masked tiles.
+// Kernel efficiency depends on both.
 struct BlockShape {
   std::int64_t rows = 0;
   std::int64_t columns = 0;
@@ -33,20 +34,25 @@ struct BlockShape {
 // TLB miss each on 4 KB pages.
 class PairTable {
  public:
+  // Throws burst::Error when a rank holds 2^31 tokens or more (a shape keeps 31 bits a side).
   PairTable(const Mask& mask, Layout layout, std::int64_t seq, int ring_size);
-  [[nodiscard]] std::int64_t at(int q, int k) const {
-    return pairs_[static_cast<std::size_t>(q) * static_cast<std::size_t>(ring_) + static_cast<std::size_t>(k)];
-  }
+  [[nodiscard]] std::int64_t at(int q, int k) const { return pairs_[cell(q, k)]; }
   [[nodiscard]] BlockShape shape(int q, int k) const;
   [[nodiscard]] int ring() const { return ring_; }
 
  private:
-  // A shape is one byte: which query parts and key parts take part, and the masked bit.
-  static constexpr std::uint8_t kRowPart = 1, kColumnPart = 4, kMasked = 16;
+  // A shape in 8 bytes: its rows, and its columns with the masked flag in the top bit.
+  struct PackedShape {
+    std::uint32_t rows = 0;
+    std::uint32_t columns_masked = 0;
+  };
+  static constexpr std::uint32_t kMasked = 1U << 31;
+  [[nodiscard]] std::size_t cell(int q, int k) const {
+    return static_cast<std::size_t>(q) * static_cast<std::size_t>(ring_) + static_cast<std::size_t>(k);
+  }
   int ring_;
-  std::array<std::int64_t, 2> part_tokens_{};  // every rank's parts have the same sizes
   BigVector<std::int64_t> pairs_;
-  BigVector<std::uint8_t> shapes_;
+  BigVector<PackedShape> shapes_;
 };
 
 struct RingPass {
@@ -56,6 +62,11 @@ struct RingPass {
   int lanes = 1;                         // batch x heads of the ring: the kernel's independent problems
   double epilogue_bytes_per_row = 0;     // memory traffic after each block's kernel, per query row
   double epilogue_bytes_per_column = 0;  // ... and per key column (merge or gradient accumulation)
+  // A block with fewer query rows than its rank holds (zigzag's later half, striped's shifted
+  // triangle) writes a slice of the rank's output: the epilogue's further traffic per such row
+  // (FamilyCode::copies_merged_slices; 0: merged in place), and the rows a rank holds.
+  double slice_copy_bytes_per_row = 0;
+  std::int64_t rank_rows = 0;
   Payload block_payload = Payload::KV;
   double block_bytes = 0;  // one hop of the travelling block
   Payload accumulator_payload = Payload::DKV;
