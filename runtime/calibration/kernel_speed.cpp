@@ -1,10 +1,12 @@
 #include "runtime/calibration/kernel_speed.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <memory>
 #include <random>
+#include <span>
 
 #include "runtime/calibration/together.hpp"
 #include "runtime/kernels/attention.hpp"
@@ -32,6 +34,34 @@ Probe repeated(KernelSpeed speed, double flops, double min_flops, std::function<
           }};
 }
 
+// A ring step as the job's ring pass runs it, around every rank of the calibration: post the
+// receive of the travelling block from the previous rank and its send to the next, run the
+// step's kernel, wait for both. Where ranks share cores a step then ends with its slowest
+// neighbour, as in a job: Open MPI moves a large shared-memory message only inside the
+// receiver's calls, and the sender's request completes once the receiver has taken it
+// (docs/fidelity.md, "The local machine"). One rank: the kernel alone.
+class RingStep {
+ public:
+  // `block_bytes`: the travelling block (a K,V block of the step in bf16).
+  RingStep(Communicator& comm, std::size_t block_bytes)
+      : comm_(comm), out_(block_bytes / sizeof(float)), in_(out_.size()) {}
+  void run(const std::function<void()>& kernel) {
+    const int ranks = comm_.size();
+    if (ranks == 1) return kernel();
+    const int next = (comm_.rank() + 1) % ranks, previous = (comm_.rank() + ranks - 1) % ranks;
+    // One tag for every step: messages between a pair on one tag arrive in order.
+    std::array<Request, 2> transfers{
+        comm_.irecv(std::span<float>(in_), previous, Channel::KvRing, 0, RingLevel::Flat),
+        comm_.isend(std::span<const float>(out_), next, Channel::KvRing, 0, RingLevel::Flat)};
+    kernel();
+    comm_.wait_all(transfers);
+  }
+
+ private:
+  Communicator& comm_;
+  std::vector<float> out_, in_;
+};
+
 // The buffers of one block size's attention pair; they outlive the probes that use them.
 struct AttentionBuffers {
   Shape shape;
@@ -58,8 +88,10 @@ struct AttentionBuffers {
   }
 };
 
-void add_attention_probes(std::int64_t block, const Mask& base, AttentionBuffers& b, const KernelSpeedOptions& o,
-                          std::vector<Probe>& probes) {
+// Each repetition of an attention probe is a ring step (RingStep): the kernels are priced as a
+// ring pass runs them.
+void add_attention_probes(std::int64_t block, const Mask& base, AttentionBuffers& b, RingStep& ring,
+                          const KernelSpeedOptions& o, std::vector<Probe>& probes) {
   const AttentionMask mask{base, {}};
   const std::string mask_name = base.kind == MaskKind::Causal ? "causal" : "full";
   const KernelOptions kernel{};
@@ -71,11 +103,11 @@ void add_attention_probes(std::int64_t block, const Mask& base, AttentionBuffers
                               b.d_v.view(), kernel);
   };
   const double bwd_flops = backward().flops;
-  probes.push_back(repeated({"attn_fwd", mask_name, block}, fwd_flops, o.min_flops_per_run, [&b, mask, kernel] {
-    (void)attention_forward(b.pair(), mask, b.o.view(), b.lse, kernel);
+  probes.push_back(repeated({"attn_fwd", mask_name, block}, fwd_flops, o.min_flops_per_run, [&b, &ring, mask, kernel] {
+    ring.run([&] { (void)attention_forward(b.pair(), mask, b.o.view(), b.lse, kernel); });
   }));
-  probes.push_back(
-      repeated({"attn_bwd", mask_name, block}, bwd_flops, o.min_flops_per_run, [backward] { (void)backward(); }));
+  probes.push_back(repeated({"attn_bwd", mask_name, block}, bwd_flops, o.min_flops_per_run,
+                            [&ring, backward] { ring.run([&] { (void)backward(); }); }));
 }
 
 struct GemmBuffers {
@@ -106,12 +138,16 @@ std::vector<KernelSpeed> measure_kernel_speeds(Communicator& comm, const KernelS
   single_threaded_blas();
   std::mt19937 rng(7);
   std::vector<std::unique_ptr<AttentionBuffers>> attention;
+  std::vector<std::unique_ptr<RingStep>> rings;
   std::vector<std::unique_ptr<GemmBuffers>> gemms;
   std::vector<Probe> probes;
   for (const std::int64_t block : o.blocks) {
     attention.push_back(std::make_unique<AttentionBuffers>(block, o.heads, o.head_dim, rng));
+    // K and V of the block, bf16.
+    const auto block_bytes = static_cast<std::size_t>(2 * attention.back()->shape.elements()) * 2;
+    rings.push_back(std::make_unique<RingStep>(comm, block_bytes));
     for (const MaskKind kind : {MaskKind::Causal, MaskKind::Full}) {
-      add_attention_probes(block, Mask{kind}, *attention.back(), o, probes);
+      add_attention_probes(block, Mask{kind}, *attention.back(), *rings.back(), o, probes);
     }
     gemms.push_back(std::make_unique<GemmBuffers>(block, rng));
     GemmBuffers& g = *gemms.back();

@@ -3,7 +3,10 @@
 // For each block size B (tokens per ring block) the attention kernels run on one (B queries,
 // B keys) pair with the options `burst run` uses (KernelOptions{}: 128 x 128 tiles, one worker
 // per hardware thread), under a causal and a full mask: forward (attention_forward) and
-// backward (attention_backward, given the forward's lse and D). The FLOPs are the kernels'
+// backward (attention_backward, given the forward's lse and D), each call a ring step around
+// every rank (the travelling K,V block received from the previous rank and sent to the next
+// while the kernel runs, then waited for), so a kernel is priced as it runs in a ring pass,
+// ending with its slowest neighbour where ranks share cores. The FLOPs are the kernels'
 // own count (KernelStats::flops: 4 d per computed score forward, 10 d backward), so a causal
 // pair is charged its computed tiles, diagonal ones in full. The GEMM figure is the runtime's
 // sgemm on a (B tokens x 1024) by (1024 x 1024) product, rows split over the same workers:

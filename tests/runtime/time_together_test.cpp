@@ -2,13 +2,16 @@
 // lasts until the slowest rank is done, on every rank, whenever each rank starts. On a machine
 // whose ranks share cores, a rank the scheduler has not run yet leaves the first barrier late;
 // timing from its own start alone let the ranks run one after another and each report a full
-// core's speed.
+// core's speed. And the attention probes run as ring steps (kernel_speed.hpp): every repetition
+// moves a K,V block around every rank, so a kernel is priced as a ring pass runs it.
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
+#include "runtime/calibration/kernel_speed.hpp"
 #include "runtime/calibration/together.hpp"
 #include "tests/support/loopback_job.hpp"
 
@@ -42,4 +45,34 @@ TEST_CASE("best of slowest: per measurement, the best round of its slowest rank"
   });
   for (const auto& e : errors) CHECK(e.empty());
   CHECK(got == std::vector<double>{3, 2});  // min(max(1, 3), max(4, 1)); min(max(5, 6), max(2, 1))
+}
+
+TEST_CASE("the attention probes run as ring steps around every rank, the GEMM probes alone") {
+  constexpr int kRanks = 3;
+  rt::KernelSpeedOptions o;
+  o.blocks = {64};
+  o.heads = 2;
+  o.head_dim = 64;
+  o.rounds = 2;
+  o.min_flops_per_run = 0;  // one call a probe
+  std::vector<rt::KernelSpeed> speeds;
+  std::vector<std::uint64_t> ring_bytes(kRanks, 0);
+  const auto errors = test::on_every_rank(kRanks, [&](rt::Communicator& comm) {
+    comm.reset_counters();
+    std::vector<rt::KernelSpeed> mine = rt::measure_kernel_speeds(comm, o);
+    const auto rank = static_cast<std::size_t>(comm.rank());
+    ring_bytes[rank] = comm.bytes_sent(rt::Channel::KvRing);
+    if (comm.rank() == 0) speeds = std::move(mine);
+  });
+  for (const auto& e : errors) CHECK(e.empty());
+  // Forward and backward, causal and full, each round one ring step: its block's K and V in
+  // bf16 (2 x 64 tokens x 2 heads x 64 x 2 bytes) to the next rank.
+  const std::uint64_t block_bytes = 2 * 64 * 2 * 64 * 2;
+  for (int r = 0; r < kRanks; ++r) CHECK(ring_bytes[static_cast<std::size_t>(r)] == 4 * 2 * block_bytes);
+  REQUIRE(speeds.size() == 5u);  // 4 attention, 1 GEMM
+  for (const rt::KernelSpeed& s : speeds) {
+    INFO(s.kernel << " " << s.mask);
+    CHECK(s.seconds > 0);
+    CHECK(s.flops > 0);
+  }
 }
