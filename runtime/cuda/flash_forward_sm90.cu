@@ -66,18 +66,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   if (warpgroup == 0) {  // the producer
     sm90::registers_decrease<T::kProducerRegisters>();
     if (threadIdx.x != 0 || first == last) return;
-    sm90::barrier_arrive_expect_bytes(bars.kept, static_cast<std::uint32_t>(Smem::kept_operand));
-    sm90::load_operand<T::kColumnBlocks>(smem + Smem::kept_at(0), Smem::kept_block, q_map, bars.kept, head, q0);
-    for (int n = 0; first + n < last; ++n) {
-      const int s = Ring::stage(n);
-      if (Ring::refill(n)) sm90::barrier_wait(&bars.empty[s], Ring::empty_parity(n));
-      const std::int64_t k0 = std::int64_t{walk.tiles[first + n].tile} * T::kTileRows;
-      sm90::barrier_arrive_expect_bytes(&bars.full[s], static_cast<std::uint32_t>(Smem::walked_stage));
-      sm90::load_operand<T::kColumnBlocks>(smem + Smem::walked_at(s, 0), Smem::walked_block, k_map, &bars.full[s],
-                                           kv_head, k0);
-      sm90::load_operand<T::kColumnBlocks>(smem + Smem::walked_at(s, 1), Smem::walked_block, v_map, &bars.full[s],
-                                           kv_head, k0);
-    }
+    const CUtensorMap* const kept[1] = {&q_map};
+    sm90::produce_query_block<T, Smem>(smem, bars, kept, k_map, v_map, walk, first, last, head, kv_head, q0);
     return;
   }
 

@@ -5,6 +5,8 @@
 //   StageBarriers       "kept", full[kStages], empty[kStages] at the end of a HopperSmem, and a
 //                       consumer warp's release of a stage
 //   load_operand        one operand's rows [row0, row0 + box) of one head, all its column blocks
+//   produce_query_block the producer of a query-major walk (forward, dQ pass): the block's kept
+//                       operands, then each key tile's K and V into its stage
 //   issue_product_abt   acc[64 x 64]  = A B^T over the head dim (A, B K-major tiles in shared
 //                       memory: S = Q K^T, S^T = K Q^T, dP = dO V^T, dP^T = V dO^T)
 //   key_position        a key's global position, read from global memory where a Partial
@@ -24,6 +26,7 @@
 #include "runtime/cuda/detail/device/hopper.cuh"
 #include "runtime/cuda/detail/device/warp_tiles.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
+#include "runtime/cuda/detail/stage_ring.hpp"
 #include "runtime/cuda/detail/wgmma_layout.hpp"
 
 namespace burst::rt::gpu::device::sm90 {
@@ -67,6 +70,29 @@ __device__ inline void load_operand(unsigned char* dst, std::size_t block_bytes,
   for (int cb = 0; cb < kColumnBlocks; ++cb) {
     tma_load_3d(dst + cb * block_bytes, &map, bar, cb * wgmma::kTileCols, static_cast<int>(head),
                 static_cast<int>(row0));
+  }
+}
+
+// One thread: the kept operands (`kept`: Q; or Q and dO) of rows q0 of `head`, then each key
+// tile of the walk's entries [first, last) into stage n % kStages, once the consumers have
+// released that stage's previous tile (stage_ring.hpp).
+template <class T, class Smem, int kKept>
+__device__ inline void produce_query_block(unsigned char* smem, const StageBarriers<T::kStages>& bars,
+                                           const CUtensorMap* const (&kept)[kKept], const CUtensorMap& k_map,
+                                           const CUtensorMap& v_map, const DeviceTileWalk& walk, int first, int last,
+                                           std::int64_t head, std::int64_t kv_head, std::int64_t q0) {
+  using Ring = StageRing<T::kStages>;
+  barrier_arrive_expect_bytes(bars.kept, static_cast<std::uint32_t>(kKept * Smem::kept_operand));
+  for (int i = 0; i < kKept; ++i) {
+    load_operand<T::kColumnBlocks>(smem + Smem::kept_at(i), Smem::kept_block, *kept[i], bars.kept, head, q0);
+  }
+  for (int n = 0; first + n < last; ++n) {
+    const int s = Ring::stage(n);
+    if (Ring::refill(n)) barrier_wait(&bars.empty[s], Ring::empty_parity(n));
+    const std::int64_t k0 = std::int64_t{walk.tiles[first + n].tile} * T::kTileRows;
+    barrier_arrive_expect_bytes(&bars.full[s], static_cast<std::uint32_t>(Smem::walked_stage));
+    load_operand<T::kColumnBlocks>(smem + Smem::walked_at(s, 0), Smem::walked_block, k_map, &bars.full[s], kv_head, k0);
+    load_operand<T::kColumnBlocks>(smem + Smem::walked_at(s, 1), Smem::walked_block, v_map, &bars.full[s], kv_head, k0);
   }
 }
 
