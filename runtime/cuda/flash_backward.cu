@@ -73,25 +73,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   auto row_delta = [&](int stage) { return reinterpret_cast<float*>(smem + Smem::delta) + stage * T::kTileRows; };
 
   const PairShape& shape = in.shape;
-  const std::int64_t kv_head = blockIdx.y;
-  const std::int64_t k0 = std::int64_t{blockIdx.x} * T::kRows;
-  const DeviceTileWalk& walk = in.tiles.by_key;
-  const int first = walk.offsets[blockIdx.x];
-  const int count = walk.offsets[blockIdx.x + 1] - first;
-  if (count == 0) return;  // no query attends these keys: nothing to add
+  const device::KeyBlockEntries walk(in, T::kRows);
+  if (walk.count == 0) return;  // no query attends these keys: nothing to add
+  const std::int64_t kv_head = walk.kv_head, k0 = walk.k0;
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
-  const auto group = static_cast<int>(shape.heads / shape.kv_heads);
   const bool keys_short = k0 + T::kRows > shape.k_tokens;
   const FastExp exp;
 
-  // Entry n: query head kv_head group + n / count, query tile walk.tiles[first + n % count].
-  const device::TilePipeline<T::kStages> pipe{0, group * count};
-  auto head_of = [&](int n) { return kv_head * group + n / count; };
+  const device::TilePipeline<T::kStages> pipe{0, walk.entries()};
   auto load = [&](int n, int stage) {
-    const std::int64_t head = head_of(n);
-    const std::int64_t q0 = std::int64_t{walk.tiles[first + n % count].tile} * T::kTileRows;
+    const std::int64_t head = walk.head(n);
+    const std::int64_t q0 = std::int64_t{walk.tile(n).tile} * T::kTileRows;
     device::load_tile_async<D, T::kTileRows, T::kThreads>(q_tile(stage), in.q, q0, shape.q_tokens, shape.heads, head);
     device::load_tile_async<D, T::kTileRows, T::kThreads>(do_tile(stage), grad_in.d_o, q0, shape.q_tokens, shape.heads,
                                                           head);
@@ -115,8 +109,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
   for (int n = pipe.first; n < pipe.last; ++n) {
     const int stage = pipe.advance(n, load);
-    const std::int64_t head = head_of(n);
-    const hd::TileRef ref = walk.tiles[first + n % count];
+    const std::int64_t head = walk.head(n);
+    const hd::TileRef ref = walk.tile(n);
     const std::int64_t q0 = std::int64_t{ref.tile} * T::kTileRows;
     const std::int64_t* queries = q_positions(stage);
     const float* lse = row_lse(stage);

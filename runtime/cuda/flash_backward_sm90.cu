@@ -14,8 +14,8 @@
 //       key-major tile list, the producer warp loads Q and dO by TMA and the tile's query
 //       positions, lse and D with ordinary loads into a stage; the consumer warpgroup computes
 //         S^T = K Q^T, then P^T
-//         dP^T = V dO^T and dV += P^T dO    (two groups; dS^T computed while dV still runs)
-//         dK += dS^T Q
+//         dP^T = V dO^T, then dS^T (from P^T's registers, so before dV reads them)
+//         dV += P^T dO and dK += dS^T Q     (two groups in flight together)
 //       (S^T and dP^T are not in flight together: with dK and dV, 224 registers would not hold
 //       them and the mask's work without spilling)
 //       and adds dK, dV once, at the end. Two blocks per SM: one block's products run under the
@@ -28,6 +28,7 @@
 #include "runtime/cuda/detail/device/backward_tiles.cuh"
 #include "runtime/cuda/detail/device/hopper_pipeline.cuh"
 #include "runtime/cuda/detail/device/launch.cuh"
+#include "runtime/cuda/detail/device/pair_tiles.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
 #include "runtime/cuda/detail/flash_paths.hpp"
 #include "runtime/cuda/detail/hopper_traits.hpp"
@@ -58,17 +59,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const std::uint32_t base = device::shared_address(smem);
 
   const PairShape& shape = in.shape;
-  const std::int64_t kv_head = blockIdx.y;
-  const std::int64_t k0 = std::int64_t{blockIdx.x} * T::kRows;
-  const DeviceTileWalk& walk = in.tiles.by_key;
-  const int first = walk.offsets[blockIdx.x];
-  const int count = walk.offsets[blockIdx.x + 1] - first;
-  if (count == 0) return;  // no query attends these keys: nothing to add (the whole block leaves)
-  const auto group = static_cast<int>(shape.heads / shape.kv_heads);
-  // Entry n: query head kv_head group + n / count, query tile walk.tiles[first + n % count].
-  const int entries = group * count;
-  auto head_of = [&](int n) { return kv_head * group + n / count; };
-  auto tile_of = [&](int n) { return walk.tiles[first + n % count]; };
+  const device::KeyBlockEntries walk(in, T::kRows);
+  if (walk.count == 0) return;  // no query attends these keys: nothing to add (the whole block leaves)
+  const std::int64_t kv_head = walk.kv_head, k0 = walk.k0;
+  const int entries = walk.entries();
 
   // "full": the producer warp's 32 lanes (their scalars stored; lane 0 also announces the TMA
   // bytes); "empty": the consumer's 4 warps.
@@ -88,8 +82,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     for (int n = 0; n < entries; ++n) {
       const int s = Ring::stage(n);
       if (Ring::refill(n)) sm90::barrier_wait(&bars.empty[s], Ring::empty_parity(n));
-      const std::int64_t head = head_of(n);
-      const std::int64_t q0 = std::int64_t{tile_of(n).tile} * T::kTileRows;
+      const std::int64_t head = walk.head(n);
+      const std::int64_t q0 = std::int64_t{walk.tile(n).tile} * T::kTileRows;
       unsigned char* scalars = smem + Smem::scalars_at(s);
       for (int r = lane; r < T::kTileRows; r += 32) {  // rows past the pair: P = 0 (lse = -inf), so dS = 0
         const std::int64_t token = q0 + r;
@@ -146,17 +140,20 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     sm90::fence_operand(s_t);
     device::key_row_probabilities(
         s_t, lane, [&](int r) { return keys[r]; }, queries, lse, in.mask,
-        tile_of(n).kind != hd::TileKind::Full || keys_short, scale, exp);
+        walk.tile(n).kind != hd::TileKind::Full || keys_short, scale, exp);
     PackedRowTile p;
     device::pack_fragments(p, s_t);
+    // dS^T reads P^T's registers, so dV (whose A operand they are) is issued only after it: ordinary
+    // code may not access a wgmma's A registers before the wait_group that completes it (PTX ISA,
+    // wgmma.wait_group), reads included.
     RowTile dp_t;
     sm90::issue_product_abt<D>(dp_t, v_rows, Smem::kept_block, do_tile, Smem::walked_block);  // dP^T = V dO^T
-    sm90::issue_product_pb<D>(d_v, p, do_tile, Smem::walked_block);                           // dV += P^T dO
-    sm90::wgmma_wait<1>();  // dP^T landed; dV may still run
+    sm90::wgmma_wait<0>();
     sm90::fence_operand(dp_t);
     device::key_row_score_gradient(dp_t, p, delta, lane);
     PackedRowTile ds;
     device::pack_fragments(ds, dp_t);
+    sm90::issue_product_pb<D>(d_v, p, do_tile, Smem::walked_block);  // dV += P^T dO
     sm90::issue_product_pb<D>(d_k, ds, q_tile, Smem::walked_block);  // dK += dS^T Q
     sm90::wgmma_wait<0>();
     sm90::fence_operand(d_v);

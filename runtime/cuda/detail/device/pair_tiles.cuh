@@ -1,6 +1,7 @@
-// A block pair's walked key tiles as one load (device only): the kernels that walk key tiles
-// (the forward and the dQ pass, query-major) queue, per pipeline stage, the tile's K and V rows
-// of their kv head and the keys' positions (past the pair's end: zero rows, position -1).
+// A block pair's walks (device only). The kernels that walk key tiles (the forward and the dQ
+// pass, query-major) queue, per pipeline stage, the tile's K and V rows of their kv head and the
+// keys' positions (past the pair's end: zero rows, position -1). The dK, dV passes (key-major)
+// walk the entries of their key block (KeyBlockEntries).
 #pragma once
 
 #include <cstdint>
@@ -22,5 +23,30 @@ __device__ inline void load_key_tile_async(std::uint16_t* k_dst, std::uint16_t* 
   load_rows_async<T::kTileRows, T::kThreads>(positions_dst, in.k_positions, k0, shape.k_tokens, std::int64_t{1},
                                              std::int64_t{0}, std::int64_t{-1});
 }
+
+// The entries a dK, dV block walks: block (blockIdx.x, blockIdx.y) owns keys k0 .. k0 + rows - 1
+// of kv head blockIdx.y and meets, for every query head of that kv head's group (grouped-query
+// attention: dK, dV are never expanded per query head), the query tiles of its key-major tile
+// list: entry n is query head kv_head group + n / count, query tile tiles[first + n % count].
+// count 0: no query attends these keys.
+struct KeyBlockEntries {
+  std::int64_t kv_head = 0;
+  std::int64_t k0 = 0;
+  const hd::TileRef* tiles = nullptr;
+  int first = 0;
+  int count = 0;
+  int group = 0;
+
+  __device__ KeyBlockEntries(const PairInputs& in, int rows)
+      : kv_head(blockIdx.y),
+        k0(std::int64_t{blockIdx.x} * rows),
+        tiles(in.tiles.by_key.tiles),
+        first(in.tiles.by_key.offsets[blockIdx.x]),
+        count(in.tiles.by_key.offsets[blockIdx.x + 1] - first),
+        group(static_cast<int>(in.shape.heads / in.shape.kv_heads)) {}
+  [[nodiscard]] __device__ int entries() const { return group * count; }
+  [[nodiscard]] __device__ std::int64_t head(int n) const { return kv_head * group + n / count; }
+  [[nodiscard]] __device__ hd::TileRef tile(int n) const { return tiles[first + n % count]; }
+};
 
 }  // namespace burst::rt::gpu::device
