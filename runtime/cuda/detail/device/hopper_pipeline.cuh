@@ -14,8 +14,9 @@
 //   issue_product_pb    acc[64 x D]  += P B (P the warpgroup's packed 64 x 64 fragments in
 //                       registers, B 64 rows x D read MN-major: O += P V, dV += P^T dO,
 //                       dK += dS^T Q, dQ += dS K)
-// A consumer fences an accumulator before it issues (fence_operand: ordinary code is done with
-// it), and fences it, and a register operand P, after the wait_group that completes the group.
+// A consumer fences an accumulator and a register operand P before it issues (fence_operand:
+// ordinary code is done with them before the wgmma.fence), and fences them again after the
+// wait_group that completes the group.
 #pragma once
 
 #include <cstddef>
@@ -115,9 +116,10 @@ __device__ inline void issue_product_abt(RowTile& acc, std::uint32_t a, std::uin
 }
 
 template <int D>
-__device__ inline void issue_product_pb(float (&acc)[D / 8][4], const PackedRowTile& p, std::uint32_t b,
+__device__ inline void issue_product_pb(float (&acc)[D / 8][4], PackedRowTile& p, std::uint32_t b,
                                         std::uint32_t b_block) {
   fence_operand(acc);
+  fence_operand(p);  // the ordinary code that wrote P (its packing) stays before the wgmma.fence
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < kScoreCols / 16; ++kk) {
