@@ -6,7 +6,9 @@
 # a fixed block size, the blocks that fit one multiprocessor and the theoretical occupancy they
 # imply. Fails unless every kernel spills nothing, uses no stack (local memory), fits sm_80's
 # 163 KiB of shared memory, keeps at least its floor of resident blocks (kernel_smem_main.cpp
-# states each), and every kernel compiled has a launcher budget (and every budget a kernel).
+# states each), every kernel that rebalances registers with setmaxnreg (the Hopper path) is
+# launched with exactly the registers its budget is drawn from, and every kernel compiled has a
+# launcher budget (and every budget a kernel).
 #
 # Resident blocks, as CUDA's occupancy calculator counts them, per architecture (A100's sm_80:
 # 64K registers, 164 KiB of shared memory, 64 warps, 32 blocks per SM; H100's sm_90: the same but
@@ -56,6 +58,7 @@ c++filt <"$log" | awk -F'\t' -v limit="$limit" -v budget="$out/budget.txt" -v ta
   BEGIN {
     while ((getline line < budget) > 0) {
       split(line, f, "\t"); dynamic[f[1]] = f[2]; threads[f[1]] = f[3]; floor_of[f[1]] = f[4]; floor_80[f[1]] = f[5]
+      launch_regs[f[1]] = f[6]
       used[f[1]] = 0
     }
     header = sprintf("%-64s %-6s %5s %7s %8s %7s %6s %6s %6s %7s %6s %5s", "kernel", "arch", "regs", "static",
@@ -109,6 +112,10 @@ c++filt <"$log" | awk -F'\t' -v limit="$limit" -v budget="$out/budget.txt" -v ta
       problems = problems "\n  " kernel " (" arch "): spills or local memory"
     }
     if (total > limit) { problems = problems "\n  " kernel " (" arch "): " total " bytes of shared memory > " limit }
+    if (known && launch_regs[kernel] > 0 && regs != launch_regs[kernel]) {
+      problems = problems "\n  " kernel " (" arch "): " regs " registers a thread at launch, not the " \
+                 launch_regs[kernel] " its setmaxnreg budget is drawn from"
+    }
     rows++
   }
   END {
@@ -116,5 +123,5 @@ c++filt <"$log" | awk -F'\t' -v limit="$limit" -v budget="$out/budget.txt" -v ta
     if (rows == 0) problems = problems "\n  no kernel found in the ptxas report"
     if (problems != "") { print "FAIL:" problems; exit 1 }
     print "PASS: " rows " kernels x architectures, no spills, no local memory, shared memory <= " limit \
-          " bytes, resident blocks at or above each floor"
+          " bytes, resident blocks at or above each floor, setmaxnreg kernels at their launch registers"
   }'

@@ -1,6 +1,7 @@
 // Prints the dynamic shared memory each CUDA kernel's launcher requests (kernel_traits.hpp), its
 // threads per block and the fewest blocks that must fit one multiprocessor, on sm_90 and on
-// sm_80: one "kernel<TAB>bytes<TAB>threads<TAB>floor<TAB>floor on sm_80" line per kernel, named
+// sm_80: one "kernel<TAB>bytes<TAB>threads<TAB>floor<TAB>floor on sm_80<TAB>launch registers"
+// line per kernel, named
 // as c++filt names the kernel symbols (less the burst::rt::gpu namespaces), for
 // kernel_resources.sh to add to the static shared memory ptxas reports and to turn registers and
 // shared memory into resident blocks (theoretical occupancy).
@@ -12,6 +13,10 @@
 // (107 KiB with its second stage of Q and dO) keeps one 4-warp block there, two on sm_90.
 // The Hopper forward (sm_90a only) runs one 12-warp block per SM: a producer warpgroup and two
 // consumer warpgroups, which is the occupancy FlashAttention-3's forward runs at too.
+// Launch registers: the Hopper kernels rebalance registers with setmaxnreg, whose increase waits
+// until the block's pool has them; the pool is the registers a thread has at launch times the
+// threads, so ptxas must give each thread exactly its traits' kLaunchRegisters (fewer: the
+// consumers' setmaxnreg would wait for ever). 0: not checked.
 // Kernels whose block size their launcher chooses from the shape (the training and element
 // kernels) print 0 threads and are not gated.
 #include <algorithm>
@@ -35,8 +40,14 @@ int sm80_floor(std::size_t bytes, int floor) {
   return std::min(floor, static_cast<int>(kSm80SharedBytes / (bytes + kReservedPerBlock)));
 }
 
-void print(const std::string& kernel, std::size_t bytes, int threads = 0, int floor = 0) {
-  std::printf("%s\t%zu\t%d\t%d\t%d\n", kernel.c_str(), bytes, threads, floor, sm80_floor(bytes, floor));
+void print(const std::string& kernel, std::size_t bytes, int threads = 0, int floor = 0, int launch_registers = 0) {
+  std::printf("%s\t%zu\t%d\t%d\t%d\t%d\n", kernel.c_str(), bytes, threads, floor, sm80_floor(bytes, floor),
+              launch_registers);
+}
+
+template <class T, class Smem>
+void print_hopper(const std::string& kernel) {
+  print(kernel, Smem::bytes, T::kThreads, T::kMinBlocks, T::kLaunchRegisters);
 }
 
 // "KernelTraits<128, 128, 64, 2, 1>", as c++filt writes the template argument.
@@ -60,14 +71,11 @@ void print_attention() {
   print("flash_backward_kv_kernel<" + traits<K>() + ", false>", KvSmem<K, false>::bytes, K::kThreads, K::kMinBlocks);
   const std::string d = std::to_string(D);
   using H = HopperForwardTraits<D>;
-  print("flash_forward_sm90_kernel<HopperForwardTraits<" + d + "> >", HopperForwardSmem<H>::bytes, H::kThreads,
-        H::kMinBlocks);
+  print_hopper<H, HopperForwardSmem<H>>("flash_forward_sm90_kernel<HopperForwardTraits<" + d + "> >");
   using HK = HopperKvTraits<D>;
-  print("flash_backward_kv_sm90_kernel<HopperKvTraits<" + d + "> >", HopperKvSmem<HK>::bytes, HK::kThreads,
-        HK::kMinBlocks);
+  print_hopper<HK, HopperKvSmem<HK>>("flash_backward_kv_sm90_kernel<HopperKvTraits<" + d + "> >");
   using HQ = HopperDqTraits<D>;
-  print("flash_backward_dq_sm90_kernel<HopperDqTraits<" + d + "> >", HopperDqSmem<HQ>::bytes, HQ::kThreads,
-        HQ::kMinBlocks);
+  print_hopper<HQ, HopperDqSmem<HQ>>("flash_backward_dq_sm90_kernel<HopperDqTraits<" + d + "> >");
 }
 
 }  // namespace
