@@ -5,7 +5,8 @@
 #      head dim and GQA ratio, the deterministic backward bit for bit, the training step;
 #   2. compute-sanitizer's racecheck and memcheck over a small causal pair of each head dim,
 #      forward and backward (mma.sync's two: atomic and deterministic), on every kernel path the GPU supports (burst bench attention
-#      --tokens 1K --kernel-path all: every kernel runs);
+#      --tokens 1K --kernel-path all: every kernel runs), and synccheck over the wgmma path where
+#      the GPU runs it;
 #   3. the Hopper path's SASS, where cuobjdump is found: HGMMA (wgmma), UTMALDG (TMA loads);
 #   4. burst bench attention --device cuda at 16K tokens, head dims 128 and 64, every mask and
 #      every kernel path (a row each, each non-mma.sync forward's and backward's differences
@@ -47,7 +48,12 @@ if command -v compute-sanitizer >/dev/null; then
         --device cuda --tokens 1K --heads 2 --kv-heads 1 --head-dim "$d" --mask causal --repeat 1 --deterministic
     done
   done
-  grep -h "ERROR SUMMARY" "$out"/racecheck-*.txt "$out"/memcheck-*.txt
+  # The Hopper path's mbarriers and warp-specialised branches: synccheck (barrier misuse), once.
+  if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)" = "9.0" ]; then
+    step synccheck-wgmma 120 compute-sanitizer --tool synccheck --error-exitcode 9 "$burst" bench attention \
+      --device cuda --tokens 1K --heads 2 --kv-heads 1 --head-dim 128 --mask causal --repeat 1 --kernel-path wgmma
+  fi
+  grep -h "ERROR SUMMARY" "$out"/racecheck-*.txt "$out"/memcheck-*.txt "$out"/synccheck-*.txt 2>/dev/null
 else
   echo "== compute-sanitizer: not on this machine, skipped"
 fi
