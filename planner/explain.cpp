@@ -68,10 +68,13 @@ std::string why_it_won(const plan::Plan& plan) {
   return out;
 }
 
+// What a plan may fill: the budget less the margin it keeps free (--memory-margin).
+double usable_bytes(const plan::Plan& plan) { return plan.job.memory_budget_bytes - plan.job.memory_margin_bytes; }
+
 std::string binding_constraint(const plan::Plan& plan) {
   const plan::Prediction& p = plan.predicted;
   const double budget = plan.job.memory_budget_bytes;
-  const double usable = budget - plan.job.memory_margin_bytes;  // what a plan may fill (--memory-margin)
+  const double usable = usable_bytes(plan);
   std::string out = "Binding constraint\n";
   for (const plan::Alternative& a : plan.alternatives) {
     if (!a.feasible && a.predicted.tokens_per_s_per_gpu > p.tokens_per_s_per_gpu) {
@@ -116,9 +119,8 @@ std::string runner_up_needs(const plan::Plan& plan) {
   const plan::Prediction& theirs = r->predicted;
   std::string out = fmt::format("Runner-up: {} ({})\n", shown(r->strategy.name), describe(r->strategy));
   if (!r->feasible) {
-    out += fmt::format(
-        "  it does not fit: {}; it needs {} more memory per GPU", shown(r->reason),
-        units::human_bytes(theirs.memory_total_bytes - (plan.job.memory_budget_bytes - plan.job.memory_margin_bytes)));
+    out += fmt::format("  it does not fit: {}; it needs {} more memory per GPU", shown(r->reason),
+                       units::human_bytes(theirs.memory_total_bytes - usable_bytes(plan)));
     if (theirs.tokens_per_s_per_gpu > ours.tokens_per_s_per_gpu) {
       out +=
           fmt::format(", and would then be {:.2f}x faster\n", theirs.tokens_per_s_per_gpu / ours.tokens_per_s_per_gpu);
