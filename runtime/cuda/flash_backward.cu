@@ -188,30 +188,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   };
 
   const PairShape& shape = in.shape;
-  const std::int64_t head = blockIdx.y;
-  const std::int64_t kv_head = hd::kv_head_of(head, shape.heads, shape.kv_heads);
-  const std::int64_t q0 = std::int64_t{blockIdx.x} * T::kRows;
-  const DeviceTileWalk& walk = in.tiles.by_query;
-  const device::TilePipeline<T::kStages> pipe{walk.offsets[blockIdx.x], walk.offsets[blockIdx.x + 1]};
+  const device::QueryBlock block(in, T::kRows);
+  const std::int64_t head = block.head, q0 = block.q0;
+  const device::TilePipeline<T::kStages> pipe{block.first, block.last};
   if (pipe.first == pipe.last) return;
 
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
   const FastExp exp;
-
-  device::QueryRow rows[2];
-  float row_lse[2], row_delta[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const std::int64_t token = q0 + warp * 16 + layout::c_row(lane, r);
-    const bool valid = token < shape.q_tokens;
-    if (valid) rows[r] = {in.q_positions[token], hd::allowed_keys(in.mask, in.q_positions[token])};
-    row_lse[r] = valid ? grad_in.lse[token * shape.heads + head] : hd::kNegInf;
-    row_delta[r] = valid ? grad_in.delta[token * shape.heads + head] : 0.0f;
-  }
+  const device::QueryRowScalars row(in, grad_in, q0 + warp * 16, lane, head);
 
   auto load = [&](int e, int stage) {
-    device::load_key_tile_async<T>(k_tile(stage), v_tile(stage), k_positions(stage), in, walk.tiles[e].tile, kv_head);
+    device::load_key_tile_async<T>(k_tile(stage), v_tile(stage), k_positions(stage), in, block.tiles[e].tile,
+                                   block.kv_head);
   };
   device::load_tile_async<D, T::kRows, T::kThreads>(q_tile, in.q, q0, shape.q_tokens, shape.heads, head);
   device::load_tile_async<D, T::kRows, T::kThreads>(do_tile, grad_in.d_o, q0, shape.q_tokens, shape.heads, head);
@@ -221,18 +210,18 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
   for (int e = pipe.first; e < pipe.last; ++e) {
     const int stage = pipe.advance(e, load);
-    const hd::TileRef ref = walk.tiles[e];
+    const hd::TileRef ref = block.tiles[e];
     const std::int64_t k0 = std::int64_t{ref.tile} * T::kTileRows;
     const std::int64_t* keys = k_positions(stage);
 
     RowTile p;
     device::warp_scores<D>(p, q_tile, k_tile(stage), warp, lane);
     device::query_row_probabilities(
-        p, rows, row_lse, [&](int col) { return keys[col]; }, lane, in.mask,
+        p, row.rows, row.lse, [&](int col) { return keys[col]; }, lane, in.mask,
         ref.kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens, scale, exp);
     RowTile ds;
     device::warp_scores<D>(ds, do_tile, v_tile(stage), warp, lane);  // dP = dO V^T
-    device::query_row_score_gradient(ds, p, row_delta);
+    device::query_row_score_gradient(ds, p, row.delta);
     device::PackedRowTile ds_a;
     device::pack_fragments(ds_a, ds);
     device::warp_accumulate<D>(d_q, ds_a, k_tile(stage), lane);

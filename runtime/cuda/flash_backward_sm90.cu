@@ -54,9 +54,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   using Scalars = HopperKvScalars<T>;
   using Ring = StageRing<T::kStages>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  unsigned char* smem = sm90::aligned_shared<Smem::kAlign>(smem_raw);
-  const sm90::StageBarriers<T::kStages> bars(smem + Smem::barriers);
-  const std::uint32_t base = device::shared_address(smem);
+  const sm90::BlockShared<Smem, T::kStages> shared(smem_raw);
+  unsigned char* smem = shared.smem;
+  const sm90::StageBarriers<T::kStages>& bars = shared.bars;
+  const std::uint32_t base = shared.base;
 
   const PairShape& shape = in.shape;
   const device::KeyBlockEntries walk(in, T::kRows);
@@ -175,16 +176,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   using Smem = HopperDqSmem<T>;
   using Ring = StageRing<T::kStages>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  unsigned char* smem = sm90::aligned_shared<Smem::kAlign>(smem_raw);
-  const sm90::StageBarriers<T::kStages> bars(smem + Smem::barriers);
-  const std::uint32_t base = device::shared_address(smem);
+  const sm90::BlockShared<Smem, T::kStages> shared(smem_raw);
+  unsigned char* smem = shared.smem;
+  const sm90::StageBarriers<T::kStages>& bars = shared.bars;
+  const std::uint32_t base = shared.base;
 
   const PairShape& shape = in.shape;
-  const std::int64_t head = blockIdx.y;
-  const std::int64_t kv_head = hd::kv_head_of(head, shape.heads, shape.kv_heads);
-  const std::int64_t q0 = std::int64_t{blockIdx.x} * T::kRows;
-  const DeviceTileWalk& walk = in.tiles.by_query;
-  const int first = walk.offsets[blockIdx.x], last = walk.offsets[blockIdx.x + 1];
+  const device::QueryBlock block(in, T::kRows);
+  const std::int64_t head = block.head, q0 = block.q0;
+  const int first = block.first, last = block.last;
   if (first == last) return;  // these queries attend no key: dQ gets nothing (the whole block leaves)
 
   if (threadIdx.x == 0) bars.init(1, T::kConsumerWarps);
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     sm90::registers_decrease<T::kProducerRegisters>();
     if (threadIdx.x != 0) return;
     const CUtensorMap* const kept[2] = {&q_map, &do_map};
-    sm90::produce_query_block<T, Smem>(smem, bars, kept, k_map, v_map, walk, first, last, head, kv_head, q0);
+    sm90::produce_query_block<T>(shared, kept, k_map, v_map, block);
     return;
   }
 
@@ -205,16 +205,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int t = static_cast<int>(threadIdx.x) % 128;
   const int lane = t % 32;
   const int row0 = 64 * consumer + 16 * (t / 32);  // the warp's first row in the block
-  device::QueryRow rows[2];
-  float row_lse[2], row_delta[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const std::int64_t token = q0 + row0 + layout::c_row(lane, r);
-    const bool valid = token < shape.q_tokens;
-    if (valid) rows[r] = {in.q_positions[token], hd::allowed_keys(in.mask, in.q_positions[token])};
-    row_lse[r] = valid ? grad_in.lse[token * shape.heads + head] : hd::kNegInf;
-    row_delta[r] = valid ? grad_in.delta[token * shape.heads + head] : 0.0f;
-  }
+  const device::QueryRowScalars row(in, grad_in, q0 + row0, lane, head);
   const std::uint32_t q_rows = base + Smem::consumer_rows(0, consumer);
   const std::uint32_t do_rows = base + Smem::consumer_rows(1, consumer);
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
@@ -227,7 +218,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     const int s = Ring::stage(n);
     sm90::barrier_wait(&bars.full[s], Ring::full_parity(n));
     const std::uint32_t k_tile = base + Smem::walked_at(s, 0), v_tile = base + Smem::walked_at(s, 1);
-    const hd::TileRef ref = walk.tiles[first + n];
+    const hd::TileRef ref = block.tiles[first + n];
     const std::int64_t k0 = std::int64_t{ref.tile} * T::kTileRows;
 
     RowTile p, ds;
@@ -236,11 +227,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     sm90::wgmma_wait<1>();
     sm90::fence_operand(p);
     device::query_row_probabilities(
-        p, rows, row_lse, [&](int col) { return sm90::key_position(in, k0 + col); }, lane, in.mask,
+        p, row.rows, row.lse, [&](int col) { return sm90::key_position(in, k0 + col); }, lane, in.mask,
         ref.kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens, scale, exp);
     sm90::wgmma_wait<0>();
     sm90::fence_operand(ds);
-    device::query_row_score_gradient(ds, p, row_delta);
+    device::query_row_score_gradient(ds, p, row.delta);
     PackedRowTile ds_a;
     device::pack_fragments(ds_a, ds);
     sm90::issue_product_pb<D>(d_q, ds_a, k_tile, Smem::walked_block);  // dQ += dS K

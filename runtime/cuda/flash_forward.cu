@@ -57,18 +57,17 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   auto* key_hi = reinterpret_cast<std::int64_t*>(smem + Smem::key_hi);
 
   const PairShape& shape = in.shape;
-  const std::int64_t head = blockIdx.y;
-  const std::int64_t kv_head = hd::kv_head_of(head, shape.heads, shape.kv_heads);
-  const std::int64_t q0 = std::int64_t{blockIdx.x} * T::kRows;
+  const device::QueryBlock block(in, T::kRows);
+  const std::int64_t head = block.head, q0 = block.q0;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int row0 = warp * 16 * kM;  // the warp's first row in the block
   const float scale = 1.0f / sqrtf(static_cast<float>(D));
   const FastExp exp;
 
-  const DeviceTileWalk& walk = in.tiles.by_query;
-  const device::TilePipeline<T::kStages> pipe{walk.offsets[blockIdx.x], walk.offsets[blockIdx.x + 1]};
+  const device::TilePipeline<T::kStages> pipe{block.first, block.last};
   auto load = [&](int e, int stage) {
-    device::load_key_tile_async<T>(k_tile(stage), v_tile(stage), k_positions(stage), in, walk.tiles[e].tile, kv_head);
+    device::load_key_tile_async<T>(k_tile(stage), v_tile(stage), k_positions(stage), in, block.tiles[e].tile,
+                                   block.kv_head);
   };
   if (pipe.first < pipe.last) {
     device::load_tile_async<D, T::kRows, T::kThreads>(q_tile, in.q, q0, shape.q_tokens, shape.heads, head);
@@ -98,7 +97,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
   for (int e = pipe.first; e < pipe.last; ++e) {
     const int stage = pipe.advance(e, load);
-    const hd::TileRef ref = walk.tiles[e];
+    const hd::TileRef ref = block.tiles[e];
     const std::int64_t k0 = std::int64_t{ref.tile} * T::kTileRows;
 
     RowTile s[kM];

@@ -48,16 +48,15 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   using Smem = HopperForwardSmem<T>;
   using Ring = StageRing<T::kStages>;
   extern __shared__ __align__(16) unsigned char smem_raw[];
-  unsigned char* smem = sm90::aligned_shared<Smem::kAlign>(smem_raw);
-  const sm90::StageBarriers<T::kStages> bars(smem + Smem::barriers);
-  const std::uint32_t base = device::shared_address(smem);
+  const sm90::BlockShared<Smem, T::kStages> shared(smem_raw);
+  unsigned char* smem = shared.smem;
+  const sm90::StageBarriers<T::kStages>& bars = shared.bars;
+  const std::uint32_t base = shared.base;
 
   const PairShape& shape = in.shape;
-  const std::int64_t head = blockIdx.y;
-  const std::int64_t kv_head = hd::kv_head_of(head, shape.heads, shape.kv_heads);
-  const std::int64_t q0 = std::int64_t{blockIdx.x} * T::kRows;
-  const DeviceTileWalk& walk = in.tiles.by_query;
-  const int first = walk.offsets[blockIdx.x], last = walk.offsets[blockIdx.x + 1];
+  const device::QueryBlock block(in, T::kRows);
+  const std::int64_t head = block.head, q0 = block.q0;
+  const int first = block.first, last = block.last;
 
   if (threadIdx.x == 0) bars.init(1, T::kConsumerWarps);
   __syncthreads();
@@ -67,7 +66,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     sm90::registers_decrease<T::kProducerRegisters>();
     if (threadIdx.x != 0 || first == last) return;
     const CUtensorMap* const kept[1] = {&q_map};
-    sm90::produce_query_block<T, Smem>(smem, bars, kept, k_map, v_map, walk, first, last, head, kv_head, q0);
+    sm90::produce_query_block<T>(shared, kept, k_map, v_map, block);
     return;
   }
 
@@ -105,8 +104,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   };
   // Masks and normalises S_n (landed), returning each row pair's alpha.
   auto softmax = [&](int n, float(&alpha)[2]) {
-    const std::int64_t k0 = std::int64_t{walk.tiles[first + n].tile} * T::kTileRows;
-    const bool masked = walk.tiles[first + n].kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens;
+    const std::int64_t k0 = std::int64_t{block.tiles[first + n].tile} * T::kTileRows;
+    const bool masked = block.tiles[first + n].kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens;
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       if (masked) {

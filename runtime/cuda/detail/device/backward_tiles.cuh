@@ -61,6 +61,26 @@ __device__ inline void key_row_score_gradient(RowTile& ds, const PackedRowTile& 
   }
 }
 
+// What the dQ pass needs of a lane's two query rows (row pair 0, 1), rows row0 + c_row(lane, r)
+// of query head `head`: position and allowed keys, the final lse and D. A row past the pair's
+// end gets lse = -inf (so P = 0 and dS = 0) and D = 0.
+struct QueryRowScalars {
+  QueryRow rows[2];
+  float lse[2];
+  float delta[2];
+  __device__ QueryRowScalars(const PairInputs& in, const BackwardInputs& grad_in, std::int64_t row0, int lane,
+                             std::int64_t head) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const std::int64_t token = row0 + layout::c_row(lane, r);
+      const bool valid = token < in.shape.q_tokens;
+      if (valid) rows[r] = {in.q_positions[token], hd::allowed_keys(in.mask, in.q_positions[token])};
+      lse[r] = valid ? grad_in.lse[token * in.shape.heads + head] : hd::kNegInf;
+      delta[r] = valid ? grad_in.delta[token * in.shape.heads + head] : 0.0f;
+    }
+  }
+};
+
 // rows: the lane's two query rows (row pair 0, 1); key_at(column): the global position of the
 // tile's key in that column (-1 or past the pair's end: a key no interval contains).
 template <class KeyAt, class Exp>

@@ -4,6 +4,8 @@
 //
 //   StageBarriers       "kept", full[kStages], empty[kStages] at the end of a HopperSmem, and a
 //                       consumer warp's release of a stage
+//   BlockShared         a kernel's shared memory: the plan's aligned start, its barriers, and
+//                       its shared-space address (what descriptors and TMA take)
 //   load_operand        one operand's rows [row0, row0 + box) of one head, all its column blocks
 //   produce_query_block the producer of a query-major walk (forward, dQ pass): the block's kept
 //                       operands, then each key tile's K and V into its stage
@@ -25,20 +27,13 @@
 #include <cuda.h>
 
 #include "runtime/cuda/detail/device/hopper.cuh"
+#include "runtime/cuda/detail/device/pair_tiles.cuh"
 #include "runtime/cuda/detail/device/warp_tiles.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
 #include "runtime/cuda/detail/stage_ring.hpp"
 #include "runtime/cuda/detail/wgmma_layout.hpp"
 
 namespace burst::rt::gpu::device::sm90 {
-
-// The start of dynamic shared memory, rounded up to kAlign (the swizzle's 1024 bytes; the layout
-// asked for kAlign bytes more).
-template <std::size_t kAlign>
-__device__ inline unsigned char* aligned_shared(unsigned char* raw) {
-  const std::uint32_t at = shared_address(raw);
-  return raw + ((kAlign - at % kAlign) % kAlign);
-}
 
 template <int kStages>
 struct StageBarriers {
@@ -64,6 +59,17 @@ struct StageBarriers {
   }
 };
 
+template <class Smem, int kStages>
+struct BlockShared {
+  unsigned char* smem;
+  StageBarriers<kStages> bars;
+  std::uint32_t base;
+  __device__ explicit BlockShared(unsigned char* raw)
+      : smem(raw + ((Smem::kAlign - shared_address(raw) % Smem::kAlign) % Smem::kAlign)),
+        bars(smem + Smem::barriers),
+        base(shared_address(smem)) {}
+};
+
 template <int kColumnBlocks>
 __device__ inline void load_operand(unsigned char* dst, std::size_t block_bytes, const CUtensorMap& map,
                                     std::uint64_t* bar, std::int64_t head, std::int64_t row0) {
@@ -74,23 +80,26 @@ __device__ inline void load_operand(unsigned char* dst, std::size_t block_bytes,
   }
 }
 
-// One thread: the kept operands (`kept`: Q; or Q and dO) of rows q0 of `head`, then each key
-// tile of the walk's entries [first, last) into stage n % kStages, once the consumers have
-// released that stage's previous tile (stage_ring.hpp).
+// One thread: the kept operands (`kept`: Q; or Q and dO) of the block's query rows, then each key
+// tile of its walk into stage n % kStages, once the consumers have released that stage's
+// previous tile (stage_ring.hpp).
 template <class T, class Smem, int kKept>
-__device__ inline void produce_query_block(unsigned char* smem, const StageBarriers<T::kStages>& bars,
+__device__ inline void produce_query_block(const BlockShared<Smem, T::kStages>& shared,
                                            const CUtensorMap* const (&kept)[kKept], const CUtensorMap& k_map,
-                                           const CUtensorMap& v_map, const DeviceTileWalk& walk, int first, int last,
-                                           std::int64_t head, std::int64_t kv_head, std::int64_t q0) {
+                                           const CUtensorMap& v_map, const QueryBlock& block) {
   using Ring = StageRing<T::kStages>;
+  unsigned char* smem = shared.smem;
+  const StageBarriers<T::kStages>& bars = shared.bars;
+  const std::int64_t kv_head = block.kv_head;
   barrier_arrive_expect_bytes(bars.kept, static_cast<std::uint32_t>(kKept * Smem::kept_operand));
   for (int i = 0; i < kKept; ++i) {
-    load_operand<T::kColumnBlocks>(smem + Smem::kept_at(i), Smem::kept_block, *kept[i], bars.kept, head, q0);
+    load_operand<T::kColumnBlocks>(smem + Smem::kept_at(i), Smem::kept_block, *kept[i], bars.kept, block.head,
+                                   block.q0);
   }
-  for (int n = 0; first + n < last; ++n) {
+  for (int n = 0; block.first + n < block.last; ++n) {
     const int s = Ring::stage(n);
     if (Ring::refill(n)) barrier_wait(&bars.empty[s], Ring::empty_parity(n));
-    const std::int64_t k0 = std::int64_t{walk.tiles[first + n].tile} * T::kTileRows;
+    const std::int64_t k0 = std::int64_t{block.tiles[block.first + n].tile} * T::kTileRows;
     barrier_arrive_expect_bytes(&bars.full[s], static_cast<std::uint32_t>(Smem::walked_stage));
     load_operand<T::kColumnBlocks>(smem + Smem::walked_at(s, 0), Smem::walked_block, k_map, &bars.full[s], kv_head, k0);
     load_operand<T::kColumnBlocks>(smem + Smem::walked_at(s, 1), Smem::walked_block, v_map, &bars.full[s], kv_head, k0);

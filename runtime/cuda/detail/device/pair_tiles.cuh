@@ -1,13 +1,15 @@
 // A block pair's walks (device only). The kernels that walk key tiles (the forward and the dQ
 // pass, query-major) queue, per pipeline stage, the tile's K and V rows of their kv head and the
-// keys' positions (past the pair's end: zero rows, position -1). The dK, dV passes (key-major)
-// walk the entries of their key block (KeyBlockEntries).
+// keys' positions (past the pair's end: zero rows, position -1). A query-major block's place in
+// the pair is a QueryBlock; the dK, dV passes (key-major) walk the entries of their key block
+// (KeyBlockEntries).
 #pragma once
 
 #include <cstdint>
 
 #include "runtime/cuda/detail/device/warp_tiles.cuh"
 #include "runtime/cuda/detail/flash_attention.hpp"
+#include "runtime/kernels/hd/index_math.hpp"
 
 namespace burst::rt::gpu::device {
 
@@ -23,6 +25,26 @@ __device__ inline void load_key_tile_async(std::uint16_t* k_dst, std::uint16_t* 
   load_rows_async<T::kTileRows, T::kThreads>(positions_dst, in.k_positions, k0, shape.k_tokens, std::int64_t{1},
                                              std::int64_t{0}, std::int64_t{-1});
 }
+
+// The block a query-major kernel owns: query rows q0 .. q0 + rows - 1 of query head blockIdx.y,
+// reading kv head kv_head (grouped-query attention in place), walking key tiles tiles[first ..
+// last) of the query-major tile list (none: first == last).
+struct QueryBlock {
+  std::int64_t head = 0;
+  std::int64_t kv_head = 0;
+  std::int64_t q0 = 0;
+  const hd::TileRef* tiles = nullptr;
+  int first = 0;
+  int last = 0;
+
+  __device__ QueryBlock(const PairInputs& in, int rows)
+      : head(blockIdx.y),
+        kv_head(hd::kv_head_of(head, in.shape.heads, in.shape.kv_heads)),
+        q0(std::int64_t{blockIdx.x} * rows),
+        tiles(in.tiles.by_query.tiles),
+        first(in.tiles.by_query.offsets[blockIdx.x]),
+        last(in.tiles.by_query.offsets[blockIdx.x + 1]) {}
+};
 
 // The entries a dK, dV block walks: block (blockIdx.x, blockIdx.y) owns keys k0 .. k0 + rows - 1
 // of kv head blockIdx.y and meets, for every query head of that kv head's group (grouped-query
