@@ -7,8 +7,8 @@
 #      2-rank head-dim-64 test plan (ZeRO 3): its model state offloaded to page-locked host
 #      memory (the plan as written), kept in GPU memory (offload false), in GPU memory with the
 #      LM head in 4 chunks, and in GPU memory at ZeRO 1 (the deferred gathers of the updated
-#      parameters); on a Hopper GPU, the GPU-memory run again on the Hopper forward
-#      (--kernel-path wgmma);
+#      parameters); on a Hopper GPU, the GPU-memory run again on the Hopper kernels, forward and
+#      backward (--kernel-path wgmma);
 #   2. the same 30 steps of a 3-rank plan the planner makes for the same model (state in GPU
 #      memory; its units do not divide by 3: the padded gathers), and of a 4-rank plan with
 #      tensor parallelism of 2 (the model with 2 KV heads; state offloaded as planned, and in GPU
@@ -77,7 +77,7 @@ train offloaded "$plan" "host memory"
 train resident "$out/resident.plan.json" "GPU memory"
 train chunked "$out/chunked.plan.json" "GPU memory"
 train stage1 "$out/stage1.plan.json" "GPU memory"
-# On a Hopper GPU, the resident plan again on the Hopper forward (runtime/cuda/kernel_path.hpp).
+# On a Hopper GPU, the resident plan again on the Hopper kernels (runtime/cuda/kernel_path.hpp).
 if [ "$device" = cuda ] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 |
   grep -q '^9\.'; then
   train resident-wgmma "$out/resident.plan.json" "GPU memory" --kernel-path wgmma
