@@ -44,6 +44,9 @@ struct Job {
   std::string only_family;         // the search was limited to this family ("": all), so a replan is too
   int only_tp = 0;                 // ... and to this tensor-parallel degree (0: every one the node allows)
   int only_dp = 0;                 // ... and to this data-parallel degree (0: every one the batch allows)
+  // The CUDA attention kernels' implementation the plan was priced for and `burst run` runs
+  // (common/kernel_paths.hpp): "auto", the device's default, or one by name (--kernel-path).
+  std::string kernel_path = "auto";
   friend bool operator==(const Job&, const Job&) = default;
 };
 

@@ -106,7 +106,7 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
   }
   if (const Json* job = reader.section(doc, "", "job",
                                        {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes",
-                                        "memory_margin_bytes", "only_family", "only_tp", "only_dp"})) {
+                                        "memory_margin_bytes", "only_family", "only_tp", "only_dp", "kernel_path"})) {
     reader.job(*job, "/job", plan.job);
   }
   detail::StrategySizes sizes;

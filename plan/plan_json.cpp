@@ -4,6 +4,7 @@
 // the same Plan always dumps to the same bytes; doubles are written with enough digits to
 // read back exactly, which is what makes plan_from_json(to_json(p)) == p hold. Enums use the
 // canonical spellings of common/parallelism.hpp, the same words the parser accepts.
+#include "common/kernel_paths.hpp"
 #include "plan/plan.hpp"
 
 namespace burst::plan {
@@ -38,6 +39,7 @@ Json job_json(const Job& job) {
   if (!job.only_family.empty()) j["only_family"] = job.only_family;
   if (job.only_tp > 0) j["only_tp"] = job.only_tp;
   if (job.only_dp > 0) j["only_dp"] = job.only_dp;
+  if (job.kernel_path != kernel_paths::kAuto) j["kernel_path"] = job.kernel_path;
   return j;
 }
 

@@ -5,6 +5,7 @@
 // stages 0 to 3, and grouped-query attention needs heads to be a multiple of kv_heads.
 #include <fmt/format.h>
 
+#include "common/kernel_paths.hpp"
 #include "plan/detail/plan_reader.hpp"
 
 namespace burst::plan::detail {
@@ -84,6 +85,10 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   if (j.contains("memory_margin_bytes")) non_negative(j, pointer, "memory_margin_bytes", job.memory_margin_bytes);
   if (j.contains("only_tp")) integer(j, pointer, "only_tp", job.only_tp, 1, kMaxCount);
   if (j.contains("only_dp")) integer(j, pointer, "only_dp", job.only_dp, 1, kMaxCount);
+  if (j.contains("kernel_path")) {
+    const std::vector<std::string> paths(kernel_paths::kChoices.begin(), kernel_paths::kChoices.end());
+    if (const auto path = reader_.choice(j, pointer, "kernel_path", paths)) job.kernel_path = *path;
+  }
   if (j.contains("only_family") && text(j, pointer, "only_family", job.only_family) && job.only_family.empty()) {
     reader_.problem(JsonReader::child(pointer, "only_family"), "empty family", "a family such as burst, or no key");
   }

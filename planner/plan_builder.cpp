@@ -84,6 +84,7 @@ SearchRequest replan_request(const plan::Plan& plan) {
   request.only_family = plan.job.only_family;
   request.only_tp = plan.job.only_tp;
   request.only_dp = plan.job.only_dp;
+  request.kernel_path = plan.job.kernel_path;
   return request;
 }
 
@@ -104,6 +105,7 @@ plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, 
   p.job.only_family = request.only_family;
   p.job.only_tp = request.only_tp;
   p.job.only_dp = request.only_dp;
+  p.job.kernel_path = request.kernel_path;
   p.strategy = plan_strategy(chosen.sim.strategy, topology);
   for (int g = 0; g < topology.gpu_count(); ++g) p.ranks.push_back({g, topology.node_of(g), topology.local_of(g)});
   // The rings of every tensor-parallel rank of every replica: one replica's context-parallel

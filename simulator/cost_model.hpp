@@ -55,10 +55,12 @@ namespace burst::sim {
 //   comm    "calibrated": link efficiency per kind and latency per path class from a table
 //           (defaults fitted to the nccl-tests figures in docs/);
 //   comm    "ideal":    raw link bandwidth, link latencies only.
-// `calibration_file` (optional, "burst.calibration/1" JSON) overrides the default tables.
+// `calibration_file` (optional, "burst.calibration/1" JSON) overrides the default tables;
+// `kernel_path` prices the attention kernels with the curves it measured on that CUDA kernel path
+// (with_attention_path in costs/calibration.hpp; "" or "auto": the path `auto` runs).
 [[nodiscard]] CostModels make_cost_models(std::string_view compute_name = "roofline",
                                           std::string_view comm_name = "calibrated",
-                                          const std::string& calibration_file = "");
+                                          const std::string& calibration_file = "", std::string_view kernel_path = "");
 [[nodiscard]] std::vector<std::string> compute_model_names();
 [[nodiscard]] std::vector<std::string> comm_model_names();
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "common/kernel_paths.hpp"
 #include "common/text.hpp"
 #include "common/units.hpp"
 #include "planner/detail/export/equivalent.hpp"
@@ -45,6 +46,12 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
         fmt::format("mask: the job's mask is {}; these settings leave the framework's causal default, "
                     "so give the mask in the model or the data",
                     to_string(plan.job.mask)));
+  }
+  if (plan.job.kernel_path != kernel_paths::kAuto) {
+    notes.push_back(
+        fmt::format("kernel path: the plan was priced for burst's {} attention kernels; {} runs its "
+                    "own attention kernels",
+                    plan.job.kernel_path, framework.title));
   }
   if (equivalent.deviations.empty()) {
     notes.push_back(fmt::format("{} runs the plan's strategy as it is ({})", framework.title,

@@ -5,18 +5,21 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/kernel_paths.hpp"
 
 namespace burst::rt::gpu {
 
-std::string_view kernel_path_name(KernelPath path) { return path == KernelPath::Wgmma ? "wgmma" : "mma.sync"; }
+std::string_view kernel_path_name(KernelPath path) {
+  return path == KernelPath::Wgmma ? kernel_paths::kWgmma : kernel_paths::kMmaSync;
+}
 
 std::string_view kernel_path_choice_name(KernelPathChoice choice) {
   switch (choice) {
-    case KernelPathChoice::MmaSync: return "mma.sync";
-    case KernelPathChoice::Wgmma: return "wgmma";
+    case KernelPathChoice::MmaSync: return kernel_paths::kMmaSync;
+    case KernelPathChoice::Wgmma: return kernel_paths::kWgmma;
     case KernelPathChoice::Auto: break;
   }
-  return "auto";
+  return kernel_paths::kAuto;
 }
 
 std::optional<KernelPathChoice> parse_kernel_path_choice(std::string_view text) {
@@ -26,7 +29,14 @@ std::optional<KernelPathChoice> parse_kernel_path_choice(std::string_view text) 
   return std::nullopt;
 }
 
-std::string_view kernel_path_choices() { return "auto, mma.sync, wgmma"; }
+std::string_view kernel_path_choices() {
+  static const std::string joined = [] {
+    std::string all;
+    for (const std::string_view name : kernel_paths::kChoices) all += (all.empty() ? "" : ", ") + std::string(name);
+    return all;
+  }();
+  return joined;
+}
 
 KernelPathChoice kernel_path_choice(std::string_view text) {
   const std::optional<KernelPathChoice> choice = parse_kernel_path_choice(text);

@@ -1,6 +1,7 @@
-// Which implementation of the attention kernels runs: the kernel paths, how a user asks for one
-// (`burst run` and `burst bench attention` --kernel-path, CudaKernelOptions::path) and the rule
-// that picks one for a device.
+// Which implementation of the attention kernels runs: the kernel paths (their names, which plans
+// record and calibrations name curves by, are common/kernel_paths.hpp's), how a user asks for one
+// (`burst plan`, `burst run` and `burst bench attention` --kernel-path, a plan's /job/kernel_path,
+// CudaKernelOptions::path) and the rule that picks one for a device.
 //
 //   mma.sync  warp-level tensor-core products (m16n8k16) with cp.async-pipelined tiles: every
 //             GPU of compute capability 8.0 and up, forward and backward

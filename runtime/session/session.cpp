@@ -22,10 +22,16 @@ bool trains_on_cpu(const RunRequest& r) { return trains(r) && r.device != "cuda"
 // The plan with --dtype in place of its /job/dtype (and, for fp32, of its travelling
 // accumulators' bf16: an fp32 run is fp32 throughout); rank 0 says what changed.
 plan::Plan as_requested(plan::Plan p, const RunRequest& r, const Communicator& comm) {
+  const auto say = [&](const std::string& option, const char* pointer, const std::string& from, const std::string& to) {
+    if (comm.rank() == 0 && from != to) fmt::print(stderr, "note: {}: {} {} -> {}\n", option, pointer, from, to);
+  };
+  if (r.kernel_path != "auto") {  // the plan's path unless one is asked for by name
+    say("--kernel-path " + r.kernel_path, "/job/kernel_path", p.job.kernel_path, r.kernel_path);
+    p.job.kernel_path = r.kernel_path;
+  }
   if (r.dtype.empty()) return p;
   const auto override_field = [&](const char* pointer, const std::string& from, const std::string& to) {
-    if (comm.rank() == 0 && from != to)
-      fmt::print(stderr, "note: --dtype {}: {} {} -> {}\n", r.dtype, pointer, from, to);
+    say("--dtype " + r.dtype, pointer, from, to);
   };
   override_field("/job/dtype", p.job.dtype, r.dtype);
   p.job.dtype = r.dtype;
@@ -88,11 +94,12 @@ Session::Session(plan::Plan plan, Communicator& comm, RunRequest request)
   const Device device = trains_on_cpu(request_) ? Device::Cpu
                                                 : job_device(request_.device, comm_,
                                                              request_.deterministic ? ", deterministic kernels" : "");
-  if (device == Device::Cpu && request_.kernel_path != "auto") {
+  if (device == Device::Cpu && plan_.job.kernel_path != "auto") {
+    const bool asked = request_.kernel_path != "auto";
     throw Error(Problem{
-        "--kernel-path",
-        fmt::format("'{}' chooses the CUDA kernels' implementation; this run is on the CPU", request_.kernel_path),
-        "with --device cuda", ""});
+        asked ? "--kernel-path" : "/job/kernel_path",
+        fmt::format("'{}' chooses the CUDA kernels' implementation; this run is on the CPU", plan_.job.kernel_path),
+        "with --device cuda", asked ? "" : "or re-plan without --kernel-path"});
   }
   if (trains(request_)) {
     prepare_training(device);
@@ -107,7 +114,7 @@ void Session::prepare_attention(Device device) {
   require_runnable_job(plan_, comm_.size());
   // A loopback job's ranks share the first GPU.
   attention_kernels_ = make_attention_kernels(device, request_.loopback ? 0 : comm_.local_rank(),
-                                              request_.deterministic, request_.trace, request_.kernel_path);
+                                              request_.deterministic, request_.trace, plan_.job.kernel_path);
   order_messages_on(comm_, *attention_kernels_);  // the GPU loopback's copies ordered on the kernels' stream
   attention_options_.seed = request_.seed;
   attention_options_.check = request_.check;
@@ -127,7 +134,7 @@ void Session::prepare_training(Device device) {
     const int gpu = request_.loopback ? 0 : comm_.local_rank();
     step_kernels_ = make_step_kernels(device, gpu, request_.deterministic);
     attention_kernels_ =
-        make_step_attention_kernels(device, *step_kernels_, gpu, request_.deterministic, request_.kernel_path);
+        make_step_attention_kernels(device, *step_kernels_, gpu, request_.deterministic, plan_.job.kernel_path);
     order_messages_on(comm_, *step_kernels_);  // the GPU loopback's copies ordered on the step's stream
     options.backend.step = step_kernels_.get();
     options.backend.attention = attention_kernels_.get();

@@ -49,7 +49,7 @@ struct RunRequest {
   std::string dtype;      // replaces the plan's /job/dtype when set: "bf16" or "fp32"
   bool loopback = false;  // every rank a thread of one process (LoopbackCommunicator)
   bool deterministic = false;
-  std::string kernel_path = "auto";  // the CUDA forward's implementation (runtime/cuda/kernel_path.hpp)
+  std::string kernel_path = "auto";  // the CUDA kernels' implementation instead of the plan's /job/kernel_path
   bool check = false;                // compare with a single-rank reference
   bool trace = false;                // attention runs: record every rank's timeline
   std::uint64_t seed = 1;

@@ -302,6 +302,35 @@ std::size_t curve_index(KernelKind kernel, bool masked) {
   return static_cast<std::size_t>(kernel);
 }
 
+Calibration with_attention_path(Calibration calibration, std::string_view path) {
+  if (path.empty() || path == "auto") return calibration;
+  static const std::vector<std::string> attention = {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked"};
+  const std::vector<std::string>& names = kernel_names();
+  for (ComputeCalibration& c : calibration.compute) {
+    // Built-in and published curves name no path; CPU ranks (no multiprocessors) run no CUDA path.
+    if (c.attention_path.empty() || c.attention_path == path || c.multiprocessors == 0) continue;
+    const auto wanted = c.attention_paths.find(std::string(path));
+    if (wanted == c.attention_paths.end()) {
+      std::string measured = c.attention_path;
+      for (const auto& [other, curves] : c.attention_paths) measured += ", " + other;
+      throw Error(Problem{fmt::format("calibration of GPU '{}'", c.gpu),
+                          fmt::format("no attention curves measured on kernel path {}", path),
+                          fmt::format("a kernel path it measured ({})", measured),
+                          "run burst calibrate --device cuda on a GPU that runs that path, or plan for auto"});
+    }
+    std::map<std::string, EfficiencyCurve> own;
+    for (const std::string& name : attention) {
+      const auto at = static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+      own[name] = c.kernels[at];
+      if (const auto curve = wanted->second.find(name); curve != wanted->second.end()) c.kernels[at] = curve->second;
+    }
+    c.attention_paths.erase(wanted);
+    c.attention_paths[c.attention_path] = std::move(own);
+    c.attention_path = std::string(path);
+  }
+  return calibration;
+}
+
 double ComputeCalibration::parallelism(double ctas, bool masked) const {
   if (ctas <= 0 || multiprocessors <= 0) return 1;
   const auto occupancy = [&](double n) { return masked ? n / (n + tail_ctas_per_sm) : n / std::ceil(n); };

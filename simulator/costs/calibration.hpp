@@ -100,6 +100,15 @@ struct Calibration {
 [[nodiscard]] Calibration apply_calibration(Calibration base, const Json& doc, const std::string& source);
 [[nodiscard]] Calibration read_calibration_file(const std::string& path);
 
+// The calibration with the attention curves measured on kernel path `path` (the CUDA kernels'
+// implementation: "mma.sync", "wgmma"; runtime/cuda/kernel_path.hpp): every GPU pattern whose
+// curves a calibration measured on a named path (attention_path; built-in and published curves
+// name none, CPU ranks run none, and both stay as they are) takes the curves kept under `path`
+// in attention_paths, and
+// keeps its own under its path's name. "" or "auto": unchanged (the curves are of the path
+// `auto` runs). Throws burst::Error naming the pattern when it has no curves of `path`.
+[[nodiscard]] Calibration with_attention_path(Calibration calibration, std::string_view path);
+
 // The calibration as a "burst.calibration/1" document (apply_calibration of it onto anything
 // with the same patterns rebuilds it).
 [[nodiscard]] Json calibration_to_json(const Calibration& calibration);

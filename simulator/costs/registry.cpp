@@ -12,7 +12,7 @@ std::vector<std::string> compute_model_names() { return {"roofline", "peak"}; }
 std::vector<std::string> comm_model_names() { return {"calibrated", "ideal"}; }
 
 CostModels make_cost_models(std::string_view compute_name, std::string_view comm_name,
-                            const std::string& calibration_file) {
+                            const std::string& calibration_file, std::string_view kernel_path) {
   Problems problems;
   const auto computes = compute_model_names();
   const auto comms = comm_model_names();
@@ -28,7 +28,8 @@ CostModels make_cost_models(std::string_view compute_name, std::string_view comm
   const Calibration calibration =
       calibration_file.empty() ? default_calibration() : read_calibration_file(calibration_file);
   CostModels models;
-  models.compute = compute_name == "roofline" ? make_roofline_model(calibration) : make_peak_model();
+  models.compute = compute_name == "roofline" ? make_roofline_model(with_attention_path(calibration, kernel_path))
+                                              : make_peak_model();
   models.comm = comm_name == "calibrated" ? make_calibrated_comm(calibration) : make_ideal_comm();
   return models;
 }

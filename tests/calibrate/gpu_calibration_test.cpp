@@ -147,6 +147,37 @@ TEST_CASE("curve points: attention on another kernel path goes apart, under its 
                     Catch::Contains("bad.json:/compute/0/attention_paths/wgmma/gemm"));
 }
 
+TEST_CASE("pricing another kernel path takes its measured curves, and refuses a path not measured") {
+  const double peak = 1e12;
+  std::vector<rt::KernelSpeed> runs = {run_at("attn_fwd", "full", 1024, 0.3, peak)};
+  rt::KernelSpeed other = run_at("attn_fwd", "full", 1024, 0.6, peak);
+  other.path = "wgmma";
+  runs.push_back(other);
+  const Json doc{{"schema", "burst.calibration/1"},
+                 {"compute", Json::array({rt::compute_entry("H100", runs, {peak, 0}, "mma.sync")})}};
+  const sim::Calibration measured = sim::apply_calibration(sim::default_calibration(), doc, "c.json");
+  const std::size_t fwd = sim::curve_index(sim::KernelKind::AttentionForward, false);
+  const sim::Calibration wgmma = sim::with_attention_path(measured, "wgmma");
+  const sim::ComputeCalibration& h100 = wgmma.compute_for("H100-SXM5-80GB");
+  CHECK(h100.attention_path == "wgmma");
+  CHECK(h100.kernels[fwd].at(1024) == Approx(0.6));
+  CHECK(h100.attention_paths.at("mma.sync").at("attn_fwd").at(1024) == Approx(0.3));  // the file's own, kept apart
+  CHECK_FALSE(h100.attention_paths.contains("wgmma"));
+  // Back again, and "auto" or the file's own path change nothing.
+  CHECK(sim::with_attention_path(wgmma, "mma.sync").compute_for("H100").kernels[fwd].at(1024) == Approx(0.3));
+  for (const char* same : {"auto", "", "mma.sync"}) {
+    CHECK(sim::with_attention_path(measured, same).compute_for("H100").kernels[fwd].at(1024) == Approx(0.3));
+  }
+  // Built-in curves name no path: they stay. A measured entry without the path is refused.
+  const sim::Calibration defaults = sim::default_calibration();
+  CHECK(sim::with_attention_path(defaults, "wgmma").compute_for("A100").kernels[fwd].at(4096) ==
+        Approx(defaults.compute_for("A100").kernels[fwd].at(4096)));
+  CHECK_THROWS_WITH(sim::with_attention_path(sim::with_attention_path(measured, "wgmma"), "hopper"),
+                    Catch::Contains("calibration of GPU 'H100'") &&
+                        Catch::Contains("no attention curves measured on kernel path hopper") &&
+                        Catch::Contains("mma.sync"));
+}
+
 TEST_CASE("every GPU model is found by the name CUDA reports, and only by it") {
   std::set<std::string> names;
   for (const topo::hw::GpuModel& m : topo::hw::gpu_models()) {

@@ -158,3 +158,38 @@ TEST_CASE("--kernel-path: a CUDA choice, refused by name on the CPU and when unk
              Catch::Contains("--kernel-path: unknown kernel path 'hopper' (valid: auto, mma.sync, wgmma)"));
   CHECK(train(kTrainPlan, "--steps 1 --kernel-path auto").exit_code == 0);
 }
+
+TEST_CASE("a plan's kernel path is run as written: refused on the CPU by its pointer, overridden by name") {
+  const burst::test::TempDir dir("run-plan-kernel-path");
+  const std::string plan = edited_plan(dir, "wgmma.json", [](Json& p) { p["job"]["kernel_path"] = "wgmma"; });
+  const CliRun on_cpu = train(plan, "--steps 1");
+  CHECK(on_cpu.exit_code == 2);
+  CHECK_THAT(on_cpu.err, Catch::Contains("/job/kernel_path: 'wgmma' chooses the CUDA kernels' implementation; this "
+                                         "run is on the CPU (valid: with --device cuda; hint: or re-plan without "
+                                         "--kernel-path)"));
+}
+
+TEST_CASE("burst plan --kernel-path: priced on that path's measured curves and recorded in the plan") {
+  const burst::test::TempDir dir("plan-kernel-path");
+  // A calibration of the A800 measured on mma.sync, with wgmma's attention twice as fast kept apart.
+  const std::string calibration = (dir.path / "c.json").string();
+  std::ofstream(calibration) << R"({"schema": "burst.calibration/1", "compute": [{"gpu": "A800",
+    "attention_path": "mma.sync", "attn_fwd": [[1024, 0.3]], "attn_bwd": [[1024, 0.3]],
+    "attention_paths": {"wgmma": {"attn_fwd": [[1024, 0.6]], "attn_bwd": [[1024, 0.6]],
+                                  "attn_fwd_masked": [[1024, 0.6]], "attn_bwd_masked": [[1024, 0.6]]}}}]})";
+  const auto plan = [&](const std::string& name, const std::string& options) {
+    const std::string out = (dir.path / name).string();
+    const CliRun r = run_cli("plan --topology a800-4hca --nodes 1 --model burst-7b --seq 64K --calibration " +
+                             calibration + " -o " + out + " " + options);
+    REQUIRE(r.exit_code == 0);
+    return Json::parse(file_bytes(out));
+  };
+  const Json mma = plan("mma.json", ""), wgmma = plan("wgmma.json", "--kernel-path wgmma");
+  CHECK_FALSE(mma["job"].contains("kernel_path"));
+  CHECK(wgmma["job"]["kernel_path"] == "wgmma");
+  CHECK(wgmma["predicted"]["step_time_s"].get<double>() < mma["predicted"]["step_time_s"].get<double>());
+  const CliRun unknown = run_cli("plan --topology a800-4hca --nodes 1 --model burst-7b --seq 64K --calibration " +
+                                 calibration + " --kernel-path hopper -o " + (dir.path / "x.json").string());
+  CHECK(unknown.exit_code != 0);
+  CHECK_THAT(unknown.err, Catch::Contains("--kernel-path"));
+}

@@ -153,3 +153,19 @@ TEST_CASE("a plan without its cluster is exported, with no prediction") {
   CHECK(std::any_of(out.notes.begin(), out.notes.end(),
                     [](const std::string& n) { return n.find("no prediction") != std::string::npos; }));
 }
+
+TEST_CASE("an export says a plan's kernel path is burst's, not the framework's") {
+  plan::Plan p = plan::read_plan(kLocal);
+  p.cluster = nullptr;
+  const auto says = [](const exporter::Exported& out) {
+    return std::any_of(out.notes.begin(), out.notes.end(),
+                       [](const std::string& n) { return n.find("kernel path: ") != std::string::npos; });
+  };
+  CHECK_FALSE(says(exporter::export_plan(p, kLocal, "nemo", "--to", false, 1)));
+  p.job.kernel_path = "wgmma";
+  const exporter::Exported out = exporter::export_plan(p, kLocal, "nemo", "--to", false, 1);
+  CHECK(says(out));
+  CHECK(std::any_of(out.notes.begin(), out.notes.end(), [](const std::string& n) {
+    return n.find("priced for burst's wgmma attention kernels") != std::string::npos;
+  }));
+}

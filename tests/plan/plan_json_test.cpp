@@ -66,6 +66,17 @@ TEST_CASE("the memory margin a plan keeps: written when set, kept, checked") {
              Catch::Contains("/job/memory_margin_bytes"));
 }
 
+TEST_CASE("a plan records the kernel path it was priced for, only when one was asked for") {
+  plan::Plan p = test::sample_plan();
+  CHECK_FALSE(plan::to_json(p)["job"].contains("kernel_path"));  // auto: no key, as older plans
+  p.job.kernel_path = "wgmma";
+  const Json doc = plan::to_json(p);
+  CHECK(doc["job"]["kernel_path"] == "wgmma");
+  CHECK(plan::plan_from_json(doc, "plan.json").job.kernel_path == "wgmma");
+  CHECK_THAT(error_after([](Json& d) { d["job"]["kernel_path"] = "hopper"; }),
+             Catch::Contains("/job/kernel_path") && Catch::Contains("wgmma"));
+}
+
 TEST_CASE("the same plan is the same bytes") {
   const std::string first = plan::to_json(test::sample_plan()).dump(2);
   CHECK(first == plan::to_json(test::sample_plan()).dump(2));

@@ -69,7 +69,8 @@ Job resolve_job(const JobOptions& o) {
   attempt([&] { job.shape.batch = global_batch(o, job.shape.seq); });
   attempt([&] { job.mask = parse_mask(o.mask, "--mask"); });
   attempt([&] {
-    job.models = sim::make_cost_models(o.compute_model, o.comm_model, calibration_for(o, job.topology.get()));
+    job.models =
+        sim::make_cost_models(o.compute_model, o.comm_model, calibration_for(o, job.topology.get()), o.kernel_path);
   });
   problems.throw_if_any();
 

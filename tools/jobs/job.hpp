@@ -29,6 +29,7 @@ struct JobOptions {
   std::string compute_model = "roofline";
   std::string comm_model = "calibrated";
   std::string calibration;
+  std::string kernel_path = "auto";  // the CUDA kernel path whose measured attention curves price the job
 };
 
 struct Job {

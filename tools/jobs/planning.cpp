@@ -56,6 +56,7 @@ PlanningJob resolve_planning(const PlanOptions& o) {
   p.request.only_family = o.strategy;
   p.request.only_tp = o.tp;
   p.request.only_dp = o.dp;
+  p.request.kernel_path = o.job.kernel_path;
   p.request.simulation.engine = o.engine;
   p.request.simulation.models = p.job.models;
   p.request.max_candidates = o.max_candidates;
