@@ -6,7 +6,9 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace burst::kernel_paths {
 
@@ -14,5 +16,8 @@ inline constexpr std::string_view kAuto = "auto";         // the device's defaul
 inline constexpr std::string_view kMmaSync = "mma.sync";  // warp-level products, compute capability 8.0 and up
 inline constexpr std::string_view kWgmma = "wgmma";       // warpgroup products with TMA, compute capability 9.0
 inline constexpr std::array<std::string_view, 3> kChoices = {kAuto, kMmaSync, kWgmma};
+
+// kChoices as strings, for the checks that list the valid names (CLI11, the JSON readers).
+inline std::vector<std::string> choice_names() { return {kChoices.begin(), kChoices.end()}; }
 
 }  // namespace burst::kernel_paths

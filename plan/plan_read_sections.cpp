@@ -86,8 +86,9 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   if (j.contains("only_tp")) integer(j, pointer, "only_tp", job.only_tp, 1, kMaxCount);
   if (j.contains("only_dp")) integer(j, pointer, "only_dp", job.only_dp, 1, kMaxCount);
   if (j.contains("kernel_path")) {
-    const std::vector<std::string> paths(kernel_paths::kChoices.begin(), kernel_paths::kChoices.end());
-    if (const auto path = reader_.choice(j, pointer, "kernel_path", paths)) job.kernel_path = *path;
+    if (const auto path = reader_.choice(j, pointer, "kernel_path", kernel_paths::choice_names())) {
+      job.kernel_path = *path;
+    }
   }
   if (j.contains("only_family") && text(j, pointer, "only_family", job.only_family) && job.only_family.empty()) {
     reader_.problem(JsonReader::child(pointer, "only_family"), "empty family", "a family such as burst, or no key");

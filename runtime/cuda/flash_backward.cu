@@ -218,7 +218,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     device::warp_scores<D>(p, q_tile, k_tile(stage), warp, lane);
     device::query_row_probabilities(
         p, row.rows, row.lse, [&](int col) { return keys[col]; }, lane, in.mask,
-        ref.kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens, scale, exp);
+        device::key_tile_masked(ref, k0, T::kTileRows, shape.k_tokens), scale, exp);
     RowTile ds;
     device::warp_scores<D>(ds, do_tile, v_tile(stage), warp, lane);  // dP = dO V^T
     device::query_row_score_gradient(ds, p, row.delta);

@@ -76,9 +76,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     if (threadIdx.x >= 32) return;
     const int lane = static_cast<int>(threadIdx.x);
     if (lane == 0) {
-      sm90::barrier_arrive_expect_bytes(bars.kept, static_cast<std::uint32_t>(2 * Smem::kept_operand));
-      sm90::load_operand<T::kColumnBlocks>(smem + Smem::kept_at(0), Smem::kept_block, k_map, bars.kept, kv_head, k0);
-      sm90::load_operand<T::kColumnBlocks>(smem + Smem::kept_at(1), Smem::kept_block, v_map, bars.kept, kv_head, k0);
+      const CUtensorMap* const kept[2] = {&k_map, &v_map};
+      sm90::load_kept<T>(shared, kept, kv_head, k0);
     }
     for (int n = 0; n < entries; ++n) {
       const int s = Ring::stage(n);
@@ -228,7 +227,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     sm90::fence_operand(p);
     device::query_row_probabilities(
         p, row.rows, row.lse, [&](int col) { return sm90::key_position(in, k0 + col); }, lane, in.mask,
-        ref.kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens, scale, exp);
+        device::key_tile_masked(ref, k0, T::kTileRows, shape.k_tokens), scale, exp);
     sm90::wgmma_wait<0>();
     sm90::fence_operand(ds);
     device::query_row_score_gradient(ds, p, row.delta);

@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 
     RowTile s[kM];
     device::warp_scores_rows<D, kM>(s, q_tile, k_tile(stage), row0, lane);
-    const bool masked = ref.kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens;
+    const bool masked = device::key_tile_masked(ref, k0, T::kTileRows, shape.k_tokens);
     device::PackedRowTile p[kM];
 #pragma unroll
     for (int m = 0; m < kM; ++m) {

@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   // Masks and normalises S_n (landed), returning each row pair's alpha.
   auto softmax = [&](int n, float(&alpha)[2]) {
     const std::int64_t k0 = std::int64_t{block.tiles[first + n].tile} * T::kTileRows;
-    const bool masked = block.tiles[first + n].kind != hd::TileKind::Full || k0 + T::kTileRows > shape.k_tokens;
+    const bool masked = device::key_tile_masked(block.tiles[first + n], k0, T::kTileRows, shape.k_tokens);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       if (masked) {

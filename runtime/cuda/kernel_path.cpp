@@ -6,6 +6,7 @@
 
 #include "common/error.hpp"
 #include "common/kernel_paths.hpp"
+#include "common/text.hpp"
 
 namespace burst::rt::gpu {
 
@@ -30,11 +31,7 @@ std::optional<KernelPathChoice> parse_kernel_path_choice(std::string_view text) 
 }
 
 std::string_view kernel_path_choices() {
-  static const std::string joined = [] {
-    std::string all;
-    for (const std::string_view name : kernel_paths::kChoices) all += (all.empty() ? "" : ", ") + std::string(name);
-    return all;
-  }();
+  static const std::string joined = text::join(kernel_paths::choice_names());
   return joined;
 }
 

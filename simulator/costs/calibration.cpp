@@ -25,6 +25,11 @@ const std::vector<std::string>& kernel_names() {
                                                  "elementwise", "attn_fwd_masked", "attn_bwd_masked"};
   return names;
 }
+// The attention curves among them: what a kernel path's measurements replace (attention_paths).
+const std::vector<std::string>& attention_curve_names() {
+  static const std::vector<std::string> names = {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked"};
+  return names;
+}
 // The names calibration files use are the topology's own spellings of each enum value.
 template <class Enum>
 std::vector<std::string> names_of(int count) {
@@ -225,7 +230,7 @@ void read_compute(JsonReader& reader, const Json& list, Calibration& out) {
       if (given[plain] && !given[masked]) it->kernels[masked] = it->kernels[plain];
     }
     if (const Json* paths = reader.object(entry, at, "attention_paths", false)) {
-      const std::vector<std::string> attention_curves = {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked"};
+      const std::vector<std::string>& attention_curves = attention_curve_names();
       for (const auto& [path, curves] : paths->items()) {
         const std::string where = JsonReader::child(JsonReader::child(at, "attention_paths"), path);
         if (!curves.is_object()) {
@@ -304,7 +309,6 @@ std::size_t curve_index(KernelKind kernel, bool masked) {
 
 Calibration with_attention_path(Calibration calibration, std::string_view path) {
   if (path.empty() || path == "auto") return calibration;
-  static const std::vector<std::string> attention = {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked"};
   const std::vector<std::string>& names = kernel_names();
   for (ComputeCalibration& c : calibration.compute) {
     // Built-in and published curves name no path; CPU ranks (no multiprocessors) run no CUDA path.
@@ -319,7 +323,7 @@ Calibration with_attention_path(Calibration calibration, std::string_view path) 
                           "run burst calibrate --device cuda on a GPU that runs that path, or plan for auto"});
     }
     std::map<std::string, EfficiencyCurve> own;
-    for (const std::string& name : attention) {
+    for (const std::string& name : attention_curve_names()) {
       const auto at = static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
       own[name] = c.kernels[at];
       if (const auto curve = wanted->second.find(name); curve != wanted->second.end()) c.kernels[at] = curve->second;

@@ -34,11 +34,10 @@ void add_job_options(CLI::App& cmd, JobOptions& o) {
       ->check(CLI::IsMember(sim::comm_model_names()))
       ->capture_default_str();
   cmd.add_option("--calibration", o.calibration, "Calibration file (burst.calibration/1) for the cost models");
-  const std::vector<std::string> paths(kernel_paths::kChoices.begin(), kernel_paths::kChoices.end());
   cmd.add_option("--kernel-path", o.kernel_path,
                  "Price the attention kernels on this CUDA kernel path (auto, mma.sync, wgmma): the curves the "
                  "calibration measured on it; a plan records it and burst run runs it")
-      ->check(CLI::IsMember(paths))
+      ->check(CLI::IsMember(kernel_paths::choice_names()))
       ->capture_default_str();
 }
 

@@ -7,6 +7,7 @@
 //   BlockShared         a kernel's shared memory: the plan's aligned start, its barriers, and
 //                       its shared-space address (what descriptors and TMA take)
 //   load_operand        one operand's rows [row0, row0 + box) of one head, all its column blocks
+//   load_kept           the block's kept operands, on the "kept" barrier
 //   produce_query_block the producer of a query-major walk (forward, dQ pass): the block's kept
 //                       operands, then each key tile's K and V into its stage
 //   issue_product_abt   acc[64 x 64]  = A B^T over the head dim (A, B K-major tiles in shared
@@ -80,6 +81,18 @@ __device__ inline void load_operand(unsigned char* dst, std::size_t block_bytes,
   }
 }
 
+// One thread: the block's kept operands (`kept`: Q; Q and dO; K and V), rows row0 .. of `head`,
+// announced to and reported on the "kept" barrier.
+template <class T, class Smem, int kKept>
+__device__ inline void load_kept(const BlockShared<Smem, T::kStages>& shared, const CUtensorMap* const (&kept)[kKept],
+                                 std::int64_t head, std::int64_t row0) {
+  std::uint64_t* bar = shared.bars.kept;
+  barrier_arrive_expect_bytes(bar, static_cast<std::uint32_t>(kKept * Smem::kept_operand));
+  for (int i = 0; i < kKept; ++i) {
+    load_operand<T::kColumnBlocks>(shared.smem + Smem::kept_at(i), Smem::kept_block, *kept[i], bar, head, row0);
+  }
+}
+
 // One thread: the kept operands (`kept`: Q; or Q and dO) of the block's query rows, then each key
 // tile of its walk into stage n % kStages, once the consumers have released that stage's
 // previous tile (stage_ring.hpp).
@@ -91,11 +104,7 @@ __device__ inline void produce_query_block(const BlockShared<Smem, T::kStages>& 
   unsigned char* smem = shared.smem;
   const StageBarriers<T::kStages>& bars = shared.bars;
   const std::int64_t kv_head = block.kv_head;
-  barrier_arrive_expect_bytes(bars.kept, static_cast<std::uint32_t>(kKept * Smem::kept_operand));
-  for (int i = 0; i < kKept; ++i) {
-    load_operand<T::kColumnBlocks>(smem + Smem::kept_at(i), Smem::kept_block, *kept[i], bars.kept, block.head,
-                                   block.q0);
-  }
+  load_kept<T>(shared, kept, block.head, block.q0);
   for (int n = 0; block.first + n < block.last; ++n) {
     const int s = Ring::stage(n);
     if (Ring::refill(n)) barrier_wait(&bars.empty[s], Ring::empty_parity(n));

@@ -26,6 +26,12 @@ __device__ inline void load_key_tile_async(std::uint16_t* k_dst, std::uint16_t* 
                                              std::int64_t{0}, std::int64_t{-1});
 }
 
+// Whether a walked key tile of `rows` rows from k0 needs the element predicate: a Partial tile,
+// or one running past the pair's last key (its rows past the end must not attend).
+__device__ inline bool key_tile_masked(const hd::TileRef& ref, std::int64_t k0, int rows, std::int64_t k_tokens) {
+  return ref.kind != hd::TileKind::Full || k0 + rows > k_tokens;
+}
+
 // The block a query-major kernel owns: query rows q0 .. q0 + rows - 1 of query head blockIdx.y,
 // reading kv head kv_head (grouped-query attention in place), walking key tiles tiles[first ..
 // last) of the query-major tile list (none: first == last).
