@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/error.hpp"
+#include "common/kernel_paths.hpp"
 #include "runtime/schedule/nccl_op_list.hpp"
 
 namespace burst::rt {
@@ -19,13 +20,14 @@ bool trains(const RunRequest& r) { return r.kind == RunKind::Training; }
 // visible GPU.
 bool trains_on_cpu(const RunRequest& r) { return trains(r) && r.device != "cuda"; }
 
-// The plan with --dtype in place of its /job/dtype (and, for fp32, of its travelling
-// accumulators' bf16: an fp32 run is fp32 throughout); rank 0 says what changed.
+// The plan with --kernel-path in place of its /job/kernel_path, and --dtype in place of its
+// /job/dtype (and, for fp32, of its travelling accumulators' bf16: an fp32 run is fp32
+// throughout); rank 0 says what changed.
 plan::Plan as_requested(plan::Plan p, const RunRequest& r, const Communicator& comm) {
   const auto say = [&](const std::string& option, const char* pointer, const std::string& from, const std::string& to) {
     if (comm.rank() == 0 && from != to) fmt::print(stderr, "note: {}: {} {} -> {}\n", option, pointer, from, to);
   };
-  if (r.kernel_path != "auto") {  // the plan's path unless one is asked for by name
+  if (r.kernel_path != kernel_paths::kAuto) {  // the plan's path unless one is asked for by name
     say("--kernel-path " + r.kernel_path, "/job/kernel_path", p.job.kernel_path, r.kernel_path);
     p.job.kernel_path = r.kernel_path;
   }
@@ -94,8 +96,8 @@ Session::Session(plan::Plan plan, Communicator& comm, RunRequest request)
   const Device device = trains_on_cpu(request_) ? Device::Cpu
                                                 : job_device(request_.device, comm_,
                                                              request_.deterministic ? ", deterministic kernels" : "");
-  if (device == Device::Cpu && plan_.job.kernel_path != "auto") {
-    const bool asked = request_.kernel_path != "auto";
+  if (device == Device::Cpu && plan_.job.kernel_path != kernel_paths::kAuto) {
+    const bool asked = request_.kernel_path != kernel_paths::kAuto;
     throw Error(Problem{
         asked ? "--kernel-path" : "/job/kernel_path",
         fmt::format("'{}' chooses the CUDA kernels' implementation; this run is on the CPU", plan_.job.kernel_path),
