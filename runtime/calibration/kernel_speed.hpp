@@ -35,7 +35,7 @@ struct KernelSpeedOptions {
 };
 
 struct KernelSpeed {
-  std::string kernel;  // "attn_fwd", "attn_bwd" or "gemm": the calibration file's curve names
+  std::string kernel;  // "attn_fwd", "attn_bwd", "gemm" or "elementwise": the calibration file's curve names
   std::string mask;    // "causal" or "full"; "" for gemm
   std::int64_t block = 0;
   double flops = 0;    // per timed run

@@ -32,8 +32,9 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <initializer_list>
 #include <limits>
+#include <numeric>
+#include <span>
 
 #include "simulator/detail/training/iteration_parts.hpp"
 
@@ -52,7 +53,7 @@ double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, doubl
 
 namespace {
 
-double streaming_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, std::initializer_list<double> bytes) {
+double streaming_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, std::span<const double> bytes) {
   double total = 0;
   for (const double b : bytes) {
     Task task;
@@ -66,14 +67,28 @@ double streaming_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, 
 
 }  // namespace
 
+double LayerElementwiseBytes::total() const {
+  return std::accumulate(forward.begin(), forward.end(), 0.0) + std::accumulate(backward.begin(), backward.end(), 0.0);
+}
+
+LayerElementwiseBytes layer_elementwise_bytes(const ModelSpec& m, double tokens, int tp, int dtype_bytes) {
+  // Sequence parallelism splits the norms and residual adds over c / T tokens, and the heads and
+  // MLP width split RoPE and the activation: every elementwise kernel moves 1 / T.
+  const double e = dtype_bytes, h = m.hidden, f = m.ffn;
+  const double hq = static_cast<double>(m.heads) * m.head_dim, hkv = static_cast<double>(m.kv_heads) * m.head_dim;
+  const double activation_forward = (m.gated_mlp ? 3 : 2) * e * f, activation_backward = (m.gated_mlp ? 5 : 3) * e * f;
+  const double s = tokens / std::max(1, tp);  // tokens (or token-equivalents of the split heads and width) per kernel
+  return {{s * 2 * e * h, s * 2 * e * (hq + hkv), s * 3 * e * h, s * 2 * e * h, s * activation_forward, s * 3 * e * h},
+          {s * 3 * e * h, s * 3 * e * h, s * 2 * e * (hq + hkv), s * activation_backward, s * 3 * e * h, s * 3 * e * h,
+           s * (2 * e * hq + 4.0 * m.heads)}};
+}
+
 LayerKernels layer_kernels(const ModelSpec& m, double tokens, int tp, int dtype_bytes, const ComputeModel& compute,
                            const topo::GpuSpec& gpu) {
   // Tensor parallelism splits every matrix's output (column-parallel: QKV, the MLP's input) or
-  // input (row-parallel: the output projection, the MLP's output) T ways over all c tokens;
-  // sequence parallelism splits the norms and residual adds over c / T tokens, and the heads
-  // and MLP width split RoPE and the activation: every elementwise kernel moves 1 / T.
+  // input (row-parallel: the output projection, the MLP's output) T ways over all c tokens.
   const double t = std::max(1, tp);
-  const double e = dtype_bytes, c = tokens, h = m.hidden, f = m.ffn;
+  const double c = tokens, h = m.hidden, f = m.ffn;
   const double hq = static_cast<double>(m.heads) * m.head_dim, hkv = static_cast<double>(m.kv_heads) * m.head_dim;
   const double mlp_in = (m.gated_mlp ? 2 : 1) * h * f;
   LayerKernels k;
@@ -85,22 +100,17 @@ LayerKernels layer_kernels(const ModelSpec& m, double tokens, int tp, int dtype_
     k.gemm_backward_s += 2 * forward;
     if (i % 2 == 0) k.column_gemm_backward_s += 2 * forward;
   }
-  const double activation_forward = (m.gated_mlp ? 3 : 2) * e * f, activation_backward = (m.gated_mlp ? 5 : 3) * e * f;
-  const double s = c / t;  // tokens (or token-equivalents of the split heads and width) per kernel
-  k.elementwise_forward_s = streaming_seconds(
-      compute, gpu,
-      {s * 2 * e * h, s * 2 * e * (hq + hkv), s * 3 * e * h, s * 2 * e * h, s * activation_forward, s * 3 * e * h});
-  k.elementwise_backward_s =
-      streaming_seconds(compute, gpu,
-                        {s * 3 * e * h, s * 3 * e * h, s * 2 * e * (hq + hkv), s * activation_backward, s * 3 * e * h,
-                         s * 3 * e * h, s * (2 * e * hq + 4.0 * m.heads)});
+  const LayerElementwiseBytes bytes = layer_elementwise_bytes(m, tokens, tp, dtype_bytes);
+  k.elementwise_forward_s = streaming_seconds(compute, gpu, bytes.forward);
+  k.elementwise_backward_s = streaming_seconds(compute, gpu, bytes.backward);
   return k;
 }
 
 double loss_seconds(const ModelSpec& m, double tokens, int tp, int chunks, int dtype_bytes, const ComputeModel& compute,
                     const topo::GpuSpec& gpu) {
   const double per_chunk = tokens / chunks * static_cast<double>(m.vocab) / std::max(1, tp) * (2.0 * dtype_bytes + 8);
-  return chunks * streaming_seconds(compute, gpu, {per_chunk / 2, per_chunk / 2});
+  const std::array<double, 2> kernels = {per_chunk / 2, per_chunk / 2};
+  return chunks * streaming_seconds(compute, gpu, kernels);
 }
 
 }  // namespace burst::sim

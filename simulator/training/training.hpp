@@ -37,6 +37,7 @@
 //   (CUDA context, framework and allocator fragmentation).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -172,6 +173,16 @@ struct TensorParallelBytes {
 // allowed pairs ((1 - f)^2 causal); none and attn_stash 0.
 [[nodiscard]] double attention_recompute_fraction(const Mask& mask, std::int64_t seq,
                                                   const CheckpointConfig& checkpoint);
+// Bytes each elementwise kernel of one decoder layer moves (layer_kernels.cpp has the list), at
+// `tokens` tokens split over `tp` tensor-parallel GPUs and `dtype_bytes` bytes an element: what
+// the model prices them by, and what `burst calibrate` divides a CPU rank's measured time into.
+struct LayerElementwiseBytes {
+  std::array<double, 6> forward{};   // norm, RoPE, residual add, norm, activation, residual add
+  std::array<double, 7> backward{};  // two norms, RoPE, activation, two residual adds, D
+  [[nodiscard]] double total() const;
+};
+[[nodiscard]] LayerElementwiseBytes layer_elementwise_bytes(const ModelSpec& model, double tokens, int tp,
+                                                            int dtype_bytes);
 // Seconds of one optimizer step on the critical path (docs/iteration-model.md has the rates).
 [[nodiscard]] double optimizer_seconds(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
                                        const CommModel& comm);

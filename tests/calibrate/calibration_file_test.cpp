@@ -44,6 +44,13 @@ TEST_CASE("the calibration file has every measured local field, positive") {
   for (const char* kernel : {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked", "gemm"}) {
     CHECK(compute[0][kernel].size() == 3);
   }
+  // The decoder layer's elementwise kernels, one token count in --quick: a share of the memory
+  // bandwidth, which the FLOP peak above does not include.
+  const Json& elementwise = compute[0]["elementwise"];
+  REQUIRE(elementwise.size() == 1);
+  CHECK(elementwise[0][0] == 256);
+  CHECK(elementwise[0][1].get<double>() > 0);
+  CHECK(elementwise[0][1].get<double>() <= 1);
 }
 
 TEST_CASE("the local topology built from the file reports the measured speeds") {
@@ -79,6 +86,11 @@ TEST_CASE("the default cost calibration adopts the file's cpu-rank curves, and o
       with.compute_for("cpu-rank").kernels[sim::curve_index(sim::KernelKind::AttentionForward, true)];
   REQUIRE(masked_curve.points.size() == masked.size());
   CHECK(masked_curve.points.back().second == masked.back()[1].get<double>());
+  // The layer's elementwise figure prices the elementwise tasks.
+  const sim::EfficiencyCurve& elementwise =
+      with.compute_for("cpu-rank").kernels[sim::curve_index(sim::KernelKind::Elementwise, false)];
+  REQUIRE(elementwise.points.size() == 1);
+  CHECK(elementwise.points[0].second == doc["compute"][0]["elementwise"][0][1].get<double>());
   CHECK(with.compute_for("H100-SXM5-80GB").kernels[0].points == without.compute_for("H100").kernels[0].points);
   CHECK(with.compute_for("A800-SXM4-80GB").kernels[0].points == without.compute_for("*").kernels[0].points);
 }

@@ -182,3 +182,22 @@ TEST_CASE("strategies that cannot train say why instead of throwing", "[training
       "zero.offload");
   rejected([](sim::TrainingStrategy& s) { s.attention.ulysses = 3; }, "ulysses");
 }
+
+TEST_CASE("a layer's elementwise bytes are the listed kernels', split by tensor parallelism", "[training][time]") {
+  ModelSpec m;
+  m.hidden = 512;
+  m.ffn = 1536;
+  m.heads = 4;
+  m.kv_heads = 2;
+  m.head_dim = 128;
+  m.gated_mlp = true;
+  const double e = 2, h = 512, f = 1536, hq = 512, hkv = 256;
+  // forward: two norms 2eh, RoPE 2e(hq + hkv), two residual adds 3eh, SwiGLU 3ef;
+  // backward: two norms and two residual adds 3eh each, RoPE, SwiGLU 5ef, D = rowsum(dO O).
+  const double forward = 2 * (2 * e * h) + 2 * e * (hq + hkv) + 2 * (3 * e * h) + 3 * e * f;
+  const double backward = 4 * (3 * e * h) + 2 * e * (hq + hkv) + 5 * e * f + 2 * e * hq + 4 * 4;
+  const sim::LayerElementwiseBytes one = sim::layer_elementwise_bytes(m, 1000, 1, 2);
+  CHECK(one.total() == Approx(1000 * (forward + backward)));
+  CHECK(sim::layer_elementwise_bytes(m, 1000, 2, 2).total() == Approx(one.total() / 2));
+  CHECK(sim::layer_elementwise_bytes(m, 1000, 1, 4).total() > one.total());
+}

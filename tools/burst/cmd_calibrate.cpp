@@ -6,7 +6,10 @@
 // writes a "burst.calibration/1" file (docs/runtime-calibration.md):
 //   local.compute_flops_per_rank     the fastest kernel measured (FLOP/s per rank)
 //   compute[gpu = "cpu-rank"]        attn_fwd, attn_bwd (full mask), attn_fwd_masked,
-//                                    attn_bwd_masked (causal), gemm: speed per block size / that peak
+//                                    attn_bwd_masked (causal), gemm: speed per block size / that peak;
+//                                    elementwise: a decoder layer's elementwise kernels as the
+//                                    training step runs them, the bytes the cost model counts
+//                                    for them (bf16) per second / the memory bandwidth below
 //   local.intra_* / inter_*          ping-pong between ranks 0 and 1 (same node) and ranks 0
 //                                    and K (next node); a layout without such a pair keeps
 //                                    the default and says so
@@ -34,11 +37,13 @@
 #include "runtime/calibration/curve_points.hpp"
 #include "runtime/calibration/gpu_speed.hpp"
 #include "runtime/calibration/kernel_speed.hpp"
+#include "runtime/calibration/layer_speed.hpp"
 #include "runtime/calibration/memory_speed.hpp"
 #include "runtime/calibration/ping_pong.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/device/device.hpp"
 #include "simulator/costs/calibration.hpp"
+#include "simulator/training/training.hpp"
 #include "tools/burst/commands.hpp"
 #include "tools/burst/gpu_calibration.hpp"
 #include "tools/burst/validators.hpp"
@@ -57,6 +62,11 @@ struct CalibrateOptions {
 };
 
 // What rank 0 knows after measuring.
+// The element size the elementwise figure's bytes are counted in: the cost model's for a bf16 job
+// (burst plan's default dtype), whatever the CPU runtime holds (fp32), so that the efficiency
+// prices the runtime's work in the model's terms.
+constexpr int kModelledElementBytes = 2;
+
 struct Measured {
   int ranks = 0;
   int per_node = 0;
@@ -109,11 +119,13 @@ Measured measure(rt::Communicator& comm, const Setup& s, bool quick) {
   m.ranks = comm.size();
   m.per_node = s.per_node;
   rt::KernelSpeedOptions kernels;
+  rt::LayerElementwiseOptions layer;
   rt::PingPongOptions links;
   std::size_t copy_bytes = std::size_t{64} << 20;
   int copy_rounds = 5;
   if (quick) {
     kernels = {{128, 256, 512}, 2, 128, 1, 0.05e9};
+    layer = {{256}, {}, 1, 256};
     links = {20, {std::size_t{1} << 20}, 2};
     copy_bytes = std::size_t{16} << 20;
     copy_rounds = 2;
@@ -121,6 +133,19 @@ Measured measure(rt::Communicator& comm, const Setup& s, bool quick) {
   const bool lead = comm.rank() == 0;
   if (lead) fmt::print(stderr, "calibrate: kernels on {} ranks at once ...\n", comm.size());
   m.kernels = rt::measure_kernel_speeds(comm, kernels);
+  if (lead)
+    fmt::print(stderr, "calibrate: a decoder layer's elementwise kernels on {} ranks at once ...\n", comm.size());
+  ModelSpec reference;  // the probe's layer, as the cost model sees it
+  reference.hidden = static_cast<int>(layer.shape.hidden);
+  reference.ffn = static_cast<int>(layer.shape.ffn);
+  reference.heads = static_cast<int>(layer.shape.heads);
+  reference.kv_heads = static_cast<int>(layer.shape.kv_heads);
+  reference.head_dim = static_cast<int>(layer.shape.head_dim);
+  const std::vector<rt::KernelSpeed> elementwise =
+      rt::measure_layer_elementwise(comm, layer, [&reference](std::int64_t tokens) {
+        return sim::layer_elementwise_bytes(reference, static_cast<double>(tokens), 1, kModelledElementBytes).total();
+      });
+  m.kernels.insert(m.kernels.end(), elementwise.begin(), elementwise.end());
   for (const rt::LinkPair& p : rt::link_pairs(comm.size(), s.per_node)) {
     const bool intra = p.level == rt::RingLevel::Intra;
     if (lead) {
@@ -136,9 +161,12 @@ Measured measure(rt::Communicator& comm, const Setup& s, bool quick) {
   return m;
 }
 
+// The fastest FLOP rate measured (the elementwise figures are bytes a second).
 double peak_of(const Measured& m) {
   double peak = 0;
-  for (const auto& k : m.kernels) peak = std::max(peak, k.flops_per_s());
+  for (const auto& k : m.kernels) {
+    if (k.kernel != "elementwise") peak = std::max(peak, k.flops_per_s());
+  }
   return peak;
 }
 
@@ -154,9 +182,11 @@ Json calibration_document(const Measured& m) {
   };
   link("intra", m.intra);
   link("inter", m.inter);
-  return {{"schema", "burst.calibration/1"},
-          {"local", local},
-          {"compute", Json::array({rt::compute_entry(topo::kLocalGpuModel, m.kernels, {peak, 0}, "cpu")})}};
+  return {
+      {"schema", "burst.calibration/1"},
+      {"local", local},
+      {"compute",
+       Json::array({rt::compute_entry(topo::kLocalGpuModel, m.kernels, {peak, m.memory_bandwidth_per_rank}, "cpu")})}};
 }
 
 // One row per kernel measured (the elementwise copy is printed as a bandwidth apart).
@@ -172,6 +202,11 @@ void print_kernels(const std::vector<rt::KernelSpeed>& kernels) {
 void print_table(const Measured& m, const Json& doc, const std::string& path) {
   fmt::print("{} ranks as {} virtual node(s) of {}, measured together\n", m.ranks, m.ranks / m.per_node, m.per_node);
   print_kernels(m.kernels);
+  for (const auto& k : m.kernels) {
+    if (k.kernel != "elementwise") continue;
+    fmt::print("layer elementwise at {} tokens: {} of the model's bf16 bytes, {:.3f} of the memory bandwidth\n",
+               k.block, units::format_bandwidth(k.flops_per_s()), k.flops_per_s() / m.memory_bandwidth_per_rank);
+  }
   const topo::LocalCalibration defaults;
   const Json& local = doc["local"];
   const auto field = [&local](const char* key, const std::string& fallback, const char* why) {
