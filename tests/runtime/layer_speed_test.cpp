@@ -20,8 +20,8 @@ TEST_CASE("the layer probe times every token count on every rank and charges it 
   o.tokens_per_run = 128;  // 8 layers of 16 tokens a run, 2 of 64
   std::vector<std::vector<rt::KernelSpeed>> by_rank(kRanks);
   const auto errors = test::on_every_rank(kRanks, [&](rt::Communicator& comm) {
-    by_rank[static_cast<std::size_t>(comm.rank())] =
-        rt::measure_layer_elementwise(comm, o, [](std::int64_t tokens) { return 1000.0 * tokens; });
+    by_rank[static_cast<std::size_t>(comm.rank())] = rt::measure_layer_elementwise(
+        comm, o, [](std::int64_t tokens) { return 1000.0 * static_cast<double>(tokens); });
   });
   for (const auto& e : errors) CHECK(e.empty());
   const std::vector<rt::KernelSpeed>& speeds = by_rank[0];
