@@ -52,15 +52,21 @@ LocalCalibration read_local_calibration(const std::string& path) {
   }
   r.choice(doc, "", "schema", {"burst.calibration/1"});
   if (const Json* local = r.object(doc, "", "local", false)) {
-    r.reject_unknown_keys(*local, "/local",
-                          {"compute_flops_per_rank", "memory_per_rank", "memory_bandwidth_per_rank", "intra_bandwidth",
-                           "intra_latency", "inter_bandwidth", "inter_latency"});
+    r.reject_unknown_keys(
+        *local, "/local",
+        {"compute_flops_per_rank", "memory_per_rank", "memory_bandwidth_per_rank", "optimizer_params_per_s_per_rank",
+         "intra_bandwidth", "intra_latency", "inter_bandwidth", "inter_latency"});
     auto set = [](double& field, std::optional<double> v) {
       if (v) field = *v;
     };
     set(c.compute_flops_per_rank, r.flop_rate(*local, "/local", "compute_flops_per_rank", false));
     set(c.memory_per_rank, r.bytes(*local, "/local", "memory_per_rank", false));
     set(c.memory_bandwidth_per_rank, r.bandwidth(*local, "/local", "memory_bandwidth_per_rank", false));
+    const std::optional<double> optimizer = r.number(*local, "/local", "optimizer_params_per_s_per_rank", false);
+    if (optimizer && !(*optimizer > 0)) {
+      r.problem(JsonReader::child("/local", "optimizer_params_per_s_per_rank"), "must be positive");
+    }
+    set(c.optimizer_params_per_s_per_rank, optimizer);
     set(c.intra_bandwidth_Bps, r.bandwidth(*local, "/local", "intra_bandwidth", false));
     set(c.intra_latency_s, r.duration(*local, "/local", "intra_latency", false));
     set(c.inter_bandwidth_Bps, r.bandwidth(*local, "/local", "inter_bandwidth", false));

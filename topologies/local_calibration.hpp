@@ -6,7 +6,7 @@
 // simulator's cost models); only its "local" section is read here:
 //   {"schema": "burst.calibration/1",
 //    "local": {"compute_flops_per_rank": "20GFLOPS", "memory_per_rank": "2GiB",
-//              "memory_bandwidth_per_rank": "10GBps",
+//              "memory_bandwidth_per_rank": "10GBps", "optimizer_params_per_s_per_rank": 5e7,
 //              "intra_bandwidth": "5GBps", "intra_latency": "1us",
 //              "inter_bandwidth": "2GBps", "inter_latency": "5us"}}
 // Every field is optional; a missing one keeps its default. intra_* is rank to rank inside a
@@ -27,6 +27,9 @@ struct LocalCalibration {
   double compute_flops_per_rank = 20e9;
   double memory_per_rank = 2.0 * 1024 * 1024 * 1024;
   double memory_bandwidth_per_rank = 10e9;
+  // Parameters a second one rank's AdamW step updates (a plain number); 0: not measured, the
+  // cost model's GPU-node default applies (simulator/training/optimizer_model.cpp).
+  double optimizer_params_per_s_per_rank = 0;
   double intra_bandwidth_Bps = 5e9;
   double intra_latency_s = 1 * 1e-6;
   double inter_bandwidth_Bps = 2e9;

@@ -49,6 +49,10 @@ struct GpuSpec {
   double peak_bf16_flops = 0;       // dense, FLOP/s
   double memory_bytes = 0;          // HBM capacity
   double memory_bandwidth_Bps = 0;  // HBM bandwidth
+  // A CPU rank's own AdamW rate, parameters a second: the local topology's, from its calibration
+  // (not a topology file field); 0 for GPUs, whose optimizer step is priced from HBM or the
+  // host's CPU-Adam.
+  double optimizer_params_per_s = 0;
 };
 
 struct Device {

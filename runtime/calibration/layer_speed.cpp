@@ -13,8 +13,6 @@ namespace {
 
 constexpr float kRopeBase = 10000.0f;
 
-StepTensor tensor_of(std::vector<float>& values) { return host_tensor(std::span<float>(values)); }
-
 // The tensors of one layer's elementwise kernels at `t` tokens, filled with random values.
 struct LayerTensors {
   LayerShape shape;
@@ -47,18 +45,20 @@ struct LayerTensors {
 
   // The forward's and the backward's elementwise calls, in the step's order (train_step.cpp).
   void run(StepKernels& kernels) {
-    const auto t = tensor_of;
     const std::int64_t rows = tokens, dim = shape.hidden;
     kernels.set_positions(positions);
-    kernels.rms_norm_forward(t(x), t(gain), rows, dim, t(y), t(inv_rms));
-    kernels.rope(t(q), shape.heads, t(k), shape.kv_heads, shape.head_dim, kRopeBase, false);
-    kernels.add_rms_norm_forward(t(h), t(x), t(h), t(gain), rows, dim, t(y), t(inv_rms));
-    kernels.swiglu_forward(t(u), t(w), t(m));
-    kernels.residual_add(t(y), t(h), t(y));
-    kernels.swiglu_backward(t(u), t(w), t(d_m), t(d_u), t(d_w));
-    kernels.rms_norm_backward(t(h), t(gain), t(inv_rms), t(dy), rows, dim, t(dy), t(dx), t(d_gain));
-    kernels.rope(t(q), shape.heads, t(k), shape.kv_heads, shape.head_dim, kRopeBase, true);
-    kernels.rms_norm_backward(t(x), t(gain), t(inv_rms), t(dx), rows, dim, t(dy), t(y), t(d_gain));
+    kernels.rms_norm_forward(host_tensor(x), host_tensor(gain), rows, dim, host_tensor(y), host_tensor(inv_rms));
+    kernels.rope(host_tensor(q), shape.heads, host_tensor(k), shape.kv_heads, shape.head_dim, kRopeBase, false);
+    kernels.add_rms_norm_forward(host_tensor(h), host_tensor(x), host_tensor(h), host_tensor(gain), rows, dim,
+                                 host_tensor(y), host_tensor(inv_rms));
+    kernels.swiglu_forward(host_tensor(u), host_tensor(w), host_tensor(m));
+    kernels.residual_add(host_tensor(y), host_tensor(h), host_tensor(y));
+    kernels.swiglu_backward(host_tensor(u), host_tensor(w), host_tensor(d_m), host_tensor(d_u), host_tensor(d_w));
+    kernels.rms_norm_backward(host_tensor(h), host_tensor(gain), host_tensor(inv_rms), host_tensor(dy), rows, dim,
+                              host_tensor(dy), host_tensor(dx), host_tensor(d_gain));
+    kernels.rope(host_tensor(q), shape.heads, host_tensor(k), shape.kv_heads, shape.head_dim, kRopeBase, true);
+    kernels.rms_norm_backward(host_tensor(x), host_tensor(gain), host_tensor(inv_rms), host_tensor(dx), rows, dim,
+                              host_tensor(dy), host_tensor(y), host_tensor(d_gain));
   }
 };
 

@@ -48,6 +48,8 @@ StepTensor host_tensor(std::span<const float> values) {
   return host_tensor(std::span<float>(const_cast<float*>(values.data()), values.size()));
 }
 
+StepTensor host_tensor(std::vector<float>& values) { return host_tensor(std::span<float>(values)); }
+
 HostStepKernels::HostStepKernels(std::unique_ptr<KernelMemory> memory) : memory_(std::move(memory)) {
   if (memory_ == nullptr || memory_->space() != MemorySpace::Host) {
     throw Error(

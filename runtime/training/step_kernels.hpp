@@ -37,6 +37,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "runtime/comm/dtype.hpp"
 #include "runtime/kernels/kernel_memory.hpp"
@@ -219,5 +220,7 @@ class HostStepKernels final : public StepKernels {
 // Host fp32 values as a tensor (the CPU backend's, and tests').
 [[nodiscard]] StepTensor host_tensor(std::span<float> values);
 [[nodiscard]] StepTensor host_tensor(std::span<const float> values);
+// A vector's values (a vector converts to both spans above, so it needs its own overload).
+[[nodiscard]] StepTensor host_tensor(std::vector<float>& values);
 
 }  // namespace burst::rt

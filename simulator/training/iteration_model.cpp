@@ -17,7 +17,10 @@
 //   zero_exposed_comm      per layer, the part of its ZeRO collectives (zero_collectives.cpp)
 //                          longer than the layer time they are prefetched behind, less the
 //                          time the ring's own hops keep the NIC busy; the embedding and LM
-//                          head's hide behind the LM head
+//                          head's hide behind the LM head. On CPU ranks (the local topology)
+//                          none hides: MPI's shared-memory transport copies each message inside
+//                          the calls of the rank that takes it, on the cores the layers compute
+//                          on (docs/fidelity.md, "The local machine")
 //   tp_exposed_comm        tensor parallelism's all-gathers and reduce-scatters per layer that
 //                          no GEMM hides, forward and backward, and again in a dense recompute
 //                          (tp_collectives.cpp)
@@ -36,6 +39,7 @@
 #include <limits>
 
 #include "simulator/detail/training/iteration_parts.hpp"
+#include "topologies/local_calibration.hpp"
 
 namespace burst::sim {
 namespace {
@@ -114,7 +118,10 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
 
   const ZeroTraffic zero = zero_traffic(job, strategy, topology, *models.comm);
   const double zf = zero.forward_repeats, zb = zero.backward_repeats;
-  const auto exposed = [&](double bytes, double behind) { return std::max(0.0, zero.seconds(bytes) - behind); };
+  const bool copies_on_cores = gpu.model == topo::kLocalGpuModel;
+  const auto exposed = [&](double bytes, double behind) {
+    return std::max(0.0, zero.seconds(bytes) - (copies_on_cores ? 0.0 : behind));
+  };
   // Across nodes the collectives share each GPU's NIC with the ring's inter-node hops: they
   // hide only in the time the ring leaves the NIC idle (the ring's network bytes at the same
   // per-GPU bandwidth).

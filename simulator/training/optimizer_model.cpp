@@ -10,6 +10,10 @@
 //                CPU-Adam updates it at kCpuAdamParamsPerSecondPerNode, shared by the node's
 //                GPUs. The three run one after the other (conservative: DeepSpeed overlaps the
 //                gradient copies with the backward).
+//   a CPU rank   (the local topology) the rank itself updates its shard, wherever ZeRO puts the
+//                state, at the AdamW rate its calibration measured (GpuSpec::optimizer_params_per_s:
+//                the training step's squared_norm and adamw_update, `burst calibrate`); nothing
+//                crosses a PCIe link.
 // kCpuAdamParamsPerSecondPerNode: ZeRO-Offload (Ren et al., USENIX ATC 2021) reports its
 // CPU-Adam 5-7x faster than PyTorch's CPU Adam, updating 10B parameters in about 2.6 s on a
 // two-socket Xeon host (our reading of its Table 3): about 4e9 parameters per second per node.
@@ -51,6 +55,7 @@ double offload_bytes(const TrainingJob& job, const ZeroConfig& zero, const topo:
 double optimizer_seconds(const TrainingJob& job, const ZeroConfig& zero, const topo::Topology& topology,
                          const CommModel& comm) {
   const double shard = shard_params(job, zero, topology);
+  if (const double rank_rate = topology.gpu().optimizer_params_per_s; rank_rate > 0) return shard / rank_rate;
   if (!zero.offload) return kAdamHbmBytesPerParam * shard / topology.gpu().memory_bandwidth_Bps;
   const double cpu_rate = kCpuAdamParamsPerSecondPerNode / std::max(1, topology.gpus_per_node());
   return offload_bytes(job, zero, topology) / pcie_bandwidth(topology, comm) + shard / cpu_rate;

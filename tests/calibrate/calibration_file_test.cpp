@@ -34,6 +34,7 @@ TEST_CASE("the calibration file has every measured local field, positive") {
   CHECK(units::parse_flop_rate(local["compute_flops_per_rank"].get<std::string>(), "compute") > 0);
   CHECK(units::parse_bytes(local["memory_per_rank"].get<std::string>(), "memory") > 0);
   CHECK(units::parse_bandwidth(local["memory_bandwidth_per_rank"].get<std::string>(), "memory bw") > 0);
+  CHECK(local["optimizer_params_per_s_per_rank"].get<double>() > 0);
   CHECK(units::parse_bandwidth(local["inter_bandwidth"].get<std::string>(), "inter bw") > 0);
   CHECK(units::parse_duration(local["inter_latency"].get<std::string>(), "inter latency") > 0);
   CHECK_FALSE(local.contains("intra_bandwidth"));
@@ -65,6 +66,8 @@ TEST_CASE("the local topology built from the file reports the measured speeds") 
   CHECK(t.gpu().model == "cpu-rank");
   CHECK(t.gpu().peak_bf16_flops == c.compute_flops_per_rank);
   CHECK(t.gpu().memory_bytes == c.memory_per_rank);
+  CHECK(c.optimizer_params_per_s_per_rank > 0);
+  CHECK(t.gpu().optimizer_params_per_s == c.optimizer_params_per_s_per_rank);
   CHECK(t.inter_node_bandwidth_per_gpu() == std::min(c.inter_bandwidth_Bps, c.intra_bandwidth_Bps));
 }
 

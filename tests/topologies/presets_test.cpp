@@ -125,6 +125,7 @@ TEST_CASE("local preset: K ranks per virtual node over shared memory, defaults w
   CHECK(two.gpus_per_node() == 2);
   CHECK(two.gpu_count() == 6);
   CHECK(two.gpu().model == "cpu-rank");
+  CHECK(two.gpu().optimizer_params_per_s == 0);  // not measured: the model's GPU-node rate
   CHECK(two.intra_node_worst().cls == PathClass::SHM);
   CHECK(two.intra_node_worst().bandwidth_Bps == LocalCalibration{}.intra_bandwidth_Bps);
   const Topology four = make_preset("local", 1, 4);
@@ -139,10 +140,11 @@ TEST_CASE("local preset: K ranks per virtual node over shared memory, defaults w
 TEST_CASE("local preset reads its speeds from the calibration file") {
   const CalibrationFile file(R"({"schema": "burst.calibration/1",
     "local": {"compute_flops_per_rank": "50GFLOPS", "intra_bandwidth": "8GBps", "inter_bandwidth": "3GBps",
-              "inter_latency": "7us", "memory_per_rank": "4GiB"}})");
+              "inter_latency": "7us", "memory_per_rank": "4GiB", "optimizer_params_per_s_per_rank": 4.5e7}})");
   CHECK(find_local_calibration() == file.path);
   const Topology t = make_preset("local", 2);
   CHECK(t.gpu().peak_bf16_flops == 50e9);
+  CHECK(t.gpu().optimizer_params_per_s == 4.5e7);
   CHECK(t.gpu().memory_bytes == 4 * GiB);
   CHECK(t.intra_node_worst().bandwidth_Bps == 8e9);
   CHECK(t.inter_node_bandwidth_per_gpu() == 3e9 / 2);
@@ -151,11 +153,12 @@ TEST_CASE("local preset reads its speeds from the calibration file") {
 
 TEST_CASE("a bad calibration file is reported with every problem") {
   const CalibrationFile file(R"({"schema": "burst.calibration/1",
-    "local": {"intra_bandwidth": "8 GB", "inter_bandwith": "3GBps"}})");
+    "local": {"intra_bandwidth": "8 GB", "inter_bandwith": "3GBps", "optimizer_params_per_s_per_rank": 0}})");
   const std::string text = error_text([] { (void)make_preset("local"); });
   CHECK_THAT(text, Catch::Contains(file.path + ":/local/inter_bandwith: unknown field 'inter_bandwith'"));
   CHECK_THAT(text, Catch::Contains("did you mean 'inter_bandwidth'?"));
   CHECK_THAT(text, Catch::Contains(file.path + ":/local/intra_bandwidth: '8 GB': unknown unit 'GB'"));
+  CHECK_THAT(text, Catch::Contains(file.path + ":/local/optimizer_params_per_s_per_rank: must be positive"));
 }
 
 TEST_CASE("preset names: unknown names get a did-you-mean, --per-node is for local only") {

@@ -3,7 +3,9 @@
 
 #include <memory>
 
+#include "simulator/detail/training/iteration_parts.hpp"
 #include "topologies/node_template.hpp"
+#include "topologies/presets.hpp"
 #include "training_fixtures.hpp"
 
 using namespace burst;
@@ -135,6 +137,42 @@ TEST_CASE("more HBM bandwidth never makes the optimizer slower", "[training][tim
     const double shard = job.model.total_params() / (stage >= 1 ? t.gpu_count() : 1);
     CHECK(sim::optimizer_seconds(job, zero, with_hbm(t, 1e12), *comm) == Approx(32 * shard / 1e12));
   }
+}
+
+TEST_CASE("a CPU rank's optimizer step is its shard at the rate its calibration measured", "[training][time]") {
+  const auto t = a800(2);
+  const auto job = job_of("burst-7b", 64 * 1024);
+  const auto comm = sim::make_cost_models().comm;
+  topo::GpuSpec rank = t.gpu();
+  rank.optimizer_params_per_s = 5e7;
+  const topo::Topology cpu_ranks(t.name(), rank, std::make_shared<const topo::NodeTemplate>(t.node()), t.nodes(),
+                                 t.fabric());
+  for (const bool offload : {false, true}) {  // the rank's own memory either way: nothing crosses PCIe
+    ZeroConfig zero;
+    zero.stage = 3;
+    zero.offload = offload;
+    const double shard = job.model.total_params() / t.gpu_count();
+    CHECK(sim::optimizer_seconds(job, zero, cpu_ranks, *comm) == Approx(shard / 5e7));
+    CHECK(sim::optimizer_seconds(job, zero, t, *comm) < shard / 5e7);  // a GPU node's rates are far higher
+  }
+}
+
+TEST_CASE("on CPU ranks no ZeRO collective hides behind the layers", "[training][time]") {
+  // MPI's shared-memory copies run on the cores the layers compute on: every collective's time
+  // is on the critical path.
+  const auto t = topo::make_preset("local", 2, 2);
+  const auto job = job_of("tiny-mha", 2048);
+  auto s = sim::training_preset("burst", job, t);
+  s.zero.stage = 3;
+  const auto it = run(job, s, t);
+  REQUIRE(it.not_applicable.empty());
+  const sim::ZeroTraffic zero = sim::zero_traffic(job, s, t, *sim::make_cost_models().comm);
+  const double layers = job.model.layers;
+  const double all =
+      zero.forward_repeats * (layers * zero.seconds(zero.forward_per_layer) + zero.seconds(zero.forward_rest)) +
+      zero.backward_repeats * (layers * zero.seconds(zero.backward_per_layer) + zero.seconds(zero.backward_rest));
+  CHECK(all > 0);
+  CHECK(it.time.zero_exposed_comm == Approx(all));
 }
 
 TEST_CASE("throughput and MFU follow their definitions", "[training][time]") {

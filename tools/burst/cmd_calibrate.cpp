@@ -15,6 +15,8 @@
 //                                    the default and says so
 //   local.memory_per_rank            physical memory / ranks
 //   local.memory_bandwidth_per_rank  a streaming copy on every rank at once
+//   local.optimizer_params_per_s_per_rank
+//                                    the training step's AdamW on a shard, every rank at once
 // The `local` topology reads the "local" section, the simulator's default calibration the
 // "cpu-rank" curves, both from the same file, so `burst plan --topology local` needs no flag.
 //
@@ -39,6 +41,7 @@
 #include "runtime/calibration/kernel_speed.hpp"
 #include "runtime/calibration/layer_speed.hpp"
 #include "runtime/calibration/memory_speed.hpp"
+#include "runtime/calibration/optimizer_speed.hpp"
 #include "runtime/calibration/ping_pong.hpp"
 #include "runtime/comm/job.hpp"
 #include "runtime/device/device.hpp"
@@ -74,6 +77,7 @@ struct Measured {
   std::optional<rt::LinkSpeed> intra, inter;  // none: no pair of ranks in that relation
   double memory_per_rank = 0;
   double memory_bandwidth_per_rank = 0;
+  double optimizer_params_per_s = 0;
 };
 
 // The file's path and the layout, checked identically on every rank before anything runs.
@@ -120,12 +124,14 @@ Measured measure(rt::Communicator& comm, const Setup& s, bool quick) {
   m.per_node = s.per_node;
   rt::KernelSpeedOptions kernels;
   rt::LayerElementwiseOptions layer;
+  rt::OptimizerSpeedOptions optimizer;
   rt::PingPongOptions links;
   std::size_t copy_bytes = std::size_t{64} << 20;
   int copy_rounds = 5;
   if (quick) {
     kernels = {{128, 256, 512}, 2, 128, 1, 0.05e9};
     layer = {{256}, {}, 1, 256};
+    optimizer = {std::int64_t{1} << 18, 1};
     links = {20, {std::size_t{1} << 20}, 2};
     copy_bytes = std::size_t{16} << 20;
     copy_rounds = 2;
@@ -146,6 +152,8 @@ Measured measure(rt::Communicator& comm, const Setup& s, bool quick) {
         return sim::layer_elementwise_bytes(reference, static_cast<double>(tokens), 1, kModelledElementBytes).total();
       });
   m.kernels.insert(m.kernels.end(), elementwise.begin(), elementwise.end());
+  if (lead) fmt::print(stderr, "calibrate: an AdamW step on {} ranks at once ...\n", comm.size());
+  m.optimizer_params_per_s = rt::measure_optimizer_speed(comm, optimizer);
   for (const rt::LinkPair& p : rt::link_pairs(comm.size(), s.per_node)) {
     const bool intra = p.level == rt::RingLevel::Intra;
     if (lead) {
@@ -174,7 +182,8 @@ Json calibration_document(const Measured& m) {
   const double peak = peak_of(m);
   Json local = {{"compute_flops_per_rank", units::format_flop_rate(peak)},
                 {"memory_per_rank", units::format_bytes(m.memory_per_rank)},
-                {"memory_bandwidth_per_rank", units::format_bandwidth(m.memory_bandwidth_per_rank)}};
+                {"memory_bandwidth_per_rank", units::format_bandwidth(m.memory_bandwidth_per_rank)},
+                {"optimizer_params_per_s_per_rank", std::round(m.optimizer_params_per_s)}};
   const auto link = [&local](const char* name, const std::optional<rt::LinkSpeed>& speed) {
     if (!speed) return;
     local[fmt::format("{}_bandwidth", name)] = units::format_bandwidth(speed->bandwidth_Bps);
@@ -218,6 +227,7 @@ void print_table(const Measured& m, const Json& doc, const std::string& path) {
   field("compute_flops_per_rank", "", "");
   field("memory_per_rank", "", "");
   field("memory_bandwidth_per_rank", "", "");
+  fmt::print("{:<26} {:.3g} parameters/s (AdamW)\n", "optimizer per rank", m.optimizer_params_per_s);
   field("intra_bandwidth", units::format_bandwidth(defaults.intra_bandwidth_Bps), no_intra);
   field("intra_latency", units::format_duration(defaults.intra_latency_s), no_intra);
   field("inter_bandwidth", units::format_bandwidth(defaults.inter_bandwidth_Bps), no_inter);

@@ -1,12 +1,14 @@
-// The calibration's decoder-layer elementwise probe (runtime/calibration/layer_speed.hpp): it
-// runs the CPU backend's layer kernels on every rank at once and charges each timed run the
-// work the caller counts for its tokens, times the layers the run repeats.
+// The calibration's probes of the training step outside matrix products and attention: the
+// decoder layer's elementwise kernels (runtime/calibration/layer_speed.hpp), run on every rank at
+// once, each timed run charged the work the caller counts for its tokens times the layers it
+// repeats; and the AdamW step (runtime/calibration/optimizer_speed.hpp).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <vector>
 
 #include "runtime/calibration/layer_speed.hpp"
+#include "runtime/calibration/optimizer_speed.hpp"
 #include "tests/support/loopback_job.hpp"
 
 using namespace burst;
@@ -35,4 +37,15 @@ TEST_CASE("the layer probe times every token count on every rank and charges it 
   CHECK(speeds[1].block == 64);
   CHECK(speeds[1].flops == 2 * 1000.0 * 64);
   for (const rt::KernelSpeed& s : by_rank[1]) CHECK(s.seconds == 0);  // complete on rank 0 only
+}
+
+TEST_CASE("the optimizer probe gives rank 0 a positive AdamW rate, measured on every rank") {
+  constexpr int kRanks = 2;
+  std::vector<double> rates(kRanks, -1);
+  const auto errors = test::on_every_rank(kRanks, [&](rt::Communicator& comm) {
+    rates[static_cast<std::size_t>(comm.rank())] = rt::measure_optimizer_speed(comm, {4096, 2});
+  });
+  for (const auto& e : errors) CHECK(e.empty());
+  CHECK(rates[0] > 0);
+  CHECK(rates[1] == 0);  // complete on rank 0 only
 }
