@@ -120,7 +120,7 @@ std::vector<std::string> known_gpu_models() {
 std::optional<GpuSpec> read_gpu(JsonReader& r, const Json& doc) {
   const Json* gpu = r.object(doc, "", "gpu");
   if (gpu == nullptr) return std::nullopt;
-  r.reject_unknown_keys(*gpu, "/gpu", {"model", "peak_bf16", "memory", "memory_bandwidth"});
+  r.reject_unknown_keys(*gpu, "/gpu", {"model", "peak_bf16", "memory", "memory_bandwidth", "optimizer_params_per_s"});
   const auto model = r.name(*gpu, "/gpu", "model");
   // A known model fills in what the document leaves out.
   const hw::GpuModel* known = model ? hw::gpu_by_model(*model) : nullptr;
@@ -128,14 +128,17 @@ std::optional<GpuSpec> read_gpu(JsonReader& r, const Json& doc) {
   const auto peak = r.flop_rate(*gpu, "/gpu", "peak_bf16", required);
   const auto memory = r.bytes(*gpu, "/gpu", "memory", required);
   const auto bandwidth = r.bandwidth(*gpu, "/gpu", "memory_bandwidth", required);
+  const auto optimizer = r.number(*gpu, "/gpu", "optimizer_params_per_s", false);
   if (!model) return std::nullopt;
   GpuSpec spec = known ? known->spec : GpuSpec{*model, 0, 0, 0};
   if (peak) spec.peak_bf16_flops = *peak;
   if (memory) spec.memory_bytes = *memory;
   if (bandwidth) spec.memory_bandwidth_Bps = *bandwidth;
+  if (optimizer) spec.optimizer_params_per_s = *optimizer;
   const std::pair<const char*, double> positive[] = {{"peak_bf16", spec.peak_bf16_flops},
                                                      {"memory", spec.memory_bytes},
-                                                     {"memory_bandwidth", spec.memory_bandwidth_Bps}};
+                                                     {"memory_bandwidth", spec.memory_bandwidth_Bps},
+                                                     {"optimizer_params_per_s", spec.optimizer_params_per_s}};
   for (const auto& [key, value] : positive) {
     if (gpu->contains(key) && !(value > 0)) r.problem(JsonReader::child("/gpu", key), "must be positive");
   }
@@ -268,6 +271,8 @@ Json Topology::to_json() const {
               {"peak_bf16", flops_text(gpu_.peak_bf16_flops)},
               {"memory", bytes_text(gpu_.memory_bytes)},
               {"memory_bandwidth", bandwidth_text(gpu_.memory_bandwidth_Bps)}};
+  // Only a calibrated CPU rank has it: every GPU topology's document (and hash) is unchanged.
+  if (gpu_.optimizer_params_per_s > 0) j["gpu"]["optimizer_params_per_s"] = gpu_.optimizer_params_per_s;
   Json devices = Json::array();
   for (const Device& d : node_->devices()) {
     Json o = {{"name", d.name}, {"kind", to_string(d.kind)}};

@@ -28,7 +28,8 @@ struct LocalCalibration {
   double memory_per_rank = 2.0 * 1024 * 1024 * 1024;
   double memory_bandwidth_per_rank = 10e9;
   // Parameters a second one rank's AdamW step updates (a plain number); 0: not measured, the
-  // cost model's GPU-node default applies (simulator/training/optimizer_model.cpp).
+  // cost model's GPU formulas apply (simulator/training/optimizer_model.cpp: an HBM pass, or
+  // PCIe and a node's CPU-Adam when offloaded).
   double optimizer_params_per_s_per_rank = 0;
   double intra_bandwidth_Bps = 5e9;
   double intra_latency_s = 1 * 1e-6;

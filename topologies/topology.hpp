@@ -50,8 +50,8 @@ struct GpuSpec {
   double memory_bytes = 0;          // HBM capacity
   double memory_bandwidth_Bps = 0;  // HBM bandwidth
   // A CPU rank's own AdamW rate, parameters a second: the local topology's, from its calibration
-  // (not a topology file field); 0 for GPUs, whose optimizer step is priced from HBM or the
-  // host's CPU-Adam.
+  // (and kept in its topology document, so a plan's stored cluster prices it alike); 0 for GPUs,
+  // whose optimizer step is priced as an HBM pass, or PCIe and the host's CPU-Adam when offloaded.
   double optimizer_params_per_s = 0;
 };
 

@@ -36,9 +36,9 @@ struct KernelSpeedOptions {
 
 struct KernelSpeed {
   std::string kernel;  // "attn_fwd", "attn_bwd", "gemm" or "elementwise": the calibration file's curve names
-  std::string mask;    // "causal" or "full"; "" for gemm
+  std::string mask;    // "causal" or "full"; "" for gemm and elementwise
   std::int64_t block = 0;
-  double flops = 0;    // per timed run
+  double flops = 0;    // per timed run (elementwise: bytes)
   double seconds = 0;  // best round of the slowest rank
   // Attention: the kernel path it ran on when it is not the one the file's curves stand for
   // (runtime/cuda/kernel_path.hpp: measured for comparison, kept apart); "" otherwise.

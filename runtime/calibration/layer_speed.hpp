@@ -32,7 +32,7 @@ struct LayerElementwiseOptions {
   std::vector<std::int64_t> tokens = {256, 1024};
   LayerShape shape;
   int rounds = 3;
-  std::int64_t tokens_per_run = 2048;  // a timed run repeats the layer over at least these tokens
+  std::int64_t tokens_per_run = 2048;  // a timed run repeats the layer tokens_per_run / T times (at least once)
 };
 
 // Every rank calls it; the result is complete on rank 0 (seconds 0 elsewhere): per token count

@@ -115,7 +115,8 @@ ComputeCalibration hopper(const std::string& pattern) {
 
 // The local topology's CPU ranks: Ampere's curves until `burst calibrate` measures their own,
 // but nothing of a GPU's launch, thread blocks or communication kernels (a BLAS call on a CPU
-// core has no launch gap to speak of, no SMs to fill, and MPI takes no core from it).
+// core has no launch gap to speak of and no SMs to fill; MPI's copies take whole cores, not a
+// share of a GPU's multiprocessors: iteration_model.cpp exposes the ZeRO collectives instead).
 ComputeCalibration cpu_ranks() {
   ComputeCalibration c = ampere();
   c.gpu = topo::kLocalGpuModel;

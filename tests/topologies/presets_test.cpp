@@ -9,6 +9,7 @@
 #include "tests/support/error_text.hpp"
 
 #include "common/error.hpp"
+#include "topologies/json_format.hpp"
 #include "topologies/local_calibration.hpp"
 #include "topologies/node_template.hpp"
 #include "topologies/presets.hpp"
@@ -125,7 +126,7 @@ TEST_CASE("local preset: K ranks per virtual node over shared memory, defaults w
   CHECK(two.gpus_per_node() == 2);
   CHECK(two.gpu_count() == 6);
   CHECK(two.gpu().model == "cpu-rank");
-  CHECK(two.gpu().optimizer_params_per_s == 0);  // not measured: the model's GPU-node rate
+  CHECK(two.gpu().optimizer_params_per_s == 0);  // not measured: the model's GPU formulas
   CHECK(two.intra_node_worst().cls == PathClass::SHM);
   CHECK(two.intra_node_worst().bandwidth_Bps == LocalCalibration{}.intra_bandwidth_Bps);
   const Topology four = make_preset("local", 1, 4);
@@ -145,6 +146,10 @@ TEST_CASE("local preset reads its speeds from the calibration file") {
   const Topology t = make_preset("local", 2);
   CHECK(t.gpu().peak_bf16_flops == 50e9);
   CHECK(t.gpu().optimizer_params_per_s == 4.5e7);
+  // Kept in the topology's document, so a plan's stored cluster prices the optimizer alike.
+  const Topology back = parse_topology_json(t.to_json(), "round-trip");
+  CHECK(back.gpu().optimizer_params_per_s == 4.5e7);
+  CHECK_FALSE(make_preset("dgx-h100").to_json()["gpu"].contains("optimizer_params_per_s"));
   CHECK(t.gpu().memory_bytes == 4 * GiB);
   CHECK(t.intra_node_worst().bandwidth_Bps == 8e9);
   CHECK(t.inter_node_bandwidth_per_gpu() == 3e9 / 2);

@@ -4,7 +4,7 @@
 // N ranks in N / K virtual nodes of K ranks, rank r in node r / K (the `local` topology's
 // layout). Every rank measures at once, as every rank computes at once in a run, and rank 0
 // writes a "burst.calibration/1" file (docs/runtime-calibration.md):
-//   local.compute_flops_per_rank     the fastest kernel measured (FLOP/s per rank)
+//   local.compute_flops_per_rank     the fastest FLOP kernel measured (FLOP/s per rank)
 //   compute[gpu = "cpu-rank"]        attn_fwd, attn_bwd (full mask), attn_fwd_masked,
 //                                    attn_bwd_masked (causal), gemm: speed per block size / that peak;
 //                                    elementwise: a decoder layer's elementwise kernels as the
@@ -64,11 +64,12 @@ struct CalibrateOptions {
   bool json = false;
 };
 
-// What rank 0 knows after measuring.
 // The element size the elementwise figure's bytes are counted in: the cost model's for a bf16 job
 // (burst plan's default dtype), whatever the CPU runtime holds (fp32), so that the efficiency
 // prices the runtime's work in the model's terms.
 constexpr int kModelledElementBytes = 2;
+
+// What rank 0 knows after measuring.
 
 struct Measured {
   int ranks = 0;
