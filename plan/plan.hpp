@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/json_reader.hpp"
+#include "common/kernel_paths.hpp"
 #include "common/model_spec.hpp"
 #include "common/parallelism.hpp"
 #include "common/strategy_knobs.hpp"
@@ -46,7 +47,7 @@ struct Job {
   int only_dp = 0;                 // ... and to this data-parallel degree (0: every one the batch allows)
   // The CUDA attention kernels' implementation the plan was priced for and `burst run` runs
   // (common/kernel_paths.hpp): "auto", the device's default, or one by name (--kernel-path).
-  std::string kernel_path = "auto";
+  std::string kernel_path{kernel_paths::kAuto};
   friend bool operator==(const Job&, const Job&) = default;
 };
 

@@ -62,22 +62,21 @@ LocalCalibration read_local_calibration(const std::string& path) {
     set(c.compute_flops_per_rank, r.flop_rate(*local, "/local", "compute_flops_per_rank", false));
     set(c.memory_per_rank, r.bytes(*local, "/local", "memory_per_rank", false));
     set(c.memory_bandwidth_per_rank, r.bandwidth(*local, "/local", "memory_bandwidth_per_rank", false));
-    const std::optional<double> optimizer = r.number(*local, "/local", "optimizer_params_per_s_per_rank", false);
-    if (optimizer && !(*optimizer > 0)) {
-      r.problem(JsonReader::child("/local", "optimizer_params_per_s_per_rank"), "must be positive");
-    }
-    set(c.optimizer_params_per_s_per_rank, optimizer);
+    set(c.optimizer_params_per_s_per_rank, r.number(*local, "/local", "optimizer_params_per_s_per_rank", false));
     set(c.intra_bandwidth_Bps, r.bandwidth(*local, "/local", "intra_bandwidth", false));
     set(c.intra_latency_s, r.duration(*local, "/local", "intra_latency", false));
     set(c.inter_bandwidth_Bps, r.bandwidth(*local, "/local", "inter_bandwidth", false));
     set(c.inter_latency_s, r.duration(*local, "/local", "inter_latency", false));
-    const std::pair<const char*, double> positive[] = {{"compute_flops_per_rank", c.compute_flops_per_rank},
-                                                       {"memory_per_rank", c.memory_per_rank},
-                                                       {"memory_bandwidth_per_rank", c.memory_bandwidth_per_rank},
-                                                       {"intra_bandwidth", c.intra_bandwidth_Bps},
-                                                       {"inter_bandwidth", c.inter_bandwidth_Bps}};
+    const std::pair<const char*, double> positive[] = {
+        {"compute_flops_per_rank", c.compute_flops_per_rank},
+        {"memory_per_rank", c.memory_per_rank},
+        {"memory_bandwidth_per_rank", c.memory_bandwidth_per_rank},
+        {"optimizer_params_per_s_per_rank", c.optimizer_params_per_s_per_rank},
+        {"intra_bandwidth", c.intra_bandwidth_Bps},
+        {"inter_bandwidth", c.inter_bandwidth_Bps}};
+    // A field the file gives (an absent one keeps its default, 0 for the unmeasured optimizer rate).
     for (const auto& [key, value] : positive) {
-      if (!(value > 0)) r.problem(JsonReader::child("/local", key), "must be positive");
+      if (local->contains(key) && !(value > 0)) r.problem(JsonReader::child("/local", key), "must be positive");
     }
   }
   problems.throw_if_any();

@@ -18,10 +18,15 @@
 
 #include <string>
 
+#include "topologies/topology.hpp"
+
 namespace burst::topo {
 
 // The GPU model of every rank of the `local` topology.
 inline constexpr const char* kLocalGpuModel = "cpu-rank";
+
+// Whether `gpu` is one of the local topology's CPU ranks (no GPU at all).
+[[nodiscard]] inline bool is_cpu_rank(const GpuSpec& gpu) { return gpu.model == kLocalGpuModel; }
 
 struct LocalCalibration {
   double compute_flops_per_rank = 20e9;

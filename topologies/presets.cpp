@@ -79,7 +79,7 @@ Topology local_preset(int nodes, int per_node) {
   }
   b.nic("loopback", 1, c.inter_bandwidth_Bps);
   b.link("loopback", "cpu0", LinkKind::SharedMemory, c.intra_bandwidth_Bps, 0);
-  const GpuSpec rank{"cpu-rank", c.compute_flops_per_rank, c.memory_per_rank, c.memory_bandwidth_per_rank,
+  const GpuSpec rank{kLocalGpuModel, c.compute_flops_per_rank, c.memory_per_rank, c.memory_bandwidth_per_rank,
                      c.optimizer_params_per_s_per_rank};
   return Topology("local", rank, b.build("local node"), nodes,
                   Fabric{FabricKind::RailOptimized, c.inter_latency_s, 1.0});

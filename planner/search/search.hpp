@@ -23,21 +23,23 @@
 #include <string>
 #include <vector>
 
+#include "common/kernel_paths.hpp"
 #include "simulator/training/training.hpp"
 
 namespace burst::planner {
 
 struct SearchRequest {
   sim::TrainingJob job;
-  double memory_budget_bytes = 0;    // 0: the GPU's memory
-  double memory_margin_bytes = 0;    // kept free: a candidate fits when its total leaves this much of the budget
-  std::string only_family;           // "": choose among all families
-  int only_tp = 0;                   // 0: every tensor-parallel degree the node allows; else this one
-  int only_dp = 0;                   // 0: every data-parallel degree the batch allows; else this one
-  std::string kernel_path = "auto";  // the CUDA kernel path `simulation.models` price (recorded in the plan)
-  sim::LayerSimOptions simulation;   // engine and cost models
-  int max_candidates = 20000;        // the step budget
-  bool progress = false;             // a progress line on stderr for long searches
+  double memory_budget_bytes = 0;  // 0: the GPU's memory
+  double memory_margin_bytes = 0;  // kept free: a candidate fits when its total leaves this much of the budget
+  std::string only_family;         // "": choose among all families
+  int only_tp = 0;                 // 0: every tensor-parallel degree the node allows; else this one
+  int only_dp = 0;                 // 0: every data-parallel degree the batch allows; else this one
+  std::string kernel_path{
+      kernel_paths::kAuto};         // the CUDA kernel path `simulation.models` price (recorded in the plan)
+  sim::LayerSimOptions simulation;  // engine and cost models
+  int max_candidates = 20000;       // the step budget
+  bool progress = false;            // a progress line on stderr for long searches
 };
 
 struct Evaluated {

@@ -27,6 +27,7 @@
 #include <string>
 #include <variant>
 
+#include "common/kernel_paths.hpp"
 #include "plan/plan.hpp"
 #include "runtime/comm/communicator.hpp"
 #include "runtime/device/device.hpp"
@@ -49,9 +50,10 @@ struct RunRequest {
   std::string dtype;      // replaces the plan's /job/dtype when set: "bf16" or "fp32"
   bool loopback = false;  // every rank a thread of one process (LoopbackCommunicator)
   bool deterministic = false;
-  std::string kernel_path = "auto";  // the CUDA kernels' implementation instead of the plan's /job/kernel_path
-  bool check = false;                // compare with a single-rank reference
-  bool trace = false;                // attention runs: record every rank's timeline
+  std::string kernel_path{
+      kernel_paths::kAuto};  // the CUDA kernels' implementation instead of the plan's /job/kernel_path
+  bool check = false;        // compare with a single-rank reference
+  bool trace = false;        // attention runs: record every rank's timeline
   std::uint64_t seed = 1;
   TrainingOptions training;  // training runs (its check, seed and backend are the session's)
 };

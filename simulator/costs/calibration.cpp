@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "common/kernel_paths.hpp"
 #include "common/units.hpp"
 #include "topologies/local_calibration.hpp"
 
@@ -309,7 +310,7 @@ std::size_t curve_index(KernelKind kernel, bool masked) {
 }
 
 Calibration with_attention_path(Calibration calibration, std::string_view path) {
-  if (path.empty() || path == "auto") return calibration;
+  if (path.empty() || path == kernel_paths::kAuto) return calibration;
   const std::vector<std::string>& names = kernel_names();
   for (ComputeCalibration& c : calibration.compute) {
     // Built-in and published curves name no path; CPU ranks (no multiprocessors) run no CUDA path.

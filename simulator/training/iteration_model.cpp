@@ -118,7 +118,7 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
 
   const ZeroTraffic zero = zero_traffic(job, strategy, topology, *models.comm);
   const double zf = zero.forward_repeats, zb = zero.backward_repeats;
-  const bool copies_on_cores = gpu.model == topo::kLocalGpuModel;
+  const bool copies_on_cores = topo::is_cpu_rank(gpu);
   const auto exposed = [&](double bytes, double behind) {
     return std::max(0.0, zero.seconds(bytes) - (copies_on_cores ? 0.0 : behind));
   };

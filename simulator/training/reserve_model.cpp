@@ -59,7 +59,7 @@ double ReserveParts::total() const { return context + workspaces + nccl + fragme
 
 ReserveParts estimate_reserve(const TrainingStrategy& strategy, const topo::Topology& topology, double allocated) {
   ReserveParts parts;
-  if (topology.gpu().model == topo::kLocalGpuModel) return parts;
+  if (topo::is_cpu_rank(topology.gpu())) return parts;
   parts.context = kContextBytes;
   parts.workspaces = kWorkspaceBytes;
   const AttentionStrategy& a = strategy.attention;

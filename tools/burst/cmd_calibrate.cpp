@@ -70,7 +70,6 @@ struct CalibrateOptions {
 constexpr int kModelledElementBytes = 2;
 
 // What rank 0 knows after measuring.
-
 struct Measured {
   int ranks = 0;
   int per_node = 0;

@@ -16,7 +16,7 @@ namespace {
 // model, where it exists.
 std::string calibration_for(const JobOptions& o, const topo::Topology* topology) {
   if (!o.calibration.empty() || topology == nullptr || o.topology.topology != "local" ||
-      topology->gpu().model == topo::kLocalGpuModel) {
+      topo::is_cpu_rank(topology->gpu())) {
     return o.calibration;
   }
   // A rank's model is the GPU's (a loopback share keeps the name: its curves are fractions of the peak).
