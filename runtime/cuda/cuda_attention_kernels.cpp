@@ -113,17 +113,18 @@ class PairCache {
     p.mask = view_of(mask);
     if (mask.sparse)
       p.mask.sparse = reinterpret_cast<const std::uint8_t*>(
-          at(6));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
-    p.tiles.by_query = {e->counts.by_query.q_tiles,
-                        reinterpret_cast<const std::int32_t*>(
-                            at(2)),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
-                        reinterpret_cast<const hd::TileRef*>(
-                            at(3))};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
-    p.tiles.by_key = {e->counts.by_key.k_tiles,
-                      reinterpret_cast<const std::int32_t*>(
-                          at(4)),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
-                      reinterpret_cast<const hd::TileRef*>(
-                          at(5))};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
+          at(kSparse));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): the packed layout of upload()
+    // A walk's offsets at `offsets`, its tiles right after them (upload()'s layout).
+    const auto walk = [&](std::int64_t blocks, std::size_t offsets) -> gpu::DeviceTileWalk {
+      return {blocks,
+              reinterpret_cast<const std::int32_t*>(
+                  at(offsets)),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
+              reinterpret_cast<const hd::TileRef*>(
+                  at(offsets + 1))};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast): upload()'s layout
+    };
+    p.tiles.by_query = walk(e->counts.by_query.q_tiles, kByQuery);
+    p.tiles.by_key = walk(e->counts.by_key.k_tiles, kByKey);
+    p.tiles.by_wide_key = walk(e->counts.by_wide_key.k_tiles, kByWideKey);
     return {p, e->counts};
   }
 
@@ -135,6 +136,9 @@ class PairCache {
 
  private:
   static constexpr std::size_t kMaxBytes = std::size_t{256} << 20;
+  // The arrays upload() packs, in order: the positions, each walk's offsets then tiles, the
+  // block-sparse table (when the mask has one).
+  static constexpr std::size_t kByQuery = 2, kByKey = 4, kByWideKey = 6, kSparse = 8;
 
   struct Entry {
     std::vector<std::int64_t> q_positions, k_positions;
@@ -187,7 +191,9 @@ class PairCache {
                                                   std::as_bytes(std::span(lists.by_query.by_query_offsets)),
                                                   std::as_bytes(std::span(lists.by_query.by_query)),
                                                   std::as_bytes(std::span(lists.by_key.by_key_offsets)),
-                                                  std::as_bytes(std::span(lists.by_key.by_key))};
+                                                  std::as_bytes(std::span(lists.by_key.by_key)),
+                                                  std::as_bytes(std::span(lists.by_wide_key.by_key_offsets)),
+                                                  std::as_bytes(std::span(lists.by_wide_key.by_key))};
     if (mask.sparse) parts.push_back(std::as_bytes(std::span(mask.sparse->allowed)));
     Entry e;
     std::size_t bytes = 0;
@@ -213,7 +219,7 @@ class PairCache {
     e.q_positions.assign(in.q_positions.begin(), in.q_positions.end());
     e.k_positions.assign(in.k_positions.begin(), in.k_positions.end());
     e.mask = mask;
-    for (TileList* list : {&lists.by_query, &lists.by_key}) {
+    for (TileList* list : {&lists.by_query, &lists.by_key, &lists.by_wide_key}) {
       list->by_query_offsets = {};
       list->by_query = {};
       list->by_key_offsets = {};

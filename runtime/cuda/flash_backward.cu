@@ -7,8 +7,9 @@
 // key anywhere) and where the mask says no (hd::probability_from_lse of a -inf score).
 //
 // Main kernel, flash_backward_kv_kernel (KvTraits): one block per (key block, kv head), so it
-// owns its 64 rows of dK and dV outright and accumulates them in fp32 registers for the whole
-// call. Warp w owns key rows 16w .. 16w + 15 and computes the transposed products, whose
+// owns its rows of dK and dV outright (64 at head dim 64, 128 at 128: kv_block_rows) and
+// accumulates them in fp32 registers for the whole call. Warp w owns key rows 16w .. 16w + 15
+// and computes the transposed products, whose
 // fragments are already what the next mma needs:
 //   S^T = K Q^T, dP^T = V dO^T         (warp_scores: its 16 keys x the tile's 64 queries)
 //   dV += P^T dO, dK += dS^T Q          (warp_accumulate: P^T, dS^T as bf16 A fragments)
@@ -57,7 +58,9 @@ template <class T, bool kAtomicDq>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     flash_backward_kv_kernel(const PairInputs in, const BackwardInputs grad_in, const Gradients out) {
   constexpr int D = T::kHeadDim;
-  static_assert(T::kTileRows == device::kScoreCols && T::kRows == device::kScoreCols);
+  // In the atomic dQ path warp w also takes query rows 16w .. of the tile: as many warps as key
+  // blocks of 16 and query blocks of 16.
+  static_assert(T::kTileRows == device::kScoreCols && (!kAtomicDq || T::kRows == device::kScoreCols));
   using Smem = KvSmem<T, kAtomicDq>;
   extern __shared__ __align__(16) unsigned char smem[];
   auto* k_tile = reinterpret_cast<std::uint16_t*>(smem + Smem::k);
@@ -234,7 +237,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 template <int D, bool kAtomicDq>
 void launch_kv(const PairInputs& in, const BackwardInputs& grad_in, const Gradients& out, cudaStream_t stream) {
   using T = KvTraits<D>;
-  const dim3 grid(static_cast<unsigned>(in.tiles.by_key.blocks), static_cast<unsigned>(in.shape.kv_heads));
+  const dim3 grid(static_cast<unsigned>(in.tiles.by_key_blocks_of(T::kRows).blocks),
+                  static_cast<unsigned>(in.shape.kv_heads));
   launch(flash_backward_kv_kernel<T, kAtomicDq>, grid, dim3(T::kThreads), KvSmem<T, kAtomicDq>::bytes, stream,
          "flash_backward_kv_kernel", in, grad_in, out);
 }

@@ -82,7 +82,8 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
   const KernelTileLists lists = build_kernel_tile_lists(positions, positions, c.mask);
   std::mt19937 rng(3);
   DeviceBuffer q{"q"}, k{"k"}, v{"v"}, d_o{"d_o"}, pos{"positions"}, sparse{"block-sparse table"};
-  DeviceBuffer by_query_offsets{"tiles"}, by_query{"tiles"}, by_key_offsets{"tiles"}, by_key{"tiles"};
+  DeviceBuffer by_query_offsets{"tiles"}, by_query{"tiles"}, by_key_offsets{"tiles"}, by_key{"tiles"},
+      by_wide_key_offsets{"tiles"}, by_wide_key{"tiles"};
   DeviceBuffer o{"o"}, o_fp32_do{"d_o fp32"}, lse{"lse"}, delta{"delta"}, d_q{"d_q"}, d_k{"d_k"}, d_v{"d_v"};
   const std::int64_t q_elements = n * c.heads * c.head_dim, kv_elements = n * c.kv_heads * c.head_dim;
 
@@ -97,7 +98,9 @@ FlashBenchResult bench_flash(const FlashBenchCase& c) {
   in.tiles = {{lists.by_query.q_tiles, to_device(by_query_offsets, lists.by_query.by_query_offsets, stream),
                to_device(by_query, lists.by_query.by_query, stream)},
               {lists.by_key.k_tiles, to_device(by_key_offsets, lists.by_key.by_key_offsets, stream),
-               to_device(by_key, lists.by_key.by_key, stream)}};
+               to_device(by_key, lists.by_key.by_key, stream)},
+              {lists.by_wide_key.k_tiles, to_device(by_wide_key_offsets, lists.by_wide_key.by_key_offsets, stream),
+               to_device(by_wide_key, lists.by_wide_key.by_key, stream)}};
   const Bf16* d_o_bf16 = to_device(d_o, random_bf16(q_elements, rng), stream);
   // D = rowsum(O * dO) reads dO in fp32, as the executor holds it.
   std::vector<float> d_o_host(static_cast<std::size_t>(q_elements));

@@ -37,7 +37,7 @@ struct FlashBenchResult {
   double forward_s = 0, backward_s = 0;
   double forward_flops = 0, backward_flops = 0;            // computed tiles' scores
   double forward_pair_flops = 0, backward_pair_flops = 0;  // attending pairs
-  std::int64_t tiles_computed = 0, tiles_skipped = 0;      // per head, of the dK, dV pass's list
+  std::int64_t tiles_computed = 0, tiles_skipped = 0;      // per head, of the 64 x 64 key-major list
   KernelPath forward_path = KernelPath::MmaSync;           // the forward's path that ran
   KernelPath backward_path = KernelPath::MmaSync;          // the backward's
   // Largest |O - O_mma.sync| and |lse - lse_mma.sync| over every row (-1: the forward ran mma.sync).

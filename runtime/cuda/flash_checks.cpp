@@ -60,6 +60,7 @@ void check_walk(Problems& p, std::string_view call, std::string_view name, const
 void check_tiles(Problems& p, std::string_view call, const PairShape& s, const DeviceTileList& t) {
   check_walk(p, call, "tiles.by_query", t.by_query, s.q_tokens, kQueryBlockRows);
   check_walk(p, call, "tiles.by_key", t.by_key, s.k_tokens, kKeyBlockRows);
+  check_walk(p, call, "tiles.by_wide_key", t.by_wide_key, s.k_tokens, kWideKeyBlockRows);
 }
 
 void add_pair_problems(Problems& p, std::string_view call, const PairInputs& in) {

@@ -180,7 +180,8 @@ TileList build_tile_list(std::span<const std::int64_t> q_positions, std::span<co
 KernelTileLists build_kernel_tile_lists(std::span<const std::int64_t> q_positions,
                                         std::span<const std::int64_t> k_positions, const AttentionMask& mask) {
   return {build_tile_list(q_positions, k_positions, mask, gpu::kQueryBlockRows, gpu::kKeyTileRows),
-          build_tile_list(q_positions, k_positions, mask, gpu::kQueryTileRows, gpu::kKeyBlockRows)};
+          build_tile_list(q_positions, k_positions, mask, gpu::kQueryTileRows, gpu::kKeyBlockRows),
+          build_tile_list(q_positions, k_positions, mask, gpu::kQueryTileRows, gpu::kWideKeyBlockRows)};
 }
 
 }  // namespace burst::rt

@@ -9,8 +9,8 @@
 // The floor of an attention kernel is its traits' kMinBlocks, the blocks its __launch_bounds__
 // asks for: at least two resident 4-warp blocks per SM or one 8-warp block, so one block's loads
 // and softmax overlap another's matrix products. On sm_80 (164 KiB of shared memory a SM against
-// sm_90's 228) it is capped by the blocks that memory holds: the head-dim-128 dK, dV pass
-// (107 KiB with its second stage of Q and dO) keeps one 4-warp block there, two on sm_90.
+// sm_90's 228) it is capped by the blocks that memory holds (no attention kernel is capped now:
+// the head-dim-128 dK, dV pass runs one 8-warp block of 128 keys, 139 KiB).
 // The Hopper forward (sm_90a only) runs one 12-warp block per SM: a producer warpgroup and two
 // consumer warpgroups, which is the occupancy FlashAttention-3's forward runs at too.
 // Launch registers: the Hopper kernels rebalance registers with setmaxnreg, whose increase waits

@@ -117,7 +117,7 @@ TEST_CASE("tile lists list exactly the tiles with an attending pair") {
   }
 }
 
-TEST_CASE("the kernels' two lists have the geometries their kernels walk and list the same pairs") {
+TEST_CASE("the kernels' three lists have the geometries their kernels walk and list the same pairs") {
   const std::vector<std::int64_t> q = test::zigzag_of(320, 2, 1), k = test::zigzag_of(320, 2, 0);
   for (const auto& [name, mask] : listed_masks()) {
     INFO("mask " << name);
@@ -128,9 +128,16 @@ TEST_CASE("the kernels' two lists have the geometries their kernels walk and lis
     CHECK(lists.by_key.tile_k == rt::gpu::kKeyBlockRows);
     CHECK(lists.by_query.q_tiles == (160 + rt::gpu::kQueryBlockRows - 1) / rt::gpu::kQueryBlockRows);
     CHECK(lists.by_key.k_tiles == (160 + rt::gpu::kKeyBlockRows - 1) / rt::gpu::kKeyBlockRows);
+    CHECK(lists.by_wide_key.tile_q == rt::gpu::kQueryTileRows);
+    CHECK(lists.by_wide_key.tile_k == rt::gpu::kWideKeyBlockRows);
+    CHECK(lists.by_wide_key.k_tiles == (160 + rt::gpu::kWideKeyBlockRows - 1) / rt::gpu::kWideKeyBlockRows);
     CHECK(lists.by_query.allowed_pairs == lists.by_key.allowed_pairs);
+    CHECK(lists.by_wide_key.allowed_pairs == lists.by_key.allowed_pairs);
     CHECK(lists.by_query.allowed_pairs > 0);
   }
+  // Each head dim's mma.sync dK, dV pass walks the list of its own key blocks.
+  CHECK(rt::gpu::KvTraits<64>::kRows == rt::gpu::kKeyBlockRows);
+  CHECK(rt::gpu::KvTraits<128>::kRows == rt::gpu::kWideKeyBlockRows);
 }
 
 TEST_CASE("an empty block gives an empty list") {

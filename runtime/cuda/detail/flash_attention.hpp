@@ -26,6 +26,7 @@
 #include <cuda_runtime_api.h>
 
 #include "common/bf16.hpp"
+#include "runtime/cuda/detail/kernel_traits.hpp"
 #include "runtime/cuda/kernel_path.hpp"
 #include "runtime/kernels/hd/mask.hpp"
 #include "runtime/kernels/hd/tile_kind.hpp"
@@ -51,10 +52,17 @@ struct DeviceTileWalk {
 // by_query: blocks of kQueryBlockRows queries walking key tiles of kKeyTileRows (TileList's
 // by_query of build_tile_list(..., kQueryBlockRows, kKeyTileRows)); by_key: blocks of
 // kKeyBlockRows keys walking query tiles of kQueryTileRows (by_key of build_tile_list(...,
-// kQueryTileRows, kKeyBlockRows)).
+// kQueryTileRows, kKeyBlockRows)); by_wide_key: the same over blocks of kWideKeyBlockRows keys,
+// where the head dim's mma.sync dK, dV pass walks those (kv_block_rows; else no blocks).
 struct DeviceTileList {
   DeviceTileWalk by_query;
   DeviceTileWalk by_key;
+  DeviceTileWalk by_wide_key;
+
+  // The key-major walk over blocks of `rows` keys (kKeyBlockRows or kWideKeyBlockRows).
+  [[nodiscard]] BURST_HOST_DEVICE const DeviceTileWalk& by_key_blocks_of(int rows) const {
+    return rows == kWideKeyBlockRows ? by_wide_key : by_key;
+  }
 };
 
 struct PairInputs {

@@ -48,10 +48,12 @@ struct KernelTraits {
 //                (the forward and the dQ pass: 128 query rows share each key
 //                tile's loads, as FlashAttention-2's forward does)
 //   key-major    blocks of kKeyBlockRows keys, each walking query tiles of kQueryTileRows
-//                (the dK, dV pass)
+//                (the dK, dV passes), and the same over blocks of kWideKeyBlockRows keys (the
+//                mma.sync dK, dV pass at head dim 128: kv_block_rows)
 inline constexpr int kQueryBlockRows = 128;
 inline constexpr int kKeyTileRows = 64;
 inline constexpr int kKeyBlockRows = 64;
+inline constexpr int kWideKeyBlockRows = 128;
 inline constexpr int kQueryTileRows = 64;
 
 // 128 query rows. Head dim 64: 4 warps of 32 rows each (two mma row blocks: every K and V
@@ -64,11 +66,17 @@ using ForwardTraits = std::conditional_t<D <= 64, KernelTraits<D, kQueryBlockRow
 // 8 warps over 128 query rows, 16 each, one block per SM.
 template <int D>
 using DqTraits = KernelTraits<D, kQueryBlockRows, kKeyTileRows, 2, 1>;
-// 4 warps over 64 key rows, dK and dV in registers, the next query tile (Q, dO and its rows'
-// scalars) loading while this one is computed; two blocks per SM (at most 255 registers a
-// thread; on sm_90 the head-dim-128 pass's shared memory fits twice, on sm_80 once).
+// The mma.sync dK, dV pass: a warp owns 16 key rows, their dK and dV in registers, and the next
+// query tile (Q, dO and its rows' scalars) loads while this one is computed. Head dim 64: 4 warps
+// over 64 key rows, two blocks per SM. Head dim 128: 8 warps over 128 key rows, one block per SM
+// (FlashAttention-2's backward tile for head dim 128 on sm80: 128 keys, 64-query tiles, 8 warps).
+// A 4-warp block of 64 keys needs 107 KiB there with its second stage of Q and dO, so sm_80's
+// 164 KiB held one, 4 warps a multiprocessor; 128 keys hold 8 warps at 139 KiB, and every Q and
+// dO tile loaded serves twice the keys. Each thread keeps at most 255 registers (65536 for the 8
+// warps at 256 each).
+constexpr int kv_block_rows(std::int64_t head_dim) { return head_dim <= 64 ? kKeyBlockRows : kWideKeyBlockRows; }
 template <int D>
-using KvTraits = KernelTraits<D, kKeyBlockRows, kQueryTileRows, 2, 2>;
+using KvTraits = KernelTraits<D, kv_block_rows(D), kQueryTileRows, 2, D <= 64 ? 2 : 1>;
 
 // Where dQ is added from the dK, dV pass with float atomics (its dS^T through shared memory, one
 // more barrier a tile) rather than by the dQ pass, which recomputes S and dP over its own rows:

@@ -52,13 +52,17 @@ struct TileList {
                                        std::span<const std::int64_t> k_positions, const AttentionMask& mask,
                                        std::int64_t tile_q, std::int64_t tile_k);
 
-// The two lists the CUDA kernels walk (gpu/kernel_traits.hpp): by_query's geometry is the
+// The lists the CUDA kernels walk (gpu/kernel_traits.hpp): by_query's geometry is the
 // forward's and the dQ pass's (query blocks of kQueryBlockRows, key tiles of kKeyTileRows), and
-// only its by_query half is read; by_key's is the dK, dV pass's (query tiles of
-// kQueryTileRows, key blocks of kKeyBlockRows), only its by_key half read.
+// only its by_query half is read; by_key's is the dK, dV passes' (query tiles of
+// kQueryTileRows, key blocks of kKeyBlockRows), only its by_key half read; by_wide_key the same
+// over key blocks of kWideKeyBlockRows, which the mma.sync dK, dV pass walks at head dim 128
+// (gpu::kv_block_rows). A block pair's lists serve every head dim (a pair is cached by its
+// positions and mask alone), so all three are built.
 struct KernelTileLists {
   TileList by_query;
   TileList by_key;
+  TileList by_wide_key;
 };
 [[nodiscard]] KernelTileLists build_kernel_tile_lists(std::span<const std::int64_t> q_positions,
                                                       std::span<const std::int64_t> k_positions,

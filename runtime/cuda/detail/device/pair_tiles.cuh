@@ -55,8 +55,9 @@ struct QueryBlock {
 // The entries a dK, dV block walks: block (blockIdx.x, blockIdx.y) owns keys k0 .. k0 + rows - 1
 // of kv head blockIdx.y and meets, for every query head of that kv head's group (grouped-query
 // attention: dK, dV are never expanded per query head), the query tiles of its key-major tile
-// list: entry n is query head kv_head group + n / count, query tile tiles[first + n % count].
-// count 0: no query attends these keys.
+// list over blocks of `rows` keys (DeviceTileList::by_key_blocks_of): entry n is query head
+// kv_head group + n / count, query tile tiles[first + n % count]. count 0: no query attends
+// these keys.
 struct KeyBlockEntries {
   std::int64_t kv_head = 0;
   std::int64_t k0 = 0;
@@ -68,9 +69,9 @@ struct KeyBlockEntries {
   __device__ KeyBlockEntries(const PairInputs& in, int rows)
       : kv_head(blockIdx.y),
         k0(std::int64_t{blockIdx.x} * rows),
-        tiles(in.tiles.by_key.tiles),
-        first(in.tiles.by_key.offsets[blockIdx.x]),
-        count(in.tiles.by_key.offsets[blockIdx.x + 1] - first),
+        tiles(in.tiles.by_key_blocks_of(rows).tiles),
+        first(in.tiles.by_key_blocks_of(rows).offsets[blockIdx.x]),
+        count(in.tiles.by_key_blocks_of(rows).offsets[blockIdx.x + 1] - first),
         group(static_cast<int>(in.shape.heads / in.shape.kv_heads)) {}
   [[nodiscard]] __device__ int entries() const { return group * count; }
   [[nodiscard]] __device__ std::int64_t head(int n) const { return kv_head * group + n / count; }
