@@ -7,12 +7,11 @@
 #      2-rank head-dim-64 test plan (ZeRO 3): its model state offloaded to page-locked host
 #      memory (the plan as written), kept in GPU memory (offload false), in GPU memory with the
 #      LM head in 4 chunks, and in GPU memory at ZeRO 1 (the deferred gathers of the updated
-#      parameters); on a Hopper GPU, the GPU-memory run again on the Hopper kernels, forward and
-#      backward (--kernel-path wgmma);
+#      parameters); on a Hopper GPU (where auto runs the Hopper kernels), the GPU-memory run again
+#      on the mma.sync kernels, forward and backward (--kernel-path mma.sync);
 #   2. the same 30 steps of a 3-rank plan the planner makes for the same model (state in GPU
 #      memory; its units do not divide by 3: the padded gathers), and of a 4-rank plan with
-#      tensor parallelism of 2 (the model with 2 KV heads; state offloaded as planned, and in GPU
-#      memory), and of a 2-rank plan that is one tensor-parallel group: the sequence-parallel
+#      tensor parallelism of 2 (the model with 2 KV heads; state offloaded, and in GPU memory), and of a 2-rank plan that is one tensor-parallel group: the sequence-parallel
 #      collectives on each group's loopback sub-job, bf16 sums on the device;
 #   3. the GPU tests (ctest -L gpu): every kernel and CudaStepKernels call against the CPU, the
 #      whole GPU step against the CPU step, the device optimizer against the CPU's AdamW;
@@ -77,24 +76,27 @@ train offloaded "$plan" "host memory"
 train resident "$out/resident.plan.json" "GPU memory"
 train chunked "$out/chunked.plan.json" "GPU memory"
 train stage1 "$out/stage1.plan.json" "GPU memory"
-# On a Hopper GPU, the resident plan again on the Hopper kernels (runtime/cuda/kernel_path.hpp).
+# On a Hopper GPU, where auto runs the Hopper kernels, the resident plan again on the mma.sync
+# kernels (runtime/cuda/kernel_path.hpp).
 if [ "$device" = cuda ] && nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 |
   grep -q '^9\.'; then
-  train resident-wgmma "$out/resident.plan.json" "GPU memory" --kernel-path wgmma
+  train resident-mma-sync "$out/resident.plan.json" "GPU memory" --kernel-path mma.sync
 fi
 echo "== LM head workspace, whole vs 4 chunks (per rank, GPU layout):"
 grep -h '^ *lm_head ' "$out/resident.txt" "$out/chunked.txt"
 
 step plan3 "$burst" plan --topology local --nodes 1 --per-node 3 --model "$model" --seq 384 \
-  --memory-budget 2GiB --strategy burst -o "$out/p3.json"
+  --memory-budget 4GiB --strategy burst -o "$out/p3.json"
 sed 's/"offload": true/"offload": false/' "$out/p3.json" >"$out/p3-resident.json"
 train three-ranks "$out/p3-resident.json" "GPU memory"
 
 sed 's/"num_key_value_heads": 1/"num_key_value_heads": 2/' "$model" >"$out/tp-model.json"
 step plan-tp "$burst" plan --topology local --nodes 1 --per-node 4 --model "$out/tp-model.json" --seq 512 \
   --memory-budget 2GiB --strategy burst --tp 2 -o "$out/tp.json"
+# The plan's state offloaded whatever the planner chose (on a GPU with room it keeps it resident).
+sed '0,/"offload": false/s//"offload": true/' "$out/tp.json" >"$out/tp-offloaded.json"
 sed 's/"offload": true/"offload": false/' "$out/tp.json" >"$out/tp-resident.json"
-train tp2 "$out/tp.json" "host memory"
+train tp2 "$out/tp-offloaded.json" "host memory"
 train tp2-resident "$out/tp-resident.json" "GPU memory"
 # The whole job one tensor-parallel group (2 ranks, tp 2): its collectives on a sub-job too.
 step plan-tp-whole "$burst" plan --topology local --nodes 1 --per-node 2 --model "$out/tp-model.json" --seq 512 \

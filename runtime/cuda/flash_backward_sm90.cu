@@ -66,8 +66,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int entries = walk.entries();
 
   // "full": the producer warp's 32 lanes (their scalars stored; lane 0 also announces the TMA
-  // bytes); "empty": the consumer's 4 warps.
-  if (threadIdx.x == 0) bars.init(32, T::kConsumerWarps);
+  // bytes); "empty": the consumer's threads, each releasing its own reads of the scalars.
+  if (threadIdx.x == 0) bars.init(32, 32 * T::kConsumerWarps);
   __syncthreads();
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
@@ -160,7 +160,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     sm90::fence_operand(d_k);
     sm90::fence_operand(p);
     sm90::fence_operand(ds);
-    bars.release(s, lane);
+    bars.release_each(s);
   }
   device::add_key_rows<D>(out, d_k, d_v, scale, k0 + 16 * warp, lane, shape, kv_head);
 }

@@ -74,6 +74,10 @@ std::vector<KernelPath> supported_paths(const DeviceArch& arch) {
 }
 
 KernelPath choose_path(KernelPathChoice choice, const DeviceArch& arch, bool operands_aligned, std::string_view call) {
+  if (choice == KernelPathChoice::Auto) {
+    choice = unavailable(KernelPath::Wgmma, arch).empty() && operands_aligned ? KernelPathChoice::Wgmma
+                                                                              : KernelPathChoice::MmaSync;
+  }
   const KernelPath path = choice == KernelPathChoice::Wgmma ? KernelPath::Wgmma : KernelPath::MmaSync;
   std::string why = unavailable(path, arch);
   if (why.empty() && path == KernelPath::Wgmma && !operands_aligned) {

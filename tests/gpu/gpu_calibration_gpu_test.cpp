@@ -10,6 +10,8 @@
 #include <string>
 
 #include "runtime/calibration/gpu_speed.hpp"
+#include "runtime/cuda/device_count.hpp"
+#include "runtime/cuda/kernel_path.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
 #include "simulator/costs/calibration.hpp"
 #include "tools/burst/gpu_calibration.hpp"
@@ -22,8 +24,9 @@ TEST_CASE("the quick GPU calibration measures finite speeds and makes a valid fi
   const rt::GpuSpeeds speeds = rt::measure_gpu_speeds(*comm, options);
   CAPTURE(speeds.cuda_name, speeds.pci_bus_id);
   CHECK(speeds.multiprocessors > 0);
-  // attention: 2 kernels x 2 masks per block; gemm per side; one copy
-  CHECK(speeds.kernels.size() == 4 * options.blocks.size() + options.gemm_sides.size() + 1);
+  // attention: 2 kernels x 2 masks per block on every path this GPU runs; gemm per side; one copy
+  const std::size_t paths = rt::gpu::supported_paths(rt::gpu::current_device_arch()).size();
+  CHECK(speeds.kernels.size() == 4 * options.blocks.size() * paths + options.gemm_sides.size() + 1);
   for (const rt::KernelSpeed& k : speeds.kernels) {
     CAPTURE(k.kernel, k.mask, k.block);
     CHECK((std::isfinite(k.flops) && k.flops > 0));
@@ -39,7 +42,11 @@ TEST_CASE("the quick GPU calibration measures finite speeds and makes a valid fi
       {speeds.cuda_name, pci_device, speeds.multiprocessors, speeds.kernels, speeds.attention_path, {}, {}}, nullptr);
   const Json& entry = doc["compute"][0];
   CHECK(entry["gpu"] == model.spec.model);
-  CHECK(entry["attention_path"] == "mma.sync");  // what `auto` runs today (runtime/cuda/kernel_path.hpp)
+  // What `auto` runs on this GPU (runtime/cuda/kernel_path.hpp); the other paths' curves are kept apart.
+  const rt::gpu::KernelPath runs =
+      rt::gpu::choose_path(rt::gpu::KernelPathChoice::Auto, rt::gpu::current_device_arch(), true, "test");
+  CHECK(entry["attention_path"] == std::string(rt::gpu::kernel_path_name(runs)));
+  CHECK(entry.value("attention_paths", Json::object()).size() == paths - 1);
   for (const char* curve : {"attn_fwd", "attn_bwd", "attn_fwd_masked", "attn_bwd_masked"}) {
     CAPTURE(curve);
     REQUIRE(entry[curve].size() == options.blocks.size());

@@ -166,7 +166,10 @@ TEST_CASE("kernel paths: names, choices and the rule that picks one", "[wgmma]")
   const DeviceArch a100{8, 0}, h100{9, 0};
   CHECK(supported_paths(a100) == std::vector<KernelPath>{KernelPath::MmaSync});
   CHECK(supported_paths(h100) == std::vector<KernelPath>{KernelPath::MmaSync, KernelPath::Wgmma});
-  CHECK(choose_path(KernelPathChoice::Auto, h100, true, "f") == KernelPath::MmaSync);
+  // auto: wgmma where it can run, mma.sync where TMA cannot load the operands or the GPU is not 9.0.
+  CHECK(choose_path(KernelPathChoice::Auto, h100, true, "f") == KernelPath::Wgmma);
+  CHECK(choose_path(KernelPathChoice::Auto, h100, false, "f") == KernelPath::MmaSync);
+  CHECK(choose_path(KernelPathChoice::Auto, a100, true, "f") == KernelPath::MmaSync);
   CHECK(choose_path(KernelPathChoice::Wgmma, h100, true, "f") == KernelPath::Wgmma);
   CHECK_THROWS_WITH(choose_path(KernelPathChoice::Wgmma, a100, true, "flash_forward"),
                     Catch::Contains("flash_forward: kernel path wgmma") && Catch::Contains("this device is 8.0"));

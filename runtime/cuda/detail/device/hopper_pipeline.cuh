@@ -3,7 +3,7 @@
 // and the consumers' two products over a warpgroup's 64 rows, each issued as one wgmma group.
 //
 //   StageBarriers       "kept", full[kStages], empty[kStages] at the end of a HopperSmem, and a
-//                       consumer warp's release of a stage
+//                       consumer warp's (or thread's) release of a stage
 //   BlockShared         a kernel's shared memory: the plan's aligned start, its barriers, and
 //                       its shared-space address (what descriptors and TMA take)
 //   load_operand        one operand's rows [row0, row0 + box) of one head, all its column blocks
@@ -53,11 +53,18 @@ struct StageBarriers {
     }
     barrier_init_fence();
   }
-  // A consumer warp is done with `stage`: one arrival per warp.
+  // A consumer warp is done with `stage`: one arrival per warp (its reads of the stage are wgmma's
+  // and the warp's own, ordered by the __syncwarp).
   __device__ void release(int stage, int lane) const {
     __syncwarp();
     if (lane == 0) barrier_arrive(&empty[stage]);
   }
+  // A consumer thread is done with `stage`: one arrival per thread, where the producer refills the
+  // stage with ordinary stores (the dK, dV pass's per-row scalars). mbarrier.arrive releases the
+  // arriving thread's own accesses (PTX ISA, memory consistency model), so every thread that read
+  // the stage arrives; compute-sanitizer's racecheck reported the one-arrival-per-warp release
+  // there as write-after-read hazards on an H200.
+  __device__ void release_each(int stage) const { barrier_arrive(&empty[stage]); }
 };
 
 template <class Smem, int kStages>
