@@ -109,7 +109,8 @@ TEST_CASE("tile lists list exactly the tiles with an attending pair") {
   };
   for (const auto& [name, mask] : listed_masks()) {
     for (std::size_t s = 0; s < sets.size(); ++s) {
-      for (const auto& [tq, tk] : {std::pair<std::int64_t, std::int64_t>{64, 64}, {128, 64}, {16, 8}, {7, 13}}) {
+      for (const auto& [tq, tk] :
+           {std::pair<std::int64_t, std::int64_t>{64, 64}, {128, 64}, {64, 128}, {16, 8}, {7, 13}}) {
         INFO("mask " << name << ", position set " << s << ", tiles " << tq << " x " << tk);
         check_against_brute_force(mask, sets[s].first, sets[s].second, tq, tk);
       }

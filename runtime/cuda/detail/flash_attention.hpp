@@ -5,9 +5,9 @@
 // Q, O, dO, dQ [q_tokens, heads, head_dim]; K, V, dK, dV [k_tokens, kv_heads, head_dim];
 // lse, D [q_tokens * heads]; positions are int64 global token positions in device memory.
 // The mask is a hd::MaskView whose block-sparse table (if any) is in device memory, and the
-// work is two tile lists (tile_list.hpp) copied to the device, one per walking direction
-// (kernel_traits.hpp): the kernels visit only their tiles and apply the element predicate on
-// Partial ones.
+// work is the tile lists (tile_list.hpp) copied to the device, one per walking direction and
+// key-major block size (kernel_traits.hpp): the kernels visit only their tiles and apply the
+// element predicate on Partial ones.
 //
 //   flash_forward    O (normalised) and lse (natural log); a row with no allowed key gets
 //                    O = 0 and lse = -inf (never FlashAttention's +inf)
@@ -53,7 +53,7 @@ struct DeviceTileWalk {
 // by_query of build_tile_list(..., kQueryBlockRows, kKeyTileRows)); by_key: blocks of
 // kKeyBlockRows keys walking query tiles of kQueryTileRows (by_key of build_tile_list(...,
 // kQueryTileRows, kKeyBlockRows)); by_wide_key: the same over blocks of kWideKeyBlockRows keys,
-// where the head dim's mma.sync dK, dV pass walks those (kv_block_rows; else no blocks).
+// which the head-dim-128 mma.sync dK, dV pass walks (kv_block_rows); every pair carries all three.
 struct DeviceTileList {
   DeviceTileWalk by_query;
   DeviceTileWalk by_key;

@@ -43,7 +43,7 @@ struct KernelTraits {
   static constexpr int kStride = D + kRowPad;  // bf16 elements between shared tile rows
 };
 
-// The two tile lists the kernels walk (flash_attention.hpp's DeviceTileList):
+// The tile lists the kernels walk (flash_attention.hpp's DeviceTileList):
 //   query-major  blocks of kQueryBlockRows queries, each walking key tiles of kKeyTileRows
 //                (the forward and the dQ pass: 128 query rows share each key
 //                tile's loads, as FlashAttention-2's forward does)
