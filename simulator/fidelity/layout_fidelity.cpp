@@ -58,6 +58,9 @@ LayoutFidelityRow rebuild(const PublishedLayout& l, const CostModels& models) {
   TrainingStrategy s = training_preset(l.family, job, topology, l.tp, l.dp);
   s.micro_batch = l.micro_batch;
   if (!l.checkpoint.empty()) s.checkpoint.policy = parse_checkpoint_policy(l.checkpoint, "checkpoint");
+  // A source whose framework keeps gradients otherwise than its family's code (NeMo 1.x's Apex
+  // optimizer syncs and keeps them in bf16 where Megatron-LM keeps fp32 main gradients).
+  if (!l.gradients.empty()) s.memory.fp32_main_grads = l.gradients == "fp32";
   const int ring = replica_world(topology, l.tp, l.dp).size() / std::max(1, s.attention.ulysses);
   row.strategy = describe(s, ring);
   if (ring * s.attention.ulysses != l.cp) {

@@ -14,8 +14,9 @@ extern const std::string_view kPublishedLayoutsCsv;
 
 std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, const std::string& origin) {
   const CsvTable table(csv, origin,
-                       {"id", "model", "gpu", "gpus", "seq_len", "global_batch", "micro_batch", "tp", "cp", "pp", "dp",
-                        "family", "checkpoint", "precision", "metric", "value", "memory_gib", "source", "role"});
+                       {"id",        "model",  "gpu",   "gpus",       "seq_len", "global_batch", "micro_batch",
+                        "tp",        "cp",     "pp",    "dp",         "family",  "checkpoint",   "gradients",
+                        "precision", "metric", "value", "memory_gib", "source",  "role"});
   std::vector<PublishedLayout> out;
   for (std::size_t r = 0; r < table.rows(); ++r) {
     const auto count = [&](const char* name) { return static_cast<int>(table.number(r, name)); };
@@ -33,6 +34,10 @@ std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, con
     l.dp = count("dp");
     l.family = table.text(r, "family");
     l.checkpoint = table.text(r, "checkpoint");
+    l.gradients = table.text(r, "gradients");
+    if (!l.gradients.empty() && l.gradients != "bf16" && l.gradients != "fp32") {
+      throw Error(Problem{table.where(r) + ": gradients", l.gradients, "empty (the family's), bf16 or fp32", ""});
+    }
     l.precision = table.text(r, "precision");
     l.metric = table.text(r, "metric");
     l.value = table.number(r, "value");

@@ -22,6 +22,7 @@ struct PublishedLayout {
   int tp = 1, cp = 1, pp = 1, dp = 1;
   std::string family;      // the strategy family the source's framework runs
   std::string checkpoint;  // "" : the family's default; else a checkpoint policy
+  std::string gradients;   // "" : the family's default; bf16 or fp32: the dtype the source's framework keeps them in
   std::string precision;   // bf16, fp8
   std::string metric;      // model_tflops_per_gpu, tokens_per_s_per_gpu
   double value = 0;
