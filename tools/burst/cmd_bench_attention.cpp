@@ -177,8 +177,8 @@ void add_bench_attention_command(CLI::App& bench) {
   attention->add_flag("--deterministic", a->deterministic, "cuda: the backward without float atomics");
   attention
       ->add_option("--kernel-path", a->kernel_path,
-                   "cuda: auto, mma.sync (Ampere and up), wgmma (Hopper forward), or all: a row per path the "
-                   "GPU supports, with each other forward's largest difference from mma.sync's")
+                   "cuda: auto, mma.sync (Ampere and up), wgmma (Hopper), or all: a row per path the GPU "
+                   "supports, with each other path's largest differences from mma.sync's")
       ->capture_default_str();
   attention->add_option("--repeat,--repeats", a->repeat, "Runs per measure; the best is reported")
       ->check(kAtLeastOne)

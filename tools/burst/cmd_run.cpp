@@ -376,8 +376,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--deterministic", options->request.deterministic,
                 "CUDA kernels without float atomics: bit-identical results run to run (a little slower)");
   cmd->add_option("--kernel-path", options->request.kernel_path,
-                  "The CUDA attention kernels' implementation instead of the plan's /job/kernel_path: auto (today "
-                  "mma.sync everywhere), mma.sync, or wgmma (Hopper GPUs; not yet run on one, docs/runtime-cuda.md)")
+                  "The CUDA attention kernels' implementation instead of the plan's /job/kernel_path: auto (wgmma on "
+                  "Hopper GPUs, mma.sync elsewhere), mma.sync, or wgmma (Hopper GPUs; docs/runtime-cuda.md)")
       ->capture_default_str();
   cmd->add_option("--seed", options->request.seed,
                   "Seed of the initial weights (training) or of the random inputs (attention)")
