@@ -12,8 +12,9 @@
 //             every CUDA build carries, runs there alone)
 //
 // `auto` picks wgmma where it can run (compute capability 9.0, operands TMA can load) and
-// mma.sync everywhere else: on an H200 the wgmma kernels passed the GPU suite and ran 1.4-2.0x
-// mma.sync's forward and 1.3x its head-dim-128 backward (docs/runtime-cuda.md, "Kernel paths").
+// mma.sync everywhere else: on an H200 the wgmma kernels passed the GPU suite and ran 1.2-2.0x
+// mma.sync's forward and 1.3x its head-dim-128 backward, 0.92-0.99x its head-dim-64 one
+// (docs/runtime-cuda.md, "Kernel paths").
 // Asking by name for a path the device cannot run is an error that says why, never a silent
 // fallback.
 // Plain C++ (no CUDA), so the rule is tested on every machine.
