@@ -58,8 +58,10 @@ template <class T, bool kAtomicDq>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     flash_backward_kv_kernel(const PairInputs in, const BackwardInputs grad_in, const Gradients out) {
   constexpr int D = T::kHeadDim;
-  // In the atomic dQ path warp w also takes query rows 16w .. of the tile: as many warps as key
-  // blocks of 16 and query blocks of 16.
+  // The key-major lists come in two block sizes (DeviceTileList::by_key_blocks_of). In the atomic
+  // dQ path warp w also takes query rows 16w .. of the tile: as many warps as key blocks of 16 and
+  // query blocks of 16.
+  static_assert(T::kRows == kKeyBlockRows || T::kRows == kWideKeyBlockRows);
   static_assert(T::kTileRows == device::kScoreCols && (!kAtomicDq || T::kRows == device::kScoreCols));
   using Smem = KvSmem<T, kAtomicDq>;
   extern __shared__ __align__(16) unsigned char smem[];

@@ -64,7 +64,8 @@ void report_device(Device device, std::string_view requested, const GpuProbe& pr
 // The kernels of `device` on this rank; `local_rank` picks the GPU (local_rank mod count).
 // `deterministic`: CUDA kernels without float atomics (bit-reproducible runs); `timed`: each
 // CUDA call waits for its kernels and reports their time (a traced run); `kernel_path`: the
-// CUDA forward's implementation (runtime/cuda/kernel_path.hpp: "auto", "mma.sync", "wgmma");
+// CUDA attention kernels' implementation, forward and backward (runtime/cuda/kernel_path.hpp:
+// "auto", "mma.sync", "wgmma");
 // anything but "auto" on cpu, or a name that is none of those, throws burst::Error.
 [[nodiscard]] std::unique_ptr<AttentionKernels> make_attention_kernels(Device device, int local_rank,
                                                                        bool deterministic = false, bool timed = false,

@@ -21,14 +21,16 @@ const std::map<std::string, std::string, std::less<>>& node_presets() {
   return presets;
 }
 
-// "megatron-cp: TP 4 x ring 8 x DP 8, full, ZeRO-1"
-std::string describe(const TrainingStrategy& s, int ring) {
+// "megatron-cp: TP 4 x ring 8 x DP 8, full, ZeRO-1", and the gradients' dtype where the source's
+// framework sets it ("..., bf16 gradients").
+std::string describe(const TrainingStrategy& s, int ring, const std::string& gradients) {
   std::string text = s.attention.name + ":";
   if (s.tp > 1) text += fmt::format(" TP {} x", s.tp);
   if (s.attention.ulysses > 1) text += fmt::format(" U {} x", s.attention.ulysses);
   text += fmt::format(" ring {}", ring);
   if (s.dp > 1) text += fmt::format(" x DP {}", s.dp);
-  return text + fmt::format(", {}, ZeRO-{}", to_string(s.checkpoint.policy), s.zero.stage);
+  text += fmt::format(", {}, ZeRO-{}", to_string(s.checkpoint.policy), s.zero.stage);
+  return gradients.empty() ? text : text + ", " + gradients + " gradients";
 }
 
 LayoutFidelityRow rebuild(const PublishedLayout& l, const CostModels& models) {
@@ -62,7 +64,7 @@ LayoutFidelityRow rebuild(const PublishedLayout& l, const CostModels& models) {
   // optimizer syncs and keeps them in bf16 where Megatron-LM keeps fp32 main gradients).
   if (!l.gradients.empty()) s.memory.fp32_main_grads = l.gradients == "fp32";
   const int ring = replica_world(topology, l.tp, l.dp).size() / std::max(1, s.attention.ulysses);
-  row.strategy = describe(s, ring);
+  row.strategy = describe(s, ring, l.gradients);
   if (ring * s.attention.ulysses != l.cp) {
     row.skipped = fmt::format("{}'s preset makes context parallelism {} x {}, the source ran {}", l.family, ring,
                               s.attention.ulysses, l.cp);

@@ -1,6 +1,7 @@
 // The Hopper forward's K, V stages as arithmetic (host and device): a producer fills stage after
 // stage by TMA and consumers release them, each stage guarded by two mbarriers, "full" (the
-// fill landed) and "empty" (every consumer warp is done with it). An mbarrier completes phase
+// fill landed) and "empty" (every consumer warp, or in the dK, dV pass every consumer thread, is
+// done with it: hopper_pipeline.cuh). An mbarrier completes phase
 // after phase, and a wait names the parity of the phase it waits for, so the arithmetic must
 // never let a waiter fall two phases behind (the parity would alias):
 //   tile n lives in stage n % S and is that stage's (n / S)-th fill: consumers wait on "full"
