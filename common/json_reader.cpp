@@ -301,6 +301,13 @@ std::optional<std::string> JsonReader::choice(const Json& obj, std::string_view 
   return std::nullopt;
 }
 
+void JsonReader::require_positive(const Json& obj, std::string_view pointer,
+                                  std::span<const std::pair<const char*, double>> fields) {
+  for (const auto& [key, value] : fields) {
+    if (obj.contains(key) && !(value > 0)) problem(child(pointer, key), "must be positive");
+  }
+}
+
 void JsonReader::reject_unknown_keys(const Json& obj, std::string_view pointer,
                                      const std::vector<std::string>& allowed) {
   if (!obj.is_object()) return;

@@ -8,8 +8,10 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -69,6 +71,10 @@ class JsonReader {
                                     const std::vector<std::string>& choices, bool required = true);
   // Reports keys of `obj` not in `allowed`.
   void reject_unknown_keys(const Json& obj, std::string_view pointer, const std::vector<std::string>& allowed);
+  // Reports "must be positive" for each (key, value) whose key `obj` gives and whose value (as
+  // read, with its unit) is not above 0; a key `obj` leaves out keeps its default unchecked.
+  void require_positive(const Json& obj, std::string_view pointer,
+                        std::span<const std::pair<const char*, double>> fields);
 
   [[nodiscard]] static std::string child(std::string_view pointer, std::string_view key);
   [[nodiscard]] static std::string child(std::string_view pointer, std::size_t index);

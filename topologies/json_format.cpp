@@ -139,9 +139,7 @@ std::optional<GpuSpec> read_gpu(JsonReader& r, const Json& doc) {
                                                      {"memory", spec.memory_bytes},
                                                      {"memory_bandwidth", spec.memory_bandwidth_Bps},
                                                      {"optimizer_params_per_s", spec.optimizer_params_per_s}};
-  for (const auto& [key, value] : positive) {
-    if (gpu->contains(key) && !(value > 0)) r.problem(JsonReader::child("/gpu", key), "must be positive");
-  }
+  r.require_positive(*gpu, "/gpu", positive);
   if (required && (!peak || !memory || !bandwidth) && model) {
     r.problem("/gpu/model",
               fmt::format("'{}' is not a known model, so peak_bf16, memory and memory_bandwidth are required", *model),

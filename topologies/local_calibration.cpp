@@ -75,9 +75,7 @@ LocalCalibration read_local_calibration(const std::string& path) {
         {"intra_bandwidth", c.intra_bandwidth_Bps},
         {"inter_bandwidth", c.inter_bandwidth_Bps}};
     // A field the file gives (an absent one keeps its default, 0 for the unmeasured optimizer rate).
-    for (const auto& [key, value] : positive) {
-      if (local->contains(key) && !(value > 0)) r.problem(JsonReader::child("/local", key), "must be positive");
-    }
+    r.require_positive(*local, "/local", positive);
   }
   problems.throw_if_any();
   return c;
