@@ -7,6 +7,7 @@
 
 #include "common/error.hpp"
 #include "simulator/attention/ring.hpp"
+#include "simulator/fidelity/source_flop_count.hpp"
 #include "simulator/models/model.hpp"
 #include "simulator/training/training.hpp"
 #include "topologies/load.hpp"
@@ -77,7 +78,11 @@ LayoutFidelityRow rebuild(const PublishedLayout& l, const CostModels& models) {
     row.skipped = "not applicable: " + it.not_applicable;
     return row;
   }
-  row.predicted_tflops_per_gpu = it.model_flops / it.step_time_s / topology.gpu_count() / 1e12;
+  // A TFLOP/s figure is the source's FLOP count over its step: the same count over the predicted
+  // step (source_flop_count.hpp). Without one, the simulation's own model FLOPs.
+  row.predicted_tflops_per_gpu =
+      l.flop_count ? source_flops_per_token(*l.flop_count, job.model, l.seq) * it.tokens_per_s_per_gpu / 1e12
+                   : it.model_flops / it.step_time_s / topology.gpu_count() / 1e12;
   row.predicted_tokens_per_s_per_gpu = it.tokens_per_s_per_gpu;
   row.predicted_memory_gib = it.memory.total() / kGiB;
   return row;

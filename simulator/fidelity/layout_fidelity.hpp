@@ -4,8 +4,9 @@
 // the model preset, the sequence and global batch, and the source's own degrees (TP, DP,
 // micro-batch, the family's preset for the rest, whose ring must come out at the source's CP),
 // then simulated as `burst simulate`'s iteration would be. The prediction is model TFLOP/s per
-// GPU (model FLOPs over the step and the GPUs), tokens/s per GPU and peak memory per GPU;
-// the error is predicted / measured - 1 on the source's metric.
+// GPU (in the source's own FLOP count where it publishes TFLOP/s, source_flop_count.hpp: its
+// FLOPs per token times the predicted tokens/s), tokens/s per GPU and peak memory per GPU; the
+// error is predicted / measured - 1 on the source's metric.
 //
 // What the model does not price is reported, not hidden: pipeline parallelism (rows with PP > 1
 // are skipped, with the reason) and FP8 (the sources' FP8 rows are predicted in bf16: their
@@ -22,9 +23,9 @@ namespace burst::sim {
 
 struct LayoutFidelityRow {
   PublishedLayout layout;
-  std::string skipped;   // non-empty: not predicted, and why
-  std::string strategy;  // what was simulated: "megatron-cp: TP 4 x ring 8 x DP 8, full, ZeRO-1"
-  double predicted_tflops_per_gpu = 0;
+  std::string skipped;                  // non-empty: not predicted, and why
+  std::string strategy;                 // what was simulated: "megatron-cp: TP 4 x ring 8 x DP 8, full, ZeRO-1"
+  double predicted_tflops_per_gpu = 0;  // the source's FLOP count, else the simulation's model FLOPs
   double predicted_tokens_per_s_per_gpu = 0;
   double predicted_memory_gib = 0;
   // The source's metric, predicted; error against the published value.

@@ -14,9 +14,9 @@ extern const std::string_view kPublishedLayoutsCsv;
 
 std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, const std::string& origin) {
   const CsvTable table(csv, origin,
-                       {"id",        "model",  "gpu",   "gpus",       "seq_len", "global_batch", "micro_batch",
-                        "tp",        "cp",     "pp",    "dp",         "family",  "checkpoint",   "gradients",
-                        "precision", "metric", "value", "memory_gib", "source",  "role"});
+                       {"id",        "model",  "gpu",        "gpus",  "seq_len",    "global_batch", "micro_batch",
+                        "tp",        "cp",     "pp",         "dp",    "family",     "checkpoint",   "gradients",
+                        "precision", "metric", "flop_count", "value", "memory_gib", "source",       "role"});
   std::vector<PublishedLayout> out;
   for (std::size_t r = 0; r < table.rows(); ++r) {
     const auto count = [&](const char* name) { return static_cast<int>(table.number(r, name)); };
@@ -40,6 +40,14 @@ std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, con
     }
     l.precision = table.text(r, "precision");
     l.metric = table.text(r, "metric");
+    const std::string& flop_count = table.text(r, "flop_count");
+    if (l.metric == "model_tflops_per_gpu") {
+      l.flop_count = parse_flop_count(flop_count, table.where(r) + ": flop_count");
+    } else if (l.metric != "tokens_per_s_per_gpu") {
+      throw Error(Problem{table.where(r) + ": metric", l.metric, "model_tflops_per_gpu or tokens_per_s_per_gpu", ""});
+    } else if (!flop_count.empty()) {
+      throw Error(Problem{table.where(r) + ": flop_count", flop_count, "empty: a tokens/s metric counts no FLOPs", ""});
+    }
     l.value = table.number(r, "value");
     l.memory_gib = table.number(r, "memory_gib");
     l.source = table.text(r, "source");

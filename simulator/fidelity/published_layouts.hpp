@@ -6,8 +6,11 @@
 // Embedded at build time like published_figures.csv, so the check runs without ../shared.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "simulator/fidelity/source_flop_count.hpp"
 
 namespace burst::sim {
 
@@ -25,6 +28,8 @@ struct PublishedLayout {
   std::string gradients;   // "" : the family's default; bf16 or fp32: the dtype the source's framework keeps them in
   std::string precision;   // bf16, fp8
   std::string metric;      // model_tflops_per_gpu, tokens_per_s_per_gpu
+  // How the source counts a TFLOP/s metric's FLOPs (source_flop_count.hpp); empty for tokens/s.
+  std::optional<FlopCount> flop_count;
   double value = 0;
   double memory_gib = 0;  // 0: not published
   std::string source;

@@ -104,6 +104,7 @@ Json layout_json(const sim::LayoutFidelityRow& r) {
             {"precision", l.precision},
             {"role", l.fit ? "fit" : "held_out"},
             {"source", l.source}};
+  if (l.flop_count) j["flop_count"] = sim::to_string(*l.flop_count);
   if (l.memory_gib > 0) j["measured_memory_gib"] = l.memory_gib;
   if (!r.skipped.empty()) {
     j["skipped"] = r.skipped;
