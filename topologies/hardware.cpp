@@ -86,6 +86,11 @@ const std::vector<GpuModel>& gpu_models() {
   return models;
 }
 
+double fp8_over_bf16(std::string_view model) {
+  const GpuModel* known = gpu_by_model(model);
+  return known != nullptr && known->sm >= 89 ? 2.0 : 0.0;
+}
+
 const GpuModel* gpu_by_pci_device(unsigned device) {
   for (const GpuModel& m : gpu_models()) {
     if (m.pci_device == device) return &m;

@@ -76,6 +76,10 @@ struct GpuModel {
 [[nodiscard]] const std::vector<GpuModel>& gpu_models();
 [[nodiscard]] const GpuModel* gpu_by_pci_device(unsigned device);
 [[nodiscard]] const GpuModel* gpu_by_model(std::string_view model);  // exact model name
+// Dense FP8 tensor-core FLOP/s over dense bf16 of the model named `model`: 2 from compute
+// capability 8.9 on (Ada, Hopper: the H100 SXM's datasheet gives 1979 against 989 TFLOP/s), 0
+// before it (Ampere has no FP8 tensor cores) and for a name not in the table.
+[[nodiscard]] double fp8_over_bf16(std::string_view model);
 // The model whose cuda_name is `name` (surrounding spaces ignored), or nullptr.
 [[nodiscard]] const GpuModel* gpu_by_cuda_name(std::string_view name);
 

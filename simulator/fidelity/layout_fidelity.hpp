@@ -8,9 +8,9 @@
 // FLOPs per token times the predicted tokens/s), tokens/s per GPU and peak memory per GPU; the
 // error is predicted / measured - 1 on the source's metric.
 //
-// What the model does not price is reported, not hidden: pipeline parallelism (rows with PP > 1
-// are skipped, with the reason) and FP8 (the sources' FP8 rows are predicted in bf16: their
-// absolute errors carry FP8's speed-up, so compare the trend over the sweep).
+// A row's precision sets the job's linear layers' (LinearPrecision): the sources' FP8 runs are
+// priced with FP8 GEMMs and their casts. What the model does not price is reported, not hidden:
+// pipeline parallelism (rows with PP > 1 are skipped, with the reason).
 #pragma once
 
 #include <string>

@@ -39,6 +39,9 @@ std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, con
       throw Error(Problem{table.where(r) + ": gradients", l.gradients, "empty (the family's), bf16 or fp32", ""});
     }
     l.precision = table.text(r, "precision");
+    if (l.precision != "bf16" && l.precision != "fp8") {
+      throw Error(Problem{table.where(r) + ": precision", l.precision, "bf16 or fp8 (the linear layers')", ""});
+    }
     l.metric = table.text(r, "metric");
     const std::string& flop_count = table.text(r, "flop_count");
     if (l.metric == "model_tflops_per_gpu") {

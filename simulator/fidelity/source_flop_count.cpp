@@ -9,8 +9,7 @@ namespace burst::sim {
 
 std::string_view to_string(FlopCount count) {
   switch (count) {
-    case FlopCount::Nemo:
-      return "nemo";
+    case FlopCount::Nemo: return "nemo";
   }
   throw std::logic_error("unknown FlopCount");
 }

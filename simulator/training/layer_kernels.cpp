@@ -28,6 +28,15 @@
 //
 // Every kernel costs at least the launch gap (compute_models.cpp), so at few tokens per GPU the
 // layer's forty-odd kernels cost their launches, not their bytes or FLOPs.
+//
+// FP8 linears (LinearPrecision::Fp8) run the four GEMMs on FP8 tensor cores at
+// hw::fp8_over_bf16 times the bf16 rate (2 on Hopper), at the same efficiency curve: on Hopper
+// that curve is cuBLASLt's FP8 run itself (docs/cost-models.md). TransformerEngine casts each
+// GEMM's input to FP8 with its transpose for the weight gradient before the forward GEMM, and
+// each output gradient likewise before the backward ones (NVIDIA/TransformerEngine @0004dbd0
+// transformer_engine/pytorch/module/linear.py: `fp8_cast_transpose_fused` on the input,
+// `grad_output_preprocess` on the gradient): read e, write 1 + 1 bytes an element, one kernel
+// per GEMM and direction. Weights are cast once a step (`is_first_microbatch`), left out.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -37,16 +46,18 @@
 #include <span>
 
 #include "simulator/detail/training/iteration_parts.hpp"
+#include "topologies/hardware.hpp"
 
 namespace burst::sim {
 namespace {}  // namespace
 
-double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k) {
+double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k,
+                    double speedup) {
   constexpr double kMaxBlock = std::numeric_limits<std::int32_t>::max();
   Task task;
   task.kind = TaskKind::Compute;
   task.kernel = KernelKind::Gemm;
-  task.amount = 2 * m * n * k;
+  task.amount = 2 * m * n * k / speedup;  // the bf16 FLOPs of the same time
   task.block_q = task.block_k = static_cast<std::int32_t>(std::clamp(std::cbrt(m * n * k), 1.0, kMaxBlock));
   return compute.seconds(task, gpu);
 }
@@ -83,8 +94,8 @@ LayerElementwiseBytes layer_elementwise_bytes(const ModelSpec& m, double tokens,
            s * (2 * e * hq + 4.0 * m.heads)}};
 }
 
-LayerKernels layer_kernels(const ModelSpec& m, double tokens, int tp, int dtype_bytes, const ComputeModel& compute,
-                           const topo::GpuSpec& gpu) {
+LayerKernels layer_kernels(const ModelSpec& m, double tokens, int tp, int dtype_bytes, LinearPrecision linears,
+                           const ComputeModel& compute, const topo::GpuSpec& gpu) {
   // Tensor parallelism splits every matrix's output (column-parallel: QKV, the MLP's input) or
   // input (row-parallel: the output projection, the MLP's output) T ways over all c tokens.
   const double t = std::max(1, tp);
@@ -94,15 +105,25 @@ LayerKernels layer_kernels(const ModelSpec& m, double tokens, int tp, int dtype_
   LayerKernels k;
   const std::array<std::array<double, 2>, 4> matrices = {
       {{h, (hq + 2 * hkv) / t}, {hq / t, h}, {h, mlp_in / h / t}, {f / t, h}}};
+  const bool fp8 = linears == LinearPrecision::Fp8;
+  const double speedup = fp8 ? topo::hw::fp8_over_bf16(gpu.model) : 1.0;
+  std::array<double, 4> forward_casts{}, backward_casts{};
   for (std::size_t i = 0; i < matrices.size(); ++i) {
-    const double forward = gemm_seconds(compute, gpu, c, matrices[i][1], matrices[i][0]);
+    const double forward = gemm_seconds(compute, gpu, c, matrices[i][1], matrices[i][0], speedup);
     k.gemm_forward_s += forward;
     k.gemm_backward_s += 2 * forward;
     if (i % 2 == 0) k.column_gemm_backward_s += 2 * forward;
+    // The input's cast before the forward GEMM, the output gradient's before the backward ones.
+    forward_casts.at(i) = c * matrices[i][0] * (dtype_bytes + 2.0);
+    backward_casts.at(i) = c * matrices[i][1] * (dtype_bytes + 2.0);
   }
   const LayerElementwiseBytes bytes = layer_elementwise_bytes(m, tokens, tp, dtype_bytes);
   k.elementwise_forward_s = streaming_seconds(compute, gpu, bytes.forward);
   k.elementwise_backward_s = streaming_seconds(compute, gpu, bytes.backward);
+  if (fp8) {
+    k.elementwise_forward_s += streaming_seconds(compute, gpu, forward_casts);
+    k.elementwise_backward_s += streaming_seconds(compute, gpu, backward_casts);
+  }
   return k;
 }
 

@@ -51,12 +51,19 @@
 
 namespace burst::sim {
 
+// The precision of the decoder layers' linear layers (their GEMMs). FP8 is what
+// TransformerEngine's fp8_autocast (NeMo, Megatron-LM) and torchao's float8 (TorchTitan) run:
+// the projections and the MLP in FP8 on FP8 tensor cores, each GEMM's input and output gradient
+// cast to FP8 with its transpose, the LM head, attention and everything else as before.
+enum class LinearPrecision : std::uint8_t { Bf16, Fp8 };
+
 struct TrainingJob {
   ModelSpec model;
   std::int64_t seq = 0;  // tokens per sequence
   int batch = 1;         // sequences per optimizer step: the global batch (TrainingKnobs::dp, micro_batch split it)
   Mask mask;
   int dtype_bytes = 2;  // bf16 parameters and activations
+  LinearPrecision linears = LinearPrecision::Bf16;
 };
 
 // The training knobs (checkpoint, lm_head_chunks, zero: common/strategy_knobs.hpp), the

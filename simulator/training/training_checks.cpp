@@ -9,12 +9,14 @@
 //     recompute, 1 is attn_stash);
 //   the LM head runs in 1 .. local-token chunks;
 //   ZeRO stages are 0..3, and offloading the optimizer needs it sharded (stage >= 1);
-//   the data-parallel replicas run whole micro-batches: dp x micro_batch divides the batch.
+//   the data-parallel replicas run whole micro-batches: dp x micro_batch divides the batch;
+//   FP8 linear layers need FP8 tensor cores (hw::fp8_over_bf16).
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "simulator/training/training.hpp"
+#include "topologies/hardware.hpp"
 
 namespace burst::sim {
 
@@ -62,6 +64,12 @@ std::string check_training(const TrainingJob& job, const TrainingStrategy& strat
                                     strategy.dp, strategy.micro_batch),
                         "dp x micro_batch dividing the batch",
                         "every replica runs the same number of whole micro-batches"});
+  }
+  if (job.linears == LinearPrecision::Fp8 && !(topo::hw::fp8_over_bf16(topology.gpu().model) > 0)) {
+    problems.push_back({"linears", fmt::format("FP8 linear layers on {}", topology.gpu().model),
+                        "a GPU with FP8 tensor cores (compute capability 8.9 or later: Ada, Hopper)",
+                        "Ampere and earlier have none; a GPU the topology names by a model not in burst's table is "
+                        "not known to"});
   }
   const std::string attention =
       problems.empty() ? check_applicable(strategy.attention, attention_shape(job, strategy), job.mask, topology) : "";

@@ -96,27 +96,44 @@ TEST_CASE("held-out training layouts stay where docs/fidelity.md reports them") 
   std::map<std::string, const LayoutFidelityRow*> by_id;
   const auto rows = layout_fidelity_rows();
   for (const auto& r : rows) by_id[r.layout.id] = &r;
-  // TorchTitan's Llama 3.1 8B (FSDP x CP on 8 H100): tokens/s within 25%, memory within 10%.
+  // TorchTitan's Llama 3.1 8B on 8 H100 of 96 GB at 500 W, whose peak is "between SXM and NVL" by
+  // its own account. Table 2 (FSDP x CP, FP8, full checkpointing): the CP runs' tokens/s within
+  // 15%, every run's memory within 10%. Without CP the preset's H100 SXM outruns theirs: the
+  // bf16 run at 8K over-predicted by under 30%, the FP8 runs at 8K and 32K by under 45%; FP8's
+  // gain at 8K (Table 1: 1.28x) within 15%.
+  for (const char* id : {"titan-llama3-8b-64k", "titan-llama3-8b-128k", "titan-llama3-8b-256k"}) {
+    INFO(id);
+    CHECK(std::abs(by_id.at(id)->error()) < 0.15);
+  }
   for (const char* id :
        {"titan-llama3-8b-32k", "titan-llama3-8b-64k", "titan-llama3-8b-128k", "titan-llama3-8b-256k"}) {
     const LayoutFidelityRow& r = *by_id.at(id);
     INFO(id);
-    CHECK(std::abs(r.error()) < 0.25);
     CHECK(std::abs(r.predicted_memory_gib / r.layout.memory_gib - 1) < 0.10);
   }
-  // NeMo's Llama-2-7B sweep (TP x CP from 16K to 1M, FP8), in NeMo's own FLOP count: within 25%
-  // (the model prices FP8's GEMMs as bf16), and its TFLOP/s at 1M, 0.81 of 16K's, within 15%.
+  const LayoutFidelityRow& bf16 = *by_id.at("titan-llama3-8b-8k-bf16");
+  const LayoutFidelityRow& fp8 = *by_id.at("titan-llama3-8b-8k-fp8");
+  CHECK(bf16.error() > 0);
+  CHECK(bf16.error() < 0.30);
+  for (const char* id : {"titan-llama3-8b-8k-fp8", "titan-llama3-8b-32k"}) {
+    INFO(id);
+    CHECK(by_id.at(id)->error() > 0);
+    CHECK(by_id.at(id)->error() < 0.45);
+  }
+  CHECK(std::abs((fp8.predicted() / bf16.predicted()) / (fp8.layout.value / bf16.layout.value) - 1) < 0.15);
+  // NeMo's Llama-2-7B sweep (TP x CP from 16K to 1M, FP8) and Llama 3 8B at 8K, in NeMo's own FLOP
+  // count: each within 10%; the sweep's TFLOP/s at 1M, 0.81 of 16K's, within 20%.
   const auto trend = [&](const LayoutFidelityRow& r) {
     return r.predicted() / by_id.at("nemo-llama2-7b-16k")->predicted();
   };
-  CHECK(std::abs(trend(*by_id.at("nemo-llama2-7b-1m")) / (536.0 / 660.0) - 1) < 0.15);
+  CHECK(std::abs(trend(*by_id.at("nemo-llama2-7b-1m")) / (536.0 / 660.0) - 1) < 0.20);
   // Every NeMo run fit its H100s: so must the prediction fit the preset's 80 GiB, Llama 3 8B at 8K
   // on CP 2 with its 128K-token vocabulary included (its Apex optimizer keeps bf16 gradients).
   for (const auto& r : rows) {
     if (r.layout.id.rfind("nemo-", 0) != 0 || !r.skipped.empty()) continue;
     INFO(r.layout.id);
     CHECK(r.predicted_memory_gib < 80);
-    CHECK(std::abs(r.error()) < 0.25);
+    CHECK(std::abs(r.error()) < 0.10);
   }
 }
 
@@ -158,5 +175,9 @@ TEST_CASE("a malformed layouts table is refused with its row") {
                                                      "mfu,,0.5,,s,held_out\n",
                                             "l.csv"),
                     Catch::Contains("l.csv row 2: metric") && Catch::Contains("tokens_per_s_per_gpu"));
+  CHECK_THROWS_WITH(parse_published_layouts(header + "a,llama2-7b,H100,16,16384,256,1,2,1,1,8,megatron-cp,,,fp16,"
+                                                     "model_tflops_per_gpu,nemo,660,,s,held_out\n",
+                                            "l.csv"),
+                    Catch::Contains("l.csv row 2: precision") && Catch::Contains("bf16 or fp8"));
   CHECK_THROWS_WITH(parse_published_layouts("id,model\n", "l.csv"), Catch::Contains("no column 'gpu'"));
 }

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "simulator/detail/training/iteration_parts.hpp"
+#include "topologies/hardware.hpp"
 #include "topologies/node_template.hpp"
 #include "topologies/presets.hpp"
 #include "training_fixtures.hpp"
@@ -238,4 +239,53 @@ TEST_CASE("a layer's elementwise bytes are the listed kernels', split by tensor 
   CHECK(one.total() == Approx(1000 * (forward + backward)));
   CHECK(sim::layer_elementwise_bytes(m, 1000, 2, 2).total() == Approx(one.total() / 2));
   CHECK(sim::layer_elementwise_bytes(m, 1000, 1, 4).total() > one.total());
+}
+
+TEST_CASE("FP8 linears run the layer's GEMMs at twice the bf16 rate on Hopper, plus their casts", "[training][time]") {
+  CHECK(topo::hw::fp8_over_bf16("H100-SXM5-80GB") == 2);
+  CHECK(topo::hw::fp8_over_bf16("L40S-PCIE-48GB") == 2);
+  CHECK(topo::hw::fp8_over_bf16("A100-SXM4-80GB") == 0);
+  CHECK(topo::hw::fp8_over_bf16("no-such-gpu") == 0);
+
+  const topo::Topology h100 = topo::load_topology("dgx-h100", {});
+  const ModelSpec m = sim::model_preset("llama3-8b");
+  const sim::CostModels models = sim::make_cost_models();
+  const double tokens = 16384;
+  const auto kernels = [&](sim::LinearPrecision p) {
+    return sim::layer_kernels(m, tokens, 1, 2, p, *models.compute, h100.gpu());
+  };
+  const sim::LayerKernels bf16 = kernels(sim::LinearPrecision::Bf16), fp8 = kernels(sim::LinearPrecision::Fp8);
+  // Large GEMMs: far above the launch gap, so the time halves.
+  CHECK(fp8.gemm_forward_s == Approx(bf16.gemm_forward_s / 2).epsilon(1e-9));
+  CHECK(fp8.gemm_backward_s == Approx(bf16.gemm_backward_s / 2).epsilon(1e-9));
+  // Each GEMM's input (forward) and output gradient (backward) read in bf16 and written as FP8
+  // and its transpose: 4 bytes an element, streamed at the rate of the layer's other
+  // elementwise kernels (all far above the launch gap at 16K tokens).
+  const double h = m.hidden, f = m.ffn, hq = 1.0 * m.heads * m.head_dim, hkv = 1.0 * m.kv_heads * m.head_dim;
+  const double forward_cast = 4 * tokens * (h + hq + h + f);
+  const double backward_cast = 4 * tokens * ((hq + 2 * hkv) + h + 2 * f + h);
+  const sim::LayerElementwiseBytes others = sim::layer_elementwise_bytes(m, tokens, 1, 2);
+  double forward_bytes = 0;
+  for (const double b : others.forward) forward_bytes += b;
+  const double per_byte = bf16.elementwise_forward_s / forward_bytes;
+  CHECK(fp8.elementwise_forward_s - bf16.elementwise_forward_s == Approx(forward_cast * per_byte).epsilon(1e-9));
+  CHECK(fp8.elementwise_backward_s - bf16.elementwise_backward_s == Approx(backward_cast * per_byte).epsilon(1e-9));
+}
+
+TEST_CASE("FP8 linears on a GPU without FP8 tensor cores are refused with the reason", "[training][applicability]") {
+  const auto t = a800(1);
+  auto job = job_of("llama3-8b", 8192);
+  job.linears = sim::LinearPrecision::Fp8;
+  const auto it = run(job, sim::training_preset("megatron-cp", job, t), t);
+  CHECK_THAT(it.not_applicable, Catch::Contains("FP8") && Catch::Contains("A800"));
+  CHECK(it.step_time_s == 0);
+  // The same job in FP8 on Hopper trains, and faster than in bf16.
+  const topo::Topology h100 = topo::load_topology("dgx-h100", {});
+  const auto fp8 = run(job, sim::training_preset("megatron-cp", job, h100), h100);
+  job.linears = sim::LinearPrecision::Bf16;
+  const auto bf16 = run(job, sim::training_preset("megatron-cp", job, h100), h100);
+  REQUIRE(fp8.not_applicable.empty());
+  CHECK(fp8.step_time_s < bf16.step_time_s);
+  CHECK(fp8.time.dense_compute == Approx(bf16.time.dense_compute / 2).epsilon(1e-6));
+  CHECK(fp8.time.lm_head == Approx(bf16.time.lm_head));  // the LM head stays bf16
 }

@@ -120,8 +120,7 @@ Json layout_json(const sim::LayoutFidelityRow& r) {
 }
 
 // The layouts table: each row's metric measured and predicted, and, within a sweep (consecutive
-// rows of one model, family and metric), both relative to the sweep's first predicted row: the
-// trend FP8 leaves comparable.
+// rows of one model, family, metric and checkpointing), both relative to the sweep's first row.
 void print_layouts(const std::vector<sim::LayoutFidelityRow>& rows, bool markdown) {
   const char* bar = markdown ? "|" : " ";
   fmt::print(
@@ -138,7 +137,7 @@ void print_layouts(const std::vector<sim::LayoutFidelityRow>& rows, bool markdow
       continue;
     }
     if (first == nullptr || first->layout.model != l.model || first->layout.family != l.family ||
-        first->layout.metric != l.metric) {
+        first->layout.metric != l.metric || first->layout.checkpoint != l.checkpoint) {
       first = &r;
     }
     const std::string unit = l.metric == "tokens_per_s_per_gpu" ? "tokens/s" : "TFLOP/s";

@@ -38,8 +38,10 @@ struct ZeroTraffic {
 // the activation dtype, or fp32 where the framework keeps an fp32 main-gradient buffer.
 [[nodiscard]] double gradient_bytes(const TrainingJob& job, const FrameworkMemory& memory);
 
-// Seconds of one GEMM of an m x k by a k x n matrix on one GPU (layer_kernels.cpp).
-[[nodiscard]] double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k);
+// Seconds of one GEMM of an m x k by a k x n matrix on one GPU (layer_kernels.cpp), on tensor
+// cores `speedup` times the bf16 rate (2 for FP8 on Hopper: hw::fp8_over_bf16).
+[[nodiscard]] double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k,
+                                  double speedup = 1);
 
 // One decoder layer's kernels besides attention at `tokens` tokens per context-parallel rank,
 // on one of its `tp` tensor-parallel GPUs (layer_kernels.cpp).
@@ -50,8 +52,10 @@ struct LayerKernels {
   double elementwise_forward_s = 0;   // norms, RoPE, residual adds, activation
   double elementwise_backward_s = 0;  // their gradients and D = rowsum(dO * O)
 };
+// FP8 linears (`linears`) need hw::fp8_over_bf16(gpu.model) > 0: the caller checks.
 [[nodiscard]] LayerKernels layer_kernels(const ModelSpec& model, double tokens, int tp, int dtype_bytes,
-                                         const ComputeModel& compute, const topo::GpuSpec& gpu);
+                                         LinearPrecision linears, const ComputeModel& compute,
+                                         const topo::GpuSpec& gpu);
 // The loss's softmax and gradient over the logits (a vocabulary share of 1 / tp), in `chunks` pieces.
 [[nodiscard]] double loss_seconds(const ModelSpec& model, double tokens, int tp, int chunks, int dtype_bytes,
                                   const ComputeModel& compute, const topo::GpuSpec& gpu);
