@@ -39,6 +39,10 @@ struct Job {
   std::int64_t seq = 0;  // tokens per sequence
   int batch = 1;         // sequences per optimizer step (the global batch)
   std::string dtype = "bf16";
+  // "fp8": the layers' linear layers run FP8 GEMMs (TransformerEngine's fp8_autocast, torchao's
+  // float8), as priced and as the exports write them; "": in the job's dtype. burst run runs
+  // only the latter.
+  std::string linears;
   Mask mask;
   double memory_budget_bytes = 0;  // per GPU; 0: the GPU's memory
   double memory_margin_bytes = 0;  // of the budget kept free (--memory-margin), so a replan keeps it too

@@ -105,7 +105,7 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
     reader.meta(*meta, "/meta", plan);
   }
   if (const Json* job = reader.section(doc, "", "job",
-                                       {"model", "seq_len", "batch", "dtype", "mask", "memory_budget_bytes",
+                                       {"model", "seq_len", "batch", "dtype", "linears", "mask", "memory_budget_bytes",
                                         "memory_margin_bytes", "only_family", "only_tp", "only_dp", "kernel_path"})) {
     reader.job(*job, "/job", plan.job);
   }

@@ -33,6 +33,7 @@ Json job_json(const Job& job) {
   j["seq_len"] = job.seq;
   j["batch"] = job.batch;
   j["dtype"] = job.dtype;
+  if (!job.linears.empty()) j["linears"] = job.linears;
   j["mask"] = to_string(job.mask);
   j["memory_budget_bytes"] = job.memory_budget_bytes;
   if (job.memory_margin_bytes > 0) j["memory_margin_bytes"] = job.memory_margin_bytes;

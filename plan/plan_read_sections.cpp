@@ -80,6 +80,9 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   integer(j, pointer, "seq_len", job.seq, 1, INT64_MAX);
   integer(j, pointer, "batch", job.batch, 1, kMaxInt);
   if (const auto dtype = reader_.choice(j, pointer, "dtype", {"bf16", "fp16", "fp32"})) job.dtype = *dtype;
+  if (j.contains("linears")) {
+    if (const auto linears = reader_.choice(j, pointer, "linears", {"fp8"})) job.linears = *linears;
+  }
   spelled(j, pointer, "mask", job.mask, parse_mask);
   non_negative(j, pointer, "memory_budget_bytes", job.memory_budget_bytes);
   if (j.contains("memory_margin_bytes")) non_negative(j, pointer, "memory_margin_bytes", job.memory_margin_bytes);

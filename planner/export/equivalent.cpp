@@ -37,6 +37,7 @@ class Mapper {
     checkpoint();
     lm_head();
     zero();
+    linears();
     return std::move(out_);
   }
 
@@ -156,6 +157,13 @@ class Mapper {
       s.zero.offload = false;
       deviate(Knob::Offload, "optimizer on the CPU", "optimizer on the GPU");
     }
+  }
+
+  void linears() {
+    out_.linears = plan_.job.linears;
+    if (out_.linears.empty() || capable_.fp8_linears) return;
+    deviate(Knob::Linears, out_.linears + " linear layers", plan_.job.dtype + " linear layers");
+    out_.linears.clear();
   }
 
   const plan::Plan& plan_;

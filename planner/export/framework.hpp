@@ -24,7 +24,19 @@ namespace burst::exporter {
 struct ExportInput;
 
 // A knob of the plan's strategy that a framework may be unable to express.
-enum class Knob { TensorParallel, Attention, Layout, Backward, Precision, Overlap, Checkpoint, LmHead, Zero, Offload };
+enum class Knob {
+  TensorParallel,
+  Attention,
+  Layout,
+  Backward,
+  Precision,
+  Overlap,
+  Checkpoint,
+  LmHead,
+  Zero,
+  Offload,
+  Linears
+};
 [[nodiscard]] const char* to_string(Knob knob);  // "attention", "layout", ...
 
 struct Capabilities {
@@ -39,6 +51,7 @@ struct Capabilities {
   bool chunked_lm_head = false;  // the LM head fused with the loss over sequence chunks
   std::vector<int> zero_stages;  // optimizer-state, gradient and parameter sharding it has
   bool offload = false;          // the optimizer on the CPU
+  bool fp8_linears = false;      // FP8 GEMMs in the linear layers (plan /job/linears)
 };
 
 struct Limit {

@@ -30,7 +30,8 @@ Framework megatron() {
            .checkpoints = {CP::None, CP::Full},
            .chunked_lm_head = false,
            .zero_stages = {0, 1, 2, 3},
-           .offload = true};
+           .offload = true,
+           .fp8_linears = true};
   f.limits = {
       {Knob::Attention,
        "--hierarchical-context-parallel-sizes splits a2a (Ulysses) from p2p (ring); the p2p ring "
@@ -71,7 +72,8 @@ Framework nemo() {
            .checkpoints = {CP::None, CP::Full},
            .chunked_lm_head = false,
            .zero_stages = {0, 2, 3},
-           .offload = false};
+           .offload = false,
+           .fp8_linears = true};
   f.limits = {
       {Knob::Attention,
        "model.cp_comm_type a2a+p2p needs hierarchical context-parallel groups, which NeMo's "
@@ -122,6 +124,9 @@ Framework deepspeed() {
       {Knob::Checkpoint,
        "what is recomputed is the model code's choice (deepspeed.checkpointing, or the Hugging Face "
        "model's gradient checkpointing): whole layers"},
+      {Knob::Linears,
+       "its config has no FP8 linear layers (that is the model code's: TransformerEngine's modules), so the "
+       "equivalent's GEMMs run in the job's dtype"},
   };
   f.write = write_deepspeed;
   // Not ds-ulysses's row: its 5e8-element ZeRO-3 bucket (1 GB in bf16) would refuse small plans
@@ -150,7 +155,8 @@ Framework torchtitan() {
            .checkpoints = {CP::None, CP::Full, CP::AttnStash},
            .chunked_lm_head = false,
            .zero_stages = {2, 3},
-           .offload = true};
+           .offload = true,
+           .fp8_linears = true};
   f.limits = {
       {Knob::Attention, "its context parallelism is one flat ring over SDPA (no head split, no ring of rings)"},
       {Knob::Layout, "PyTorch's context_parallel load-balances a causal ring head-to-tail (zigzag)"},
@@ -184,6 +190,7 @@ const char* to_string(Knob knob) {
     case Knob::LmHead: return "lm_head";
     case Knob::Zero: return "zero";
     case Knob::Offload: return "offload";
+    case Knob::Linears: return "linears";
   }
   return "?";
 }

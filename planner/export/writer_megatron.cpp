@@ -87,6 +87,9 @@ std::string write_megatron(const ExportInput& in) {
   a.add("--untie-embeddings-and-output-weights");
   if (p.job.dtype == "bf16") a.add("--bf16");
   if (p.job.dtype == "fp16") a.add("--fp16");
+  // TransformerEngine's FP8 GEMMs, E4M3 forward and E5M2 backward (arguments.py:1219 at core_v0.14.0;
+  // examples/llama/train_llama3_8b_h100_fp8.sh writes the same).
+  if (in.fp8_linears) a.add("--fp8-format", "hybrid");
   if (s.checkpoint.policy == CheckpointPolicy::Full) {
     a.add("--recompute-granularity", "full");
     a.add("--recompute-method", "uniform");

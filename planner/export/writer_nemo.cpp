@@ -68,6 +68,8 @@ std::string nemo_yaml(const ExportInput& in) {
   y += fmt::format("  ffn_hidden_size: {}\n", m.ffn);
   y += fmt::format("  num_attention_heads: {}\n", m.heads);
   y += fmt::format("  num_query_groups: {}\n", m.kv_heads < m.heads ? std::to_string(m.kv_heads) : "null");
+  // megatron_gpt_config.yaml's fp8 (TransformerEngine's FP8 GEMMs), fp8_hybrid true by default.
+  if (in.fp8_linears) y += "  fp8: true\n";
   y += fmt::format("  kv_channels: {}\n", m.head_dim);
   y += fmt::format("  activation: {}\n", escape::yaml_scalar(activation));
   y += "  share_embeddings_and_output_weights: false\n";

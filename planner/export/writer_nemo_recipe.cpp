@@ -76,8 +76,13 @@ std::string write_nemo_recipe(const ExportInput& in) {
   py += fmt::format("    num_nodes={},\n", in.nodes);
   py += "    accelerator=\"gpu\",\n";
   py += "    strategy=strategy,\n";
-  py += fmt::format("    plugins=nl.MegatronMixedPrecision(precision=\"{}\"),\n",
-                    p.job.dtype == "bf16" ? "bf16-mixed" : "32");
+  // FP8 as the recipes' bf16_with_fp8_mixed() sets it (nemo/collections/llm/recipes/precision/
+  // mixed_precision.py at v2.4.0): hybrid formats, delayed scaling over a 1024-step amax history.
+  const std::string fp8 = in.fp8_linears ? ", fp8=\"hybrid\", fp8_recipe=\"delayed\", fp8_amax_history_len=1024, "
+                                           "fp8_amax_compute_algo=\"max\""
+                                         : "";
+  py += fmt::format("    plugins=nl.MegatronMixedPrecision(precision=\"{}\"{}),\n",
+                    p.job.dtype == "bf16" ? "bf16-mixed" : "32", fp8);
   py += ")\n";
   py += fmt::format(
       "optim = nl.MegatronOptimizerModule(config=OptimizerConfig(optimizer=\"adam\", bf16={}, "

@@ -74,6 +74,10 @@ std::string write_torchtitan(const ExportInput& in) {
       header_lines(in, "use: torchrun ... -m torchtitan.train --job.config_file <this file>");
   std::string t;
   t += model_section(m);
+  // torchao's float8 linears: the converter registered as "quantize.linear.float8"
+  // (torchtitan/components/quantization/float8.py:237 at v0.2.0), the LM head ("output") left in
+  // bf16 as llama3_405b.toml does and as the plan prices it.
+  if (in.fp8_linears) t += fmt::format("converters = [{}]\n", escape::toml_string("quantize.linear.float8"));
   t += "\n[training]\n";
   t += fmt::format("seq_len = {}\n", p.job.seq);
   t += fmt::format("local_batch_size = {}\n", s.micro_batch);
@@ -98,6 +102,10 @@ std::string write_torchtitan(const ExportInput& in) {
   } else {
     const bool full = s.checkpoint.policy == CheckpointPolicy::Full;
     t += fmt::format("mode = {}\n", escape::toml_string(full ? "full" : "none"));
+  }
+  if (in.fp8_linears) {
+    t += "\n[quantize.linear.float8]\n";
+    t += fmt::format("filter_fqns = [{}]\n", escape::toml_string("output"));
   }
   return commented(header, "# ") + "\n" + t;
 }

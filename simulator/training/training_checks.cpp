@@ -68,8 +68,7 @@ std::string check_training(const TrainingJob& job, const TrainingStrategy& strat
   if (job.linears == LinearPrecision::Fp8 && !(topo::hw::fp8_over_bf16(topology.gpu().model) > 0)) {
     problems.push_back({"linears", fmt::format("FP8 linear layers on {}", topology.gpu().model),
                         "a GPU with FP8 tensor cores (compute capability 8.9 or later: Ada, Hopper)",
-                        "Ampere and earlier have none; a GPU the topology names by a model not in burst's table is "
-                        "not known to"});
+                        "Ampere and earlier have none, and a GPU model burst's table lacks counts as none"});
   }
   const std::string attention =
       problems.empty() ? check_applicable(strategy.attention, attention_shape(job, strategy), job.mask, topology) : "";

@@ -107,7 +107,7 @@ TEST_CASE("nearest checkpoint and ZeRO stage") {
 
 TEST_CASE("the plan's own strategy re-simulated gives the plan's prediction") {
   const plan::Plan p = plan::read_plan(kGolden);
-  const exporter::Predicted ours = exporter::predict_strategy(p, p.strategy, kGolden);
+  const exporter::Predicted ours = exporter::predict_strategy(p, p.strategy, p.job.linears, kGolden);
   REQUIRE(ours.runs);
   CHECK(ours.fits);
   CHECK(ours.step_time_s == Approx(p.predicted.step_time_s).epsilon(1e-9));
@@ -117,7 +117,7 @@ TEST_CASE("the plan's own strategy re-simulated gives the plan's prediction") {
 TEST_CASE("an equivalent that cannot run says why, is refused, and is written only when forced") {
   const plan::Plan p = plan::read_plan(kGolden);
   const exporter::Equivalent e = equivalent_in(p, "deepspeed");
-  const exporter::Predicted theirs = exporter::predict_strategy(p, e.strategy, kGolden);
+  const exporter::Predicted theirs = exporter::predict_strategy(p, e.strategy, e.linears, kGolden);
   CHECK_FALSE(theirs.runs);
   CHECK_THAT(theirs.reason, Catch::Contains("does not divide the 40 attention heads"));
   const exporter::Exported refused = exporter::export_plan(p, kGolden, "deepspeed");
@@ -168,4 +168,34 @@ TEST_CASE("an export says a plan's kernel path is burst's, not the framework's")
   CHECK(std::any_of(out.notes.begin(), out.notes.end(), [](const std::string& n) {
     return n.find("priced for burst's wgmma attention kernels") != std::string::npos;
   }));
+}
+
+TEST_CASE("FP8 linears: written where the framework has them, a deviation priced in the job's dtype where not") {
+  const std::string h100 = std::string(BURST_TEST_DATA) + "/exports/plans/h100x2-qwen7b-hf-256K.json";
+  plan::Plan p = plan::read_plan(h100);
+  p.job.linears = "fp8";
+  const auto text = [&](const char* framework, int nemo_version) {
+    const exporter::Exported out = exporter::export_plan(p, h100, framework, "--to", true, nemo_version);
+    CHECK_THAT(out.text, !Catch::Contains("would stop at start"));  // the framework's rules hold
+    return out.text;
+  };
+  CHECK_THAT(text("megatron", 2), Catch::Contains("--fp8-format hybrid"));
+  CHECK_THAT(text("nemo", 2), Catch::Contains("fp8=\"hybrid\", fp8_recipe=\"delayed\""));
+  CHECK_THAT(text("nemo", 1), Catch::Contains("\n  fp8: true\n"));
+  CHECK_THAT(text("torchtitan", 2), Catch::Contains("converters = [\"quantize.linear.float8\"]") &&
+                                        Catch::Contains("[quantize.linear.float8]\nfilter_fqns = [\"output\"]"));
+  for (const char* framework : {"megatron", "nemo", "torchtitan"}) {
+    INFO(framework);
+    const exporter::Equivalent e = equivalent_in(p, framework);
+    CHECK(e.linears == "fp8");
+    CHECK_FALSE(deviates(e, Knob::Linears));
+  }
+  const exporter::Equivalent deepspeed = equivalent_in(p, "deepspeed");
+  CHECK(deepspeed.linears.empty());
+  CHECK(deviates(deepspeed, Knob::Linears));
+  // Priced as each runs: the plan's own strategy is faster with FP8 linears than in bf16.
+  const exporter::Predicted fp8 = exporter::predict_strategy(p, p.strategy, "fp8", h100);
+  const exporter::Predicted bf16 = exporter::predict_strategy(p, p.strategy, "", h100);
+  REQUIRE(fp8.runs);
+  CHECK(fp8.step_time_s < bf16.step_time_s);
 }

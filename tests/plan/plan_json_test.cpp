@@ -54,6 +54,17 @@ TEST_CASE("the model's RoPE base and Q, K, V biases: kept, defaulted for older p
              Catch::Contains("/job/model/rope_base: 0.5 is not a rotary base"));
 }
 
+TEST_CASE("FP8 linear layers: written when set, kept, checked") {
+  plan::Plan p = test::sample_plan();
+  CHECK_FALSE(plan::to_json(p)["job"].contains("linears"));  // the job's dtype: no key, older plans' bytes
+  p.job.linears = "fp8";
+  const Json doc = plan::to_json(p);
+  CHECK(doc["job"]["linears"] == "fp8");
+  CHECK(plan::plan_from_json(doc, "plan.json") == p);
+  CHECK(error_after([](Json& d) { d["job"]["linears"] = "fp4"; }) ==
+        "plan.json:/job/linears: 'fp4' is not valid (valid: fp8; hint: did you mean 'fp8'?)");
+}
+
 TEST_CASE("the memory margin a plan keeps: written when set, kept, checked") {
   plan::Plan p = test::sample_plan();
   CHECK_FALSE(plan::to_json(p)["job"].contains("memory_margin_bytes"));  // none: no key, older plans' bytes

@@ -25,6 +25,10 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
                  "share of --global-batch): 0 searches every divisor of the batch the cluster splits evenly")
       ->check(CLI::Range(0, 1 << 20))
       ->capture_default_str();
+  cmd.add_flag("--fp8-linears", o.fp8_linears,
+               "Price the layers' linear layers as FP8 GEMMs (TransformerEngine's fp8_autocast, torchao's float8; "
+               "GPUs with FP8 tensor cores): the plan records it and the exports write it; burst run runs bf16 or "
+               "fp32 GEMMs only");
   cmd.add_option("--engine", o.engine, "Simulation engine: event (contention) or analytic (fast)")
       ->check(CLI::IsMember(sim::engine_names()))
       ->capture_default_str();

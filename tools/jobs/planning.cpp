@@ -9,6 +9,7 @@
 #include "common/units.hpp"
 #include "planner/plan_builder.hpp"
 #include "planner/search/candidates.hpp"
+#include "topologies/hardware.hpp"
 
 namespace burst::jobs {
 
@@ -40,6 +41,11 @@ PlanningJob resolve_planning(const PlanOptions& o) {
       for (const auto& problem : e.problems()) problems.add(problem);
     }
   }
+  if (o.fp8_linears && p.job.topology && !(topo::hw::fp8_over_bf16(p.job.topology->gpu().model) > 0)) {
+    problems.add({"--fp8-linears", fmt::format("{} has no FP8 tensor cores", p.job.topology->gpu().model),
+                  "a GPU of compute capability 8.9 or later (Ada, Hopper)",
+                  "Ampere and earlier have none, and a GPU model burst's table lacks counts as none"});
+  }
   if (!o.strategy.empty()) {
     const auto families = sim::family_names();
     if (std::find(families.begin(), families.end(), o.strategy) == families.end()) {
@@ -53,6 +59,7 @@ PlanningJob resolve_planning(const PlanOptions& o) {
   p.request.job.batch = p.job.shape.batch;
   p.request.job.mask = p.job.mask;
   p.request.job.dtype_bytes = p.job.shape.dtype_bytes;
+  p.request.job.linears = o.fp8_linears ? sim::LinearPrecision::Fp8 : sim::LinearPrecision::Bf16;
   p.request.only_family = o.strategy;
   p.request.only_tp = o.tp;
   p.request.only_dp = o.dp;

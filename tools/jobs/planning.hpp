@@ -23,6 +23,7 @@ struct PlanOptions {
   int dp = 0;                 // 0: every data-parallel degree the batch allows
   std::string engine = "event";
   int max_candidates = 20000;
+  bool fp8_linears = false;  // the linear layers' GEMMs in FP8 (plan /job/linears)
 };
 
 struct PlanningJob {

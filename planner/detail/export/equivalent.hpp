@@ -13,7 +13,8 @@
 //               full; attn_stash -> full; none and full everywhere;
 //   lm_head     unfused where the framework has no chunked LM head;
 //   zero        the nearest stage it has, preferring more sharding (never more memory);
-//   offload     off where it cannot offload the optimizer.
+//   offload     off where it cannot offload the optimizer;
+//   linears     FP8 GEMMs where the framework has them, else the job's dtype.
 // Each replacement is a Deviation naming what the plan asked, what is written and why.
 #pragma once
 
@@ -34,6 +35,7 @@ struct Deviation {
 
 struct Equivalent {
   plan::Strategy strategy;            // what the framework runs, in the plan's terms
+  std::string linears;                // and its linear layers (plan /job/linears): "fp8" or "", the job's dtype
   std::vector<Deviation> deviations;  // empty: it runs the plan as it is
 };
 

@@ -19,10 +19,12 @@ struct Predicted {
   double memory_bytes = 0;  // per GPU
 };
 
-// Throws burst::Error when the plan carries no cluster document to simulate on.
-// `allocates_like`: the family whose allocation (FrameworkMemory) to cost the memory with, as
-// that framework allocates; empty: the strategy's own.
+// Throws burst::Error when the plan carries no cluster document to simulate on. `linears`: the
+// linear layers' precision it runs ("fp8", or "": the job's dtype). `allocates_like`: the
+// family whose allocation (FrameworkMemory) to cost the memory with, as that framework
+// allocates; empty: the strategy's own.
 [[nodiscard]] Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy,
-                                         const std::string& source, const std::string& allocates_like = "");
+                                         const std::string& linears, const std::string& source,
+                                         const std::string& allocates_like = "");
 
 }  // namespace burst::exporter

@@ -23,6 +23,7 @@ struct ExportInput {
   std::string source;  // the plan file as the user named it
   const Framework& framework;
   const plan::Strategy& strategy;  // the equivalent the framework runs
+  bool fp8_linears = false;        // and its linear layers' GEMMs in FP8
   std::vector<std::string> notes;  // one line each, no trailing newline
   int nodes = 1;                   // the plan's nodes and ranks on each
   int ranks_per_node = 1;
