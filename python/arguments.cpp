@@ -189,6 +189,7 @@ void read_planning(Keywords& k, jobs::PlanOptions& plan) {
   plan.dp = dp.value_or(0);
   k.choice("engine", plan.engine, sim::engine_names());
   k.count("max_candidates", plan.max_candidates);
+  k.flag("fp8_linears", plan.fp8_linears);
 }
 
 plan::Plan read_plan_argument(const py::handle& plan, std::string& source) {

@@ -71,6 +71,7 @@ class PlanKeywords(JobKeywords, total=False):
     dp: int | None
     engine: Engine
     max_candidates: int
+    fp8_linears: bool
 
 class WhatifKeywords(PlanKeywords, total=False):
     vary: Required[Mapping[str, Sequence[str | int | float]]]

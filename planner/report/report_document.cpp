@@ -159,6 +159,7 @@ Table job_table(const plan::Job& job) {
                                          rt::grouped(static_cast<double>(job.seq)))},
                 {"global batch (sequences per step)", fmt::format("{}", job.batch)},
                 {"dtype", job.dtype},
+                {"linear layers", job.linears.empty() ? job.dtype : job.linears + " GEMMs"},
                 {"mask", to_string(job.mask)},
                 {"memory budget", budget_text(job.memory_budget_bytes)}}};
 }

@@ -208,6 +208,23 @@ class Errors(unittest.TestCase):
         self.assertIn("no plan fits", str(caught.exception))
         self.assertEqual(error_lines(caught.exception), done.stderr.splitlines()[-1:])
 
+    def test_fp8_linears(self):
+        # Refused where the GPUs have no FP8 tensor cores, as the CLI refuses it ...
+        with self.assertRaises(burst.Error) as caught:
+            burst.plan(**JOB, fp8_linears=True)
+        done = cli("plan", *JOB_ARGS, "--fp8-linears", check=False)
+        self.assertIn("--fp8-linears: A800-SXM4-80GB has no FP8 tensor cores", str(caught.exception))
+        self.assertEqual(error_lines(caught.exception), done.stderr.splitlines())
+        # ... and recorded in the plan on Hopper, faster than the same job in bf16.
+        hopper = dict(topology="dgx-h100", model="llama3-8b", seq="32K", engine="analytic", strategy="megatron-cp")
+        args = ["--topology", "dgx-h100", "--model", "llama3-8b", "--seq", "32K", "--engine", "analytic",
+                "--strategy", "megatron-cp"]
+        fp8 = burst.plan(**hopper, fp8_linears=True)
+        fp8.pop("search")
+        self.assertEqual(fp8["job"]["linears"], "fp8")
+        self.assertEqual(fp8, cli_json("plan", *args, "--fp8-linears", "--json"))
+        self.assertLess(fp8["predicted"]["step_time_s"], cli_json("plan", *args, "--json")["predicted"]["step_time_s"])
+
     def test_unknown_keyword(self):
         with self.assertRaisesRegex(burst.Error, "nodez: unknown keyword argument .*did you mean 'nodes'"):
             burst.simulate(**JOB, nodez=4)
