@@ -30,6 +30,7 @@ std::string describe(const TrainingStrategy& s, int ring, const std::string& gra
   if (s.attention.ulysses > 1) text += fmt::format(" U {} x", s.attention.ulysses);
   text += fmt::format(" ring {}", ring);
   if (s.dp > 1) text += fmt::format(" x DP {}", s.dp);
+  if (ring > 1) text += fmt::format(", {}", to_string(s.attention.layout));
   text += fmt::format(", {}, ZeRO-{}", to_string(s.checkpoint.policy), s.zero.stage);
   return gradients.empty() ? text : text + ", " + gradients + " gradients";
 }
@@ -62,6 +63,7 @@ LayoutFidelityRow rebuild(const PublishedLayout& l, const CostModels& models) {
   TrainingStrategy s = training_preset(l.family, job, topology, l.tp, l.dp);
   s.micro_batch = l.micro_batch;
   if (!l.checkpoint.empty()) s.checkpoint.policy = parse_checkpoint_policy(l.checkpoint, "checkpoint");
+  if (l.layout) s.attention.layout = *l.layout;
   // A source whose framework keeps gradients otherwise than its family's code (NeMo 1.x's Apex
   // optimizer syncs and keeps them in bf16 where Megatron-LM keeps fp32 main gradients).
   if (!l.gradients.empty()) s.memory.fp32_main_grads = l.gradients == "fp32";

@@ -13,10 +13,10 @@ namespace burst::sim {
 extern const std::string_view kPublishedLayoutsCsv;
 
 std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, const std::string& origin) {
-  const CsvTable table(csv, origin,
-                       {"id",        "model",  "gpu",        "gpus",  "seq_len",    "global_batch", "micro_batch",
-                        "tp",        "cp",     "pp",         "dp",    "family",     "checkpoint",   "gradients",
-                        "precision", "metric", "flop_count", "value", "memory_gib", "source",       "role"});
+  const CsvTable table(csv, origin, {"id",          "model",      "gpu",       "gpus",      "seq_len", "global_batch",
+                                     "micro_batch", "tp",         "cp",        "pp",        "dp",      "family",
+                                     "layout",      "checkpoint", "gradients", "precision", "metric",  "flop_count",
+                                     "value",       "memory_gib", "source",    "role"});
   std::vector<PublishedLayout> out;
   for (std::size_t r = 0; r < table.rows(); ++r) {
     const auto count = [&](const char* name) { return static_cast<int>(table.number(r, name)); };
@@ -33,6 +33,9 @@ std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, con
     l.pp = count("pp");
     l.dp = count("dp");
     l.family = table.text(r, "family");
+    if (const std::string& layout = table.text(r, "layout"); !layout.empty()) {
+      l.layout = parse_layout(layout, table.where(r) + ": layout");
+    }
     l.checkpoint = table.text(r, "checkpoint");
     l.gradients = table.text(r, "gradients");
     if (!l.gradients.empty() && l.gradients != "bf16" && l.gradients != "fp32") {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "common/parallelism.hpp"
 #include "simulator/fidelity/source_flop_count.hpp"
 
 namespace burst::sim {
@@ -23,11 +24,12 @@ struct PublishedLayout {
   int global_batch = 0;  // sequences per optimizer step
   int micro_batch = 1;
   int tp = 1, cp = 1, pp = 1, dp = 1;
-  std::string family;      // the strategy family the source's framework runs
-  std::string checkpoint;  // "" : the family's default; else a checkpoint policy
-  std::string gradients;   // "" : the family's default; bf16 or fp32: the dtype the source's framework keeps them in
-  std::string precision;   // bf16, fp8
-  std::string metric;      // model_tflops_per_gpu, tokens_per_s_per_gpu
+  std::string family;            // the strategy family the source's framework runs
+  std::optional<Layout> layout;  // the ring's, where the source's code differs from its family's default
+  std::string checkpoint;        // "" : the family's default; else a checkpoint policy
+  std::string gradients;  // "" : the family's default; bf16 or fp32: the dtype the source's framework keeps them in
+  std::string precision;  // bf16, fp8
+  std::string metric;     // model_tflops_per_gpu, tokens_per_s_per_gpu
   // How the source counts a TFLOP/s metric's FLOPs (source_flop_count.hpp); empty for tokens/s.
   std::optional<FlopCount> flop_count;
   double value = 0;
