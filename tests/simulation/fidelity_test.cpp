@@ -4,6 +4,9 @@
 // steps under tensor x context x data parallelism (published_layouts.csv).
 #include <cmath>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
@@ -150,37 +153,52 @@ TEST_CASE("NeMo's FLOP count turns its published tokens/s into its published TFL
 }
 
 TEST_CASE("a malformed layouts table is refused with its row") {
-  const std::string header =
-      "id,model,gpu,gpus,seq_len,global_batch,micro_batch,tp,cp,pp,dp,family,layout,checkpoint,gradients,precision,"
-      "metric,"
-      "flop_count,value,memory_gib,source,role\n";
-  CHECK_THROWS_WITH(parse_published_layouts(header + "a,llama2-7b,H100,16,16384,256,1,2,1,1,4,megatron-cp,,,,fp8,"
-                                                     "model_tflops_per_gpu,nemo,660,,s,held_out\n",
-                                            "l.csv"),
+  // A valid row (16 H100, TP 2 x DP 8) with the given fields changed, parsed as l.csv.
+  const auto parse_row = [](const std::map<std::string, std::string>& changed) {
+    std::vector<std::pair<std::string, std::string>> row = {{"id", "a"},
+                                                            {"model", "llama2-7b"},
+                                                            {"gpu", "H100"},
+                                                            {"gpus", "16"},
+                                                            {"seq_len", "16384"},
+                                                            {"global_batch", "256"},
+                                                            {"micro_batch", "1"},
+                                                            {"tp", "2"},
+                                                            {"cp", "1"},
+                                                            {"pp", "1"},
+                                                            {"dp", "8"},
+                                                            {"family", "megatron-cp"},
+                                                            {"layout", ""},
+                                                            {"checkpoint", ""},
+                                                            {"gradients", ""},
+                                                            {"precision", "fp8"},
+                                                            {"metric", "model_tflops_per_gpu"},
+                                                            {"flop_count", "nemo"},
+                                                            {"value", "660"},
+                                                            {"memory_gib", ""},
+                                                            {"source", "s"},
+                                                            {"role", "held_out"}};
+    std::string header, fields;
+    for (auto& [column, value] : row) {
+      if (const auto it = changed.find(column); it != changed.end()) value = it->second;
+      header += (header.empty() ? "" : ",") + column;
+      fields += (fields.empty() ? "" : ",") + value;
+    }
+    (void)parse_published_layouts(header + "\n" + fields + "\n", "l.csv");
+  };
+  CHECK_NOTHROW(parse_row({}));
+  CHECK_THROWS_WITH(parse_row({{"dp", "4"}}),
                     Catch::Contains("l.csv row 2") && Catch::Contains("gpus is not tp x cp x pp x dp"));
-  CHECK_THROWS_WITH(parse_published_layouts(header + "a,llama2-7b,H100,16,16384,256,1,2,1,1,8,megatron-cp,,,fp16,fp8,"
-                                                     "model_tflops_per_gpu,nemo,660,,s,held_out\n",
-                                            "l.csv"),
+  CHECK_THROWS_WITH(parse_row({{"gradients", "fp16"}}),
                     Catch::Contains("l.csv row 2: gradients") && Catch::Contains("bf16 or fp32"));
-  CHECK_THROWS_WITH(parse_published_layouts(header + "a,llama2-7b,H100,16,16384,256,1,2,1,1,8,megatron-cp,,,,fp8,"
-                                                     "model_tflops_per_gpu,,660,,s,held_out\n",
-                                            "l.csv"),
+  CHECK_THROWS_WITH(parse_row({{"flop_count", ""}}),
                     Catch::Contains("l.csv row 2: flop_count") && Catch::Contains("nemo"));
-  CHECK_THROWS_WITH(parse_published_layouts(header + "a,llama2-7b,H100,16,16384,256,1,2,1,1,8,megatron-cp,,,,fp8,"
-                                                     "tokens_per_s_per_gpu,nemo,660,,s,held_out\n",
-                                            "l.csv"),
+  CHECK_THROWS_WITH(parse_row({{"metric", "tokens_per_s_per_gpu"}}),
                     Catch::Contains("l.csv row 2: flop_count") && Catch::Contains("counts no FLOPs"));
-  CHECK_THROWS_WITH(parse_published_layouts(header + "a,llama2-7b,H100,16,16384,256,1,2,1,1,8,megatron-cp,,,,fp8,"
-                                                     "mfu,,0.5,,s,held_out\n",
-                                            "l.csv"),
+  CHECK_THROWS_WITH(parse_row({{"metric", "mfu"}, {"flop_count", ""}}),
                     Catch::Contains("l.csv row 2: metric") && Catch::Contains("tokens_per_s_per_gpu"));
-  CHECK_THROWS_WITH(parse_published_layouts(header + "a,llama2-7b,H100,16,16384,256,1,2,1,1,8,megatron-cp,,,,fp16,"
-                                                     "model_tflops_per_gpu,nemo,660,,s,held_out\n",
-                                            "l.csv"),
+  CHECK_THROWS_WITH(parse_row({{"precision", "fp16"}}),
                     Catch::Contains("l.csv row 2: precision") && Catch::Contains("bf16 or fp8"));
-  CHECK_THROWS_WITH(parse_published_layouts(header + "a,llama2-7b,H100,16,16384,256,1,2,1,1,8,ring,zigzg,,,fp8,"
-                                                     "model_tflops_per_gpu,nemo,660,,s,held_out\n",
-                                            "l.csv"),
+  CHECK_THROWS_WITH(parse_row({{"layout", "zigzg"}}),
                     Catch::Contains("l.csv row 2: layout") && Catch::Contains("zigzag"));
   CHECK_THROWS_WITH(parse_published_layouts("id,model\n", "l.csv"), Catch::Contains("no column 'gpu'"));
 }
