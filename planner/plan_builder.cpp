@@ -79,7 +79,7 @@ SearchRequest replan_request(const plan::Plan& plan) {
   request.job.batch = plan.job.batch;
   request.job.mask = plan.job.mask;
   request.job.dtype_bytes = plan.job.dtype == "fp32" ? 4 : 2;
-  request.job.linears = plan.job.linears == "fp8" ? sim::LinearPrecision::Fp8 : sim::LinearPrecision::Bf16;
+  request.job.linears = sim::parse_linears(plan.job.linears, "plan:/job/linears");
   request.memory_budget_bytes = plan.job.memory_budget_bytes;
   request.memory_margin_bytes = plan.job.memory_margin_bytes;
   request.only_family = plan.job.only_family;
@@ -101,7 +101,7 @@ plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, 
   p.job.batch = request.job.batch;
   p.job.mask = request.job.mask;
   p.job.dtype = request.job.dtype_bytes == 4 ? "fp32" : "bf16";
-  if (request.job.linears == sim::LinearPrecision::Fp8) p.job.linears = "fp8";
+  p.job.linears = sim::plan_linears(request.job.linears);
   p.job.memory_budget_bytes = result.memory_budget_bytes;
   p.job.memory_margin_bytes = request.memory_margin_bytes;
   p.job.only_family = request.only_family;

@@ -16,7 +16,7 @@ namespace {
 const std::string kPlanKeywords =
     "Keywords: topology, model, seq (required); nodes, per_node, nvlink_from, gpu_from, nic_speed, vocab, batch,\n"
     "global_batch_tokens, mask, dtype, compute_model, comm_model, calibration, memory_budget, strategy, tp, dp,\n"
-    "engine, max_candidates.";
+    "engine, max_candidates, fp8_linears.";
 
 jobs::PlanningJob resolve(const jobs::PlanOptions& options) {
   jobs::PlanningJob p = jobs::resolve_planning(options);
@@ -54,7 +54,7 @@ py::object whatif(const py::kwargs& kwargs) {
     const py::gil_scoped_release free_python;
     points = planner::what_if(p.request, *p.job.topology, grid);
   }
-  return to_python(Json{{"job", jobs::job_json(p.job)}, {"points", planner::what_if_json(points)}});
+  return to_python(Json{{"job", jobs::planning_json(p)}, {"points", planner::what_if_json(points)}});
 }
 
 }  // namespace

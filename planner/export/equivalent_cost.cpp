@@ -19,7 +19,7 @@ Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strateg
   }
   const topo::Topology cluster = topo::parse_topology_json(plan.cluster, source + ":/cluster");
   planner::SearchRequest request = planner::replan_request(plan);
-  request.job.linears = linears == "fp8" ? sim::LinearPrecision::Fp8 : sim::LinearPrecision::Bf16;
+  request.job.linears = sim::parse_linears(linears, source + ":/job/linears");
   sim::TrainingStrategy training = planner::training_strategy(strategy);
   if (!allocates_like.empty()) {  // as that framework allocates, and as its code runs the ring
     const sim::FamilyTraits& framework = sim::family_traits(allocates_like);

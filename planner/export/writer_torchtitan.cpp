@@ -72,6 +72,12 @@ std::string write_torchtitan(const ExportInput& in) {
   const ModelSpec& m = p.job.model;
   std::vector<std::string> header =
       header_lines(in, "use: torchrun ... -m torchtitan.train --job.config_file <this file>");
+  if (in.fp8_linears) {
+    header.emplace_back(
+        "note: linears: FP8 is priced with its casts fused as TransformerEngine runs them; torchao's float8 fuses "
+        "them under torch.compile ([compile] enable = true, as TorchTitan's published FP8 runs), which this file "
+        "leaves as you set it");
+  }
   std::string t;
   t += model_section(m);
   // torchao's float8 linears: the converter registered as "quantize.linear.float8"

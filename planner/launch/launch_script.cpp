@@ -76,11 +76,16 @@ std::vector<EnvVar> nccl_environment(const plan::Plan& plan) {
 
 std::vector<std::string> mpirun_notes(const plan::Plan& plan) {
   const PlanLayout l = plan_layout(plan);
-  if (l.local) return {fmt::format("placement: {}", describe_layout(l))};
-  std::vector<std::string> notes = {
-      fmt::format("placement: {}", describe_layout(l)),
-      fmt::format("--hostfile: a file naming the {} nodes, one line each: `<host> slots={}`", l.nodes,
-                  l.ranks_per_node)};
+  std::vector<std::string> notes = {fmt::format("placement: {}", describe_layout(l))};
+  if (!plan.job.linears.empty()) {
+    notes.push_back(fmt::format(
+        "/job/linears: the plan's linear layers are {}, which burst run does not train (its GEMMs are bf16 or fp32; "
+        "--attention-only runs); the frameworks burst export writes for run them",
+        plan.job.linears));
+  }
+  if (l.local) return notes;
+  notes.push_back(fmt::format("--hostfile: a file naming the {} nodes, one line each: `<host> slots={}`", l.nodes,
+                              l.ranks_per_node));
   for (const EnvVar& v : nccl_environment(plan)) {
     notes.push_back(fmt::format("{}: {}; export it and add -x {}", v.name, v.why, v.name));
   }

@@ -36,7 +36,8 @@ struct LaunchRequest {
 // Words joined by spaces, each as escape::shell_word writes it: quoted when it needs it, a
 // control character in a path as $'\xNN' (one line, whatever the words hold).
 [[nodiscard]] std::string shell_line(const std::vector<std::string>& words);
-// What a person needs besides the line, one line each (the hostfile, the NCCL environment).
+// What a person needs besides the line, one line each (the hostfile, the NCCL environment, and
+// linear layers `burst run` does not train).
 [[nodiscard]] std::vector<std::string> mpirun_notes(const plan::Plan& plan);
 // A Slurm batch script (sbatch FILE) that runs the plan with srun; the plan's path and names
 // reach its comments through escape::comment and its srun line through escape::shell_word.

@@ -33,6 +33,15 @@ AttentionPrecision precision_of(const plan::Plan& plan) {
   return p;
 }
 
+void require_runnable_linears(const plan::Plan& plan) {
+  if (plan.job.linears.empty()) return;
+  throw Error(Problem{"plan:/job/linears",
+                      fmt::format("'{}' linear layers have no path in the runtime", plan.job.linears),
+                      "no key: the job's dtype (" + plan.job.dtype + ")",
+                      "plan again without --fp8-linears to train it here; burst export writes this plan's FP8 for "
+                      "the frameworks that run it"});
+}
+
 Json precision_json(const AttentionPrecision& p) {
   return {{"activations", to_string(p.activations)}, {"dq", to_string(p.dq)}, {"dkv", to_string(p.dkv)}};
 }

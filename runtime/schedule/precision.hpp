@@ -7,6 +7,8 @@
 //   /strategy/dq_bytes    2: the travelling dQ accumulator of the query-side backward is sent
 //                         as bf16, rounded at every hop; 4: fp32.
 //   /strategy/dkv_bytes   the same for the dK,dV accumulators of the K,V-ring backward.
+//   /job/linears          absent: the linear layers' GEMMs in the job's dtype; "fp8" (priced for
+//                         the frameworks `burst export` writes) is refused for training.
 // Any other value is refused with the field's JSON pointer and the valid values.
 #pragma once
 
@@ -25,6 +27,9 @@ struct AttentionPrecision {
 
 // The plan's precision; throws burst::Error naming every field the runtime cannot honour.
 [[nodiscard]] AttentionPrecision precision_of(const plan::Plan& plan);
+// Throws burst::Error when the plan's linear layers are not in the job's dtype: the runtime's
+// GEMMs are bf16 or fp32 (`burst run` and `burst launch` check it before any rank starts work).
+void require_runnable_linears(const plan::Plan& plan);
 // {"activations": "bf16", "dq": "bf16", "dkv": "fp32"}, for reports.
 [[nodiscard]] Json precision_json(const AttentionPrecision& precision);
 

@@ -27,6 +27,7 @@
 #include "runtime/comm/loopback_communicator.hpp"
 #include "runtime/comm/subgroup_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
+#include "runtime/schedule/precision.hpp"
 #include "runtime/kernels/device_traffic.hpp"
 #include "runtime/training/detail/memory_preflight.hpp"
 #include "runtime/training/detail/relative_error.hpp"
@@ -220,17 +221,6 @@ DeviceLayout device_layout(const plan::Plan& plan, const StepBackend& backend) {
 // rank can have (memory_preflight.hpp). Every rank holds its replica's share of a micro-batch
 // (seq x micro_batch / (ranks / dp) tokens); a GPU run's
 // activations are checked against its GPU's share, its model state against the host's.
-// The runtime's GEMMs are bf16 or fp32: a plan priced with FP8 linear layers is for the
-// frameworks `burst export` writes, not for this runtime.
-void require_runnable_linears(const plan::Plan& plan) {
-  if (plan.job.linears.empty()) return;
-  throw Error(Problem{"plan:/job/linears",
-                      fmt::format("'{}' linear layers have no path in the runtime", plan.job.linears),
-                      "no key: the job's dtype (" + plan.job.dtype + ")",
-                      "plan again without --fp8-linears to train it here; burst export writes this plan's FP8 for "
-                      "the frameworks that run it"});
-}
-
 void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const TrainingOptions& options) {
   const auto ranks = static_cast<int>(plan.ranks.size());
   StepKernels* gpu = device_step(options.backend);

@@ -59,7 +59,7 @@ LayoutFidelityRow rebuild(const PublishedLayout& l, const CostModels& models) {
   job.seq = static_cast<std::int64_t>(l.seq);
   job.batch = l.global_batch;
   job.mask = Mask{};  // causal
-  job.linears = l.precision == "fp8" ? LinearPrecision::Fp8 : LinearPrecision::Bf16;
+  job.linears = parse_linears(l.precision, "precision");
   TrainingStrategy s = training_preset(l.family, job, topology, l.tp, l.dp);
   s.micro_batch = l.micro_batch;
   if (!l.checkpoint.empty()) s.checkpoint.policy = parse_checkpoint_policy(l.checkpoint, "checkpoint");

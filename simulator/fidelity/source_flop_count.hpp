@@ -11,9 +11,10 @@
 //
 //     L h^2 (12 + 12 g/a + 18 f/h + 12 s/h + 6 V / (L h))
 //
-// the Q and output projections, K and V, the gated MLP's three matrices, attention's two
-// products over all s positions (as if no causal mask halved them) and the logits, each counted
-// 3 times (forward, and the backward's two products). Its performance_summary.md prints tokens/s
+// the Q and output projections, K and V, the gated MLP's three matrices (12 f/h for an MLP of
+// two, as NeMo's `nemotron` formula counts one), attention's two products over all s positions
+// (as if no causal mask halved them) and the logits, each counted 3 times (forward, and the
+// backward's two products). Its performance_summary.md prints tokens/s
 // beside TFLOP/s for the same runs, and the count turns one into the other: Llama 2 7B at 4K,
 // 16634 tokens/s -> 767 TFLOP/s (printed 767); Llama 3 8B at 8K on CP 2, 12036 -> 697 (697). With
 // attention halved for the mask they would be 713 and 620.

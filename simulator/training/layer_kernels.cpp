@@ -36,7 +36,9 @@
 // each output gradient likewise before the backward ones (NVIDIA/TransformerEngine @0004dbd0
 // transformer_engine/pytorch/module/linear.py: `fp8_cast_transpose_fused` on the input,
 // `grad_output_preprocess` on the gradient): read e, write 1 + 1 bytes an element, one kernel
-// per GEMM and direction. Weights are cast once a step (`is_first_microbatch`), left out.
+// per GEMM and direction, on 1 / T of the tensor as every elementwise kernel here. Weights are
+// cast once a step (`is_first_microbatch`), left out; so are the FP8 bytes of tensor
+// parallelism's all-gathers (its collectives are priced in the activation dtype, twice FP8's).
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -113,9 +115,13 @@ LayerKernels layer_kernels(const ModelSpec& m, double tokens, int tp, int dtype_
     k.gemm_forward_s += forward;
     k.gemm_backward_s += 2 * forward;
     if (i % 2 == 0) k.column_gemm_backward_s += 2 * forward;
-    // The input's cast before the forward GEMM, the output gradient's before the backward ones.
-    forward_casts.at(i) = c * matrices[i][0] * (dtype_bytes + 2.0);
-    backward_casts.at(i) = c * matrices[i][1] * (dtype_bytes + 2.0);
+    // The input's cast before the forward GEMM, the output gradient's before the backward ones,
+    // each on this GPU's share: under sequence parallelism a column-parallel layer's input is
+    // cast on the rank's c / T tokens before it is gathered, and a row-parallel layer's output
+    // gradient arrives split so (the splits over the width are in `matrices` already).
+    const bool column = i % 2 == 0;
+    forward_casts.at(i) = c * matrices[i][0] * (dtype_bytes + 2.0) / (column ? t : 1.0);
+    backward_casts.at(i) = c * matrices[i][1] * (dtype_bytes + 2.0) / (column ? 1.0 : t);
   }
   const LayerElementwiseBytes bytes = layer_elementwise_bytes(m, tokens, tp, dtype_bytes);
   k.elementwise_forward_s = streaming_seconds(compute, gpu, bytes.forward);

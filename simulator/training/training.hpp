@@ -39,8 +39,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
+#include "common/error.hpp"
 #include "common/json_reader.hpp"
 #include "common/parallelism.hpp"
 #include "common/strategy_knobs.hpp"
@@ -56,6 +59,12 @@ namespace burst::sim {
 // the projections and the MLP in FP8 on FP8 tensor cores, each GEMM's input and output gradient
 // cast to FP8 with its transpose, the LM head, attention and everything else as before.
 enum class LinearPrecision : std::uint8_t { Bf16, Fp8 };
+// As a plan's /job/linears says it: "fp8", or "" for the job's dtype (linear_precision.cpp).
+[[nodiscard]] std::string plan_linears(LinearPrecision linears);
+// The inverse, "bf16" also meaning the job's dtype; throws burst::Error naming `where` otherwise.
+[[nodiscard]] LinearPrecision parse_linears(std::string_view text, const std::string& where);
+// Why a GPU cannot run FP8 linear layers, as a problem at `where`, or nothing when it can.
+[[nodiscard]] std::optional<Problem> fp8_linears_problem(const topo::GpuSpec& gpu, const std::string& where);
 
 struct TrainingJob {
   ModelSpec model;

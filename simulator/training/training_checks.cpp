@@ -10,13 +10,12 @@
 //   the LM head runs in 1 .. local-token chunks;
 //   ZeRO stages are 0..3, and offloading the optimizer needs it sharded (stage >= 1);
 //   the data-parallel replicas run whole micro-batches: dp x micro_batch divides the batch;
-//   FP8 linear layers need FP8 tensor cores (hw::fp8_over_bf16).
+//   FP8 linear layers need FP8 tensor cores (fp8_linears_problem).
 #include <algorithm>
 
 #include <fmt/format.h>
 
 #include "simulator/training/training.hpp"
-#include "topologies/hardware.hpp"
 
 namespace burst::sim {
 
@@ -65,10 +64,8 @@ std::string check_training(const TrainingJob& job, const TrainingStrategy& strat
                         "dp x micro_batch dividing the batch",
                         "every replica runs the same number of whole micro-batches"});
   }
-  if (job.linears == LinearPrecision::Fp8 && !(topo::hw::fp8_over_bf16(topology.gpu().model) > 0)) {
-    problems.push_back({"linears", fmt::format("FP8 linear layers on {}", topology.gpu().model),
-                        "a GPU with FP8 tensor cores (compute capability 8.9 or later: Ada, Hopper)",
-                        "Ampere and earlier have none, and a GPU model burst's table lacks counts as none"});
+  if (job.linears == LinearPrecision::Fp8) {
+    if (auto problem = fp8_linears_problem(topology.gpu(), "linears")) problems.push_back(std::move(*problem));
   }
   const std::string attention =
       problems.empty() ? check_applicable(strategy.attention, attention_shape(job, strategy), job.mask, topology) : "";

@@ -2,6 +2,8 @@
 // 4 nodes of a800-4hca) and a local plan.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "planner/launch/launch_script.hpp"
 
 using namespace burst;
@@ -34,6 +36,18 @@ TEST_CASE("a local plan runs every rank here, oversubscribed, and as root when r
         "mpirun --oversubscribe -np 4 /opt/burst/bin/burst run local.json --steps 30 --check");
   r.as_root = true;
   CHECK(launch::mpirun_command(p, r)[1] == "--allow-run-as-root");
+}
+
+TEST_CASE("the notes say when a plan's linear layers are ones burst run does not train") {
+  plan::Plan p = plan::read_plan(kLocalPlan);
+  const auto says_linears = [](const std::vector<std::string>& notes) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [](const std::string& n) { return n.find("/job/linears") != std::string::npos; });
+  };
+  CHECK_FALSE(says_linears(launch::mpirun_notes(p)));
+  p.job.linears = "fp8";
+  CHECK(says_linears(launch::mpirun_notes(p)));
+  CHECK(launch::mpirun_notes(p).front().starts_with("placement: "));
 }
 
 TEST_CASE("the Slurm script of a 4-node a800-4hca plan") {

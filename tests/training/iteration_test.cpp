@@ -270,6 +270,15 @@ TEST_CASE("FP8 linears run the layer's GEMMs at twice the bf16 rate on Hopper, p
   const double per_byte = bf16.elementwise_forward_s / forward_bytes;
   CHECK(fp8.elementwise_forward_s - bf16.elementwise_forward_s == Approx(forward_cast * per_byte).epsilon(1e-9));
   CHECK(fp8.elementwise_backward_s - bf16.elementwise_backward_s == Approx(backward_cast * per_byte).epsilon(1e-9));
+  // Tensor parallelism of 2 with sequence parallelism: each GPU casts half of every tensor.
+  const auto cast_seconds = [&](int tp) {
+    const auto with = [&](sim::LinearPrecision p) {
+      const sim::LayerKernels k = sim::layer_kernels(m, tokens, tp, 2, p, *models.compute, h100.gpu());
+      return k.elementwise_forward_s + k.elementwise_backward_s;
+    };
+    return with(sim::LinearPrecision::Fp8) - with(sim::LinearPrecision::Bf16);
+  };
+  CHECK(cast_seconds(2) == Approx(cast_seconds(1) / 2).epsilon(1e-9));
 }
 
 TEST_CASE("FP8 linears on a GPU without FP8 tensor cores are refused with the reason", "[training][applicability]") {

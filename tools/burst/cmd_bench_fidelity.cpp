@@ -102,6 +102,7 @@ Json layout_json(const sim::LayoutFidelityRow& r) {
             {"metric", l.metric},
             {"measured", l.value},
             {"precision", l.precision},
+            {"layout", l.layout ? to_string(*l.layout) : "the family's"},
             {"role", l.fit ? "fit" : "held_out"},
             {"source", l.source}};
   if (l.flop_count) j["flop_count"] = sim::to_string(*l.flop_count);
@@ -120,7 +121,8 @@ Json layout_json(const sim::LayoutFidelityRow& r) {
 }
 
 // The layouts table: each row's metric measured and predicted, and, within a sweep (consecutive
-// rows of one model, family, metric and checkpointing), both relative to the sweep's first row.
+// rows of one model, family, metric and checkpointing), both relative to the sweep's first
+// predicted row.
 void print_layouts(const std::vector<sim::LayoutFidelityRow>& rows, bool markdown) {
   const char* bar = markdown ? "|" : " ";
   fmt::print(

@@ -37,7 +37,7 @@ Json row_json(const planner::ScalingRow& r) {
 void report_scaling(const CapacityOptions& o, const PlanningJob& p, const std::vector<planner::ScalingRow>& rows) {
   const planner::ScalingRow* fewest = planner::fewest_fitting(rows);
   if (o.json) {
-    Json out = job_json(p.job);
+    Json out = jobs::planning_json(p);
     out["fewest_nodes"] = fewest != nullptr ? Json(fewest->nodes) : Json(nullptr);
     Json list = Json::array();
     for (const auto& r : rows) list.push_back(row_json(r));
@@ -45,7 +45,7 @@ void report_scaling(const CapacityOptions& o, const PlanningJob& p, const std::v
     fmt::print("{}\n", out.dump(2));
     return;
   }
-  fmt::print("{}\n\n", describe_job(p.job));
+  fmt::print("{}\n\n", jobs::describe_planning(p));
   print_scaling_table(stdout, rows);
   if (fewest != nullptr) {
     fmt::print("\nfewest nodes that fit: {} ({} GPUs, {}, {:.1f} tokens/s per GPU, {} per iteration)\n", fewest->nodes,

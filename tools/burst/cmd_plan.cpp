@@ -23,7 +23,7 @@ void run(const PlanCommandOptions& o) {
   const PlanningJob p = resolve_planning(o.plan);
   const planner::SearchResult result = planner::search(p.request, *p.job.topology);
   std::FILE* people = o.json ? stderr : stdout;
-  fmt::print(people, "{}\n\n", describe_job(p.job));
+  fmt::print(people, "{}\n\n", jobs::describe_planning(p));
   print_ranked_table(people, result);
   const plan::Plan made = jobs::build_chosen_plan(result, p);
   if (!o.output.empty()) {

@@ -65,7 +65,7 @@ void run(const WhatIfOptions& o) {
   const PlanningJob p = resolve_planning(o.plan);
   const InterruptScope ctrl_c;  // Ctrl-C: finish the point in hand, then print and write the points done
   const auto points = planner::what_if(p.request, *p.job.topology, grid);
-  fmt::print("{}\n\n", describe_job(p.job));
+  fmt::print("{}\n\n", jobs::describe_planning(p));
   print_grid(points);
   if (!o.csv.empty()) {
     write_file_atomically(o.csv, planner::what_if_csv(points), "the what-if grid");

@@ -9,7 +9,6 @@
 #include "common/units.hpp"
 #include "planner/plan_builder.hpp"
 #include "planner/search/candidates.hpp"
-#include "topologies/hardware.hpp"
 
 namespace burst::jobs {
 
@@ -41,10 +40,13 @@ PlanningJob resolve_planning(const PlanOptions& o) {
       for (const auto& problem : e.problems()) problems.add(problem);
     }
   }
-  if (o.fp8_linears && p.job.topology && !(topo::hw::fp8_over_bf16(p.job.topology->gpu().model) > 0)) {
-    problems.add({"--fp8-linears", fmt::format("{} has no FP8 tensor cores", p.job.topology->gpu().model),
-                  "a GPU of compute capability 8.9 or later (Ada, Hopper)",
-                  "Ampere and earlier have none, and a GPU model burst's table lacks counts as none"});
+  if (o.fp8_linears && p.job.topology) {
+    if (auto problem = sim::fp8_linears_problem(p.job.topology->gpu(), "--fp8-linears")) problems.add(*problem);
+  }
+  if (o.fp8_linears && o.job.dtype != "bf16") {
+    problems.add({"--fp8-linears", fmt::format("with --dtype {}", o.job.dtype), "--dtype bf16",
+                  "TransformerEngine's and torchao's FP8 recipes run under bf16 mixed precision, as the exports "
+                  "write them"});
   }
   if (!o.strategy.empty()) {
     const auto families = sim::family_names();
@@ -69,6 +71,19 @@ PlanningJob resolve_planning(const PlanOptions& o) {
   p.request.max_candidates = o.max_candidates;
   p.request.progress = true;
   return p;
+}
+
+std::string describe_planning(const PlanningJob& planning) {
+  const std::string job = describe_job(planning.job);
+  return planning.request.job.linears == sim::LinearPrecision::Fp8 ? job + "\nlinear layers: FP8 GEMMs" : job;
+}
+
+Json planning_json(const PlanningJob& planning) {
+  Json out = job_json(planning.job);
+  if (planning.request.job.linears == sim::LinearPrecision::Fp8) {
+    out["linears"] = sim::plan_linears(planning.request.job.linears);
+  }
+  return out;
 }
 
 plan::Plan build_chosen_plan(const planner::SearchResult& result, const PlanningJob& p) {

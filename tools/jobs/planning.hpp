@@ -32,6 +32,9 @@ struct PlanningJob {
 };
 // Collects every problem before failing (burst::Error). The request reports progress on stderr.
 [[nodiscard]] PlanningJob resolve_planning(const PlanOptions& options);
+// describe_job and job_json (job.hpp), with the linear layers' precision where it is FP8.
+[[nodiscard]] std::string describe_planning(const PlanningJob& planning);
+[[nodiscard]] Json planning_json(const PlanningJob& planning);
 
 // The plan of the search's chosen family. Nothing chosen is a burst::Error: every family's
 // reason when none runs at all, otherwise "no plan fits" with the budget and what would help.
