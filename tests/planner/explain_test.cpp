@@ -32,6 +32,13 @@ TEST_CASE("explain names the plan, every other family, the constraint and the ru
   }
 }
 
+TEST_CASE("explain says when the plan's linear layers are FP8, and only then", "[explain]") {
+  plan::Plan p = made();
+  CHECK_THAT(planner::explain_plan(p), !Catch::Contains("linear layers"));
+  p.job.linears = "fp8";
+  CHECK_THAT(planner::explain_plan(p), Catch::Contains("linear layers: fp8 GEMMs"));
+}
+
 TEST_CASE("explain lists the best candidate at each parallel layout, the chosen one first, and the rest's cost",
           "[explain]") {
   // 8 sequences on 2 nodes of 8: tensor-parallel degrees 1-8 x data-parallel 1-8 x micro-batches.
