@@ -160,10 +160,10 @@ class Mapper {
   }
 
   void linears() {
-    out_.linears = plan_.job.linears;
-    if (out_.linears.empty() || capable_.fp8_linears) return;
-    deviate(Knob::Linears, out_.linears + " linear layers", plan_.job.dtype + " linear layers");
-    out_.linears.clear();
+    out_.linears = sim::parse_linears(plan_.job.linears, "plan:/job/linears");
+    if (out_.linears == sim::LinearPrecision::Bf16 || capable_.fp8_linears) return;
+    deviate(Knob::Linears, plan_.job.linears + " linear layers", plan_.job.dtype + " linear layers");
+    out_.linears = sim::LinearPrecision::Bf16;
   }
 
   const plan::Plan& plan_;

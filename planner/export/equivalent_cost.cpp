@@ -11,15 +11,15 @@
 #include "topologies/json_format.hpp"
 
 namespace burst::exporter {
-Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy, const std::string& linears,
-                           const std::string& source, const std::string& allocates_like) {
+Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy, const std::string& source,
+                           const std::string& allocates_like, std::optional<sim::LinearPrecision> linears) {
   if (!plan.cluster.is_object()) {
     throw Error(Problem{source + ":/cluster", "the plan carries no cluster to simulate its equivalent on",
                         "a burst.topology/1 document", "re-plan it with this version of burst plan"});
   }
   const topo::Topology cluster = topo::parse_topology_json(plan.cluster, source + ":/cluster");
   planner::SearchRequest request = planner::replan_request(plan);
-  request.job.linears = sim::parse_linears(linears, source + ":/job/linears");
+  if (linears) request.job.linears = *linears;
   sim::TrainingStrategy training = planner::training_strategy(strategy);
   if (!allocates_like.empty()) {  // as that framework allocates, and as its code runs the ring
     const sim::FamilyTraits& framework = sim::family_traits(allocates_like);

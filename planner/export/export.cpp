@@ -66,9 +66,9 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
     notes.push_back("no prediction of the equivalent: the plan carries no cluster to simulate it on");
     return notes;
   }
-  const Predicted ours = predict_strategy(plan, plan.strategy, plan.job.linears, source);
+  const Predicted ours = predict_strategy(plan, plan.strategy, source);
   const Predicted theirs =
-      predict_strategy(plan, equivalent.strategy, equivalent.linears, source, framework.allocates_like);
+      predict_strategy(plan, equivalent.strategy, source, framework.allocates_like, equivalent.linears);
   if (!theirs.runs || !theirs.fits) cannot_run = theirs.reason;
   notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the plan ({}) {}",
                               plan.strategy.name, figures(ours)));
@@ -114,9 +114,9 @@ Exported export_plan(const plan::Plan& plan, const std::string& source, std::str
   const auto write = [&] {
     const std::string warning =
         reasons.empty() ? "" : "WARNING: " + text::join(reasons, "; ") + " (written with --force)";
-    return framework.write(ExportInput{plan, source, framework, equivalent.strategy, equivalent.linears == "fp8",
-                                       out.notes, node_count, static_cast<int>(plan.ranks.size()) / node_count, warning,
-                                       nemo_version});
+    return framework.write(ExportInput{plan, source, framework, equivalent.strategy,
+                                       equivalent.linears == sim::LinearPrecision::Fp8, out.notes, node_count,
+                                       static_cast<int>(plan.ranks.size()) / node_count, warning, nemo_version});
   };
   out.text = write();
   // The framework's own rules (rules.hpp), checked on what was written: a breach is an export

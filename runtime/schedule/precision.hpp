@@ -28,7 +28,8 @@ struct AttentionPrecision {
 // The plan's precision; throws burst::Error naming every field the runtime cannot honour.
 [[nodiscard]] AttentionPrecision precision_of(const plan::Plan& plan);
 // Throws burst::Error when the plan's linear layers are not in the job's dtype: the runtime's
-// GEMMs are bf16 or fp32 (`burst run` and `burst launch` check it before any rank starts work).
+// GEMMs are bf16 or fp32 (a training run checks it before any rank starts work; `burst launch`
+// notes it, since an --attention-only run trains no linear layer).
 void require_runnable_linears(const plan::Plan& plan);
 // {"activations": "bf16", "dq": "bf16", "dkv": "fp32"}, for reports.
 [[nodiscard]] Json precision_json(const AttentionPrecision& precision);

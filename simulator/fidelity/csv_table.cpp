@@ -1,6 +1,7 @@
 // Reading the published tables (csv_table.hpp).
 #include "simulator/detail/fidelity/csv_table.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
@@ -82,6 +83,15 @@ double CsvTable::number(std::size_t r, const std::string& name) const {
     throw Error(Problem{where(r) + " " + name, fmt::format("'{}' is not a number", field), "", ""});
   }
   return v;
+}
+
+const std::string& CsvTable::one_of(std::size_t r, const std::string& name,
+                                    std::initializer_list<std::string_view> allowed, const std::string& valid) const {
+  const std::string& field = text(r, name);
+  if (std::find(allowed.begin(), allowed.end(), field) == allowed.end()) {
+    throw Error(Problem{where(r) + ": " + name, field, valid, ""});
+  }
+  return field;
 }
 
 std::string CsvTable::where(std::size_t r) const { return fmt::format("{} row {}", origin_, r + 2); }

@@ -37,20 +37,13 @@ std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, con
       l.layout = parse_layout(layout, table.where(r) + ": layout");
     }
     l.checkpoint = table.text(r, "checkpoint");
-    l.gradients = table.text(r, "gradients");
-    if (!l.gradients.empty() && l.gradients != "bf16" && l.gradients != "fp32") {
-      throw Error(Problem{table.where(r) + ": gradients", l.gradients, "empty (the family's), bf16 or fp32", ""});
-    }
-    l.precision = table.text(r, "precision");
-    if (l.precision != "bf16" && l.precision != "fp8") {
-      throw Error(Problem{table.where(r) + ": precision", l.precision, "bf16 or fp8 (the linear layers')", ""});
-    }
-    l.metric = table.text(r, "metric");
+    l.gradients = table.one_of(r, "gradients", {"", "bf16", "fp32"}, "empty (the family's), bf16 or fp32");
+    l.precision = table.one_of(r, "precision", {"bf16", "fp8"}, "bf16 or fp8 (the linear layers')");
+    l.metric = table.one_of(r, "metric", {"model_tflops_per_gpu", "tokens_per_s_per_gpu"},
+                            "model_tflops_per_gpu or tokens_per_s_per_gpu");
     const std::string& flop_count = table.text(r, "flop_count");
     if (l.metric == "model_tflops_per_gpu") {
       l.flop_count = parse_flop_count(flop_count, table.where(r) + ": flop_count");
-    } else if (l.metric != "tokens_per_s_per_gpu") {
-      throw Error(Problem{table.where(r) + ": metric", l.metric, "model_tflops_per_gpu or tokens_per_s_per_gpu", ""});
     } else if (!flop_count.empty()) {
       throw Error(Problem{table.where(r) + ": flop_count", flop_count, "empty: a tokens/s metric counts no FLOPs", ""});
     }

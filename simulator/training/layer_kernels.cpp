@@ -111,15 +111,15 @@ LayerKernels layer_kernels(const ModelSpec& m, double tokens, int tp, int dtype_
   const double speedup = fp8 ? topo::hw::fp8_over_bf16(gpu.model) : 1.0;
   std::array<double, 4> forward_casts{}, backward_casts{};
   for (std::size_t i = 0; i < matrices.size(); ++i) {
+    const bool column = i % 2 == 0;
     const double forward = gemm_seconds(compute, gpu, c, matrices[i][1], matrices[i][0], speedup);
     k.gemm_forward_s += forward;
     k.gemm_backward_s += 2 * forward;
-    if (i % 2 == 0) k.column_gemm_backward_s += 2 * forward;
+    if (column) k.column_gemm_backward_s += 2 * forward;
     // The input's cast before the forward GEMM, the output gradient's before the backward ones,
     // each on this GPU's share: under sequence parallelism a column-parallel layer's input is
     // cast on the rank's c / T tokens before it is gathered, and a row-parallel layer's output
     // gradient arrives split so (the splits over the width are in `matrices` already).
-    const bool column = i % 2 == 0;
     forward_casts.at(i) = c * matrices[i][0] * (dtype_bytes + 2.0) / (column ? t : 1.0);
     backward_casts.at(i) = c * matrices[i][1] * (dtype_bytes + 2.0) / (column ? 1.0 : t);
   }

@@ -107,7 +107,7 @@ TEST_CASE("nearest checkpoint and ZeRO stage") {
 
 TEST_CASE("the plan's own strategy re-simulated gives the plan's prediction") {
   const plan::Plan p = plan::read_plan(kGolden);
-  const exporter::Predicted ours = exporter::predict_strategy(p, p.strategy, p.job.linears, kGolden);
+  const exporter::Predicted ours = exporter::predict_strategy(p, p.strategy, kGolden);
   REQUIRE(ours.runs);
   CHECK(ours.fits);
   CHECK(ours.step_time_s == Approx(p.predicted.step_time_s).epsilon(1e-9));
@@ -117,7 +117,7 @@ TEST_CASE("the plan's own strategy re-simulated gives the plan's prediction") {
 TEST_CASE("an equivalent that cannot run says why, is refused, and is written only when forced") {
   const plan::Plan p = plan::read_plan(kGolden);
   const exporter::Equivalent e = equivalent_in(p, "deepspeed");
-  const exporter::Predicted theirs = exporter::predict_strategy(p, e.strategy, e.linears, kGolden);
+  const exporter::Predicted theirs = exporter::predict_strategy(p, e.strategy, kGolden, "", e.linears);
   CHECK_FALSE(theirs.runs);
   CHECK_THAT(theirs.reason, Catch::Contains("does not divide the 40 attention heads"));
   const exporter::Exported refused = exporter::export_plan(p, kGolden, "deepspeed");
@@ -187,15 +187,15 @@ TEST_CASE("FP8 linears: written where the framework has them, a deviation priced
   for (const char* framework : {"megatron", "nemo", "torchtitan"}) {
     INFO(framework);
     const exporter::Equivalent e = equivalent_in(p, framework);
-    CHECK(e.linears == "fp8");
+    CHECK(e.linears == sim::LinearPrecision::Fp8);
     CHECK_FALSE(deviates(e, Knob::Linears));
   }
   const exporter::Equivalent deepspeed = equivalent_in(p, "deepspeed");
-  CHECK(deepspeed.linears.empty());
+  CHECK(deepspeed.linears == sim::LinearPrecision::Bf16);
   CHECK(deviates(deepspeed, Knob::Linears));
   // Priced as each runs: the plan's own strategy is faster with FP8 linears than in bf16.
-  const exporter::Predicted fp8 = exporter::predict_strategy(p, p.strategy, "fp8", h100);
-  const exporter::Predicted bf16 = exporter::predict_strategy(p, p.strategy, "", h100);
+  const exporter::Predicted fp8 = exporter::predict_strategy(p, p.strategy, h100);
+  const exporter::Predicted bf16 = exporter::predict_strategy(p, p.strategy, h100, "", sim::LinearPrecision::Bf16);
   REQUIRE(fp8.runs);
   CHECK(fp8.step_time_s < bf16.step_time_s);
 }

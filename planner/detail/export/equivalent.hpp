@@ -23,6 +23,7 @@
 
 #include "plan/plan.hpp"
 #include "planner/export/framework.hpp"
+#include "simulator/training/training.hpp"
 
 namespace burst::exporter {
 
@@ -34,9 +35,9 @@ struct Deviation {
 };
 
 struct Equivalent {
-  plan::Strategy strategy;            // what the framework runs, in the plan's terms
-  std::string linears;                // and its linear layers (plan /job/linears): "fp8" or "", the job's dtype
-  std::vector<Deviation> deviations;  // empty: it runs the plan as it is
+  plan::Strategy strategy;                                    // what the framework runs, in the plan's terms
+  sim::LinearPrecision linears = sim::LinearPrecision::Bf16;  // and its linear layers' (plan /job/linears)
+  std::vector<Deviation> deviations;                          // empty: it runs the plan as it is
 };
 
 [[nodiscard]] Equivalent nearest_equivalent(const plan::Plan& plan, const Framework& framework);

@@ -4,9 +4,11 @@
 // plan's own strategy simulated the same way, so the two figures compare like with like.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "plan/plan.hpp"
+#include "simulator/training/training.hpp"
 
 namespace burst::exporter {
 
@@ -20,11 +22,11 @@ struct Predicted {
 };
 
 // Throws burst::Error when the plan carries no cluster document to simulate on. `linears`: the
-// linear layers' precision it runs ("fp8", or "": the job's dtype). `allocates_like`: the
-// family whose allocation (FrameworkMemory) to cost the memory with, as that framework
-// allocates; empty: the strategy's own.
+// linear layers' precision it runs, where it is not the plan's own (a framework without FP8).
+// `allocates_like`: the family whose allocation (FrameworkMemory) to cost the memory with, as
+// that framework allocates; empty: the strategy's own.
 [[nodiscard]] Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy,
-                                         const std::string& linears, const std::string& source,
-                                         const std::string& allocates_like = "");
+                                         const std::string& source, const std::string& allocates_like = "",
+                                         std::optional<sim::LinearPrecision> linears = std::nullopt);
 
 }  // namespace burst::exporter

@@ -4,6 +4,7 @@
 // their columns in the first line, so a file can gain columns without breaking its reader.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -22,6 +23,11 @@ class CsvTable {
   [[nodiscard]] const std::string& text(std::size_t r, const std::string& name) const;
   // The same as a number; an empty field is 0. Throws burst::Error for text that is not one.
   [[nodiscard]] double number(std::size_t r, const std::string& name) const;
+  // The same, which must be one of `allowed`; else burst::Error at "<origin> row N: <name>" with
+  // `valid` saying what is.
+  [[nodiscard]] const std::string& one_of(std::size_t r, const std::string& name,
+                                          std::initializer_list<std::string_view> allowed,
+                                          const std::string& valid) const;
   // "<origin> row N", for errors about row r.
   [[nodiscard]] std::string where(std::size_t r) const;
 
