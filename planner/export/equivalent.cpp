@@ -161,9 +161,19 @@ class Mapper {
 
   void linears() {
     out_.linears = sim::parse_linears(plan_.job.linears, "plan:/job/linears");
-    if (out_.linears == sim::LinearPrecision::Bf16 || capable_.fp8_linears) return;
-    deviate(Knob::Linears, plan_.job.linears + " linear layers", plan_.job.dtype + " linear layers");
-    out_.linears = sim::LinearPrecision::Bf16;
+    if (out_.linears == sim::LinearPrecision::Bf16) return;
+    if (!capable_.fp8_linears) {
+      deviate(Knob::Linears, plan_.job.linears + " linear layers", plan_.job.dtype + " linear layers");
+      out_.linears = sim::LinearPrecision::Bf16;
+      return;
+    }
+    // The plan priced TransformerEngine's FP8 (plan_builder.hpp); another library costs otherwise.
+    out_.fp8_library = framework_.fp8_library;
+    if (out_.fp8_library == sim::Fp8Library::TransformerEngine) return;
+    const auto on = [&](sim::Fp8Library library) {
+      return fmt::format("{} linear layers on {}", plan_.job.linears, sim::to_string(library));
+    };
+    deviate(Knob::Linears, on(sim::Fp8Library::TransformerEngine), on(out_.fp8_library));
   }
 
   const plan::Plan& plan_;

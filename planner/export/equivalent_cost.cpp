@@ -12,7 +12,8 @@
 
 namespace burst::exporter {
 Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy, const std::string& source,
-                           const std::string& allocates_like, std::optional<sim::LinearPrecision> linears) {
+                           const std::string& allocates_like, std::optional<sim::LinearPrecision> linears,
+                           sim::Fp8Library fp8_library) {
   if (!plan.cluster.is_object()) {
     throw Error(Problem{source + ":/cluster", "the plan carries no cluster to simulate its equivalent on",
                         "a burst.topology/1 document", "re-plan it with this version of burst plan"});
@@ -20,6 +21,7 @@ Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strateg
   const topo::Topology cluster = topo::parse_topology_json(plan.cluster, source + ":/cluster");
   planner::SearchRequest request = planner::replan_request(plan);
   if (linears) request.job.linears = *linears;
+  request.job.fp8_library = fp8_library;
   sim::TrainingStrategy training = planner::training_strategy(strategy);
   if (!allocates_like.empty()) {  // as that framework allocates, and as its code runs the ring
     const sim::FamilyTraits& framework = sim::family_traits(allocates_like);

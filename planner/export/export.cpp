@@ -67,8 +67,8 @@ std::vector<std::string> difference_notes(const plan::Plan& plan, const std::str
     return notes;
   }
   const Predicted ours = predict_strategy(plan, plan.strategy, source);
-  const Predicted theirs =
-      predict_strategy(plan, equivalent.strategy, source, framework.allocates_like, equivalent.linears);
+  const Predicted theirs = predict_strategy(plan, equivalent.strategy, source, framework.allocates_like,
+                                            equivalent.linears, equivalent.fp8_library);
   if (!theirs.runs || !theirs.fits) cannot_run = theirs.reason;
   notes.push_back(fmt::format("predicted on the plan's cluster (default cost models): the plan ({}) {}",
                               plan.strategy.name, figures(ours)));

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/parallelism.hpp"
+#include "simulator/training/training.hpp"
 
 namespace burst::exporter {
 
@@ -72,6 +73,9 @@ struct Framework {
   // burst's own allocation, and `allocation_note` says why.
   std::string allocates_like;
   std::string allocation_note;
+  // The library its FP8 linear layers run on (can.fp8_linears): TransformerEngine, what burst's
+  // plans price, or torchao, whose casts and memory differ (sim::Fp8Library).
+  sim::Fp8Library fp8_library = sim::Fp8Library::TransformerEngine;
   std::string (*write)(const ExportInput& input) = nullptr;
 
   // Why the framework lacks `knob` ("" when it has no entry).

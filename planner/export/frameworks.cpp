@@ -170,9 +170,13 @@ Framework torchtitan() {
       {Knob::Zero,
        "FSDP2 always shards parameters over the context-parallel ranks; "
        "parallelism.fsdp_reshard_after_forward = \"never\" is the nearest to stages 0-2"},
+      {Knob::Linears,
+       "its FP8 is torchao's float8 (dynamic scaling: every cast an amax pass and a cast, redone for "
+       "the backward; the inputs kept in bf16, no FP8 weight copies)"},
   };
   f.write = write_torchtitan;
   f.allocation_note = "burst has no row of TorchTitan's own (docs/strategies.md)";
+  f.fp8_library = sim::Fp8Library::Torchao;
   return f;
 }
 

@@ -74,9 +74,9 @@ std::string write_torchtitan(const ExportInput& in) {
       header_lines(in, "use: torchrun ... -m torchtitan.train --job.config_file <this file>");
   if (in.fp8_linears) {
     header.emplace_back(
-        "note: linears: FP8 is priced with its casts fused as TransformerEngine runs them; torchao's float8 fuses "
-        "them under torch.compile ([compile] enable = true, as TorchTitan's published FP8 runs), which this file "
-        "leaves as you set it");
+        "note: linears: torchao's float8 casts are priced as its eager code runs them; torch.compile ([compile] "
+        "enable = true, as TorchTitan's published FP8 runs) fuses some of them, which this file leaves as you set "
+        "it");
   }
   std::string t;
   t += model_section(m);

@@ -51,8 +51,9 @@ std::string describe_allocation(const FrameworkMemory& memory) {
   if (memory.gradient_bucket_elements > 0) {
     text += fmt::format(", reduced in {:g}M-element buckets", memory.gradient_bucket_elements / 1e6);
   }
-  return text + fmt::format("; logits + {} fp32 logit-sized buffer{}", memory.logits_fp32_buffers,
-                            memory.logits_fp32_buffers == 1 ? "" : "s");
+  text += fmt::format("; logits + {} fp32 logit-sized buffer{}", memory.logits_fp32_buffers,
+                      memory.logits_fp32_buffers == 1 ? "" : "s");
+  return memory.fused_gated_activation ? text + "; a fused gated activation keeping its input only" : text;
 }
 
 const std::vector<FamilyTraits>& family_table() {
@@ -82,6 +83,7 @@ const std::vector<FamilyTraits>& family_table() {
             f.zero_stage = 1;
             f.memory.fp32_main_grads = true;
             f.memory.logits_fp32_buffers = 1;
+            f.memory.fused_gated_activation = true;  // --bias-swiglu-fusion, on by default
           }),
       // DeepSpeed-Ulysses: all-to-all over every rank, ZeRO-3 with its 5e8-element reduce
       // bucket; the sequence-parallel loss holds an fp32 copy of the logits, their softmax and

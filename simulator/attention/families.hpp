@@ -42,6 +42,10 @@ struct FrameworkMemory {
   // carries both (TransformerEngine packs them into one message, ring-flash-attention runs both on
   // one process group).
   bool separate_accumulator_communicator = true;
+  // A gated MLP's activation fused into one kernel that keeps only its input (gate and up) for
+  // the backward and recomputes silu(gate) there (Megatron-LM's bias_swiglu_fusion); false: the
+  // unfused autograd, which keeps silu(gate) too, f more elements a token.
+  bool fused_gated_activation = false;
 };
 
 // What the family's code does on the ring that the knobs do not say and the simulator prices,

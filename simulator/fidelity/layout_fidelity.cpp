@@ -60,6 +60,7 @@ LayoutFidelityRow rebuild(const PublishedLayout& l, const CostModels& models) {
   job.batch = l.global_batch;
   job.mask = Mask{};  // causal
   job.linears = parse_linears(l.precision, "precision");
+  job.fp8_library = l.fp8_library;
   TrainingStrategy s = training_preset(l.family, job, topology, l.tp, l.dp);
   s.micro_batch = l.micro_batch;
   if (!l.checkpoint.empty()) s.checkpoint.policy = parse_checkpoint_policy(l.checkpoint, "checkpoint");

@@ -13,10 +13,11 @@ namespace burst::sim {
 extern const std::string_view kPublishedLayoutsCsv;
 
 std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, const std::string& origin) {
-  const CsvTable table(csv, origin, {"id",          "model",      "gpu",       "gpus",      "seq_len", "global_batch",
-                                     "micro_batch", "tp",         "cp",        "pp",        "dp",      "family",
-                                     "layout",      "checkpoint", "gradients", "precision", "metric",  "flop_count",
-                                     "value",       "memory_gib", "source",    "role"});
+  const CsvTable table(
+      csv, origin,
+      {"id",          "model",  "gpu",        "gpus",   "seq_len",    "global_batch", "micro_batch", "tp",
+       "cp",          "pp",     "dp",         "family", "layout",     "checkpoint",   "gradients",   "precision",
+       "fp8_library", "metric", "flop_count", "value",  "memory_gib", "source",       "role"});
   std::vector<PublishedLayout> out;
   for (std::size_t r = 0; r < table.rows(); ++r) {
     const auto count = [&](const char* name) { return static_cast<int>(table.number(r, name)); };
@@ -39,6 +40,11 @@ std::vector<PublishedLayout> parse_published_layouts(const std::string& csv, con
     l.checkpoint = table.text(r, "checkpoint");
     l.gradients = table.one_of(r, "gradients", {"", "bf16", "fp32"}, "empty (the family's), bf16 or fp32");
     l.precision = table.one_of(r, "precision", {"bf16", "fp8"}, "bf16 or fp8 (the linear layers')");
+    if (l.precision == "fp8") {
+      l.fp8_library = parse_fp8_library(table.text(r, "fp8_library"), table.where(r) + ": fp8_library");
+    } else {
+      (void)table.one_of(r, "fp8_library", {""}, "empty: the row's linear layers are not FP8");
+    }
     l.metric = table.one_of(r, "metric", {"model_tflops_per_gpu", "tokens_per_s_per_gpu"},
                             "model_tflops_per_gpu or tokens_per_s_per_gpu");
     const std::string& flop_count = table.text(r, "flop_count");

@@ -12,6 +12,7 @@
 
 #include "common/parallelism.hpp"
 #include "simulator/fidelity/source_flop_count.hpp"
+#include "simulator/training/training.hpp"
 
 namespace burst::sim {
 
@@ -29,7 +30,8 @@ struct PublishedLayout {
   std::string checkpoint;        // "" : the family's default; else a checkpoint policy
   std::string gradients;  // "" : the family's default; bf16 or fp32: the dtype the source's framework keeps them in
   std::string precision;  // bf16, fp8
-  std::string metric;     // model_tflops_per_gpu, tokens_per_s_per_gpu
+  Fp8Library fp8_library = Fp8Library::TransformerEngine;  // the library an fp8 row's framework runs
+  std::string metric;                                      // model_tflops_per_gpu, tokens_per_s_per_gpu
   // How the source counts a TFLOP/s metric's FLOPs (source_flop_count.hpp); empty for tokens/s.
   std::optional<FlopCount> flop_count;
   double value = 0;

@@ -50,7 +50,7 @@ bool is_intra_node(topo::LinkKind kind) { return kind != topo::LinkKind::Network
 
 double TimeBreakdown::total() const {
   return dense_compute + elementwise + attention_compute + attention_exposed_comm + recompute + lm_head +
-         zero_exposed_comm + optimizer;
+         zero_exposed_comm + tp_exposed_comm + optimizer;
 }
 
 IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStrategy& strategy,
@@ -84,7 +84,7 @@ IterationSimulation simulate_iteration(const TrainingJob& job, const TrainingStr
   const int tp = std::max(1, strategy.tp);
   const double layers = m.layers, gpus = topology.gpu_count(), c = local_tokens(job, topology, strategy);
   const double micro_batches = accumulation_steps(job, strategy);
-  const LayerKernels kernels = layer_kernels(m, c, tp, job.dtype_bytes, job.linears, *models.compute, gpu);
+  const LayerKernels kernels = layer_kernels(job, c, tp, *models.compute, gpu);
   // Per GPU: the rank's c tokens through 1 / T of the weights (norms are not GEMMs).
   const double dense_forward_flops = 2 * c * (m.layer_params() - 2.0 * m.hidden) / tp;
   const TensorParallelTime tp_comm = tensor_parallel_time(job, tp, c, kernels, topology, *models.comm);

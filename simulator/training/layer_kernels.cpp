@@ -31,14 +31,23 @@
 //
 // FP8 linears (LinearPrecision::Fp8) run the four GEMMs on FP8 tensor cores at
 // hw::fp8_over_bf16 times the bf16 rate (2 on Hopper), at the same efficiency curve: on Hopper
-// that curve is cuBLASLt's FP8 run itself (docs/cost-models.md). TransformerEngine casts each
-// GEMM's input to FP8 with its transpose for the weight gradient before the forward GEMM, and
-// each output gradient likewise before the backward ones (NVIDIA/TransformerEngine @0004dbd0
-// transformer_engine/pytorch/module/linear.py: `fp8_cast_transpose_fused` on the input,
-// `grad_output_preprocess` on the gradient): read e, write 1 + 1 bytes an element, one kernel
-// per GEMM and direction, on 1 / T of the tensor as every elementwise kernel here. Weights are
-// cast once a step (`is_first_microbatch`), left out; so are the FP8 bytes of tensor
-// parallelism's all-gathers (its collectives are priced in the activation dtype, twice FP8's).
+// that curve is cuBLASLt's FP8 run itself (docs/cost-models.md). The casts to FP8 are elementwise
+// kernels, as the job's library (Fp8Library) runs them; per GEMM of input X, output gradient dY
+// and weight W:
+//   TransformerEngine: X cast with its transpose before the forward GEMM, dY likewise before the
+//     backward ones (NVIDIA/TransformerEngine @d0067d0d transformer_engine/pytorch/module/
+//     linear.py, the input quantizer in `_linear_forward_impl`; module/base.py
+//     `grad_output_preprocess`): read e, write 1 + 1 bytes an element, one kernel each, on this
+//     GPU's 1 / T of the tensor (under sequence parallelism a column-parallel layer's input is
+//     cast before it is gathered, a row-parallel layer's output gradient before it is gathered).
+//     Weights are cast once a step (`is_first_microbatch`), left out.
+//   torchao (pytorch/ao @36027d82 torchao/float8/float8_linear.py,
+//     `matmul_with_hp_or_float8_args`, tensorwise dynamic scaling, as TorchTitan's float8 runs
+//     it): every cast (`hp_tensor_to_float8_dynamic`) is an amax pass (read e) then the cast
+//     (read e, write 1), two kernels; the forward casts X and W, the backward dY twice (for the
+//     input and the weight gradient), W and X again. It works on what the GEMM sees: the whole
+//     gathered input and output gradient under tensor parallelism. torch.compile fuses some of
+//     these passes into their neighbours; the count is the eager code's, an upper bound.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -46,13 +55,12 @@
 #include <limits>
 #include <numeric>
 #include <span>
+#include <vector>
 
 #include "simulator/detail/training/iteration_parts.hpp"
 #include "topologies/hardware.hpp"
 
 namespace burst::sim {
-namespace {}  // namespace
-
 double gemm_seconds(const ComputeModel& compute, const topo::GpuSpec& gpu, double m, double n, double k,
                     double speedup) {
   constexpr double kMaxBlock = std::numeric_limits<std::int32_t>::max();
@@ -96,34 +104,44 @@ LayerElementwiseBytes layer_elementwise_bytes(const ModelSpec& m, double tokens,
            s * (2 * e * hq + 4.0 * m.heads)}};
 }
 
-LayerKernels layer_kernels(const ModelSpec& m, double tokens, int tp, int dtype_bytes, LinearPrecision linears,
-                           const ComputeModel& compute, const topo::GpuSpec& gpu) {
+LayerKernels layer_kernels(const TrainingJob& job, double tokens, int tp, const ComputeModel& compute,
+                           const topo::GpuSpec& gpu) {
   // Tensor parallelism splits every matrix's output (column-parallel: QKV, the MLP's input) or
   // input (row-parallel: the output projection, the MLP's output) T ways over all c tokens.
-  const double t = std::max(1, tp);
+  const ModelSpec& m = job.model;
+  const double t = std::max(1, tp), e = job.dtype_bytes;
   const double c = tokens, h = m.hidden, f = m.ffn;
   const double hq = static_cast<double>(m.heads) * m.head_dim, hkv = static_cast<double>(m.kv_heads) * m.head_dim;
   const double mlp_in = (m.gated_mlp ? 2 : 1) * h * f;
   LayerKernels k;
   const std::array<std::array<double, 2>, 4> matrices = {
       {{h, (hq + 2 * hkv) / t}, {hq / t, h}, {h, mlp_in / h / t}, {f / t, h}}};
-  const bool fp8 = linears == LinearPrecision::Fp8;
+  const bool fp8 = job.linears == LinearPrecision::Fp8;
+  const bool torchao = job.fp8_library == Fp8Library::Torchao;
   const double speedup = fp8 ? topo::hw::fp8_over_bf16(gpu.model) : 1.0;
-  std::array<double, 4> forward_casts{}, backward_casts{};
+  std::vector<double> forward_casts, backward_casts;  // bytes of each cast kernel
+  // torchao's dynamic cast of n elements: the amax pass, then the cast.
+  const auto scaled_cast = [&](std::vector<double>& kernels, double n) {
+    kernels.push_back(n * e);
+    kernels.push_back(n * (e + 1));
+  };
   for (std::size_t i = 0; i < matrices.size(); ++i) {
     const bool column = i % 2 == 0;
-    const double forward = gemm_seconds(compute, gpu, c, matrices[i][1], matrices[i][0], speedup);
+    const double in = matrices[i][0], out = matrices[i][1];
+    const double forward = gemm_seconds(compute, gpu, c, out, in, speedup);
     k.gemm_forward_s += forward;
     k.gemm_backward_s += 2 * forward;
     if (column) k.column_gemm_backward_s += 2 * forward;
-    // The input's cast before the forward GEMM, the output gradient's before the backward ones,
-    // each on this GPU's share: under sequence parallelism a column-parallel layer's input is
-    // cast on the rank's c / T tokens before it is gathered, and a row-parallel layer's output
-    // gradient arrives split so (the splits over the width are in `matrices` already).
-    forward_casts.at(i) = c * matrices[i][0] * (dtype_bytes + 2.0) / (column ? t : 1.0);
-    backward_casts.at(i) = c * matrices[i][1] * (dtype_bytes + 2.0) / (column ? 1.0 : t);
+    if (torchao) {
+      scaled_cast(forward_casts, c * in);
+      scaled_cast(forward_casts, in * out);
+      for (const double n : {c * out, c * out, in * out, c * in}) scaled_cast(backward_casts, n);
+    } else {
+      forward_casts.push_back(c * in * (e + 2) / (column ? t : 1.0));
+      backward_casts.push_back(c * out * (e + 2) / (column ? 1.0 : t));
+    }
   }
-  const LayerElementwiseBytes bytes = layer_elementwise_bytes(m, tokens, tp, dtype_bytes);
+  const LayerElementwiseBytes bytes = layer_elementwise_bytes(m, tokens, tp, job.dtype_bytes);
   k.elementwise_forward_s = streaming_seconds(compute, gpu, bytes.forward);
   k.elementwise_backward_s = streaming_seconds(compute, gpu, bytes.backward);
   if (fp8) {

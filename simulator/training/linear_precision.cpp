@@ -1,4 +1,5 @@
-// The linear layers' precision as plans and messages spell it (training.hpp).
+// The linear layers' precision, and the FP8 library, as plans, tables and messages spell them
+// (training.hpp).
 #include <fmt/format.h>
 
 #include "simulator/training/training.hpp"
@@ -12,6 +13,17 @@ LinearPrecision parse_linears(std::string_view text, const std::string& where) {
   if (text.empty() || text == "bf16") return LinearPrecision::Bf16;
   if (text == "fp8") return LinearPrecision::Fp8;
   throw Error(Problem{where, fmt::format("'{}' linear layers", text), "fp8, or none: the job's dtype", ""});
+}
+
+std::string_view to_string(Fp8Library library) {
+  return library == Fp8Library::Torchao ? "torchao" : "transformer-engine";
+}
+
+Fp8Library parse_fp8_library(std::string_view text, const std::string& where) {
+  for (const Fp8Library library : {Fp8Library::TransformerEngine, Fp8Library::Torchao}) {
+    if (text == to_string(library)) return library;
+  }
+  throw Error(Problem{where, fmt::format("'{}' FP8 library", text), "transformer-engine or torchao", ""});
 }
 
 std::optional<Problem> fp8_linears_problem(const topo::GpuSpec& gpu, const std::string& where) {

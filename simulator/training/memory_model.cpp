@@ -15,6 +15,8 @@
 //   kept by "none" A = e * (input h + attention norm h + Q hq + K,V 2 hkv + O hq + residual h
 //                        + MLP norm h + [gated: gate, up 2 ffn + silu(gate) ffn + product ffn;
 //                                        else: up ffn + gelu ffn]) + lse 4 * heads,
+//                   without silu(gate) where the framework fuses the gated activation
+//                   (FrameworkMemory::fused_gated_activation),
 //   of which the attention output S = e * hq + 4 * heads (O and lse) is the attention stash;
 //   full         L * c * e * h (each layer's input) + one layer's working set 2 * A * c (its
 //                activations rebuilt plus their gradients) during that layer's backward;
@@ -33,6 +35,18 @@
 // copy worked in place, 1; DeepSpeed-Ulysses: the copy, the softmax and its log, 3).
 // Reserve: the CUDA context, cuBLAS's workspaces, the NCCL communicators' buffers and the caching
 // allocator's fragmentation (reserve_model.cpp; docs/iteration-model.md).
+// FP8 linear layers as TransformerEngine runs them (NVIDIA/TransformerEngine @d0067d0d
+// transformer_engine/pytorch/module/linear.py and layernorm_linear.py): each GEMM keeps its input
+// for the backward in FP8, 1 byte an element: the two norms' outputs (h each) and the MLP's
+// output matrix's input (the product, or the GELU's output: f) shrink from e to 1 byte, while
+// the output projection keeps an FP8 copy of O beside the bf16 O attention keeps (hq more, not
+// part of the stash). Its weights, cast once a step, stay cached with their transposes across the
+// step's micro-batches (`_fp8_workspaces["weight"]`, kept while Megatron passes
+// `is_first_microbatch`): 2 bytes per local linear weight, `fp8_weights`; not under ZeRO-3
+// (`cache_name` is None for FSDP2). torchao's float8 keeps the bf16 inputs and no weight copies
+// (pytorch/ao @36027d82 torchao/float8/float8_linear.py: `ctx.save_for_backward(input_hp,
+// weight_hp_t)`): nothing changes.
+
 // Tensor parallelism of T (Megatron-LM's, with sequence parallelism): every GPU holds 1 / T of
 // each weight, gradient and optimizer state (the vocabulary split too), ZeRO shards those over
 // the P / T GPUs holding the same share (the data-parallel replicas included, as Megatron-LM's
@@ -57,14 +71,18 @@ struct TokenBytes {
   double stash = 0;  // S: its attention output and lse
 };
 
-TokenBytes layer_token_bytes(const ModelSpec& m, double e) {
+// `fp8_inputs`: the GEMMs keep their inputs in FP8 (TransformerEngine's FP8 linears);
+// `fused_gated`: the gated activation keeps only its input.
+TokenBytes layer_token_bytes(const ModelSpec& m, double e, bool fp8_inputs, bool fused_gated) {
   const double h = m.hidden, hq = static_cast<double>(m.heads) * m.head_dim;
   const double hkv = static_cast<double>(m.kv_heads) * m.head_dim, f = m.ffn;
   const double lse = kFp32 * m.heads;
-  const double mlp = m.gated_mlp ? 4 * f : 2 * f;
+  const double gemm_input = fp8_inputs ? 1 : e;  // the norms' outputs, the MLP output matrix's input
+  const double activation_kept = m.gated_mlp ? (fused_gated ? 2 * f : 3 * f) : f;  // gate, up [, silu(gate)]; or up
+  const double mlp = e * activation_kept + gemm_input * f;
   TokenBytes t;
   t.stash = e * hq + lse;
-  t.all = e * (h + h + hq + 2 * hkv + h + h + mlp) + t.stash;
+  t.all = e * (h + hq + 2 * hkv + h) + 2 * gemm_input * h + mlp + (fp8_inputs ? hq : 0) + t.stash;
   return t;
 }
 
@@ -118,7 +136,8 @@ double ring_buffer_bytes(const TrainingJob& job, const TrainingStrategy& strateg
 }  // namespace
 
 double MemoryBreakdown::total() const {
-  return params + gradients + optimizer + activations + attention_stash + ring_buffers + lm_head + reserve;
+  return params + fp8_weights + gradients + optimizer + activations + attention_stash + ring_buffers + lm_head +
+         reserve;
 }
 
 MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& strategy,
@@ -140,7 +159,11 @@ MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& 
   mem.gradients = gradient_bytes(job, framework) * n / (stage >= 2 ? p : 1) + framework.gradient_bucket_elements * e;
   mem.optimizer = strategy.zero.offload ? 0 : kOptimizerBytesPerParam * n / (stage >= 1 ? p : 1);
 
-  const TokenBytes token = layer_token_bytes(m, e);
+  const bool transformer_engine_fp8 =
+      job.linears == LinearPrecision::Fp8 && job.fp8_library == Fp8Library::TransformerEngine;
+  if (transformer_engine_fp8 && stage < 3) mem.fp8_weights = 2 * layers * (m.layer_params() - 2.0 * m.hidden) / t;
+
+  const TokenBytes token = layer_token_bytes(m, e, transformer_engine_fp8, framework.fused_gated_activation);
   const bool keeps_all = strategy.checkpoint.policy == CheckpointPolicy::None;
   const double kept = keeps_all ? layers * (token.all - token.stash) : layers * e * m.hidden;
   const double working_set = keeps_all ? token.all : 2 * token.all;

@@ -17,6 +17,12 @@
 // A dense recompute runs the forward's 4 again (iteration_model.cpp counts it). Each collective
 // moves c h e (T - 1) / T bytes per GPU, ring-paced by the slowest pair of the group's GPUs (the
 // first T of a node: NVLink on NVSwitch nodes), at the comm model's efficiency for that link.
+// Under TransformerEngine's FP8 linears the all-gathers carry FP8, 1 byte an element: it casts a
+// column-parallel layer's input before gathering it, in the forward and again for the weight
+// gradient, and a row-parallel layer's output gradient before gathering it
+// (NVIDIA/TransformerEngine @d0067d0d transformer_engine/pytorch/module/linear.py,
+// `gather_along_first_dim(..., quantizer=...)`; module/base.py `grad_output_preprocess`); the
+// reduce-scatters stay in the activation dtype.
 #include <algorithm>
 
 #include "simulator/detail/training/iteration_parts.hpp"
@@ -25,8 +31,9 @@ namespace burst::sim {
 
 TensorParallelBytes tensor_parallel_bytes(const TrainingJob& job, int tp, double tokens) {
   if (tp <= 1) return {};
-  const double one = tokens * job.model.hidden * job.dtype_bytes * (tp - 1.0) / tp;
-  return {4 * one, 6 * one};
+  const double elements = tokens * job.model.hidden * (tp - 1.0) / tp;
+  const bool fp8_gathers = job.linears == LinearPrecision::Fp8 && job.fp8_library == Fp8Library::TransformerEngine;
+  return {elements * (fp8_gathers ? 1 : job.dtype_bytes), elements * job.dtype_bytes};
 }
 
 TensorParallelTime tensor_parallel_time(const TrainingJob& job, int tp, double tokens, const LayerKernels& kernels,
@@ -47,11 +54,11 @@ TensorParallelTime tensor_parallel_time(const TrainingJob& job, int tp, double t
   }
   const double usable = comm.capacity(topo::DirectedLink{kind, bandwidth, 0, topo::Sharing::Shared});
   const TensorParallelBytes bytes = tensor_parallel_bytes(job, tp, tokens);
-  const double one = bytes.forward_per_layer / 4 / usable;  // one collective's seconds
-  t.forward_per_layer = 4 * one;
-  t.backward_per_layer = 2 * one + std::max(0.0, 4 * one - kernels.column_gemm_backward_s);
-  t.forward_bytes_per_layer = bytes.forward_per_layer;
-  t.backward_bytes_per_layer = bytes.backward_per_layer;
+  const double gather = bytes.all_gather / usable, scatter = bytes.reduce_scatter / usable;  // one collective's seconds
+  t.forward_per_layer = 2 * gather + 2 * scatter;
+  t.backward_per_layer = 2 * gather + std::max(0.0, 2 * gather + 2 * scatter - kernels.column_gemm_backward_s);
+  t.forward_bytes_per_layer = bytes.forward_per_layer();
+  t.backward_bytes_per_layer = bytes.backward_per_layer();
   return t;
 }
 

@@ -66,6 +66,21 @@ enum class LinearPrecision : std::uint8_t { Bf16, Fp8 };
 // Why a GPU cannot run FP8 linear layers, as a problem at `where`, or nothing when it can.
 [[nodiscard]] std::optional<Problem> fp8_linears_problem(const topo::GpuSpec& gpu, const std::string& where);
 
+// The library that runs FP8 linear layers, which sets what they cost beside the GEMMs
+// (docs/iteration-model.md, "FP8 linear layers", has each item's source):
+//   TransformerEngine (Megatron-LM, NeMo; what burst plans price): each GEMM's input cast once
+//     with its transpose and kept for the backward in FP8, each output gradient likewise; the
+//     weights cast once a step and kept, with their transposes, across its micro-batches (not
+//     under ZeRO-3); tensor parallelism's all-gathers in FP8;
+//   Torchao (TorchTitan's float8, tensorwise dynamic scaling): every cast an amax pass and a
+//     cast pass, the input's and the weight's cast again for the backward and the output
+//     gradient cast twice; inputs kept in bf16, no weight copies kept; tensor parallelism's
+//     all-gathers in the activation dtype.
+enum class Fp8Library : std::uint8_t { TransformerEngine, Torchao };
+[[nodiscard]] std::string_view to_string(Fp8Library library);  // "transformer-engine", "torchao"
+// The inverse; throws burst::Error naming `where` otherwise.
+[[nodiscard]] Fp8Library parse_fp8_library(std::string_view text, const std::string& where);
+
 struct TrainingJob {
   ModelSpec model;
   std::int64_t seq = 0;  // tokens per sequence
@@ -73,6 +88,7 @@ struct TrainingJob {
   Mask mask;
   int dtype_bytes = 2;  // bf16 parameters and activations
   LinearPrecision linears = LinearPrecision::Bf16;
+  Fp8Library fp8_library = Fp8Library::TransformerEngine;  // who runs FP8 `linears`
 };
 
 // The training knobs (checkpoint, lm_head_chunks, zero: common/strategy_knobs.hpp), the
@@ -94,6 +110,7 @@ struct TrainingStrategy : TrainingKnobs {
 
 struct MemoryBreakdown {  // bytes per GPU
   double params = 0;
+  double fp8_weights = 0;  // TransformerEngine's FP8 copies of the linear weights (memory_model.cpp)
   double gradients = 0;
   double optimizer = 0;
   double activations = 0;
@@ -162,10 +179,14 @@ struct ReserveParts {
 // Building blocks of the two models, for the planner and the tests.
 
 // Tensor parallelism's sequence-parallel collectives as bytes each GPU sends per decoder layer
-// (tp_collectives.cpp): 4 of c h e (tp - 1) / tp in the forward, 6 in the backward, for the
-// context-parallel rank's c `tokens`; zero at tp 1.
+// (tp_collectives.cpp), each of c h (tp - 1) / tp elements for the context-parallel rank's c
+// `tokens`: 2 all-gathers and 2 reduce-scatters in the forward, 4 and 2 in the backward; an
+// all-gather's elements are FP8 under TransformerEngine's FP8 linears, everything else in the
+// activation dtype; zero at tp 1.
 struct TensorParallelBytes {
-  double forward_per_layer = 0, backward_per_layer = 0;
+  double all_gather = 0, reduce_scatter = 0;  // one collective's
+  [[nodiscard]] double forward_per_layer() const { return 2 * all_gather + 2 * reduce_scatter; }
+  [[nodiscard]] double backward_per_layer() const { return 4 * all_gather + 2 * reduce_scatter; }
 };
 [[nodiscard]] TensorParallelBytes tensor_parallel_bytes(const TrainingJob& job, int tp, double tokens);
 

@@ -1,19 +1,25 @@
 // The two breakdowns as ordered JSON objects: every item in declaration order, then "total",
 // so plans and reports show where the bytes and the seconds go and that they add up.
+#include <array>
+#include <utility>
+
 #include "simulator/training/training.hpp"
 
 namespace burst::sim {
 
 Json to_json(const MemoryBreakdown& memory) {
-  return Json{{"params", memory.params},
-              {"gradients", memory.gradients},
-              {"optimizer", memory.optimizer},
-              {"activations", memory.activations},
-              {"attention_stash", memory.attention_stash},
-              {"ring_buffers", memory.ring_buffers},
-              {"lm_head", memory.lm_head},
-              {"reserve", memory.reserve},
-              {"total", memory.total()}};
+  Json out{{"params", memory.params}};
+  if (memory.fp8_weights > 0) out["fp8_weights"] = memory.fp8_weights;  // only FP8 jobs have the item
+  const std::array<std::pair<const char*, double>, 8> items{{{"gradients", memory.gradients},
+                                                             {"optimizer", memory.optimizer},
+                                                             {"activations", memory.activations},
+                                                             {"attention_stash", memory.attention_stash},
+                                                             {"ring_buffers", memory.ring_buffers},
+                                                             {"lm_head", memory.lm_head},
+                                                             {"reserve", memory.reserve},
+                                                             {"total", memory.total()}}};
+  for (const auto& [name, value] : items) out[name] = value;
+  return out;
 }
 
 Json to_json(const TimeBreakdown& time) {

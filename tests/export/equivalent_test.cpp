@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <string_view>
 
 #include "planner/detail/export/equivalent.hpp"
 #include "planner/detail/export/equivalent_cost.hpp"
@@ -170,7 +171,9 @@ TEST_CASE("an export says a plan's kernel path is burst's, not the framework's")
   }));
 }
 
-TEST_CASE("FP8 linears: written where the framework has them, a deviation priced in the job's dtype where not") {
+TEST_CASE(
+    "FP8 linears: written where the framework has them, a deviation priced in the job's dtype where not, "
+    "and on torchao a deviation priced as torchao runs them") {
   const std::string h100 = std::string(BURST_TEST_DATA) + "/exports/plans/h100x2-qwen7b-hf-256K.json";
   plan::Plan p = plan::read_plan(h100);
   p.job.linears = "fp8";
@@ -188,8 +191,18 @@ TEST_CASE("FP8 linears: written where the framework has them, a deviation priced
     INFO(framework);
     const exporter::Equivalent e = equivalent_in(p, framework);
     CHECK(e.linears == sim::LinearPrecision::Fp8);
-    CHECK_FALSE(deviates(e, Knob::Linears));
+    const bool torchtitan = std::string_view(framework) == "torchtitan";
+    CHECK(e.fp8_library == (torchtitan ? sim::Fp8Library::Torchao : sim::Fp8Library::TransformerEngine));
+    CHECK(deviates(e, Knob::Linears) == torchtitan);
   }
+  // TorchTitan's deviation says which library, and its prediction is printed beside the plan's.
+  const exporter::Exported titan = exporter::export_plan(p, h100, "torchtitan", "--to", true, 2);
+  CHECK(std::any_of(titan.notes.begin(), titan.notes.end(), [](const std::string& n) {
+    return n.find("fp8 linear layers on transformer-engine") != std::string::npos &&
+           n.find("written: fp8 linear layers on torchao") != std::string::npos;
+  }));
+  CHECK(std::any_of(titan.notes.begin(), titan.notes.end(),
+                    [](const std::string& n) { return n.find("the TorchTitan equivalent") != std::string::npos; }));
   const exporter::Equivalent deepspeed = equivalent_in(p, "deepspeed");
   CHECK(deepspeed.linears == sim::LinearPrecision::Bf16);
   CHECK(deviates(deepspeed, Knob::Linears));
@@ -198,4 +211,8 @@ TEST_CASE("FP8 linears: written where the framework has them, a deviation priced
   const exporter::Predicted bf16 = exporter::predict_strategy(p, p.strategy, h100, "", sim::LinearPrecision::Bf16);
   REQUIRE(fp8.runs);
   CHECK(fp8.step_time_s < bf16.step_time_s);
+  // torchao's casts cost more than TransformerEngine's.
+  const exporter::Predicted torchao =
+      exporter::predict_strategy(p, p.strategy, h100, "", std::nullopt, sim::Fp8Library::Torchao);
+  CHECK(torchao.step_time_s > fp8.step_time_s);
 }

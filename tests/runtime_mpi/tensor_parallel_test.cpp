@@ -126,7 +126,7 @@ TEST_CASE("each rank sends the simulator's bytes in the sequence-parallel collec
         // input, is not recomputed); the simulator prices Megatron's full-layer recompute, all 4.
         const double recompute = policy == CheckpointPolicy::None ? 0.0 : 0.75;
         const double expected =
-            2.0 * plan.job.model.layers * ((1 + recompute) * layer.forward_per_layer + layer.backward_per_layer);
+            2.0 * plan.job.model.layers * ((1 + recompute) * layer.forward_per_layer() + layer.backward_per_layer());
         INFO("tp " << tp << ", micro-batches of " << micro_batch << ", " << to_string(policy));
         CHECK(static_cast<double>(report->measured.sequence_parallel_bytes) == expected);
       }

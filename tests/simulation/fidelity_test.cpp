@@ -101,9 +101,9 @@ TEST_CASE("held-out training layouts stay where docs/fidelity.md reports them") 
   for (const auto& r : rows) by_id[r.layout.id] = &r;
   // TorchTitan's Llama 3.1 8B on 8 H100 of 96 GB at 500 W, whose peak is "between SXM and NVL" by
   // its own account: every run over-predicted on the preset's H100 SXM, the bf16 one by under
-  // 30%, all by under 70%; FP8's gain at 8K (Table 1: 1.28x) within 15%. Table 2 (FSDP x CP,
-  // FP8, full checkpointing, a zigzag ring as PyTorch balances it): the trend from 32K (CP 1),
-  // which carries the same GPU, within 25%, and every run's memory within 10%.
+  // 30%, all by under 70%; FP8's gain at 8K (Table 1: 1.28x) within 10%, torchao's casts priced.
+  // Table 2 (FSDP x CP, FP8, full checkpointing, a zigzag ring as PyTorch balances it): the trend
+  // from 32K (CP 1), which carries the same GPU, within 25%, and every run's memory within 10%.
   for (const auto& r : rows) {
     if (r.layout.id.rfind("titan-", 0) != 0) continue;
     INFO(r.layout.id);
@@ -113,7 +113,7 @@ TEST_CASE("held-out training layouts stay where docs/fidelity.md reports them") 
   const LayoutFidelityRow& bf16 = *by_id.at("titan-llama3-8b-8k-bf16");
   const LayoutFidelityRow& fp8 = *by_id.at("titan-llama3-8b-8k-fp8");
   CHECK(bf16.error() < 0.30);
-  CHECK(std::abs((fp8.predicted() / bf16.predicted()) / (fp8.layout.value / bf16.layout.value) - 1) < 0.15);
+  CHECK(std::abs((fp8.predicted() / bf16.predicted()) / (fp8.layout.value / bf16.layout.value) - 1) < 0.10);
   const LayoutFidelityRow& cp1 = *by_id.at("titan-llama3-8b-32k");
   for (const char* id :
        {"titan-llama3-8b-32k", "titan-llama3-8b-64k", "titan-llama3-8b-128k", "titan-llama3-8b-256k"}) {
@@ -171,6 +171,7 @@ TEST_CASE("a malformed layouts table is refused with its row") {
                                                             {"checkpoint", ""},
                                                             {"gradients", ""},
                                                             {"precision", "fp8"},
+                                                            {"fp8_library", "transformer-engine"},
                                                             {"metric", "model_tflops_per_gpu"},
                                                             {"flop_count", "nemo"},
                                                             {"value", "660"},
@@ -198,6 +199,12 @@ TEST_CASE("a malformed layouts table is refused with its row") {
                     Catch::Contains("l.csv row 2: metric") && Catch::Contains("tokens_per_s_per_gpu"));
   CHECK_THROWS_WITH(parse_row({{"precision", "fp16"}}),
                     Catch::Contains("l.csv row 2: precision") && Catch::Contains("bf16 or fp8"));
+  // An FP8 row names the library that ran its FP8; a bf16 row names none.
+  CHECK_THROWS_WITH(parse_row({{"fp8_library", ""}}),
+                    Catch::Contains("l.csv row 2: fp8_library") && Catch::Contains("torchao"));
+  CHECK_THROWS_WITH(parse_row({{"precision", "bf16"}}),
+                    Catch::Contains("l.csv row 2: fp8_library") && Catch::Contains("not FP8"));
+  CHECK_NOTHROW(parse_row({{"precision", "bf16"}, {"fp8_library", ""}}));
   CHECK_THROWS_WITH(parse_row({{"layout", "zigzg"}}),
                     Catch::Contains("l.csv row 2: layout") && Catch::Contains("zigzag"));
   CHECK_THROWS_WITH(parse_published_layouts("id,model\n", "l.csv"), Catch::Contains("no column 'gpu'"));

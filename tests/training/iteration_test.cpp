@@ -32,12 +32,15 @@ topo::Topology with_hbm(const topo::Topology& t, double bandwidth) {
 TEST_CASE("time items sum to the step time", "[training][time]") {
   const auto t = a800(2);
   const auto job = job_of("burst-7b", 64 * 1024);
-  for (const char* family : {"burst", "megatron-cp", "loongtrain-double-ring"}) {
-    const auto it = run(job, sim::training_preset(family, job, t), t);
+  for (const auto& [family, tp] :
+       {std::pair{"burst", 1}, {"megatron-cp", 1}, {"loongtrain-double-ring", 1}, {"megatron-cp", 4}}) {
+    INFO(family << " at TP " << tp);
+    const auto it = run(job, sim::training_preset(family, job, t, tp, 1), t);
     REQUIRE(it.not_applicable.empty());
     const auto& x = it.time;
+    CHECK((tp > 1) == (x.tp_exposed_comm > 0));
     // step = dense + elementwise + attention compute + attention exposed comm + recompute + LM head + ZeRO
-    // exposed + optimizer
+    // exposed + tensor parallelism's exposed collectives + optimizer
     const double sum = x.dense_compute + x.elementwise + x.attention_compute + x.attention_exposed_comm + x.recompute +
                        x.lm_head + x.zero_exposed_comm + x.tp_exposed_comm + x.optimizer;
     CHECK(it.step_time_s == Approx(sum).epsilon(1e-12));
@@ -53,9 +56,13 @@ TEST_CASE("the forward and backward passes are the step less ZeRO's exposed coll
   const auto t = a800(2);
   for (const std::int64_t seq : {std::int64_t{16 * 1024}, std::int64_t{64 * 1024}}) {
     const auto job = job_of("burst-7b", seq);
-    for (const char* family : {"burst", "megatron-cp", "loongtrain-double-ring", "burst-usp"}) {
-      INFO(family << " at " << seq << " tokens");
-      const auto it = run(job, sim::training_preset(family, job, t), t);
+    for (const auto& [family, tp] : {std::pair{"burst", 1},
+                                     {"megatron-cp", 1},
+                                     {"loongtrain-double-ring", 1},
+                                     {"burst-usp", 1},
+                                     {"megatron-cp", 4}}) {
+      INFO(family << " at TP " << tp << ", " << seq << " tokens");
+      const auto it = run(job, sim::training_preset(family, job, t, tp, 1), t);
       REQUIRE(it.not_applicable.empty());
       CHECK(it.forward_s > 0);
       CHECK(it.backward_s > it.forward_s);  // twice the products, and the recompute
@@ -251,8 +258,15 @@ TEST_CASE("FP8 linears run the layer's GEMMs at twice the bf16 rate on Hopper, p
   const ModelSpec m = sim::model_preset("llama3-8b");
   const sim::CostModels models = sim::make_cost_models();
   const double tokens = 16384;
+  const auto job_in = [&](sim::LinearPrecision p, sim::Fp8Library library = sim::Fp8Library::TransformerEngine) {
+    sim::TrainingJob job;
+    job.model = m;
+    job.linears = p;
+    job.fp8_library = library;
+    return job;
+  };
   const auto kernels = [&](sim::LinearPrecision p) {
-    return sim::layer_kernels(m, tokens, 1, 2, p, *models.compute, h100.gpu());
+    return sim::layer_kernels(job_in(p), tokens, 1, *models.compute, h100.gpu());
   };
   const sim::LayerKernels bf16 = kernels(sim::LinearPrecision::Bf16), fp8 = kernels(sim::LinearPrecision::Fp8);
   // Large GEMMs: far above the launch gap, so the time halves.
@@ -273,7 +287,7 @@ TEST_CASE("FP8 linears run the layer's GEMMs at twice the bf16 rate on Hopper, p
   // Tensor parallelism of 2 with sequence parallelism: each GPU casts half of every tensor.
   const auto cast_seconds = [&](int tp) {
     const auto with = [&](sim::LinearPrecision p) {
-      const sim::LayerKernels k = sim::layer_kernels(m, tokens, tp, 2, p, *models.compute, h100.gpu());
+      const sim::LayerKernels k = sim::layer_kernels(job_in(p), tokens, tp, *models.compute, h100.gpu());
       return k.elementwise_forward_s + k.elementwise_backward_s;
     };
     return with(sim::LinearPrecision::Fp8) - with(sim::LinearPrecision::Bf16);

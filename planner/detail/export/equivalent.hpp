@@ -14,7 +14,8 @@
 //   lm_head     unfused where the framework has no chunked LM head;
 //   zero        the nearest stage it has, preferring more sharding (never more memory);
 //   offload     off where it cannot offload the optimizer;
-//   linears     FP8 GEMMs where the framework has them, else the job's dtype.
+//   linears     FP8 GEMMs where the framework has them, else the job's dtype; FP8 on the
+//               framework's library, a deviation where that is not TransformerEngine's.
 // Each replacement is a Deviation naming what the plan asked, what is written and why.
 #pragma once
 
@@ -35,9 +36,10 @@ struct Deviation {
 };
 
 struct Equivalent {
-  plan::Strategy strategy;                                    // what the framework runs, in the plan's terms
-  sim::LinearPrecision linears = sim::LinearPrecision::Bf16;  // and its linear layers' (plan /job/linears)
-  std::vector<Deviation> deviations;                          // empty: it runs the plan as it is
+  plan::Strategy strategy;                                           // what the framework runs, in the plan's terms
+  sim::LinearPrecision linears = sim::LinearPrecision::Bf16;         // and its linear layers' (plan /job/linears)
+  sim::Fp8Library fp8_library = sim::Fp8Library::TransformerEngine;  // which runs them, when FP8
+  std::vector<Deviation> deviations;                                 // empty: it runs the plan as it is
 };
 
 [[nodiscard]] Equivalent nearest_equivalent(const plan::Plan& plan, const Framework& framework);

@@ -22,11 +22,13 @@ struct Predicted {
 };
 
 // Throws burst::Error when the plan carries no cluster document to simulate on. `linears`: the
-// linear layers' precision it runs, where it is not the plan's own (a framework without FP8).
+// linear layers' precision it runs, where it is not the plan's own (a framework without FP8);
+// `fp8_library`: the library FP8 linears run on (the plan prices TransformerEngine's).
 // `allocates_like`: the family whose allocation (FrameworkMemory) to cost the memory with, as
 // that framework allocates; empty: the strategy's own.
 [[nodiscard]] Predicted predict_strategy(const plan::Plan& plan, const plan::Strategy& strategy,
                                          const std::string& source, const std::string& allocates_like = "",
-                                         std::optional<sim::LinearPrecision> linears = std::nullopt);
+                                         std::optional<sim::LinearPrecision> linears = std::nullopt,
+                                         sim::Fp8Library fp8_library = sim::Fp8Library::TransformerEngine);
 
 }  // namespace burst::exporter

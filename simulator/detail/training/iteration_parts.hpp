@@ -52,9 +52,9 @@ struct LayerKernels {
   double elementwise_forward_s = 0;   // norms, RoPE, residual adds, activation
   double elementwise_backward_s = 0;  // their gradients and D = rowsum(dO * O)
 };
-// FP8 linears (`linears`) need hw::fp8_over_bf16(gpu.model) > 0: the caller checks.
-[[nodiscard]] LayerKernels layer_kernels(const ModelSpec& model, double tokens, int tp, int dtype_bytes,
-                                         LinearPrecision linears, const ComputeModel& compute,
+// The job's model, dtype and linear layers (FP8 `linears` need hw::fp8_over_bf16(gpu.model) > 0:
+// the caller checks).
+[[nodiscard]] LayerKernels layer_kernels(const TrainingJob& job, double tokens, int tp, const ComputeModel& compute,
                                          const topo::GpuSpec& gpu);
 // The loss's softmax and gradient over the logits (a vocabulary share of 1 / tp), in `chunks` pieces.
 [[nodiscard]] double loss_seconds(const ModelSpec& model, double tokens, int tp, int chunks, int dtype_bytes,

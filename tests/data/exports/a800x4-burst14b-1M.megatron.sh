@@ -6,7 +6,7 @@
 # note: checkpoint: the plan asks attn_stash; Megatron-LM cannot: --recompute-granularity selective recomputes whole submodules (--recompute-modules); none keeps the attention output while recomputing the rest, as attn_stash does, and no flag keeps a fraction of the sequence; written: full
 # note: lm_head: the plan asks fused with the loss in 32 chunks; Megatron-LM cannot: no flag computes the LM head and loss in sequence chunks (--cross-entropy-loss-fusion fuses the loss, not the logits); written: unfused
 # note: predicted on the plan's cluster (default cost models): the plan (burst) 288.15 s a step, 113.7 tokens/s per GPU, 52.2 GiB per GPU
-# note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (flat ring of 32) 354.68 s a step, 92.4 tokens/s per GPU, 61.6 GiB per GPU; memory as Megatron-LM allocates (fp32 main gradients; logits + 1 fp32 logit-sized buffer); the plan is 1.23x its speed
+# note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (flat ring of 32) 354.68 s a step, 92.4 tokens/s per GPU, 59.9 GiB per GPU; memory as Megatron-LM allocates (fp32 main gradients; logits + 1 fp32 logit-sized buffer; a fused gated activation keeping its input only); the plan is 1.23x its speed
 # note: zero: Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1
 MEGATRON_ARGS=(
   --tensor-model-parallel-size 1

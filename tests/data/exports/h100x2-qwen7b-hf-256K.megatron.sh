@@ -4,8 +4,8 @@
 # use: source this file; torchrun ... pretrain_gpt.py "${MEGATRON_ARGS[@]}" plus your data, tokenizer and optimizer arguments
 # note: attention: the plan asks double ring 2x4; Megatron-LM cannot: --hierarchical-context-parallel-sizes splits a2a (Ulysses) from p2p (ring); the p2p ring itself is one flat ring; written: flat ring of 8
 # note: checkpoint: the plan asks attn_stash; Megatron-LM cannot: --recompute-granularity selective recomputes whole submodules (--recompute-modules); none keeps the attention output while recomputing the rest, as attn_stash does, and no flag keeps a fraction of the sequence; written: full
-# note: predicted on the plan's cluster (default cost models): the plan (burst) 11.96 s a step, 1369.8 tokens/s per GPU, 48.3 GiB per GPU
-# note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (flat ring of 8) 14.70 s a step, 1114.4 tokens/s per GPU, 35.0 GiB per GPU; memory as Megatron-LM allocates (fp32 main gradients; logits + 1 fp32 logit-sized buffer); the plan is 1.23x its speed
+# note: predicted on the plan's cluster (default cost models): the plan (burst) 12.03 s a step, 1362.2 tokens/s per GPU, 48.3 GiB per GPU
+# note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (flat ring of 8) 14.77 s a step, 1109.4 tokens/s per GPU, 33.8 GiB per GPU; memory as Megatron-LM allocates (fp32 main gradients; logits + 1 fp32 logit-sized buffer; a fused gated activation keeping its input only); the plan is 1.23x its speed
 # note: zero: Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1
 MEGATRON_ARGS=(
   --tensor-model-parallel-size 2

@@ -4,7 +4,7 @@
 # use: source this file; torchrun ... pretrain_gpt.py "${MEGATRON_ARGS[@]}" plus your data, tokenizer and optimizer arguments
 # note: backward: the plan asks q_ring; Megatron-LM cannot: TransformerEngine's p2p ring has only the K,V-side backward (dK,dV travel with K,V); written: kv_ring
 # note: predicted on the plan's cluster (default cost models): the plan (burst-usp) 718.3 ms a step, 356.4 tokens/s per GPU, 35.6 MiB per GPU
-# note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (Ulysses 2 x flat ring of 2) 728.3 ms a step, 351.5 tokens/s per GPU, 38.9 MiB per GPU; memory as Megatron-LM allocates (fp32 main gradients; logits + 1 fp32 logit-sized buffer); the plan is 1.01x its speed
+# note: predicted on the plan's cluster (default cost models): the Megatron-LM equivalent (Ulysses 2 x flat ring of 2) 728.3 ms a step, 351.5 tokens/s per GPU, 36.9 MiB per GPU; memory as Megatron-LM allocates (fp32 main gradients; logits + 1 fp32 logit-sized buffer; a fused gated activation keeping its input only); the plan is 1.01x its speed
 # note: zero: Megatron FSDP needs CUDA_DEVICE_MAX_CONNECTIONS unset or above 1
 MEGATRON_ARGS=(
   --tensor-model-parallel-size 1
