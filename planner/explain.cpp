@@ -190,8 +190,10 @@ std::string explain_plan(const plan::Plan& plan) {
                                 units::format_tokens(plan.job.seq), to_string(plan.job.mask));
   out += fmt::format("  {}\n", describe(plan.strategy));
   if (!plan.job.linears.empty()) {
-    out += fmt::format("  linear layers: {} GEMMs (burst export writes them; burst run trains bf16 or fp32 only)\n",
-                       shown(plan.job.linears));
+    out += fmt::format(
+        "  linear layers: {} GEMMs, priced as TransformerEngine runs them (burst export writes them, and prices "
+        "TorchTitan's on torchao; burst run trains bf16 or fp32 only)\n",
+        shown(plan.job.linears));
   }
   out +=
       fmt::format("  predicted: {:.0f} tokens/s per GPU, MFU {:.1f}%, step {}, {} per GPU\n\n", p.tokens_per_s_per_gpu,

@@ -36,7 +36,8 @@ TEST_CASE("explain says when the plan's linear layers are FP8, and only then", "
   plan::Plan p = made();
   CHECK_THAT(planner::explain_plan(p), !Catch::Contains("linear layers"));
   p.job.linears = "fp8";
-  CHECK_THAT(planner::explain_plan(p), Catch::Contains("linear layers: fp8 GEMMs"));
+  CHECK_THAT(planner::explain_plan(p),
+             Catch::Contains("linear layers: fp8 GEMMs, priced as TransformerEngine runs them"));
 }
 
 TEST_CASE("explain lists the best candidate at each parallel layout, the chosen one first, and the rest's cost",
