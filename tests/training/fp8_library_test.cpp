@@ -35,8 +35,7 @@ TEST_CASE("the FP8 library's name reads back, and a wrong one says where", "[tra
                     Catch::Contains("table row 3: fp8_library") && Catch::Contains("torchao"));
 }
 
-TEST_CASE("torchao's casts: an amax pass and a cast, input and weight forward, four more backward",
-          "[training][fp8]") {
+TEST_CASE("torchao's casts: an amax pass and a cast, input and weight forward, four more backward", "[training][fp8]") {
   const sim::CostModels models = sim::make_cost_models();
   const ModelSpec m = sim::model_preset("llama3-8b");
   const double c = 16384, e = 2;
