@@ -23,10 +23,7 @@ void* MappingCache::take(std::size_t bytes) noexcept {
     if (kept_[i].bytes >= bytes && (best == count_ || kept_[i].bytes < kept_[best].bytes)) best = i;
   }
   if (best == count_) return nullptr;
-  const Mapping m = kept_[best];
-  for (std::size_t j = best + 1; j < count_; ++j) kept_[j - 1] = kept_[j];
-  --count_;
-  bytes_ -= m.bytes;
+  const Mapping m = remove(best);
   if (m.bytes > bytes) munmap(static_cast<char*>(m.p) + bytes, m.bytes - bytes);
   return m.p;
 }
@@ -41,11 +38,17 @@ void MappingCache::keep(void* p, std::size_t bytes) noexcept {
   bytes_ += bytes;
 }
 
-void MappingCache::drop_oldest() noexcept {
-  munmap(kept_[0].p, kept_[0].bytes);
-  bytes_ -= kept_[0].bytes;
-  for (std::size_t j = 1; j < count_; ++j) kept_[j - 1] = kept_[j];
+MappingCache::Mapping MappingCache::remove(std::size_t i) noexcept {
+  const Mapping m = kept_[i];
+  for (std::size_t j = i + 1; j < count_; ++j) kept_[j - 1] = kept_[j];
   --count_;
+  bytes_ -= m.bytes;
+  return m;
+}
+
+void MappingCache::drop_oldest() noexcept {
+  const Mapping m = remove(0);
+  munmap(m.p, m.bytes);
 }
 
 MappingCache* mapping_cache() noexcept {

@@ -57,6 +57,7 @@ class MappingCache {
     void* p = nullptr;
     std::size_t bytes = 0;
   };
+  Mapping remove(std::size_t i) noexcept;  // the i-th kept mapping, no longer kept
   void drop_oldest() noexcept;
   Mapping kept_[kMaxMappings];  // oldest first
   std::size_t count_ = 0, bytes_ = 0;

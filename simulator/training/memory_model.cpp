@@ -46,7 +46,6 @@
 // (`cache_name` is None for FSDP2). torchao's float8 keeps the bf16 inputs and no weight copies
 // (pytorch/ao @36027d82 torchao/float8/float8_linear.py: `ctx.save_for_backward(input_hp,
 // weight_hp_t)`): nothing changes.
-
 // Tensor parallelism of T (Megatron-LM's, with sequence parallelism): every GPU holds 1 / T of
 // each weight, gradient and optimizer state (the vocabulary split too), ZeRO shards those over
 // the P / T GPUs holding the same share (the data-parallel replicas included, as Megatron-LM's
@@ -159,8 +158,7 @@ MemoryBreakdown estimate_memory(const TrainingJob& job, const TrainingStrategy& 
   mem.gradients = gradient_bytes(job, framework) * n / (stage >= 2 ? p : 1) + framework.gradient_bucket_elements * e;
   mem.optimizer = strategy.zero.offload ? 0 : kOptimizerBytesPerParam * n / (stage >= 1 ? p : 1);
 
-  const bool transformer_engine_fp8 =
-      job.linears == LinearPrecision::Fp8 && job.fp8_library == Fp8Library::TransformerEngine;
+  const bool transformer_engine_fp8 = fp8_on_transformer_engine(job);
   if (transformer_engine_fp8 && stage < 3) mem.fp8_weights = 2 * layers * (m.layer_params() - 2.0 * m.hidden) / t;
 
   const TokenBytes token = layer_token_bytes(m, e, transformer_engine_fp8, framework.fused_gated_activation);

@@ -32,8 +32,7 @@ namespace burst::sim {
 TensorParallelBytes tensor_parallel_bytes(const TrainingJob& job, int tp, double tokens) {
   if (tp <= 1) return {};
   const double elements = tokens * job.model.hidden * (tp - 1.0) / tp;
-  const bool fp8_gathers = job.linears == LinearPrecision::Fp8 && job.fp8_library == Fp8Library::TransformerEngine;
-  return {elements * (fp8_gathers ? 1 : job.dtype_bytes), elements * job.dtype_bytes};
+  return {elements * (fp8_on_transformer_engine(job) ? 1 : job.dtype_bytes), elements * job.dtype_bytes};
 }
 
 TensorParallelTime tensor_parallel_time(const TrainingJob& job, int tp, double tokens, const LayerKernels& kernels,

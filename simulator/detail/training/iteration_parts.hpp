@@ -5,6 +5,12 @@
 
 namespace burst::sim {
 
+// The job's linear layers are FP8 as TransformerEngine runs them: GEMM inputs kept in FP8, FP8
+// weight copies, FP8 all-gathers (memory_model.cpp, tp_collectives.cpp).
+[[nodiscard]] inline bool fp8_on_transformer_engine(const TrainingJob& job) {
+  return job.linears == LinearPrecision::Fp8 && job.fp8_library == Fp8Library::TransformerEngine;
+}
+
 // The ZeRO collectives of one iteration, as bytes each GPU sends (a ring collective over all P
 // GPUs moves the buffer's bytes x (P - 1) / P per GPU) per phase, for every decoder layer and
 // once for the embedding and LM head together.
