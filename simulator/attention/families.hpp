@@ -82,6 +82,7 @@ struct FamilyTraits {
   double lm_head_chunk_tokens =
       0;  // LM head fused with the loss over chunks of this many local tokens; 0: logits whole
   int zero_stage = 3;
+  bool optimizer_offload = false;  // the optimizer's state and step on the host (ZeroConfig::offload)
   FrameworkMemory memory;
   // Planning.
   bool searched = false;            // the planner searches its knobs from this starting point

@@ -1,8 +1,8 @@
 // Each family's training defaults as its own framework ships them: the attention preset
 // (strategy_preset) plus the recipe of its row in the family table (attention/families.hpp):
 // what is checkpointed, the LM head fused with the loss over chunks of local tokens or the
-// logits whole, the ZeRO stage, and how the family's framework allocates memory. Nothing is
-// offloaded; each data-parallel replica runs one sequence at a time (micro-batches of 1,
+// logits whole, the ZeRO stage and whether its optimizer runs on the host, and how the family's
+// framework allocates memory; each data-parallel replica runs one sequence at a time (micro-batches of 1,
 // accumulating gradients over its batch / dp), as long-context recipes do. docs/strategies.md has the sources.
 #include <algorithm>
 #include <cmath>
@@ -30,7 +30,7 @@ TrainingStrategy training_preset(std::string_view family, const TrainingJob& job
           ? std::max(1, static_cast<int>(std::ceil(local_tokens(job, topology, s) / f.lm_head_chunk_tokens)))
           : 1;
   s.zero.stage = f.zero_stage;
-  s.zero.offload = false;
+  s.zero.offload = f.optimizer_offload;
   s.memory = f.memory;
   return s;
 }

@@ -37,7 +37,12 @@ TEST_CASE("family defaults: checkpointing, LM head and ZeRO as used in practice"
   CHECK(megatron.checkpoint.policy == CheckpointPolicy::None);  // Megatron's recompute default, and NeMo's recipes
   CHECK(megatron.zero.stage == 1);
   CHECK(megatron.lm_head_chunks == 1);
-  CHECK(sim::training_preset("loongtrain-usp", job, t).checkpoint.policy == CheckpointPolicy::AttnStash);
+  // LoongTrain as its long-sequence launch (BurstEngine's baseline config) runs it: every layer
+  // recomputed, attention included, and the optimizer on the host.
+  const auto loongtrain = sim::training_preset("loongtrain-usp", job, t);
+  CHECK(loongtrain.checkpoint.policy == CheckpointPolicy::Full);
+  CHECK(loongtrain.zero.offload);
+  CHECK_FALSE(sim::training_preset("ds-ulysses", job, t).zero.offload);
   CHECK(sim::training_preset("ring", job, t).zero.stage == 3);
   // a short sequence still gets one chunk: ceil(c / 4096) >= 1
   const auto short_job = job_of("burst-14b", 32 * 1024);
