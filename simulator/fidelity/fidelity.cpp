@@ -23,8 +23,18 @@ const std::map<std::string, std::string, std::less<>>& gpu_presets() {
   return presets;
 }
 
-// The strategy a method names, on `layout`.
-std::optional<AttentionStrategy> method_strategy(const PublishedFigure& f) {
+// The methods a figure may name.
+bool modelled(const std::string& method) {
+  for (const char* m : {"fa2", "ring", "zigzag_ring", "stripe_ring", "burst", "burstengine", "loongtrain-double-ring",
+                        "megatron-cp", "internevo-usp"}) {
+    if (method == m) return true;
+  }
+  return false;
+}
+
+// The strategy a (modelled) method names, on `layout`, for `shape` on `topology`.
+AttentionStrategy method_strategy(const PublishedFigure& f, const AttentionShape& shape,
+                                  const topo::Topology& topology) {
   AttentionStrategy s;
   s.name = f.method;
   s.ring = RingKind::Flat;
@@ -40,13 +50,43 @@ std::optional<AttentionStrategy> method_strategy(const PublishedFigure& f) {
     s.dq_bytes = 4;
     return s;
   }
-  return std::nullopt;
+  // BurstEngine's benchmark of the families' kernels: each as its family's preset runs it.
+  if (f.method == "burstengine") return strategy_preset("burst", shape, topology);
+  if (f.method == "loongtrain-double-ring" || f.method == "megatron-cp")
+    return strategy_preset(f.method, shape, topology);
+  // "internevo-usp": InternEvo's USP as that benchmark places it: Ulysses over each node's GPUs,
+  // then one window, a flat ring over the nodes, dK,dV in fp32 on every hop.
+  s = strategy_preset("loongtrain-usp", shape, topology);
+  s.name = f.method;
+  s.ulysses = topology.gpus_per_node();
+  s.ring = RingKind::Flat;
+  s.code.dkv_bytes_between_windows = 0;
+  return s;
+}
+
+// FlashAttention's benchmark count: 4 b S^2 H D, halved under a causal mask, x 3.5 for forward +
+// backward (the backward 2.5 times the forward), over the GPUs.
+double flash_attention_flops_per_gpu(const PublishedFigure& f) {
+  const double forward = 4.0 * f.batch * f.seq * f.seq * f.heads * f.head_dim / (f.mask == "causal" ? 2 : 1);
+  return forward * (f.phase == "fwd_bwd" ? 3.5 : 1.0) / f.gpus;
 }
 
 std::optional<double> seconds_per_iteration(const PublishedFigure& f) {
   if (f.metric == "iter_per_s" && f.value > 0) return 1 / f.value;
   if (f.metric == "ms" && f.value > 0) return f.value / 1e3;
+  if (f.metric == "tflops_per_gpu" && f.flop_count == "flash_attention" && f.value > 0) {
+    return flash_attention_flops_per_gpu(f) / (f.value * 1e12);
+  }
   return std::nullopt;
+}
+
+AttentionShape shape_of(const PublishedFigure& f) {
+  return AttentionShape{.heads = f.heads,
+                        .kv_heads = f.kv_heads > 0 ? f.kv_heads : f.heads,
+                        .head_dim = f.head_dim,
+                        .seq = static_cast<std::int64_t>(f.seq),
+                        .batch = f.batch,
+                        .dtype_bytes = 2};
 }
 
 // Why a figure cannot be rebuilt ("" if it can).
@@ -55,10 +95,10 @@ std::string unusable(const PublishedFigure& f) {
   if (!seconds_per_iteration(f)) return fmt::format("metric {} is derived from a time listed apart", f.metric);
   if (f.phase != "fwd" && f.phase != "fwd_bwd") return fmt::format("phase '{}' is not stated", f.phase);
   if (!gpu_presets().contains(f.gpu)) return fmt::format("no preset node of {}", f.gpu);
-  if (!method_strategy(f)) return fmt::format("method {} is not modelled", f.method);
   if (f.heads <= 0 || f.head_dim <= 0 || f.seq <= 0 || f.batch <= 0 || (f.mask != "causal" && f.mask != "full")) {
     return "shape or mask not stated";
   }
+  if (!modelled(f.method)) return fmt::format("method {} is not modelled", f.method);
   return "";
 }
 
@@ -75,11 +115,14 @@ class KernelsOnlyModel final : public ComputeModel {
   Calibration calibration_ = default_calibration();
 };
 
-// The preset node for a ring of the node's GPUs; one of its GPUs alone for a single-GPU run.
+// The preset's nodes for a ring of their GPUs; one of its GPUs alone for a single-GPU run.
 topo::Topology node_of(const PublishedFigure& f) {
-  topo::Topology node = topo::make_preset(gpu_presets().find(f.gpu)->second);
+  topo::Topology node = topo::make_preset(gpu_presets().find(f.gpu)->second, f.nodes);
   if (f.gpus == node.gpu_count()) return node;
-  if (f.gpus != 1) throw Error(Problem{f.id, fmt::format("{} GPUs: only one or a whole node", f.gpus), "", ""});
+  if (f.gpus != 1 || f.nodes != 1) {
+    throw Error(
+        Problem{f.id, fmt::format("{} GPUs on {} node(s): only one GPU or whole nodes", f.gpus, f.nodes), "", ""});
+  }
   const Json one = {
       {"schema", "burst.topology/1"},
       {"name", "one " + node.gpu().model},
@@ -90,16 +133,12 @@ topo::Topology node_of(const PublishedFigure& f) {
 
 double predict(const PublishedFigure& f, const CostModels& models) {
   const topo::Topology topology = node_of(f);
-  const AttentionShape shape{.heads = f.heads,
-                             .kv_heads = f.kv_heads > 0 ? f.kv_heads : f.heads,
-                             .head_dim = f.head_dim,
-                             .seq = static_cast<std::int64_t>(f.seq),
-                             .batch = f.batch,
-                             .dtype_bytes = 2};
+  const AttentionShape shape = shape_of(f);
   const Mask mask = f.mask == "causal" ? Mask{} : Mask{.kind = MaskKind::Full};
   LayerSimOptions options;
   options.models = models;
-  const LayerSimulation sim = simulate_attention_layer(shape, mask, *method_strategy(f), topology, options);
+  const LayerSimulation sim =
+      simulate_attention_layer(shape, mask, method_strategy(f, shape, topology), topology, options);
   if (!sim.not_applicable.empty()) throw Error(Problem{f.id, sim.not_applicable, "", ""});
   return sim.forward.time_s + (f.phase == "fwd_bwd" ? sim.backward.time_s : 0.0);
 }

@@ -1,6 +1,7 @@
 // The embedded table of published figures, parsed once (columns by name: csv_table.hpp).
 #include "simulator/fidelity/published_figures.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string_view>
 
@@ -22,8 +23,8 @@ bool fit_role(const std::string& role, const std::string& where) {
 
 std::vector<PublishedFigure> parse_published_figures(const std::string& csv, const std::string& origin) {
   const CsvTable table(csv, origin,
-                       {"id", "kind", "gpu", "gpus", "heads", "kv_heads", "head_dim", "seq_len", "batch", "mask",
-                        "layout", "method", "phase", "metric", "value", "source", "role"});
+                       {"id", "kind", "gpu", "gpus", "nodes", "heads", "kv_heads", "head_dim", "seq_len", "batch",
+                        "mask", "layout", "method", "phase", "metric", "value", "source", "role", "flop_count"});
   std::vector<PublishedFigure> out;
   for (std::size_t r = 0; r < table.rows(); ++r) {
     const auto get = [&](const char* name) -> const std::string& { return table.text(r, name); };
@@ -33,6 +34,7 @@ std::vector<PublishedFigure> parse_published_figures(const std::string& csv, con
     f.kind = get("kind");
     f.gpu = get("gpu");
     f.gpus = static_cast<int>(num("gpus"));
+    f.nodes = std::max(1, static_cast<int>(num("nodes")));
     f.heads = static_cast<int>(num("heads"));
     f.kv_heads = static_cast<int>(num("kv_heads"));
     f.head_dim = static_cast<int>(num("head_dim"));
@@ -44,6 +46,8 @@ std::vector<PublishedFigure> parse_published_figures(const std::string& csv, con
     f.phase = get("phase");
     f.metric = get("metric");
     f.value = num("value");
+    f.flop_count = table.one_of(r, "flop_count", {"", "flash_attention"},
+                                "empty, or flash_attention (4 b S^2 H D, causal halved, x 3.5 forward + backward)");
     f.source = get("source");
     f.fit = fit_role(get("role"), table.where(r));
     out.push_back(std::move(f));

@@ -18,15 +18,20 @@ struct PublishedFigure {
   std::string kind;  // attention_kernel, distributed_attention, end_to_end, collective
   std::string gpu;   // as the source names it: A100, A800, H800, ...
   int gpus = 0;
+  int nodes = 1;
   int heads = 0, kv_heads = 0, head_dim = 0;  // 0: not stated
   double seq = 0;                             // tokens per sequence, over all GPUs
   int batch = 0;                              // 0: not stated
   std::string mask;                           // causal, full or empty
   std::string layout;                         // contiguous, zigzag, striped, none
-  std::string method;                         // fa2, ring, zigzag_ring, stripe_ring, burst, usp, ...
+  std::string method;                         // fa2, ring, zigzag_ring, stripe_ring, burst, a family, ...
   std::string phase;                          // fwd, fwd_bwd, step, unknown
   std::string metric;                         // iter_per_s, ms, tflops_per_gpu, ...
   double value = 0;
+  // How a TFLOP/s figure counts its FLOPs, when the source gives no time: "flash_attention"
+  // (FlashAttention's benchmarks: 4 b S^2 H D, halved under a causal mask, x 3.5 for forward +
+  // backward, over the GPUs); empty where the figure restates a time listed apart.
+  std::string flop_count;
   std::string source;
   bool fit = false;  // used to set a constant of the default calibration
 };

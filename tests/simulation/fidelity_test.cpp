@@ -34,20 +34,27 @@ TEST_CASE("the embedded table of published figures parses, with fit and held-out
 
 TEST_CASE("a malformed table is refused with its row") {
   const std::string header =
-      "id,kind,gpu,gpus,heads,kv_heads,head_dim,seq_len,batch,mask,layout,method,phase,metric,value,source,role\n";
-  CHECK_THROWS_WITH(parse_published_figures(
-                        header + "a,attention_kernel,A100,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,x,s,fit\n", "t.csv"),
-                    Catch::Contains("t.csv row 2 value") && Catch::Contains("'x' is not a number"));
-  CHECK_THROWS_WITH(parse_published_figures(header + "a,b\n", "t.csv"), Catch::Contains("2 fields, the header has 17"));
+      "id,kind,gpu,gpus,nodes,heads,kv_heads,head_dim,seq_len,batch,mask,layout,method,phase,metric,value,source,role,"
+      "flop_count\n";
   CHECK_THROWS_WITH(
-      parse_published_figures(header + "a,attention_kernel,A100,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,\"s,fit\n",
+      parse_published_figures(header + "a,attention_kernel,A100,1,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,x,s,fit,\n",
                               "t.csv"),
+      Catch::Contains("t.csv row 2 value") && Catch::Contains("'x' is not a number"));
+  CHECK_THROWS_WITH(parse_published_figures(header + "a,b\n", "t.csv"), Catch::Contains("2 fields, the header has 19"));
+  CHECK_THROWS_WITH(
+      parse_published_figures(
+          header + "a,attention_kernel,A100,1,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,\"s,fit,\n", "t.csv"),
       Catch::Contains("never ends"));
   CHECK_THROWS_WITH(parse_published_figures("id,kind\n", "t.csv"), Catch::Contains("no column 'gpu'"));
   CHECK_THROWS_WITH(
-      parse_published_figures(header + "a,attention_kernel,A100,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,s,maybe\n",
-                              "t.csv"),
+      parse_published_figures(
+          header + "a,attention_kernel,A100,1,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,s,maybe,\n", "t.csv"),
       Catch::Contains("neither fit nor held_out"));
+  CHECK_THROWS_WITH(
+      parse_published_figures(
+          header + "a,attention_kernel,A100,1,1,32,8,128,8192,1,causal,none,fa2,fwd,tflops_per_gpu,1,s,fit,nemo\n",
+          "t.csv"),
+      Catch::Contains("t.csv row 2: flop_count") && Catch::Contains("flash_attention"));
 }
 
 TEST_CASE("held-out published attention figures: mean error under 12%, and better than kernels alone") {
@@ -74,6 +81,33 @@ TEST_CASE("held-out published attention figures: mean error under 12%, and bette
   CHECK((ampere && hopper));
   CHECK(now / held_out < 0.12);
   CHECK(now < 0.75 * before);
+}
+
+TEST_CASE("BurstEngine's attention benchmark: the families' kernels across 4 nodes, and burst's ratio to USP") {
+  // evaluation/kernel_bench of thunlp/BurstEngine: every family on the same 32 GPUs, held out
+  // (docs/fidelity.md, "Families side by side").
+  std::map<std::string, double, std::less<>> predicted, measured;
+  int seen = 0;
+  for (const auto& r : fidelity_rows()) {
+    if (!r.figure.id.starts_with("be-kb-")) continue;
+    INFO(r.figure.id);
+    REQUIRE(r.skipped.empty());
+    CHECK_FALSE(r.figure.fit);
+    ++seen;
+    predicted[r.figure.id] = r.predicted_s;
+    measured[r.figure.id] = r.measured_s;
+    if (r.figure.method == "burstengine" || r.figure.method == "internevo-usp") CHECK(std::abs(r.error()) < 0.10);
+    if (r.figure.method == "megatron-cp") CHECK(std::abs(r.error()) < 0.15);
+  }
+  CHECK(seen == 14);
+  for (const char* seq : {"256k", "512k", "1024k"}) {
+    INFO(seq);
+    const std::string burst = std::string("be-kb-a800-32x-burstengine-") + seq;
+    const std::string usp = std::string("be-kb-a800-32x-internevo_usp-") + seq;
+    const double measured_ratio = measured[usp] / measured[burst];
+    const double predicted_ratio = predicted[usp] / predicted[burst];
+    CHECK(std::abs(predicted_ratio / measured_ratio - 1) < 0.05);
+  }
 }
 
 TEST_CASE("published training layouts: every whole-node run without pipelines is rebuilt at its own degrees") {
