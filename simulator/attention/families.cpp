@@ -98,12 +98,15 @@ const std::vector<FamilyTraits>& family_table() {
             f.memory.logits_fp32_buffers = 3;
             f.memory.gradient_bucket_elements = 5e8;
           }),
-      // LoongTrain's double ring, and its 2D attention adding head parallelism up to 4.
+      // LoongTrain's double ring, and its 2D attention adding head parallelism up to 4, whose
+      // launch makes the whole context group one window: a flat ring, dK, dV fp32 on every hop.
       row("loongtrain-double-ring", loongtrain_recipe),
       row("loongtrain-usp",
           [](FamilyTraits& f) {
             loongtrain_recipe(f);
             f.ulysses = UlyssesRule::UpTo4;
+            f.ring = RingKind::Flat;
+            f.code.dkv_bytes_between_windows = 0;
           }),
       // The original ring attention: contiguous blocks (the planner also tries zigzag), fp32 dK, dV;
       // ring-flash-attention's merge of a partial block copies the slice back.

@@ -54,13 +54,11 @@ AttentionStrategy method_strategy(const PublishedFigure& f, const AttentionShape
   if (f.method == "burstengine") return strategy_preset("burst", shape, topology);
   if (f.method == "loongtrain-double-ring" || f.method == "megatron-cp")
     return strategy_preset(f.method, shape, topology);
-  // "internevo-usp": InternEvo's USP as that benchmark places it: Ulysses over each node's GPUs,
-  // then one window, a flat ring over the nodes, dK,dV in fp32 on every hop.
+  // "internevo-usp": LoongTrain's USP (one window: a flat ring, dK,dV in fp32 on every hop) with
+  // the Ulysses degree that benchmark gives it, each node's GPUs.
   s = strategy_preset("loongtrain-usp", shape, topology);
   s.name = f.method;
   s.ulysses = topology.gpus_per_node();
-  s.ring = RingKind::Flat;
-  s.code.dkv_bytes_between_windows = 0;
   return s;
 }
 
