@@ -180,6 +180,7 @@ void read_job(Keywords& k, jobs::JobOptions& job) {
 void read_planning(Keywords& k, jobs::PlanOptions& plan) {
   read_job(k, plan.job);
   k.text("memory_budget", plan.memory_budget);
+  k.text("memory_margin", plan.memory_margin);
   k.text("strategy", plan.strategy);
   std::optional<int> tp;  // None: every degree the node allows, as `burst plan` without --tp
   k.count("tp", tp);
@@ -190,6 +191,7 @@ void read_planning(Keywords& k, jobs::PlanOptions& plan) {
   k.choice("engine", plan.engine, sim::engine_names());
   k.count("max_candidates", plan.max_candidates);
   k.flag("fp8_linears", plan.fp8_linears);
+  k.text("checkpoint", plan.checkpoint);
 }
 
 plan::Plan read_plan_argument(const py::handle& plan, std::string& source) {

@@ -15,8 +15,8 @@ namespace {
 
 const std::string kPlanKeywords =
     "Keywords: topology, model, seq (required); nodes, per_node, nvlink_from, gpu_from, nic_speed, vocab, batch,\n"
-    "global_batch_tokens, mask, dtype, compute_model, comm_model, calibration, memory_budget, strategy, tp, dp,\n"
-    "engine, max_candidates, fp8_linears.";
+    "global_batch_tokens, mask, dtype, compute_model, comm_model, calibration, memory_budget, memory_margin,\n"
+    "strategy, tp, dp, engine, max_candidates, fp8_linears, checkpoint.";
 
 jobs::PlanningJob resolve(const jobs::PlanOptions& options) {
   jobs::PlanningJob p = jobs::resolve_planning(options);

@@ -66,12 +66,14 @@ class SimulateKeywords(JobKeywords, total=False):
 
 class PlanKeywords(JobKeywords, total=False):
     memory_budget: str | int | float
+    memory_margin: str | int | float
     strategy: Family
     tp: int | None
     dp: int | None
     engine: Engine
     max_candidates: int
     fp8_linears: bool
+    checkpoint: Literal["none", "full", "attn_stash"]
 
 class WhatifKeywords(PlanKeywords, total=False):
     vary: Required[Mapping[str, Sequence[str | int | float]]]

@@ -2,6 +2,7 @@
 #include "planner/search/candidates.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -44,7 +45,9 @@ std::vector<std::pair<RingKind, int>> ring_shapes(int ring) {
   return list;
 }
 
-std::vector<CheckpointConfig> checkpoints(Layout layout) {
+// The checkpoint configurations a layout allows, or only `only` where the request fixes the policy.
+std::vector<CheckpointConfig> checkpoints(Layout layout, std::optional<CheckpointPolicy> only) {
+  if (only) return {CheckpointConfig{.policy = *only, .kept_fraction = 0}};
   std::vector<CheckpointConfig> list;
   for (const CheckpointPolicy p : {CheckpointPolicy::None, CheckpointPolicy::AttnStash, CheckpointPolicy::Full}) {
     CheckpointConfig c;
@@ -72,7 +75,8 @@ std::vector<int> lm_head_chunk_counts(std::int64_t local_tokens) {
 }
 
 std::vector<sim::TrainingStrategy> searched(const sim::FamilyTraits& family, const sim::TrainingJob& job,
-                                            const topo::Topology& topology, const ParallelLayout& layout) {
+                                            const topo::Topology& topology, const ParallelLayout& layout,
+                                            std::optional<CheckpointPolicy> only_checkpoint) {
   sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology, layout.tp, layout.dp);
   preset.micro_batch = layout.micro_batch;
   const int tp = layout.tp;
@@ -84,7 +88,7 @@ std::vector<sim::TrainingStrategy> searched(const sim::FamilyTraits& family, con
     for (const auto& [kind, inner] : ring_shapes(ring)) {
       for (const Layout order : {Layout::Zigzag, Layout::Striped}) {
         for (const BackwardMode backward : {BackwardMode::QRing, BackwardMode::KvRing}) {
-          for (const CheckpointConfig& checkpoint : checkpoints(order)) {
+          for (const CheckpointConfig& checkpoint : checkpoints(order, only_checkpoint)) {
             for (const int chunks : lm_head_chunk_counts(local_tokens)) {
               for (const bool offload : {false, true}) {
                 sim::TrainingStrategy s = preset;
@@ -143,10 +147,12 @@ std::vector<ParallelLayout> parallel_layouts(const sim::TrainingJob& job, const 
 }
 
 std::vector<sim::TrainingStrategy> family_candidates(const sim::FamilyTraits& family, const sim::TrainingJob& job,
-                                                     const topo::Topology& topology, const ParallelLayout& layout) {
-  if (family.searched) return searched(family, job, topology, layout);
+                                                     const topo::Topology& topology, const ParallelLayout& layout,
+                                                     std::optional<CheckpointPolicy> only_checkpoint) {
+  if (family.searched) return searched(family, job, topology, layout, only_checkpoint);
   if (layout.micro_batch != 1) return {};
   std::vector<sim::TrainingStrategy> list{sim::training_preset(family.name, job, topology, layout.tp, layout.dp)};
+  if (only_checkpoint) list.front().checkpoint = CheckpointConfig{.policy = *only_checkpoint, .kept_fraction = 0};
   if (family.also_zigzag_layout) {
     sim::TrainingStrategy zigzag = list.front();
     zigzag.attention.layout = Layout::Zigzag;
@@ -156,13 +162,14 @@ std::vector<sim::TrainingStrategy> family_candidates(const sim::FamilyTraits& fa
 }
 
 std::vector<sim::TrainingStrategy> layout_probes(const sim::FamilyTraits& family, const sim::TrainingJob& job,
-                                                 const topo::Topology& topology, const ParallelLayout& layout) {
+                                                 const topo::Topology& topology, const ParallelLayout& layout,
+                                                 std::optional<CheckpointPolicy> only_checkpoint) {
   sim::TrainingStrategy preset = sim::training_preset(family.name, job, topology, layout.tp, layout.dp);
   preset.micro_batch = layout.micro_batch;
   const std::vector<int> chunks = lm_head_chunk_counts(
       std::max<std::int64_t>(1, static_cast<std::int64_t>(sim::local_tokens(job, topology, preset))));
   std::vector<sim::TrainingStrategy> list;
-  for (const CheckpointConfig& checkpoint : checkpoints(Layout::Zigzag)) {
+  for (const CheckpointConfig& checkpoint : checkpoints(Layout::Zigzag, only_checkpoint)) {
     for (const int chunk_count : {chunks.front(), chunks.back()}) {
       for (const bool offload : {false, true}) {
         sim::TrainingStrategy s = preset;

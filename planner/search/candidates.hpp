@@ -25,6 +25,7 @@
 // ties go to the earlier candidate.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,17 +55,21 @@ struct ParallelLayout {
                                                            int only_tp, int only_dp);
 
 // The family's candidates at one layout: a searched family's every knob; a peer's preset (and its
-// zigzag variant) at micro-batches of one sequence, and nothing at other micro-batch sizes.
+// zigzag variant) at micro-batches of one sequence, and nothing at other micro-batch sizes. With
+// `only_checkpoint` every candidate checkpoints by that policy: the searched families search the
+// other knobs, the peers take it in place of their own default (burst plan --checkpoint).
 [[nodiscard]] std::vector<sim::TrainingStrategy> family_candidates(const sim::FamilyTraits& family,
                                                                    const sim::TrainingJob& job,
                                                                    const topo::Topology& topology,
-                                                                   const ParallelLayout& layout);
+                                                                   const ParallelLayout& layout,
+                                                                   std::optional<CheckpointPolicy> only_checkpoint);
 // The few candidates that rank a layout before its knobs are searched: the family's preset at that
-// layout under each checkpoint policy without stash fractions, with the LM head whole or in the
-// finest chunks, with and without offload.
+// layout under each checkpoint policy without stash fractions (or `only_checkpoint`), with the LM
+// head whole or in the finest chunks, with and without offload.
 [[nodiscard]] std::vector<sim::TrainingStrategy> layout_probes(const sim::FamilyTraits& family,
                                                                const sim::TrainingJob& job,
                                                                const topo::Topology& topology,
-                                                               const ParallelLayout& layout);
+                                                               const ParallelLayout& layout,
+                                                               std::optional<CheckpointPolicy> only_checkpoint);
 
 }  // namespace burst::planner

@@ -145,7 +145,7 @@ std::vector<ParallelLayout> layouts_to_search(const sim::FamilyTraits& family, c
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < all.size(); ++i) {
     std::optional<Evaluated> best;
-    for (const sim::TrainingStrategy& probe : layout_probes(family, request.job, topology, all[i]))
+    for (const sim::TrainingStrategy& probe : layout_probes(family, request.job, topology, all[i], request.checkpoint))
       keep_better(best, searcher.evaluate(std::string(family.name), probe));
     probed.push_back(std::move(best).value_or(Evaluated{}));
     order.push_back(i);
@@ -178,7 +178,8 @@ SearchResult search(const SearchRequest& request, const topo::Topology& topology
                         : parallel_layouts(request.job, topology, request.only_tp, request.only_dp);
     std::vector<sim::TrainingStrategy> list;
     for (const ParallelLayout& layout : layouts) {
-      std::vector<sim::TrainingStrategy> at = family_candidates(family, request.job, topology, layout);
+      std::vector<sim::TrainingStrategy> at =
+          family_candidates(family, request.job, topology, layout, request.checkpoint);
       list.insert(list.end(), at.begin(), at.end());
     }
     result.candidates_evaluated += static_cast<int>(probed[f].size());

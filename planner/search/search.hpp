@@ -20,6 +20,7 @@
 // is the same every time.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct SearchRequest {
   std::string only_family;         // "": choose among all families
   int only_tp = 0;                 // 0: every tensor-parallel degree the node allows; else this one
   int only_dp = 0;                 // 0: every data-parallel degree the batch allows; else this one
+  // Set: every family checkpoints by this policy (none, full or attn_stash), in place of the peers'
+  // defaults and of the policies burst's families search; unset: each family's own.
+  std::optional<CheckpointPolicy> checkpoint;
   std::string kernel_path{
       kernel_paths::kAuto};         // the CUDA kernel path `simulation.models` price (recorded in the plan)
   sim::LayerSimOptions simulation;  // engine and cost models

@@ -129,6 +129,15 @@ TEST_CASE("golden errors of the planning commands") {
     CHECK_THAT(run.err, Catch::Contains("did you mean 'burst-14b'?"));
     CHECK_THAT(run.err, Catch::Contains("--strategy: unknown strategy 'brust'"));
   }
+  SECTION("--checkpoint takes the policies every family runs, and says why not seq_stash") {
+    const auto unknown = run_cli("plan --topology a800-4hca --model burst-7b --seq 256K --checkpoint attn");
+    CHECK(unknown.exit_code == 2);
+    CHECK_THAT(unknown.err, Catch::Contains("--checkpoint: unknown checkpoint policy 'attn'") &&
+                                Catch::Contains("did you mean 'attn_stash'?"));
+    const auto stash = run_cli("plan --topology a800-4hca --model burst-7b --seq 256K --checkpoint seq_stash");
+    CHECK(stash.exit_code == 2);
+    CHECK_THAT(stash.err, Catch::Contains("--checkpoint: seq_stash is burst's own") && Catch::Contains("no peer runs"));
+  }
   SECTION("a sequence the layouts cannot split says so per family, with the nearest lengths") {
     const auto run = run_cli("plan --topology a800-4hca --nodes 4 --model burst-14b --seq 1000001 --engine analytic");
     CHECK(run.exit_code == 2);

@@ -132,6 +132,30 @@ TEST_CASE("--memory-margin keeps that much of the budget free: a plan that fits 
   }
 }
 
+TEST_CASE("a fixed checkpoint policy prices every family with it, peers and searched alike", "[search]") {
+  const auto topology = preset("a800-4hca", 2);
+  for (const CheckpointPolicy policy : {CheckpointPolicy::AttnStash, CheckpointPolicy::None}) {
+    INFO(to_string(policy));
+    auto r = request("burst-7b", "256K");
+    r.checkpoint = policy;
+    const auto result = planner::search(r, topology);
+    int priced = 0;
+    for (const auto& e : result.best_per_family) {
+      if (!e.sim.not_applicable.empty()) continue;
+      INFO(e.family);
+      CHECK(e.sim.strategy.checkpoint.policy == policy);
+      ++priced;
+    }
+    CHECK(priced >= 5);
+  }
+  // Unset, the peers keep their own: LoongTrain recomputes every layer, Megatron-CP none.
+  const auto own = planner::search(request("burst-7b", "256K"), topology);
+  for (const auto& e : own.best_per_family) {
+    if (e.family.starts_with("loongtrain")) CHECK(e.sim.strategy.checkpoint.policy == CheckpointPolicy::Full);
+    if (e.family == "megatron-cp") CHECK(e.sim.strategy.checkpoint.policy == CheckpointPolicy::None);
+  }
+}
+
 TEST_CASE("the step budget caps the candidates scored and still reports every family", "[search]") {
   auto r = request("burst-7b", "256K");
   r.max_candidates = 10;

@@ -225,6 +225,19 @@ class Errors(unittest.TestCase):
         self.assertEqual(fp8, cli_json("plan", *args, "--fp8-linears", "--json"))
         self.assertLess(fp8["predicted"]["step_time_s"], cli_json("plan", *args, "--json")["predicted"]["step_time_s"])
 
+    def test_checkpoint_and_margin(self):
+        # checkpoint= as --checkpoint: every family priced with that policy, refused for seq_stash.
+        fixed = burst.plan(**JOB, checkpoint="attn_stash", memory_margin="1GiB")
+        fixed.pop("search")
+        self.assertEqual(fixed, cli_json("plan", *JOB_ARGS, "--checkpoint", "attn_stash", "--memory-margin", "1GiB",
+                                         "--json"))
+        self.assertEqual(fixed["strategy"]["checkpoint"]["policy"], "attn_stash")
+        with self.assertRaises(burst.Error) as caught:
+            burst.plan(**JOB, checkpoint="seq_stash")
+        done = cli("plan", *JOB_ARGS, "--checkpoint", "seq_stash", check=False)
+        self.assertIn("--checkpoint: seq_stash is burst's own", str(caught.exception))
+        self.assertEqual(error_lines(caught.exception), done.stderr.splitlines())
+
     def test_unknown_keyword(self):
         with self.assertRaisesRegex(burst.Error, "nodez: unknown keyword argument .*did you mean 'nodes'"):
             burst.simulate(**JOB, nodez=4)

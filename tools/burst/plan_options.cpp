@@ -29,6 +29,10 @@ void add_plan_options(CLI::App& cmd, PlanOptions& o) {
                "Price the layers' linear layers as FP8 GEMMs (TransformerEngine's fp8_autocast, torchao's float8; "
                "GPUs with FP8 tensor cores): the plan records it and the exports write it; burst run runs bf16 or "
                "fp32 GEMMs only");
+  cmd.add_option("--checkpoint", o.checkpoint,
+                 "Activation checkpointing for every family: none, full or attn_stash (the attention output kept, "
+                 "the rest recomputed), in place of the peers' defaults and of the policies burst's families search "
+                 "(default: each family's own, docs/strategies.md)");
   cmd.add_option("--engine", o.engine, "Simulation engine: event (contention) or analytic (fast)")
       ->check(CLI::IsMember(sim::engine_names()))
       ->capture_default_str();

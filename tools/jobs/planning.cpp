@@ -55,6 +55,21 @@ PlanningJob resolve_planning(const PlanOptions& o) {
                     text::did_you_mean(o.strategy, families)});
     }
   }
+  if (!o.checkpoint.empty()) {
+    try {
+      const CheckpointPolicy policy = parse_checkpoint_policy(o.checkpoint, "--checkpoint");
+      if (policy == CheckpointPolicy::SeqStash) {
+        problems.add({"--checkpoint",
+                      "seq_stash is burst's own sequence-level checkpointing (a kept share of a "
+                      "striped layout), which no peer runs",
+                      "none, full or attn_stash", "burst's families search seq_stash already: leave --checkpoint out"});
+      } else {
+        p.request.checkpoint = policy;
+      }
+    } catch (const Error& e) {
+      for (const auto& problem : e.problems()) problems.add(problem);
+    }
+  }
   problems.throw_if_any();
   p.request.job.model = p.job.model;
   p.request.job.seq = p.job.shape.seq;
@@ -74,8 +89,12 @@ PlanningJob resolve_planning(const PlanOptions& o) {
 }
 
 std::string describe_planning(const PlanningJob& planning) {
-  const std::string job = describe_job(planning.job);
-  return planning.request.job.linears == sim::LinearPrecision::Fp8 ? job + "\nlinear layers: FP8 GEMMs" : job;
+  std::string job = describe_job(planning.job);
+  if (planning.request.job.linears == sim::LinearPrecision::Fp8) job += "\nlinear layers: FP8 GEMMs";
+  if (planning.request.checkpoint) {
+    job += fmt::format("\ncheckpointing: {} for every family (--checkpoint)", to_string(*planning.request.checkpoint));
+  }
+  return job;
 }
 
 Json planning_json(const PlanningJob& planning) {
@@ -83,6 +102,7 @@ Json planning_json(const PlanningJob& planning) {
   if (planning.request.job.linears == sim::LinearPrecision::Fp8) {
     out["linears"] = sim::plan_linears(planning.request.job.linears);
   }
+  if (planning.request.checkpoint) out["checkpoint"] = to_string(*planning.request.checkpoint);
   return out;
 }
 

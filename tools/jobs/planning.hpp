@@ -24,6 +24,7 @@ struct PlanOptions {
   std::string engine = "event";
   int max_candidates = 20000;
   bool fp8_linears = false;  // the linear layers' GEMMs in FP8 (plan /job/linears)
+  std::string checkpoint;    // "": each family's own; else none, full or attn_stash for every family
 };
 
 struct PlanningJob {
@@ -32,7 +33,8 @@ struct PlanningJob {
 };
 // Collects every problem before failing (burst::Error). The request reports progress on stderr.
 [[nodiscard]] PlanningJob resolve_planning(const PlanOptions& options);
-// describe_job and job_json (job.hpp), with the linear layers' precision where it is FP8.
+// describe_job and job_json (job.hpp), with the linear layers' precision where it is FP8 and the
+// checkpoint policy where --checkpoint fixes it.
 [[nodiscard]] std::string describe_planning(const PlanningJob& planning);
 [[nodiscard]] Json planning_json(const PlanningJob& planning);
 
