@@ -49,6 +49,9 @@ struct Job {
   std::string only_family;         // the search was limited to this family ("": all), so a replan is too
   int only_tp = 0;                 // ... and to this tensor-parallel degree (0: every one the node allows)
   int only_dp = 0;                 // ... and to this data-parallel degree (0: every one the batch allows)
+  // Every family was priced with this checkpoint policy (--checkpoint: "none", "full" or
+  // "attn_stash"), so a replan is too; "": each family's own.
+  std::string only_checkpoint;
   // The CUDA attention kernels' implementation the plan was priced for and `burst run` runs
   // (common/kernel_paths.hpp): "auto", the device's default, or one by name (--kernel-path).
   std::string kernel_path{kernel_paths::kAuto};

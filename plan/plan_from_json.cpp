@@ -104,9 +104,10 @@ Plan plan_from_json(const Json& doc, const std::string& source) {
           reader.section(doc, "", "meta", {"generator", "topology", "topology_hash", "candidates_evaluated"})) {
     reader.meta(*meta, "/meta", plan);
   }
-  if (const Json* job = reader.section(doc, "", "job",
-                                       {"model", "seq_len", "batch", "dtype", "linears", "mask", "memory_budget_bytes",
-                                        "memory_margin_bytes", "only_family", "only_tp", "only_dp", "kernel_path"})) {
+  if (const Json* job = reader.section(
+          doc, "", "job",
+          {"model", "seq_len", "batch", "dtype", "linears", "mask", "memory_budget_bytes", "memory_margin_bytes",
+           "only_family", "only_tp", "only_dp", "only_checkpoint", "kernel_path"})) {
     reader.job(*job, "/job", plan.job);
   }
   detail::StrategySizes sizes;

@@ -40,6 +40,7 @@ Json job_json(const Job& job) {
   if (!job.only_family.empty()) j["only_family"] = job.only_family;
   if (job.only_tp > 0) j["only_tp"] = job.only_tp;
   if (job.only_dp > 0) j["only_dp"] = job.only_dp;
+  if (!job.only_checkpoint.empty()) j["only_checkpoint"] = job.only_checkpoint;
   if (job.kernel_path != kernel_paths::kAuto) j["kernel_path"] = job.kernel_path;
   return j;
 }

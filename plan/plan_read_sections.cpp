@@ -88,6 +88,11 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   if (j.contains("memory_margin_bytes")) non_negative(j, pointer, "memory_margin_bytes", job.memory_margin_bytes);
   if (j.contains("only_tp")) integer(j, pointer, "only_tp", job.only_tp, 1, kMaxCount);
   if (j.contains("only_dp")) integer(j, pointer, "only_dp", job.only_dp, 1, kMaxCount);
+  if (j.contains("only_checkpoint")) {
+    if (const auto policy = reader_.choice(j, pointer, "only_checkpoint", {"none", "full", "attn_stash"})) {
+      job.only_checkpoint = *policy;
+    }
+  }
   if (j.contains("kernel_path")) {
     if (const auto path = reader_.choice(j, pointer, "kernel_path", kernel_paths::choice_names())) {
       job.kernel_path = *path;

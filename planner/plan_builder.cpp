@@ -85,6 +85,9 @@ SearchRequest replan_request(const plan::Plan& plan) {
   request.only_family = plan.job.only_family;
   request.only_tp = plan.job.only_tp;
   request.only_dp = plan.job.only_dp;
+  if (!plan.job.only_checkpoint.empty()) {
+    request.checkpoint = parse_checkpoint_for_every_family(plan.job.only_checkpoint, "plan:/job/only_checkpoint");
+  }
   request.kernel_path = plan.job.kernel_path;
   return request;
 }
@@ -107,6 +110,7 @@ plan::Plan build_plan(const SearchResult& result, const SearchRequest& request, 
   p.job.only_family = request.only_family;
   p.job.only_tp = request.only_tp;
   p.job.only_dp = request.only_dp;
+  p.job.only_checkpoint = request.checkpoint ? to_string(*request.checkpoint) : "";
   p.job.kernel_path = request.kernel_path;
   p.strategy = plan_strategy(chosen.sim.strategy, topology);
   for (int g = 0; g < topology.gpu_count(); ++g) p.ranks.push_back({g, topology.node_of(g), topology.local_of(g)});

@@ -19,8 +19,8 @@ namespace burst::planner {
 namespace {
 
 const std::vector<std::string>& knobs() {
-  static const std::vector<std::string> list = {"nodes", "nets_per_node", "intra_bw", "seq", "memory_budget", "tp",
-                                                "dp",    "batch"};
+  static const std::vector<std::string> list = {"nodes", "nets_per_node", "intra_bw",  "seq", "memory_budget", "tp",
+                                                "dp",    "batch",         "checkpoint"};
   return list;
 }
 
@@ -41,6 +41,8 @@ void check_value(const std::string& knob, const std::string& value, const std::s
     (void)units::parse_bandwidth(value, field);
   } else if (knob == "seq") {
     (void)units::parse_tokens(value, field);
+  } else if (knob == "checkpoint") {
+    if (value != "own") (void)parse_checkpoint_for_every_family(value, field);
   } else {
     (void)units::parse_bytes(value, field);
   }
@@ -68,6 +70,9 @@ void apply(const std::string& knob, const std::string& value, topo::Topology& to
   if (knob == "tp") request.only_tp = parse_count(value, field);  // the search at this degree alone
   if (knob == "dp") request.only_dp = parse_count(value, field);
   if (knob == "batch") request.job.batch = parse_count(value, field);
+  if (knob == "checkpoint") {  // own: each family's own policy
+    request.checkpoint = value == "own" ? std::nullopt : std::optional(parse_checkpoint_for_every_family(value, field));
+  }
 }
 
 // Node counts first: the other cluster variants apply to the resized cluster.

@@ -1,7 +1,8 @@
 // What-if sweeps: the best plan over a grid of cluster and job changes. Each `--vary
 // knob=v1,v2,...` adds a dimension; the grid is their cartesian product, first knob slowest.
 // Knobs: nodes, nets_per_node (network ports per node), intra_bw (NVLink bandwidth per GPU,
-// e.g. 450GBps), seq (tokens, e.g. 2M), memory_budget (per GPU, e.g. 64GiB).
+// e.g. 450GBps), seq (tokens, e.g. 2M), memory_budget (per GPU, e.g. 64GiB), tp, dp, batch,
+// checkpoint (none, full or attn_stash for every family; own: each family's own).
 #pragma once
 
 #include <cstdint>

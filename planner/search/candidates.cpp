@@ -45,9 +45,11 @@ std::vector<std::pair<RingKind, int>> ring_shapes(int ring) {
   return list;
 }
 
+CheckpointConfig fixed_checkpoint(CheckpointPolicy policy) { return {.policy = policy, .kept_fraction = 0}; }
+
 // The checkpoint configurations a layout allows, or only `only` where the request fixes the policy.
 std::vector<CheckpointConfig> checkpoints(Layout layout, std::optional<CheckpointPolicy> only) {
-  if (only) return {CheckpointConfig{.policy = *only, .kept_fraction = 0}};
+  if (only) return {fixed_checkpoint(*only)};
   std::vector<CheckpointConfig> list;
   for (const CheckpointPolicy p : {CheckpointPolicy::None, CheckpointPolicy::AttnStash, CheckpointPolicy::Full}) {
     CheckpointConfig c;
@@ -152,7 +154,7 @@ std::vector<sim::TrainingStrategy> family_candidates(const sim::FamilyTraits& fa
   if (family.searched) return searched(family, job, topology, layout, only_checkpoint);
   if (layout.micro_batch != 1) return {};
   std::vector<sim::TrainingStrategy> list{sim::training_preset(family.name, job, topology, layout.tp, layout.dp)};
-  if (only_checkpoint) list.front().checkpoint = CheckpointConfig{.policy = *only_checkpoint, .kept_fraction = 0};
+  if (only_checkpoint) list.front().checkpoint = fixed_checkpoint(*only_checkpoint);
   if (family.also_zigzag_layout) {
     sim::TrainingStrategy zigzag = list.front();
     zigzag.attention.layout = Layout::Zigzag;

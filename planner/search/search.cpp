@@ -10,7 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "common/error.hpp"
 #include "common/progress.hpp"
+#include "common/text.hpp"
 #include "common/units.hpp"
 #include "planner/search/candidates.hpp"
 #include "simulator/attention/ring.hpp"
@@ -224,6 +226,21 @@ SearchResult search(const SearchRequest& request, const topo::Topology& topology
     }
   }
   return result;
+}
+
+CheckpointPolicy parse_checkpoint_for_every_family(std::string_view text, std::string_view field) {
+  if (text == to_string(CheckpointPolicy::SeqStash)) {
+    throw Error(Problem{std::string(field),
+                        "seq_stash is burst's own sequence-level checkpointing (a kept share of a striped layout), "
+                        "which no peer runs",
+                        "none, full or attn_stash", "burst's families search seq_stash already: leave it unset"});
+  }
+  const std::vector<std::string> every_family = {"none", "full", "attn_stash"};
+  if (std::find(every_family.begin(), every_family.end(), text) == every_family.end()) {
+    throw Error(Problem{std::string(field), fmt::format("unknown checkpoint policy '{}'", text),
+                        text::join(every_family), text::did_you_mean(text, every_family)});
+  }
+  return parse_checkpoint_policy(text, field);
 }
 
 }  // namespace burst::planner

@@ -22,6 +22,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/kernel_paths.hpp"
@@ -69,5 +70,10 @@ struct SearchResult {
 };
 
 [[nodiscard]] SearchResult search(const SearchRequest& request, const topo::Topology& topology);
+
+// A checkpoint policy every family can be priced with (SearchRequest::checkpoint): none, full or
+// attn_stash. seq_stash, burst's own on a striped layout, and anything else are a burst::Error
+// naming `field`.
+[[nodiscard]] CheckpointPolicy parse_checkpoint_for_every_family(std::string_view text, std::string_view field);
 
 }  // namespace burst::planner

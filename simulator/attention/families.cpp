@@ -106,7 +106,6 @@ const std::vector<FamilyTraits>& family_table() {
             loongtrain_recipe(f);
             f.ulysses = UlyssesRule::UpTo4;
             f.ring = RingKind::Flat;
-            f.code.dkv_bytes_between_windows = 0;
           }),
       // The original ring attention: contiguous blocks (the planner also tries zigzag), fp32 dK, dV;
       // ring-flash-attention's merge of a partial block copies the slice back.

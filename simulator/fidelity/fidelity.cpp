@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -32,7 +33,8 @@ bool modelled(const std::string& method) {
   return false;
 }
 
-// The strategy a (modelled) method names, on `layout`, for `shape` on `topology`.
+// The strategy a (modelled) method names, for `shape` on `topology`; ring-flash-attention's and
+// BurstAttention's methods take the figure's layout.
 AttentionStrategy method_strategy(const PublishedFigure& f, const AttentionShape& shape,
                                   const topo::Topology& topology) {
   AttentionStrategy s;
@@ -54,12 +56,15 @@ AttentionStrategy method_strategy(const PublishedFigure& f, const AttentionShape
   if (f.method == "burstengine") return strategy_preset("burst", shape, topology);
   if (f.method == "loongtrain-double-ring" || f.method == "megatron-cp")
     return strategy_preset(f.method, shape, topology);
-  // "internevo-usp": LoongTrain's USP (one window: a flat ring, dK,dV in fp32 on every hop) with
-  // the Ulysses degree that benchmark gives it, each node's GPUs.
-  s = strategy_preset("loongtrain-usp", shape, topology);
-  s.name = f.method;
-  s.ulysses = topology.gpus_per_node();
-  return s;
+  if (f.method == "internevo-usp") {
+    // LoongTrain's USP (one window: a flat ring, dK,dV in fp32 on every hop) with the Ulysses
+    // degree that benchmark gives it, each node's GPUs.
+    s = strategy_preset("loongtrain-usp", shape, topology);
+    s.name = f.method;
+    s.ulysses = topology.gpus_per_node();
+    return s;
+  }
+  throw std::logic_error("fidelity: method " + f.method + " is listed as modelled but has no strategy");
 }
 
 // FlashAttention's benchmark count: 4 b S^2 H D, halved under a causal mask, x 3.5 for forward +
@@ -93,6 +98,10 @@ std::string unusable(const PublishedFigure& f) {
   if (!seconds_per_iteration(f)) return fmt::format("metric {} is derived from a time listed apart", f.metric);
   if (f.phase != "fwd" && f.phase != "fwd_bwd") return fmt::format("phase '{}' is not stated", f.phase);
   if (!gpu_presets().contains(f.gpu)) return fmt::format("no preset node of {}", f.gpu);
+  const int per_node = topo::make_preset(gpu_presets().find(f.gpu)->second).gpu_count();
+  if (!(f.gpus == 1 && f.nodes == 1) && f.gpus != f.nodes * per_node) {
+    return fmt::format("{} GPUs on {} node(s) of {}: only one GPU or whole nodes", f.gpus, f.nodes, per_node);
+  }
   if (f.heads <= 0 || f.head_dim <= 0 || f.seq <= 0 || f.batch <= 0 || (f.mask != "causal" && f.mask != "full")) {
     return "shape or mask not stated";
   }
@@ -117,10 +126,6 @@ class KernelsOnlyModel final : public ComputeModel {
 topo::Topology node_of(const PublishedFigure& f) {
   topo::Topology node = topo::make_preset(gpu_presets().find(f.gpu)->second, f.nodes);
   if (f.gpus == node.gpu_count()) return node;
-  if (f.gpus != 1 || f.nodes != 1) {
-    throw Error(
-        Problem{f.id, fmt::format("{} GPUs on {} node(s): only one GPU or whole nodes", f.gpus, f.nodes), "", ""});
-  }
   const Json one = {
       {"schema", "burst.topology/1"},
       {"name", "one " + node.gpu().model},

@@ -1,7 +1,6 @@
 // The embedded table of published figures, parsed once (columns by name: csv_table.hpp).
 #include "simulator/fidelity/published_figures.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 #include <string_view>
 
@@ -34,7 +33,14 @@ std::vector<PublishedFigure> parse_published_figures(const std::string& csv, con
     f.kind = get("kind");
     f.gpu = get("gpu");
     f.gpus = static_cast<int>(num("gpus"));
-    f.nodes = std::max(1, static_cast<int>(num("nodes")));
+    const double nodes = num("nodes");
+    if (table.text(r, "nodes").empty()) {
+      f.nodes = 1;
+    } else if (nodes < 1 || nodes != static_cast<double>(static_cast<int>(nodes))) {
+      throw Error(Problem{table.where(r) + ": nodes", fmt::format("{} is not a node count", nodes), "1, 2, ...", ""});
+    } else {
+      f.nodes = static_cast<int>(nodes);
+    }
     f.heads = static_cast<int>(num("heads"));
     f.kv_heads = static_cast<int>(num("kv_heads"));
     f.head_dim = static_cast<int>(num("head_dim"));
@@ -48,6 +54,10 @@ std::vector<PublishedFigure> parse_published_figures(const std::string& csv, con
     f.value = num("value");
     f.flop_count = table.one_of(r, "flop_count", {"", "flash_attention"},
                                 "empty, or flash_attention (4 b S^2 H D, causal halved, x 3.5 forward + backward)");
+    if (!f.flop_count.empty() && f.metric != "tflops_per_gpu") {
+      throw Error(Problem{table.where(r) + ": flop_count", "a FLOP count for a " + f.metric + " figure",
+                          "a flop_count only on tflops_per_gpu figures", ""});
+    }
     f.source = get("source");
     f.fit = fit_role(get("role"), table.where(r));
     out.push_back(std::move(f));

@@ -2,8 +2,9 @@
 // (strategy_preset) plus the recipe of its row in the family table (attention/families.hpp):
 // what is checkpointed, the LM head fused with the loss over chunks of local tokens or the
 // logits whole, the ZeRO stage and whether its optimizer runs on the host, and how the family's
-// framework allocates memory; each data-parallel replica runs one sequence at a time (micro-batches of 1,
-// accumulating gradients over its batch / dp), as long-context recipes do. docs/strategies.md has the sources.
+// framework allocates memory; each data-parallel replica runs one sequence at a time
+// (micro-batches of 1, accumulating gradients over its batch / dp), as long-context recipes do.
+// docs/strategies.md has the sources.
 #include <algorithm>
 #include <cmath>
 

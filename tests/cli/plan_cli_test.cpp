@@ -180,6 +180,6 @@ TEST_CASE("golden errors of the planning commands") {
     const auto run = run_cli("whatif " + kJob + " --vary nodez=2,4");
     CHECK(run.exit_code == 2);
     CHECK_THAT(run.err, Catch::Contains("--vary: unknown knob 'nodez' (valid: nodes, nets_per_node, intra_bw, seq, "
-                                        "memory_budget, tp, dp, batch; hint: did you mean 'nodes'?)"));
+                                        "memory_budget, tp, dp, batch, checkpoint; hint: did you mean 'nodes'?)"));
   }
 }

@@ -77,6 +77,17 @@ TEST_CASE("the memory margin a plan keeps: written when set, kept, checked") {
              Catch::Contains("/job/memory_margin_bytes"));
 }
 
+TEST_CASE("a plan records a checkpoint policy fixed for every family, only when one was") {
+  plan::Plan p = test::sample_plan();
+  CHECK_FALSE(plan::to_json(p)["job"].contains("only_checkpoint"));  // each family's own: no key
+  p.job.only_checkpoint = "attn_stash";
+  const Json doc = plan::to_json(p);
+  CHECK(doc["job"]["only_checkpoint"] == "attn_stash");
+  CHECK(plan::plan_from_json(doc, "plan.json") == p);
+  CHECK_THAT(error_after([](Json& d) { d["job"]["only_checkpoint"] = "seq_stash"; }),
+             Catch::Contains("/job/only_checkpoint") && Catch::Contains("attn_stash"));
+}
+
 TEST_CASE("a plan records the kernel path it was priced for, only when one was asked for") {
   plan::Plan p = test::sample_plan();
   CHECK_FALSE(plan::to_json(p)["job"].contains("kernel_path"));  // auto: no key, as older plans

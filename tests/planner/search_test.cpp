@@ -147,6 +147,10 @@ TEST_CASE("a fixed checkpoint policy prices every family with it, peers and sear
       ++priced;
     }
     CHECK(priced >= 5);
+    // The plan records it, and a replan (burst report's scaling, burst capacity) prices alike.
+    const plan::Plan p = planner::build_plan(result, r, topology);
+    CHECK(p.job.only_checkpoint == to_string(policy));
+    CHECK(planner::replan_request(p).checkpoint == policy);
   }
   // Unset, the peers keep their own: LoongTrain recomputes every layer, Megatron-CP none.
   const auto own = planner::search(request("burst-7b", "256K"), topology);

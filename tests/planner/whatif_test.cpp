@@ -23,6 +23,21 @@ TEST_CASE("--vary parses knobs and values, and reports every problem at once", "
   CHECK_THAT(text, Catch::Contains("'seq=' has no values"));
 }
 
+TEST_CASE("the checkpoint knob prices a family under each policy, own being its launch default", "[whatif]") {
+  CHECK_THAT(test::error_text([] { (void)planner::parse_variations({"checkpoint=own,seq_stash"}); }),
+             Catch::Contains("--vary checkpoint: seq_stash is burst's own"));
+  auto request = test::request("burst-7b", "256K");
+  request.only_family = "loongtrain-double-ring";
+  const auto points = planner::what_if(request, test::preset("a800-4hca", 2),
+                                       planner::parse_variations({"checkpoint=own,full,attn_stash"}));
+  REQUIRE(points.size() == 3);
+  for (const auto& p : points) REQUIRE(p.outcome.feasible);
+  // LoongTrain launches with full recompute: own is full; keeping attention's output is faster.
+  CHECK(points[0].outcome.step_time_s == points[1].outcome.step_time_s);
+  CHECK(points[2].outcome.step_time_s < points[1].outcome.step_time_s);
+  CHECK(points[2].outcome.memory_total_bytes > points[1].outcome.memory_total_bytes);
+}
+
 TEST_CASE("the grid's point count saturates instead of wrapping", "[whatif]") {
   const planner::Variation small{"nodes", {"1", "2", "4"}};
   CHECK(planner::grid_points({small, {"seq", {"1K", "2K"}}}) == 6);

@@ -55,6 +55,15 @@ TEST_CASE("a malformed table is refused with its row") {
           header + "a,attention_kernel,A100,1,1,32,8,128,8192,1,causal,none,fa2,fwd,tflops_per_gpu,1,s,fit,nemo\n",
           "t.csv"),
       Catch::Contains("t.csv row 2: flop_count") && Catch::Contains("flash_attention"));
+  CHECK_THROWS_WITH(
+      parse_published_figures(header + "a,attention_kernel,A100,1,1,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,s,fit,"
+                                       "flash_attention\n",
+                              "t.csv"),
+      Catch::Contains("t.csv row 2: flop_count") && Catch::Contains("a FLOP count for a ms figure"));
+  CHECK_THROWS_WITH(
+      parse_published_figures(
+          header + "a,attention_kernel,A100,8,0.5,32,8,128,8192,1,causal,none,fa2,fwd,ms,1,s,fit,\n", "t.csv"),
+      Catch::Contains("t.csv row 2: nodes") && Catch::Contains("not a node count"));
 }
 
 TEST_CASE("held-out published attention figures: mean error under 12%, and better than kernels alone") {

@@ -57,15 +57,7 @@ PlanningJob resolve_planning(const PlanOptions& o) {
   }
   if (!o.checkpoint.empty()) {
     try {
-      const CheckpointPolicy policy = parse_checkpoint_policy(o.checkpoint, "--checkpoint");
-      if (policy == CheckpointPolicy::SeqStash) {
-        problems.add({"--checkpoint",
-                      "seq_stash is burst's own sequence-level checkpointing (a kept share of a "
-                      "striped layout), which no peer runs",
-                      "none, full or attn_stash", "burst's families search seq_stash already: leave --checkpoint out"});
-      } else {
-        p.request.checkpoint = policy;
-      }
+      p.request.checkpoint = planner::parse_checkpoint_for_every_family(o.checkpoint, "--checkpoint");
     } catch (const Error& e) {
       for (const auto& problem : e.problems()) problems.add(problem);
     }
