@@ -53,6 +53,12 @@ const plan::Alternative* runner_up(const plan::Plan& plan) {
 std::string why_it_won(const plan::Plan& plan) {
   const double ours = plan.predicted.tokens_per_s_per_gpu;
   std::string out = "Why it won\n";
+  if (!plan.job.only_checkpoint.empty()) {
+    out += fmt::format(
+        "  (every family checkpointed by {}, as --checkpoint asked, not by its own default: "
+        "docs/strategies.md)\n",
+        plan.job.only_checkpoint);
+  }
   for (const plan::Alternative& a : plan.alternatives) {
     if (a.strategy.name == plan.strategy.name) continue;
     if (a.predicted.tokens_per_s_per_gpu <= 0) {

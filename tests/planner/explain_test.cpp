@@ -32,6 +32,14 @@ TEST_CASE("explain names the plan, every other family, the constraint and the ru
   }
 }
 
+TEST_CASE("explain says when every family was checkpointed alike, and only then", "[explain]") {
+  plan::Plan p = made();
+  CHECK_THAT(planner::explain_plan(p), !Catch::Contains("--checkpoint"));
+  p.job.only_checkpoint = "attn_stash";
+  CHECK_THAT(planner::explain_plan(p),
+             Catch::Contains("every family checkpointed by attn_stash, as --checkpoint asked"));
+}
+
 TEST_CASE("explain says when the plan's linear layers are FP8, and only then", "[explain]") {
   plan::Plan p = made();
   CHECK_THAT(planner::explain_plan(p), !Catch::Contains("linear layers"));
