@@ -116,4 +116,12 @@ CheckpointPolicy parse_checkpoint_policy(std::string_view text, std::string_view
   return parse_choice(text, field, "checkpoint policy", kPolicies);
 }
 
+std::vector<std::string> checkpoint_policies_of_every_family() {
+  std::vector<std::string> names;
+  for (const auto& [policy, name] : kPolicies) {
+    if (policy != CheckpointPolicy::SeqStash) names.emplace_back(name);
+  }
+  return names;
+}
+
 }  // namespace burst

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace burst {
 
@@ -48,5 +49,9 @@ enum class CheckpointPolicy : std::uint8_t { None, Full, AttnStash, SeqStash };
 [[nodiscard]] RingKind parse_ring_kind(std::string_view text, std::string_view field);
 [[nodiscard]] BackwardMode parse_backward_mode(std::string_view text, std::string_view field);
 [[nodiscard]] CheckpointPolicy parse_checkpoint_policy(std::string_view text, std::string_view field);
+// The policies every strategy family can run (all but seq_stash, burst's own on a striped
+// layout), as to_string spells them: what `burst plan --checkpoint` and a plan's
+// /job/only_checkpoint accept.
+[[nodiscard]] std::vector<std::string> checkpoint_policies_of_every_family();
 
 }  // namespace burst

@@ -89,7 +89,7 @@ void PlanReader::job(const Json& j, std::string_view pointer, Job& job) {
   if (j.contains("only_tp")) integer(j, pointer, "only_tp", job.only_tp, 1, kMaxCount);
   if (j.contains("only_dp")) integer(j, pointer, "only_dp", job.only_dp, 1, kMaxCount);
   if (j.contains("only_checkpoint")) {
-    if (const auto policy = reader_.choice(j, pointer, "only_checkpoint", {"none", "full", "attn_stash"})) {
+    if (const auto policy = reader_.choice(j, pointer, "only_checkpoint", checkpoint_policies_of_every_family())) {
       job.only_checkpoint = *policy;
     }
   }

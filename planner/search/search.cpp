@@ -235,7 +235,7 @@ CheckpointPolicy parse_checkpoint_for_every_family(std::string_view text, std::s
                         "which no peer runs",
                         "none, full or attn_stash", "burst's families search seq_stash already: leave it unset"});
   }
-  const std::vector<std::string> every_family = {"none", "full", "attn_stash"};
+  const std::vector<std::string> every_family = checkpoint_policies_of_every_family();
   if (std::find(every_family.begin(), every_family.end(), text) == every_family.end()) {
     throw Error(Problem{std::string(field), fmt::format("unknown checkpoint policy '{}'", text),
                         text::join(every_family), text::did_you_mean(text, every_family)});
