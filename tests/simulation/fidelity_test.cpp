@@ -88,9 +88,10 @@ TEST_CASE("held-out published attention figures: mean error under 14%, and bette
   REQUIRE(held_out >= 50);
   CHECK(layouts_seen == 3);
   CHECK((ampere && hopper));
-  // 12.8% over 94 rows: BurstEngine's two committed result sets of one benchmark differ by up to
-  // 1.6x at 4K tokens a GPU, and both are held out (docs/fidelity.md).
-  CHECK(now / held_out < 0.14);
+  // 11.3% over 124 rows: BurstEngine's four logged runs of one benchmark differ by up to 1.6x at
+  // 4K tokens a GPU, its forward-only rows there miss by 30-44%, and all are held out
+  // (docs/fidelity.md, "Families side by side").
+  CHECK(now / held_out < 0.12);
   CHECK(now < 0.75 * before);
 }
 
@@ -111,6 +112,18 @@ TEST_CASE("BurstEngine's attention benchmark: the families' kernels across 4 nod
     if (r.figure.method == "megatron-cp") CHECK(std::abs(r.error()) < 0.15);
   }
   CHECK(seen == 14);
+  // The two later logged runs of the same scripts (bench.md, bench_fb.md): forward + backward of
+  // burst and USP within 15% in every run, 4K-16K tokens a GPU.
+  int later = 0;
+  for (const auto& r : fidelity_rows()) {
+    if (!r.figure.id.starts_with("be-kb2-") && !r.figure.id.starts_with("be-kb3-")) continue;
+    INFO(r.figure.id);
+    REQUIRE(r.skipped.empty());
+    CHECK_FALSE(r.figure.fit);
+    ++later;
+    if (r.figure.phase == "fwd_bwd" && r.figure.method != "loongtrain-double-ring") CHECK(std::abs(r.error()) < 0.15);
+  }
+  CHECK(later == 30);
   for (const char* seq : {"256k", "512k", "1024k"}) {
     INFO(seq);
     const std::string burst = std::string("be-kb-a800-32x-burstengine-") + seq;
