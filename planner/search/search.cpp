@@ -37,7 +37,7 @@ AttentionKey key_of(const sim::TrainingStrategy& s) {
           a.dq_bytes,
           a.overlap,
           a.code.output_accumulator_bytes,
-          a.code.dkv_bytes_between_windows};
+          a.code.gradient_bytes_after_first_window};
 }
 
 // Better: feasible first; then faster; then smaller. Strictly better only, so ties keep the

@@ -32,7 +32,7 @@ void burst_recipe(FamilyTraits& f) {
 }
 
 // LoongTrain as its long-sequence launch runs it (InternEvo): a double ring, K,V-ring backward
-// with dK, dV in fp32 inside a window and bf16 between windows; every layer checkpointed with
+// with dQ and dK, dV in fp32 through a rank's first window and bf16 after it; every layer checkpointed with
 // attention recomputed (selective checkpoint++ off) and the hybrid ZeRO optimizer on the host;
 // the logits cast to fp32, the loss (flash-attn's cross entropy) writing its gradient in place in
 // that one copy.
@@ -40,7 +40,7 @@ void loongtrain_recipe(FamilyTraits& f) {
   f.ring = RingKind::Double;
   f.backward = BackwardMode::KvRing;
   f.dkv_bytes = 4;
-  f.code.dkv_bytes_between_windows = 2;  // cast to the activation dtype at each window's end
+  f.code.gradient_bytes_after_first_window = 2;  // cast to the activation dtype at its end
   f.checkpoint.policy = CheckpointPolicy::Full;
   f.optimizer_offload = true;
   f.memory.logits_fp32_buffers = 1;

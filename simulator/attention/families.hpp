@@ -56,9 +56,12 @@ struct FamilyCode {
   // LoongTrain, BurstEngine and burst's runtime; TransformerEngine corrects it in the activation
   // dtype after every step (0: that dtype). Each step's merge reads and writes it.
   int output_accumulator_bytes = 4;
-  // A double ring's dK, dV crossing between inner rings (nodes); 0: as within them. LoongTrain
-  // sums them in fp32 inside a window and sends them on to the next window in bf16 (2).
-  int dkv_bytes_between_windows = 0;
+  // A double ring's gradient accumulators once a rank's first window (inner ring, its own
+  // node's keys) is done: bytes per element of the travelling dK, dV (the hop out of the first
+  // window and every later one) and of the resident dQ summed at every later step; 0: as in the
+  // first window. LoongTrain sums dQ and dK, dV in fp32 through its first window, casts them to
+  // bf16 at its end and from then on sums and sends them in bf16 (2).
+  int gradient_bytes_after_first_window = 0;
   // The forward's merge of a block that covers only part of the rank's queries (zigzag's later
   // half, striped's shifted triangle): ring-flash-attention merges the slice of the running
   // output and lse into new tensors and copies them back into the slice, one more read and

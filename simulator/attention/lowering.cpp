@@ -139,6 +139,7 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
                           .block_bytes = 2 * tokens * h_kv * e * batch,
                           .accumulator_payload = Payload::DKV,
                           .accumulator_bytes = 0,
+                          .later_windows = std::nullopt,
                           .queries_travel = false,
                           .overlap = strategy.overlap};
   forward.bytes_in = share * (h + 2 * h_kv) * e * batch;
@@ -153,12 +154,16 @@ LoweredAttention lower_attention(const AttentionShape& shape, const Mask& mask, 
   if (strategy.backward == BackwardMode::KvRing) {
     backward.pass.accumulator_payload = Payload::DKV;
     backward.pass.accumulator_bytes = 2 * tokens * h_kv * strategy.dkv_bytes * batch;
-    if (strategy.code.dkv_bytes_between_windows > 0) {
-      backward.pass.accumulator_bytes_between_windows =
-          2 * tokens * h_kv * strategy.code.dkv_bytes_between_windows * batch;
-    }
     backward.pass.epilogue_bytes_per_row = resident_bytes * h * batch;
     backward.pass.epilogue_bytes_per_column = merging * (2.0 * strategy.dkv_bytes + kFp32) * 2 * h_kv * batch;
+    if (const double later = strategy.code.gradient_bytes_after_first_window; later > 0) {
+      // The resident dQ read, added to and written in `later` bytes, the travelling dK, dV
+      // at that precision plus the block's fp32 result, as above.
+      backward.pass.later_windows =
+          RingPass::LaterWindows{.accumulator_bytes = 2 * tokens * h_kv * later * batch,
+                                 .epilogue_bytes_per_row = merging * 3 * later * h * batch,
+                                 .epilogue_bytes_per_column = merging * (2.0 * later + kFp32) * 2 * h_kv * batch};
+    }
   } else {
     backward.pass.block_payload = Payload::QPack;
     backward.pass.block_bytes = (2 * tokens * h * e + 8 * tokens * heads) * batch;

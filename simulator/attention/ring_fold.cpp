@@ -27,7 +27,7 @@ class KernelCosts {
       if (s.pairs == pairs && s.rows == shape.rows && s.columns == shape.columns && s.masked == shape.masked)
         return s.value;
     }
-    const TaskGraph::ComputeSpec spec = block_compute(pass_, pairs, shape);
+    const TaskGraph::ComputeSpec spec = block_compute(pass_, pairs, shape, false);
     const double value = seconds_ ? seconds_(TaskGraph::compute_task(spec)) : spec.flops;
     if (seen_.size() < kRemembered) seen_.push_back({pairs, shape.rows, shape.columns, shape.masked, value});
     return value;

@@ -160,16 +160,19 @@ namespace {
 
 // The merge or accumulation after a block's kernel, over its rows and columns, and the copy of
 // a merged slice back into the rank's output where the family's code makes one.
-double epilogue_bytes(const RingPass& pass, const BlockShape& shape) {
+double epilogue_bytes(const RingPass& pass, const BlockShape& shape, bool later_window) {
   const auto rows = static_cast<double>(shape.rows);
   const double slice_copy = shape.rows < pass.rank_rows ? rows * pass.slice_copy_bytes_per_row : 0;
-  return rows * pass.epilogue_bytes_per_row + static_cast<double>(shape.columns) * pass.epilogue_bytes_per_column +
-         slice_copy;
+  const bool later = later_window && pass.later_windows;
+  const double per_row = later ? pass.later_windows->epilogue_bytes_per_row : pass.epilogue_bytes_per_row;
+  const double per_column = later ? pass.later_windows->epilogue_bytes_per_column : pass.epilogue_bytes_per_column;
+  return rows * per_row + static_cast<double>(shape.columns) * per_column + slice_copy;
 }
 
 }  // namespace
 
-TaskGraph::ComputeSpec block_compute(const RingPass& pass, std::int64_t pairs, const BlockShape& shape) {
+TaskGraph::ComputeSpec block_compute(const RingPass& pass, std::int64_t pairs, const BlockShape& shape,
+                                     bool later_window) {
   return TaskGraph::ComputeSpec{.gpu = 0,
                                 .stream = 0,
                                 .phase = pass.phase,
@@ -178,7 +181,7 @@ TaskGraph::ComputeSpec block_compute(const RingPass& pass, std::int64_t pairs, c
                                 .block_q = shape.rows,
                                 .block_k = shape.columns,
                                 .masked = shape.masked,
-                                .epilogue_bytes = epilogue_bytes(pass, shape),
+                                .epilogue_bytes = epilogue_bytes(pass, shape, later_window),
                                 .lanes = pass.lanes,
                                 .step = 0};
 }
@@ -336,7 +339,7 @@ class PassBuilder {
       const int b = step_blocks_[x];
       const std::int64_t p = step_pairs_[x];
       if (p == 0) continue;
-      TaskGraph::ComputeSpec spec = block_compute(pass_, p, step_shapes_[x]);
+      TaskGraph::ComputeSpec spec = block_compute(pass_, p, step_shapes_[x], o > 0);
       spec.step = t;
       for (int j = 0; j < g_.ulysses; ++j) {
         const int w = world_of(k, j);
@@ -367,14 +370,11 @@ class PassBuilder {
   }
 
   // One hop of a travelling accumulator, once the compute that last added to it and its
-  // previous hop are done.
-  // Between two inner rings of a double ring it carries accumulator_bytes_between_windows where set.
+  // previous hop are done. The hop for step `step` (g_.ring: the way home) into a later window
+  // of a double ring carries RingPass::later_windows' bytes where set.
   TaskId accumulator_hop(int src, int dst, int step, TaskId compute, TaskId previous_hop) {
-    const auto inner_ring = [&](int w) { return w / g_.ulysses / g_.inner; };
-    const bool between = g_.outer > 1 && inner_ring(src) != inner_ring(dst);
-    const double bytes = between && pass_.accumulator_bytes_between_windows > 0
-                             ? pass_.accumulator_bytes_between_windows
-                             : pass_.accumulator_bytes;
+    const bool later = g_.outer > 1 && step >= g_.inner && pass_.later_windows;
+    const double bytes = later ? pass_.later_windows->accumulator_bytes : pass_.accumulator_bytes;
     return graph_.add_transfer(TaskGraph::TransferSpec{.src = src,
                                                        .dst = dst,
                                                        .channel = kChannelAccumulator,

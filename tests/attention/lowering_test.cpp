@@ -410,42 +410,46 @@ TEST_CASE("lower_attention refuses what check_applicable refuses", "[lowering]")
   CHECK_THROWS_AS(lower_attention(mha(100), Mask{}, s, world), burst::Error);
 }
 
-TEST_CASE("family code: LoongTrain's dK, dV cross nodes in bf16, TransformerEngine merges in bf16",
+TEST_CASE("family code: LoongTrain's gradients in bf16 after the first window, TransformerEngine merges in bf16",
           "[lowering][bytes]") {
-  // 4 nodes x 4 GPUs, K,V-ring backward on a double ring: the accumulators cross nodes at outer
-  // steps (in fp32 inside a window, LoongTrain's bf16 across), every other hop stays in its node.
+  // 4 nodes x 4 GPUs, K,V-ring backward on a double ring: a rank's first window is its first 4
+  // steps. LoongTrain keeps dQ and the travelling dK, dV in fp32 there and in bf16 from the hop
+  // out of it on (the way home included).
   const World world{4, 4};
   const AttentionShape shape = mha(256, 4, 64);
   const double c = 16, h = 4 * 64;
   AttentionStrategy s = make_strategy(RingKind::Double, Layout::Zigzag, BackwardMode::KvRing);
   s.dkv_bytes = 4;
   const Mask causal{MaskKind::Causal, 0, 0};
-  struct Hops {
-    double between = 0, within = 0;
+  struct Bytes {
+    double first = 0, later = 0, epilogue_first = 0, epilogue_later = 0;
   };
-  const auto hops = [&](const AttentionStrategy& strategy) {
-    Hops out;
+  const auto traffic = [&](const AttentionStrategy& strategy) {
+    Bytes out;
+    const int after = strategy.code.gradient_bytes_after_first_window;
     for (const Task& t : lower_attention(shape, causal, strategy, world).backward.tasks()) {
+      const bool later = t.step >= 4;
+      if (t.kind == TaskKind::Compute) (later ? out.epilogue_later : out.epilogue_first) += t.epilogue_bytes;
       if (t.kind != TaskKind::Transfer || t.stream != kChannelAccumulator) continue;
-      CHECK(t.amount == 2 * c * h *
-                            (t.gpu / 4 != t.peer / 4 ? strategy.code.dkv_bytes_between_windows > 0
-                                                           ? strategy.code.dkv_bytes_between_windows
-                                                           : strategy.dkv_bytes
-                                                     : strategy.dkv_bytes));
-      (t.gpu / 4 != t.peer / 4 ? out.between : out.within) += t.amount;
+      CHECK(t.amount == 2 * c * h * (after > 0 && later ? after : strategy.dkv_bytes));
+      (later ? out.later : out.first) += t.amount;
     }
     return out;
   };
-  const Hops fp32 = hops(s);
-  REQUIRE(fp32.between > 0);
-  REQUIRE(fp32.within > 0);
-  s.code.dkv_bytes_between_windows = 2;  // LoongTrain's cast at each window's end
-  const Hops loongtrain = hops(s);
-  CHECK(loongtrain.between == fp32.between / 2);
-  CHECK(loongtrain.within == fp32.within);
-  // The preset carries it, and megatron-cp's running output in the activation dtype.
-  CHECK(strategy_preset("loongtrain-double-ring", shape, world).code.dkv_bytes_between_windows == 2);
-  CHECK(strategy_preset("burst", shape, world).code.dkv_bytes_between_windows == 0);
+  const Bytes fp32 = traffic(s);
+  REQUIRE(fp32.first > 0);
+  REQUIRE(fp32.later > 0);
+  s.code.gradient_bytes_after_first_window = 2;  // LoongTrain's cast at its first window's end
+  const Bytes loongtrain = traffic(s);
+  CHECK(loongtrain.later == fp32.later / 2);
+  CHECK(loongtrain.first == fp32.first);
+  CHECK(loongtrain.epilogue_first == fp32.epilogue_first);
+  // Per row dQ: 3 x 4 -> 3 x 2 bytes; per column dK, dV: 2 x 4 + 4 -> 2 x 2 + 4.
+  CHECK(loongtrain.epilogue_later < fp32.epilogue_later);
+  CHECK(loongtrain.epilogue_later > fp32.epilogue_later / 2);
+  CHECK(strategy_preset("loongtrain-double-ring", shape, world).code.gradient_bytes_after_first_window == 2);
+  CHECK(strategy_preset("burst", shape, world).code.gradient_bytes_after_first_window == 0);
+  // megatron-cp's running output in the activation dtype.
   CHECK(strategy_preset("megatron-cp", shape, world).code.output_accumulator_bytes == 0);
   // Each step's merge reads and writes the running output: a + e + a bytes per element (and 12
   // per row and head for the lse pair), so bf16 (a = e = 2) against fp32 (a = 4).

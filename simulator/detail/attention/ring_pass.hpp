@@ -5,6 +5,7 @@
 // Internal to simulator/attention: lowering.cpp builds the phases out of passes.
 #pragma once
 
+#include <optional>
 #include <cstdint>
 #include <vector>
 
@@ -71,8 +72,16 @@ struct RingPass {
   double block_bytes = 0;  // one hop of the travelling block
   Payload accumulator_payload = Payload::DKV;
   double accumulator_bytes = 0;  // one hop of the trailing accumulator; 0: none (forward)
-  // A hop of it from one inner ring (node) of a double ring to the next; 0: accumulator_bytes.
-  double accumulator_bytes_between_windows = 0;
+  // A double ring's later windows (outer steps after the first), where the family's code keeps
+  // its accumulators in a narrower type (FamilyCode::gradient_bytes_after_first_window): every
+  // hop of the accumulator into them (the one out of the first window included, and the way
+  // home) and every epilogue there; unset: as in the first window.
+  struct LaterWindows {
+    double accumulator_bytes = 0;
+    double epilogue_bytes_per_row = 0;
+    double epilogue_bytes_per_column = 0;
+  };
+  std::optional<LaterWindows> later_windows;
   bool queries_travel = false;  // Q ring: the block holds queries, the visitor keys; it travels k -> k-1
   bool overlap = true;          // double buffering
 };
@@ -96,8 +105,10 @@ struct RingWindow {
   [[nodiscard]] int home(int rank, int ring) const { return first + (rank - first + ring) % size; }
 };
 
-// The kernel of a pass's block with `pairs` allowed pairs and this shape (GPU and step left 0).
-[[nodiscard]] TaskGraph::ComputeSpec block_compute(const RingPass& pass, std::int64_t pairs, const BlockShape& shape);
+// The kernel of a pass's block with `pairs` allowed pairs and this shape (GPU and step left 0),
+// its epilogue as in a later window of a double ring where `later_window`.
+[[nodiscard]] TaskGraph::ComputeSpec block_compute(const RingPass& pass, std::int64_t pairs, const BlockShape& shape,
+                                                   bool later_window);
 
 // Per world rank, what the rest of the phase waits for once the ring is done.
 struct RingPassEnd {
