@@ -32,10 +32,10 @@ void burst_recipe(FamilyTraits& f) {
 }
 
 // LoongTrain as its long-sequence launch runs it (InternEvo): a double ring, K,V-ring backward
-// with dQ and dK, dV in fp32 through a rank's first window and bf16 after it; every layer checkpointed with
-// attention recomputed (selective checkpoint++ off) and the hybrid ZeRO optimizer on the host;
-// the logits cast to fp32, the loss (flash-attn's cross entropy) writing its gradient in place in
-// that one copy.
+// with dQ and dK, dV in fp32 through a rank's first window and bf16 after it; every layer
+// checkpointed with attention recomputed (selective checkpoint++ off) and the hybrid ZeRO
+// optimizer on the host; the logits cast to fp32, the loss (flash-attn's cross entropy) writing
+// its gradient in place in that one copy.
 void loongtrain_recipe(FamilyTraits& f) {
   f.ring = RingKind::Double;
   f.backward = BackwardMode::KvRing;

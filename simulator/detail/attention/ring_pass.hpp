@@ -5,8 +5,8 @@
 // Internal to simulator/attention: lowering.cpp builds the phases out of passes.
 #pragma once
 
-#include <optional>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "common/token_sets.hpp"
