@@ -73,6 +73,23 @@ TEST_CASE("under a causal mask each phase folds onto its busiest window, within 
   }
 }
 
+TEST_CASE("a double ring whose folded backward exposes its transfers is simulated on every rank", "[fold]") {
+  // 1K tokens a GPU on 16 nodes of a800-4hca: the double ring's backward is 18% exposed folded,
+  // and its windows then wait on each other at every outer hop, which one window in step with
+  // the rest does not show (7.6% short); the simulation falls back to every rank, both phases,
+  // and says why. Where the backward's transfers hide (dgx-h100 x 8, above) the fold stands.
+  AttentionShape shape = test::attention_shape(1, 1, 128 * 1024);
+  shape.kv_heads = shape.heads;
+  const auto t = nodes_of("a800-4hca", 16);
+  const LayerSimulation folded = simulate(shape, kCausal, "loongtrain-double-ring", t, true);
+  const LayerSimulation every = simulate(shape, kCausal, "loongtrain-double-ring", t, false);
+  REQUIRE(folded.not_applicable.empty());
+  CHECK(folded.ring_windows == 1);
+  CHECK_THAT(folded.ring_note, Catch::Contains("windows wait on each other") && Catch::Contains("% of its time"));
+  same_phase(folded.forward, every.forward);
+  same_phase(folded.backward, every.backward);
+}
+
 TEST_CASE("folding composes with tensor-parallel copies that share a NIC", "[fold]") {
   const auto t = nodes_of("a800-4hca", 4);  // two GPUs per HCA: every copy is simulated
   const AttentionShape shape = shape_of(2);
