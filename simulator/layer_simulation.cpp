@@ -189,17 +189,20 @@ LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask
 
   // A trace shows every GPU, so it simulates every copy and every rank.
   const bool reduce = options.reduce_copies && runs == nullptr;
+  // The backward first: it decides whether the fold stands, before the forward is simulated.
   Lowering lowering = lower(shape, mask, strategy, topology, reduce, options.fold_rings && runs == nullptr, models);
-  SimResult forward = engine->run(lowering.graphs.forward, topology, models, engine_options);
-  SimResult backward = engine->run(lowering.graphs.backward, topology, models, engine_options);
-  const PhaseFigures folded_backward =
-      figures(lowering.graphs.backward, backward, lowering.graphs.backward_flops, topology, lowering.backward);
-  if (std::string why = fold_misses_coupling(lowering, folded_backward, strategy); !why.empty()) {
+  const auto run_backward = [&](SimResult& result) {
+    result = engine->run(lowering.graphs.backward, topology, models, engine_options);
+    return figures(lowering.graphs.backward, result, lowering.graphs.backward_flops, topology, lowering.backward);
+  };
+  SimResult backward;
+  sim.backward = run_backward(backward);
+  if (std::string why = fold_misses_coupling(lowering, sim.backward, strategy); !why.empty()) {
     lowering = lower(shape, mask, strategy, topology, reduce, false, models);
     lowering.fold_reason = std::move(why);
-    forward = engine->run(lowering.graphs.forward, topology, models, engine_options);
-    backward = engine->run(lowering.graphs.backward, topology, models, engine_options);
+    sim.backward = run_backward(backward);
   }
+  SimResult forward = engine->run(lowering.graphs.forward, topology, models, engine_options);
   LoweredAttention& lowered = lowering.graphs;
   sim.copies = lowering.copies;
   sim.copies_simulated = lowering.copies_reduced ? 1 : lowering.copies;
@@ -208,7 +211,6 @@ LayerSimulation simulate_attention_layer(const AttentionShape& shape, const Mask
   sim.ring_fold_exact = lowered.fold.exact;
   sim.ring_note = lowering.fold_reason;
   sim.forward = figures(lowered.forward, forward, lowered.forward_flops, topology, lowering.forward);
-  sim.backward = figures(lowered.backward, backward, lowered.backward_flops, topology, lowering.backward);
   if (lowered.fold.windows > 1 && !lowered.fold.exact) {
     sim.forward.imbalance = lowered.fold.forward_imbalance;
     sim.backward.imbalance = lowered.fold.backward_imbalance;
