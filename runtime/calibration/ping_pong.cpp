@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
+
+#include "common/median.hpp"
 
 namespace burst::rt {
 namespace {
@@ -30,8 +33,7 @@ std::vector<double> round_trips(Communicator& comm, int a, int b, RingLevel leve
 
 LinkSpeed link_speed(std::vector<double> small, std::span<const std::pair<std::size_t, double>> fastest_by_bytes) {
   LinkSpeed speed;
-  std::nth_element(small.begin(), small.begin() + static_cast<std::ptrdiff_t>(small.size() / 2), small.end());
-  speed.latency_s = small[small.size() / 2] / 2;
+  speed.latency_s = median(std::move(small)) / 2;
   for (const auto& [bytes, round_trip] : fastest_by_bytes) {
     const double one_way = round_trip / 2;
     const double moving = std::max(one_way - speed.latency_s, one_way / 2);

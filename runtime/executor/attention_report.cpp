@@ -33,6 +33,7 @@ Json AttentionReport::to_json() const {
   report["run"] = {{"dry_run", run.dry_run},   {"seq", run.seq},
                    {"heads", run.heads},       {"kv_heads", run.kv_heads},
                    {"head_dim", run.head_dim}, {"seed", run.seed},
+                   {"warmups", run.warmups},   {"repeats", run.repeats},
                    {"overlap", run.overlap},   {"precision", precision_json(run.precision)},
                    {"device", run.device}};
   report["comm_bytes"] = {{"forward", comm_bytes.total.forward},

@@ -5,7 +5,8 @@
 // The runtime fills it (attention_run.cpp) and the CLI prints it field by field; to_json() is
 // the `--json` document, whose keys are the contract scripts read (docs/runtime-executor.md):
 //   plan        {strategy, ranks, ulysses, ring, layout, backward, mask}
-//   run         {dry_run, seq, heads, kv_heads, head_dim, seed, overlap, precision, device}
+//   run         {dry_run, seq, heads, kv_heads, head_dim, seed, warmups, repeats, overlap,
+//                precision, device}
 //   comm_bytes  {forward, backward, by_level: {forward, backward}: {flat, intra, inter},
 //                ulysses: {forward, backward}, simulated_by_level (where the caller added it)}
 //   messages    {forward_sent, forward_received, backward_sent, backward_received,
@@ -75,6 +76,7 @@ struct AttentionReport {
     std::int64_t seq = 0;
     int heads = 0, kv_heads = 0, head_dim = 0;
     std::uint64_t seed = 0;
+    int warmups = 0, repeats = 1;  // untimed runs, then timed runs (measured: their medians)
     bool overlap = true;
     AttentionPrecision precision;
     std::string device;
@@ -89,8 +91,8 @@ struct AttentionReport {
     PhasePair sent, received, blocks_computed;
   } messages;
   struct Measured {
-    PhasePair time_s;     // the slowest rank's phase
-    PhasePair compute_s;  // the busiest rank's kernel time
+    PhasePair time_s;     // the slowest rank's phase (each rank's median over the timed runs)
+    PhasePair compute_s;  // the busiest rank's kernel time (its median)
     // Phase time over the busiest rank's kernel time: 1 when communication hid behind compute.
     [[nodiscard]] PhasePair overlap() const;
   } measured;

@@ -2,6 +2,7 @@
 #include "runtime/executor/attention_run.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <tuple>
@@ -10,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "common/error.hpp"
+#include "common/median.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/executor/distributed_attention.hpp"
 #include "runtime/executor/detail/host_attention.hpp"
@@ -222,7 +224,7 @@ plan::Plan plan_as_run(const PreparedRun& prepared) {
 namespace {
 
 // Both phases between barriers, each timed (to the end of its last kernel) and its bytes
-// counted; the per-rank figures.
+// counted; the per-rank figures: times the median over the timed runs, counts the last run's.
 struct Phases {
   Tensor o, d_q, d_k, d_v;
   std::vector<double> figures = std::vector<double>(kFigureCount);
@@ -232,29 +234,43 @@ struct Inputs {
   Tensor q, k, v, d_o;
 };
 
-Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs& in, AttentionKernels* kernels,
+Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs& in, const AttentionRunOptions& options,
                   TraceRecorder* recorder) {
   DistributedAttention attention(prepared.schedule, comm, in.q.shape(), in.k.shape(),
-                                 {prepared.precision, prepared.plan.strategy.overlap, kernels, recorder});
+                                 {prepared.precision, prepared.plan.strategy.overlap, options.kernels, recorder});
   HostAttention tensors(attention, in.q.view(), in.k.view(), in.v.view(), in.d_o.view());
   Phases out;
   std::vector<double>& f = out.figures;
-  comm.barrier();
-  comm.reset_counters();
-  auto start = std::chrono::steady_clock::now();
-  if (recorder != nullptr) recorder->start(start);
-  const RingAttentionStats fs = tensors.forward();
-  attention.memory().wait();
-  f[kForwardS] = seconds_since(start);
-  read_bytes(comm, f, kFwdFlat, kFwdUlysses);
-  comm.barrier();
-  comm.reset_counters();
-  start = std::chrono::steady_clock::now();
-  if (recorder != nullptr) recorder->set_phase(TracePhase::Backward);
-  const RingAttentionStats bs = tensors.backward(prepared.plan.strategy.backward);
-  attention.memory().wait();
-  f[kBackwardS] = seconds_since(start);
-  read_bytes(comm, f, kBwdFlat, kBwdUlysses);
+  constexpr std::array kTimes{kForwardS, kBackwardS, kFwdComputeS, kBwdComputeS};
+  std::array<std::vector<double>, kTimes.size()> timed;
+  RingAttentionStats fs, bs;
+  const int runs = options.warmups + options.repeats;
+  for (int run = 0; run < runs; ++run) {
+    comm.barrier();
+    comm.reset_counters();
+    auto start = std::chrono::steady_clock::now();
+    if (recorder != nullptr) {
+      recorder->start(start);  // the trace keeps the last run
+      recorder->set_phase(TracePhase::Forward);
+    }
+    fs = tensors.forward();
+    attention.memory().wait();
+    f[kForwardS] = seconds_since(start);
+    read_bytes(comm, f, kFwdFlat, kFwdUlysses);
+    comm.barrier();
+    comm.reset_counters();
+    start = std::chrono::steady_clock::now();
+    if (recorder != nullptr) recorder->set_phase(TracePhase::Backward);
+    bs = tensors.backward(prepared.plan.strategy.backward);
+    attention.memory().wait();
+    f[kBackwardS] = seconds_since(start);
+    read_bytes(comm, f, kBwdFlat, kBwdUlysses);
+    f[kFwdComputeS] = fs.compute_s;
+    f[kBwdComputeS] = bs.compute_s;
+    if (run < options.warmups) continue;
+    for (std::size_t t = 0; t < kTimes.size(); ++t) timed[t].push_back(f[kTimes[t]]);
+  }
+  for (std::size_t t = 0; t < kTimes.size(); ++t) f[kTimes[t]] = median(timed[t]);
   out.o = tensors.o();
   out.d_q = tensors.d_q();
   out.d_k = tensors.d_k();
@@ -265,8 +281,6 @@ Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs&
   f[kBwdReceived] = bs.messages_received;
   f[kFwdBlocks] = fs.blocks_computed;
   f[kBwdBlocks] = bs.blocks_computed;
-  f[kFwdComputeS] = fs.compute_s;
-  f[kBwdComputeS] = bs.compute_s;
   return out;
 }
 
@@ -365,7 +379,11 @@ std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Commun
       random_rows(options.seed, kQ, positions, q_shape), random_rows(options.seed, kK, positions, kv_shape),
       random_rows(options.seed, kV, positions, kv_shape), random_rows(options.seed, kDO, positions, q_shape)};
   TraceRecorder recorder;
-  const Phases phases = run_phases(prepared, comm, inputs, options.kernels, trace != nullptr ? &recorder : nullptr);
+  if (options.warmups < 0 || options.repeats < 1) {
+    throw Error(Problem{"--repeat", fmt::format("{} timed runs after {} warm-ups", options.repeats, options.warmups),
+                        "at least 1 timed run", ""});
+  }
+  const Phases phases = run_phases(prepared, comm, inputs, options, trace != nullptr ? &recorder : nullptr);
 
   std::vector<double> all(comm.rank() == 0 ? phases.figures.size() * static_cast<std::size_t>(world) : 0);
   comm.gather_to_root(std::span<const double>(phases.figures), std::span<double>(all));
@@ -403,6 +421,8 @@ std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Commun
                 prepared.kv_heads,
                 prepared.head_dim,
                 options.seed,
+                options.warmups,
+                options.repeats,
                 plan.strategy.overlap,
                 prepared.precision,
                 std::string(options.kernels != nullptr ? options.kernels->device() : "cpu")};

@@ -44,6 +44,10 @@ struct AttentionRunOptions {
   // The kernels every rank computes with (not owned); nullptr: the CPU kernels. Kernels that
   // only compute in bf16 (the CUDA ones) need a bf16 plan: prepare_attention_run refuses fp32.
   AttentionKernels* kernels = nullptr;
+  // Untimed runs of both phases first (the first touch of every buffer, the kernels' and the
+  // transport's first calls), then timed runs: each rank's figures are its median over them.
+  int warmups = 0;
+  int repeats = 1;
 };
 
 // Runs on every rank of `comm` (its size must be the plan's rank count: burst::Error otherwise).

@@ -50,8 +50,12 @@ class TraceRecorder {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Times count from `origin` (take it right after a barrier); events belong to the last phase set.
-  void start(Clock::time_point origin) { origin_ = origin; }
+  // Times count from `origin` (take it right after a barrier); events belong to the last phase
+  // set. Events recorded before (a warm-up's, an earlier run's) are dropped.
+  void start(Clock::time_point origin) {
+    origin_ = origin;
+    events_.clear();
+  }
   void set_phase(TracePhase phase) { phase_ = phase; }
   [[nodiscard]] double now() const { return std::chrono::duration<double>(Clock::now() - origin_).count(); }
 

@@ -4,6 +4,8 @@
 
 #include <atomic>
 
+#include "common/host_memory.hpp"
+
 namespace burst::rt {
 namespace {
 
@@ -22,16 +24,19 @@ void add(std::atomic<std::uint64_t>& counter, std::uint64_t n) { counter.fetch_a
 }  // namespace
 
 DeviceTraffic DeviceTraffic::since(const DeviceTraffic& earlier) const {
-  return {host_to_device_bytes - earlier.host_to_device_bytes, device_to_host_bytes - earlier.device_to_host_bytes,
-          host_waits - earlier.host_waits, device_synchronizations - earlier.device_synchronizations,
-          driver_allocations - earlier.driver_allocations};
+  return {host_to_device_bytes - earlier.host_to_device_bytes,
+          device_to_host_bytes - earlier.device_to_host_bytes,
+          host_waits - earlier.host_waits,
+          device_synchronizations - earlier.device_synchronizations,
+          driver_allocations - earlier.driver_allocations,
+          host_page_faults - earlier.host_page_faults};
 }
 
 DeviceTraffic device_traffic() {
   const Counters& c = counters();
-  return {c.host_to_device.load(std::memory_order_relaxed), c.device_to_host.load(std::memory_order_relaxed),
-          c.host_waits.load(std::memory_order_relaxed), c.device_syncs.load(std::memory_order_relaxed),
-          c.driver_allocations.load(std::memory_order_relaxed)};
+  return {c.host_to_device.load(std::memory_order_relaxed),     c.device_to_host.load(std::memory_order_relaxed),
+          c.host_waits.load(std::memory_order_relaxed),         c.device_syncs.load(std::memory_order_relaxed),
+          c.driver_allocations.load(std::memory_order_relaxed), host_page_faults()};
 }
 
 void count_host_to_device(std::uint64_t bytes) { add(counters().host_to_device, bytes); }

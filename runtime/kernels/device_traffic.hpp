@@ -10,6 +10,9 @@
 //   host_waits              the host blocked until a stream (or an event on it) drained
 //   device_synchronizations the host blocked until the whole device drained (cudaDeviceSynchronize)
 //   driver_allocations      memory taken from the driver: a pool that grew, cudaMalloc, cudaHostAlloc
+//   host_page_faults        pages the OS mapped for the process on first touch (its minor faults,
+//                           host_memory.hpp): host memory taken anew, the CPU's counterpart of a
+//                           driver allocation
 // The counts are process-wide (a loopback job's rank threads add into the same totals) and
 // monotonic; a caller takes a snapshot before and after what it measures (the training run does
 // per step, and its report prints the steady state's; the counters test of the GPU step's data
@@ -27,6 +30,7 @@ struct DeviceTraffic {
   std::uint64_t host_waits = 0;
   std::uint64_t device_synchronizations = 0;
   std::uint64_t driver_allocations = 0;
+  std::uint64_t host_page_faults = 0;
 
   // What happened between two snapshots (`*this` the later one).
   [[nodiscard]] DeviceTraffic since(const DeviceTraffic& earlier) const;

@@ -121,6 +121,8 @@ void Session::prepare_attention(Device device) {
   attention_options_.seed = request_.seed;
   attention_options_.check = request_.check;
   attention_options_.dry_run = request_.kind == RunKind::DryRun;
+  attention_options_.warmups = attention_options_.dry_run ? 0 : 1;
+  attention_options_.repeats = attention_options_.dry_run ? 1 : request_.repeat;
   attention_options_.kernels = attention_kernels_.get();
   prepared_ =
       std::make_unique<PreparedRun>(prepare_attention_run(plan_, comm_.size(), attention_options_, comm_.rank()));

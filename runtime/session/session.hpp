@@ -54,6 +54,7 @@ struct RunRequest {
       kernel_paths::kAuto};  // the CUDA kernels' implementation instead of the plan's /job/kernel_path
   bool check = false;        // compare with a single-rank reference
   bool trace = false;        // attention runs: record every rank's timeline
+  int repeat = 3;            // attention runs: timed runs after one warm-up (a dry run: one run, no warm-up)
   std::uint64_t seed = 1;
   TrainingOptions training;  // training runs (its check, seed and backend are the session's)
 };

@@ -82,13 +82,14 @@ Json to_json(const DeviceTraffic& t) {
           {"device_to_host_bytes", t.device_to_host_bytes},
           {"host_waits", t.host_waits},
           {"device_synchronizations", t.device_synchronizations},
-          {"driver_allocations", t.driver_allocations}};
+          {"driver_allocations", t.driver_allocations},
+          {"host_page_faults", t.host_page_faults}};
 }
 
 DeviceTraffic device_traffic_from_json(const Json& j) {
   return {j.at("host_to_device_bytes").get<std::uint64_t>(), j.at("device_to_host_bytes").get<std::uint64_t>(),
-          j.at("host_waits").get<std::uint64_t>(), j.at("device_synchronizations").get<std::uint64_t>(),
-          j.at("driver_allocations").get<std::uint64_t>()};
+          j.at("host_waits").get<std::uint64_t>(),           j.at("device_synchronizations").get<std::uint64_t>(),
+          j.at("driver_allocations").get<std::uint64_t>(),   j.at("host_page_faults").get<std::uint64_t>()};
 }
 
 Json TrainingReport::to_json() const {

@@ -22,6 +22,7 @@
 #include "common/escape.hpp"
 #include "common/fault_point.hpp"
 #include "common/fresh_temporary.hpp"
+#include "common/median.hpp"
 #include "common/saturating.hpp"
 #include "common/stopwatch.hpp"
 #include "runtime/comm/loopback_communicator.hpp"
@@ -192,6 +193,7 @@ TrainingReport::Traffic traffic_summary(const std::vector<DeviceTraffic>& steps)
     later.host_waits = std::max(later.host_waits, t.host_waits);
     later.device_synchronizations = std::max(later.device_synchronizations, t.device_synchronizations);
     later.driver_allocations = std::max(later.driver_allocations, t.driver_allocations);
+    later.host_page_faults = std::max(later.host_page_faults, t.host_page_faults);
   }
   out.later_steps_max = later;
   return out;
@@ -650,8 +652,7 @@ std::optional<TrainingReport> TrainingRun::report(const std::vector<StepRecord>&
     mean.optimizer_s += r.optimizer_s / n;
     mean.sequence_parallel_bytes = std::max(mean.sequence_parallel_bytes, r.outcome.sequence_parallel_bytes);
   }
-  std::sort(step_times.begin(), step_times.end());
-  mean.step_s_median = step_times[step_times.size() / 2];
+  mean.step_s_median = median(step_times);
   const plan::Strategy& s = plan_.strategy;
   report.plan = {s.name,
                  comm_.size(),

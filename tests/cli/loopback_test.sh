@@ -1,7 +1,9 @@
 #!/bin/sh
 # `burst run --loopback`: every rank of a plan as a thread of one process, no mpirun.
 #  1. a 32-rank plan's exact schedule (the a800 x4 golden plan, dry run) passes its check;
-#  2. its attention on a 4-rank local plan passes its check against one rank;
+#  2. its attention on a 4-rank local plan passes its check against one rank, timed as the
+#     median of two runs after a warm-up (the results of the last run are the ones checked);
+#     --repeat with --dry-run is refused;
 #  3. training: two loopback runs give the same losses bit for bit, and they match the same
 #     run under mpirun to 1e-6 (the collectives add in another order there);
 #  4. a loopback job under a multi-process mpirun is refused with one clear error.
@@ -18,9 +20,13 @@ timeout 120 "$burst" run "$dry_plan" --dry-run --loopback --device cpu >"$dir/dr
 grep -q '^loopback: the plan.s 32 ranks as threads of this process' "$dir/dry.err" || fail "dry run: no loopback line"
 grep -q 'burst on 32 ranks' "$dir/dry.out" && grep -q 'check .*: passed' "$dir/dry.out" || fail "dry run: check"
 
-timeout 120 "$burst" run "$attention_plan" --attention-only --check --loopback --device cpu >"$dir/att.out" 2>"$dir/att.err" ||
+timeout 120 "$burst" run "$attention_plan" --attention-only --check --repeat 2 --loopback --device cpu >"$dir/att.out" 2>"$dir/att.err" ||
   fail "attention run"
 grep -q 'check .*: passed' "$dir/att.out" || fail "attention run: check"
+grep -q '^  timing    median of 2 timed runs after 1 warm-up$' "$dir/att.out" || fail "attention run: timing line"
+timeout 60 "$burst" run "$attention_plan" --dry-run --repeat 2 --loopback --device cpu >"$dir/dry_repeat.out" 2>"$dir/dry_repeat.err"
+[ $? -eq 2 ] || fail "--repeat with --dry-run: not refused with exit code 2"
+grep -q -- '--dry-run excludes --repeat' "$dir/dry_repeat.err" || fail "--repeat with --dry-run: message"
 
 losses() { python3 -c 'import json,sys; print(" ".join(repr(x) for x in json.load(open(sys.argv[1]))["losses"]))' "$1"; }
 for run in a b; do
@@ -41,4 +47,4 @@ timeout 60 "$mpiexec" --oversubscribe $root -np 2 "$burst" run "$train_plan" --l
   fail "--loopback under mpirun -np 2 ran"
 grep -q 'error: --loopback: runs every rank in this process, but mpirun started 2 processes' "$dir/nested.err" ||
   fail "--loopback under mpirun: message"
-echo "PASS (32-rank dry run, 4-rank attention check, training bit-reproducible and equal to mpirun's)"
+echo "PASS (32-rank dry run, 4-rank attention check over repeated runs, training bit-reproducible and equal to mpirun's)"

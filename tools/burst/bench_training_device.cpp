@@ -13,6 +13,7 @@
 #include "common/error.hpp"
 #include "common/escape.hpp"
 #include "common/json_reader.hpp"
+#include "common/median.hpp"
 #include "plan/plan.hpp"
 #include "runtime/device/device.hpp"
 #include "runtime/training/training_report.hpp"
@@ -57,8 +58,7 @@ double model_flops(const Json& report) {
 double median_warm_step(const Json& report) {
   std::vector<double> steps = report["step_time_s"].get<std::vector<double>>();
   if (steps.size() > 1) steps.erase(steps.begin());  // the first fills the pools and builds the plans
-  std::sort(steps.begin(), steps.end());
-  return steps[steps.size() / 2];
+  return median(std::move(steps));
 }
 
 class Bench {

@@ -96,6 +96,10 @@ void print_report(const rt::AttentionReport& r) {
              shown(r.plan.strategy), r.plan.ranks, groups, shown(r.plan.ring), shown(r.plan.layout),
              shown(r.plan.backward), shown(r.plan.mask), r.run.seq, r.run.heads, r.run.kv_heads, r.run.head_dim);
   fmt::print("{}", precision_line(r.run.precision, r.run.overlap));
+  if (r.run.repeats > 1 || r.run.warmups > 0) {
+    fmt::print("  timing    median of {} timed run{} after {} warm-up{}\n", r.run.repeats,
+               r.run.repeats == 1 ? "" : "s", r.run.warmups, r.run.warmups == 1 ? "" : "s");
+  }
   fmt::print("  forward   measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
              m.time_s.forward, r.predicted_s.forward, r.comm_bytes.total.forward);
   fmt::print("  backward  measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
@@ -385,6 +389,12 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--timeout", options->timeout_s, "Seconds a rank waits for a message before the job fails")
       ->check(kFinitePositive)
       ->capture_default_str();
+  auto* repeat = cmd->add_option("--repeat", options->request.repeat,
+                                 "Attention runs: timed runs of both phases after one untimed warm-up; the report "
+                                 "gives each phase's median")
+                     ->check(CLI::Range(1, 1000))
+                     ->capture_default_str()
+                     ->needs(attention);
   auto* steps = cmd->add_option("--steps", options->request.training.steps, "Training steps")
                     ->check(CLI::Range(1, 1000000))
                     ->capture_default_str();
@@ -430,6 +440,7 @@ void add_run_command(CLI::App& app) {
     training->excludes(attention);
     training->excludes(dry);
   }
+  repeat->excludes(dry);
   cmd->callback([options] { run(*options); });
 }
 
