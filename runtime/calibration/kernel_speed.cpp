@@ -159,11 +159,11 @@ std::vector<KernelSpeed> measure_kernel_speeds(Communicator& comm, const KernelS
   for (int round = 0; round < o.rounds; ++round) {
     for (const Probe& p : probes) mine.push_back(time_together(comm, p.run));
   }
-  const std::vector<double> best = best_of_slowest(comm, mine, probes.size());
+  const std::vector<double> typical = median_of_slowest(comm, mine, probes.size());
   std::vector<KernelSpeed> speeds;
   for (std::size_t i = 0; i < probes.size(); ++i) {
     speeds.push_back(probes[i].speed);
-    if (!best.empty()) speeds.back().seconds = best[i];
+    if (!typical.empty()) speeds.back().seconds = typical[i];
   }
   return speeds;
 }

@@ -13,7 +13,7 @@
 // a dense layer's shape, with B as its token count as the simulator's gemm tasks have it.
 //
 // Small blocks finish in a millisecond, so a timed run repeats a call until it has done at
-// least `min_flops_per_run`; each measurement is the best round of the slowest rank
+// least `min_flops_per_run`; each measurement is the median round of the slowest rank
 // (together.hpp). On a shared machine the figures move from run to run; ratios between block
 // sizes measured in one run are steadier than any single figure.
 #pragma once
@@ -39,7 +39,7 @@ struct KernelSpeed {
   std::string mask;    // "causal" or "full"; "" for gemm and elementwise
   std::int64_t block = 0;
   double flops = 0;    // per timed run (elementwise: bytes)
-  double seconds = 0;  // best round of the slowest rank
+  double seconds = 0;  // median round of the slowest rank
   // Attention: the kernel path it ran on when it is not the one the file's curves stand for
   // (runtime/cuda/kernel_path.hpp: measured for comparison, kept apart); "" otherwise.
   std::string path{};

@@ -85,10 +85,11 @@ std::vector<KernelSpeed> measure_layer_elementwise(Communicator& comm, const Lay
       }));
     }
   }
-  const std::vector<double> best = best_of_slowest(comm, mine, per_round);
+  const std::vector<double> typical = median_of_slowest(comm, mine, per_round);
   std::vector<KernelSpeed> speeds;
   for (std::size_t i = 0; i < layers.size(); ++i) {
-    speeds.push_back({"elementwise", "", o.tokens[i], reps[i] * work_of(o.tokens[i]), best.empty() ? 0 : best[i]});
+    speeds.push_back(
+        {"elementwise", "", o.tokens[i], reps[i] * work_of(o.tokens[i]), typical.empty() ? 0 : typical[i]});
   }
   return speeds;
 }

@@ -12,7 +12,7 @@
 // second over the rank's memory bandwidth: whatever the runtime does beyond those bytes (fp32
 // activations on the CPU, the angles RoPE computes, loops that do not stream) is in it.
 //
-// Each measurement is the best round of the slowest rank (together.hpp).
+// Each measurement is the median round of the slowest rank (together.hpp).
 #pragma once
 
 #include <cstdint>

@@ -24,8 +24,8 @@ double copy_bandwidth_per_rank(Communicator& comm, std::size_t bytes, int rounds
       (void)last;
     }));
   }
-  const std::vector<double> best = best_of_slowest(comm, mine, 1);
-  return best.empty() ? 0 : 2.0 * static_cast<double>(bytes) / best[0];
+  const std::vector<double> typical = median_of_slowest(comm, mine, 1);
+  return typical.empty() ? 0 : 2.0 * static_cast<double>(bytes) / typical[0];
 }
 
 }  // namespace burst::rt

@@ -3,7 +3,7 @@
 // channels, so a rank alone would see several times its share).
 //
 // Copy bandwidth counts the bytes read and the bytes written (STREAM's convention for Copy):
-// 2 x size / seconds, best round of the slowest rank (together.hpp).
+// 2 x size / seconds, median round of the slowest rank (together.hpp).
 #pragma once
 
 #include <cstddef>

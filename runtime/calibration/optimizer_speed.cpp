@@ -26,8 +26,8 @@ double measure_optimizer_speed(Communicator& comm, const OptimizerSpeedOptions& 
   update();  // warm: pages touched
   std::vector<double> mine;
   for (int round = 0; round < o.rounds; ++round) mine.push_back(time_together(comm, update));
-  const std::vector<double> best = best_of_slowest(comm, mine, 1);
-  return best.empty() ? 0 : static_cast<double>(o.params) / best.front();
+  const std::vector<double> typical = median_of_slowest(comm, mine, 1);
+  return typical.empty() ? 0 : static_cast<double>(o.params) / typical.front();
 }
 
 }  // namespace burst::rt

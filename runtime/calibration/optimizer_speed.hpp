@@ -18,7 +18,7 @@ struct OptimizerSpeedOptions {
   int rounds = 3;
 };
 
-// Parameters a second one rank updates, the best round of the slowest rank (together.hpp).
+// Parameters a second one rank updates, the median round of the slowest rank (together.hpp).
 // Every rank calls it; the result is meaningful on rank 0 (0 elsewhere).
 [[nodiscard]] double measure_optimizer_speed(Communicator& comm, const OptimizerSpeedOptions& options);
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
+
+#include "common/median.hpp"
 
 namespace burst::rt {
 
@@ -13,20 +16,23 @@ double time_together(Communicator& comm, const std::function<void()>& run) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::vector<double> best_of_slowest(Communicator& comm, std::span<const double> mine, std::size_t per_round) {
+std::vector<double> median_of_slowest(Communicator& comm, std::span<const double> mine, std::size_t per_round) {
   const std::span<const double> sent = mine;
   std::vector<double> all(comm.rank() == 0 ? sent.size() * static_cast<std::size_t>(comm.size()) : 0);
   comm.gather_to_root(sent, std::span<double>(all));
   if (comm.rank() != 0) return {};
-  std::vector<double> best(per_round, 1e300);
+  std::vector<std::vector<double>> rounds(per_round);
   for (std::size_t at = 0; at < sent.size(); ++at) {
     double slowest = 0;
     for (std::size_t r = 0; r < static_cast<std::size_t>(comm.size()); ++r) {
       slowest = std::max(slowest, all[r * sent.size() + at]);
     }
-    best[at % per_round] = std::min(best[at % per_round], slowest);
+    rounds[at % per_round].push_back(slowest);
   }
-  return best;
+  std::vector<double> out;
+  out.reserve(per_round);
+  for (std::vector<double>& measured : rounds) out.push_back(median(std::move(measured)));
+  return out;
 }
 
 }  // namespace burst::rt
