@@ -29,11 +29,11 @@ std::uint64_t faults_of_one_round() {
 
 TEST_CASE("a process that keeps its freed host memory maps a step's transient blocks once", "[host_memory]") {
   const bool kept = keep_freed_host_memory();
-#if BURST_SANITIZER_ALLOCATOR
-  WARN("the sanitizers' allocator takes malloc's place: the policy " << (kept ? "was taken" : "was refused")
-                                                                     << " and there are no glibc heap faults to count");
-  return;
-#endif
+  if constexpr (BURST_SANITIZER_ALLOCATOR != 0) {
+    WARN("the sanitizers' allocator takes malloc's place: the policy " << (kept ? "was taken" : "was refused")
+                                                                       << "; there are no glibc heap faults to count");
+    return;
+  }
   REQUIRE(kept);
   // The first rounds grow the heap to the rounds' peak (earlier tests in this process may have).
   const std::uint64_t first = faults_of_one_round() + faults_of_one_round();
