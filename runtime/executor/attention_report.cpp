@@ -54,7 +54,11 @@ Json AttentionReport::to_json() const {
                         {"forward_compute_s", measured.compute_s.forward},
                         {"backward_compute_s", measured.compute_s.backward},
                         {"forward_overlap", overlap.forward},
-                        {"backward_overlap", overlap.backward}};
+                        {"backward_overlap", overlap.backward},
+                        {"forward_fastest_s", measured.fastest_s.forward},
+                        {"forward_slowest_s", measured.slowest_s.forward},
+                        {"backward_fastest_s", measured.fastest_s.backward},
+                        {"backward_slowest_s", measured.slowest_s.backward}};
   report["predicted"] = {{"forward_s", predicted_s.forward}, {"backward_s", predicted_s.backward}};
   if (check) {
     report["check"] = {

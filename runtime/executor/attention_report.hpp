@@ -12,7 +12,8 @@
 //   messages    {forward_sent, forward_received, backward_sent, backward_received,
 //                blocks_computed_forward, blocks_computed_backward}
 //   measured    {forward_s, backward_s, forward_compute_s, backward_compute_s,
-//                forward_overlap, backward_overlap}
+//                forward_overlap, backward_overlap, forward_fastest_s, forward_slowest_s,
+//                backward_fastest_s, backward_slowest_s}
 //   predicted   {forward_s, backward_s}
 //   check       {max_abs_err, max_rel_err, rms_rel_err: {out, dq, dk, dv}, tolerance,
 //                tolerance_kind, passed}   (checked runs only)
@@ -93,6 +94,8 @@ struct AttentionReport {
   struct Measured {
     PhasePair time_s;     // the slowest rank's phase (each rank's median over the timed runs)
     PhasePair compute_s;  // the busiest rank's kernel time (its median)
+    // The slowest rank's fastest and slowest timed run: the spread the median comes from.
+    PhasePair fastest_s, slowest_s;
     // Phase time over the busiest rank's kernel time: 1 when communication hid behind compute.
     [[nodiscard]] PhasePair overlap() const;
   } measured;

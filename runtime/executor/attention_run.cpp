@@ -98,6 +98,10 @@ enum Figure : std::size_t {
   kBwdBlocks,
   kFwdComputeS,
   kBwdComputeS,
+  kForwardFastestS,
+  kForwardSlowestS,
+  kBackwardFastestS,
+  kBackwardSlowestS,
   kFigureCount
 };
 
@@ -271,6 +275,13 @@ Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs&
     for (std::size_t t = 0; t < kTimes.size(); ++t) timed[t].push_back(f[kTimes[t]]);
   }
   for (std::size_t t = 0; t < kTimes.size(); ++t) f[kTimes[t]] = median(timed[t]);
+  for (const auto& [phase, fastest, slowest] :
+       {std::tuple{0, kForwardFastestS, kForwardSlowestS}, std::tuple{1, kBackwardFastestS, kBackwardSlowestS}}) {
+    const auto [lo, hi] = std::minmax_element(timed[static_cast<std::size_t>(phase)].begin(),
+                                              timed[static_cast<std::size_t>(phase)].end());
+    f[fastest] = *lo;
+    f[slowest] = *hi;
+  }
   out.o = tensors.o();
   out.d_q = tensors.d_q();
   out.d_k = tensors.d_k();
@@ -315,7 +326,10 @@ void add_measurements(std::span<const double> all, int world, AttentionReport& r
   report.messages = {{sum_of(kFwdSent), sum_of(kBwdSent)},
                      {sum_of(kFwdReceived), sum_of(kBwdReceived)},
                      {sum_of(kFwdBlocks), sum_of(kBwdBlocks)}};
-  report.measured = {{max_of(kForwardS), max_of(kBackwardS)}, {max_of(kFwdComputeS), max_of(kBwdComputeS)}};
+  report.measured = {{max_of(kForwardS), max_of(kBackwardS)},
+                     {max_of(kFwdComputeS), max_of(kBwdComputeS)},
+                     {max_of(kForwardFastestS), max_of(kBackwardFastestS)},
+                     {max_of(kForwardSlowestS), max_of(kBackwardSlowestS)}};
 }
 
 struct Assembled {

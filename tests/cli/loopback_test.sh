@@ -2,7 +2,8 @@
 # `burst run --loopback`: every rank of a plan as a thread of one process, no mpirun.
 #  1. a 32-rank plan's exact schedule (the a800 x4 golden plan, dry run) passes its check;
 #  2. its attention on a 4-rank local plan passes its check against one rank, timed as the
-#     median of two runs after a warm-up (the results of the last run are the ones checked);
+#     median of two runs after a warm-up (the results of the last run are the ones checked),
+#     the runs' spread around it in the text and the JSON;
 #     --repeat with --dry-run is refused;
 #  3. training: two loopback runs give the same losses bit for bit, and they match the same
 #     run under mpirun to 1e-6 (the collectives add in another order there);
@@ -23,7 +24,18 @@ grep -q 'burst on 32 ranks' "$dir/dry.out" && grep -q 'check .*: passed' "$dir/d
 timeout 120 "$burst" run "$attention_plan" --attention-only --check --repeat 2 --loopback --device cpu >"$dir/att.out" 2>"$dir/att.err" ||
   fail "attention run"
 grep -q 'check .*: passed' "$dir/att.out" || fail "attention run: check"
-grep -q '^  timing    median of 2 timed runs after 1 warm-up$' "$dir/att.out" || fail "attention run: timing line"
+grep -q '^  timing    median of 2 timed runs after 1 warm-up; runs: forward [0-9.]*-[0-9.]* s, backward [0-9.]*-[0-9.]* s$' \
+  "$dir/att.out" || fail "attention run: timing line"
+timeout 120 "$burst" run "$attention_plan" --attention-only --repeat 3 --json --loopback --device cpu >"$dir/att.json" 2>"$dir/att_json.err" ||
+  fail "attention run (JSON)"
+python3 - "$dir/att.json" <<'PY' || fail "attention run (JSON): timing fields"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert (r["run"]["warmups"], r["run"]["repeats"]) == (1, 3), r["run"]
+m = r["measured"]
+for phase in ("forward", "backward"):
+    assert 0 < m[f"{phase}_fastest_s"] <= m[f"{phase}_s"] <= m[f"{phase}_slowest_s"], m
+PY
 timeout 60 "$burst" run "$attention_plan" --dry-run --repeat 2 --loopback --device cpu >"$dir/dry_repeat.out" 2>"$dir/dry_repeat.err"
 [ $? -eq 2 ] || fail "--repeat with --dry-run: not refused with exit code 2"
 grep -q -- '--dry-run excludes --repeat' "$dir/dry_repeat.err" || fail "--repeat with --dry-run: message"

@@ -97,8 +97,11 @@ void print_report(const rt::AttentionReport& r) {
              shown(r.plan.backward), shown(r.plan.mask), r.run.seq, r.run.heads, r.run.kv_heads, r.run.head_dim);
   fmt::print("{}", precision_line(r.run.precision, r.run.overlap));
   if (r.run.repeats > 1 || r.run.warmups > 0) {
-    fmt::print("  timing    median of {} timed run{} after {} warm-up{}\n", r.run.repeats,
-               r.run.repeats == 1 ? "" : "s", r.run.warmups, r.run.warmups == 1 ? "" : "s");
+    fmt::print(
+        "  timing    median of {} timed run{} after {} warm-up{}; runs: forward {:.4f}-{:.4f} s, backward "
+        "{:.4f}-{:.4f} s\n",
+        r.run.repeats, r.run.repeats == 1 ? "" : "s", r.run.warmups, r.run.warmups == 1 ? "" : "s", m.fastest_s.forward,
+        m.slowest_s.forward, m.fastest_s.backward, m.slowest_s.backward);
   }
   fmt::print("  forward   measured {:>10.4f} s   predicted {:>10.4f} s   {:>12.0f} bytes sent per rank\n",
              m.time_s.forward, r.predicted_s.forward, r.comm_bytes.total.forward);
