@@ -8,7 +8,7 @@
 // kernels, the backward's private dQ for each extra worker. So each step mapped them anew, and
 // the kernel zero-filled every 4 KiB page on its first touch: one page fault a page. Where
 // faults are dear (a virtual machine's: they took 16% of a 4-rank attention run's samples under
-// `perf` on this project's 2-core machine) that made the CPU attention backward 1.5-2.3x slower
+// `perf` on this project's 2-core machine) that made the CPU attention backward 1.4-2.5x slower
 // than the same kernels on memory they had used before: 0.28-0.29 s against 0.12-0.13 s for a
 // ring of 4, 0.17-0.19 s against 0.12 s for burst-usp (docs/fidelity.md, "The local machine").
 //
