@@ -202,6 +202,10 @@ void require_runnable_job(const plan::Plan& plan, int job_ranks) {
 PreparedRun prepare_attention_run(const plan::Plan& original, int job_ranks, const AttentionRunOptions& options,
                                   int rank) {
   require_runnable_job(original, job_ranks);
+  if (options.warmups < 0 || options.repeats < 1) {
+    throw Error(Problem{"--repeat", fmt::format("{} timed runs after {} warm-ups", options.repeats, options.warmups),
+                        "at least 1 timed run", ""});
+  }
   plan::Plan plan = original;
   const Dims dims = run_dims(plan, options);
   PreparedRun prepared{plan,
@@ -275,13 +279,13 @@ Phases run_phases(const PreparedRun& prepared, Communicator& comm, const Inputs&
     for (std::size_t t = 0; t < kTimes.size(); ++t) timed[t].push_back(f[kTimes[t]]);
   }
   for (std::size_t t = 0; t < kTimes.size(); ++t) f[kTimes[t]] = median(timed[t]);
-  for (const auto& [phase, fastest, slowest] :
-       {std::tuple{0, kForwardFastestS, kForwardSlowestS}, std::tuple{1, kBackwardFastestS, kBackwardSlowestS}}) {
-    const auto [lo, hi] = std::minmax_element(timed[static_cast<std::size_t>(phase)].begin(),
-                                              timed[static_cast<std::size_t>(phase)].end());
+  const auto spread = [&](std::size_t t, Figure fastest, Figure slowest) {
+    const auto [lo, hi] = std::minmax_element(timed[t].begin(), timed[t].end());
     f[fastest] = *lo;
     f[slowest] = *hi;
-  }
+  };
+  spread(0, kForwardFastestS, kForwardSlowestS);  // kTimes[0], the forward's phase time
+  spread(1, kBackwardFastestS, kBackwardSlowestS);
   out.o = tensors.o();
   out.d_q = tensors.d_q();
   out.d_k = tensors.d_k();
@@ -393,10 +397,6 @@ std::optional<AttentionReport> run_attention(const PreparedRun& prepared, Commun
       random_rows(options.seed, kQ, positions, q_shape), random_rows(options.seed, kK, positions, kv_shape),
       random_rows(options.seed, kV, positions, kv_shape), random_rows(options.seed, kDO, positions, q_shape)};
   TraceRecorder recorder;
-  if (options.warmups < 0 || options.repeats < 1) {
-    throw Error(Problem{"--repeat", fmt::format("{} timed runs after {} warm-ups", options.repeats, options.warmups),
-                        "at least 1 timed run", ""});
-  }
   const Phases phases = run_phases(prepared, comm, inputs, options, trace != nullptr ? &recorder : nullptr);
 
   std::vector<double> all(comm.rank() == 0 ? phases.figures.size() * static_cast<std::size_t>(world) : 0);
