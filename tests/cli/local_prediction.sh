@@ -5,7 +5,7 @@
 # within [LO, HI] times the plan's prediction. The band (CTest: 0.7-1.4) is wide for shared CI
 # machines: the job measured 0.94-1.16x its prediction on the development machines of earlier
 # sessions; on the AMD EPYC one of 2026-11-29 1.18-1.53x while every step mapped its blocks
-# afresh (the band was 0.7-1.6 then), 1.00-1.22x once the process kept its freed memory and the
+# afresh (the band was 0.7-1.6 then), 0.99-1.24x once the process kept its freed memory and the
 # calibration its median rounds (1.10-1.31x before the calibration
 # timed the layers' elementwise kernels and AdamW and the model exposed the ZeRO collectives on
 # CPU ranks, 1.33-1.40x before it timed every rank until the slowest was done; docs/fidelity.md
