@@ -6,10 +6,15 @@ find_package(pugixml 1.11 REQUIRED)
 find_package(Boost 1.74 REQUIRED)   # Boost.Graph is header-only
 find_package(Threads REQUIRED)
 # OpenBLAS for the runtime's CPU kernels, through pkg-config so that cblas.h is OpenBLAS's own
-# (it declares openblas_set_num_threads; Debian's generic cblas.h may be another BLAS's).
+# (it declares openblas_set_num_threads; Debian's generic cblas.h may be another BLAS's). Its
+# headers only: the library is opened on first use (runtime/kernels/blas.cpp), from its soname or
+# the file found here.
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(OpenBLAS REQUIRED IMPORTED_TARGET openblas)
-add_library(burst::openblas ALIAS PkgConfig::OpenBLAS)
+pkg_check_modules(OpenBLAS REQUIRED openblas)
+find_library(BURST_OPENBLAS_LIBRARY NAMES openblas HINTS ${OpenBLAS_LIBRARY_DIRS} REQUIRED)
+add_library(burst_openblas_headers INTERFACE)
+target_include_directories(burst_openblas_headers SYSTEM INTERFACE ${OpenBLAS_INCLUDE_DIRS})
+add_library(burst::openblas_headers ALIAS burst_openblas_headers)
 if(BURST_BUILD_TESTS)
   find_package(Catch2 2.13 REQUIRED)
 endif()

@@ -5,8 +5,35 @@
 
 #include <cblas.h>
 
+#include "common/shared_library.hpp"
+
 namespace burst::rt {
 namespace {
+
+struct OpenBlas {
+  decltype(&cblas_sgemm) sgemm;
+  decltype(&openblas_get_num_threads) get_num_threads;
+  decltype(&openblas_set_num_threads) set_num_threads;
+};
+
+// BURST_OPENBLAS_SONAME and BURST_OPENBLAS_PATH come from runtime/CMakeLists.txt.
+OpenBlas load() {
+  const SharedLibrary handle = open_shared_library("OpenBLAS", {BURST_OPENBLAS_SONAME, BURST_OPENBLAS_PATH},
+                                                   "OpenBLAS's libopenblas on the loader's path",
+                                                   "install libopenblas0 (Debian) or set LD_LIBRARY_PATH");
+  OpenBlas lib{};
+  take_symbol(handle, "cblas_sgemm", lib.sgemm);
+  take_symbol(handle, "openblas_get_num_threads", lib.get_num_threads);
+  take_symbol(handle, "openblas_set_num_threads", lib.set_num_threads);
+  if (lib.get_num_threads() != 1) lib.set_num_threads(1);
+  return lib;
+}
+
+// Opened, and set to one thread, on the first call (thread-safe); kept for the process.
+const OpenBlas& openblas() {
+  static const OpenBlas library = load();
+  return library;
+}
 
 CBLAS_TRANSPOSE to_cblas(Op op) { return op == Op::None ? CblasNoTrans : CblasTrans; }
 blasint to_blasint(std::int64_t v) { return static_cast<blasint>(v); }
@@ -19,8 +46,8 @@ void gemm(float alpha, ConstMatRef a, Op op_a, ConstMatRef b, Op op_b, float bet
   const std::int64_t n = op_b == Op::None ? b.cols : b.rows;
   assert(k == (op_b == Op::None ? b.rows : b.cols));
   assert(c.rows == m && c.cols == n);
-  cblas_sgemm(CblasRowMajor, to_cblas(op_a), to_cblas(op_b), to_blasint(m), to_blasint(n), to_blasint(k), alpha, a.data,
-              to_blasint(a.ld), b.data, to_blasint(b.ld), beta, c.data, to_blasint(c.ld));
+  openblas().sgemm(CblasRowMajor, to_cblas(op_a), to_cblas(op_b), to_blasint(m), to_blasint(n), to_blasint(k), alpha,
+                   a.data, to_blasint(a.ld), b.data, to_blasint(b.ld), beta, c.data, to_blasint(c.ld));
 }
 
 void gemm(const GemmShape& shape, const float* a, const float* b, float* c) {
@@ -28,8 +55,6 @@ void gemm(const GemmShape& shape, const float* a, const float* b, float* c) {
        {b, shape.b_rows(), shape.b_cols(), shape.ldb}, shape.op_b, shape.beta, {c, shape.m, shape.n, shape.ldc});
 }
 
-void single_threaded_blas() {
-  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
-}
+void single_threaded_blas() { (void)openblas(); }
 
 }  // namespace burst::rt

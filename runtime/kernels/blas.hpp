@@ -7,6 +7,11 @@
 // cores; single_threaded_blas() pins OpenBLAS to one thread (openblas_set_num_threads(1)) and
 // every kernel launcher calls it before starting its threads. That setting is process-wide:
 // the runtime owns the cores it runs on.
+//
+// Loading: OpenBLAS is opened the first time a kernel needs it (common/shared_library.hpp), not
+// linked, and set to one thread as it opens. Linked, it loaded in every burst process and started
+// a worker thread that spun on sched_yield for its first tenth of a second: `burst plan` took
+// 0.12-0.14 s of wall time and twice that of CPU, against 0.10 s without the worker.
 #pragma once
 
 #include "runtime/kernels/gemm_shape.hpp"

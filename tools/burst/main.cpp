@@ -5,11 +5,11 @@
 // How the process ends: once the command is done and its objects are destroyed (MPI finalised,
 // files closed), main flushes stdout and stderr and ends the process without the shared
 // libraries' exit handlers. OpenBLAS (Debian's threaded build) starts a worker thread when it
-// loads, which burst never uses (every sgemm runs single-threaded in the calling thread,
-// runtime/kernels/blas.hpp); under an address-space limit (ulimit -v, a batch system's memory
-// cap) that worker cannot allocate its buffer and never becomes idle, and OpenBLAS's exit
-// handler joined it for ever: `burst topo show` hung at exit under 1 GB. Under
-// AddressSanitizer the leak check that would run at exit runs here first.
+// loads (at a command's first CPU kernel, runtime/kernels/blas.hpp), which burst never uses (every sgemm runs
+// single-threaded in the calling thread, runtime/kernels/blas.hpp); under an address-space limit (ulimit -v, a batch
+// system's memory cap) that worker cannot allocate its buffer and never becomes idle, and OpenBLAS's exit handler
+// joined it for ever: `burst topo show` hung at exit under 1 GB. Under AddressSanitizer the leak check that would run
+// at exit runs here first.
 //
 // How the process keeps its memory: freed blocks stay in the process for the next step instead
 // of going back to the kernel (common/host_memory.hpp), set before any command runs.

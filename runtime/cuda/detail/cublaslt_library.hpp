@@ -4,12 +4,11 @@
 // contains the CUDA backend: 0.42 s of start-up on the development machine (a bare `int main`
 // linked against it takes that long, against 0.00 s for one linked against cudart and NCCL), paid
 // by `burst --version`, every `burst plan`, every MPI rank of every CPU run and every test that
-// spawns the CLI, none of which multiplies a matrix on a GPU. So the library is opened with
-// dlopen the first time a CublasLtGemm is made, and its entry points are taken from it with their
-// types from <cublasLt.h> (decltype), so a signature cannot drift from the header's.
+// spawns the CLI, none of which multiplies a matrix on a GPU. So the library is opened the first
+// time a CublasLtGemm is made (common/shared_library.hpp), and its entry points are taken from it
+// with their types from <cublasLt.h> (decltype), so a signature cannot drift from the header's.
 //
-// The file is the toolkit's soname (libcublasLt.so.<major>, found as the loader finds any
-// library: the program's run path, LD_LIBRARY_PATH, the cache), then the path CMake found at
+// The file is the toolkit's soname (libcublasLt.so.<major>), then the path CMake found at
 // configure time.
 #pragma once
 
