@@ -175,15 +175,18 @@ TEST_CASE("unknown families get a did-you-mean", "[search]") {
         "loongtrain-double-ring, loongtrain-usp, ring; hint: did you mean 'burst'?)");
 }
 
-TEST_CASE("tensor parallelism is searched inside NVLink nodes, and pays where the sequence is spread thin",
-          "[search][tp]") {
+TEST_CASE("tensor parallelism is searched inside NVLink nodes, in degrees that split the heads", "[search][tp]") {
   const auto dgx = preset("dgx-h100", 16);
   planner::SearchRequest r = request("llama3-8b", "128K");
   CHECK(planner::tensor_parallel_degrees(r.job, dgx) == std::vector<int>{1, 2, 4, 8});
   CHECK(planner::tensor_parallel_degrees(r.job, preset("pcie-8gpu", 2)) == std::vector<int>{1});  // no NVLink
   r.job.model.kv_heads = 2;  // a degree must split the KV heads too
   CHECK(planner::tensor_parallel_degrees(r.job, dgx) == std::vector<int>{1, 2});
+}
 
+// [scale]: two searches over 128 GPUs, 10 s under the sanitizers.
+TEST_CASE("tensor parallelism pays where the sequence is spread thin", "[search][tp][scale]") {
+  const auto dgx = preset("dgx-h100", 16);
   // A Llama-3-70B-shaped model at 128K on 128 H100s: 1K tokens a GPU without tensor parallelism,
   // where the rings cannot hide behind so little attention; 8 GPUs a rank keep 8K a rank.
   planner::SearchRequest big = request("llama3-8b", "128K");
