@@ -21,9 +21,12 @@ SharedLibrary open_shared_library(const std::string& what, std::initializer_list
 }
 
 void* symbol_address(const SharedLibrary& library, const char* name) {
+  (void)::dlerror();  // clear an earlier error, so the one below is dlsym's
   void* symbol = ::dlsym(library.handle, name);
   if (symbol == nullptr) {
-    throw Error(Problem{library.what, fmt::format("{} has no {}", library.file, name),
+    const char* why = ::dlerror();
+    throw Error(Problem{library.what,
+                        fmt::format("{} has no {} ({})", library.file, name, why != nullptr ? why : "null"),
                         fmt::format("the {} burst was built with", library.what), ""});
   }
   return symbol;

@@ -16,20 +16,21 @@ struct OpenBlas {
   decltype(&openblas_set_num_threads) set_num_threads;
 };
 
-// BURST_OPENBLAS_SONAME and BURST_OPENBLAS_PATH come from runtime/CMakeLists.txt.
+// BURST_OPENBLAS_PATH (the file whose cblas.h this was compiled against) and BURST_OPENBLAS_SONAME
+// (where that file is not, e.g. on a machine the binaries were copied to) come from
+// runtime/CMakeLists.txt.
 OpenBlas load() {
-  const SharedLibrary handle = open_shared_library("OpenBLAS", {BURST_OPENBLAS_SONAME, BURST_OPENBLAS_PATH},
+  const SharedLibrary handle = open_shared_library("OpenBLAS", {BURST_OPENBLAS_PATH, BURST_OPENBLAS_SONAME},
                                                    "OpenBLAS's libopenblas on the loader's path",
                                                    "install libopenblas0 (Debian) or set LD_LIBRARY_PATH");
   OpenBlas lib{};
   take_symbol(handle, "cblas_sgemm", lib.sgemm);
   take_symbol(handle, "openblas_get_num_threads", lib.get_num_threads);
   take_symbol(handle, "openblas_set_num_threads", lib.set_num_threads);
-  if (lib.get_num_threads() != 1) lib.set_num_threads(1);
   return lib;
 }
 
-// Opened, and set to one thread, on the first call (thread-safe); kept for the process.
+// Opened on the first call (thread-safe), kept for the process.
 const OpenBlas& openblas() {
   static const OpenBlas library = load();
   return library;
@@ -55,6 +56,9 @@ void gemm(const GemmShape& shape, const float* a, const float* b, float* c) {
        {b, shape.b_rows(), shape.b_cols(), shape.ldb}, shape.op_b, shape.beta, {c, shape.m, shape.n, shape.ldc});
 }
 
-void single_threaded_blas() { (void)openblas(); }
+void single_threaded_blas() {
+  const OpenBlas& lib = openblas();
+  if (lib.get_num_threads() != 1) lib.set_num_threads(1);
+}
 
 }  // namespace burst::rt

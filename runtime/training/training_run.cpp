@@ -29,6 +29,7 @@
 #include "runtime/comm/subgroup_communicator.hpp"
 #include "runtime/executor/attention_run.hpp"
 #include "runtime/schedule/precision.hpp"
+#include "runtime/kernels/blas.hpp"
 #include "runtime/kernels/device_traffic.hpp"
 #include "runtime/training/detail/memory_preflight.hpp"
 #include "runtime/training/detail/relative_error.hpp"
@@ -226,6 +227,7 @@ DeviceLayout device_layout(const plan::Plan& plan, const StepBackend& backend) {
 void require_fits_memory(const plan::Plan& plan, const Communicator& comm, const TrainingOptions& options) {
   const auto ranks = static_cast<int>(plan.ranks.size());
   StepKernels* gpu = device_step(options.backend);
+  if (gpu == nullptr) single_threaded_blas();  // opened now, its mappings count (kernels/blas.hpp)
   std::optional<MemoryAvailable> device;
   if (gpu != nullptr) {
     if (const std::optional<DeviceMemoryUse> use = gpu->memory().device_use()) {

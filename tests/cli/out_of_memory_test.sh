@@ -5,9 +5,10 @@
 # caps) under an address-space limit 100 MB above what the command needs for a small input, found
 # here first, so the test holds on any machine (a build with CUDA maps about 1 GB of libraries at
 # start: 960 MB of address space here).
-# Every probe must end within 60 s: under a limit, OpenBLAS starts a worker at load whose buffer
-# allocation fails and never ends, and `topo show` hung at exit joining it (tools/burst/main.cpp
-# now ends the process without the libraries' exit handlers). OPENBLAS_NUM_THREADS is unset.
+# Every probe must end within 60 s: `topo show` once hung at exit under a limit, joining the
+# worker OpenBLAS started at load, whose buffer allocation had failed (tools/burst/main.cpp now
+# ends the process without the libraries' exit handlers, and OpenBLAS is opened only by a
+# command that runs a CPU kernel, runtime/kernels/blas.hpp). OPENBLAS_NUM_THREADS is unset.
 # Usage: out_of_memory_test.sh BURST
 set -u
 burst=$1
