@@ -8,9 +8,10 @@
 // their code runs, and their entry points are taken from them with their types from their own
 // headers (decltype), so a signature cannot drift from the header's.
 //
-// open_shared_library() tries each file in turn (a soname first, found as the loader finds any
-// library: the run path, LD_LIBRARY_PATH, the cache; then the path CMake found at configure
-// time) and throws burst::Error naming every file tried and the loader's message for each.
+// open_shared_library() tries each file in the order given (a soname is found as the loader finds
+// any library: the run path, LD_LIBRARY_PATH, the cache; a path is the file CMake found at
+// configure time; cuBLASLt tries its soname first, OpenBLAS the file its headers belong to) and
+// throws burst::Error naming every file tried and the loader's message for each.
 // take_symbol() throws burst::Error naming the entry point missing from the library.
 #pragma once
 

@@ -8,11 +8,11 @@
 // every kernel launcher calls it before starting its threads. That setting is process-wide:
 // the runtime owns the cores it runs on.
 //
-// Loading: OpenBLAS is opened by the first single_threaded_blas() (common/shared_library.hpp),
-// not linked. Linked, it loaded in every burst process and started a worker thread that spun on
-// sched_yield for its first tenth of a second: `burst plan` took 0.12-0.14 s of wall time and
-// twice that of CPU, against 0.09 s now. A CPU training run opens it before its memory check,
-// so the library's mappings count against an address-space limit there.
+// Loading: OpenBLAS is opened by the first call into it, gemm or single_threaded_blas()
+// (common/shared_library.hpp), not linked. Linked, it loaded in every burst process and started a worker thread that
+// spun on sched_yield for its first tenth of a second: `burst plan` took 0.12-0.14 s of wall time and twice that of
+// CPU, against 0.09 s now. A CPU training run opens it before its memory check, so the library's mappings count against
+// an address-space limit there.
 #pragma once
 
 #include "runtime/kernels/gemm_shape.hpp"
